@@ -1,0 +1,91 @@
+"""Command line of the rules engine: ``python -m server.engine {deal,replay} ...``.
+
+- ``deal --seed S [--variant V] [--redacted]``: the deal's position text.
+- ``deal --pysol N [--variant V]``: PySolFC's deal number N.
+- ``replay RECORD.json [--json]``: replay a game record; exit 0 when every
+  move was legal, 1 when any was not, 2 for a malformed record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from protocol.errors import NotationError
+
+from .deal import deal
+from .record import parse_record
+from .replay import replay
+from .text import format_position
+from .variants import PRESETS, find_variant
+from .view import format_view, redact
+
+
+def _variant(name: str):  # type: ignore[no-untyped-def]
+    try:
+        return find_variant(name)
+    except NotationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _deal(args: argparse.Namespace) -> int:
+    variant = args.variant
+    if args.pysol is not None:
+        from .pysol import pysol_position
+
+        try:
+            position = pysol_position(args.pysol, variant)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    else:
+        position = deal(args.seed, variant)
+    print(format_view(redact(position)) if args.redacted else format_position(position))
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    try:
+        with open(args.record, "rb") as handle:
+            record = parse_record(handle.read())
+    except OSError as error:
+        print(f"error: cannot read {args.record}: {error.strerror}", file=sys.stderr)
+        return 2
+    except NotationError as error:
+        print(f"error: malformed record {args.record}: {error}", file=sys.stderr)
+        return 2
+    result = replay(record)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        width = max((len(r.move) for r in result.results), default=1)
+        for r in result.results:
+            verdict = "ok" if r.ok else f"refused: {r.reason}"
+            print(f"{r.i:4d}  {r.move:<{width}}  {verdict}")
+        print(f"moves counted: {result.moves_counted}, status: {result.status}")
+        print(format_position(result.final))
+    return 0 if result.all_legal else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the engine's command line; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m server.engine", description="Forty Thieves rules engine")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_deal = sub.add_parser("deal", help="print a deal's position text")
+    source = p_deal.add_mutually_exclusive_group(required=True)
+    source.add_argument("--seed", help="any string; game numbers are decimal strings")
+    source.add_argument("--pysol", type=int, metavar="N", help="PySolFC's deal number N")
+    p_deal.add_argument("--variant", type=_variant, default=PRESETS["classic"], help=f"one of {', '.join(PRESETS)}")
+    p_deal.add_argument("--redacted", action="store_true", help="print what a player sees")
+    p_deal.set_defaults(run=_deal)
+    p_replay = sub.add_parser("replay", help="replay a game record (RULES.md section 10)")
+    p_replay.add_argument("record", help="path of the JSON game record")
+    p_replay.add_argument("--json", action="store_true", help="print one JSON object")
+    p_replay.set_defaults(run=_replay)
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""A game in play: a deal, its commands, undo, move counting (RULES.md sections 5 and 8).
+
+:class:`Game` is the checked path for untrusted player input: every
+command is parsed and checked, and a refused one raises and changes
+nothing. The position itself is an immutable value; the game keeps the
+history of accepted commands so undo can return to an earlier value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from protocol.commands import UNDO, Command, parse_command
+
+from .errors import IllegalCommandError
+from .position import Position
+from .rules import LegalMove, apply, autoplay, legal_moves
+from .variants import Variant
+
+
+class UndoPolicy(Enum):
+    """Which commands an undo may take back (RULES.md section 8)."""
+
+    NONE = "none"
+    """No undo at all."""
+    SAFE = "safe"
+    """Never a draw, a redeal, or a command that turned a face-down card up
+    (with the auto-play that followed it): what was revealed stays revealed."""
+    FULL = "full"
+    """Anything."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One accepted command that undo could take back.
+
+    ``before`` is the position the command was applied to, ``after`` the
+    position after it and its auto-play, ``cards`` how many cards the
+    command itself moved, ``autoplayed`` how many cards auto-play moved up,
+    ``revealed`` whether the command or its auto-play turned a card face up.
+    """
+
+    command: Command
+    before: Position
+    after: Position
+    cards: int
+    autoplayed: int
+    revealed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The answer to an accepted command: the command, the new position,
+    the cards it moved (for undo: the cards that went back), the cards
+    auto-play moved up, and whether the game is now won."""
+
+    command: Command
+    position: Position
+    cards: int
+    autoplayed: int
+    won: bool
+
+
+class Game:
+    """One player's game: the deal, the accepted commands, the current position.
+
+    ``autoplay`` (default on) moves safe cards up once on the fresh deal and
+    after every accepted command except undo (RULES.md section 5).
+    ``undo`` is an :class:`UndoPolicy` or its name. ``moves`` counts every
+    accepted command, undo included; auto-play is not counted.
+    """
+
+    def __init__(
+        self,
+        deal: Position,
+        variant: Variant,
+        *,
+        autoplay: bool = True,
+        undo: UndoPolicy | str = UndoPolicy.SAFE,
+    ) -> None:
+        self.variant = variant
+        self.deal = deal
+        self.autoplay = autoplay
+        self.undo_policy = UndoPolicy(undo)
+        self.moves = 0
+        self.undos = 0
+        self.history: list[Step] = []
+        self.position = _autoplay(deal, variant) if autoplay else deal
+
+    @property
+    def is_won(self) -> bool:
+        """True when every card is on the foundations."""
+        return self.position.is_won
+
+    def undo_refusal(self) -> IllegalCommandError | None:
+        """Why an undo would be refused now, or ``None`` when it would be accepted."""
+        if self.position.is_won:
+            return IllegalCommandError("the game is won: no more commands", "game_over")
+        if self.undo_policy is UndoPolicy.NONE:
+            return IllegalCommandError("undo is off in this match", "undo_refused")
+        if not self.history:
+            return IllegalCommandError("nothing to undo", "undo_refused")
+        if self.undo_policy is UndoPolicy.SAFE:
+            last = self.history[-1]
+            if last.command.kind == "draw":
+                return IllegalCommandError("undo cannot take back a draw", "undo_refused")
+            if last.command.kind == "redeal":
+                return IllegalCommandError("undo cannot take back a redeal", "undo_refused")
+            if last.revealed:
+                return IllegalCommandError("undo cannot take back a command that turned a card face up", "undo_refused")
+        return None
+
+    def play(self, command: str | Command) -> Outcome:
+        """Apply one command (canonical notation or a :class:`Command`).
+
+        Raises :class:`~protocol.errors.NotationError` for malformed text
+        and :class:`~server.engine.errors.IllegalCommandError` for a command
+        the rules or the undo policy refuse; either way nothing changes.
+        """
+        if not isinstance(command, Command):
+            command = parse_command(command)
+        if command.kind == "undo":
+            refusal = self.undo_refusal()
+            if refusal is not None:
+                raise refusal
+            step = self.history.pop()
+            self.position = step.before
+            self.moves += 1
+            self.undos += 1
+            return Outcome(UNDO, self.position, step.cards, 0, False)
+        if self.position.is_won:
+            raise IllegalCommandError("the game is won: no more commands", "game_over")
+        before = self.position
+        applied = apply(before, self.variant, command)
+        after, revealed, autoplayed = applied.position, applied.revealed, 0
+        if self.autoplay:
+            auto = autoplay(after, self.variant)
+            after, autoplayed = auto.position, len(auto.moves)
+            revealed = revealed or auto.revealed
+        self.history.append(Step(command, before, after, applied.cards, autoplayed, revealed))
+        self.position = after
+        self.moves += 1
+        return Outcome(command, after, applied.cards, autoplayed, after.is_won)
+
+    def legal_moves(self) -> list[LegalMove]:
+        """Every command that :meth:`play` would accept now, each once.
+
+        The position's legal moves (:func:`server.engine.rules.legal_moves`,
+        same order) followed by ``u`` when an undo would be accepted.
+        """
+        result = legal_moves(self.position, self.variant)
+        if self.undo_refusal() is None:
+            result.append(LegalMove(UNDO, self.history[-1].cards))
+        return result
+
+
+def _autoplay(position: Position, variant: Variant) -> Position:
+    return autoplay(position, variant).position

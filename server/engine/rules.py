@@ -1,0 +1,521 @@
+"""The rules of play: move checks, legal moves, auto-play and finish.
+
+Everything here is a pure function of a :class:`~server.engine.position.Position`
+and a :class:`~server.engine.variants.Variant` (RULES.md sections 2-7).
+:func:`apply` is the checked path for untrusted commands: it either returns
+a new position or raises :class:`~server.engine.errors.IllegalCommandError`.
+Game-level matters (undo, move counting, the won state) live in
+:mod:`server.engine.game`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocol.cards import format_card, is_red, rank_of, suit_of
+from protocol.commands import ANY_SLOT, DRAW, FINISH, REDEAL, WASTE, Command, Pile
+
+from .errors import IllegalCommandError
+from .position import EMPTY_SLOT, Position
+from .variants import BuildRule, MoveRule, Variant
+
+
+def _fits_table(rule: BuildRule) -> tuple[frozenset[int], ...]:
+    """For each card code, the set of card codes that may be placed on it."""
+    table = []
+    for onto in range(52):
+        allowed = set()
+        for card in range(52):
+            if rank_of(card) + 1 != rank_of(onto):
+                continue
+            if rule is BuildRule.SAME_SUIT:
+                ok = suit_of(card) == suit_of(onto)
+            elif rule is BuildRule.ALTERNATE_COLOUR:
+                ok = is_red(card) != is_red(onto)
+            else:
+                ok = suit_of(card) != suit_of(onto)
+            if ok:
+                allowed.add(card)
+        table.append(frozenset(allowed))
+    return tuple(table)
+
+
+BUILDS_ON: dict[BuildRule, tuple[frozenset[int], ...]] = {rule: _fits_table(rule) for rule in BuildRule}
+"""``card in BUILDS_ON[rule][onto]``: may ``card`` be placed on ``onto`` (RULES.md section 2)."""
+
+
+def fits(card: int, onto: int, rule: BuildRule) -> bool:
+    """True when ``card`` may be placed on a column whose top card is ``onto``.
+
+    Exactly one rank lower, in the suit relation of ``rule``; an ace never
+    fits on a king (they are not connected; RULES.md section 2).
+    """
+    return card in BUILDS_ON[rule][onto]
+
+
+def run_length(column: tuple[int, ...], hidden: int, rule: BuildRule) -> int:
+    """Number of top cards of ``column`` that form a run (RULES.md section 3).
+
+    A run is a group of face-up top cards in which each card could be built
+    on the card beneath it. 0 for an empty column, else at least 1.
+    """
+    n = len(column)
+    if n == 0:
+        return 0
+    table = BUILDS_ON[rule]
+    i = n - 1
+    while i > hidden and column[i] in table[column[i - 1]]:
+        i -= 1
+    return n - i
+
+
+def move_limit(position: Position, variant: Variant, target_empty: bool) -> int:
+    """Most cards one column-to-column command may move (RULES.md section 3).
+
+    single: 1. sequence: unlimited (a large number). supermove: 2**e where
+    e is the number of empty columns not counting the target; the source
+    column never counts as empty, even if the move empties it.
+    """
+    rule = variant.move_rule
+    if rule is MoveRule.SINGLE:
+        return 1
+    if rule is MoveRule.SEQUENCE:
+        return 1 << 30
+    empty = sum(1 for column in position.tableau if not column)
+    if target_empty:
+        empty -= 1
+    return 1 << empty
+
+
+def slot_for(position: Position, card: int) -> int:
+    """Index (0-based) of the lowest-numbered foundation slot that takes ``card``, or -1.
+
+    An ace goes to an empty slot; any other card onto the slot whose top is
+    the same suit, one rank lower (RULES.md sections 1 and 5).
+    """
+    if card % 13 == 0:
+        try:
+            return position.foundations.index(EMPTY_SLOT)
+        except ValueError:
+            return -1
+    try:
+        return position.foundations.index(card - 1)
+    except ValueError:
+        return -1
+
+
+def is_safe(position: Position, variant: Variant, card: int) -> bool:
+    """True when nothing could ever need ``card`` in the tableau (RULES.md section 5).
+
+    Aces and twos always; otherwise every copy of every card that could be
+    built on it (rank r-1, of the suits the build rule allows) is already
+    on a foundation.
+    """
+    rank = card % 13 + 1
+    if rank <= 2:
+        return True
+    needed = variant.decks
+    for builder in BUILDS_ON[variant.build_rule][card]:
+        copies = 0
+        for top in position.foundations:
+            if top >= builder and top // 13 == builder // 13:
+                copies += 1
+        if copies < needed:
+            return False
+    return True
+
+
+def _with_column(tableau: tuple[tuple[int, ...], ...], index: int, column: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    return tableau[:index] + (column,) + tableau[index + 1 :]
+
+
+def _with_slot(foundations: tuple[int, ...], index: int, top: int) -> tuple[int, ...]:
+    return foundations[:index] + (top,) + foundations[index + 1 :]
+
+
+def _take(position: Position, index: int, count: int) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...], bool]:
+    """Remove ``count`` top cards of column ``index``; flip a newly exposed face-down card.
+
+    Returns the new tableau, the new hidden counts and whether a card was turned face up.
+    """
+    column = position.tableau[index][:-count]
+    tableau = _with_column(position.tableau, index, column)
+    hidden = position.hidden
+    if column and hidden[index] == len(column):
+        hidden = hidden[:index] + (hidden[index] - 1,) + hidden[index + 1 :]
+        return tableau, hidden, True
+    return tableau, hidden, False
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """Result of one command applied by :func:`apply` (before auto-play).
+
+    ``position`` is the new position, ``cards`` how many cards the command
+    moved, ``revealed`` whether it turned a face-down card up.
+    """
+
+    position: Position
+    cards: int
+    revealed: bool
+
+
+def _column_number(variant: Variant, pile: Pile) -> int:
+    if not 1 <= pile.index <= variant.columns:
+        raise IllegalCommandError(
+            f"column {pile.index} does not exist in a {variant.columns}-column tableau (columns are 1..{variant.columns})"
+        )
+    return pile.index - 1
+
+
+def _slot_number(variant: Variant, pile: Pile) -> int:
+    if not 1 <= pile.index <= variant.slots:
+        raise IllegalCommandError(f"no foundation slot {pile.index} (slots are 1..{variant.slots})")
+    return pile.index - 1
+
+
+def _to_foundation(position: Position, variant: Variant, card: int, target: Pile) -> int:
+    if target.index == 0:
+        slot = slot_for(position, card)
+        if slot < 0:
+            raise IllegalCommandError(f"no foundation slot takes {format_card(card)}")
+        return slot
+    slot = _slot_number(variant, target)
+    top = position.foundations[slot]
+    if not ((top == EMPTY_SLOT and card % 13 == 0) or (top != EMPTY_SLOT and top == card - 1 and card % 13 != 0)):
+        shown = "empty" if top == EMPTY_SLOT else format_card(top)
+        raise IllegalCommandError(f"foundation slot {slot + 1} ({shown}) does not take {format_card(card)}")
+    return slot
+
+
+def _check_fit(card: int, onto: tuple[int, ...], variant: Variant) -> None:
+    if onto and card not in BUILDS_ON[variant.build_rule][onto[-1]]:
+        raise IllegalCommandError(f"{format_card(card)} does not fit on {format_card(onto[-1])}")
+
+
+def apply(position: Position, variant: Variant, command: Command) -> Applied:
+    """Apply one well-formed command to ``position``, checking every rule.
+
+    Handles draw, redeal, finish and moves (RULES.md sections 2-5); undo is
+    the game's business (:class:`server.engine.game.Game`). No auto-play
+    here (:func:`autoplay`). Raises
+    :class:`~server.engine.errors.IllegalCommandError` with the reason when
+    the rules refuse it; ``position`` is never changed.
+    """
+    kind = command.kind
+    if kind == "move":
+        source, target = command.source, command.target
+        assert source is not None and target is not None
+        if source.kind == "column":
+            return _from_column(position, variant, source, target, command.count)
+        if source.kind == "waste":
+            return _from_waste(position, variant, target)
+        return _from_foundation(position, variant, source, target)
+    if kind == "draw":
+        if not position.stock:
+            raise IllegalCommandError("the stock is empty")
+        new = Position(
+            position.tableau,
+            position.hidden,
+            position.foundations,
+            position.stock[1:],
+            position.waste + position.stock[:1],
+            position.redeals_left,
+        )
+        return Applied(new, 1, False)
+    if kind == "redeal":
+        if variant.redeals == 0:
+            raise IllegalCommandError("no redeals in this variant")
+        if position.redeals_left == 0:
+            raise IllegalCommandError("no redeals left")
+        if position.stock:
+            raise IllegalCommandError("the stock is not empty: a redeal comes after the last draw")
+        if not position.waste:
+            raise IllegalCommandError("the waste is empty: nothing to redeal")
+        new = Position(position.tableau, position.hidden, position.foundations, position.waste, (), position.redeals_left - 1)
+        return Applied(new, len(position.waste), False)
+    if kind == "finish":
+        return _finish(position, variant)
+    raise IllegalCommandError(f"{command} is not a command on a position (undo is the game's)")
+
+
+def _from_column(position: Position, variant: Variant, source: Pile, target: Pile, count: int | None) -> Applied:
+    src = _column_number(variant, source)
+    column = position.tableau[src]
+    if target.kind == "foundation":
+        if not column:
+            raise IllegalCommandError(f"column {src + 1} is empty")
+        card = column[-1]
+        slot = _to_foundation(position, variant, card, target)
+        tableau, hidden, revealed = _take(position, src, 1)
+        new = Position(tableau, hidden, _with_slot(position.foundations, slot, card), position.stock, position.waste, position.redeals_left)
+        return Applied(new, 1, revealed)
+    dst = _column_number(variant, target)
+    if dst == src:
+        raise IllegalCommandError("source and target are the same column")
+    if not column:
+        raise IllegalCommandError(f"column {src + 1} is empty")
+    onto = position.tableau[dst]
+    run = run_length(column, position.hidden[src], variant.build_rule)
+    if count is None:
+        if not onto:
+            count = 1
+        else:
+            allowed = BUILDS_ON[variant.build_rule][onto[-1]]
+            for k in range(1, run + 1):
+                if column[-k] in allowed:
+                    count = k
+                    break
+            else:
+                raise IllegalCommandError(f"no card of the run on column {src + 1} fits on {format_card(onto[-1])}")
+    else:
+        if count > len(column):
+            raise IllegalCommandError(f"column {src + 1} has only {len(column)} cards")
+        if count > run:
+            raise IllegalCommandError(f"the top {count} cards of column {src + 1} are not a run")
+        _check_fit(column[-count], onto, variant)
+    limit = move_limit(position, variant, not onto)
+    if count > limit:
+        raise IllegalCommandError(f"{count} cards at once, at most {limit} may move")
+    moved = column[-count:]
+    tableau, hidden, revealed = _take(position, src, count)
+    tableau = _with_column(tableau, dst, onto + moved)
+    new = Position(tableau, hidden, position.foundations, position.stock, position.waste, position.redeals_left)
+    return Applied(new, count, revealed)
+
+
+def _from_waste(position: Position, variant: Variant, target: Pile) -> Applied:
+    if not position.waste:
+        raise IllegalCommandError("the waste is empty")
+    card = position.waste[-1]
+    if target.kind == "foundation":
+        slot = _to_foundation(position, variant, card, target)
+        new = Position(
+            position.tableau, position.hidden, _with_slot(position.foundations, slot, card),
+            position.stock, position.waste[:-1], position.redeals_left,
+        )
+        return Applied(new, 1, False)
+    dst = _column_number(variant, target)
+    onto = position.tableau[dst]
+    _check_fit(card, onto, variant)
+    new = Position(
+        _with_column(position.tableau, dst, onto + (card,)), position.hidden, position.foundations,
+        position.stock, position.waste[:-1], position.redeals_left,
+    )
+    return Applied(new, 1, False)
+
+
+def _from_foundation(position: Position, variant: Variant, source: Pile, target: Pile) -> Applied:
+    if not variant.foundation_to_column:
+        raise IllegalCommandError("cards may not come down from the foundations")
+    slot = _slot_number(variant, source)
+    top = position.foundations[slot]
+    if top == EMPTY_SLOT:
+        raise IllegalCommandError(f"foundation slot {slot + 1} is empty")
+    dst = _column_number(variant, target)
+    onto = position.tableau[dst]
+    _check_fit(top, onto, variant)
+    below = EMPTY_SLOT if top % 13 == 0 else top - 1
+    new = Position(
+        _with_column(position.tableau, dst, onto + (top,)), position.hidden,
+        _with_slot(position.foundations, slot, below), position.stock, position.waste, position.redeals_left,
+    )
+    return Applied(new, 1, False)
+
+
+def finish_order(position: Position) -> list[int] | None:
+    """Column indexes (0-based) whose top cards, moved up in this order, clear the tableau.
+
+    ``None`` when no order works. Greedy is complete here: moving a card up
+    never stops another card from going up later, since a slot only ever
+    waits for the next card of its suit (RULES.md section 5, finish).
+    """
+    tops = list(position.foundations)
+    heights = [len(column) for column in position.tableau]
+    order: list[int] = []
+    remaining = sum(heights)
+    progress = True
+    while remaining and progress:
+        progress = False
+        for index, column in enumerate(position.tableau):
+            while heights[index]:
+                card = column[heights[index] - 1]
+                wanted = EMPTY_SLOT if card % 13 == 0 else card - 1
+                try:
+                    slot = tops.index(wanted)
+                except ValueError:
+                    break
+                tops[slot] = card
+                heights[index] -= 1
+                remaining -= 1
+                order.append(index)
+                progress = True
+    return order if remaining == 0 else None
+
+
+def can_finish(position: Position) -> bool:
+    """True when ``finish`` applies: stock and waste empty, no face-down card,
+    and some order of top cards clears the tableau (RULES.md section 5)."""
+    return not position.stock and not position.waste and not any(position.hidden) and finish_order(position) is not None
+
+
+def _finish(position: Position, variant: Variant) -> Applied:
+    if position.stock or position.waste:
+        raise IllegalCommandError("stock and waste must be empty to finish")
+    if any(position.hidden):
+        raise IllegalCommandError("face-down cards are left: finish needs every card face up")
+    order = finish_order(position)
+    if order is None:
+        raise IllegalCommandError("the cards left cannot all go up directly")
+    if not order:
+        raise IllegalCommandError("nothing left to finish")
+    current = position
+    for index in order:
+        card = current.tableau[index][-1]
+        slot = slot_for(current, card)
+        tableau, hidden, _ = _take(current, index, 1)
+        current = Position(tableau, hidden, _with_slot(current.foundations, slot, card), (), (), current.redeals_left)
+    return Applied(current, len(order), False)
+
+
+@dataclass(frozen=True, slots=True)
+class AutoPlayed:
+    """Result of :func:`autoplay`: the new position, the cards moved up in
+    order (as ``(source, slot)`` pairs: source 0 for the waste or a column
+    number, slot 1-based), and whether a face-down card turned up."""
+
+    position: Position
+    moves: tuple[tuple[int, int], ...]
+    revealed: bool
+
+
+def autoplay(position: Position, variant: Variant) -> AutoPlayed:
+    """Move safe cards to the foundations until none is left (RULES.md section 5).
+
+    Order, so replays are deterministic: look at the waste top, then the
+    tops of columns 1..N; move the first safe card that a slot accepts
+    (the lowest-numbered such slot); repeat. These moves are not counted.
+    """
+    moves: list[tuple[int, int]] = []
+    revealed = False
+    current = position
+    while True:
+        for source in range(len(current.tableau) + 1):
+            if source == 0:
+                if not current.waste:
+                    continue
+                card = current.waste[-1]
+            else:
+                column = current.tableau[source - 1]
+                if not column:
+                    continue
+                card = column[-1]
+            slot = slot_for(current, card)
+            if slot < 0 or not is_safe(current, variant, card):
+                continue
+            foundations = _with_slot(current.foundations, slot, card)
+            if source == 0:
+                current = Position(current.tableau, current.hidden, foundations, current.stock, current.waste[:-1], current.redeals_left)
+            else:
+                tableau, hidden, flipped = _take(current, source - 1, 1)
+                revealed = revealed or flipped
+                current = Position(tableau, hidden, foundations, current.stock, current.waste, current.redeals_left)
+            moves.append((source, slot + 1))
+            break
+        else:
+            return AutoPlayed(current, tuple(moves), revealed)
+
+
+@dataclass(frozen=True, slots=True)
+class LegalMove:
+    """One legal command and how many cards it moves (the command's own cards, not auto-play)."""
+
+    command: Command
+    cards: int
+
+
+_COMMANDS: dict[tuple[Pile, Pile, int | None], Command] = {}
+
+
+def _cmd(source: Pile, target: Pile, count: int | None = None) -> Command:
+    key = (source, target, count)
+    command = _COMMANDS.get(key)
+    if command is None:
+        command = _COMMANDS[key] = Command("move", source, target, count)
+    return command
+
+
+_COLUMN_PILES = tuple(Pile("column", i) for i in range(1, 64))
+_SLOT_PILES = tuple(Pile("foundation", i) for i in range(1, 64))
+
+
+def legal_moves(position: Position, variant: Variant) -> list[LegalMove]:
+    """Every legal command in ``position`` except undo, in a fixed order, each once.
+
+    Order: waste to foundation, columns to foundation (1..N), waste to
+    columns, column to column (by source, then target, then count),
+    foundation to columns (where allowed), draw, redeal, finish. Moves to a
+    foundation are listed as ``X-f`` (the lowest slot that takes the card;
+    naming another slot that takes it gives an equivalent position). Moves
+    onto a card are listed without a count (only one count fits); moves
+    into an empty column as ``A-B`` for one card and ``A-BxK`` for K cards.
+    Empty when the game is won.
+    """
+    result: list[LegalMove] = []
+    if position.is_won:
+        return result
+    tableau = position.tableau
+    table = BUILDS_ON[variant.build_rule]
+    waste_top = position.waste[-1] if position.waste else None
+    if waste_top is not None and slot_for(position, waste_top) >= 0:
+        result.append(LegalMove(_cmd(WASTE, ANY_SLOT), 1))
+    for i, column in enumerate(tableau):
+        if column and slot_for(position, column[-1]) >= 0:
+            result.append(LegalMove(_cmd(_COLUMN_PILES[i], ANY_SLOT), 1))
+    if waste_top is not None:
+        for j, onto in enumerate(tableau):
+            if not onto or waste_top in table[onto[-1]]:
+                result.append(LegalMove(_cmd(WASTE, _COLUMN_PILES[j]), 1))
+    empties = sum(1 for column in tableau if not column)
+    rule = variant.move_rule
+    if rule is MoveRule.SINGLE:
+        onto_card_limit = into_empty_limit = 1
+    elif rule is MoveRule.SEQUENCE:
+        onto_card_limit = into_empty_limit = 1 << 30
+    else:
+        onto_card_limit, into_empty_limit = 1 << empties, 1 << max(empties - 1, 0)
+    for i, column in enumerate(tableau):
+        if not column:
+            continue
+        run = run_length(column, position.hidden[i], variant.build_rule)
+        source = _COLUMN_PILES[i]
+        for j, onto in enumerate(tableau):
+            if i == j:
+                continue
+            if onto:
+                allowed = table[onto[-1]]
+                for k in range(1, min(run, onto_card_limit) + 1):
+                    if column[-k] in allowed:
+                        result.append(LegalMove(_cmd(source, _COLUMN_PILES[j]), k))
+                        break
+            else:
+                target = _COLUMN_PILES[j]
+                result.append(LegalMove(_cmd(source, target), 1))
+                for k in range(2, min(run, into_empty_limit) + 1):
+                    result.append(LegalMove(_cmd(source, target, k), k))
+    if variant.foundation_to_column:
+        for s, top in enumerate(position.foundations):
+            if top == EMPTY_SLOT:
+                continue
+            for j, onto in enumerate(tableau):
+                if not onto or top in table[onto[-1]]:
+                    result.append(LegalMove(_cmd(_SLOT_PILES[s], _COLUMN_PILES[j]), 1))
+    if position.stock:
+        result.append(LegalMove(DRAW, 1))
+    elif position.waste and position.redeals_left > 0 and variant.redeals > 0:
+        result.append(LegalMove(REDEAL, len(position.waste)))
+    if not position.stock and not position.waste and not any(position.hidden):
+        order = finish_order(position)
+        if order:
+            result.append(LegalMove(FINISH, len(order)))
+    return result

@@ -1,0 +1,212 @@
+"""Variants: the parameters of a Forty Thieves game, and the named presets.
+
+RULES.md section 7 lists the presets and pins what the source pages leave
+open. A variant is one frozen :class:`Variant` record; :data:`PRESETS` holds
+the presets by name and :func:`find_variant` looks one up by name or alias.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from protocol.errors import NotationError
+
+
+class BuildRule(Enum):
+    """Which card may be placed on a column's top card (RULES.md sections 2 and 7).
+
+    In every rule the placed card is exactly one rank lower; ace and king
+    are not connected.
+    """
+
+    SAME_SUIT = "same_suit"
+    ALTERNATE_COLOUR = "alternate_colour"
+    ANY_OTHER_SUIT = "any_other_suit"
+    """Any suit but the card's own (Indian)."""
+
+
+class MoveRule(Enum):
+    """How many cards of a run may move in one command (RULES.md section 3)."""
+
+    SINGLE = "single"
+    SUPERMOVE = "supermove"
+    SEQUENCE = "sequence"
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """The parameters of one game (RULES.md section 7).
+
+    Sizes are in cards and columns: ``decks`` full 52-card decks;
+    ``columns`` tableau columns of ``cards_per_column`` cards, the first
+    ``face_down`` of each (the rows dealt first, at the bottom) face down;
+    ``slots`` foundation slots (4 per deck); ``aces_on_foundations`` deals
+    every ace to the slots before the shuffle, in the order C D H S per
+    deck; ``redeals`` how many times the waste may be turned back into the
+    stock; ``foundation_to_column`` whether cards may come down from the
+    foundations (off in every preset: RULES.md section 6).
+    """
+
+    name: str
+    decks: int = 2
+    columns: int = 10
+    cards_per_column: int = 4
+    face_down: int = 0
+    build_rule: BuildRule = BuildRule.SAME_SUIT
+    move_rule: MoveRule = MoveRule.SUPERMOVE
+    aces_on_foundations: bool = False
+    redeals: int = 0
+    foundation_to_column: bool = False
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def slots(self) -> int:
+        """Number of foundation slots: four per deck."""
+        return 4 * self.decks
+
+    @property
+    def card_total(self) -> int:
+        """Cards in the game: 52 per deck."""
+        return 52 * self.decks
+
+
+CLASSIC = Variant(
+    "classic",
+    aliases=("forty_thieves", "napoleon_at_st_helena", "le_cadran", "big_forty", "roosevelt_at_san_juan"),
+    description=(
+        "Forty Thieves as all three source pages describe it: 2 decks, 10 columns of 4 face up, "
+        "build down in suit, supermoves through empty columns, one pass through the stock. "
+        "Published descriptions: Wikipedia 'Forty Thieves (solitaire)'; PySolFC game 'Forty Thieves' "
+        "(pysollib/games/fortythieves.py, class FortyThieves), which moves one card at a time; "
+        "ours allows supermoves of 2^e cards (German page), the same game in fewer commands."
+    ),
+)
+"""Classic Forty Thieves (RULES.md sections 1-6)."""
+
+RELAXED = Variant(
+    "relaxed",
+    move_rule=MoveRule.SEQUENCE,
+    redeals=1,
+    aliases=("locker",),
+    description=(
+        "The German page's 'Locker' variant: classic, but any run moves as a unit and the waste "
+        "may be turned back once, the second pass in the same order."
+    ),
+)
+
+JOSEPHINE = Variant(
+    "josephine",
+    move_rule=MoveRule.SEQUENCE,
+    description=(
+        "Josephine (Swedish page; PySolFC class Josephine; Wikipedia 'Forty Thieves' variants): "
+        "classic with any run moving as a unit."
+    ),
+)
+
+LUCAS = Variant(
+    "lucas",
+    columns=13,
+    cards_per_column=3,
+    aces_on_foundations=True,
+    description=(
+        "Lucas (Swedish and German pages): the eight aces start on the foundations, 13 columns of 3. "
+        "Differs from PySolFC's Lucas, which keeps the aces in the deck and deals 13 columns of 4; "
+        "ours follows the Swedish page. Aces go to slots in the order AC AD AH AS AC AD AH AS."
+    ),
+)
+
+MARIA = Variant(
+    "maria",
+    columns=9,
+    build_rule=BuildRule.ALTERNATE_COLOUR,
+    description=(
+        "Maria (Swedish page; PySolFC class Maria): 9 columns of 4, build down in alternate colour."
+    ),
+)
+
+INDIAN = Variant(
+    "indian",
+    cards_per_column=3,
+    face_down=1,
+    build_rule=BuildRule.ANY_OTHER_SUIT,
+    move_rule=MoveRule.SINGLE,
+    description=(
+        "Indian (Swedish page; PySolFC class Indian): 10 columns of 3, the bottom card face down, "
+        "build down in any suit but the card's own, one card at a time (pinned in RULES.md section 7)."
+    ),
+)
+
+STREETS = Variant(
+    "streets",
+    build_rule=BuildRule.ALTERNATE_COLOUR,
+    description="Streets (Swedish page; PySolFC class Streets): classic, building down in alternate colour.",
+)
+
+NUMBER_TEN = Variant(
+    "number_ten",
+    face_down=2,
+    build_rule=BuildRule.ALTERNATE_COLOUR,
+    move_rule=MoveRule.SEQUENCE,
+    description=(
+        "Number Ten (Swedish page; PySolFC class NumberTen): 10 columns of 4, the first 2 rows face "
+        "down, build down in alternate colour, any run moves as a unit."
+    ),
+)
+
+RANK_AND_FILE = Variant(
+    "rank_and_file",
+    face_down=3,
+    build_rule=BuildRule.ALTERNATE_COLOUR,
+    move_rule=MoveRule.SEQUENCE,
+    aliases=("dress_parade",),
+    description=(
+        "Rank and File, also Dress Parade (Swedish page; PySolFC class RankAndFile): 10 columns of "
+        "4, the first 3 rows face down, build down in alternate colour, any run moves as a unit."
+    ),
+)
+
+EMPEROR = Variant(
+    "emperor",
+    face_down=3,
+    build_rule=BuildRule.ALTERNATE_COLOUR,
+    description=(
+        "Emperor (Swedish page; PySolFC class Emperor): 10 columns of 4, the bottom 3 cards of each "
+        "face down, build down in alternate colour, supermoves (pinned in RULES.md section 7)."
+    ),
+)
+
+SIXTY_THIEVES = Variant(
+    "sixty_thieves",
+    decks=3,
+    columns=12,
+    cards_per_column=5,
+    description=(
+        "Sixty Thieves (Swedish and German pages; PySolFC class SixtyThieves): 3 decks (156 cards), "
+        "12 columns of 5, 12 foundation slots, build down in suit, supermoves (pinned in RULES.md "
+        "section 7)."
+    ),
+)
+
+PRESETS: dict[str, Variant] = {
+    v.name: v
+    for v in (CLASSIC, RELAXED, JOSEPHINE, LUCAS, MARIA, INDIAN, STREETS, NUMBER_TEN, RANK_AND_FILE, EMPEROR, SIXTY_THIEVES)
+}
+"""Every preset of RULES.md section 7, by canonical name."""
+
+_BY_ALIAS = {alias: v for v in PRESETS.values() for alias in (v.name, *v.aliases)}
+
+
+def find_variant(name: str) -> Variant:
+    """Return the preset called ``name`` or one of its aliases.
+
+    Case, spaces and hyphens are ignored (``"Dress Parade"`` finds
+    ``rank_and_file``). Raises :class:`~protocol.errors.NotationError`
+    listing the preset names for an unknown name.
+    """
+    key = str(name).strip().lower().replace("-", "_").replace(" ", "_")
+    try:
+        return _BY_ALIAS[key]
+    except KeyError:
+        raise NotationError(f"unknown variant {name!r}: presets are {', '.join(PRESETS)}") from None

@@ -1,0 +1,95 @@
+"""Redaction: the position a player or spectator may see (RULES.md section 8).
+
+:func:`redact` is the one function that decides what leaves the engine
+about a position. A :class:`View` holds no stock order and no face-down
+card: the stock is a count, a face-down card is only counted per column.
+Review this module whenever anything about hidden information changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protocol.cards import UNKNOWN, format_card
+from protocol.errors import NotationError
+
+from .position import EMPTY_SLOT, Position
+from .text import _check_counts, _foundation_counts, _line, _parse, format_foundation
+from .variants import Variant
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What a player sees of a position.
+
+    - ``tableau``: per column, its face-up cards, bottom to top;
+    - ``hidden``: per column, how many face-down cards lie under them;
+    - ``foundations``: per slot, its top card code or ``EMPTY_SLOT``;
+    - ``stock_count``: cards left in the stock (never their order);
+    - ``waste``: the whole waste, bottom to top (the Swedish page allows
+      spreading it; RULES.md section 8);
+    - ``redeals_left``.
+    """
+
+    tableau: tuple[tuple[int, ...], ...]
+    hidden: tuple[int, ...]
+    foundations: tuple[int, ...]
+    stock_count: int
+    waste: tuple[int, ...]
+    redeals_left: int
+
+    def __str__(self) -> str:
+        return format_view(self)
+
+
+def redact(position: Position) -> View:
+    """The :class:`View` of ``position``: drop the stock order and face-down cards."""
+    return View(
+        tableau=tuple(column[hidden:] for column, hidden in zip(position.tableau, position.hidden)),
+        hidden=position.hidden,
+        foundations=position.foundations,
+        stock_count=len(position.stock),
+        waste=position.waste,
+        redeals_left=position.redeals_left,
+    )
+
+
+def format_view(view: View) -> str:
+    """Redacted position text: ``Stock: 64`` and ``??`` for face-down cards (RULES.md section 10)."""
+    lines = [
+        _line("Foundations", [format_foundation(t) for t in view.foundations]),
+        f"Stock: {view.stock_count}",
+        _line("Waste", [format_card(c) for c in view.waste]),
+        f"Redeals left: {view.redeals_left}",
+    ]
+    for number, (column, hidden) in enumerate(zip(view.tableau, view.hidden), 1):
+        lines.append(_line(str(number), [UNKNOWN] * hidden + [format_card(c) for c in column]))
+    return "\n".join(lines)
+
+
+def parse_view(text: str, variant: Variant) -> View:
+    """Parse redacted position text (or full text, which is then redacted).
+
+    Raises :class:`~protocol.errors.NotationError` for malformed text or a
+    visible card shown more often than there are decks.
+    """
+    parsed = _parse(text, variant, redacted=True)
+    counts = _foundation_counts(parsed.foundations)
+    for code in parsed.waste:
+        counts[code] = counts.get(code, 0) + 1
+    tableau = []
+    for column, hidden in zip(parsed.tableau, parsed.hidden):
+        up = column[hidden:]
+        for code in up:
+            assert code is not None
+            counts[code] = counts.get(code, 0) + 1
+        tableau.append(tuple(c for c in up if c is not None))
+    _check_counts(counts, variant, exact=False)
+    stock = parsed.stock if isinstance(parsed.stock, int) else len(parsed.stock)
+    seen = sum(counts.values()) + stock + sum(parsed.hidden)
+    if seen != variant.card_total:
+        raise NotationError(f"the view accounts for {seen} cards; the {variant.name} variant has {variant.card_total}")
+    return View(tuple(tableau), tuple(parsed.hidden), tuple(parsed.foundations), stock, tuple(parsed.waste), parsed.redeals_left)
+
+
+__all__ = ["EMPTY_SLOT", "View", "format_view", "parse_view", "redact"]
