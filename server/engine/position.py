@@ -1,6 +1,7 @@
 """The position: where every card of a game lies (RULES.md section 1).
 
-A :class:`Position` is an immutable value: applying a command returns a new
+A :class:`Position` is an immutable value (a named tuple, cheap to build on
+the engine's hot path): applying a command returns a new
 one, so a refused command cannot change anything and undo is a return to an
 earlier value. Cards are ``int`` codes (:mod:`protocol.cards`).
 """
@@ -8,7 +9,7 @@ earlier value. Cards are ``int`` codes (:mod:`protocol.cards`).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from protocol.cards import rank_of, suit_of
 
@@ -16,8 +17,7 @@ EMPTY_SLOT = -1
 """Value of an empty foundation slot in :attr:`Position.foundations`."""
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
+class Position(NamedTuple):
     """Every card of one game, and the redeals left.
 
     - ``tableau``: one tuple per column (1..N), bottom to top: the last card

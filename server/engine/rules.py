@@ -10,38 +10,14 @@ Game-level matters (undo, move counting, the won state) live in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from protocol.cards import format_card, is_red, rank_of, suit_of
+from protocol.cards import format_card
 from protocol.commands import ANY_SLOT, DRAW, FINISH, REDEAL, WASTE, Command, Pile
 
 from .errors import IllegalCommandError
 from .position import EMPTY_SLOT, Position
-from .variants import BuildRule, MoveRule, Variant
-
-
-def _fits_table(rule: BuildRule) -> tuple[frozenset[int], ...]:
-    """For each card code, the set of card codes that may be placed on it."""
-    table = []
-    for onto in range(52):
-        allowed = set()
-        for card in range(52):
-            if rank_of(card) + 1 != rank_of(onto):
-                continue
-            if rule is BuildRule.SAME_SUIT:
-                ok = suit_of(card) == suit_of(onto)
-            elif rule is BuildRule.ALTERNATE_COLOUR:
-                ok = is_red(card) != is_red(onto)
-            else:
-                ok = suit_of(card) != suit_of(onto)
-            if ok:
-                allowed.add(card)
-        table.append(frozenset(allowed))
-    return tuple(table)
-
-
-BUILDS_ON: dict[BuildRule, tuple[frozenset[int], ...]] = {rule: _fits_table(rule) for rule in BuildRule}
-"""``card in BUILDS_ON[rule][onto]``: may ``card`` be placed on ``onto`` (RULES.md section 2)."""
+from .variants import _BUILDS_ON, BuildRule, MoveRule, Variant
 
 
 def fits(card: int, onto: int, rule: BuildRule) -> bool:
@@ -50,10 +26,10 @@ def fits(card: int, onto: int, rule: BuildRule) -> bool:
     Exactly one rank lower, in the suit relation of ``rule``; an ace never
     fits on a king (they are not connected; RULES.md section 2).
     """
-    return card in BUILDS_ON[rule][onto]
+    return card in _BUILDS_ON[rule][onto]
 
 
-def run_length(column: tuple[int, ...], hidden: int, rule: BuildRule) -> int:
+def run_length(column: tuple[int, ...], hidden: int, variant: Variant) -> int:
     """Number of top cards of ``column`` that form a run (RULES.md section 3).
 
     A run is a group of face-up top cards in which each card could be built
@@ -62,7 +38,7 @@ def run_length(column: tuple[int, ...], hidden: int, rule: BuildRule) -> int:
     n = len(column)
     if n == 0:
         return 0
-    table = BUILDS_ON[rule]
+    table = variant.builds_on
     i = n - 1
     while i > hidden and column[i] in table[column[i - 1]]:
         i -= 1
@@ -115,7 +91,7 @@ def is_safe(position: Position, variant: Variant, card: int) -> bool:
     if rank <= 2:
         return True
     needed = variant.decks
-    for builder in BUILDS_ON[variant.build_rule][card]:
+    for builder in variant.builds_on[card]:
         copies = 0
         for top in position.foundations:
             if top >= builder and top // 13 == builder // 13:
@@ -147,8 +123,7 @@ def _take(position: Position, index: int, count: int) -> tuple[tuple[tuple[int, 
     return tableau, hidden, False
 
 
-@dataclass(frozen=True, slots=True)
-class Applied:
+class Applied(NamedTuple):
     """Result of one command applied by :func:`apply` (before auto-play).
 
     ``position`` is the new position, ``cards`` how many cards the command
@@ -189,7 +164,7 @@ def _to_foundation(position: Position, variant: Variant, card: int, target: Pile
 
 
 def _check_fit(card: int, onto: tuple[int, ...], variant: Variant) -> None:
-    if onto and card not in BUILDS_ON[variant.build_rule][onto[-1]]:
+    if onto and card not in variant.builds_on[onto[-1]]:
         raise IllegalCommandError(f"{format_card(card)} does not fit on {format_card(onto[-1])}")
 
 
@@ -256,12 +231,12 @@ def _from_column(position: Position, variant: Variant, source: Pile, target: Pil
     if not column:
         raise IllegalCommandError(f"column {src + 1} is empty")
     onto = position.tableau[dst]
-    run = run_length(column, position.hidden[src], variant.build_rule)
+    run = run_length(column, position.hidden[src], variant)
     if count is None:
         if not onto:
             count = 1
         else:
-            allowed = BUILDS_ON[variant.build_rule][onto[-1]]
+            allowed = variant.builds_on[onto[-1]]
             for k in range(1, run + 1):
                 if column[-k] in allowed:
                     count = k
@@ -378,8 +353,7 @@ def _finish(position: Position, variant: Variant) -> Applied:
     return Applied(current, len(order), False)
 
 
-@dataclass(frozen=True, slots=True)
-class AutoPlayed:
+class AutoPlayed(NamedTuple):
     """Result of :func:`autoplay`: the new position, the cards moved up in
     order (as ``(source, slot)`` pairs: source 0 for the waste or a column
     number, slot 1-based), and whether a face-down card turned up."""
@@ -387,6 +361,17 @@ class AutoPlayed:
     position: Position
     moves: tuple[tuple[int, int], ...]
     revealed: bool
+
+
+def _wanted(foundations: tuple[int, ...]) -> set[int]:
+    """Card codes some foundation slot would take now."""
+    wanted = {top + 1 for top in foundations if top != EMPTY_SLOT and top % 13 != 12}
+    if EMPTY_SLOT in foundations:
+        wanted.update(_ACES)
+    return wanted
+
+
+_ACES = (0, 13, 26, 39)
 
 
 def autoplay(position: Position, variant: Variant) -> AutoPlayed:
@@ -400,34 +385,30 @@ def autoplay(position: Position, variant: Variant) -> AutoPlayed:
     revealed = False
     current = position
     while True:
-        for source in range(len(current.tableau) + 1):
-            if source == 0:
-                if not current.waste:
-                    continue
-                card = current.waste[-1]
-            else:
-                column = current.tableau[source - 1]
-                if not column:
-                    continue
-                card = column[-1]
+        wanted = _wanted(current.foundations)
+        waste = current.waste
+        if waste and waste[-1] in wanted and is_safe(current, variant, waste[-1]):
+            card = waste[-1]
             slot = slot_for(current, card)
-            if slot < 0 or not is_safe(current, variant, card):
-                continue
-            foundations = _with_slot(current.foundations, slot, card)
-            if source == 0:
-                current = Position(current.tableau, current.hidden, foundations, current.stock, current.waste[:-1], current.redeals_left)
-            else:
-                tableau, hidden, flipped = _take(current, source - 1, 1)
+            current = Position(current.tableau, current.hidden, _with_slot(current.foundations, slot, card),
+                               current.stock, waste[:-1], current.redeals_left)
+            moves.append((0, slot + 1))
+            continue
+        for index, column in enumerate(current.tableau):
+            if column and column[-1] in wanted and is_safe(current, variant, column[-1]):
+                card = column[-1]
+                slot = slot_for(current, card)
+                tableau, hidden, flipped = _take(current, index, 1)
                 revealed = revealed or flipped
-                current = Position(tableau, hidden, foundations, current.stock, current.waste, current.redeals_left)
-            moves.append((source, slot + 1))
-            break
+                current = Position(tableau, hidden, _with_slot(current.foundations, slot, card),
+                                   current.stock, waste, current.redeals_left)
+                moves.append((index + 1, slot + 1))
+                break
         else:
             return AutoPlayed(current, tuple(moves), revealed)
 
 
-@dataclass(frozen=True, slots=True)
-class LegalMove:
+class LegalMove(NamedTuple):
     """One legal command and how many cards it moves (the command's own cards, not auto-play)."""
 
     command: Command
@@ -462,47 +443,63 @@ def legal_moves(position: Position, variant: Variant) -> list[LegalMove]:
     Empty when the game is won.
     """
     result: list[LegalMove] = []
-    if position.is_won:
-        return result
     tableau = position.tableau
-    table = BUILDS_ON[variant.build_rule]
-    waste_top = position.waste[-1] if position.waste else None
-    if waste_top is not None and slot_for(position, waste_top) >= 0:
+    if not position.stock and not position.waste and not any(tableau):
+        return result
+    table = variant.builds_on
+    wanted = _wanted(position.foundations)
+    waste_top = position.waste[-1] if position.waste else -1
+    if waste_top in wanted:
         result.append(LegalMove(_cmd(WASTE, ANY_SLOT), 1))
     for i, column in enumerate(tableau):
-        if column and slot_for(position, column[-1]) >= 0:
+        if column and column[-1] in wanted:
             result.append(LegalMove(_cmd(_COLUMN_PILES[i], ANY_SLOT), 1))
-    if waste_top is not None:
-        for j, onto in enumerate(tableau):
-            if not onto or waste_top in table[onto[-1]]:
-                result.append(LegalMove(_cmd(WASTE, _COLUMN_PILES[j]), 1))
-    empties = sum(1 for column in tableau if not column)
+    # Columns by their top card; empty ones apart.
+    under: dict[int, list[int]] = {}
+    empty: list[int] = []
+    for j, onto in enumerate(tableau):
+        if onto:
+            under.setdefault(onto[-1], []).append(j)
+        else:
+            empty.append(j)
+    if waste_top >= 0:
+        targets = sorted(empty + [j for top in variant.builds_on_reverse[waste_top] for j in under.get(top, ())])
+        for j in targets:
+            result.append(LegalMove(_cmd(WASTE, _COLUMN_PILES[j]), 1))
     rule = variant.move_rule
     if rule is MoveRule.SINGLE:
         onto_card_limit = into_empty_limit = 1
     elif rule is MoveRule.SEQUENCE:
         onto_card_limit = into_empty_limit = 1 << 30
     else:
-        onto_card_limit, into_empty_limit = 1 << empties, 1 << max(empties - 1, 0)
+        onto_card_limit, into_empty_limit = 1 << len(empty), 1 << max(len(empty) - 1, 0)
+    reverse = variant.builds_on_reverse
+    hidden = position.hidden
     for i, column in enumerate(tableau):
         if not column:
             continue
-        run = run_length(column, position.hidden[i], variant.build_rule)
+        n = len(column)
+        run = 1
+        while run < n - hidden[i] and column[n - run] in table[column[n - run - 1]]:
+            run += 1
         source = _COLUMN_PILES[i]
-        for j, onto in enumerate(tableau):
-            if i == j:
-                continue
-            if onto:
-                allowed = table[onto[-1]]
-                for k in range(1, min(run, onto_card_limit) + 1):
-                    if column[-k] in allowed:
-                        result.append(LegalMove(_cmd(source, _COLUMN_PILES[j]), k))
-                        break
+        found: list[tuple[int, int]] = []
+        for k in range(1, min(run, onto_card_limit) + 1):
+            for top in reverse[column[-k]]:
+                for j in under.get(top, ()):
+                    if j != i:
+                        found.append((j, k))
+        for j in empty:
+            found.append((j, 0))
+        found.sort()
+        for j, k in found:
+            if k:
+                result.append(LegalMove(_cmd(source, _COLUMN_PILES[j]), k))
             else:
                 target = _COLUMN_PILES[j]
                 result.append(LegalMove(_cmd(source, target), 1))
-                for k in range(2, min(run, into_empty_limit) + 1):
-                    result.append(LegalMove(_cmd(source, target, k), k))
+                for count in range(2, min(run, into_empty_limit) + 1):
+                    result.append(LegalMove(_cmd(source, target, count), count))
     if variant.foundation_to_column:
         for s, top in enumerate(position.foundations):
             if top == EMPTY_SLOT:
@@ -514,7 +511,7 @@ def legal_moves(position: Position, variant: Variant) -> list[LegalMove]:
         result.append(LegalMove(DRAW, 1))
     elif position.waste and position.redeals_left > 0 and variant.redeals > 0:
         result.append(LegalMove(REDEAL, len(position.waste)))
-    if not position.stock and not position.waste and not any(position.hidden):
+    if not position.stock and not position.waste and not any(hidden):
         order = finish_order(position)
         if order:
             result.append(LegalMove(FINISH, len(order)))

@@ -7,7 +7,7 @@ the presets by name and :func:`find_variant` looks one up by name or alias.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from protocol.errors import NotationError
@@ -24,6 +24,30 @@ class BuildRule(Enum):
     ALTERNATE_COLOUR = "alternate_colour"
     ANY_OTHER_SUIT = "any_other_suit"
     """Any suit but the card's own (Indian)."""
+
+
+    def builds_on(self) -> tuple[frozenset[int], ...]:
+        """For each card code ``onto``, the set of card codes that may be placed on it.
+
+        Exactly one rank lower, in this rule's suit relation; an ace is
+        never placed on a king (RULES.md section 2).
+        """
+        table = []
+        for onto in range(52):
+            allowed = set()
+            for card in range(52):
+                if card % 13 + 2 != onto % 13 + 1:
+                    continue
+                if self is BuildRule.SAME_SUIT:
+                    ok = card // 13 == onto // 13
+                elif self is BuildRule.ALTERNATE_COLOUR:
+                    ok = (13 <= card < 39) != (13 <= onto < 39)
+                else:
+                    ok = card // 13 != onto // 13
+                if ok:
+                    allowed.add(card)
+            table.append(frozenset(allowed))
+        return tuple(table)
 
 
 class MoveRule(Enum):
@@ -60,6 +84,15 @@ class Variant:
     foundation_to_column: bool = False
     aliases: tuple[str, ...] = ()
     description: str = ""
+    builds_on: tuple[frozenset[int], ...] = field(init=False, repr=False, compare=False)
+    """``card in variant.builds_on[onto]``: may ``card`` be placed on ``onto`` (derived from ``build_rule``)."""
+
+    builds_on_reverse: tuple[frozenset[int], ...] = field(init=False, repr=False, compare=False)
+    """``onto in variant.builds_on_reverse[card]``: the same relation, looked up by the placed card."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "builds_on", _BUILDS_ON[self.build_rule])
+        object.__setattr__(self, "builds_on_reverse", _BUILDS_ON_REVERSE[self.build_rule])
 
     @property
     def slots(self) -> int:
@@ -71,6 +104,12 @@ class Variant:
         """Cards in the game: 52 per deck."""
         return 52 * self.decks
 
+
+_BUILDS_ON = {rule: rule.builds_on() for rule in BuildRule}
+_BUILDS_ON_REVERSE = {
+    rule: tuple(frozenset(onto for onto in range(52) if card in table[onto]) for card in range(52))
+    for rule, table in _BUILDS_ON.items()
+}
 
 CLASSIC = Variant(
     "classic",
