@@ -1,0 +1,105 @@
+"""The engine's command line (issue 2 items 2 and 6), run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.engine import deal, find_variant, format_position
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((Path(__file__).parent / "examples").glob("*.json"))
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "server.engine", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_replay_json_matches_the_example_records(path: Path) -> None:
+    """Per-move verdicts, final position and move count as the independent implementation gave them."""
+    expected = json.loads(path.read_text())["expected"]
+    result = run("replay", str(path), "--json")
+    got = json.loads(result.stdout)
+    assert [(r["i"], r["move"], r["ok"]) for r in got["results"]] == [(r["i"], r["move"], r["ok"]) for r in expected["results"]]
+    assert all(("reason" in r) == (not r["ok"]) for r in got["results"])
+    assert got["final"] == expected["final"]
+    assert got["moves_counted"] == expected["moves_counted"]
+    if expected["status"] == "won":
+        assert got["status"] == "won"
+    assert result.returncode == (0 if all(r["ok"] for r in expected["results"]) else 1)
+
+
+def test_replay_text_output_has_a_line_per_move_and_the_final_position() -> None:
+    path = Path(__file__).parent / "examples" / "random-classic.json"
+    record = json.loads(path.read_text())
+    result = run("replay", str(path))
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1
+    assert len([line for line in lines if line.strip() and line.split()[0].isdigit()]) >= len(record["moves"])
+    assert "refused: unknown command 'S'" in result.stdout
+    assert result.stdout.rstrip().endswith(record["expected"]["final"].splitlines()[-1])
+    assert f"moves counted: {record['expected']['moves_counted']}" in result.stdout
+
+
+def test_replay_of_an_all_legal_record_exits_0(tmp_path: Path) -> None:
+    record = {"format": 1, "variant": "classic", "autoplay": True, "undo": "safe",
+              "deal": format_position(deal("1", find_variant("classic"))), "moves": ["s", "s"]}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(record))
+    result = run("replay", str(path), "--json")
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["moves_counted"] == 2
+
+
+@pytest.mark.parametrize("content, message", [
+    ("not json", "not valid JSON"),
+    ("[]", "JSON object"),
+    ('{"format": 2, "variant": "classic"}', "format 2"),
+    ('{"format": 1, "variant": "nope", "autoplay": true, "undo": "safe", "deal": "", "moves": []}', "unknown variant"),
+    ('{"format": 1, "variant": "classic", "autoplay": true, "undo": "sometimes", "deal": "", "moves": []}', "undo"),
+    ('{"format": 1, "variant": "classic", "autoplay": true, "undo": "safe", "deal": "Foundations: -", "moves": []}', "deal"),
+    ('{"format": 1, "variant": "classic", "autoplay": "yes", "undo": "safe", "deal": "", "moves": []}', "autoplay"),
+])
+def test_malformed_records_exit_2_with_a_message(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    result = run("replay", str(path), "--json")
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert result.stdout == ""
+
+
+def test_missing_record_file_exits_2(tmp_path: Path) -> None:
+    result = run("replay", str(tmp_path / "missing.json"))
+    assert result.returncode == 2 and "cannot read" in result.stderr
+
+
+def test_deal_prints_the_position_text() -> None:
+    result = run("deal", "--seed", "1", "--variant", "Dress Parade")
+    assert result.returncode == 0
+    assert result.stdout.strip() == format_position(deal("1", find_variant("rank_and_file")))
+
+
+def test_deal_redacted_shows_no_hidden_card() -> None:
+    result = run("deal", "--seed", "1", "--variant", "emperor", "--redacted")
+    position = deal("1", find_variant("emperor"))
+    assert "Stock: 64" in result.stdout
+    assert "(" not in result.stdout and result.stdout.count("??") == 30
+    assert all(line.endswith(" ".join(["??"] * 3 + [line.split()[-1]])) for line in result.stdout.splitlines()[4:])
+    assert position.stock  # the full deal has them; the redacted text does not
+
+
+def test_deal_with_unknown_variant_is_a_usage_error() -> None:
+    result = run("deal", "--seed", "1", "--variant", "klondike")
+    assert result.returncode == 2 and "unknown variant" in result.stderr
+
+
+def test_deal_pysol_refuses_lucas_with_the_reason() -> None:
+    result = run("deal", "--pysol", "5", "--variant", "lucas")
+    assert result.returncode == 2 and "13 columns of 4" in result.stderr
