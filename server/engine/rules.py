@@ -188,6 +188,8 @@ def apply(position: Position, variant: Variant, command: Command) -> Applied:
         return _from_foundation(position, variant, source, target)
     if kind == "draw":
         if not position.stock:
+            if position.waste and position.redeals_left > 0 and variant.redeals > 0:
+                raise IllegalCommandError("the stock is empty (r turns the waste over into a new stock)")
             raise IllegalCommandError("the stock is empty")
         new = Position(
             position.tableau,
