@@ -21,7 +21,7 @@ Without ``xK`` the count is the one that makes a card of the source's run fit
 a non-empty target, and 1 into an empty column; the engine decides it.
 Commands are case-sensitive, with no spaces and no leading zeros: ``S``,
 ``03-7`` and ``"finish "`` raise :class:`~protocol.errors.NotationError`.
-Numbers are 1-based and not checked against a variant here (column 11 is
+Numbers are 1-based (0 is malformed) and not checked against a variant here (column 11 is
 well formed; the engine refuses it in a 10-column tableau).
 """
 
@@ -100,7 +100,9 @@ def move(source: Pile, target: Pile, count: int | None = None) -> Command:
 
 
 def _number(text: str) -> int:
-    if len(text) > 1 and text[0] == "0":
+    if text == "0":
+        raise NotationError("columns, foundation slots and counts are numbered from 1, not 0")
+    if text[0] == "0":
         raise NotationError(f"malformed number {text!r}: numbers have no leading zeros")
     if len(text) > 4:
         raise NotationError(f"number {text!r} is too large: columns, slots and counts are below 10000")
@@ -144,9 +146,9 @@ def _parse(text: str) -> Command:
         target = Pile("foundation", _number(dst_slot)) if dst_slot else ANY_SLOT
     count = None
     if count_text is not None:
-        count = _number(count_text)
-        if count < 1:
+        if count_text == "0":
             raise NotationError("the count must be at least 1 (write 3-7x2 for two cards)")
+        count = _number(count_text)
         if source.kind != "column" or target.kind != "column":
             raise NotationError(f"unknown command {text!r}: a count xK is only for column-to-column moves")
     if source.kind == "foundation" and target.kind == "foundation":

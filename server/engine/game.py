@@ -15,6 +15,7 @@ from protocol.commands import UNDO, Command, parse_command
 
 from .errors import IllegalCommandError
 from .position import Position
+from .text import format_position, parse_position
 from .rules import LegalMove, apply, autoplay, legal_moves
 from .variants import Variant
 
@@ -79,6 +80,7 @@ class Game:
         autoplay: bool = True,
         undo: UndoPolicy | str = UndoPolicy.SAFE,
     ) -> None:
+        _check_fits(deal, variant)
         self.variant = variant
         self.deal = deal
         self.autoplay = autoplay
@@ -153,6 +155,15 @@ class Game:
         if self.undo_refusal() is None:
             result.append(LegalMove(UNDO, self.history[-1].cards))
         return result
+
+
+def _check_fits(position: Position, variant: Variant) -> None:
+    """Raise :class:`ValueError` unless ``position`` is a valid position of ``variant``."""
+    if len(position.tableau) != variant.columns or len(position.hidden) != variant.columns:
+        raise ValueError(f"the position has {len(position.tableau)} columns, the {variant.name} variant {variant.columns}")
+    if len(position.foundations) != variant.slots:
+        raise ValueError(f"the position has {len(position.foundations)} foundation slots, the {variant.name} variant {variant.slots}")
+    parse_position(format_position(position), variant)  # raises NotationError (a ValueError) when invalid
 
 
 def _autoplay(position: Position, variant: Variant) -> Position:

@@ -303,31 +303,60 @@ def _from_foundation(position: Position, variant: Variant, source: Pile, target:
 def finish_order(position: Position) -> list[int] | None:
     """Column indexes (0-based) whose top cards, moved up in this order, clear the tableau.
 
-    ``None`` when no order works. Greedy is complete here: moving a card up
-    never stops another card from going up later, since a slot only ever
-    waits for the next card of its suit (RULES.md section 5, finish).
+    ``None`` when no order works (RULES.md section 5, finish: "with two
+    copies of a card the order can matter; the engine finds one"). A move
+    is made without trying alternatives only when every copy of that card
+    still in the tableau lies on top and a slot waits for each: nothing
+    else could use those slots. Otherwise each possible move is tried in
+    turn (a copy moved up now may take the slot that a copy buried
+    elsewhere needed, over the card a second slot needs first), with a memo
+    of positions known to fail.
     """
-    tops = list(position.foundations)
-    heights = [len(column) for column in position.tableau]
-    order: list[int] = []
-    remaining = sum(heights)
-    progress = True
-    while remaining and progress:
-        progress = False
-        for index, column in enumerate(position.tableau):
-            while heights[index]:
-                card = column[heights[index] - 1]
+    columns = position.tableau
+    failed: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
+    copies: dict[int, int] = {}
+    for column in columns:
+        for card in column:
+            copies[card] = copies.get(card, 0) + 1
+
+    def search(heights: list[int], tops: list[int], left: dict[int, int], order: list[int]) -> list[int] | None:
+        while True:
+            available: dict[int, list[int]] = {}
+            for index, height in enumerate(heights):
+                if height:
+                    card = columns[index][height - 1]
+                    if (EMPTY_SLOT if card % 13 == 0 else card - 1) in tops:
+                        available.setdefault(card, []).append(index)
+            if not available:
+                return order if not any(heights) else None
+            for card, where in available.items():
                 wanted = EMPTY_SLOT if card % 13 == 0 else card - 1
-                try:
-                    slot = tops.index(wanted)
-                except ValueError:
+                if len(where) == left[card] and len(where) <= tops.count(wanted):
+                    for index in where:
+                        tops[tops.index(wanted)] = card
+                        heights[index] -= 1
+                        order.append(index)
+                    left[card] = 0
                     break
-                tops[slot] = card
-                heights[index] -= 1
-                remaining -= 1
-                order.append(index)
-                progress = True
-    return order if remaining == 0 else None
+            else:
+                break
+        state = (tuple(heights), tuple(sorted(tops)))
+        if state in failed:
+            return None
+        for card, where in available.items():
+            wanted = EMPTY_SLOT if card % 13 == 0 else card - 1
+            for index in where:
+                next_tops, next_heights, next_left = tops.copy(), heights.copy(), dict(left)
+                next_tops[next_tops.index(wanted)] = card
+                next_heights[index] -= 1
+                next_left[card] -= 1
+                found = search(next_heights, next_tops, next_left, order + [index])
+                if found is not None:
+                    return found
+        failed.add(state)
+        return None
+
+    return search([len(column) for column in columns], list(position.foundations), copies, [])
 
 
 def can_finish(position: Position) -> bool:

@@ -184,3 +184,57 @@ def test_redaction_hides_stock_order_and_face_down_cards(variant: Variant, seed:
             break
         assert view_a.encode() == view_b.encode()
         assert [str(m.command) for m in a.legal_moves()] == [str(m.command) for m in b.legal_moves()]
+
+
+@st.composite
+def endgames(draw: st.DrawFn) -> Position:
+    """Classic positions with stock and waste empty and at most ~14 cards left, dealt at random."""
+    tops, left = [], []
+    for suit in range(4):
+        for _ in range(2):
+            height = draw(st.integers(10, 13))
+            tops.append(suit * 13 + height - 1)
+            left.extend(suit * 13 + r for r in range(height, 13))
+    order = draw(st.permutations(left))
+    cuts = sorted(draw(st.lists(st.integers(0, len(order)), min_size=9, max_size=9)))
+    bounds = [0, *cuts, len(order)]
+    tableau = tuple(tuple(order[bounds[i]:bounds[i + 1]]) for i in range(10))
+    slots = draw(st.permutations(tops))
+    return Position(tableau, (0,) * 10, tuple(slots), (), (), 0)
+
+
+def brute_force_can_clear(position: Position) -> bool:
+    """Try every order of top cards onto every slot that takes them (no shortcuts)."""
+    seen: set[tuple[object, ...]] = set()
+
+    def clear(heights: tuple[int, ...], tops: tuple[int, ...]) -> bool:
+        if not any(heights):
+            return True
+        if (heights, tops) in seen:
+            return False
+        seen.add((heights, tops))
+        for i, h in enumerate(heights):
+            if not h:
+                continue
+            card = position.tableau[i][h - 1]
+            for s, top in enumerate(tops):
+                if top == card - 1 and card % 13:
+                    if clear(heights[:i] + (h - 1,) + heights[i + 1:], tops[:s] + (card,) + tops[s + 1:]):
+                        return True
+        return False
+
+    return clear(tuple(len(c) for c in position.tableau), tuple(sorted(position.foundations)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(endgames())
+def test_finish_is_offered_exactly_when_some_order_clears_the_tableau(position: Position) -> None:
+    """RULES.md section 5: finish applies iff some order of top cards clears the tableau;
+    checked against a brute-force search over every order and every slot."""
+    from server.engine import can_finish, find_variant
+
+    expected = brute_force_can_clear(position)
+    assert can_finish(position) == expected
+    variant = find_variant("classic")
+    if expected:
+        assert apply(position, variant, parse_command("finish")).position.is_won

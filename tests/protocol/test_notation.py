@@ -49,7 +49,7 @@ def test_commands_parse_and_format(text: str, expected: Command) -> None:
     ("S", "unknown command 'S'"), ("03-7", "malformed number '03'"), ("finish ", "unknown command"),
     ("draw", "unknown command"), ("3--7", "unknown command"), ("w-", "unknown command"), ("1-2x", "unknown command"),
     ("u2", "unknown command"), ("-1", "unknown command"), ("3-f-1", "unknown command"), ("x", "unknown command"),
-    ("w-w", "unknown command"), ("3-7x0", "at least 1"), ("f1-f2", "between foundation slots"),
+    ("w-w", "unknown command"), ("3-7x0", "at least 1"), ("w-f0", "numbered from 1"), ("0-3", "numbered from 1"), ("f1-f2", "between foundation slots"),
     ("w-2x1", "only for column-to-column"), ("3-fx1", "only for column-to-column"), ("3 - 7", "unknown command"),
     ("３-7", "unknown command"), ("99999-1", "too large"), ("", "unknown command"),
 ])
