@@ -1,0 +1,328 @@
+"""Message types of the race protocol, both directions (issue 4).
+
+Every frame is one msgpack map with a ``type`` tag naming its message;
+the types are frozen :class:`msgspec.Struct` declarations, and the codec
+(:mod:`protocol.codec`) validates every incoming frame against them: a
+field of the wrong type or length is refused with an error naming it
+(``Expected `int`, got `str` - at `$.seq```).
+
+Evolving the protocol (msgspec's rules): a new field gets a default and
+goes last; fields are never reordered, renamed or retyped; an
+incompatible change bumps :data:`PROTOCOL_VERSION`.
+
+Client to server (imperatives)
+------------------------------
+``hello``   first frame: the client's protocol version and name.
+``join``    join a match in its lobby with a display name; answer ``joined``.
+``resume``  reconnect to a match with the player token; answer ``joined``
+            and the player's current state.
+``ready``   the player is ready (the match starts when all expected
+            players have joined and are ready, or when the host says so).
+``start``   the host starts the match now (needs the host token).
+``play``    one command in the pinned notation, with a sequence number.
+``resign``  give up (with a sequence number).
+``ping``    keep-alive; answered by ``pong``.
+
+Server to client (facts)
+------------------------
+``welcome``, ``joined``, ``lobby``, ``countdown``, ``started`` (the
+player's redacted view and legal moves, sent at the start instant, never
+before), ``position`` (an accepted command: new view, counters, legal
+moves), ``rejected`` (a refused command: code and reason; nothing
+changed), ``progress`` (another player's public progress), ``finished``
+(a player's game ended), ``results`` (ranked, with the revealed seed),
+``error`` (stable code, readable message), ``pong``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+PROTOCOL_VERSION = 1
+"""Version of this message set. A client with another version is refused with ``error`` code ``version``."""
+
+MAX_NAME = 24
+"""Longest display name, in characters."""
+MAX_TOKEN = 64
+MAX_CODE = 16
+MAX_COMMAND = 16
+"""Longest command text (``10-13x13`` is 8)."""
+
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME)]
+Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN)]
+Code = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CODE)]
+CommandText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_COMMAND)]
+Seq = Annotated[int, msgspec.Meta(ge=0, le=2**31)]
+CardText = Annotated[str, msgspec.Meta(max_length=3)]
+
+
+class _Message(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fields=False):
+    """Base of every message: a frozen struct tagged by ``type``."""
+
+
+# ---------------------------------------------------------------- client -> server
+
+
+class Hello(_Message, tag="hello"):
+    """First frame of a connection: protocol ``version`` and a ``client`` name."""
+
+    version: int
+    client: Annotated[str, msgspec.Meta(max_length=64)] = ""
+
+
+class Join(_Message, tag="join"):
+    """Join match ``match`` (its code) in the lobby as ``name`` (unique in the match)."""
+
+    match: Code
+    name: Name
+
+
+class Resume(_Message, tag="resume"):
+    """Reconnect to ``match`` with the secret player ``token`` (rotated on every resume)."""
+
+    match: Code
+    token: Token
+
+
+class Ready(_Message, tag="ready"):
+    """The player is ready to start."""
+
+
+class Start(_Message, tag="start"):
+    """The host starts the match now; ``host_token`` is the token ``POST /matches`` returned."""
+
+    host_token: Token
+
+
+class Play(_Message, tag="play"):
+    """One command in the pinned notation (RULES.md section 10).
+
+    ``seq`` numbers the player's commands from 1; a frame whose ``seq`` was
+    already accepted is acknowledged again, never applied twice.
+    """
+
+    seq: Seq
+    command: CommandText
+
+
+class Resign(_Message, tag="resign"):
+    """Give up the game (numbered like ``play``)."""
+
+    seq: Seq
+
+
+class Ping(_Message, tag="ping"):
+    """Keep-alive; ``nonce`` comes back in ``pong``."""
+
+    nonce: Annotated[int, msgspec.Meta(ge=0, le=2**53)] = 0
+
+
+ClientMessage = Hello | Join | Resume | Ready | Start | Play | Resign | Ping
+"""Every message a client may send."""
+
+
+# ---------------------------------------------------------------- server -> client
+
+
+class View(msgspec.Struct, frozen=True):
+    """A redacted position (RULES.md section 8): what the player may see.
+
+    ``tableau``: per column its face-up cards bottom to top; ``hidden``:
+    per column how many face-down cards lie under them; ``foundations``:
+    per slot its top card or ``"-"``; ``stock``: cards left in the stock
+    (a count, never their order); ``waste``: bottom to top.
+    """
+
+    tableau: list[list[CardText]]
+    hidden: list[int]
+    foundations: list[CardText]
+    stock: int
+    waste: list[CardText]
+    redeals_left: int
+
+
+class LegalMove(msgspec.Struct, frozen=True, array_like=True):
+    """A command the server would accept now and how many cards it moves: ``[command, cards]``."""
+
+    command: str
+    cards: int
+
+
+class Settings(msgspec.Struct, frozen=True):
+    """A match's settings (``POST /matches``)."""
+
+    variant: str
+    solvable_only: bool
+    players: int
+    time_limit_s: int
+    autoplay: bool
+    undo: str
+    hints: bool
+
+
+class PlayerInfo(msgspec.Struct, frozen=True):
+    """A player as everyone may see them in the lobby."""
+
+    name: str
+    ready: bool
+    connected: bool
+
+
+class Welcome(_Message, tag="welcome"):
+    """Answer to ``hello``: the server's protocol version and its limits."""
+
+    version: int
+    server: str
+    max_frame_bytes: int
+    messages_per_second: float
+
+
+class Joined(_Message, tag="joined"):
+    """You are ``name`` in ``match``; keep ``token`` secret: it resumes your game."""
+
+    match: str
+    name: str
+    token: str
+
+
+class Lobby(_Message, tag="lobby"):
+    """The match before it starts: state, players, settings, and the seed's commitment."""
+
+    match: str
+    state: Literal["preparing", "lobby", "countdown", "playing", "finished"]
+    players: list[PlayerInfo]
+    settings: Settings
+    commitment: str
+
+
+class Countdown(_Message, tag="countdown"):
+    """The match starts at ``start_at_ms`` (server time, ms since the epoch)."""
+
+    start_at_ms: int
+    seconds: float
+
+
+class Started(_Message, tag="started"):
+    """Your game: the redacted deal, the legal moves, the deadline (0: none)."""
+
+    start_at_ms: int
+    deadline_ms: int
+    view: View
+    legal: list[LegalMove]
+    moves: int
+    seq: int
+
+
+class Position(_Message, tag="position"):
+    """Command ``seq`` was accepted: your new view and counters.
+
+    ``status``: ``playing``, ``won``, ``dead`` (no card can reach a
+    foundation any more: undo where allowed, or resign), ``resigned`` or
+    ``timeout``.
+    """
+
+    seq: int
+    command: str
+    view: View
+    legal: list[LegalMove]
+    moves: int
+    undos: int
+    foundation: int
+    status: str
+    time_ms: int
+
+
+class Rejected(_Message, tag="rejected"):
+    """Command ``seq`` was refused; nothing changed. ``code`` is stable, ``reason`` readable."""
+
+    seq: int
+    command: str
+    code: str
+    reason: str
+
+
+class Progress(_Message, tag="progress"):
+    """Another player's public progress (never a board or a move)."""
+
+    name: str
+    moves: int
+    foundation: int
+    status: str
+    time_ms: int
+
+
+class Finished(_Message, tag="finished"):
+    """Player ``name``'s game ended with ``status`` after ``time_ms`` and ``moves``."""
+
+    name: str
+    status: str
+    time_ms: int
+    moves: int
+    foundation: int
+
+
+class ResultRow(msgspec.Struct, frozen=True):
+    """One line of the ranked results (DESIGN.md "Ranking")."""
+
+    rank: int
+    name: str
+    status: str
+    time_ms: int
+    moves: int
+    undos: int
+    hints: int
+    foundation: int
+
+
+class Results(_Message, tag="results"):
+    """The match is over: the ranking, the revealed seed and its commitment."""
+
+    match: str
+    ranking: list[ResultRow]
+    seed: str
+    commitment: str
+
+
+class Error(_Message, tag="error"):
+    """Something was wrong with a frame or a request; nothing changed.
+
+    ``code`` is one of :data:`ERROR_CODES`; ``message`` says what and why.
+    """
+
+    code: str
+    message: str
+
+
+class Pong(_Message, tag="pong"):
+    """Answer to ``ping``: its ``nonce`` and the server's clock (ms since the epoch)."""
+
+    nonce: int
+    server_time_ms: int
+
+
+ServerMessage = (
+    Welcome | Joined | Lobby | Countdown | Started | Position | Rejected | Progress | Finished | Results | Error | Pong
+)
+"""Every message a server may send."""
+
+ERROR_CODES = {
+    "frame_too_large": "the frame is larger than the server accepts",
+    "malformed": "the frame is not valid msgpack, or not a known message with the right fields",
+    "version": "the client speaks another protocol version",
+    "hello_first": "the first frame must be hello",
+    "no_match": "no match with that code",
+    "bad_token": "the token does not match",
+    "name_taken": "the display name is already used in this match",
+    "match_full": "the match has all its players",
+    "not_joined": "join or resume a match first",
+    "not_started": "the match has not started yet",
+    "game_over": "your game has ended",
+    "already_started": "the match has already started",
+    "rate_limited": "too many messages: slow down",
+    "not_host": "only the host may do that",
+    "replaced": "another connection with your token took over",
+    "internal": "the server failed to handle the frame; nothing changed",
+}
+"""Stable error codes and what they mean."""
