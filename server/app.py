@@ -1,0 +1,160 @@
+"""The Starlette application: routes, lifespan and the resources it owns.
+
+Routes: ``/play`` (WebSocket, players), ``POST /matches``,
+``GET /matches/{code}``, ``GET /matches/{code}/results``, ``GET /healthz``,
+``GET /metrics``. Resources (Redis or the embedded Redis, the solver
+process pool, the match service and its background tasks) are opened in
+the lifespan and closed there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from concurrent.futures import ProcessPoolExecutor
+
+import msgspec
+import redis.asyncio as aioredis
+from aiolimiter import AsyncLimiter
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+
+from protocol.codec import decode_server
+
+from .dealpool import fill_pool
+from .embedded_redis import EmbeddedRedis
+from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
+from .play import player_endpoint
+from .settings import Settings
+from .store import Store
+
+log = logging.getLogger("forty_thieves.app")
+
+
+class Metrics:
+    """The server's Prometheus metrics (one registry per app)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.connections = Gauge("ftr_connections", "open player connections", registry=self.registry)
+        self.commands = Counter("ftr_commands_total", "commands handled", registry=self.registry)
+        self.rejected = Counter("ftr_errors_total", "frames answered with an error", ["code"], registry=self.registry)
+        self.command_seconds = Histogram("ftr_command_seconds", "time to handle one play frame",
+                                         registry=self.registry,
+                                         buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5))
+        self.matches = Counter("ftr_matches_created_total", "matches created", registry=self.registry)
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": code, "message": message}, status_code=status)
+
+
+async def create_match(request: Request) -> Response:
+    service: MatchService = request.app.state.service
+    address = request.client.host if request.client else "?"
+    limiters: dict[str, AsyncLimiter] = request.app.state.create_limiters
+    limiter = limiters.setdefault(address, AsyncLimiter(service.settings.matches_per_min, 60))
+    if not limiter.has_capacity():
+        return _error(429, "rate_limited", "too many matches created from this address: wait a minute")
+    await limiter.acquire()
+    body = await request.body()
+    if len(body) > 4096:
+        return _error(413, "frame_too_large", "the request body is larger than 4 KiB")
+    try:
+        create = msgspec.json.decode(body or b"{}", type=CreateMatch)
+    except msgspec.ValidationError as error:
+        return _error(400, "malformed", f"invalid match settings: {error}")
+    except msgspec.DecodeError as error:
+        return _error(400, "malformed", f"the body is not JSON: {error}")
+    try:
+        created = await service.create(create)
+    except ServiceError as error:
+        return _error(400, error.code, error.message)
+    request.app.state.metrics.matches.inc()
+    return JSONResponse(created, status_code=201)
+
+
+async def match_state(request: Request) -> Response:
+    state = await request.app.state.service.public_state(request.path_params["code"][:32])
+    if state is None:
+        return _error(404, "no_match", "no match with that code")
+    return JSONResponse(state)
+
+
+async def match_results(request: Request) -> Response:
+    service: MatchService = request.app.state.service
+    code = request.path_params["code"][:32]
+    frame = await service.store.results(code)
+    if frame is None:
+        if await service.store.meta(code) is None:
+            return _error(404, "no_match", "no match with that code")
+        return _error(409, "not_finished", "the match has not finished: results come when every player has ended")
+    return JSONResponse(msgspec.to_builtins(decode_server(frame)))
+
+
+async def healthz(request: Request) -> Response:
+    try:
+        await request.app.state.service.store.redis.ping()
+    except Exception as error:  # noqa: BLE001 - report any Redis failure
+        return JSONResponse({"ok": False, "redis": str(error)}, status_code=503)
+    return JSONResponse({"ok": True})
+
+
+async def metrics(request: Request) -> Response:
+    return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    """Build the application; resources open in its lifespan."""
+    settings = settings or Settings.from_environ()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        embedded = None
+        url = settings.redis_url
+        if url is None:
+            embedded = EmbeddedRedis(settings.data_dir)
+            url = embedded.url
+            log.info("embedded Redis at %s", url)
+        client = aioredis.from_url(url, socket_timeout=None, health_check_interval=30)
+        executor = ProcessPoolExecutor(max_workers=max(1, settings.solver_workers))
+        store = Store(client, settings.retention_s)
+        service = MatchService(store, settings, executor)
+        service.metrics = app.state.metrics
+        app.state.service = service
+        await service.start_background()
+        if settings.solver_workers > 0:
+            service.spawn(service.run_forever(
+                lambda: fill_pool(store, executor, OFFERED_POOL_VARIANTS, settings.pool_target, settings.solver_seconds),
+                "deal pool"))
+        try:
+            yield
+        finally:
+            await service.stop_background()
+            executor.shutdown(wait=False, cancel_futures=True)
+            await client.aclose()
+            if embedded is not None:
+                embedded.close()
+
+    app = Starlette(
+        routes=[
+            WebSocketRoute("/play", player_endpoint),
+            Route("/matches", create_match, methods=["POST"]),
+            Route("/matches/{code}", match_state),
+            Route("/matches/{code}/results", match_results),
+            Route("/healthz", healthz),
+            Route("/metrics", metrics),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = Metrics()
+    app.state.create_limiters = {}
+    return app
+
+
+__all__ = ["Metrics", "create_app"]

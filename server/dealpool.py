@@ -1,0 +1,56 @@
+"""The pool of verified solvable deals (RULES.md section 9; issue 4 item 5).
+
+Solver worker processes (never the event loop) look for seeds whose deal
+the solver proves solvable; each process's filler task keeps
+``pool:VARIANT`` in Redis topped up to ``FTR_POOL_TARGET`` for the
+variants races offer first (classic, relaxed). The solution stays in
+Redis with the match (server side only) as the proof.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from concurrent.futures import Executor
+
+import msgspec
+
+from .engine import deal, find_variant
+from .engine.solver import Budget, solve
+from .store import Store
+
+log = logging.getLogger("forty_thieves.dealpool")
+
+
+def find_solvable(variant_name: str, seconds_per_seed: float, total_seconds: float) -> tuple[str, list[str]] | None:
+    """Try random seeds until the solver proves one solvable (runs in a worker process).
+
+    Returns ``(seed, winning commands)`` or ``None`` after ``total_seconds``.
+    """
+    variant = find_variant(variant_name)
+    stop = time.monotonic() + total_seconds
+    while time.monotonic() < stop:
+        seed = secrets.token_hex(16)
+        result = solve(deal(seed, variant), variant, Budget(nodes=10**9, seconds=seconds_per_seed), clock=time.monotonic)
+        if result.result == "solved":
+            return seed, list(result.moves)
+    return None
+
+
+async def fill_pool(store: Store, executor: Executor, variants: tuple[str, ...], target: int,
+                    seconds_per_seed: float) -> None:
+    """Keep each variant's pool at ``target`` deals; runs until cancelled."""
+    loop = asyncio.get_running_loop()
+    while True:
+        busy = False
+        for variant in variants:
+            if await store.pool_size(variant) < target:
+                busy = True
+                found = await loop.run_in_executor(executor, find_solvable, variant, seconds_per_seed, 60.0)
+                if found is not None:
+                    await store.pool_push(variant, msgspec.msgpack.encode(found))
+                    log.info("deal pool: one more solvable %s deal", variant)
+        if not busy:
+            await asyncio.sleep(1.0)

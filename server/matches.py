@@ -1,0 +1,619 @@
+"""The match service: lifecycle, commands, timers and fan-out (issue 4).
+
+One :class:`MatchService` per server process. It holds no match state of
+its own beyond caches: Redis (:mod:`server.store`) is the truth, so any
+process can serve any player, and a restarted process loses nothing.
+
+Lifecycle: ``preparing`` (waiting for a solvable deal) -> ``lobby`` ->
+``countdown`` -> ``playing`` -> ``finished``. Pure decisions (ranking) live
+in :mod:`server.ranking`; the WebSocket adapter is :mod:`server.play`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import secrets
+import time
+import uuid
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from protocol import messages as m
+from protocol.codec import encode
+from protocol.errors import NotationError
+
+from .engine import Game, IllegalCommandError, find_variant, format_position, parse_position
+from .engine.dead import Verdict, is_dead, stock_exhausted
+from .engine.deal import deal as deal_of
+from .ranking import Standing, rank
+from .settings import Settings
+from .store import Store, token_hash
+from .views import legal_message, view_message
+
+log = logging.getLogger("forty_thieves.matches")
+
+OFFERED_POOL_VARIANTS = ("classic", "relaxed")
+
+
+class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Body of ``POST /matches`` (JSON). Every field has a default."""
+
+    variant: str = "classic"
+    seed: str | None = None
+    solvable_only: bool = True
+    players: int = 2
+    time_limit_s: int = 1800
+    autoplay: bool = True
+    undo: str = "safe"
+    hints: bool = False
+
+
+class ServiceError(Exception):
+    """A refusal with a stable ``code`` (see ``protocol.messages.ERROR_CODES``) and a message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class Clock:
+    """Milliseconds on Redis's clock (``TIME``), read locally with a measured offset."""
+
+    def __init__(self) -> None:
+        self.offset_ms = 0.0
+
+    async def sync(self, store: Store) -> None:
+        before = time.time() * 1000
+        redis_ms = await store.time_ms()
+        after = time.time() * 1000
+        self.offset_ms = redis_ms - (before + after) / 2
+
+    def now_ms(self) -> int:
+        return int(time.time() * 1000 + self.offset_ms)
+
+
+@dataclass(eq=False)
+class Session:
+    """One live player connection in this process."""
+
+    send: Any  # async callable(bytes) -> None
+    close: Any  # async callable(code, reason) -> None
+    code: str = ""
+    name: str = ""
+    epoch: int = -1
+    game: Game | None = None
+    last_seq: int = 0
+    status: str = "lobby"
+    start_at_ms: int = 0
+    undos: int = 0
+    last_found_ms: int = 0
+    queue: asyncio.Queue[bytes | None] = field(default_factory=lambda: asyncio.Queue(maxsize=512))
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def push(self, frame: bytes) -> bool:
+        """Queue a frame for the writer; False when the queue is full (a stuck reader)."""
+        try:
+            self.queue.put_nowait(frame)
+            return True
+        except asyncio.QueueFull:
+            return False
+
+
+def commitment(seed: str) -> str:
+    """SHA-256 (hex) of the seed: published at creation, checked against the seed revealed at the end."""
+    return hashlib.sha256(seed.encode("utf-8")).hexdigest()
+
+
+class MatchService:
+    """Everything a process does for matches; see the module docstring."""
+
+    def __init__(self, store: Store, settings: Settings, executor: Executor | None) -> None:
+        self.store = store
+        self.settings = settings
+        self.executor = executor
+        self.clock = Clock()
+        self.process_id = uuid.uuid4().hex[:12]
+        self.local: dict[str, set[Session]] = {}
+        self.stream_ids: dict[str, str] = {}
+        self._deals: dict[str, tuple[str, Any, str, bool]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._wakeup = asyncio.Event()
+
+    # ------------------------------------------------------------ background tasks
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def run_forever(self, coro_factory: Any, name: str) -> None:
+        """Supervise a loop: log and restart it when it fails."""
+        while True:
+            try:
+                await coro_factory()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s failed; restarting in 0.5 s", name)
+                await asyncio.sleep(0.5)
+
+    async def start_background(self) -> None:
+        await self.clock.sync(self.store)
+        self.spawn(self.run_forever(self._reader, "event reader"))
+        self.spawn(self.run_forever(self._timers, "timers"))
+        self.spawn(self.run_forever(self._clock_sync, "clock sync"))
+
+    async def stop_background(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _clock_sync(self) -> None:
+        while True:
+            await asyncio.sleep(30)
+            await self.clock.sync(self.store)
+
+    # ------------------------------------------------------------ creating matches
+
+    async def create(self, request: CreateMatch) -> dict[str, Any]:
+        """Create a match; returns its code, the host token and the seed's commitment.
+
+        Raises :class:`ServiceError` for a bad request (unknown variant, bad
+        undo policy, player count or time limit out of range).
+        """
+        try:
+            variant = find_variant(request.variant)
+        except NotationError as error:
+            raise ServiceError("malformed", str(error)) from None
+        if request.undo not in ("none", "safe", "full"):
+            raise ServiceError("malformed", "undo must be 'none', 'safe' or 'full'")
+        if not 1 <= request.players <= self.settings.max_players:
+            raise ServiceError("malformed", f"players must be 1..{self.settings.max_players}")
+        if not 0 <= request.time_limit_s <= 86400:
+            raise ServiceError("malformed", "time_limit_s must be 0 (none) .. 86400 seconds")
+        if request.seed is not None and not 0 < len(request.seed) <= 200:
+            raise ServiceError("malformed", "a seed is 1..200 characters")
+        code = secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
+        host_token = secrets.token_urlsafe(24)
+        seed = request.seed
+        solution = ""
+        state = "lobby"
+        if seed is None and request.solvable_only:
+            item = await self.store.pool_pop(variant.name)
+            if item is not None:
+                seed, moves = msgspec.msgpack.decode(item)
+                solution = json.dumps(moves)
+            else:
+                state = "preparing"
+        if seed is None and not request.solvable_only:
+            seed = secrets.token_hex(16)
+        settings = m.Settings(variant.name, request.solvable_only, request.players, request.time_limit_s,
+                              request.autoplay, request.undo, request.hints)
+        fields: dict[str, Any] = {
+            "state": state, "settings": msgspec.json.encode(settings).decode(), "host": token_hash(host_token),
+            "created_ms": self.clock.now_ms(), "active": 0, "solution": solution,
+        }
+        if seed is not None:
+            fields.update(seed=seed, commitment=commitment(seed), deal=format_position(deal_of(seed, variant)))
+        else:
+            fields.update(commitment="")  # set with the deal once the pool delivers one (_prepare)
+        await self.store.create_match(code, fields)
+        if state == "preparing":
+            self.spawn(self._prepare(code, variant.name))
+        meta = await self.store.meta(code)
+        assert meta is not None
+        return {"code": code, "host_token": host_token, "commitment": meta.get("commitment", ""), "state": state}
+
+    async def _prepare(self, code: str, variant: str) -> None:
+        """Wait for a solvable deal from the pool, then open the lobby."""
+        while True:
+            item = await self.store.pool_pop(variant)
+            if item is not None:
+                break
+            await asyncio.sleep(0.2)
+        seed, moves = msgspec.msgpack.decode(item)
+        v = find_variant(variant)
+        await self.store.set_meta(code, seed=seed, commitment=commitment(seed), deal=format_position(deal_of(seed, v)),
+                                  solution=json.dumps(moves))
+        await self.store.transition(code, "preparing", "lobby")
+        await self.publish_lobby(code)
+
+    # ------------------------------------------------------------ public state
+
+    async def public_state(self, code: str) -> dict[str, Any] | None:
+        """What anyone may read about a match (never the seed before the end, never a board)."""
+        meta = await self.store.meta(code)
+        if meta is None:
+            return None
+        players = await self.store.players(code)
+        state = meta["state"]
+        result: dict[str, Any] = {
+            "code": code, "state": state, "settings": json.loads(meta["settings"]),
+            "commitment": meta.get("commitment", ""), "start_at_ms": int(meta.get("start_at_ms", 0) or 0),
+            "deadline_ms": int(meta.get("deadline_ms", 0) or 0), "boards_public": False,
+            "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.status,
+                         "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
+        }
+        if state == "finished":
+            result["seed"] = meta.get("seed", "")
+        return result
+
+    async def lobby_message(self, code: str) -> m.Lobby:
+        meta = await self.store.meta(code)
+        assert meta is not None
+        players = await self.store.players(code)
+        return m.Lobby(
+            match=code, state=meta["state"],  # type: ignore[arg-type]
+            players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
+            settings=msgspec.json.decode(meta["settings"], type=m.Settings), commitment=meta.get("commitment", ""),
+        )
+
+    async def publish_lobby(self, code: str) -> None:
+        await self.store.add_event(code, encode(await self.lobby_message(code)))
+
+    # ------------------------------------------------------------ joining
+
+    async def join(self, session: Session, code: str, name: str) -> None:
+        meta = await self.store.meta(code)
+        if meta is None:
+            raise ServiceError("no_match", f"no match with code {code!r}")
+        if any(ord(c) < 32 for c in name) or name != name.strip():
+            raise ServiceError("malformed", "a display name has no control characters and no outer spaces")
+        token = secrets.token_urlsafe(24)
+        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        status, _ = await self.store.join(code, name, token_hash(token), settings.players, self.clock.now_ms())
+        if status != "ok":
+            messages = {"no_match": f"no match with code {code!r}", "already_started": "the match has already started",
+                        "name_taken": f"the name {name!r} is already taken in this match",
+                        "match_full": f"the match has all its {settings.players} players"}
+            raise ServiceError(status, messages[status])
+        await self._attach(session, code, name, 0)
+        session.push(encode(m.Joined(code, name, token)))
+        await self.publish_lobby(code)
+
+    async def resume(self, session: Session, code: str, token: str) -> None:
+        new_token = secrets.token_urlsafe(24)
+        status, name, epoch = await self.store.resume(code, token_hash(token), token_hash(new_token))
+        if status != "ok":
+            raise ServiceError("bad_token", "that token does not belong to a player of this match")
+        await self._attach(session, code, name, epoch)
+        await self.store.add_event(code, msgspec.msgpack.encode([name, epoch]), kind="takeover")
+        session.push(encode(m.Joined(code, name, new_token)))
+        record = await self.store.player(code, name)
+        meta = await self.store.meta(code)
+        assert record is not None and meta is not None
+        session.last_seq = record.seq
+        session.push(encode(await self.lobby_message(code)))
+        if meta["state"] == "countdown":
+            start_at = int(meta["start_at_ms"])
+            session.push(encode(m.Countdown(start_at, max(0.0, (start_at - self.clock.now_ms()) / 1000))))
+        elif meta["state"] in ("playing", "finished"):
+            await self._open_game(session, meta)
+            if meta["state"] == "finished":
+                results = await self.store.results(code)
+                if results:
+                    session.push(results)
+
+    async def _attach(self, session: Session, code: str, name: str, epoch: int) -> None:
+        for other in list(self.local.get(code, ())):
+            if other.name == name and other is not session:
+                await self._replace(other)
+        session.code, session.name, session.epoch = code, name, epoch
+        self.local.setdefault(code, set()).add(session)
+        if code not in self.stream_ids:
+            self.stream_ids[code] = await self.store.last_event_id(code)
+            self._wakeup.set()
+        await self.store.set_player(code, name, connected=1)
+
+    async def _replace(self, old: Session) -> None:
+        self.detach(old)
+        old.push(encode(m.Error("replaced", "another connection with your token took over this game")))
+        old.push(None)
+
+    def detach(self, session: Session) -> None:
+        sessions = self.local.get(session.code)
+        if sessions is not None:
+            sessions.discard(session)
+            if not sessions:
+                del self.local[session.code]
+                self.stream_ids.pop(session.code, None)
+
+    async def disconnected(self, session: Session) -> None:
+        """The socket closed: forget it; mark the player away unless a newer connection took over."""
+        if not session.code:
+            return
+        self.detach(session)
+        record = await self.store.player(session.code, session.name)
+        if record is not None and record.epoch == session.epoch:
+            await self.store.set_player(session.code, session.name, connected=0)
+
+    # ------------------------------------------------------------ lobby and start
+
+    async def ready(self, session: Session) -> None:
+        self._require_joined(session)
+        await self.store.set_player(session.code, session.name, ready=1)
+        await self.publish_lobby(session.code)
+        meta = await self.store.meta(session.code)
+        assert meta is not None
+        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        players = await self.store.players(session.code)
+        if meta["state"] == "lobby" and len(players) >= settings.players and all(p.ready for p in players):
+            await self.start_countdown(session.code)
+
+    async def host_start(self, session: Session, host_token: str) -> None:
+        self._require_joined(session)
+        meta = await self.store.meta(session.code)
+        assert meta is not None
+        if not secrets.compare_digest(meta.get("host", ""), token_hash(host_token)):
+            raise ServiceError("not_host", "only the host may start the match (wrong host token)")
+        if meta["state"] == "preparing":
+            raise ServiceError("not_started", "the deal is still being prepared; start again in a moment")
+        if meta["state"] != "lobby":
+            raise ServiceError("already_started", "the match has already started")
+        await self.start_countdown(session.code)
+
+    async def start_countdown(self, code: str) -> None:
+        meta = await self.store.meta(code)
+        assert meta is not None
+        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        start_at = self.clock.now_ms() + int(self.settings.countdown_s * 1000)
+        deadline = start_at + settings.time_limit_s * 1000 if settings.time_limit_s else 0
+        event = encode(m.Countdown(start_at, self.settings.countdown_s))
+        if await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at, deadline_ms=deadline):
+            await self.store.add_timer(code, "start", start_at)
+            if deadline:
+                await self.store.add_timer(code, "deadline", deadline)
+
+    # ------------------------------------------------------------ timers
+
+    async def _timers(self) -> None:
+        while True:
+            now = self.clock.now_ms()
+            for code, kind in await self.store.due_timers(now):
+                if not await self.store.lease(f"{code} {kind}", self.process_id, 10_000):
+                    continue
+                if kind == "start":
+                    await self.store.start(code, encode(m.Lobby(match=code, state="playing", players=[],
+                                                               settings=(await self.lobby_message(code)).settings,
+                                                               commitment="")))
+                elif kind == "deadline":
+                    await self._deadline(code)
+                await self.store.done_timer(code, kind)
+            due = await self.store.next_timer_ms()
+            wait = 0.1 if due is None else min(0.1, max(0.0, (due - self.clock.now_ms()) / 1000))
+            await asyncio.sleep(wait)
+
+    async def _deadline(self, code: str) -> None:
+        meta = await self.store.meta(code)
+        if meta is None or meta["state"] != "playing":
+            return
+        limit_ms = int(meta["deadline_ms"]) - int(meta["start_at_ms"])
+        for record in await self.store.players(code):
+            if record.status == "playing":
+                frame = encode(m.Finished(record.name, "timeout", limit_ms, record.moves, record.foundation))
+                status, active = await self.store.end_player(code, record.name, "timeout", limit_ms, frame)
+                if status == "ok" and active == 0:
+                    await self.finalize(code)
+
+    # ------------------------------------------------------------ fan-out
+
+    async def _reader(self) -> None:
+        """The one reader of this process: match streams -> local sessions' queues."""
+        while True:
+            if not self.stream_ids:
+                self._wakeup.clear()
+                try:
+                    await asyncio.wait_for(self._wakeup.wait(), timeout=0.5)
+                except TimeoutError:
+                    pass
+                continue
+            events = await self.store.read_events(dict(self.stream_ids), block_ms=100)
+            for code, entry_id, fields in events:
+                if code in self.stream_ids:
+                    self.stream_ids[code] = entry_id
+                await self._dispatch(code, fields)
+
+    async def _dispatch(self, code: str, fields: dict[bytes, bytes]) -> None:
+        kind = fields.get(b"k", b"public")
+        frame = fields[b"m"]
+        sessions = list(self.local.get(code, ()))
+        if kind == b"public":
+            origin = fields.get(b"n", b"").decode()
+            for session in sessions:
+                if session.name != origin and not session.push(frame):
+                    await self._drop_slow(session)
+        elif kind == b"start":
+            meta = await self.store.meta(code)
+            if meta is not None:
+                for session in sessions:
+                    await self._open_game(session, meta)
+        elif kind == b"takeover":
+            name, epoch = msgspec.msgpack.decode(frame)
+            for session in sessions:
+                if session.name == name and session.epoch < epoch:
+                    await self._replace(session)
+
+    async def _drop_slow(self, session: Session) -> None:
+        self.detach(session)
+        session.push(None)
+
+    # ------------------------------------------------------------ playing
+
+    def _deal_for(self, code: str, meta: dict[str, str]) -> tuple[Any, Any, m.Settings]:
+        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        variant = find_variant(settings.variant)
+        return parse_position(meta["deal"], variant), variant, settings
+
+    async def _open_game(self, session: Session, meta: dict[str, str]) -> None:
+        """Rebuild the player's game from the deal and the move log; send ``started``."""
+        async with session.lock:
+            position, variant, settings = self._deal_for(session.code, meta)
+            game = Game(position, variant, autoplay=settings.autoplay, undo=settings.undo)
+            for command, _ in await self.store.log(session.code, session.name):
+                game.play(command)
+            record = await self.store.player(session.code, session.name)
+            assert record is not None
+            session.game = game
+            session.status = record.status
+            session.last_seq = record.seq
+            session.start_at_ms = int(meta["start_at_ms"])
+            session.last_found_ms = record.last_found_ms
+            legal = game.legal_moves() if record.status == "playing" else []
+            session.push(encode(m.Started(session.start_at_ms, int(meta.get("deadline_ms", 0) or 0),
+                                          view_message(game.position), legal_message(legal), game.moves,
+                                          record.seq)))
+
+    def _require_joined(self, session: Session) -> None:
+        if not session.code:
+            raise ServiceError("not_joined", "join or resume a match first")
+
+    async def play(self, session: Session, seq: int, command: str) -> None:
+        """Validate and apply one command; answer ``position`` or ``rejected``."""
+        self._require_joined(session)
+        async with session.lock:
+            game = session.game
+            if game is None:
+                raise ServiceError("not_started", "the match has not started yet: wait for the deal")
+            if seq <= session.last_seq:
+                session.push(encode(self._position(session, seq, command)))
+                return
+            if session.status != "playing":
+                raise ServiceError("game_over", f"your game has ended ({session.status})")
+            now = self.clock.now_ms()
+            time_ms = max(0, now - session.start_at_ms)
+            before_found = game.position.foundation_cards
+            try:
+                game.play(command)
+            except (NotationError, IllegalCommandError) as error:
+                code = getattr(error, "code", "illegal")
+                session.push(encode(m.Rejected(seq, command, code, str(error))))
+                return
+            found = game.position.foundation_cards
+            if found != before_found:
+                session.last_found_ms = time_ms
+            status = "won" if game.is_won else "playing"
+            ends = status == "won"
+            events = [encode(m.Progress(session.name, game.moves, found, status, time_ms))]
+            if ends:
+                events.append(encode(m.Finished(session.name, status, time_ms, game.moves, found)))
+            record = {"moves": game.moves, "undos": game.undos, "hints": 0, "foundation": found, "status": status,
+                      "time_ms": time_ms, "last_found_ms": session.last_found_ms}
+            result, active = await self.store.commit(session.code, session.name, session.epoch, seq,
+                                                     f"{command} {time_ms}", record, ends, events)
+            if result != "ok":
+                await self._reload(session)
+                if result == "stale":
+                    raise ServiceError("replaced", "another connection with your token took over this game")
+                if result == "dup":
+                    session.push(encode(self._position(session, seq, command)))
+                    return
+                raise ServiceError("game_over", "your game has ended")
+            session.last_seq = seq
+            session.status = status
+            session.push(encode(self._position(session, seq, command, time_ms)))
+        if ends and active == 0:
+            await self.finalize(session.code)
+        elif status == "playing" and stock_exhausted(game.position, game.variant):
+            self.spawn(self._check_dead(session, game.moves))
+
+    def _position(self, session: Session, seq: int, command: str, time_ms: int | None = None) -> m.Position:
+        game = session.game
+        assert game is not None
+        legal = game.legal_moves() if session.status == "playing" else []
+        if time_ms is None:
+            time_ms = max(0, self.clock.now_ms() - session.start_at_ms)
+        return m.Position(seq, command, view_message(game.position), legal_message(legal), game.moves, game.undos,
+                          game.position.foundation_cards, session.status, time_ms)
+
+    async def _reload(self, session: Session) -> None:
+        meta = await self.store.meta(session.code)
+        if meta is not None:
+            position, variant, settings = self._deal_for(session.code, meta)
+            game = Game(position, variant, autoplay=settings.autoplay, undo=settings.undo)
+            for command, _ in await self.store.log(session.code, session.name):
+                game.play(command)
+            session.game = game
+            record = await self.store.player(session.code, session.name)
+            if record is not None:
+                session.last_seq, session.status = record.seq, record.status
+
+    async def _check_dead(self, session: Session, moves: int) -> None:
+        """Dead-game check in a worker process (never in the event loop)."""
+        game = session.game
+        if game is None:
+            return
+        position, variant = game.position, game.variant
+        loop = asyncio.get_running_loop()
+        verdict = await loop.run_in_executor(self.executor, is_dead, position, variant, self.settings.dead_budget)
+        if verdict is not Verdict.DEAD:
+            return
+        async with session.lock:
+            if session.game is not game or game.moves != moves or session.status != "playing":
+                return  # the player moved on meanwhile
+            time_ms = max(0, self.clock.now_ms() - session.start_at_ms)
+            if game.undo_refusal() is None:
+                frame = self._position(session, session.last_seq, "", time_ms)
+                session.push(encode(msgspec.structs.replace(frame, status="dead")))
+                return
+            found = game.position.foundation_cards
+            status, active = await self.store.end_player(
+                session.code, session.name, "dead", time_ms,
+                encode(m.Finished(session.name, "dead", time_ms, game.moves, found)))
+            if status != "ok":
+                return
+            session.status = "dead"
+            session.push(encode(self._position(session, session.last_seq, "", time_ms)))
+        if active == 0:
+            await self.finalize(session.code)
+
+    async def resign(self, session: Session, seq: int) -> None:
+        self._require_joined(session)
+        async with session.lock:
+            game = session.game
+            if game is None:
+                raise ServiceError("not_started", "the match has not started yet")
+            if seq <= session.last_seq:
+                session.push(encode(self._position(session, seq, "resign")))
+                return
+            if session.status != "playing":
+                raise ServiceError("game_over", f"your game has ended ({session.status})")
+            time_ms = max(0, self.clock.now_ms() - session.start_at_ms)
+            found = game.position.foundation_cards
+            record = {"moves": game.moves, "undos": game.undos, "hints": 0, "foundation": found, "status": "resigned",
+                      "time_ms": time_ms, "last_found_ms": session.last_found_ms}
+            events = [encode(m.Finished(session.name, "resigned", time_ms, game.moves, found))]
+            result, active = await self.store.commit(session.code, session.name, session.epoch, seq, "", record, True,
+                                                     events)
+            if result != "ok":
+                await self._reload(session)
+                raise ServiceError("game_over" if result != "stale" else "replaced", "your game has ended")
+            session.last_seq, session.status = seq, "resigned"
+            session.push(encode(self._position(session, seq, "resign", time_ms)))
+        if active == 0:
+            await self.finalize(session.code)
+
+    # ------------------------------------------------------------ the end
+
+    async def finalize(self, code: str) -> None:
+        """Every player has ended: rank, reveal the seed, publish the results (once)."""
+        meta = await self.store.meta(code)
+        if meta is None or meta["state"] != "playing":
+            return
+        players = await self.store.players(code)
+        standings = [Standing(p.name, p.status, p.time_ms, p.moves, p.undos, p.hints, p.foundation, p.last_found_ms)
+                     for p in players]
+        rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation)
+                for r, s in rank(standings)]
+        frame = encode(m.Results(code, rows, meta.get("seed", ""), meta.get("commitment", "")))
+        await self.store.store_results(code, frame)
+        if await self.store.transition(code, "playing", "finished", frame, finished_ms=self.clock.now_ms()):
+            await self.store.done_timer(code, "deadline")
+            await self.store.expire_match(code)

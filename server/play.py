@@ -1,0 +1,142 @@
+"""The players' WebSocket endpoint: a short loop of receive, decode, handle, send.
+
+One writer task per socket drains the session's bounded queue; the receive
+loop always runs (Starlette notices a disconnect only on receive). No rules,
+Redis keys or redaction here: those live in :mod:`server.matches`,
+:mod:`server.store` and :mod:`server.engine.view`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from aiolimiter import AsyncLimiter
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from protocol import messages as m
+from protocol.codec import ProtocolError, decode_client, encode
+
+from .matches import MatchService, ServiceError, Session
+
+log = logging.getLogger("forty_thieves.play")
+
+MAX_STRIKES = 20
+"""Rate-limited frames in a row before the connection is closed (code 1008)."""
+
+
+async def _writer(websocket: WebSocket, session: Session) -> None:
+    while True:
+        frame = await session.queue.get()
+        if frame is None:
+            await websocket.close(code=4000, reason="closed by the server (replaced or too slow)")
+            return
+        await websocket.send_bytes(frame)
+
+
+async def player_endpoint(websocket: WebSocket) -> None:
+    """``/play``: one player connection (see :mod:`protocol.messages` for the frames)."""
+    service: MatchService = websocket.app.state.service
+    settings = service.settings
+    await websocket.accept()
+
+    async def send(frame: bytes) -> None:
+        await websocket.send_bytes(frame)
+
+    async def close(code: int, reason: str) -> None:
+        await websocket.close(code=code, reason=reason)
+
+    session = Session(send=send, close=close)
+    writer = asyncio.create_task(_writer(websocket, session))
+    limiter = AsyncLimiter(settings.burst, settings.burst / settings.rate)
+    greeted = False
+    strikes = 0
+    metrics = websocket.app.state.metrics
+    metrics.connections.inc()
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            data = message.get("bytes")
+            if data is None:
+                session.push(encode(m.Error("malformed", "frames are binary msgpack, not text")))
+                continue
+            if not limiter.has_capacity():
+                strikes += 1
+                metrics.rejected.labels("rate_limited").inc()
+                session.push(encode(m.Error("rate_limited", f"more than {settings.rate:g} messages per second: slow down")))
+                if strikes >= MAX_STRIKES:
+                    await asyncio.sleep(0)
+                    session.push(None)
+                    break
+                continue
+            strikes = 0
+            await limiter.acquire()
+            if len(data) > settings.max_frame_bytes:
+                session.push(encode(m.Error("frame_too_large", f"frame of {len(data)} bytes; at most {settings.max_frame_bytes}")))
+                continue
+            try:
+                request = decode_client(data)
+            except ProtocolError as error:
+                metrics.rejected.labels(error.code).inc()
+                session.push(encode(m.Error(error.code, str(error))))
+                continue
+            if not greeted:
+                if not isinstance(request, m.Hello):
+                    session.push(encode(m.Error("hello_first", "the first frame must be hello with the protocol version")))
+                    continue
+                if request.version != m.PROTOCOL_VERSION:
+                    session.push(encode(m.Error("version", f"this server speaks protocol version {m.PROTOCOL_VERSION}, "
+                                                           f"the client {request.version}: update the client")))
+                    session.push(None)
+                    break
+                greeted = True
+                session.push(encode(m.Welcome(m.PROTOCOL_VERSION, "forty-thieves-race", settings.max_frame_bytes,
+                                              settings.rate)))
+                continue
+            try:
+                await _handle(service, session, request)
+            except ServiceError as error:
+                metrics.rejected.labels(error.code).inc()
+                session.push(encode(m.Error(error.code, error.message)))
+            except Exception:  # a server bug must not take the connection or the process down
+                log.exception("handling %r failed", request)
+                session.push(encode(m.Error("internal", "the server failed to handle that frame; nothing changed")))
+    except WebSocketDisconnect:
+        pass
+    finally:
+        metrics.connections.dec()
+        await service.disconnected(session)
+        if not writer.done():
+            session.push(None)
+            try:
+                await asyncio.wait_for(writer, timeout=1)
+            except Exception:
+                writer.cancel()
+
+
+async def _handle(service: MatchService, session: Session, request: m.ClientMessage) -> None:
+    metrics = service.metrics
+    match request:
+        case m.Play(seq=seq, command=command):
+            with metrics.command_seconds.time():
+                await service.play(session, seq, command)
+        case m.Join(match=code, name=name):
+            if session.code:
+                raise ServiceError("malformed", "this connection has joined a match already")
+            await service.join(session, code, name)
+        case m.Resume(match=code, token=token):
+            if session.code:
+                raise ServiceError("malformed", "this connection has joined a match already")
+            await service.resume(session, code, token)
+        case m.Ready():
+            await service.ready(session)
+        case m.Start(host_token=token):
+            await service.host_start(session, token)
+        case m.Resign(seq=seq):
+            await service.resign(session, seq)
+        case m.Ping(nonce=nonce):
+            session.push(encode(m.Pong(nonce, service.clock.now_ms())))
+        case m.Hello():
+            raise ServiceError("malformed", "hello was already received")

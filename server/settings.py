@@ -1,0 +1,82 @@
+"""Server settings, read from the environment in one place (Starlette ``Config``).
+
+=========================  =========  ==============================================
+variable                   default    meaning
+=========================  =========  ==============================================
+``FTR_HOST``               127.0.0.1  address to listen on
+``FTR_PORT``               8000       port to listen on
+``REDIS_URL``              (unset)    Redis to use; unset: start an embedded Redis
+``FTR_DATA_DIR``           user data  folder of the embedded Redis's database file
+``FTR_COUNTDOWN_S``        3          seconds between "start" and the deal
+``FTR_RETENTION_S``        86400      seconds a finished match's keys are kept
+``FTR_MAX_PLAYERS``        8          most players one match may have
+``FTR_RATE``               20         messages per second a connection may send
+``FTR_BURST``              40         messages a connection may send at once
+``FTR_MAX_FRAME_BYTES``    4096       largest WebSocket frame accepted (bytes)
+``FTR_MATCHES_PER_MIN``    30         matches one address may create per minute
+``FTR_POOL_TARGET``        2          verified solvable deals kept ready per variant
+``FTR_SOLVER_WORKERS``     1          solver worker processes (0: no deal pool)
+``FTR_SOLVER_SECONDS``     10         solver budget per candidate deal (seconds)
+``FTR_DEAD_BUDGET``        20000      dead-game search budget (positions)
+=========================  =========  ==============================================
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from starlette.config import Config
+
+import platformdirs
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The server's settings (see the module docstring for the variables)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    redis_url: str | None = None
+    data_dir: str = ""
+    countdown_s: float = 3.0
+    retention_s: int = 86400
+    max_players: int = 8
+    rate: float = 20.0
+    burst: int = 40
+    max_frame_bytes: int = 4096
+    matches_per_min: int = 30
+    pool_target: int = 2
+    solver_workers: int = 1
+    solver_seconds: float = 10.0
+    dead_budget: int = 20000
+
+    @classmethod
+    def from_environ(cls, environ: dict[str, str] | None = None) -> "Settings":
+        """Read every setting from ``environ`` (default: ``os.environ``)."""
+        config = Config(environ=environ if environ is not None else dict(os.environ))
+        return cls(
+            host=config("FTR_HOST", default="127.0.0.1"),
+            port=config("FTR_PORT", cast=int, default=8000),
+            redis_url=config("REDIS_URL", default=None) or None,
+            data_dir=config("FTR_DATA_DIR", default="") or platformdirs.user_data_dir("forty-thieves-race"),
+            countdown_s=config("FTR_COUNTDOWN_S", cast=float, default=3.0),
+            retention_s=config("FTR_RETENTION_S", cast=int, default=86400),
+            max_players=config("FTR_MAX_PLAYERS", cast=int, default=8),
+            rate=config("FTR_RATE", cast=float, default=20.0),
+            burst=config("FTR_BURST", cast=int, default=40),
+            max_frame_bytes=config("FTR_MAX_FRAME_BYTES", cast=int, default=4096),
+            matches_per_min=config("FTR_MATCHES_PER_MIN", cast=int, default=30),
+            pool_target=config("FTR_POOL_TARGET", cast=int, default=2),
+            solver_workers=config("FTR_SOLVER_WORKERS", cast=int, default=1),
+            solver_seconds=config("FTR_SOLVER_SECONDS", cast=float, default=10.0),
+            dead_budget=config("FTR_DEAD_BUDGET", cast=int, default=20000),
+        )
+
+
+ENVIRONMENT_VARIABLES = (
+    "FTR_HOST", "FTR_PORT", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
+    "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
+    "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET",
+)
+"""Every environment variable the server reads (a test checks docker-compose.yml names only these)."""

@@ -1,0 +1,385 @@
+"""Every Redis key, script and transaction of the race server (DESIGN.md "Redis").
+
+Keys of one match share the hash tag ``{m:CODE}`` so a Redis Cluster keeps
+them on one node:
+
+=========================  ===================================================
+key                        holds
+=========================  ===================================================
+``{m:C}:meta``             hash: settings (JSON), state, seed and deal (secret
+                           until the end), commitment, host token hash,
+                           start and deadline (ms), players left playing
+``{m:C}:roster``           list: player names in join order
+``{m:C}:tokens``           hash: SHA-256 of a player token -> player name
+``{m:C}:p:NAME``           hash: a player: token hash, epoch, ready, connected,
+                           last accepted seq, moves, undos, hints, foundation
+                           cards, status, time and last-foundation time (ms)
+``{m:C}:log:NAME``         list: the player's accepted commands, ``"cmd ms"``
+``{m:C}:events``           stream: public events (field ``m``: msgpack frame)
+``{m:C}:results``          the final results frame (msgpack)
+``timers``                 sorted set: ``CODE start|deadline`` by due time (ms)
+``pool:VARIANT``           list: verified solvable deals (msgpack)
+=========================  ===================================================
+
+A player's game is its deal plus its move log; :data:`COMMIT` writes one
+accepted command, the player's progress and the public event in one
+script (one round trip), after checking the connection's epoch and the
+command's sequence number so a retried frame is never applied twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+
+EVENTS_MAXLEN = 20000
+"""Approximate cap of a match's event stream."""
+
+
+def token_hash(token: str) -> str:
+    """Tokens are stored only as their SHA-256 (hex)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def meta_key(code: str) -> str:
+    return f"{{m:{code}}}:meta"
+
+
+def roster_key(code: str) -> str:
+    return f"{{m:{code}}}:roster"
+
+
+def tokens_key(code: str) -> str:
+    return f"{{m:{code}}}:tokens"
+
+
+def player_key(code: str, name: str) -> str:
+    return f"{{m:{code}}}:p:{name}"
+
+
+def log_key(code: str, name: str) -> str:
+    return f"{{m:{code}}}:log:{name}"
+
+
+def events_key(code: str) -> str:
+    return f"{{m:{code}}}:events"
+
+
+def results_key(code: str) -> str:
+    return f"{{m:{code}}}:results"
+
+
+TIMERS = "timers"
+
+
+def pool_key(variant: str) -> str:
+    return f"pool:{variant}"
+
+
+JOIN = """
+-- KEYS: meta, roster, tokens, player, events ; ARGV: name, token hash, max players, now ms, event
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'no_match'} end
+if state ~= 'lobby' and state ~= 'preparing' then return {'already_started'} end
+if redis.call('EXISTS', KEYS[4]) == 1 then return {'name_taken'} end
+local count = redis.call('LLEN', KEYS[2])
+if count >= tonumber(ARGV[3]) then return {'match_full'} end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[4], 'name', ARGV[1], 'token', ARGV[2], 'epoch', 0, 'ready', 0, 'connected', 0,
+  'seq', 0, 'moves', 0, 'undos', 0, 'hints', 0, 'foundation', 0, 'status', 'lobby', 'time_ms', 0,
+  'last_found_ms', 0, 'joined_ms', ARGV[4])
+redis.call('HINCRBY', KEYS[1], 'active', 1)
+return {'ok', count + 1}
+"""
+
+RESUME = """
+-- KEYS: tokens, player-prefix ; ARGV: old token hash, new token hash
+local name = redis.call('HGET', KEYS[1], ARGV[1])
+if not name then return {'bad_token'} end
+local pkey = KEYS[2] .. name
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[2], name)
+redis.call('HSET', pkey, 'token', ARGV[2])
+local epoch = redis.call('HINCRBY', pkey, 'epoch', 1)
+return {'ok', name, epoch}
+"""
+
+COMMIT = """
+-- KEYS: player, log, events, meta
+-- ARGV: epoch, seq, log entry ('' for none), moves, undos, hints, foundation, status, time_ms,
+--       last_found_ms, ends (0|1), event frames...
+local p = redis.call('HMGET', KEYS[1], 'epoch', 'seq', 'status')
+if p[1] ~= ARGV[1] then return {'stale'} end
+if tonumber(p[2]) >= tonumber(ARGV[2]) then return {'dup'} end
+if p[3] ~= 'playing' then return {'game_over'} end
+if redis.call('HGET', KEYS[4], 'state') ~= 'playing' then return {'not_playing'} end
+if ARGV[3] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[3]) end
+redis.call('HSET', KEYS[1], 'seq', ARGV[2], 'moves', ARGV[4], 'undos', ARGV[5], 'hints', ARGV[6],
+  'foundation', ARGV[7], 'status', ARGV[8], 'time_ms', ARGV[9], 'last_found_ms', ARGV[10])
+local last = ''
+for i = 12, #ARGV do
+  last = redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[i], 'k', 'public', 'n', redis.call('HGET', KEYS[1], 'name'))
+end
+local active = -1
+if ARGV[11] == '1' then active = redis.call('HINCRBY', KEYS[4], 'active', -1) end
+return {'ok', last, active}
+""" % EVENTS_MAXLEN
+
+START = """
+-- KEYS: meta, roster, events, player-prefix ; ARGV: event frame
+if redis.call('HGET', KEYS[1], 'state') ~= 'countdown' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'playing')
+local names = redis.call('LRANGE', KEYS[2], 0, -1)
+for _, name in ipairs(names) do redis.call('HSET', KEYS[4] .. name, 'status', 'playing') end
+redis.call('HSET', KEYS[1], 'active', #names)
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'start')
+return 1
+""" % EVENTS_MAXLEN
+
+END_PLAYER = """
+-- KEYS: player, events, meta ; ARGV: status, time_ms, event frame
+if redis.call('HGET', KEYS[1], 'status') ~= 'playing' then return {'game_over', -1} end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'time_ms', ARGV[2])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'public')
+return {'ok', redis.call('HINCRBY', KEYS[3], 'active', -1)}
+""" % EVENTS_MAXLEN
+
+TRANSITION = """
+-- KEYS: meta, events ; ARGV: from state, to state, event frame ('' none), field/value pairs...
+if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[2])
+for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if ARGV[3] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'public') end
+return 1
+""" % EVENTS_MAXLEN
+
+
+@dataclass
+class PlayerRecord:
+    """A player's stored record (times in ms from the start instant)."""
+
+    name: str
+    epoch: int
+    ready: bool
+    connected: bool
+    seq: int
+    moves: int
+    undos: int
+    hints: int
+    foundation: int
+    status: str
+    time_ms: int
+    last_found_ms: int
+
+    @classmethod
+    def from_hash(cls, data: dict[bytes, bytes]) -> "PlayerRecord":
+        get = lambda k: data.get(k.encode(), b"0").decode()  # noqa: E731
+        return cls(
+            name=get("name"), epoch=int(get("epoch")), ready=get("ready") == "1", connected=get("connected") != "0",
+            seq=int(get("seq")), moves=int(get("moves")), undos=int(get("undos")), hints=int(get("hints")),
+            foundation=int(get("foundation")), status=get("status"), time_ms=int(get("time_ms")),
+            last_found_ms=int(get("last_found_ms")),
+        )
+
+
+class Store:
+    """The server's one owner of Redis access (opened in the app's lifespan)."""
+
+    def __init__(self, client: aioredis.Redis, retention_s: int) -> None:
+        self.redis = client
+        self.retention_s = retention_s
+        self._join = client.register_script(JOIN)
+        self._resume = client.register_script(RESUME)
+        self._commit = client.register_script(COMMIT)
+        self._transition = client.register_script(TRANSITION)
+        self._start = client.register_script(START)
+        self._end_player = client.register_script(END_PLAYER)
+
+    async def time_ms(self) -> int:
+        """Redis ``TIME`` in ms: the one clock all processes share."""
+        seconds, micros = await self.redis.time()
+        return int(seconds) * 1000 + int(micros) // 1000
+
+    # ------------------------------------------------------------ matches
+
+    async def create_match(self, code: str, fields: dict[str, Any]) -> bool:
+        """Create a match's meta hash; False if the code exists already."""
+        created = await self.redis.hsetnx(meta_key(code), "code", code)
+        if not created:
+            return False
+        await self.redis.hset(meta_key(code), mapping={k: _plain(v) for k, v in fields.items()})
+        return True
+
+    async def meta(self, code: str) -> dict[str, str] | None:
+        """The meta hash as text, or None for an unknown match."""
+        data = await self.redis.hgetall(meta_key(code))
+        if not data:
+            return None
+        return {k.decode(): v.decode() for k, v in data.items()}
+
+    async def set_meta(self, code: str, **fields: Any) -> None:
+        await self.redis.hset(meta_key(code), mapping={k: _plain(v) for k, v in fields.items()})
+
+    async def transition(self, code: str, old: str, new: str, event: bytes = b"", **fields: Any) -> bool:
+        """Atomically move a match from state ``old`` to ``new`` (setting fields, adding an event)."""
+        args: list[Any] = [old, new, event]
+        for k, v in fields.items():
+            args += [k, _plain(v)]
+        return bool(await self._transition(keys=[meta_key(code), events_key(code)], args=args))
+
+    async def start(self, code: str, event: bytes) -> bool:
+        """Countdown over: the match plays, every player's status becomes ``playing``."""
+        return bool(await self._start(keys=[meta_key(code), roster_key(code), events_key(code), f"{{m:{code}}}:p:"],
+                                      args=[event]))
+
+    async def end_player(self, code: str, name: str, status: str, time_ms: int, event: bytes) -> tuple[str, int]:
+        """End a player's game (timeout, dead) unless it ended already: (status, players left)."""
+        result = await self._end_player(keys=[player_key(code, name), events_key(code), meta_key(code)],
+                                        args=[status, time_ms, event])
+        return result[0].decode(), int(result[1])
+
+    async def roster(self, code: str) -> list[str]:
+        return [n.decode() for n in await self.redis.lrange(roster_key(code), 0, -1)]
+
+    async def players(self, code: str) -> list[PlayerRecord]:
+        """Every player's record, in join order."""
+        names = await self.roster(code)
+        if not names:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for name in names:
+                pipe.hgetall(player_key(code, name))
+            rows = await pipe.execute()
+        return [PlayerRecord.from_hash(row) for row in rows if row]
+
+    async def player(self, code: str, name: str) -> PlayerRecord | None:
+        row = await self.redis.hgetall(player_key(code, name))
+        return PlayerRecord.from_hash(row) if row else None
+
+    async def set_player(self, code: str, name: str, **fields: Any) -> None:
+        await self.redis.hset(player_key(code, name), mapping={k: _plain(v) for k, v in fields.items()})
+
+    async def join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int) -> tuple[str, int]:
+        """Add a player in the lobby: ``("ok", count)`` or an error code."""
+        result = await self._join(
+            keys=[meta_key(code), roster_key(code), tokens_key(code), player_key(code, name), events_key(code)],
+            args=[name, token_digest, max_players, now_ms, b""],
+        )
+        status = result[0].decode()
+        return status, int(result[1]) if status == "ok" else 0
+
+    async def resume(self, code: str, old_digest: str, new_digest: str) -> tuple[str, str, int]:
+        """Rotate a player's token and open a new connection epoch: ``("ok", name, epoch)``."""
+        result = await self._resume(keys=[tokens_key(code), f"{{m:{code}}}:p:"], args=[old_digest, new_digest])
+        status = result[0].decode()
+        if status != "ok":
+            return status, "", 0
+        return status, result[1].decode(), int(result[2])
+
+    async def log(self, code: str, name: str) -> list[tuple[str, int]]:
+        """A player's accepted commands with their times (ms from the start)."""
+        entries = await self.redis.lrange(log_key(code, name), 0, -1)
+        result = []
+        for entry in entries:
+            command, _, ms = entry.decode().partition(" ")
+            result.append((command, int(ms or 0)))
+        return result
+
+    async def commit(self, code: str, name: str, epoch: int, seq: int, entry: str, record: dict[str, Any],
+                     ends: bool, events: list[bytes]) -> tuple[str, int]:
+        """Write one accepted command atomically; returns (status, players still playing or -1)."""
+        args = [epoch, seq, entry, record["moves"], record["undos"], record["hints"], record["foundation"],
+                record["status"], record["time_ms"], record["last_found_ms"], 1 if ends else 0, *events]
+        result = await self._commit(
+            keys=[player_key(code, name), log_key(code, name), events_key(code), meta_key(code)], args=args
+        )
+        status = result[0].decode()
+        return status, int(result[2]) if status == "ok" else -1
+
+    async def add_event(self, code: str, frame: bytes, kind: str = "public") -> str:
+        """Append an event to the match's stream: ``kind`` public, or internal (start, takeover)."""
+        entry = await self.redis.xadd(events_key(code), {"m": frame, "k": kind}, maxlen=EVENTS_MAXLEN,
+                                      approximate=True)
+        return entry.decode()
+
+    async def store_results(self, code: str, frame: bytes) -> None:
+        await self.redis.set(results_key(code), frame)
+
+    async def results(self, code: str) -> bytes | None:
+        return await self.redis.get(results_key(code))
+
+    async def expire_match(self, code: str) -> None:
+        """Finished matches expire after the retention period; their results stay."""
+        names = await self.roster(code)
+        keys = [meta_key(code), roster_key(code), tokens_key(code), events_key(code)]
+        keys += [player_key(code, n) for n in names] + [log_key(code, n) for n in names]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.expire(key, self.retention_s)
+            await pipe.execute()
+
+    # ------------------------------------------------------------ timers
+
+    async def add_timer(self, code: str, kind: str, due_ms: int) -> None:
+        await self.redis.zadd(TIMERS, {f"{code} {kind}": due_ms})
+
+    async def due_timers(self, now_ms: int, limit: int = 50) -> list[tuple[str, str]]:
+        members = await self.redis.zrangebyscore(TIMERS, "-inf", now_ms, start=0, num=limit)
+        return [tuple(m.decode().split(" ", 1)) for m in members]  # type: ignore[misc]
+
+    async def next_timer_ms(self) -> int | None:
+        first = await self.redis.zrange(TIMERS, 0, 0, withscores=True)
+        return int(first[0][1]) if first else None
+
+    async def lease(self, name: str, holder: str, ms: int) -> bool:
+        """Take a lease (SET NX PX); another process takes over when it expires."""
+        return bool(await self.redis.set(f"lease:{name}", holder, nx=True, px=ms))
+
+    async def done_timer(self, code: str, kind: str) -> None:
+        await self.redis.zrem(TIMERS, f"{code} {kind}")
+        await self.redis.delete(f"lease:{code} {kind}")
+
+    # ------------------------------------------------------------ events
+
+    async def read_events(self, streams: dict[str, str], block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
+        """XREAD from several match streams: (code, id, fields) triples."""
+        if not streams:
+            return []
+        keys = {events_key(code): last for code, last in streams.items()}
+        reply = await self.redis.xread(keys, block=block_ms, count=200)
+        result = []
+        for key, entries in reply or []:
+            code = key.decode()[3:].split("}", 1)[0]
+            for entry_id, fields in entries:
+                result.append((code, entry_id.decode(), fields))
+        return result
+
+    async def last_event_id(self, code: str) -> str:
+        last = await self.redis.xrevrange(events_key(code), count=1)
+        return last[0][0].decode() if last else "0-0"
+
+    # ------------------------------------------------------------ deal pool
+
+    async def pool_size(self, variant: str) -> int:
+        return int(await self.redis.llen(pool_key(variant)))
+
+    async def pool_push(self, variant: str, item: bytes) -> None:
+        await self.redis.rpush(pool_key(variant), item)
+
+    async def pool_pop(self, variant: str) -> bytes | None:
+        return await self.redis.lpop(pool_key(variant))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bool):
+        return 1 if value else 0
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    if value is None:
+        return ""
+    return value
