@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
 
@@ -121,7 +122,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
             url = embedded.url
             log.info("embedded Redis at %s", url)
         client = aioredis.from_url(url, socket_timeout=None, health_check_interval=30)
-        executor = ProcessPoolExecutor(max_workers=max(1, settings.solver_workers))
+        # "spawn": a forked worker would inherit the open sockets of the connections of the moment.
+        executor = ProcessPoolExecutor(max_workers=max(1, settings.solver_workers),
+                                       mp_context=multiprocessing.get_context("spawn"))
         store = Store(client, settings.retention_s)
         service = MatchService(store, settings, executor)
         service.metrics = app.state.metrics

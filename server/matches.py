@@ -94,6 +94,7 @@ class Session:
     start_at_ms: int = 0
     undos: int = 0
     last_found_ms: int = 0
+    dead_check: asyncio.Task[Any] | None = None
     queue: asyncio.Queue[bytes | None] = field(default_factory=lambda: asyncio.Queue(maxsize=512))
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -522,7 +523,8 @@ class MatchService:
         if ends and active == 0:
             await self.finalize(session.code)
         elif status == "playing" and stock_exhausted(game.position, game.variant):
-            self.spawn(self._check_dead(session, game.moves))
+            if session.dead_check is None or session.dead_check.done():
+                session.dead_check = self.spawn(self._check_dead(session))
 
     def _position(self, session: Session, seq: int, command: str, time_ms: int | None = None) -> m.Position:
         game = session.game
@@ -545,14 +547,21 @@ class MatchService:
             if record is not None:
                 session.last_seq, session.status = record.seq, record.status
 
-    async def _check_dead(self, session: Session, moves: int) -> None:
-        """Dead-game check in a worker process (never in the event loop)."""
-        game = session.game
-        if game is None:
-            return
-        position, variant = game.position, game.variant
+    async def _check_dead(self, session: Session) -> None:
+        """Dead-game check in a worker process (never in the event loop).
+
+        At most one check per player runs at a time; when the player moved
+        during a check, the newest position is checked next.
+        """
         loop = asyncio.get_running_loop()
-        verdict = await loop.run_in_executor(self.executor, is_dead, position, variant, self.settings.dead_budget)
+        while True:
+            game = session.game
+            if game is None or session.status != "playing":
+                return
+            position, variant, moves = game.position, game.variant, game.moves
+            verdict = await loop.run_in_executor(self.executor, is_dead, position, variant, self.settings.dead_budget)
+            if session.game is game and game.moves == moves:
+                break
         if verdict is not Verdict.DEAD:
             return
         async with session.lock:

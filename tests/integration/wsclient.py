@@ -1,0 +1,90 @@
+"""A minimal real WebSocket test client speaking the race protocol (``websockets``)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import websockets
+
+from protocol import messages as m
+from protocol.codec import decode_server, encode
+
+
+class Player:
+    """One player's connection; frames are decoded into protocol messages."""
+
+    def __init__(self, ws_url: str) -> None:
+        self.ws_url = ws_url
+        self.ws: Any = None
+        self.inbox: list[Any] = []
+        self.seq = 0
+        self.token = ""
+        self.code = ""
+
+    async def connect(self) -> m.Welcome:
+        self.ws = await websockets.connect(self.ws_url, compression=None, max_size=2**20)
+        await self.send(m.Hello(m.PROTOCOL_VERSION, "tests"))
+        return await self.expect(m.Welcome)
+
+    async def send(self, message: Any) -> None:
+        await self.ws.send(encode(message))
+
+    async def send_raw(self, frame: bytes | str) -> None:
+        await self.ws.send(frame)
+
+    async def recv(self, timeout: float = 10) -> Any:
+        frame = await asyncio.wait_for(self.ws.recv(), timeout)
+        return decode_server(frame)
+
+    async def expect(self, kind: type, timeout: float = 10) -> Any:
+        """Receive until a message of ``kind`` (or an Error, returned at once) arrives."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            left = deadline - asyncio.get_running_loop().time()
+            message = await self.recv(max(0.01, left))
+            self.inbox.append(message)
+            if isinstance(message, kind) or (isinstance(message, m.Error) and kind is not m.Error):
+                return message
+
+    async def join(self, code: str, name: str) -> m.Joined:
+        self.code = code
+        await self.send(m.Join(code, name))
+        joined = await self.expect(m.Joined)
+        assert isinstance(joined, m.Joined), joined
+        self.token = joined.token
+        return joined
+
+    async def resume(self, code: str) -> m.Joined:
+        await self.send(m.Resume(code, self.token))
+        joined = await self.expect(m.Joined)
+        assert isinstance(joined, m.Joined), joined
+        self.token = joined.token
+        return joined
+
+    async def play(self, command: str) -> Any:
+        self.seq += 1
+        await self.send(m.Play(self.seq, command))
+        return await self.expect_reply(self.seq)
+
+    async def expect_reply(self, seq: int) -> Any:
+        while True:
+            message = await self.expect((m.Position, m.Rejected))  # type: ignore[arg-type]
+            if isinstance(message, m.Error) or message.seq == seq:
+                return message
+
+    async def resign(self) -> Any:
+        self.seq += 1
+        await self.send(m.Resign(self.seq))
+        return await self.expect_reply(self.seq)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+
+def create_match(base_url: str, **settings: Any) -> dict[str, Any]:
+    response = httpx.post(base_url + "/matches", json=settings, timeout=10)
+    assert response.status_code == 201, response.text
+    return response.json()
