@@ -63,8 +63,8 @@ async def create_match(request: Request) -> Response:
         return _error(429, "rate_limited", "too many matches created from this address: wait a minute")
     await limiter.acquire()
     body = await request.body()
-    if len(body) > 4096:
-        return _error(413, "frame_too_large", "the request body is larger than 4 KiB")
+    if len(body) > 16384:
+        return _error(413, "frame_too_large", "the request body is larger than 16 KiB")
     try:
         create = msgspec.json.decode(body or b"{}", type=CreateMatch)
     except msgspec.ValidationError as error:

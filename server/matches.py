@@ -46,6 +46,9 @@ class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     variant: str = "classic"
     seed: str | None = None
+    deal: str | None = None
+    """Position text to deal instead of a seed (RULES.md section 10: any valid position can start a game);
+    the commitment is then the SHA-256 of that text, revealed at the end in place of the seed."""
     solvable_only: bool = True
     players: int = 2
     time_limit_s: int = 1800
@@ -182,9 +185,17 @@ class MatchService:
             raise ServiceError("malformed", "time_limit_s must be 0 (none) .. 86400 seconds")
         if request.seed is not None and not 0 < len(request.seed) <= 200:
             raise ServiceError("malformed", "a seed is 1..200 characters")
+        if request.deal is not None and request.seed is not None:
+            raise ServiceError("malformed", "give a seed or a deal, not both")
+        deal_position = None
+        if request.deal is not None:
+            try:
+                deal_position = parse_position(request.deal, variant)
+            except NotationError as error:
+                raise ServiceError("malformed", f"the deal is not a valid {variant.name} position: {error}") from None
         code = secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
         host_token = secrets.token_urlsafe(24)
-        seed = request.seed
+        seed = request.seed if deal_position is None else format_position(deal_position)
         solution = ""
         state = "lobby"
         if seed is None and request.solvable_only:
@@ -202,7 +213,9 @@ class MatchService:
             "state": state, "settings": msgspec.json.encode(settings).decode(), "host": token_hash(host_token),
             "created_ms": self.clock.now_ms(), "active": 0, "solution": solution,
         }
-        if seed is not None:
+        if deal_position is not None:
+            fields.update(seed=seed, commitment=commitment(seed), deal=format_position(deal_position))
+        elif seed is not None:
             fields.update(seed=seed, commitment=commitment(seed), deal=format_position(deal_of(seed, variant)))
         else:
             fields.update(commitment="")  # set with the deal once the pool delivers one (_prepare)

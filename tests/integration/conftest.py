@@ -93,6 +93,7 @@ class ServerProcess:
         assert self.process is not None
         self.process.kill()
         self.process.wait(5)
+        self.process = None
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
@@ -101,6 +102,8 @@ class ServerProcess:
                 self.process.wait(5)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                self.process.wait(5)
+        self.log.close()
 
     def logs(self) -> str:
         return Path(self.log.name).read_text()

@@ -1,0 +1,143 @@
+"""Restarts, takeovers and several processes (issue 4 items 4 and 6), with real processes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import websockets
+
+from protocol import messages as m
+from server.engine import Game, deal, find_variant
+
+from .test_race import SEED, VARIANT, solution
+from .wsclient import Player, create_match
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def reference_after(commands: list[str]) -> Game:
+    variant = find_variant(VARIANT)
+    game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+    for command in commands:
+        game.play(command)
+    return game
+
+
+async def started_pair(url: str, ws_a: str, ws_b: str) -> tuple[str, Player, Player]:
+    created = create_match(url, variant=VARIANT, seed=SEED, players=2)
+    alice, bob = Player(ws_a), Player(ws_b)
+    await alice.connect()
+    await bob.connect()
+    await alice.join(created["code"], "alice")
+    await bob.join(created["code"], "bob")
+    await alice.send(m.Ready())
+    await bob.send(m.Ready())
+    await alice.expect(m.Started)
+    await bob.expect(m.Started)
+    return created["code"], alice, bob
+
+
+def test_killing_the_server_mid_match_loses_nothing(make_server) -> None:  # type: ignore[no-untyped-def]
+    """Kill -9 the server half way; a new process on the same Redis resumes both players exactly."""
+    moves = solution()
+    half = len(moves) // 2
+    first = make_server()
+
+    async def run() -> None:
+        code, alice, bob = await started_pair(first.url, first.ws_url, first.ws_url)
+        for command in moves[:half]:
+            reply = await alice.play(command)
+            assert isinstance(reply, m.Position), reply
+        await bob.play("s")
+        first.kill()  # SIGKILL in the middle of the match, with both players connected
+        with pytest.raises(websockets.ConnectionClosed):
+            for _ in range(1000):
+                await alice.recv(timeout=5)
+        await alice.close()
+        await bob.close()
+        second = make_server()
+        resumed_a, resumed_b = Player(second.ws_url), Player(second.ws_url)
+        resumed_a.token, resumed_a.seq = alice.token, alice.seq
+        resumed_b.token, resumed_b.seq = bob.token, bob.seq
+        await resumed_a.connect()
+        await resumed_b.connect()
+        await resumed_a.resume(code)
+        await resumed_b.resume(code)
+        started = await resumed_a.expect(m.Started)
+        reference = reference_after(moves[:half])
+        assert isinstance(started, m.Started)
+        assert started.moves == half == reference.moves
+        assert started.seq == alice.seq
+        assert sum(len(c) for c in started.view.tableau) == sum(len(c) for c in reference.position.tableau)
+        assert started.view.stock == len(reference.position.stock)
+        last = None
+        for command in moves[half:]:
+            last = await resumed_a.play(command)
+            assert isinstance(last, m.Position), last
+        assert last is not None and last.status == "won" and last.moves == len(moves)
+        await resumed_b.resign()
+        results = await resumed_b.expect(m.Results)
+        assert isinstance(results, m.Results)
+        assert [(r.name, r.status, r.moves) for r in results.ranking] == [("alice", "won", len(moves)),
+                                                                          ("bob", "resigned", 1)]
+        await resumed_a.close()
+        await resumed_b.close()
+
+    asyncio.run(run())
+
+
+def test_a_second_connection_with_the_token_takes_over(server) -> None:  # type: ignore[no-untyped-def]
+    async def run() -> None:
+        code, alice, bob = await started_pair(server.url, server.ws_url, server.ws_url)
+        first = await alice.play("s")
+        assert isinstance(first, m.Position) and first.moves == 1
+        second = Player(server.ws_url)
+        second.token, second.seq = alice.token, alice.seq
+        await second.connect()
+        await second.resume(code)
+        replaced = await alice.expect(m.Error)
+        assert isinstance(replaced, m.Error) and replaced.code == "replaced"
+        with pytest.raises(websockets.ConnectionClosed):
+            for _ in range(5):
+                await alice.recv(timeout=5)
+        started = await second.expect(m.Started)
+        assert isinstance(started, m.Started) and started.moves == 1
+        reply = await second.play("s")
+        assert isinstance(reply, m.Position) and reply.moves == 2
+        stale = Player(server.ws_url)
+        stale.token = alice.token  # rotated on resume: the old token is void
+        await stale.connect()
+        await stale.send(m.Resume(code, alice.token))
+        refused = await stale.expect(m.Error)
+        assert isinstance(refused, m.Error) and refused.code == "bad_token"
+        for player in (second, bob, stale):
+            await player.close()
+
+    asyncio.run(run())
+
+
+def test_two_server_processes_serve_one_match(make_server) -> None:  # type: ignore[no-untyped-def]
+    """Alice on one process, Bob on another: each sees the other's progress; one result."""
+    a, b = make_server(), make_server()
+
+    async def run() -> None:
+        code, alice, bob = await started_pair(a.url, a.ws_url, b.ws_url)
+        for command in ("s", "s", "s"):
+            await alice.play(command)
+        progress = await bob.expect(m.Progress)
+        assert isinstance(progress, m.Progress) and progress.name == "alice"
+        while progress.moves < 3:
+            progress = await bob.expect(m.Progress)
+        await bob.play("s")
+        seen = await alice.expect(m.Progress)
+        assert isinstance(seen, m.Progress) and seen.name == "bob" and seen.moves == 1
+        await alice.resign()
+        await bob.resign()
+        results_a = await alice.expect(m.Results)
+        results_b = await bob.expect(m.Results)
+        assert results_a == results_b
+        await alice.close()
+        await bob.close()
+
+    asyncio.run(run())
