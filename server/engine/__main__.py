@@ -4,6 +4,10 @@
 - ``deal --pysol N [--variant V]``: PySolFC's deal number N.
 - ``replay RECORD.json [--json]``: replay a game record; exit 0 when every
   move was legal, 1 when any was not, 2 for a malformed record.
+- ``solve (--seed S | --deal FILE) [--variant V] [--autoplay/--no-autoplay]
+  [--nodes N] [--timeout SECONDS] [--json]``: search for a win (issue 3);
+  ``--json`` prints ``{"result", "moves", "autoplay", "nodes", "seconds"}``.
+  Exit 0 for an answer (solved, unsolvable or unknown), 2 for bad input.
 """
 
 from __future__ import annotations
@@ -68,6 +72,40 @@ def _replay(args: argparse.Namespace) -> int:
     return 0 if result.all_legal else 1
 
 
+def _solve(args: argparse.Namespace) -> int:
+    import time
+
+    from .solver import Budget, solve
+    from .text import parse_position
+
+    variant = args.variant
+    if args.deal is not None:
+        try:
+            with open(args.deal, encoding="utf-8") as handle:
+                position = parse_position(handle.read(), variant)
+        except OSError as error:
+            print(f"error: cannot read {args.deal}: {error.strerror}", file=sys.stderr)
+            return 2
+        except NotationError as error:
+            print(f"error: malformed position {args.deal}: {error}", file=sys.stderr)
+            return 2
+    else:
+        position = deal(args.seed, variant)
+    started = time.monotonic()
+    result = solve(position, variant, Budget(nodes=args.nodes, seconds=args.timeout), autoplay_on=args.autoplay,
+                   clock=time.monotonic)
+    seconds = round(time.monotonic() - started, 3)
+    if args.json:
+        print(json.dumps({"result": result.result, "moves": list(result.moves), "autoplay": result.autoplay,
+                          "nodes": result.nodes, "seconds": seconds}))
+    else:
+        print(f"{result.result} ({result.reason or f'{len(result.moves)} commands'}), "
+              f"{result.nodes} nodes, {result.states} states, {seconds} s")
+        if result.moves:
+            print(" ".join(result.moves))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the engine's command line; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m server.engine", description="Forty Thieves rules engine")
@@ -83,6 +121,17 @@ def main(argv: list[str] | None = None) -> int:
     p_replay.add_argument("record", help="path of the JSON game record")
     p_replay.add_argument("--json", action="store_true", help="print one JSON object")
     p_replay.set_defaults(run=_replay)
+    p_solve = sub.add_parser("solve", help="search for a win, knowing the whole deal (RULES.md section 9)")
+    source = p_solve.add_mutually_exclusive_group(required=True)
+    source.add_argument("--seed", help="any string; game numbers are decimal strings")
+    source.add_argument("--deal", metavar="FILE", help="a file holding position text (RULES.md section 10)")
+    p_solve.add_argument("--variant", type=_variant, default=PRESETS["classic"], help=f"one of {', '.join(PRESETS)}")
+    p_solve.add_argument("--autoplay", action=argparse.BooleanOptionalAction, default=True,
+                         help="the game's auto-play setting the moves are for (default on)")
+    p_solve.add_argument("--nodes", type=int, default=200_000, help="node budget (default 200000)")
+    p_solve.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="wall-clock cap")
+    p_solve.add_argument("--json", action="store_true", help="print one JSON object")
+    p_solve.set_defaults(run=_solve)
     args = parser.parse_args(argv)
     return int(args.run(args))
 

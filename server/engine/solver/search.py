@@ -65,7 +65,7 @@ class _Expander:
     the column's bytes and face-down count, so they are cached by those.
     """
 
-    def __init__(self, rules: Rules, params: tuple[int, ...] = (20, 8, 5, 12, 0)) -> None:
+    def __init__(self, rules: Rules, params: tuple[int, ...] = (20, 16, 5, 12, 0)) -> None:
         self.rules = rules
         self.params = params
         self.depth_cache: dict[bytes, dict[int, int]] = {}
@@ -218,7 +218,7 @@ def solve(
     autoplay_on: bool = True,
     clock: Callable[[], float] | None = None,
     weight: int = 0,
-    lifo: bool = True,
+    lifo: bool = False,
     params: tuple[int, ...] = (),
 ) -> Result:
     """Search for a win from ``position`` (the whole deal is known: RULES.md section 9).

@@ -1,0 +1,134 @@
+"""Benchmark of the solver (issue 3 item 6): prints figures, asserts nothing.
+
+- deals "1".."200" of classic and "1".."100" of relaxed, each with a
+  wall-clock cap (``--seconds``, default 10) and a large node budget, in
+  ``--workers`` processes (default 2): counts of solved, unsolvable and
+  unknown; median and 95th-percentile time; states expanded per second;
+  peak memory of the workers (``resource.getrusage`` maxrss); the share of
+  solvable deals among the decided ones with a 95 % Wilson interval;
+- the time to find one verified solvable classic deal from random seeds
+  (seeds tried in turn with a small per-seed budget until one is solved),
+  repeated ``--finds`` times: median and spread.
+
+Run: ``python tests/benchmarks/solver_bench.py [--seconds 10] [--classic 200]
+[--relaxed 100] [--workers 2] [--finds 15] [--find-seconds 1]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import resource
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+
+from server.engine import deal, find_variant  # noqa: E402
+from server.engine.solver import Budget, solve  # noqa: E402
+
+
+def run_deal(job: tuple[str, str, float, int]) -> tuple[str, str, str, int, float, int]:
+    variant_name, seed, seconds, nodes = job
+    variant = find_variant(variant_name)
+    started = time.monotonic()
+    result = solve(deal(seed, variant), variant, Budget(nodes=nodes, seconds=seconds), clock=time.monotonic)
+    elapsed = time.monotonic() - started
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return variant_name, seed, result.result, result.nodes, elapsed, maxrss
+
+
+def find_one(job: tuple[int, float, int]) -> tuple[float, int, str]:
+    """Try random seeds with a small budget until one is solved; returns (seconds, tries, seed)."""
+    rng_seed, seconds, nodes = job
+    rng = random.Random(rng_seed)
+    variant = find_variant("classic")
+    started = time.monotonic()
+    tries = 0
+    while True:
+        tries += 1
+        seed = str(rng.randrange(1, 10**9))
+        result = solve(deal(seed, variant), variant, Budget(nodes=nodes, seconds=seconds), clock=time.monotonic)
+        if result.result == "solved":
+            return time.monotonic() - started, tries, seed
+
+
+def wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    if total == 0:
+        return (0.0, 1.0)
+    p = successes / total
+    denominator = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denominator
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
+    return centre - half, centre + half
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
+    return ordered[index]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="wall-clock cap per deal (default 10)")
+    parser.add_argument("--nodes", type=int, default=10**9, help="node budget per deal (default: unbounded)")
+    parser.add_argument("--classic", type=int, default=200, help="classic deals 1..N (default 200)")
+    parser.add_argument("--relaxed", type=int, default=100, help="relaxed deals 1..N (default 100)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--finds", type=int, default=15, help="repeats of the find-a-solvable-deal timing")
+    parser.add_argument("--find-seconds", type=float, default=1.0, help="per-seed cap when finding a deal")
+    args = parser.parse_args()
+
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; cpus: {os.cpu_count()}")
+    print(f"cap {args.seconds} s per deal, {args.workers} workers")
+    jobs = [("classic", str(s), args.seconds, args.nodes) for s in range(1, args.classic + 1)]
+    jobs += [("relaxed", str(s), args.seconds, args.nodes) for s in range(1, args.relaxed + 1)]
+    started = time.monotonic()
+    with ProcessPoolExecutor(args.workers) as pool:
+        results = list(pool.map(run_deal, jobs, chunksize=1))
+        wall = time.monotonic() - started
+        peak = max(r[5] for r in results)
+        for name in ("classic", "relaxed"):
+            rows = [r for r in results if r[0] == name]
+            if not rows:
+                continue
+            counts = {k: sum(1 for r in rows if r[2] == k) for k in ("solved", "unsolvable", "unknown")}
+            times = [r[4] for r in rows]
+            nodes = sum(r[3] for r in rows)
+            decided = counts["solved"] + counts["unsolvable"]
+            low, high = wilson(counts["solved"], decided)
+            print(f"\n{name}: {len(rows)} deals")
+            print(f"  solved {counts['solved']}, unsolvable {counts['unsolvable']}, unknown {counts['unknown']}"
+                  f" (decided {decided / len(rows):.0%})")
+            print(f"  time per deal: median {statistics.median(times):.2f} s, 95th percentile {percentile(times, 0.95):.2f} s")
+            solved_times = [r[4] for r in rows if r[2] == "solved"]
+            if solved_times:
+                print(f"  time per solved deal: median {statistics.median(solved_times):.2f} s, "
+                      f"95th percentile {percentile(solved_times, 0.95):.2f} s")
+            print(f"  states expanded per second (per worker): {nodes / sum(times):.0f}")
+            if decided:
+                print(f"  solvable among decided: {counts['solved']}/{decided} = {counts['solved'] / decided:.0%}"
+                      f" (95% Wilson {low:.0%}..{high:.0%})")
+            unknown = [r[1] for r in rows if r[2] == "unknown"]
+            print(f"  unknown seeds: {' '.join(unknown[:40])}{' ...' if len(unknown) > 40 else ''}")
+        print(f"\npeak memory of a worker (maxrss): {peak / 1024:.0f} MB; wall time {wall:.0f} s")
+
+        if args.finds:
+            found = list(pool.map(find_one, [(i, args.find_seconds, 10**9) for i in range(args.finds)]))
+            seconds = [f[0] for f in found]
+            tries = [f[1] for f in found]
+            print(f"\nfind a solvable classic deal from random seeds ({args.finds} repeats, {args.find_seconds} s per seed):")
+            print(f"  median {statistics.median(seconds):.2f} s, min {min(seconds):.2f} s, max {max(seconds):.2f} s;"
+                  f" seeds tried: median {statistics.median(tries)}, max {max(tries)}")
+    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
