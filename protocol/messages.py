@@ -21,6 +21,7 @@ Client to server (imperatives)
 ``start``   the host starts the match now (needs the host token).
 ``play``    one command in the pinned notation, with a sequence number.
 ``resign``  give up (with a sequence number).
+``hint``    ask for a suggested command (where the match allows hints).
 ``ping``    keep-alive; answered by ``pong``.
 
 Server to client (facts)
@@ -31,7 +32,8 @@ before), ``position`` (an accepted command: new view, counters, legal
 moves), ``rejected`` (a refused command: code and reason; nothing
 changed), ``progress`` (another player's public progress), ``finished``
 (a player's game ended), ``results`` (ranked, with the revealed seed),
-``error`` (stable code, readable message), ``pong``.
+``suggestion`` (a hint, from the player's view only), ``error`` (stable
+code, readable message), ``pong``.
 """
 
 from __future__ import annotations
@@ -113,13 +115,19 @@ class Resign(_Message, tag="resign"):
     seq: Seq
 
 
+class Hint(_Message, tag="hint"):
+    """Ask for a suggested command (only where the match allows hints; counted in the results)."""
+
+    seq: Seq
+
+
 class Ping(_Message, tag="ping"):
     """Keep-alive; ``nonce`` comes back in ``pong``."""
 
     nonce: Annotated[int, msgspec.Meta(ge=0, le=2**53)] = 0
 
 
-ClientMessage = Hello | Join | Resume | Ready | Start | Play | Resign | Ping
+ClientMessage = Hello | Join | Resume | Ready | Start | Play | Resign | Hint | Ping
 """Every message a client may send."""
 
 
@@ -285,6 +293,14 @@ class Results(_Message, tag="results"):
     commitment: str
 
 
+class Suggestion(_Message, tag="suggestion"):
+    """Answer to ``hint``: a command worth trying (``""`` when none), computed from your view only."""
+
+    seq: int
+    command: str
+    hints: int
+
+
 class Error(_Message, tag="error"):
     """Something was wrong with a frame or a request; nothing changed.
 
@@ -303,7 +319,8 @@ class Pong(_Message, tag="pong"):
 
 
 ServerMessage = (
-    Welcome | Joined | Lobby | Countdown | Started | Position | Rejected | Progress | Finished | Results | Error | Pong
+    Welcome | Joined | Lobby | Countdown | Started | Position | Rejected | Progress | Finished | Results | Suggestion
+    | Error | Pong
 )
 """Every message a server may send."""
 
@@ -322,6 +339,7 @@ ERROR_CODES = {
     "already_started": "the match has already started",
     "rate_limited": "too many messages: slow down",
     "not_host": "only the host may do that",
+    "no_hints": "this match does not allow hints",
     "replaced": "another connection with your token took over",
     "internal": "the server failed to handle the frame; nothing changed",
 }

@@ -31,6 +31,8 @@ from protocol.errors import NotationError
 from .engine import Game, IllegalCommandError, find_variant, format_position, parse_position
 from .engine.dead import Verdict, is_dead, stock_exhausted
 from .engine.deal import deal as deal_of
+from .engine.hint import hint
+from .engine.view import redact
 from .ranking import Standing, rank
 from .settings import Settings
 from .store import Store, token_hash
@@ -96,6 +98,8 @@ class Session:
     status: str = "lobby"
     start_at_ms: int = 0
     undos: int = 0
+    hints: int = 0
+    hints_allowed: bool = False
     last_found_ms: int = 0
     dead_check: asyncio.Task[Any] | None = None
     queue: asyncio.Queue[bytes | None] = field(default_factory=lambda: asyncio.Queue(maxsize=512))
@@ -480,6 +484,7 @@ class MatchService:
             session.last_seq = record.seq
             session.start_at_ms = int(meta["start_at_ms"])
             session.last_found_ms = record.last_found_ms
+            session.hints, session.hints_allowed = record.hints, settings.hints
             legal = game.legal_moves() if record.status == "playing" else []
             session.push(encode(m.Started(session.start_at_ms, int(meta.get("deadline_ms", 0) or 0),
                                           view_message(game.position), legal_message(legal), game.moves,
@@ -518,7 +523,7 @@ class MatchService:
             events = [encode(m.Progress(session.name, game.moves, found, status, time_ms))]
             if ends:
                 events.append(encode(m.Finished(session.name, status, time_ms, game.moves, found)))
-            record = {"moves": game.moves, "undos": game.undos, "hints": 0, "foundation": found, "status": status,
+            record = {"moves": game.moves, "undos": game.undos, "hints": session.hints, "foundation": found, "status": status,
                       "time_ms": time_ms, "last_found_ms": session.last_found_ms}
             result, active = await self.store.commit(session.code, session.name, session.epoch, seq,
                                                      f"{command} {time_ms}", record, ends, events)
@@ -596,6 +601,22 @@ class MatchService:
         if active == 0:
             await self.finalize(session.code)
 
+    async def hint(self, session: Session, seq: int) -> None:
+        """A suggestion from the player's redacted view only (RULES.md section 8); counted."""
+        self._require_joined(session)
+        async with session.lock:
+            game = session.game
+            if game is None:
+                raise ServiceError("not_started", "the match has not started yet")
+            if not session.hints_allowed:
+                raise ServiceError("no_hints", "this match does not allow hints")
+            if session.status != "playing":
+                raise ServiceError("game_over", f"your game has ended ({session.status})")
+            suggestion = hint(redact(game.position), game.variant) or ""
+            session.hints += 1
+            await self.store.set_player(session.code, session.name, hints=session.hints)
+            session.push(encode(m.Suggestion(seq, suggestion, session.hints)))
+
     async def resign(self, session: Session, seq: int) -> None:
         self._require_joined(session)
         async with session.lock:
@@ -609,7 +630,7 @@ class MatchService:
                 raise ServiceError("game_over", f"your game has ended ({session.status})")
             time_ms = max(0, self.clock.now_ms() - session.start_at_ms)
             found = game.position.foundation_cards
-            record = {"moves": game.moves, "undos": game.undos, "hints": 0, "foundation": found, "status": "resigned",
+            record = {"moves": game.moves, "undos": game.undos, "hints": session.hints, "foundation": found, "status": "resigned",
                       "time_ms": time_ms, "last_found_ms": session.last_found_ms}
             events = [encode(m.Finished(session.name, "resigned", time_ms, game.moves, found))]
             result, active = await self.store.commit(session.code, session.name, session.epoch, seq, "", record, True,

@@ -136,6 +136,8 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
             await service.host_start(session, token)
         case m.Resign(seq=seq):
             await service.resign(session, seq)
+        case m.Hint(seq=seq):
+            await service.hint(session, seq)
         case m.Ping(nonce=nonce):
             session.push(encode(m.Pong(nonce, service.clock.now_ms())))
         case m.Hello():

@@ -114,3 +114,37 @@ def test_results_over_http_after_the_end(server: ServerProcess) -> None:
     assert results["seed"] == SEED
     public = httpx.get(f"{server.url}/matches/{code}").json()
     assert public["state"] == "finished" and public["seed"] == SEED
+
+
+def test_hints_only_where_allowed_and_counted_in_the_results(server: ServerProcess) -> None:
+    from server.engine import redact
+    from server.engine.hint import hint
+
+    async def run() -> None:
+        created, alice, bob = await lobby_of_two(server, hints=True)
+        await alice.expect(m.Started)
+        await bob.expect(m.Started)
+        await alice.send(m.Hint(1))
+        suggestion = await alice.expect(m.Suggestion)
+        variant = find_variant(VARIANT)
+        expected = hint(redact(Game(deal(SEED, variant), variant).position), variant)
+        assert isinstance(suggestion, m.Suggestion) and suggestion.command == expected and suggestion.hints == 1
+        reply = await alice.play(suggestion.command)
+        assert isinstance(reply, m.Position) and reply.moves == 1
+        await alice.resign()
+        await bob.resign()
+        results = await alice.expect(m.Results)
+        assert isinstance(results, m.Results)
+        assert {r.name: r.hints for r in results.ranking} == {"alice": 1, "bob": 0}
+        await alice.close()
+        await bob.close()
+
+        _, carol, dave = await lobby_of_two(server)
+        await carol.expect(m.Started)
+        await carol.send(m.Hint(1))
+        refused = await carol.expect(m.Error)
+        assert isinstance(refused, m.Error) and refused.code == "no_hints"
+        await carol.close()
+        await dave.close()
+
+    asyncio.run(run())

@@ -1,0 +1,62 @@
+"""Hints from what the player can see (RULES.md section 8: "Hints, where a match
+allows them, use only what the player can see").
+
+:func:`hint` takes a :class:`~server.engine.view.View`, never a position:
+it cannot know the stock's order or a face-down card, so a hint can reveal
+nothing. It suggests, in order of preference: a card to the foundations;
+a move that turns a face-down card up or empties a column; a move that
+builds a card onto a column from the waste or from under another card; a
+draw; a redeal; otherwise nothing.
+"""
+
+from __future__ import annotations
+
+from .position import Position
+from .rules import legal_moves
+from .variants import Variant
+from .view import View
+
+_PLACEHOLDER = 0  # stands for every card the player cannot see; no rule reads its value
+
+
+def _visible_position(view: View) -> Position:
+    """A position that agrees with ``view`` on everything visible (for legal moves only)."""
+    tableau = tuple((_PLACEHOLDER,) * hidden + column for column, hidden in zip(view.tableau, view.hidden))
+    return Position(tableau, view.hidden, view.foundations, (_PLACEHOLDER,) * view.stock_count, view.waste,
+                    view.redeals_left)
+
+
+def hint(view: View, variant: Variant) -> str | None:
+    """A suggested command in the pinned notation, or ``None`` when nothing is left to do."""
+    position = _visible_position(view)
+    moves = legal_moves(position, variant)
+    if not moves:
+        return None
+    best: tuple[int, int] | None = None
+    choice = None
+    for index, legal in enumerate(moves):
+        command = legal.command
+        score = 0
+        if command.kind == "finish":
+            score = 100
+        elif command.kind == "move" and command.target is not None and command.source is not None:
+            if command.target.kind == "foundation":
+                score = 90
+            elif command.source.kind == "column":
+                column = view.tableau[command.source.index - 1]
+                hidden = view.hidden[command.source.index - 1]
+                target_empty = not view.tableau[command.target.index - 1] and not view.hidden[command.target.index - 1]
+                if legal.cards == len(column):
+                    score = 80 if hidden else (0 if target_empty else 70)
+                elif not target_empty:
+                    below = column[-legal.cards - 1]
+                    score = 0 if column[-legal.cards] in variant.builds_on[below] else 50
+            elif command.source.kind == "waste":
+                score = 40 if view.tableau[command.target.index - 1] else 20
+        elif command.kind == "draw":
+            score = 10
+        elif command.kind == "redeal":
+            score = 5
+        if score and (best is None or score > best[0]):
+            best, choice = (score, index), str(command)
+    return choice
