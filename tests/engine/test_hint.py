@@ -20,8 +20,8 @@ def test_a_hint_is_legal_and_blind_to_hidden_cards(case: tuple[Game, list[str]],
     game, _ = case
     suggestion = hint(redact(game.position), game.variant)
     legal = [str(m.command) for m in game.legal_moves()]
-    if suggestion is None:
-        assert not [c for c in legal if c != "u"]
+    if suggestion is None:  # nothing useful: no draw, no redeal, nothing to the foundations
+        assert not [c for c in legal if c in ("s", "r", "finish") or "-f" in c]
     else:
         assert suggestion in legal
     other = _hide_differently(game.position, rng)
