@@ -223,14 +223,18 @@ def solve(
 ) -> Result:
     """Search for a win from ``position`` (the whole deal is known: RULES.md section 9).
 
+    ``weight`` (depth weight, weighted A*), ``lifo`` (tie order) and
+    ``params`` (score weights: foundation cards, empty columns, breaks,
+    waste cards, buried needed cards) are tuning knobs; the defaults are
+    the measured best (README.md).
     ``autoplay_on`` is the game's auto-play setting: with it on, safe cards
     go up after every command exactly as the engine does it; with it off,
     the same safe moves are made by the solver (a dominance: a safe card is
     never needed in the tableau) and written out as commands. ``clock``
     (e.g. ``time.monotonic``) enables ``budget.seconds``.
 
-    Best-first search on a heuristic (foundation cards, empty columns, and
-    breaks in the columns' order) over a transposition table of canonical
+    Greedy best-first search on a heuristic (foundation cards, empty columns,
+    breaks in the columns, waste size) over a transposition table of canonical
     keys. Exhausting the reachable states proves the deal unsolvable.
     Returns a :class:`Result`; a ``solved`` result's moves have been
     replayed to a win by :class:`server.engine.game.Game`.
