@@ -130,7 +130,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         service.metrics = app.state.metrics
         app.state.service = service
         await service.start_background()
-        if settings.solver_workers > 0:
+        for _ in range(settings.solver_workers):
             service.spawn(service.run_forever(
                 lambda: fill_pool(store, executor, OFFERED_POOL_VARIANTS, settings.pool_target, settings.solver_seconds),
                 "deal pool"))

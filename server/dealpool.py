@@ -41,16 +41,19 @@ def find_solvable(variant_name: str, seconds_per_seed: float, total_seconds: flo
 
 async def fill_pool(store: Store, executor: Executor, variants: tuple[str, ...], target: int,
                     seconds_per_seed: float) -> None:
-    """Keep each variant's pool at ``target`` deals; runs until cancelled."""
+    """Keep each variant's pool at ``target`` deals; runs until cancelled.
+
+    Each round works for the variant with the fewest deals ready (ties: the
+    order of ``variants``). Run one of these loops per solver worker.
+    """
     loop = asyncio.get_running_loop()
     while True:
-        busy = False
-        for variant in variants:
-            if await store.pool_size(variant) < target:
-                busy = True
-                found = await loop.run_in_executor(executor, find_solvable, variant, seconds_per_seed, 60.0)
-                if found is not None:
-                    await store.pool_push(variant, msgspec.msgpack.encode(found))
-                    log.info("deal pool: one more solvable %s deal", variant)
-        if not busy:
+        sizes = [(await store.pool_size(variant), index, variant) for index, variant in enumerate(variants)]
+        size, _, variant = min(sizes)
+        if size >= target:
             await asyncio.sleep(1.0)
+            continue
+        found = await loop.run_in_executor(executor, find_solvable, variant, seconds_per_seed, 30.0)
+        if found is not None:
+            await store.pool_push(variant, msgspec.msgpack.encode(found))
+            log.info("deal pool: one more solvable %s deal", variant)

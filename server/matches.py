@@ -40,7 +40,8 @@ from .views import legal_message, view_message
 
 log = logging.getLogger("forty_thieves.matches")
 
-OFFERED_POOL_VARIANTS = ("classic", "relaxed")
+OFFERED_POOL_VARIANTS = ("relaxed", "classic")
+"""Variants whose solvable deals are kept ready (relaxed first: its deals are proven fastest)."""
 
 
 class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -225,24 +226,30 @@ class MatchService:
             fields.update(commitment="")  # set with the deal once the pool delivers one (_prepare)
         await self.store.create_match(code, fields)
         if state == "preparing":
-            self.spawn(self._prepare(code, variant.name))
+            await self.store.add_timer(code, "prepare", self.clock.now_ms())
         meta = await self.store.meta(code)
         assert meta is not None
         return {"code": code, "host_token": host_token, "commitment": meta.get("commitment", ""), "state": state}
 
-    async def _prepare(self, code: str, variant: str) -> None:
-        """Wait for a solvable deal from the pool, then open the lobby."""
-        while True:
-            item = await self.store.pool_pop(variant)
-            if item is not None:
-                break
-            await asyncio.sleep(0.2)
+    async def _prepare(self, code: str) -> bool:
+        """Give a preparing match a solvable deal from the pool and open its lobby.
+
+        Runs as a timer (so another process takes over if this one dies);
+        returns False when the pool is empty (the timer is tried again).
+        """
+        meta = await self.store.meta(code)
+        if meta is None or meta["state"] != "preparing":
+            return True
+        variant = find_variant(msgspec.json.decode(meta["settings"], type=m.Settings).variant)
+        item = await self.store.pool_pop(variant.name)
+        if item is None:
+            return False
         seed, moves = msgspec.msgpack.decode(item)
-        v = find_variant(variant)
-        await self.store.set_meta(code, seed=seed, commitment=commitment(seed), deal=format_position(deal_of(seed, v)),
-                                  solution=json.dumps(moves))
+        await self.store.set_meta(code, seed=seed, commitment=commitment(seed),
+                                  deal=format_position(deal_of(seed, variant)), solution=json.dumps(moves))
         await self.store.transition(code, "preparing", "lobby")
         await self.publish_lobby(code)
+        return True
 
     # ------------------------------------------------------------ public state
 
@@ -398,7 +405,12 @@ class MatchService:
             for code, kind in await self.store.due_timers(now):
                 if not await self.store.lease(f"{code} {kind}", self.process_id, 10_000):
                     continue
-                if kind == "start":
+                if kind == "prepare":
+                    if not await self._prepare(code):
+                        await self.store.add_timer(code, kind, now + 500)
+                        await self.store.release(f"{code} {kind}")
+                        continue
+                elif kind == "start":
                     await self.store.start(code, encode(m.Lobby(match=code, state="playing", players=[],
                                                                settings=(await self.lobby_message(code)).settings,
                                                                commitment="")))

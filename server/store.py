@@ -340,6 +340,9 @@ class Store:
         """Take a lease (SET NX PX); another process takes over when it expires."""
         return bool(await self.redis.set(f"lease:{name}", holder, nx=True, px=ms))
 
+    async def release(self, name: str) -> None:
+        await self.redis.delete(f"lease:{name}")
+
     async def done_timer(self, code: str, kind: str) -> None:
         await self.redis.zrem(TIMERS, f"{code} {kind}")
         await self.redis.delete(f"lease:{code} {kind}")

@@ -1,0 +1,52 @@
+"""Solvable-only matches take a deal the solver proved solvable, from the pool that
+solver worker processes fill; an empty pool shows "preparing" (issue 4 item 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+
+from protocol import messages as m
+from server.engine import deal, find_variant
+from server.engine.solver import Budget, solve
+
+from .wsclient import Player, create_match
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_a_solvable_only_match_is_prepared_then_dealt_a_solvable_deal(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
+    import redis
+
+    redis.Redis.from_url(redis_url).delete("pool:relaxed")  # start from an empty pool
+    server = make_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="5")
+    created = create_match(server.url, variant="relaxed", players=1)
+    assert created["state"] in ("preparing", "lobby")
+    deadline = time.monotonic() + 90
+    state = httpx.get(f"{server.url}/matches/{created['code']}").json()
+    while state["state"] == "preparing" and time.monotonic() < deadline:
+        assert state["commitment"] == "" and "seed" not in state
+        time.sleep(0.25)
+        state = httpx.get(f"{server.url}/matches/{created['code']}").json()
+    assert state["state"] == "lobby" and len(state["commitment"]) == 64
+
+    async def play() -> m.Results:
+        player = Player(server.ws_url)
+        await player.connect()
+        await player.join(created["code"], "solo")
+        await player.send(m.Ready())
+        started = await player.expect(m.Started)
+        assert isinstance(started, m.Started)
+        await player.resign()
+        results = await player.expect(m.Results)
+        await player.close()
+        return results
+
+    results = asyncio.run(play())
+    assert results.commitment == state["commitment"]
+    variant = find_variant("relaxed")
+    proof = solve(deal(results.seed, variant), variant, Budget(nodes=200_000))
+    assert proof.result == "solved"  # checked independently of the server's stored solution
