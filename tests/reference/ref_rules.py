@@ -22,6 +22,24 @@ is_dead(position, variant, budget) -> "dead" | "alive" | "unknown"
 game_status(position, variant) -> "won" | "dead" | "playing"
 
 CLI: python tests/reference/ref_rules.py RECORD.json   (prints replay() as JSON)
+
+Decisions where RULES.md leaves room (this oracle's reading)
+--------------------------------------------------------------
+- finish: the cards go up in the first order found by a depth-first search
+  trying columns 1..N in turn, each card to the lowest slot that takes it
+  (plain greedy play when that works).  Only visible in which empty slot
+  gets which suit when aces are still in the tableau.
+- dead: "stock exhausted" = stock empty and no redeal possible (none left,
+  or the waste is empty too).  The search knows the face-down cards, treats
+  positions alike up to column order, and answers "unknown" (status
+  "playing") past the budget.
+- Undo under `safe` refuses when the last command was a draw, a redeal, or
+  turned a card up (itself or through its auto-play); earlier commands then
+  stay out of reach.  The fresh-deal auto-play is never undone.
+- `xK` is only accepted on column-to-column commands; `0` is read as a
+  number and refused by range (count, column or slot 0).
+- A record's "variant" may also be a dict of parameters (see get_variant),
+  e.g. to switch on foundation_to_column, which every preset refuses.
 """
 
 from __future__ import annotations
@@ -681,77 +699,124 @@ def stock_exhausted(pos: Position) -> bool:
     return not pos.stock and (pos.redeals_left == 0 or not pos.waste)
 
 
-def _any_card_goes_up(pos: Position) -> bool:
-    if pos.waste and lowest_slot(pos, pos.waste[-1]) is not None:
+def _slot_for(found, card):
+    for i, top in enumerate(found):
+        if slot_accepts(top, card):
+            return i
+    return None
+
+
+def _flip(col: tuple) -> tuple:
+    if col and not col[-1][1]:
+        return col[:-1] + ((col[-1][0], True),)
+    return col
+
+
+def _search_successors(state, variant):
+    """Every state reachable by one column-to-column, waste-to-column or
+    (where allowed) foundation-to-column move.  A state is
+    (columns: tuple of tuples of (card, face_up), waste: tuple, foundations: tuple)."""
+    cols, waste, found = state
+    n = len(cols)
+    build = variant["build"]
+    rule = variant["move"]
+    empties = [i for i in range(n) if not cols[i]]
+    # All empty columns are alike (positions are compared up to column
+    # order, see _search_key), so only the first one is tried as a target.
+    first_empty = empties[0] if empties else None
+    for s in range(n):
+        scol = cols[s]
+        if not scol:
+            continue
+        run = run_length(scol, build)
+        top_rank = scol[-1][0][0]
+        for d in range(n):
+            if d == s:
+                continue
+            dcol = cols[d]
+            if dcol:
+                # Ranks in a run rise by one per card downwards, so only the
+                # card of rank (target rank - 1) can fit: k cards move.
+                k = dcol[-1][0][0] - top_rank
+                if k < 1 or k > run:
+                    continue
+                counts = [k]
+            elif d == first_empty:
+                counts = range(1, run + 1)
+            else:
+                continue
+            if rule == SINGLE:
+                limit = 1
+            elif rule == SEQUENCE:
+                limit = run
+            else:
+                limit = 2 ** (len(empties) - (0 if dcol else 1))
+            for k in counts:
+                if k > limit:
+                    break
+                if dcol and not fits_on(scol[-k][0], dcol[-1][0], build):
+                    continue
+                new = list(cols)
+                new[s] = _flip(scol[:-k])
+                new[d] = dcol + scol[-k:]
+                yield (tuple(new), waste, found)
+    if waste:
+        card = waste[-1]
+        for d in range(n):
+            dcol = cols[d]
+            if not dcol or fits_on(card, dcol[-1][0], build):
+                new = list(cols)
+                new[d] = dcol + ((card, True),)
+                yield (tuple(new), waste[:-1], found)
+    if variant["foundation_to_column"]:
+        for k, top in enumerate(found):
+            if top is None:
+                continue
+            for d in range(n):
+                dcol = cols[d]
+                if not dcol or fits_on(top, dcol[-1][0], build):
+                    new = list(cols)
+                    new[d] = dcol + ((top, True),)
+                    nf = list(found)
+                    nf[k] = None if top[0] == 1 else (top[0] - 1, top[1])
+                    yield (tuple(new), waste, tuple(nf))
+
+
+def _search_key(state):
+    # The rules treat all columns alike, so column order does not matter for
+    # whether a card can ever go up: identify positions up to column order.
+    cols, waste, found = state
+    return (tuple(sorted(cols)), waste, found)
+
+
+def _any_card_goes_up(state) -> bool:
+    cols, waste, found = state
+    if waste and _slot_for(found, waste[-1]) is not None:
         return True
-    for col in pos.columns:
-        if col and lowest_slot(pos, col[-1][0]) is not None:
+    for col in cols:
+        if col and _slot_for(found, col[-1][0]) is not None:
             return True
     return False
 
 
-def _tableau_successors(pos: Position, variant):
-    """Every position reachable by one column-to-column, waste-to-column or
-    (where allowed) foundation-to-column move."""
-    n = len(pos.columns)
-    for s in range(n):
-        scol = pos.columns[s]
-        if not scol:
-            continue
-        run = run_length(scol, variant["build"])
-        for d in range(n):
-            if d == s:
-                continue
-            limit = move_limit(pos, variant, s, d)
-            dcol = pos.columns[d]
-            for k in range(1, run + 1):
-                if k > limit:
-                    break
-                if dcol and not fits_on(scol[-k][0], dcol[-1][0], variant["build"]):
-                    continue
-                new = pos.copy()
-                moving = new.columns[s][-k:]
-                del new.columns[s][-k:]
-                new.columns[d].extend(moving)
-                flip_top(new.columns[s])
-                yield new
-    if pos.waste:
-        card = pos.waste[-1]
-        for d in range(n):
-            dcol = pos.columns[d]
-            if not dcol or fits_on(card, dcol[-1][0], variant["build"]):
-                new = pos.copy()
-                new.waste.pop()
-                new.columns[d].append((card, True))
-                yield new
-    if variant["foundation_to_column"]:
-        for k, top in enumerate(pos.foundations):
-            if top is None:
-                continue
-            for d in range(n):
-                dcol = pos.columns[d]
-                if not dcol or fits_on(top, dcol[-1][0], variant["build"]):
-                    new = pos.copy()
-                    new.foundations[k] = None if top[0] == 1 else (top[0] - 1, top[1])
-                    new.columns[d].append((top, True))
-                    yield new
-
-
 def is_dead(pos: Position, variant, budget: int = 200000) -> str:
-    """"dead", "alive" or "unknown" (search budget exceeded).  Uses full
-    knowledge of face-down cards (the oracle knows the deal)."""
+    """"dead", "alive" or "unknown" (more than `budget` distinct states).
+    Exhaustive depth-first search over column-to-column, waste-to-column and
+    (where allowed) foundation-to-column moves, with a visited set.  Uses
+    full knowledge of face-down cards (the oracle knows the deal)."""
     if is_won(pos):
         return "alive"
     if not stock_exhausted(pos):
         return "alive"
-    seen = {pos.key()}
-    stack = [pos]
+    start = (tuple(tuple(col) for col in pos.columns), tuple(pos.waste), tuple(pos.foundations))
+    seen = {_search_key(start)}
+    stack = [start]
     while stack:
         cur = stack.pop()
         if _any_card_goes_up(cur):
             return "alive"
-        for nxt in _tableau_successors(cur, variant):
-            k = nxt.key()
+        for nxt in _search_successors(cur, variant):
+            k = _search_key(nxt)
             if k in seen:
                 continue
             seen.add(k)
