@@ -304,7 +304,10 @@ def finish_order(position: Position) -> list[int] | None:
     """Column indexes (0-based) whose top cards, moved up in this order, clear the tableau.
 
     ``None`` when no order works (RULES.md section 5, finish: "with two
-    copies of a card the order can matter; the engine finds one"). A move
+    copies of a card the order can matter; the engine finds one"). The
+    order auto-play uses is taken when it clears the tableau (it decides
+    which slot each ace starts, so the final text is the natural one);
+    otherwise a search finds an order. In the search, a move
     is made without trying alternatives only when every copy of that card
     still in the tableau lies on top and a slot waits for each: nothing
     else could use those slots. Otherwise each possible move is tried in
@@ -312,6 +315,9 @@ def finish_order(position: Position) -> list[int] | None:
     elsewhere needed, over the card a second slot needs first), with a memo
     of positions known to fail.
     """
+    greedy = _finish_in_autoplay_order(position)
+    if greedy is not None:
+        return greedy
     columns = position.tableau
     failed: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
     copies: dict[int, int] = {}
@@ -357,6 +363,26 @@ def finish_order(position: Position) -> list[int] | None:
         return None
 
     return search([len(column) for column in columns], list(position.foundations), copies, [])
+
+
+def _finish_in_autoplay_order(position: Position) -> list[int] | None:
+    """The order auto-play would use (columns 1..N, first card a slot takes, lowest slot, repeat),
+    if it clears the tableau; the usual case, and the order finish prefers."""
+    tops = list(position.foundations)
+    heights = [len(column) for column in position.tableau]
+    order: list[int] = []
+    while True:
+        for index, column in enumerate(position.tableau):
+            if heights[index]:
+                card = column[heights[index] - 1]
+                wanted = EMPTY_SLOT if card % 13 == 0 else card - 1
+                if wanted in tops:
+                    tops[tops.index(wanted)] = card
+                    heights[index] -= 1
+                    order.append(index)
+                    break
+        else:
+            return order if not any(heights) else None
 
 
 def can_finish(position: Position) -> bool:
