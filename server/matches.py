@@ -460,6 +460,13 @@ class MatchService:
             for session in sessions:
                 if session.name != origin and not session.push(frame):
                     await self._drop_slow(session)
+        elif kind == b"ended":  # the server ended a player's game (time limit, dead game): everyone hears it
+            name, status = fields.get(b"n", b"").decode(), fields.get(b"s", b"").decode()
+            for session in sessions:
+                if session.name == name:
+                    session.status = status
+                if not session.push(frame):
+                    await self._drop_slow(session)
         elif kind == b"start":
             meta = await self.store.meta(code)
             if meta is not None:

@@ -145,7 +145,8 @@ END_PLAYER = """
 -- KEYS: player, events, meta ; ARGV: status, time_ms, event frame
 if redis.call('HGET', KEYS[1], 'status') ~= 'playing' then return {'game_over', -1} end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'time_ms', ARGV[2])
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'public')
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'ended', 'n', redis.call('HGET', KEYS[1], 'name'),
+  's', ARGV[1])
 return {'ok', redis.call('HINCRBY', KEYS[3], 'active', -1)}
 """ % EVENTS_MAXLEN
 

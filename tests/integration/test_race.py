@@ -148,3 +148,24 @@ def test_hints_only_where_allowed_and_counted_in_the_results(server: ServerProce
         await dave.close()
 
     asyncio.run(run())
+
+
+def test_the_time_limit_ends_every_game_and_ranks_by_foundation(server: ServerProcess) -> None:
+    async def run() -> None:
+        created, alice, bob = await lobby_of_two(server, time_limit_s=1)
+        started = await alice.expect(m.Started)
+        await bob.expect(m.Started)
+        assert isinstance(started, m.Started) and started.deadline_ms == started.start_at_ms + 1000
+        await alice.play("s")
+        finished = await bob.expect(m.Finished, timeout=5)
+        assert isinstance(finished, m.Finished) and finished.status == "timeout" and finished.time_ms == 1000
+        results = await alice.expect(m.Results, timeout=5)
+        assert isinstance(results, m.Results)
+        assert {r.name: (r.status, r.time_ms) for r in results.ranking} == {"alice": ("timeout", 1000),
+                                                                            "bob": ("timeout", 1000)}
+        late = await alice.play("s")
+        assert isinstance(late, m.Error) and late.code == "game_over"
+        await alice.close()
+        await bob.close()
+
+    asyncio.run(run())
