@@ -1,0 +1,180 @@
+"""The client's I/O: the server's HTTP API and one WebSocket connection (issue 5).
+
+- :func:`server_url`: the address, from ``--server``, else ``FTR_SERVER``,
+  else ``http://localhost:8000``;
+- :func:`create_match`, :func:`match_state`, :func:`match_results`: the
+  HTTP API (README "The server");
+- :class:`Connection`: a WebSocket on ``/play`` that has said ``hello``
+  (protocol :data:`protocol.messages.PROTOCOL_VERSION`) and been welcomed;
+  frames are encoded and decoded by :mod:`protocol.codec`;
+- :func:`backoff`: the reconnect delays (exponential, capped, with jitter).
+
+Every failure the user should understand is a :class:`ClientError` with a
+message that says what to do: :class:`Unreachable` (no server at that
+address) and :class:`VersionMismatch` (the server sent ``error`` code
+``version``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import websockets
+
+from protocol import messages as m
+from protocol.codec import ProtocolError, decode_server, encode
+
+DEFAULT_SERVER = "http://localhost:8000"
+CLIENT_NAME = "forty-thieves-cli"
+
+
+class ClientError(Exception):
+    """A failure to show the user as it is (``str(error)`` says what happened and what to do)."""
+
+
+class Unreachable(ClientError):
+    """No server answers at the address."""
+
+
+class VersionMismatch(ClientError):
+    """The server speaks another protocol version."""
+
+
+class ServerRefused(ClientError):
+    """The server answered an ``error`` (``code``) or an HTTP error."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def server_url(option: str | None = None) -> str:
+    """The server's base URL: ``--server``, else ``$FTR_SERVER``, else :data:`DEFAULT_SERVER`."""
+    url = (option or os.environ.get("FTR_SERVER") or DEFAULT_SERVER).strip().rstrip("/")
+    if "://" not in url:
+        url = "http://" + url
+    return url
+
+
+def ws_url(server: str) -> str:
+    """``http://host:port`` -> ``ws://host:port/play`` (``https`` -> ``wss``)."""
+    parts = urlsplit(server)
+    scheme = "wss" if parts.scheme in ("https", "wss") else "ws"
+    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + "/play", "", ""))
+
+
+def _unreachable(server: str, error: Exception) -> Unreachable:
+    return Unreachable(f"cannot reach the server at {server} ({error.__class__.__name__}: {error}). "
+                       "Is it running? Give its address with --server URL or FTR_SERVER.")
+
+
+async def _request(method: str, server: str, path: str, **kwargs: Any) -> httpx.Response:
+    try:
+        async with httpx.AsyncClient(timeout=10) as client:
+            return await client.request(method, server + path, **kwargs)
+    except httpx.HTTPError as error:
+        raise _unreachable(server, error) from None
+
+
+def _refusal(response: httpx.Response) -> ServerRefused:
+    try:
+        body = response.json()
+        return ServerRefused(str(body.get("error", response.status_code)), str(body.get("message", response.text)))
+    except ValueError:
+        return ServerRefused(str(response.status_code), f"the server answered {response.status_code}: {response.text[:200]}")
+
+
+async def create_match(server: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """``POST /matches``: ``{"code", "host_token", "commitment", "state"}``."""
+    response = await _request("POST", server, "/matches", json=settings)
+    if response.status_code != 201:
+        raise _refusal(response)
+    return dict(response.json())
+
+
+async def match_state(server: str, code: str) -> dict[str, Any]:
+    """``GET /matches/{code}``: the public state (raises :class:`ServerRefused` ``no_match``)."""
+    response = await _request("GET", server, f"/matches/{code}")
+    if response.status_code != 200:
+        raise _refusal(response)
+    return dict(response.json())
+
+
+async def match_results(server: str, code: str) -> dict[str, Any] | None:
+    """``GET /matches/{code}/results``; ``None`` while the match is not finished."""
+    response = await _request("GET", server, f"/matches/{code}/results")
+    if response.status_code == 409:
+        return None
+    if response.status_code != 200:
+        raise _refusal(response)
+    return dict(response.json())
+
+
+class Connection:
+    """One WebSocket connection to ``/play`` that has been welcomed (see :meth:`open`)."""
+
+    def __init__(self, ws: Any, welcome: m.Welcome) -> None:
+        self.ws = ws
+        self.welcome = welcome
+
+    @classmethod
+    async def open(cls, server: str, timeout: float = 10) -> Connection:
+        """Connect, send ``hello`` and wait for ``welcome``.
+
+        Raises :class:`Unreachable` when nothing answers, and
+        :class:`VersionMismatch` when the server refuses our version.
+        """
+        try:
+            ws = await websockets.connect(ws_url(server), compression=None, max_size=2**20, open_timeout=timeout,
+                                          ping_interval=10, ping_timeout=20)
+        except (OSError, TimeoutError, websockets.InvalidHandshake, websockets.InvalidURI) as error:
+            raise _unreachable(server, error) from None
+        connection = cls(ws, m.Welcome(0, "", 0, 0))
+        try:
+            await connection.send(m.Hello(m.PROTOCOL_VERSION, CLIENT_NAME))
+            reply = await connection.recv()
+        except websockets.ConnectionClosed as error:
+            raise _unreachable(server, error) from None
+        if isinstance(reply, m.Error) and reply.code == "version":
+            await connection.close()
+            raise VersionMismatch(f"protocol versions do not match: {reply.message} "
+                                  f"(this client speaks version {m.PROTOCOL_VERSION})")
+        if not isinstance(reply, m.Welcome):
+            await connection.close()
+            raise ServerRefused(getattr(reply, "code", "malformed"), f"unexpected answer to hello: {reply!r}")
+        connection.welcome = reply
+        return connection
+
+    async def send(self, message: m.ClientMessage) -> None:
+        """Send one message (raises ``websockets.ConnectionClosed`` when the connection is gone)."""
+        await self.ws.send(encode(message))
+
+    async def recv(self) -> m.ServerMessage:
+        """The next message; frames that do not decode are skipped (a newer server's extra types)."""
+        while True:
+            frame = await self.ws.recv()
+            if isinstance(frame, str):
+                continue
+            try:
+                return decode_server(frame)
+            except ProtocolError:
+                continue
+
+    async def close(self) -> None:
+        try:
+            await self.ws.close()
+        except Exception:  # noqa: BLE001 - closing a broken socket may fail in many ways; it is closed either way
+            pass
+
+
+def backoff(base: float = 0.25, cap: float = 5.0) -> Iterator[float]:
+    """Reconnect delays: ``base * 2**n`` capped at ``cap``, each scaled by a jitter in [0.5, 1.5)."""
+    attempt = 0
+    while True:
+        yield min(cap, base * 2**attempt) * random.uniform(0.5, 1.5)
+        attempt += 1

@@ -1,0 +1,305 @@
+"""Drawing a :class:`~client_cli.state.RaceState`: the race screen and a plain layout (issue 5, item 2).
+
+- :func:`screen` builds the race screen as rich text lines for a terminal
+  of ``width`` x ``height`` (80 x 24 is the smallest it is made for): the
+  header (match, variant, moves, clock, countdown), the eight foundation
+  slots, the stock count and the waste with its top card, the columns
+  with suit symbols and colours (hearts and diamonds red), the other
+  players' progress on the right, a message line and a help line; the
+  ranked results in place of the columns at the end. Colours go through
+  rich, which honours ``NO_COLOR``.
+- :func:`to_ansi` renders those lines to a string of ANSI escapes (what
+  the prompt_toolkit screen shows).
+- :func:`plain` is the layout for output that is not a terminal: the
+  RULES.md section 10 notation (``TD``, ``Stock: 52``), no colour, no
+  box drawing.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+
+from rich.console import Console
+from rich.text import Text
+
+from protocol import messages as m
+from protocol.cards import SUIT_SYMBOLS, SUITS, UNKNOWN
+
+from .commands import table_moves
+from .state import ENDED, RaceState
+
+COLUMN_WIDTH = 5
+"""Characters per column: a card is at most 3 wide (``10♠``), two spaces between."""
+SIDE_WIDTH = 20
+"""Characters of the players' panel right of the columns."""
+FOOTER_LINES = 3
+"""Message line, help line, and the input line the prompt draws under the screen."""
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def card_label(card: str) -> str:
+    """``"TD"`` -> ``"10♦"``, ``"AS"`` -> ``"A♠"``, ``"??"`` stays."""
+    if card == UNKNOWN or len(card) != 2 or card[1] not in SUITS:
+        return card
+    rank = "10" if card[0] == "T" else card[0]
+    return rank + SUIT_SYMBOLS[SUITS.index(card[1])]
+
+
+def card_text(card: str, *, top: bool = False, width: int = 3) -> Text:
+    """A card as rich text: red for hearts and diamonds, bold when it is playable."""
+    if card in ("-", ""):
+        return Text("·".center(width), style="dim")
+    if card == UNKNOWN:
+        return Text("░░░"[:width].ljust(width), style="dim")
+    style = "red" if card[1] in "DH" else "default"
+    if top:
+        style += " bold"
+    return Text(card_label(card).ljust(width), style=style)
+
+
+def clock(ms: int) -> str:
+    seconds = max(0, ms) // 1000
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def _header(state: RaceState, width: int, now: int) -> Text:
+    variant = state.settings.variant if state.settings else ""
+    left = f" Forty Thieves Race  {state.code}  {variant}"
+    if state.phase == "countdown":
+        right = f"starts in {state.countdown_s(now):.0f} s "
+    elif state.phase in ("playing", "finished"):
+        right = f"moves {state.moves}  time {clock(state.elapsed_ms(now))}"
+        if state.deadline_ms and state.phase == "playing" and state.status not in ENDED:
+            right += f" (left {clock(state.deadline_ms - now - state.clock_offset_ms)})"
+        right += " "
+    else:
+        right = f"{state.phase} "
+    if not state.connected and state.phase != "finished":
+        right = "reconnecting… " + right
+    pad = max(1, width - len(left) - len(right))
+    return Text(left + " " * pad + right, style="reverse")[:width]
+
+
+def _foundations(view: m.View) -> Text:
+    line = Text("Foundations ", style="bold")
+    for top in view.foundations:
+        line.append_text(card_text(top))
+        line.append(" ")
+    return line
+
+
+def _stock_waste(state: RaceState, view: m.View, width: int) -> Text:
+    line = Text("Stock ", style="bold")
+    line.append(f"{view.stock:<3}")
+    if view.redeals_left:
+        line.append(f"(redeals {view.redeals_left}) ", style="dim")
+    if view.stock and table_moves(state.legal):
+        line.append("moves on the table ", style="cyan")
+    line.append("Waste ", style="bold")
+    room = max(1, (width - len(line.plain) - 6) // 4)
+    shown = view.waste[-room:]
+    if len(view.waste) > len(shown):
+        line.append("… ", style="dim")
+    for i, card in enumerate(shown):
+        last = i == len(shown) - 1
+        if last:
+            line.append("[")
+        line.append_text(card_text(card, top=last, width=len(card_label(card))))
+        line.append("]" if last else " ")
+    if not view.waste:
+        line.append("empty", style="dim")
+    return line
+
+
+def _players(state: RaceState) -> list[Text]:
+    lines = [Text("Players", style="bold underline")]
+    total = state.total_cards or 104
+    for line in sorted(state.players.values(), key=lambda p: (-p.foundation, p.moves, p.name)):
+        me = line.name == state.name
+        name = (line.name + (" (you)" if me else ""))[:SIDE_WIDTH - 1]
+        style = "bold" if me else ""
+        if state.phase in ("lobby", "preparing"):
+            mark = "ready" if line.ready else ("away" if not line.connected else "")
+            lines.append(Text(f"{name[:12]:<12} {mark}"[:SIDE_WIDTH - 1], style=style))
+            continue
+        status = {"playing": "", "won": "WON", "dead": "dead", "resigned": "gave up", "timeout": "time"}.get(
+            line.status, line.status)
+        lines.append(Text(name, style=style))
+        lines.append(Text(f" {line.foundation:>3}/{total} {line.moves:>3}m {status}"[:SIDE_WIDTH - 1],
+                          style="green" if line.status == "won" else "dim" if line.status in ENDED else ""))
+    return lines
+
+
+def _tableau(view: m.View, rows: int, room: int) -> list[Text]:
+    """The columns, bottom card first; a column longer than ``rows`` shows its first card, ``+k``, then its top."""
+    step = COLUMN_WIDTH if len(view.tableau) * COLUMN_WIDTH <= room else 4
+    columns: list[list[str]] = []
+    for hidden, cards in zip(view.hidden, view.tableau):
+        columns.append([UNKNOWN] * hidden + list(cards))
+    lines = [Text("".join(f"{i + 1:>2}".ljust(step) for i in range(len(columns))), style="bold")]
+    shown: list[list[str]] = []
+    for column in columns:
+        if len(column) > rows:
+            keep = rows - 2
+            column = [column[0], f"+{len(column) - keep - 1}"] + column[-keep:]
+        shown.append(column)
+    depth = max([len(c) for c in shown] + [1])
+    for row in range(depth):
+        line = Text()
+        for index, column in enumerate(shown):
+            if row < len(column):
+                card = column[row]
+                if card.startswith("+"):
+                    line.append(f"{card:<{step}}", style="dim")
+                else:
+                    line.append_text(card_text(card, top=row == len(column) - 1))
+                    line.append(" " * (step - 3))
+            elif row == 0:
+                line.append("·".center(3) + " " * (step - 3), style="dim")
+            else:
+                line.append(" " * step)
+        lines.append(line)
+    return lines
+
+
+def results_lines(results: m.Results, me: str = "") -> list[Text]:
+    lines = [Text(" #  name                 status    time     moves undos hints cards", style="bold")]
+    for row in results.ranking:
+        style = "bold" if row.name == me else ""
+        if row.status == "won":
+            style += " green"
+        lines.append(Text(f"{row.rank:>2}  {row.name[:20]:<20} {row.status:<9} {clock(row.time_ms):>7} {row.moves:>6} "
+                          f"{row.undos:>5} {row.hints:>5} {row.foundation:>5}", style=style.strip()))
+    lines.append(Text(""))
+    lines.append(Text(f"seed {results.seed!r} (commitment {results.commitment[:16]}…)", style="dim"))
+    return lines
+
+
+def _notice(state: RaceState) -> Text:
+    """The line under the board: the last message, or what the position offers."""
+    if state.message:
+        return Text(state.message, style="yellow")
+    if state.phase == "preparing":
+        return Text("Preparing a solvable deal (a classic one may take a while)…", style="cyan")
+    if state.phase == "lobby":
+        return Text("Type ready when you are" + (" (or start to start now, you are the host)" if state.host else ""),
+                    style="cyan")
+    if state.phase == "countdown":
+        return Text("Get ready: the deal comes at the start instant.", style="cyan")
+    if state.phase == "finished":
+        return Text("The match is over. q quits.", style="cyan")
+    if state.status == "dead":
+        choice = "u to undo, or resign" if state.can("u") else "resign"
+        return Text(f"No card can reach a foundation any more: {choice}.", style="bold red")
+    if state.status in ENDED:
+        return Text(f"Your game ended ({state.status}); waiting for the others…", style="cyan")
+    if state.can("finish"):
+        return Text("Everything can go up: type finish", style="bold green")
+    return Text("")
+
+
+HELP_LINE = "? help  Tab: legal moves  37 = 3-7  w-f  s draw  u undo  hint  resign  q quit"
+
+
+def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None = None) -> list[Text]:
+    """The race screen as ``height - 1`` lines of at most ``width`` cells (the prompt takes the last line)."""
+    now = now_ms() if now is None else now
+    lines = [_header(state, width, now)]
+    body_rows = height - 1 - FOOTER_LINES
+    body: list[Text] = []
+    view = state.view
+    if state.phase == "finished" and state.results is not None:
+        body = [Text("Results", style="bold underline")] + results_lines(state.results, state.name)
+        if view is not None:
+            body += [Text(""), _foundations(view)]
+    elif view is not None:
+        body = [_foundations(view), _stock_waste(state, view, width)]
+        body += _tableau(view, body_rows - len(body) - 1, width - SIDE_WIDTH)
+    else:
+        body = _lobby(state)
+    side = _players(state)
+    main_width = width - SIDE_WIDTH
+    offset = 2 if view is not None else 0
+    for row in range(body_rows):
+        left = body[row] if row < len(body) else Text("")
+        if state.phase == "finished" or row < offset:
+            lines.append(left[:width])
+            continue
+        right = side[row - offset] if row - offset < len(side) else Text("")
+        left = left[:main_width]
+        left.pad_right(main_width - left.cell_len)
+        lines.append(Text.assemble(left, right[:SIDE_WIDTH]))
+    lines.append(_notice(state)[:width])
+    lines.append(Text(HELP_LINE[:width], style="dim"))
+    return lines
+
+
+def _lobby(state: RaceState) -> list[Text]:
+    lines = [Text(f"Match {state.code}", style="bold"), Text("")]
+    if state.settings:
+        s = state.settings
+        lines.append(Text(f"{s.variant}, {s.players} players, time limit {clock(s.time_limit_s * 1000)}, undo {s.undo}, "
+                          f"hints {'on' if s.hints else 'off'}"))
+    lines.append(Text("Friends join with:"))
+    lines.append(Text(f"  forty-thieves join {state.code} --name NAME" + _server_option(state.server), style="bold"))
+    if state.commitment:
+        lines.append(Text(f"commitment {state.commitment[:32]}…", style="dim"))
+    if state.phase == "countdown":
+        lines += [Text(""), Text(f"Starting in {state.countdown_s(now_ms()):.1f} s", style="bold green")]
+    return lines
+
+
+def _server_option(server: str) -> str:
+    from .connection import DEFAULT_SERVER
+
+    if not server or server == DEFAULT_SERVER or server == os.environ.get("FTR_SERVER", "").rstrip("/"):
+        return ""
+    return f" --server {server}"
+
+
+def to_ansi(lines: list[Text], width: int = 80, color: bool = True) -> str:
+    """Render lines to ANSI text (no colour when ``color`` is False or ``NO_COLOR`` is set)."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=True, color_system="standard" if color else None,
+                      no_color=(not color) or None, legacy_windows=False, highlight=False, emoji=False)
+    for line in lines:
+        line.no_wrap = True
+        line.overflow = "crop"
+        console.print(line, end="\n", soft_wrap=False, crop=True)
+    return buffer.getvalue()
+
+
+# ---------------------------------------------------------------- plain layout
+
+
+def plain_view(view: m.View) -> str:
+    """A view in the RULES.md notation: redacted position text (``Stock: 52``, ``??``)."""
+    lines = ["Foundations: " + " ".join(view.foundations), f"Stock: {view.stock}",
+             "Waste: " + " ".join(view.waste), f"Redeals left: {view.redeals_left}"]
+    for i, (hidden, cards) in enumerate(zip(view.hidden, view.tableau)):
+        lines.append(f"{i + 1}: " + " ".join([UNKNOWN] * hidden + list(cards)))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def plain(state: RaceState, now: int | None = None) -> str:
+    """The plain layout: a status line, the position in notation, the players, the notice."""
+    now = now_ms() if now is None else now
+    variant = state.settings.variant if state.settings else ""
+    out = [f"match {state.code} {variant} {state.phase}: moves {state.moves}, time {clock(state.elapsed_ms(now))}, "
+           f"status {state.status}"]
+    if state.phase == "finished" and state.results is not None:
+        out += [t.plain for t in results_lines(state.results, state.name)]
+    elif state.view is not None:
+        out.append(plain_view(state.view))
+        out.append("legal: " + " ".join(x.command for x in state.legal))
+    for line in state.players.values():
+        out.append(f"player {line.name}: {line.foundation} cards, {line.moves} moves, {line.status}")
+    notice = _notice(state).plain
+    if notice:
+        out.append(notice)
+    return "\n".join(out)

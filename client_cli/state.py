@@ -1,0 +1,163 @@
+"""What the client knows about its match, updated message by message (pure, no I/O).
+
+:class:`RaceState` is fed every :mod:`protocol.messages` message the server
+sends (:meth:`RaceState.apply`); the screen (:mod:`client_cli.render`)
+and the scripted output are drawn from it. It holds only what the server
+said: the redacted view, the legal moves, counters, the other players'
+public progress and the results. No rules logic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from protocol import messages as m
+from protocol.cards import UNKNOWN, parse_card, rank_of
+
+ENDED = ("won", "dead", "resigned", "timeout")
+"""Statuses a player's game ends with (``dead`` ends it only when no undo is left; the server says which)."""
+
+
+@dataclass
+class PlayerLine:
+    """One player's public progress as the standings show it."""
+
+    name: str
+    moves: int = 0
+    foundation: int = 0
+    status: str = "lobby"
+    time_ms: int = 0
+    ready: bool = False
+    connected: bool = True
+
+
+@dataclass
+class RaceState:
+    """The client's picture of one match (see the module docstring)."""
+
+    server: str = ""
+    code: str = ""
+    name: str = ""
+    host: bool = False
+    phase: str = "connecting"
+    """``connecting``, ``preparing``, ``lobby``, ``countdown``, ``playing``, ``finished`` (results in)."""
+    settings: m.Settings | None = None
+    commitment: str = ""
+    start_at_ms: int = 0
+    deadline_ms: int = 0
+    view: m.View | None = None
+    legal: list[m.LegalMove] = field(default_factory=list)
+    moves: int = 0
+    undos: int = 0
+    foundation: int = 0
+    status: str = "lobby"
+    time_ms: int = 0
+    total_cards: int = 0
+    players: dict[str, PlayerLine] = field(default_factory=dict)
+    results: m.Results | None = None
+    message: str = ""
+    """The last thing to tell the player (a refusal's reason, a hint, a notice)."""
+    connected: bool = False
+    clock_offset_ms: int = 0
+    """Server clock minus the local clock (from ``pong``), for the countdown and the clock."""
+
+    # ------------------------------------------------------------ derived
+
+    @property
+    def my_game_over(self) -> bool:
+        return self.status in ENDED and not (self.status == "dead" and any(x.command == "u" for x in self.legal))
+
+    def line(self, name: str) -> PlayerLine:
+        if name not in self.players:
+            self.players[name] = PlayerLine(name)
+        return self.players[name]
+
+    def can(self, command: str) -> bool:
+        """True when the server's legal list holds ``command``."""
+        return any(x.command == command for x in self.legal)
+
+    def elapsed_ms(self, now_ms: int) -> int:
+        """The clock of my game: running while I play, frozen at my last time once my game ended."""
+        if self.phase not in ("playing", "finished") or not self.start_at_ms:
+            return 0
+        if self.status in ENDED or self.phase == "finished":
+            return self.time_ms
+        return max(0, now_ms + self.clock_offset_ms - self.start_at_ms)
+
+    def countdown_s(self, now_ms: int) -> float:
+        return max(0.0, (self.start_at_ms - now_ms - self.clock_offset_ms) / 1000)
+
+    # ------------------------------------------------------------ updates
+
+    def _take_view(self, view: m.View, legal: list[m.LegalMove], foundation: int | None = None) -> None:
+        self.view, self.legal = view, list(legal)
+        if foundation is not None:
+            self.foundation = foundation
+        if not self.total_cards:
+            on_table = sum(map(len, view.tableau)) + sum(view.hidden) + view.stock + len(view.waste)
+            self.total_cards = on_table + foundation_count(view)
+
+    def apply(self, message: m.ServerMessage) -> None:
+        """Update the picture with one message from the server."""
+        match message:
+            case m.Joined(match=code, name=name):
+                self.code, self.name = code, name
+                self.line(name)
+            case m.Lobby():
+                self.settings, self.commitment = message.settings, message.commitment or self.commitment
+                if message.state in ("preparing", "lobby", "countdown") and self.phase in ("connecting", "preparing",
+                                                                                           "lobby"):
+                    self.phase = message.state
+                for info in message.players:
+                    line = self.line(info.name)
+                    line.ready, line.connected = info.ready, info.connected
+            case m.Countdown(start_at_ms=start_at):
+                self.start_at_ms = start_at
+                if self.phase != "playing" and self.phase != "finished":
+                    self.phase = "countdown"
+                self.message = ""
+            case m.Started():
+                if self.phase != "finished":
+                    self.phase = "playing"
+                self.start_at_ms, self.deadline_ms = message.start_at_ms, message.deadline_ms
+                self.moves, self.total_cards = message.moves, 0
+                self._take_view(message.view, message.legal, foundation_count(message.view))
+                if self.status == "lobby":
+                    self.status = "playing"
+                for line in self.players.values():
+                    if line.status == "lobby":
+                        line.status = "playing"
+            case m.Position():
+                self._take_view(message.view, message.legal, message.foundation)
+                self.moves, self.undos, self.status, self.time_ms = (message.moves, message.undos, message.status,
+                                                                     message.time_ms)
+                line = self.line(self.name)
+                line.moves, line.foundation, line.status, line.time_ms = (message.moves, message.foundation,
+                                                                          message.status, message.time_ms)
+            case m.Progress() | m.Finished():
+                line = self.line(message.name)
+                line.moves, line.foundation, line.status, line.time_ms = (message.moves, message.foundation,
+                                                                          message.status, message.time_ms)
+                if message.name == self.name and message.status in ENDED:
+                    self.status, self.time_ms = message.status, message.time_ms
+            case m.Results():
+                self.results = message
+                self.phase = "finished"
+                for row in message.ranking:
+                    line = self.line(row.name)
+                    line.moves, line.foundation, line.status, line.time_ms = row.moves, row.foundation, row.status, row.time_ms
+                    if row.name == self.name:
+                        self.status, self.time_ms, self.moves = row.status, row.time_ms, row.moves
+            case m.Rejected(command=command, reason=reason):
+                self.message = f"{command}: {reason}"
+            case m.Suggestion(command=command):
+                self.message = f"hint: {command}" if command else "hint: nothing useful to suggest: draw, or undo"
+            case m.Error(code=code, message=text):
+                self.message = f"{text} [{code}]"
+            case m.Pong():
+                pass
+
+
+def foundation_count(view: m.View) -> int:
+    """Cards on the foundations of a view: a slot holds ace up to its top card, so the top's rank."""
+    return sum(rank_of(parse_card(top)) for top in view.foundations if top not in ("-", "", UNKNOWN))
