@@ -1,0 +1,163 @@
+"""``forty-thieves``: the command-line client of Forty Thieves Race (issue 5).
+
+::
+
+    forty-thieves [--server URL] create [--variant V] [--seed S] [--any-deal] [--players N]
+                                        [--time-limit SECONDS] [--hints] [--undo none|safe|full]
+                                        [--name NAME] [--json]
+    forty-thieves [--server URL] join CODE [--name NAME] [--script FILE|-] [--json]
+    forty-thieves [--server URL] watch CODE [--json]
+    forty-thieves replay FILE [--json]
+    forty-thieves [--server URL] bots --count N [--match CODE] [--players P] [--variant V] [--seed S] ...
+
+The server's address comes from ``--server``, else ``FTR_SERVER``, else
+``http://localhost:8000``. Exit status: 0 when the match (or the command)
+ended normally, 1 when it did not (left early, no results), 2 for an
+error the client explains (server unreachable, protocol version, a
+refusal such as a taken name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import sys
+from typing import Any
+
+from .connection import ClientError, create_match, server_url
+from .tokens import TokenStore
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="forty-thieves", description="Race friends on the identical Forty Thieves deal.")
+    parser.add_argument("--server", help="server URL (default: $FTR_SERVER, else http://localhost:8000)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    create = commands.add_parser("create", help="create a match, print its code, and join it as the host")
+    create.add_argument("--variant", default="classic", help="classic (default), relaxed, or another preset")
+    create.add_argument("--seed", help="deal this seed (default: the server picks a secret one)")
+    create.add_argument("--any-deal", action="store_true", help="any deal, not only deals proven solvable")
+    create.add_argument("--players", type=int, default=2, help="players expected (default 2)")
+    create.add_argument("--time-limit", type=int, default=1800, metavar="SECONDS", help="0: none (default 1800)")
+    create.add_argument("--hints", action="store_true", help="allow hints (counted in the results)")
+    create.add_argument("--undo", choices=("none", "safe", "full"), default="safe")
+    create.add_argument("--no-autoplay", action="store_true", help="no automatic moves of safe cards")
+    create.add_argument("--name", help="your display name (default: your login name)")
+    create.add_argument("--json", action="store_true", help="only create: print {code, host_token, commitment, state}")
+
+    join = commands.add_parser("join", help="join a match and race")
+    join.add_argument("code")
+    join.add_argument("--name", help="your display name (needed unless this machine already joined that match)")
+    join.add_argument("--script", metavar="FILE", help="play the commands of FILE, one a line (- reads stdin)")
+    join.add_argument("--json", action="store_true", help="print every message received as one JSON line")
+
+    watch = commands.add_parser("watch", help="live standings of a match, as a spectator")
+    watch.add_argument("code")
+    watch.add_argument("--json", action="store_true", help="one JSON line per change of the public state")
+    watch.add_argument("--interval", type=float, default=0.5, help=argparse.SUPPRESS)
+
+    replay = commands.add_parser("replay", help="step through a game record (RULES.md section 10) locally")
+    replay.add_argument("file")
+    replay.add_argument("--json", action="store_true", help="print every position as one JSON line")
+
+    bots = commands.add_parser("bots", help="load generator: N bots join matches and play legal moves")
+    bots.add_argument("--count", type=int, required=True, help="number of bots")
+    bots.add_argument("--match", help="join this match (default: create matches of --players bots each)")
+    bots.add_argument("--players", type=int, default=2, help="bots per created match (default 2)")
+    bots.add_argument("--variant", default="relaxed")
+    bots.add_argument("--seed", help="seed of the created matches (default: the server's choice of any deal)")
+    bots.add_argument("--moves", type=int, default=200, help="commands per bot before it resigns (default 200)")
+    bots.add_argument("--delay", type=float, default=0.06, help="seconds between a bot's commands (default 0.06)")
+    bots.add_argument("--json", action="store_true", help="print the summary as JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    try:
+        code = asyncio.run(_run(args))
+    except ClientError as error:
+        print(f"forty-thieves: {error}", file=sys.stderr)
+        code = 2
+    except KeyboardInterrupt:
+        code = 130
+    sys.exit(code)
+
+
+async def _run(args: argparse.Namespace) -> int:
+    if args.command == "replay":
+        from .replay import replay
+
+        return replay(args.file, as_json=args.json)
+    server = server_url(args.server)
+    if args.command == "create":
+        return await _create(server, args)
+    if args.command == "join":
+        return await _join(server, args.code, args.name, script=args.script, as_json=args.json)
+    if args.command == "watch":
+        from .watch import watch
+
+        return await watch(server, args.code, as_json=args.json, interval=args.interval)
+    from .bots import run_bots
+
+    return await run_bots(server, args)
+
+
+async def _create(server: str, args: argparse.Namespace) -> int:
+    settings: dict[str, Any] = {
+        "variant": args.variant, "solvable_only": not args.any_deal, "players": args.players,
+        "time_limit_s": args.time_limit, "undo": args.undo, "hints": args.hints, "autoplay": not args.no_autoplay,
+    }
+    if args.seed is not None:
+        settings["seed"] = args.seed
+    created = await create_match(server, settings)
+    if args.json:
+        print(json.dumps(created))
+        return 0
+    TokenStore().update(server, created["code"], host_token=created["host_token"])
+    option = "" if args.server is None else f" --server {server}"
+    print(f"Match {created['code']} created ({args.variant}; {created['state']}).")
+    print(f"Friends join with:  forty-thieves{option} join {created['code']} --name NAME")
+    if created["state"] == "preparing":
+        print("Preparing a solvable deal: this may take a while for classic...")
+    name = args.name or _login_name()
+    return await _join(server, created["code"], name, script=None, as_json=False, host_token=created["host_token"])
+
+
+def _login_name() -> str:
+    try:
+        return getpass.getuser()[:24] or "host"
+    except Exception:  # noqa: BLE001 - no login name on this system
+        return "host"
+
+
+async def _join(server: str, code: str, name: str | None, *, script: str | None, as_json: bool,
+                host_token: str | None = None) -> int:
+    from .race import RaceClient, run_script
+
+    interactive = script is None and sys.stdin.isatty() and sys.stdout.isatty() and not as_json
+    client = RaceClient(server, code, name, host_token=host_token, auto_ready=not interactive)
+    if interactive:
+        from .ui import RaceScreen
+
+        return await RaceScreen(client).run()
+    if script is None or script == "-":
+        lines = sys.stdin
+    else:
+        try:
+            lines = open(script, encoding="utf-8")  # noqa: SIM115 - read lazily while the race runs
+        except OSError as error:
+            raise ClientError(f"cannot read the script {script}: {error}") from None
+    if not as_json and script is None:
+        print("not a terminal: reading commands from standard input, one a line", file=sys.stderr)
+    return await run_script(client, list(lines) if lines is not sys.stdin else _stdin_lines(), as_json=as_json)
+
+
+def _stdin_lines() -> list[str]:
+    return sys.stdin.read().splitlines()
+
+
+if __name__ == "__main__":
+    main()

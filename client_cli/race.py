@@ -1,0 +1,406 @@
+"""One player in one match: joining, resuming, sending commands, reconnecting (issue 5, items 4 and 5).
+
+:class:`RaceClient` owns the player's connection. :meth:`RaceClient.run`
+connects, says ``hello``, joins (or resumes with the token kept by
+:class:`~client_cli.tokens.TokenStore`), then feeds every message to the
+:class:`~client_cli.state.RaceState` and to an optional listener until the
+results are in. When the connection drops (the server restarted, the
+network broke) it reconnects with exponential backoff and jitter and
+resumes: the server rotates the token on every resume and the new one is
+written at once; commands sent but not answered are sent again with the
+same ``seq`` (the server acknowledges a repeated ``seq`` again and never
+applies it twice).
+
+The interactive screen is :mod:`client_cli.ui`; the scripted mode is
+:func:`run_script` here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+import websockets
+
+from protocol import messages as m
+
+from .commands import resolve
+from .connection import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state
+from .state import ENDED, RaceState
+from .tokens import TokenStore
+
+GIVE_UP_S = 120.0
+"""Seconds of failed reconnects after which the client stops trying."""
+
+Listener = Callable[[m.ServerMessage], None]
+
+
+class RaceClient:
+    """One player's side of a match (see the module docstring)."""
+
+    def __init__(self, server: str, code: str, name: str | None, *, store: TokenStore | None = None,
+                 host_token: str | None = None, auto_ready: bool = False, listener: Listener | None = None,
+                 on_change: Callable[[], None] | None = None) -> None:
+        self.server, self.code = server, code
+        self.store = store or TokenStore()
+        entry = self.store.get(server, code)
+        players = entry.get("players", {}) if isinstance(entry.get("players"), dict) else {}
+        if name is None and len(players) == 1:
+            name = next(iter(players))
+        if name is None:
+            name = entry.get("last_name")
+        if not name:
+            raise ClientError("give your display name with --name NAME")
+        self.name: str = name
+        self.host_token = host_token or entry.get("host_token")
+        self.auto_ready = auto_ready
+        self.listener = listener
+        self.on_change = on_change or (lambda: None)
+        self.state = RaceState(server=server, code=code, name=name, host=bool(self.host_token))
+        self.connection: Connection | None = None
+        self.seq = 0
+        self.pending: dict[int, m.ClientMessage] = {}
+        self.waiting: dict[int, asyncio.Future[m.ServerMessage]] = {}
+        self.done = asyncio.Event()
+        self.started = asyncio.Event()
+        self.fatal: ClientError | None = None
+        self._ping_sent: dict[int, float] = {}
+        self._allowance = 0.0
+        self._allowance_at = 0.0
+        self._pacing = asyncio.Lock()
+
+    # ------------------------------------------------------------ the connection loop
+
+    async def run(self) -> None:
+        """Connect and play until the results are in. Raises :class:`ClientError` on what retrying cannot mend."""
+        delays = backoff()
+        failing_since: float | None = None
+        first = True
+        while not self.done.is_set():
+            try:
+                connection = await Connection.open(self.server)
+            except Unreachable as error:
+                if first:
+                    raise
+                failing_since = failing_since or time.monotonic()
+                if time.monotonic() - failing_since > GIVE_UP_S:
+                    raise Unreachable(f"gave up reconnecting after {GIVE_UP_S:.0f} s: {error}") from None
+                self.state.message = "connection lost: reconnecting…"
+                self.on_change()
+                await asyncio.sleep(next(delays))
+                continue
+            self.connection = connection
+            try:
+                await self._enter(connection)
+                first, failing_since, delays = False, None, backoff()
+                self.state.connected = True
+                if self.state.message.startswith("connection lost"):
+                    self.state.message = "reconnected"
+                self.on_change()
+                await self._ping()
+                for message in list(self.pending.values()):
+                    await connection.send(message)
+                await self._receive(connection)
+            except (websockets.ConnectionClosed, OSError):
+                pass
+            finally:
+                self.connection = None
+                self.state.connected = False
+                await connection.close()
+            if self.fatal is not None:
+                raise self.fatal
+            if not self.done.is_set():
+                self.state.message = "connection lost: reconnecting…"
+                self.on_change()
+                await asyncio.sleep(next(delays))
+
+    async def _enter(self, connection: Connection) -> None:
+        """Resume with a kept token, else join; store the (new) token."""
+        token = self.store.get(self.server, self.code).get("players", {}).get(self.name)
+        if token:
+            await connection.send(m.Resume(self.code, token))
+            reply = await self._until_joined(connection)
+            if isinstance(reply, m.Error) and reply.code == "bad_token":
+                token = None  # a token of another server's Redis, or an expired match: join anew
+            elif isinstance(reply, m.Error):
+                raise self._fail(ServerRefused(reply.code, reply.message))
+        if not token:
+            await connection.send(m.Join(self.code, self.name))
+            reply = await self._until_joined(connection)
+            if isinstance(reply, m.Error):
+                raise self._fail(ServerRefused(reply.code, reply.message))
+        assert isinstance(reply, m.Joined)
+        self._keep_token(reply.token)
+        self.state.apply(reply)
+        self._emit(reply)
+        if self.auto_ready and self.state.phase in ("connecting", "preparing", "lobby"):
+            await connection.send(m.Ready())
+
+    def _fail(self, error: ClientError) -> ClientError:
+        self.fatal = error
+        return error
+
+    async def _until_joined(self, connection: Connection) -> m.Joined | m.Error:
+        while True:
+            message = await asyncio.wait_for(connection.recv(), 30)
+            if isinstance(message, (m.Joined, m.Error)):
+                return message
+
+    def _keep_token(self, token: str) -> None:
+        entry = self.store.get(self.server, self.code)
+        players = dict(entry.get("players", {}))
+        players[self.name] = token
+        fields: dict[str, Any] = {"players": players, "last_name": self.name}
+        if self.host_token:
+            fields["host_token"] = self.host_token
+        self.store.update(self.server, self.code, **fields)
+
+    async def _ping(self) -> None:
+        nonce = len(self._ping_sent) + 1
+        self._ping_sent[nonce] = time.time() * 1000
+        await self.send(m.Ping(nonce))
+
+    async def _receive(self, connection: Connection) -> None:
+        while True:
+            message = await connection.recv()
+            await self._handle(message)
+            if self.fatal is not None or self.done.is_set():
+                return
+
+    async def _handle(self, message: m.ServerMessage) -> None:
+        before = self.state.phase
+        self.state.apply(message)
+        match message:
+            case m.Pong(nonce=nonce, server_time_ms=server_ms):
+                sent = self._ping_sent.get(nonce)
+                if sent is not None:
+                    self.state.clock_offset_ms = int(server_ms - (sent + time.time() * 1000) / 2)
+                return
+            case m.Lobby(state="lobby") if self.auto_ready and before == "preparing":
+                await self.send(m.Ready())  # readiness sent while the deal was prepared does not start the match
+            case m.Started(seq=seq):
+                self.seq = max(self.seq, seq)
+                self.started.set()
+                if not message.legal:
+                    asyncio.ensure_future(self._learn_status())
+            case m.Position(seq=seq) | m.Rejected(seq=seq) | m.Suggestion(seq=seq):
+                if isinstance(message, m.Position) and message.seq in self.pending:
+                    self.state.message = ""
+                self.pending.pop(seq, None)
+                future = self.waiting.pop(seq, None)
+                if future is not None and not future.done():
+                    future.set_result(message)
+            case m.Error(code="rate_limited") if self.waiting:
+                asyncio.ensure_future(self._send_again(min(self.waiting)))  # refused unread: send it again later
+                return
+            case m.Error(code="replaced"):
+                self.fatal = ClientError("another client resumed this game with your token and took over")
+            case m.Error():
+                if self.waiting:  # an error answers the oldest command waiting (game_over, not_started, ...)
+                    seq = min(self.waiting)
+                    self.pending.pop(seq, None)
+                    future = self.waiting.pop(seq)
+                    if not future.done():
+                        future.set_result(message)
+            case m.Results():
+                self.done.set()
+        self._emit(message)
+        self.on_change()
+
+    async def _learn_status(self) -> None:
+        """A resumed game with no legal moves has ended: read my status from the public state."""
+        try:
+            public = await match_state(self.server, self.code)
+        except ClientError:
+            return
+        for player in public.get("players", []):
+            if player.get("name") == self.name and player.get("status") in ENDED:
+                self.state.status = player["status"]
+                self.state.time_ms = int(player.get("time_ms", 0))
+                self.on_change()
+
+    async def _send_again(self, seq: int) -> None:
+        await asyncio.sleep(1.0)
+        message = self.pending.get(seq)
+        if message is not None:
+            await self.send(message)
+
+    async def _pace(self) -> None:
+        """Stay under the server's message rate (``welcome``): a bucket of 10 at 90 % of the rate."""
+        connection = self.connection
+        rate = connection.welcome.messages_per_second * 0.9 if connection else 0.0
+        if rate <= 0:
+            return
+        async with self._pacing:
+            now = time.monotonic()
+            self._allowance = min(10.0, self._allowance + (now - self._allowance_at) * rate)
+            self._allowance_at = now
+            if self._allowance < 1.0:
+                await asyncio.sleep((1.0 - self._allowance) / rate)
+                self._allowance_at = time.monotonic()
+                self._allowance = 1.0
+            self._allowance -= 1.0
+
+    def _emit(self, message: m.ServerMessage) -> None:
+        if self.listener is not None:
+            self.listener(message)
+
+    # ------------------------------------------------------------ commands
+
+    async def send(self, message: m.ClientMessage) -> bool:
+        """Send now if connected; False when not (numbered commands are sent again on reconnect)."""
+        await self._pace()
+        connection = self.connection
+        if connection is None:
+            return False
+        try:
+            await connection.send(message)
+            return True
+        except (websockets.ConnectionClosed, OSError):
+            return False
+
+    def _numbered(self, make: Callable[[int], m.ClientMessage]) -> asyncio.Future[m.ServerMessage]:
+        self.seq += 1
+        message = make(self.seq)
+        future: asyncio.Future[m.ServerMessage] = asyncio.get_running_loop().create_future()
+        self.waiting[self.seq] = future
+        if not isinstance(message, m.Hint):
+            self.pending[self.seq] = message
+        asyncio.ensure_future(self.send(message))
+        return future
+
+    def play(self, command: str) -> asyncio.Future[m.ServerMessage]:
+        """Send a canonical command; the future gets its ``position``, ``rejected`` or ``error``."""
+        return self._numbered(lambda seq: m.Play(seq, command))
+
+    def resign(self) -> asyncio.Future[m.ServerMessage]:
+        return self._numbered(lambda seq: m.Resign(seq))
+
+    def hint(self) -> asyncio.Future[m.ServerMessage]:
+        return self._numbered(lambda seq: m.Hint(seq))
+
+    async def ready(self) -> None:
+        await self.send(m.Ready())
+
+    async def start(self) -> bool:
+        """The host starts the match now; False when this player has no host token."""
+        if not self.host_token:
+            return False
+        await self.send(m.Start(self.host_token))
+        return True
+
+    async def close(self) -> None:
+        connection = self.connection
+        if connection is not None:
+            await connection.close()
+
+
+# ---------------------------------------------------------------- scripted mode
+
+
+def message_json(message: m.ServerMessage) -> str:
+    """One received message as a JSON line (``joined`` without its secret token)."""
+    data = msgspec.to_builtins(message)
+    if isinstance(message, m.Joined):
+        data.pop("token", None)
+    return json.dumps(data, separators=(",", ":"))
+
+
+def script_lines(lines: Iterable[str]) -> Iterable[str]:
+    """Commands of a script: one a line; blank lines and ``#`` comments skipped."""
+    for line in lines:
+        text = line.strip()
+        if text and not text.startswith("#"):
+            yield text
+
+
+REPLY_TIMEOUT_S = 60.0
+
+
+async def run_script(client: RaceClient, lines: Iterable[str], *, as_json: bool, out: Any = None) -> int:
+    """Play a script (see :mod:`client_cli.__main__` ``join --script``); 0 when the match ended normally."""
+    out = out or sys.stdout
+
+    def say(text: str) -> None:
+        print(text, file=out, flush=True)
+
+    if as_json:
+        client.listener = lambda message: say(message_json(message))
+    runner = asyncio.ensure_future(client.run())
+    try:
+        await _wait_any(client.started.wait(), runner)
+        if runner.done():
+            runner.result()
+            return 0 if client.done.is_set() else 1
+        if not as_json:
+            say(f"started: match {client.code} as {client.name}")
+        for text in script_lines(lines):
+            if client.state.my_game_over or client.done.is_set():
+                break
+            resolved = resolve(text, client.state.legal, client.state.view)
+            if resolved.action == "play":
+                future = client.play(resolved.command)
+            elif resolved.action == "resign":
+                future = client.resign()
+            elif resolved.action == "hint":
+                future = client.hint()
+            elif resolved.action in ("none", "ready", "start", "help"):
+                continue
+            else:
+                message = resolved.message or f"{text!r} is not a command for a script"
+                say(json.dumps({"type": "client_error", "line": text, "message": message}) if as_json
+                    else f"{text}: {message}")
+                continue
+            reply = await _reply(future, runner)
+            if not as_json:
+                say(_reply_line(text, reply))
+        if not client.state.my_game_over and not client.done.is_set():
+            reply = await _reply(client.resign(), runner)
+            if not as_json:
+                say(_reply_line("resign (the script ran out)", reply))
+        await _wait_any(client.done.wait(), runner)
+        if runner.done():
+            runner.result()
+        if not as_json and client.state.results is not None:
+            from .render import results_lines
+
+            for line in results_lines(client.state.results, client.name):
+                say(line.plain)
+        return 0 if client.done.is_set() else 1
+    finally:
+        if not runner.done():
+            runner.cancel()
+            await asyncio.gather(runner, return_exceptions=True)
+        await client.close()
+
+
+async def _wait_any(awaitable: Any, runner: asyncio.Future[Any]) -> None:
+    waiter = asyncio.ensure_future(awaitable)
+    await asyncio.wait({waiter, runner}, return_when=asyncio.FIRST_COMPLETED)
+    if not waiter.done():
+        waiter.cancel()
+
+
+async def _reply(future: asyncio.Future[m.ServerMessage], runner: asyncio.Future[Any]) -> m.ServerMessage | None:
+    await asyncio.wait({future, runner}, timeout=REPLY_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+    if runner.done() and not future.done():
+        runner.result()  # raises the client's fatal error
+    return future.result() if future.done() else None
+
+
+def _reply_line(text: str, reply: m.ServerMessage | None) -> str:
+    match reply:
+        case m.Position():
+            return f"{text}: ok ({reply.command}; moves {reply.moves}, foundation {reply.foundation}, {reply.status})"
+        case m.Rejected():
+            return f"{text}: refused ({reply.reason})"
+        case m.Suggestion():
+            return f"{text}: {reply.command or 'no suggestion'}"
+        case m.Error():
+            return f"{text}: error {reply.code} ({reply.message})"
+    return f"{text}: no answer"

@@ -1,0 +1,151 @@
+"""``forty-thieves replay FILE``: step through a game record, forwards and backwards (issue 5).
+
+The client has no rules of its own, and a record is only a deal and the
+commands played, so the positions must be computed by the rules engine.
+Two ways were possible: ask the server for them, or run the engine here.
+This command runs the engine's pure package (:mod:`server.engine`,
+installed with the project) locally, because
+
+- a record replay is offline by nature: a finished game, a file on disk,
+  nothing secret left (the record holds the whole deal, stock included),
+  no match, no clock; it should work with no server running;
+- the server has no endpoint that replays a record (and one would only
+  call the same engine: the same answers, plus a network round trip per
+  step and a load on the race server);
+- it is the one place in the client that needs rules, and it takes the
+  engine's positions as they are (through the server's own redaction,
+  :func:`server.views.view_message`), drawn by the same renderer as the
+  race screen.
+
+Keys (on a terminal): Right, n, Space or Enter: next; Left, p or
+Backspace: back; Home / End: first / last; q: quit. Not on a terminal (or
+with ``--json``): every step printed, in the plain layout (or one JSON
+line each). Exit status 0 when every command of the record was legal, 1
+when any was refused (it is shown and skipped), 2 for an unreadable
+record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+
+import msgspec
+from rich.text import Text
+
+from protocol import messages as m
+
+from .connection import ClientError
+from .render import plain_view, screen, to_ansi
+from .state import RaceState
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The position after ``index`` commands of the record (0: the deal, after its auto-play)."""
+
+    index: int
+    command: str
+    ok: bool
+    reason: str
+    view: m.View
+    legal: list[m.LegalMove]
+    moves: int
+    status: str
+
+
+def steps_of(text: str) -> tuple[list[Step], str]:
+    """Every position of the record in ``text``: the deal, then one step per command; and the variant."""
+    from server.engine import Game, IllegalCommandError, NotationError, parse_record
+    from server.views import legal_message, view_message
+
+    try:
+        record = parse_record(text)
+    except (NotationError, ValueError) as error:
+        raise ClientError(f"not a game record: {error}") from None
+    game = Game(record.deal, record.variant, autoplay=record.autoplay, undo=record.undo)
+    steps = [Step(0, "", True, "", view_message(game.position), legal_message(game.legal_moves()), 0, "playing")]
+    for i, command in enumerate(record.moves, 1):
+        ok, reason = True, ""
+        try:
+            game.play(command)
+        except (NotationError, IllegalCommandError) as error:
+            ok, reason = False, str(error)
+        status = "won" if game.is_won else "playing"
+        steps.append(Step(i, command, ok, reason, view_message(game.position), legal_message(game.legal_moves()),
+                          game.moves, status))
+    return steps, record.variant.name
+
+
+def state_of(step: Step, total: int, variant: str, name: str) -> RaceState:
+    """A :class:`RaceState` showing ``step`` (for the race screen's renderer)."""
+    state = RaceState(code=name, phase="playing", view=step.view, legal=step.legal, moves=step.moves,
+                      status=step.status, connected=True)
+    state.settings = m.Settings(variant, True, 1, 0, True, "safe", False)
+    verdict = "" if step.ok else f" REFUSED: {step.reason}"
+    state.message = (f"step {step.index}/{total}" + (f": {step.command}" if step.command else ": the deal")
+                     + verdict + "   (Right/n next, Left/p back, Home/End, q quit)")
+    return state
+
+
+def replay(path: str, *, as_json: bool = False) -> int:
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except OSError as error:
+        raise ClientError(f"cannot read {path}: {error}") from None
+    steps, variant = steps_of(text)
+    total = len(steps) - 1
+    all_ok = all(step.ok for step in steps)
+    if as_json or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        for step in steps:
+            if as_json:
+                print(json.dumps({"step": step.index, "command": step.command, "ok": step.ok, "reason": step.reason,
+                                  "moves": step.moves, "status": step.status, "view": msgspec.to_builtins(step.view)}))
+            else:
+                head = "the deal" if not step.index else f"{step.command}" + ("" if step.ok else f" REFUSED: {step.reason}")
+                print(f"step {step.index}/{total}: {head} (moves {step.moves}, {step.status})")
+                print(plain_view(step.view))
+                print()
+        return 0 if all_ok else 1
+    _browse(steps, variant, os.path.basename(path))
+    return 0 if all_ok else 1
+
+
+def _browse(steps: list[Step], variant: str, name: str) -> None:
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.formatted_text import ANSI
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+
+    color = not os.environ.get("NO_COLOR")
+    at = [0]
+    keys = KeyBindings()
+
+    def move(delta: int | None, to: int | None = None) -> None:
+        at[0] = max(0, min(len(steps) - 1, to if to is not None else at[0] + (delta or 0)))
+
+    keys.add("right")(lambda e: move(1))
+    keys.add("n")(lambda e: move(1))
+    keys.add(" ")(lambda e: move(1))
+    keys.add("enter")(lambda e: move(1))
+    keys.add("left")(lambda e: move(-1))
+    keys.add("p")(lambda e: move(-1))
+    keys.add("backspace")(lambda e: move(-1))
+    keys.add("home")(lambda e: move(None, 0))
+    keys.add("end")(lambda e: move(None, len(steps) - 1))
+    for key in ("q", "c-c", "c-d", "escape"):
+        keys.add(key)(lambda e: e.app.exit())
+
+    def draw() -> ANSI:
+        size = app.output.get_size()
+        width, height = max(40, size.columns), max(12, size.rows)
+        lines = screen(state_of(steps[at[0]], len(steps) - 1, variant, name), width, height + 1)
+        lines[-1] = Text("replay: Right/n next  Left/p back  Home/End first/last  q quit", style="dim")
+        return ANSI(to_ansi(lines, width, color).rstrip("\n"))
+
+    app: Application[None] = Application(layout=Layout(Window(FormattedTextControl(draw), wrap_lines=False)),
+                                         key_bindings=keys, full_screen=True)
+    app.run()

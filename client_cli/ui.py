@@ -1,0 +1,157 @@
+"""The interactive race screen: prompt_toolkit around the rich rendering (issue 5, items 2 and 3).
+
+A full-screen prompt_toolkit application with two parts: the race screen
+(:func:`client_cli.render.screen`, redrawn whenever a message arrives and
+twice a second for the clock) and a one-line prompt with history (Up/Down)
+and tab completion of the legal moves the server sent. What is typed is
+resolved by :func:`client_cli.commands.resolve`; ``?`` shows the help in
+place of the board until the next line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable
+
+from prompt_toolkit.application import Application, get_app
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import ANSI
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.layout import BufferControl, Float, FloatContainer, FormattedTextControl, HSplit, Layout, Window
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.output.color_depth import ColorDepth
+from rich.text import Text
+
+from protocol import messages as m
+
+from .commands import HELP, completions, resolve
+from .race import RaceClient
+from .render import screen, to_ansi
+
+WORDS = ("hint", "resign", "ready", "start", "help", "quit")
+
+
+class LegalCompleter(Completer):
+    """Completes the legal moves of the last position the server sent (then the client's own words)."""
+
+    def __init__(self, client: RaceClient) -> None:
+        self.client = client
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        prefix = document.text_before_cursor
+        cards = {move.command: move.cards for move in self.client.state.legal}
+        for word in completions(prefix, self.client.state.legal, WORDS):
+            meta = f"{cards[word]} card{'s' if cards[word] != 1 else ''}" if word in cards and word != "s" else ""
+            yield Completion(word, start_position=-len(prefix), display_meta=meta)
+
+
+class RaceScreen:
+    """The application and what the player's lines do (see the module docstring)."""
+
+    def __init__(self, client: RaceClient) -> None:
+        self.client = client
+        self.show_help = False
+        self.color = not os.environ.get("NO_COLOR")
+        client.on_change = self.refresh
+        self.buffer = Buffer(completer=LegalCompleter(client), history=InMemoryHistory(), multiline=False,
+                             complete_while_typing=False, accept_handler=self._accept)
+        board = Window(FormattedTextControl(self._board, focusable=False), wrap_lines=False, always_hide_cursor=True)
+        prompt = Window(BufferControl(self.buffer, input_processors=[BeforeInput("> ", style="bold")]), height=1)
+        root = FloatContainer(HSplit([board, prompt]),
+                              floats=[Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8))])
+        keys = KeyBindings()
+
+        @keys.add("c-c")
+        @keys.add("c-d")
+        def _quit(event: object) -> None:
+            get_app().exit()
+
+        self.app: Application[None] = Application(
+            layout=Layout(root, focused_element=prompt), key_bindings=keys, full_screen=True, refresh_interval=0.5,
+            color_depth=ColorDepth.DEPTH_4_BIT if self.color else ColorDepth.DEPTH_1_BIT, mouse_support=False)
+
+    def refresh(self) -> None:
+        try:
+            self.app.invalidate()
+        except Exception:  # noqa: BLE001 - before the app runs there is nothing to redraw
+            pass
+
+    def _board(self) -> ANSI:
+        size = self.app.output.get_size()
+        width, height = max(40, size.columns), max(12, size.rows)
+        if self.show_help:
+            lines = [Text(line) for line in HELP.splitlines()]
+        else:
+            lines = screen(self.client.state, width, height)
+        return ANSI(to_ansi(lines, width, self.color).rstrip("\n"))
+
+    def _accept(self, buffer: Buffer) -> bool:
+        text = buffer.text
+        self.show_help = False
+        state = self.client.state
+        resolved = resolve(text, state.legal, state.view)
+        action = resolved.action
+        if action == "help":
+            self.show_help = True
+        elif action == "quit":
+            self.app.exit()
+        elif action == "error":
+            state.message = resolved.message
+        elif action == "ready":
+            asyncio.ensure_future(self.client.ready())
+            state.message = "ready: the match starts when everyone is"
+        elif action == "start":
+            asyncio.ensure_future(self.client.start())
+            state.message = "" if self.client.host_token else "only the host (who created the match) can start it"
+        elif action in ("play", "resign", "hint"):
+            if state.phase != "playing":
+                state.message = "the match has not started yet" if state.phase != "finished" else "the match is over"
+            else:
+                future = (self.client.play(resolved.command) if action == "play" else
+                          self.client.resign() if action == "resign" else self.client.hint())
+                if action == "play" and resolved.command != text.strip():
+                    state.message = f"{text.strip()} -> {resolved.command}"
+                future.add_done_callback(lambda f: self.refresh())
+        self.refresh()
+        return False
+
+    async def run(self) -> int:
+        """Run the screen and the client together; 0 when the match ended with results, 1 when left early."""
+        runner = asyncio.ensure_future(self.client.run())
+        error: BaseException | None = None
+
+        def finished(task: asyncio.Future[None]) -> None:
+            nonlocal error
+            if not task.cancelled() and task.exception() is not None:
+                error = task.exception()
+                self.app.exit()
+            self.refresh()
+
+        runner.add_done_callback(finished)
+        try:
+            await self.app.run_async()
+        finally:
+            if not runner.done():
+                runner.cancel()
+                await asyncio.gather(runner, return_exceptions=True)
+            await self.client.close()
+        if error is not None:
+            raise error
+        state = self.client.state
+        if state.results is not None:
+            from .render import results_lines
+
+            print("\n".join(line.plain for line in results_lines(state.results, state.name)))
+            return 0
+        if state.phase == "playing" and not state.my_game_over:
+            print(f"Left match {state.code}; your game goes on. Run the same join command to come back.")
+        return 1
+
+
+def quiet_listener(message: m.ServerMessage) -> None:
+    """No output besides the screen."""

@@ -1,0 +1,100 @@
+"""``forty-thieves watch CODE``: live standings of a match, as a spectator (issue 5).
+
+The spectator stream endpoints do not exist yet (issue 7). Until they do,
+this polls the public state ``GET /matches/{code}`` every ``interval``
+seconds (0.5 by default) and draws the standings from it: each player's
+status, foundation cards, moves and time, ranked like the results
+(DESIGN.md "Ranking": winners by time then moves, the rest by foundation
+cards then moves). When the match is finished it prints the ranked
+results of ``GET /matches/{code}/results`` with the revealed seed and
+exits 0. With ``--json`` it prints the public state as one JSON line each
+time it changes, then the results. Once the stream exists, this should
+read it (resuming from the last event id) instead of polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from .connection import match_results, match_state
+from .render import clock
+
+STATUS_ORDER = {"won": 0}
+
+
+def standings(public: dict[str, Any]) -> list[dict[str, Any]]:
+    """Players in the order of the ranking rule, as far as the public state tells it."""
+    def key(p: dict[str, Any]) -> tuple[Any, ...]:
+        if p.get("status") == "won":
+            return (0, p.get("time_ms", 0), p.get("moves", 0))
+        return (1, -p.get("foundation", 0), p.get("moves", 0))
+
+    return sorted(public.get("players", []), key=key)
+
+
+def table(public: dict[str, Any]) -> Table:
+    settings = public.get("settings", {})
+    title = f"match {public.get('code', '')} · {settings.get('variant', '')} · {public.get('state', '')}"
+    grid = Table(title=title, expand=False)
+    for header, justify in (("#", "right"), ("name", "left"), ("status", "left"), ("cards", "right"),
+                            ("moves", "right"), ("time", "right")):
+        grid.add_column(header, justify=justify)  # type: ignore[arg-type]
+    for i, player in enumerate(standings(public), 1):
+        status = player.get("status", "")
+        if public.get("state") in ("lobby", "preparing"):
+            status = "ready" if player.get("ready") else "joined"
+        if not player.get("connected", True) and status in ("playing", "joined", "ready"):
+            status += " (away)"
+        grid.add_row(str(i), player.get("name", ""), status, str(player.get("foundation", 0)),
+                     str(player.get("moves", 0)), clock(int(player.get("time_ms", 0))),
+                     style="green" if player.get("status") == "won" else None)
+    return grid
+
+
+async def watch(server: str, code: str, *, as_json: bool = False, interval: float = 0.5) -> int:
+    """Poll and draw until the match is finished (see the module docstring)."""
+    console = Console(no_color=bool(os.environ.get("NO_COLOR")) or None)
+    last: dict[str, Any] | None = None
+    live = Live(console=console, auto_refresh=False) if console.is_terminal and not as_json else None
+    try:
+        if live is not None:
+            live.start()
+        while True:
+            public = await match_state(server, code)
+            if public != last:
+                last = public
+                if as_json:
+                    print(json.dumps(public), flush=True)
+                elif live is not None:
+                    live.update(table(public), refresh=True)
+                else:
+                    console.print(table(public))
+            if public.get("state") == "finished":
+                break
+            await asyncio.sleep(interval)
+    finally:
+        if live is not None:
+            live.stop()
+    results = await match_results(server, code)
+    if results is None:
+        return 1
+    if as_json:
+        print(json.dumps(results), flush=True)
+    else:
+        from protocol.messages import ResultRow, Results
+
+        from .render import results_lines
+
+        rows = [ResultRow(**row) for row in results["ranking"]]
+        for line in results_lines(Results(results["match"], rows, results["seed"], results["commitment"])):
+            console.print(line)
+    sys.stdout.flush()
+    return 0
