@@ -285,6 +285,8 @@ class RaceClient:
         return self._numbered(lambda seq: m.Hint(seq))
 
     async def ready(self) -> None:
+        """Say ready now, and again after a reconnect or once a preparing match opens its lobby."""
+        self.auto_ready = True
         await self.send(m.Ready())
 
     async def start(self) -> bool:
