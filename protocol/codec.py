@@ -52,8 +52,12 @@ def decode_client(frame: bytes) -> ClientMessage:
         raise ProtocolError("frames are binary msgpack, not text")
     if len(frame) > MAX_FRAME_BYTES:
         raise ProtocolError(f"frame of {len(frame)} bytes; at most {MAX_FRAME_BYTES} are accepted", "frame_too_large")
+    return _decode(_client_decoder, frame)  # type: ignore[no-any-return]
+
+
+def _decode(decoder: msgspec.msgpack.Decoder[object], frame: bytes) -> object:
     try:
-        return _client_decoder.decode(frame)
+        return decoder.decode(frame)
     except msgspec.ValidationError as error:
         raise ProtocolError(f"invalid message: {error}") from None
     except (msgspec.DecodeError, ValueError, RecursionError) as error:
@@ -62,9 +66,4 @@ def decode_client(frame: bytes) -> ClientMessage:
 
 def decode_server(frame: bytes) -> ServerMessage:
     """Decode a frame the server sent (for clients and tests). Raises :class:`ProtocolError`."""
-    try:
-        return _server_decoder.decode(frame)
-    except msgspec.ValidationError as error:
-        raise ProtocolError(f"invalid message: {error}") from None
-    except (msgspec.DecodeError, ValueError, RecursionError) as error:
-        raise ProtocolError(f"not a msgpack message: {error}") from None
+    return _decode(_server_decoder, frame)  # type: ignore[no-any-return]

@@ -484,18 +484,19 @@ class MatchService:
 
     # ------------------------------------------------------------ playing
 
-    def _deal_for(self, code: str, meta: dict[str, str]) -> tuple[Any, Any, m.Settings]:
+    async def _load_game(self, code: str, name: str, meta: dict[str, str]) -> tuple[Game, m.Settings]:
+        """A player's game, event-sourced: the match's deal plus the player's move log."""
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)
         variant = find_variant(settings.variant)
-        return parse_position(meta["deal"], variant), variant, settings
+        game = Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
+        for command, _ in await self.store.log(code, name):
+            game.play(command)
+        return game, settings
 
     async def _open_game(self, session: Session, meta: dict[str, str]) -> None:
         """Rebuild the player's game from the deal and the move log; send ``started``."""
         async with session.lock:
-            position, variant, settings = self._deal_for(session.code, meta)
-            game = Game(position, variant, autoplay=settings.autoplay, undo=settings.undo)
-            for command, _ in await self.store.log(session.code, session.name):
-                game.play(command)
+            game, settings = await self._load_game(session.code, session.name, meta)
             record = await self.store.player(session.code, session.name)
             assert record is not None
             session.game = game
@@ -575,11 +576,7 @@ class MatchService:
     async def _reload(self, session: Session) -> None:
         meta = await self.store.meta(session.code)
         if meta is not None:
-            position, variant, settings = self._deal_for(session.code, meta)
-            game = Game(position, variant, autoplay=settings.autoplay, undo=settings.undo)
-            for command, _ in await self.store.log(session.code, session.name):
-                game.play(command)
-            session.game = game
+            session.game, _ = await self._load_game(session.code, session.name, meta)
             record = await self.store.player(session.code, session.name)
             if record is not None:
                 session.last_seq, session.status = record.seq, record.status
