@@ -1,0 +1,162 @@
+"""The real client, as a subprocess, against a real server and Redis (issue 5 items 1, 4 and 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import websockets
+
+from client_cli.connection import Connection, VersionMismatch
+from protocol import messages as m
+from protocol.codec import encode
+from server.engine import Game, deal, find_variant
+
+from .conftest import ROOT, SEED, VARIANT, ServerProcess, run_client, solution
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def create(server: ServerProcess, env: dict[str, str], *extra: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "create", "--json", *extra],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    created = json.loads(done.stdout)
+    assert {"code", "host_token", "commitment"} <= created.keys()
+    return created
+
+
+def events(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def test_two_scripted_players_race_from_create_to_ranked_results(server: ServerProcess, client_env: dict[str, str],
+                                                                  tmp_path: Path) -> None:
+    moves = solution()
+    created = create(server, client_env, "--variant", VARIANT, "--seed", SEED, "--players", "2")
+    assert created["commitment"] == hashlib.sha256(SEED.encode()).hexdigest()
+    (tmp_path / "alice.txt").write_text("# the solver's solution\n" + "\n".join(moves) + "\n")
+    # bob types short forms and a refused command, then his script runs out: the client resigns for him
+    (tmp_path / "bob.txt").write_text("d\n3 3\n\n")
+    alice = run_client(["--server", server.url, "join", created["code"], "--name", "alice", "--script",
+                        str(tmp_path / "alice.txt"), "--json"], client_env)
+    bob = run_client(["--server", server.url, "join", created["code"], "--name", "bob", "--script",
+                      str(tmp_path / "bob.txt"), "--json"], client_env)
+    out_a, err_a = alice.communicate(timeout=60)
+    out_b, err_b = bob.communicate(timeout=60)
+    assert alice.returncode == 0, err_a
+    assert bob.returncode == 0, err_b
+    ev_a, ev_b = events(out_a), events(out_b)
+    types_a = [e["type"] for e in ev_a]
+    assert types_a[0] == "joined" and "token" not in ev_a[0]
+    assert "countdown" in types_a and "started" in types_a and types_a[-1] == "results"
+    positions = [e for e in ev_a if e["type"] == "position"]
+    assert [p["command"] for p in positions] == moves
+    reference = Game(deal(SEED, find_variant(VARIANT)), find_variant(VARIANT))
+    for event, command in zip(positions, moves):
+        reference.play(command)
+        assert event["moves"] == reference.moves and event["foundation"] == reference.position.foundation_cards
+    assert positions[-1]["status"] == "won"
+    assert [e["command"] for e in ev_b if e["type"] in ("position", "rejected")] == ["s", "3-3", "resign"]
+    rejected = next(e for e in ev_b if e["type"] == "rejected")
+    assert "same column" in rejected["reason"]
+    assert any(e["type"] == "progress" and e["name"] == "alice" and e["status"] == "won" for e in ev_b)
+    for results in (ev_a[-1], ev_b[-1]):
+        assert [(r["rank"], r["name"], r["status"], r["moves"]) for r in results["ranking"]] == [
+            (1, "alice", "won", len(moves)), (2, "bob", "resigned", 1)]
+        assert results["seed"] == SEED and results["commitment"] == created["commitment"]
+
+
+def test_a_dropped_connection_resumes_the_same_game(make_server, client_env: dict[str, str],  # type: ignore[no-untyped-def]
+                                                    tmp_path: Path) -> None:
+    """Kill the server mid-game and start a new one on the same port and Redis: the client resumes by itself."""
+    server = make_server(FTR_RATE="40", FTR_BURST="40")  # slow enough that the kill lands mid-game
+    moves = solution()
+    created = create(server, client_env, "--variant", VARIANT, "--seed", SEED, "--players", "2")
+    (tmp_path / "alice.txt").write_text("\n".join(moves) + "\n")
+    (tmp_path / "bob.txt").write_text("s\n")
+    alice = run_client(["--server", server.url, "join", created["code"], "--name", "alice", "--script",
+                        str(tmp_path / "alice.txt"), "--json"], client_env)
+    bob = run_client(["--server", server.url, "join", created["code"], "--name", "bob", "--script",
+                      str(tmp_path / "bob.txt"), "--json"], client_env)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        state = httpx.get(f"{server.url}/matches/{created['code']}", timeout=5).json()
+        if any(p["name"] == "alice" and p["moves"] >= 30 for p in state.get("players", [])):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("alice did not get going")
+    server.kill()
+    time.sleep(0.5)
+    server.start()  # same port, same Redis
+    out_a, err_a = alice.communicate(timeout=60)
+    bob.communicate(timeout=60)
+    assert alice.returncode == 0, err_a
+    ev_a = events(out_a)
+    assert [e["type"] for e in ev_a].count("joined") == 2  # joined, then resumed
+    results = ev_a[-1]
+    assert results["type"] == "results"
+    assert results["ranking"][0]["name"] == "alice" and results["ranking"][0]["status"] == "won"
+    assert results["ranking"][0]["moves"] == len(moves)  # nothing applied twice, nothing lost
+    stored = json.loads((Path(client_env["FTR_CLIENT_DATA"]) / "tokens.json").read_text())
+    entry = stored[f"{server.url} {created['code']}"]
+    assert set(entry["players"]) == {"alice", "bob"}
+
+
+def test_create_shows_preparing_and_watch_follows_to_the_results(server: ServerProcess, client_env: dict[str, str],
+                                                                 tmp_path: Path) -> None:
+    created = create(server, client_env, "--variant", "classic")  # no solver workers here: it stays preparing
+    assert created["state"] == "preparing"
+    created = create(server, client_env, "--variant", VARIANT, "--seed", SEED, "--players", "1")
+    watcher = run_client(["--server", server.url, "watch", created["code"], "--json"], client_env)
+    (tmp_path / "solo.txt").write_text("s\ns\n")
+    solo = run_client(["--server", server.url, "join", created["code"], "--name", "solo", "--script",
+                       str(tmp_path / "solo.txt")], client_env)
+    out_s, err_s = solo.communicate(timeout=30)
+    out_w, err_w = watcher.communicate(timeout=30)
+    assert solo.returncode == 0, err_s
+    assert "s: ok" in out_s and "resign (the script ran out): ok" in out_s and "1  solo" in out_s
+    assert watcher.returncode == 0, err_w
+    states = events(out_w)
+    assert states[0]["code"] == created["code"]
+    assert states[-2]["state"] == "finished" and states[-1]["ranking"][0]["name"] == "solo"
+
+
+def test_bots_play_legal_moves_to_the_results(server: ServerProcess, client_env: dict[str, str]) -> None:
+    bots = run_client(["--server", server.url, "bots", "--count", "4", "--players", "2", "--moves", "15",
+                       "--delay", "0", "--json"], client_env)
+    out, err = bots.communicate(timeout=60)
+    assert bots.returncode == 0, err
+    report = json.loads(out)
+    assert report["bots"] == 4 and report["matches"] == 2 and report["finished"] == 4
+    assert report["commands"] > 0 and report["refused"] == 0 and report["errors"] == 0
+
+
+def test_unreachable_server_and_version_mismatch_are_explained(client_env: dict[str, str]) -> None:
+    from .conftest import free_port
+
+    port = free_port()
+    done = subprocess.run([sys.executable, "-m", "client_cli", "--server", f"http://127.0.0.1:{port}", "join", "abc",
+                           "--name", "x", "--script", "-"], cwd=ROOT, env=client_env, capture_output=True, text=True,
+                          input="", timeout=30)
+    assert done.returncode == 2 and "cannot reach the server" in done.stderr
+
+    async def old_server() -> None:
+        async def handler(ws: websockets.ServerConnection) -> None:
+            await ws.recv()
+            await ws.send(encode(m.Error("version", "this server speaks protocol version 2, the client 1")))
+            await ws.close()
+
+        async with websockets.serve(handler, "127.0.0.1", port):
+            with pytest.raises(VersionMismatch, match="protocol versions do not match"):
+                await Connection.open(f"http://127.0.0.1:{port}")
+
+    asyncio.run(old_server())

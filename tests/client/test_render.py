@@ -1,0 +1,119 @@
+"""The race screen fits 80x24, honours NO_COLOR, and the plain layout is the notation (issue 5 item 2)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rich.text import Text
+
+from client_cli.render import card_label, plain, plain_view, screen, to_ansi
+from client_cli.state import RaceState
+from protocol import messages as m
+from server.engine import Game, deal, find_variant
+from server.views import legal_message, view_message
+
+from .conftest import SEED, VARIANT, solution
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def playing_state(moves: int = 100, variant: str = VARIANT, seed: str = SEED) -> RaceState:
+    v = find_variant(variant)
+    game = Game(deal(seed, v), v)
+    for command in (solution() if variant == VARIANT and seed == SEED else [])[:moves]:
+        game.play(command)
+    state = RaceState(server="http://localhost:8000", code="abcDEF1234", name="alice", connected=True)
+    state.apply(m.Joined("abcDEF1234", "alice", "secret"))
+    state.apply(m.Lobby("abcDEF1234", "lobby", [m.PlayerInfo("alice", True, True), m.PlayerInfo("bob", True, True)],
+                        m.Settings(variant, True, 2, 1800, True, "safe", False), "c" * 64))
+    state.apply(m.Started(1_000, 0, view_message(deal(seed, v)), [], 0, 0))
+    state.apply(m.Position(moves, "s", view_message(game.position), legal_message(game.legal_moves()), game.moves, 0,
+                           game.position.foundation_cards, "playing", 65_000))
+    state.apply(m.Progress("bob", 12, 9, "playing", 3_000))
+    return state
+
+
+def cells(line: str) -> int:
+    return Text(ANSI.sub("", line)).cell_len
+
+
+def assert_fits(state: RaceState, width: int = 80, height: int = 24) -> str:
+    out = to_ansi(screen(state, width, height, now=70_000), width)
+    lines = out.rstrip("\n").split("\n")
+    assert len(lines) == height - 1  # the prompt takes the last line
+    assert max(cells(line) for line in lines) <= width
+    return out
+
+
+@pytest.mark.parametrize("moves", [0, 60, 100, 150, 213])
+def test_the_race_screen_fits_80x24_at_every_stage(moves: int) -> None:
+    out = assert_fits(playing_state(moves))
+    text = ANSI.sub("", out)
+    assert "Foundations" in text and "Stock" in text and "Players" in text and "bob" in text
+    assert "abcDEF1234" in text and f"moves {moves}" in text
+
+
+def test_suits_have_symbols_and_red_suits_colour() -> None:
+    out = assert_fits(playing_state(0))
+    assert "♣" in out and "♥" in out
+    assert "\x1b[31m" in out or "\x1b[31;1m" in out or "\x1b[1;31m" in out  # red
+    assert card_label("TD") == "10♦" and card_label("AS") == "A♠" and card_label("??") == "??"
+
+
+def test_no_color_leaves_no_colour_codes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = to_ansi(screen(playing_state(0), 80, 24, now=70_000), 80)
+    assert not re.search(r"\x1b\[[0-9;]*3[0-7]", out)
+    plain_out = to_ansi(screen(playing_state(0), 80, 24, now=70_000), 80, color=False)
+    assert not re.search(r"\x1b\[[0-9;]*3[0-7]", plain_out)
+
+
+def test_long_columns_are_shortened_to_fit() -> None:
+    state = playing_state(0)
+    assert state.view is not None
+    long = m.View(tableau=[["KS", "QS", "JS", "TS", "9S", "8S", "7S", "6S", "5S", "4S", "3S", "2S", "KH", "QH", "JH",
+                            "TH", "9H", "8H", "7H", "6H"]] + state.view.tableau[1:],
+                  hidden=state.view.hidden, foundations=state.view.foundations, stock=10, waste=["2C"] * 30,
+                  redeals_left=1)
+    state.apply(m.Position(2, "s", long, state.legal, 2, 0, 0, "playing", 1000))
+    text = ANSI.sub("", assert_fits(state))
+    assert "+" in text and "6♥" in text  # the top card stays visible
+
+
+@pytest.mark.parametrize("variant", ["lucas", "sixty_thieves", "number_ten"])
+def test_other_tableaus_fit(variant: str) -> None:
+    assert_fits(playing_state(0, variant, "7"))
+
+
+def test_lobby_countdown_results_fit() -> None:
+    state = RaceState(server="http://localhost:8000", code="abc", name="alice", host=True, connected=True)
+    state.apply(m.Lobby("abc", "preparing", [m.PlayerInfo("alice", False, True)],
+                        m.Settings("classic", True, 2, 1800, True, "safe", False), ""))
+    assert "Preparing a solvable deal" in ANSI.sub("", assert_fits(state))
+    state.apply(m.Lobby("abc", "lobby", [m.PlayerInfo("alice", False, True)],
+                        m.Settings("classic", True, 2, 1800, True, "safe", False), "c" * 64))
+    assert "forty-thieves join abc --name NAME" in ANSI.sub("", assert_fits(state))
+    state = playing_state(213)
+    state.apply(m.Results("abcDEF1234", [m.ResultRow(1, "alice", "won", 65_000, 214, 0, 0, 104),
+                                         m.ResultRow(2, "bob", "resigned", 3_000, 12, 0, 0, 9)], "4", "c" * 64))
+    text = ANSI.sub("", assert_fits(state))
+    assert "Results" in text and re.search(r"1\s+alice\s+won", text) and re.search(r"2\s+bob\s+resigned", text)
+
+
+def test_dead_game_offers_undo_or_resign_and_finish_is_offered() -> None:
+    state = playing_state(0)
+    assert state.view is not None
+    state.apply(m.Position(3, "", state.view, [m.LegalMove("u", 1)], 3, 0, 0, "dead", 1000))
+    assert "undo, or resign" in ANSI.sub("", assert_fits(state))
+    state.apply(m.Position(4, "", state.view, [m.LegalMove("finish", 20)], 4, 0, 0, "playing", 1000))
+    assert "finish" in ANSI.sub("", assert_fits(state))
+
+
+def test_the_plain_layout_is_the_notation_without_escapes() -> None:
+    state = playing_state(0)
+    text = plain(state, now=70_000)
+    assert "\x1b" not in text
+    assert "Stock: 64" in text and "1: QC 3D 8D TC" in text and "legal: s" in text
+    assert "player bob: 9 cards, 12 moves, playing" in text
+    assert plain_view(state.view).splitlines()[0].startswith("Foundations: AH")  # type: ignore[arg-type]
