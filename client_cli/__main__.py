@@ -77,7 +77,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     try:
-        code = asyncio.run(_run(args))
+        if args.command == "replay":  # offline, and its screen runs its own event loop
+            from .replay import replay
+
+            code = replay(args.file, as_json=args.json)
+        else:
+            code = asyncio.run(_run(args))
     except ClientError as error:
         print(f"forty-thieves: {error}", file=sys.stderr)
         code = 2
@@ -87,10 +92,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    if args.command == "replay":
-        from .replay import replay
-
-        return replay(args.file, as_json=args.json)
     server = server_url(args.server)
     if args.command == "create":
         return await _create(server, args)

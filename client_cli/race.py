@@ -103,6 +103,7 @@ class RaceClient:
                     self.state.message = "reconnected"
                 self.on_change()
                 await self._ping()
+                asyncio.ensure_future(self._refresh_standings())  # progress sent while we were away
                 for message in list(self.pending.values()):
                     await connection.send(message)
                 await self._receive(connection)
@@ -210,6 +211,22 @@ class RaceClient:
             case m.Results():
                 self.done.set()
         self._emit(message)
+        self.on_change()
+
+    async def _refresh_standings(self) -> None:
+        """Everyone's public progress from ``GET /matches/{code}`` (events missed while disconnected)."""
+        try:
+            public = await match_state(self.server, self.code)
+        except ClientError:
+            return
+        if public.get("state") not in ("playing", "finished"):
+            return
+        for player in public.get("players", []):
+            name = player.get("name")
+            if name and name != self.name:
+                line = self.state.line(name)
+                line.moves, line.foundation = int(player.get("moves", 0)), int(player.get("foundation", 0))
+                line.status, line.time_ms = str(player.get("status", line.status)), int(player.get("time_ms", 0))
         self.on_change()
 
     async def _learn_status(self) -> None:

@@ -123,7 +123,7 @@ def _players(state: RaceState) -> list[Text]:
         me = line.name == state.name
         name = (line.name + (" (you)" if me else ""))[:SIDE_WIDTH - 1]
         style = "bold" if me else ""
-        if state.phase in ("lobby", "preparing"):
+        if state.phase in ("lobby", "preparing", "countdown"):
             mark = "ready" if line.ready else ("away" if not line.connected else "")
             lines.append(Text(f"{name[:12]:<12} {mark}"[:SIDE_WIDTH - 1], style=style))
             continue

@@ -124,9 +124,9 @@ class RaceState:
                 self._take_view(message.view, message.legal, foundation_count(message.view))
                 if self.status == "lobby":
                     self.status = "playing"
-                for line in self.players.values():
+                for line in self.players.values():  # the identical deal: everyone starts where I start
                     if line.status == "lobby":
-                        line.status = "playing"
+                        line.status, line.foundation = "playing", self.foundation
             case m.Position():
                 self._take_view(message.view, message.legal, message.foundation)
                 self.moves, self.undos, self.status, self.time_ms = (message.moves, message.undos, message.status,

@@ -1,0 +1,45 @@
+"""``forty-thieves replay``: every position of a record, forwards and backwards (issue 5)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from client_cli.replay import steps_of
+from server.engine import GameRecord, UndoPolicy, deal, find_variant, format_record
+
+from .conftest import ROOT, SEED, VARIANT, solution
+
+
+def record(moves: list[str]) -> str:
+    variant = find_variant(VARIANT)
+    return format_record(GameRecord(variant, True, UndoPolicy.SAFE, deal(SEED, variant), tuple(moves), SEED))
+
+
+def test_steps_are_the_deal_then_one_per_command_refusals_shown_and_skipped() -> None:
+    moves = solution()
+    steps, variant = steps_of(record(moves[:3] + ["3-3"] + moves[3:]))
+    assert variant == VARIANT and len(steps) == len(moves) + 2
+    assert steps[0].command == "" and steps[0].view.stock == 64
+    refused = steps[4]
+    assert not refused.ok and "same column" in refused.reason and refused.view == steps[3].view
+    assert steps[-1].status == "won" and steps[-1].moves == len(moves)
+
+
+def test_replay_prints_every_step_when_not_on_a_terminal(client_env: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "game.json"
+    path.write_text(record(solution()[:5]))
+    done = subprocess.run([sys.executable, "-m", "client_cli", "replay", str(path), "--json"], cwd=ROOT,
+                          env=client_env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["step"] for line in lines] == list(range(6)) and lines[-1]["moves"] == 5
+    done = subprocess.run([sys.executable, "-m", "client_cli", "replay", str(path)], cwd=ROOT, env=client_env,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and "step 5/5" in done.stdout and "Stock: " in done.stdout
+    path.write_text("{}")
+    done = subprocess.run([sys.executable, "-m", "client_cli", "replay", str(path)], cwd=ROOT, env=client_env,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "not a game record" in done.stderr
