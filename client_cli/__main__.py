@@ -144,20 +144,20 @@ async def _join(server: str, code: str, name: str | None, *, script: str | None,
         from .ui import RaceScreen
 
         return await RaceScreen(client).run()
-    if script is None or script == "-":
-        lines = sys.stdin
-    else:
-        try:
-            lines = open(script, encoding="utf-8")  # noqa: SIM115 - read lazily while the race runs
-        except OSError as error:
-            raise ClientError(f"cannot read the script {script}: {error}") from None
     if not as_json and script is None:
         print("not a terminal: reading commands from standard input, one a line", file=sys.stderr)
-    return await run_script(client, list(lines) if lines is not sys.stdin else _stdin_lines(), as_json=as_json)
+    return await run_script(client, _script_lines(script), as_json=as_json)
 
 
-def _stdin_lines() -> list[str]:
-    return sys.stdin.read().splitlines()
+def _script_lines(script: str | None) -> list[str]:
+    """The whole script, read before the race (``None`` or ``-``: standard input)."""
+    if script is None or script == "-":
+        return sys.stdin.read().splitlines()
+    try:
+        with open(script, encoding="utf-8") as file:
+            return file.read().splitlines()
+    except OSError as error:
+        raise ClientError(f"cannot read the script {script}: {error}") from None
 
 
 if __name__ == "__main__":

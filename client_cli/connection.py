@@ -168,7 +168,7 @@ class Connection:
     async def close(self) -> None:
         try:
             await self.ws.close()
-        except Exception:  # noqa: BLE001 - closing a broken socket may fail in many ways; it is closed either way
+        except Exception:  # noqa: BLE001, S110 - closing a broken socket may fail in many ways; it is closed either way
             pass
 
 

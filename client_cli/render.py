@@ -290,8 +290,8 @@ def plain(state: RaceState, now: int | None = None) -> str:
     """The plain layout: a status line, the position in notation, the players, the notice."""
     now = now_ms() if now is None else now
     variant = state.settings.variant if state.settings else ""
-    out = [f"match {state.code} {variant} {state.phase}: moves {state.moves}, time {clock(state.elapsed_ms(now))}, "
-           f"status {state.status}"]
+    head = f"match {state.code} {variant} {state.phase}: moves {state.moves}, time {clock(state.elapsed_ms(now))}"
+    out = [f"{head}, status {state.status}"]
     if state.phase == "finished" and state.results is not None:
         out += [t.plain for t in results_lines(state.results, state.name)]
     elif state.view is not None:

@@ -78,7 +78,7 @@ class RaceScreen:
     def refresh(self) -> None:
         try:
             self.app.invalidate()
-        except Exception:  # noqa: BLE001 - before the app runs there is nothing to redraw
+        except Exception:  # noqa: BLE001, S110 - before the app runs there is nothing to redraw
             pass
 
     def _board(self) -> ANSI:

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import ROOT, ServerProcess, free_port, make_server, redis_url, server  # noqa: F401
-
 from server.engine import deal, find_variant
 from server.engine.solver import Budget, solve
+from tests.integration.conftest import ROOT, ServerProcess, free_port, make_server, redis_url, server
 
 SEED = "4"
 VARIANT = "relaxed"

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 def create(server: ServerProcess, env: dict[str, str], *extra: str) -> dict:
     done = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "create", "--json", *extra],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=30)
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 0, done.stderr
     created = json.loads(done.stdout)
     assert {"code", "host_token", "commitment"} <= created.keys()
@@ -146,7 +146,7 @@ def test_unreachable_server_and_version_mismatch_are_explained(client_env: dict[
     port = free_port()
     done = subprocess.run([sys.executable, "-m", "client_cli", "--server", f"http://127.0.0.1:{port}", "join", "abc",
                            "--name", "x", "--script", "-"], cwd=ROOT, env=client_env, capture_output=True, text=True,
-                          input="", timeout=30)
+                          input="", timeout=30, check=False)
     assert done.returncode == 2 and "cannot reach the server" in done.stderr
 
     async def old_server() -> None:

@@ -32,14 +32,14 @@ def test_replay_prints_every_step_when_not_on_a_terminal(client_env: dict[str, s
     path = tmp_path / "game.json"
     path.write_text(record(solution()[:5]))
     done = subprocess.run([sys.executable, "-m", "client_cli", "replay", str(path), "--json"], cwd=ROOT,
-                          env=client_env, capture_output=True, text=True, timeout=30)
+                          env=client_env, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["step"] for line in lines] == list(range(6)) and lines[-1]["moves"] == 5
     done = subprocess.run([sys.executable, "-m", "client_cli", "replay", str(path)], cwd=ROOT, env=client_env,
-                          capture_output=True, text=True, timeout=30)
+                          capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 0 and "step 5/5" in done.stdout and "Stock: " in done.stdout
     path.write_text("{}")
     done = subprocess.run([sys.executable, "-m", "client_cli", "replay", str(path)], cwd=ROOT, env=client_env,
-                          capture_output=True, text=True, timeout=30)
+                          capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 2 and "not a game record" in done.stderr
