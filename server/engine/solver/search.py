@@ -65,8 +65,9 @@ class _Expander:
     the column's bytes and face-down count, so they are cached by those.
     """
 
-    def __init__(self, rules: Rules, params: tuple[int, ...] = (20, 16, 5, 12, 0)) -> None:
+    def __init__(self, rules: Rules, params: tuple[int, ...] = (20, 16, 5, 12, 0), whole_runs: bool = False) -> None:
         self.rules = rules
+        self.whole_runs = whole_runs
         self.params = params
         self.depth_cache: dict[bytes, dict[int, int]] = {}
         self.info: dict[object, tuple[int, int]] = {}
@@ -172,7 +173,8 @@ class _Expander:
                 continue
             h = hidden[i]
             run = info(column, h)[0]
-            for k in range(1, min(run, onto_limit) + 1):
+            first = run if self.whole_runs else 1
+            for k in range(first, min(run, onto_limit) + 1):
                 for top in reverse[column[-k]]:
                     for j in under.get(top, ()):
                         if j != i:
@@ -181,7 +183,7 @@ class _Expander:
                             result.append((f"{i + 1}-{j + 1}", (cols, hid, foundations, stock, waste, redeals)))
             if empty:
                 j = empty[0]
-                for k in range(1, min(run, empty_limit) + 1):
+                for k in range(first, min(run, empty_limit) + 1):
                     if k == len(column) and h == 0:
                         break  # the whole column: same state up to column order
                     cols, hid, _ = take(columns, hidden, i, k)
@@ -210,7 +212,7 @@ def _won(state: State) -> bool:
     return not state[3] and not state[4] and not any(state[0])
 
 
-def solve(
+def _search(
     position: Position,
     variant: Variant,
     budget: Budget = Budget(),
@@ -220,8 +222,9 @@ def solve(
     weight: int = 0,
     lifo: bool = False,
     params: tuple[int, ...] = (),
+    incomplete: bool = False,
 ) -> Result:
-    """Search for a win from ``position`` (the whole deal is known: RULES.md section 9).
+    """One best-first search (a stage of :func:`solve`).
 
     ``weight`` (depth weight, weighted A*), ``lifo`` (tie order) and
     ``params`` (score weights: foundation cards, empty columns, breaks,
@@ -245,7 +248,7 @@ def solve(
         return Result("unknown", nodes=0, autoplay=autoplay_on,
                       reason="the solver does not search variants whose cards come down from the foundations")
     rules = Rules(variant)
-    expander = _Expander(rules, params) if params else _Expander(rules)
+    expander = _Expander(rules, params or (20, 16, 5, 12, 0), whole_runs=incomplete)
     face_down = rules.face_down
     start = from_position(position, variant)
     start, initial = autoplay(rules, start)
@@ -285,8 +288,67 @@ def solve(
                 return _verified(position, variant, prefix + _unwind(link), autoplay_on, nodes, len(seen))
             counter += 1
             heapq.heappush(heap, (weight * depth - score(nxt), sign * counter, depth, nxt, link))
+    if incomplete:
+        return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on,
+                      reason="the incomplete search (whole runs only) found nothing")
     return Result("unsolvable", nodes=nodes, states=len(seen), autoplay=autoplay_on,
                   reason="every reachable state was searched")
+
+
+PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
+    ((20, 8, 10, 12, 0), False),
+    ((20, 8, 5, 6, 0), False),
+    ((30, 16, 5, 12, 0), True),
+    ((20, 16, 10, 20, 0), False),
+)
+"""The incomplete stages tried first: (score weights, LIFO ties), each on whole runs only (README.md)."""
+
+PORTFOLIO_NODES = 8_000
+"""Nodes per incomplete stage."""
+
+
+def solve(
+    position: Position,
+    variant: Variant,
+    budget: Budget = Budget(),
+    *,
+    autoplay_on: bool = True,
+    clock: Callable[[], float] | None = None,
+    portfolio: bool = True,
+) -> Result:
+    """Search for a win from ``position`` (the whole deal is known: RULES.md section 9).
+
+    Answers ``solved`` (the moves, replayed to a win through
+    :class:`server.engine.game.Game` before being returned), ``unsolvable``
+    (the complete search exhausted every reachable state: a proof) or
+    ``unknown`` (the budget ran out). ``budget.nodes`` counts expanded
+    states over all stages (reproducible); ``budget.seconds`` is a
+    wall-clock cap measured with ``clock`` (e.g. ``time.monotonic``; the
+    engine reads no clock itself). ``autoplay_on`` is the game's auto-play
+    setting the moves are for.
+
+    With ``portfolio`` (the default) a few short incomplete searches with
+    different score weights come first (:data:`PORTFOLIO`; they move whole
+    runs only, so they can never claim ``unsolvable``), each with
+    :data:`PORTFOLIO_NODES` nodes but together at most half the node
+    budget; the rest goes to the complete search, whose exhaustion is the
+    only source of ``unsolvable``.
+    """
+    deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
+    spent = 0
+    if portfolio and not variant.foundation_to_column:
+        share = min(PORTFOLIO_NODES, budget.nodes // (2 * len(PORTFOLIO)))
+        for params, lifo in PORTFOLIO if share else ():
+            seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
+            stage = _search(position, variant, Budget(share, seconds, budget.states), autoplay_on=autoplay_on,
+                            clock=clock, params=params, lifo=lifo, incomplete=True)
+            spent += stage.nodes
+            if stage.result == "solved" or stage.reason == "time limit reached":
+                return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason)
+    seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
+    final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,
+                    clock=clock)
+    return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason)
 
 
 def _unwind(link: object) -> tuple[str, ...]:
