@@ -11,7 +11,7 @@
   repeated ``--finds`` times: median and spread.
 
 Run: ``python tests/benchmarks/solver_bench.py [--seconds 10] [--classic 200]
-[--relaxed 100] [--workers 2] [--finds 15] [--find-seconds 1]``.
+[--relaxed 100] [--workers 2] [--finds 15] [--find-nodes 2500] [--find-seconds 1]``.
 """
 
 from __future__ import annotations
@@ -83,7 +83,10 @@ def main() -> None:
     parser.add_argument("--relaxed", type=int, default=100, help="relaxed deals 1..N (default 100)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--finds", type=int, default=15, help="repeats of the find-a-solvable-deal timing")
-    parser.add_argument("--find-seconds", type=float, default=1.0, help="per-seed cap when finding a deal")
+    parser.add_argument("--find-seconds", type=float, default=1.0, help="per-seed time cap when finding a deal")
+    parser.add_argument("--find-nodes", type=int, default=2_500,
+                        help="per-seed node budget when finding a deal (default 2500: the best of 1200/2500/5000"
+                             " on classic 31-130, README.md)")
     args = parser.parse_args()
 
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; cpus: {os.cpu_count()}")
@@ -121,10 +124,11 @@ def main() -> None:
         print(f"\npeak memory of a worker (maxrss): {peak / 1024:.0f} MB; wall time {wall:.0f} s")
 
         if args.finds:
-            found = list(pool.map(find_one, [(i, args.find_seconds, 10**9) for i in range(args.finds)]))
+            found = list(pool.map(find_one, [(i, args.find_seconds, args.find_nodes) for i in range(args.finds)]))
             seconds = [f[0] for f in found]
             tries = [f[1] for f in found]
-            print(f"\nfind a solvable classic deal from random seeds ({args.finds} repeats, {args.find_seconds} s per seed):")
+            print(f"\nfind a solvable classic deal from random seeds ({args.finds} repeats,"
+                  f" {args.find_nodes} nodes / {args.find_seconds} s per seed):")
             print(f"  median {statistics.median(seconds):.2f} s, min {min(seconds):.2f} s, max {max(seconds):.2f} s;"
                   f" seeds tried: median {statistics.median(tries)}, max {max(tries)}")
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

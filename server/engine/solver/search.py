@@ -330,14 +330,14 @@ def solve(
     With ``portfolio`` (the default) a few short incomplete searches with
     different score weights come first (:data:`PORTFOLIO`; they move whole
     runs only, so they can never claim ``unsolvable``), each with
-    :data:`PORTFOLIO_NODES` nodes but together at most half the node
+    :data:`PORTFOLIO_NODES` nodes and each at most a fifth of the node
     budget; the rest goes to the complete search, whose exhaustion is the
     only source of ``unsolvable``.
     """
     deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
     spent = 0
     if portfolio and not variant.foundation_to_column:
-        share = min(PORTFOLIO_NODES, budget.nodes // (2 * len(PORTFOLIO)))
+        share = min(PORTFOLIO_NODES, budget.nodes // (len(PORTFOLIO) + 1))
         for params, lifo in PORTFOLIO if share else ():
             seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
             stage = _search(position, variant, Budget(share, seconds, budget.states), autoplay_on=autoplay_on,
