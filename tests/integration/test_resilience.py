@@ -141,3 +141,23 @@ def test_two_server_processes_serve_one_match(make_server) -> None:  # type: ign
         await bob.close()
 
     asyncio.run(run())
+
+
+def test_shutdown_closes_player_sockets_with_1012_so_clients_resume_elsewhere(make_server) -> None:  # type: ignore[no-untyped-def]
+    """DESIGN.md lesson: on shutdown, sockets close with code 1012 (service restart)."""
+    server = make_server()
+
+    async def run() -> None:
+        created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+        player = Player(server.ws_url)
+        await player.connect()
+        await player.join(created["code"], "alice")
+        assert server.process is not None
+        server.process.terminate()
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            for _ in range(100):
+                await player.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1012
+        await player.close()
+
+    asyncio.run(run())
