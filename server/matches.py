@@ -421,6 +421,8 @@ class MatchService:
                                                                commitment="")))
                 elif kind == "deadline":
                     await self._deadline(code)
+                elif kind == "finalize":
+                    await self.finalize(code)
                 await self.store.done_timer(code, kind)
             due = await self.store.next_timer_ms()
             wait = 0.1 if due is None else min(0.1, max(0.0, (due - self.clock.now_ms()) / 1000))
@@ -434,9 +436,8 @@ class MatchService:
         for record in await self.store.players(code):
             if record.status == "playing":
                 frame = encode(m.Finished(record.name, "timeout", limit_ms, record.moves, record.foundation))
-                status, active = await self.store.end_player(code, record.name, "timeout", limit_ms, frame)
-                if status == "ok" and active == 0:
-                    await self.finalize(code)
+                await self.store.end_player(code, record.name, "timeout", limit_ms, frame)
+        await self.finalize(code)  # every game has ended now, whoever ended it
 
     # ------------------------------------------------------------ fan-out
 
@@ -534,6 +535,7 @@ class MatchService:
             now = self.clock.now_ms()
             time_ms = max(0, now - session.start_at_ms)
             before_found = game.position.foundation_cards
+            saved, saved_found_ms = game.snapshot(), session.last_found_ms
             try:
                 game.play(command)
             except (NotationError, IllegalCommandError) as error:
@@ -550,8 +552,14 @@ class MatchService:
                 events.append(encode(m.Finished(session.name, status, time_ms, game.moves, found)))
             record = {"moves": game.moves, "undos": game.undos, "hints": session.hints, "foundation": found, "status": status,
                       "time_ms": time_ms, "last_found_ms": session.last_found_ms}
-            result, active = await self.store.commit(session.code, session.name, session.epoch, seq,
-                                                     f"{command} {time_ms}", record, ends, events)
+            try:
+                result, active = await self.store.commit(session.code, session.name, session.epoch, seq,
+                                                         f"{command} {time_ms}", record, ends, events)
+            except Exception:
+                # Not stored, so not played: the game must stay what Redis says it is.
+                game.restore(saved)
+                session.last_found_ms = saved_found_ms
+                raise
             if result != "ok":
                 await self._reload(session)
                 if result == "stale":
@@ -564,7 +572,7 @@ class MatchService:
             session.status = status
             session.push(encode(self._position(session, seq, command, time_ms)))
         if ends and active == 0:
-            await self.finalize(session.code)
+            await self.end_match(session.code)
         elif status == "playing" and stock_exhausted(game.position, game.variant):
             if session.dead_check is None or session.dead_check.done():
                 session.dead_check = self.spawn(self._check_dead(session))
@@ -620,7 +628,7 @@ class MatchService:
             session.status = "dead"
             session.push(encode(self._position(session, session.last_seq, "", time_ms)))
         if active == 0:
-            await self.finalize(session.code)
+            await self.end_match(session.code)
 
     async def hint(self, session: Session, seq: int) -> None:
         """A suggestion from the player's redacted view only (RULES.md section 8); counted."""
@@ -662,9 +670,19 @@ class MatchService:
             session.last_seq, session.status = seq, "resigned"
             session.push(encode(self._position(session, seq, "resign", time_ms)))
         if active == 0:
-            await self.finalize(session.code)
+            await self.end_match(session.code)
 
     # ------------------------------------------------------------ the end
+
+    async def end_match(self, code: str) -> None:
+        """Every player has ended: finalize now, with a timer as the safety net.
+
+        The timer (under a lease) retries :meth:`finalize` if this process
+        fails or dies midway, so a match never stays stuck without results.
+        """
+        await self.store.add_timer(code, "finalize", self.clock.now_ms() + 2000)
+        await self.finalize(code)
+        await self.store.done_timer(code, "finalize")
 
     async def finalize(self, code: str) -> None:
         """Every player has ended: rank, reveal the seed, publish the results (once)."""

@@ -107,7 +107,10 @@ async def player_endpoint(websocket: WebSocket) -> None:
         pass
     finally:
         metrics.connections.dec()
-        await service.disconnected(session)
+        try:
+            await service.disconnected(session)
+        except Exception:  # Redis unreachable: the flag stays stale, nothing else depends on it
+            log.warning("could not mark %s/%s disconnected", session.code, session.name, exc_info=True)
         if not writer.done():
             session.push(None)
             try:

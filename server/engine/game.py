@@ -145,6 +145,15 @@ class Game:
         self.moves += 1
         return Outcome(command, after, applied.cards, autoplayed, after.is_won)
 
+    def snapshot(self) -> tuple[Position, int, int, list[Step]]:
+        """Everything :meth:`play` may change, for :meth:`restore` (a few pointers; the history list is copied)."""
+        return self.position, self.moves, self.undos, self.history.copy()
+
+    def restore(self, snapshot: tuple[Position, int, int, list[Step]]) -> None:
+        """Return to a :meth:`snapshot` (used when a command was accepted here but could not be stored)."""
+        self.position, self.moves, self.undos, history = snapshot
+        self.history = history.copy()
+
     def legal_moves(self) -> list[LegalMove]:
         """Every command that :meth:`play` would accept now, each once.
 
