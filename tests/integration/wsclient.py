@@ -22,6 +22,8 @@ class Player:
         self.seq = 0
         self.token = ""
         self.code = ""
+        self.frames: list[bytes | str] = []
+        """Every raw frame received, in order (for tests that compare or search the bytes)."""
 
     async def connect(self) -> m.Welcome:
         self.ws = await websockets.connect(self.ws_url, compression=None, max_size=2**20)
@@ -36,6 +38,7 @@ class Player:
 
     async def recv(self, timeout: float = 10) -> Any:
         frame = await asyncio.wait_for(self.ws.recv(), timeout)
+        self.frames.append(frame)
         return decode_server(frame)
 
     async def expect(self, kind: type, timeout: float = 10) -> Any:
@@ -82,6 +85,48 @@ class Player:
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()
+
+    async def ping(self, nonce: int, timeout: float = 10) -> list[Any]:
+        """Send ``ping`` and receive until its ``pong``: the frames received meanwhile, the pong last."""
+        await self.send(m.Ping(nonce))
+        received = []
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            message = await self.recv(max(0.01, deadline - asyncio.get_running_loop().time()))
+            self.inbox.append(message)
+            received.append(message)
+            if isinstance(message, m.Pong) and message.nonce == nonce:
+                return received
+
+    async def drain(self, quiet: float = 0.3, timeout: float = 10) -> list[Any]:
+        """Receive until no frame came for ``quiet`` seconds (or the connection closed)."""
+        received = []
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            try:
+                message = await self.recv(quiet)
+            except (TimeoutError, websockets.ConnectionClosed):
+                break
+            self.inbox.append(message)
+            received.append(message)
+        return received
+
+    async def wait_closed(self, timeout: float = 10) -> tuple[int | None, str | None]:
+        """Receive (and keep) frames until the server closes the connection: its close code and reason."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        try:
+            while True:
+                self.inbox.append(await self.recv(max(0.01, deadline - asyncio.get_running_loop().time())))
+        except websockets.ConnectionClosed:
+            pass
+        return self.ws.close_code, self.ws.close_reason
+
+
+def public_state(base_url: str, code: str) -> dict[str, Any]:
+    """``GET /matches/{code}`` (must answer 200)."""
+    response = httpx.get(f"{base_url}/matches/{code}", timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json()
 
 
 def create_match(base_url: str, **settings: Any) -> dict[str, Any]:
