@@ -176,7 +176,8 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
         lines.append(Text(f"{row.rank:>2}  {row.name[:20]:<20} {row.status:<9} {clock(row.time_ms):>7} {row.moves:>6} "
                           f"{row.undos:>5} {row.hints:>5} {row.foundation:>5}", style=style.strip()))
     lines.append(Text(""))
-    lines.append(Text(f"seed {results.seed!r} (commitment {results.commitment[:16]}…)", style="dim"))
+    lines.append(Text(f"seed {results.seed!r}, nonce {results.nonce} (commitment {results.commitment[:16]}…: "
+                      "SHA-256 of nonce + seed)", style="dim"))
     return lines
 
 

@@ -94,7 +94,7 @@ async def watch(server: str, code: str, *, as_json: bool = False, interval: floa
         from .render import results_lines
 
         rows = [ResultRow(**row) for row in results["ranking"]]
-        for line in results_lines(Results(results["match"], rows, results["seed"], results["commitment"])):
+        for line in results_lines(Results(results["match"], rows, results["seed"], results["commitment"], results.get("nonce", ""))):
             console.print(line)
     sys.stdout.flush()
     return 0

@@ -42,16 +42,16 @@ def encode(message: ClientMessage | ServerMessage) -> bytes:
     return _encoder.encode(message)
 
 
-def decode_client(frame: bytes) -> ClientMessage:
+def decode_client(frame: bytes, max_bytes: int = MAX_FRAME_BYTES) -> ClientMessage:
     """Decode and validate a frame a client sent.
 
-    Raises :class:`ProtocolError` for a frame over :data:`MAX_FRAME_BYTES`,
+    Raises :class:`ProtocolError` for a frame over ``max_bytes`` (default :data:`MAX_FRAME_BYTES`),
     bad msgpack, an unknown ``type`` or a field of the wrong type or size.
     """
     if not isinstance(frame, (bytes, bytearray, memoryview)):
         raise ProtocolError("frames are binary msgpack, not text")
-    if len(frame) > MAX_FRAME_BYTES:
-        raise ProtocolError(f"frame of {len(frame)} bytes; at most {MAX_FRAME_BYTES} are accepted", "frame_too_large")
+    if len(frame) > max_bytes:
+        raise ProtocolError(f"frame of {len(frame)} bytes; at most {max_bytes} are accepted", "frame_too_large")
     return _decode(_client_decoder, frame)  # type: ignore[no-any-return]
 
 

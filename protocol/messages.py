@@ -289,12 +289,14 @@ class ResultRow(msgspec.Struct, frozen=True):
 
 
 class Results(_Message, tag="results"):
-    """The match is over: the ranking, the revealed seed and its commitment."""
+    """The match is over: the ranking, the revealed seed, and the commitment published at
+    creation: SHA-256 of ``nonce + seed`` (hex), so anyone can check it."""
 
     match: str
     ranking: list[ResultRow]
     seed: str
     commitment: str
+    nonce: str = ""
 
 
 class Suggestion(_Message, tag="suggestion"):
@@ -345,6 +347,8 @@ ERROR_CODES = {
     "not_host": "only the host may do that",
     "no_hints": "this match does not allow hints",
     "replaced": "another connection with your token took over",
+    "illegal": "the rules refuse that command now (in ``rejected``); nothing changed",
+    "undo_refused": "the match's undo policy refuses that undo (in ``rejected``)",
     "internal": "the server failed to handle the frame; nothing changed",
 }
 """Stable error codes and what they mean."""

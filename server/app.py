@@ -125,13 +125,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
         # (DESIGN.md: a pool of 32 made p99 three times worse than a few). The stream reader's blocking
         # XREAD holds one of them at a time.
         pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=16, timeout=10,
-                                                        socket_timeout=None, health_check_interval=30)
+                                                        socket_timeout=5, health_check_interval=30)
         client = aioredis.Redis(connection_pool=pool)
         # "spawn": a forked worker would inherit the open sockets of the connections of the moment.
         executor = ProcessPoolExecutor(max_workers=max(1, settings.solver_workers),
                                        mp_context=multiprocessing.get_context("spawn"))
+        # Dead-game checks get their own worker, never queued behind a 30-second solver job.
+        dead_executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
         store = Store(client, settings.retention_s)
-        service = MatchService(store, settings, executor)
+        service = MatchService(store, settings, executor, dead_executor)
         service.metrics = app.state.metrics
         app.state.service = service
         await service.start_background()
@@ -144,6 +146,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         finally:
             await service.stop_background()
             executor.shutdown(wait=False, cancel_futures=True)
+            dead_executor.shutdown(wait=False, cancel_futures=True)
             await client.aclose()
             if embedded is not None:
                 embedded.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import unicodedata
 import json
 import logging
 import secrets
@@ -87,10 +88,8 @@ class Clock:
 
 @dataclass(eq=False)
 class Session:
-    """One live player connection in this process."""
+    """One live player connection in this process (its socket's writer drains :attr:`queue`)."""
 
-    send: Any  # async callable(bytes) -> None
-    close: Any  # async callable(code, reason) -> None
     code: str = ""
     name: str = ""
     epoch: int = -1
@@ -104,7 +103,13 @@ class Session:
     last_found_ms: int = 0
     dead_check: asyncio.Task[Any] | None = None
     queue: asyncio.Queue[bytes | None] = field(default_factory=lambda: asyncio.Queue(maxsize=512))
+    last_hint_seq: int = 0
+    last_hint: str = ""
+    deadline_ms: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    close_with: tuple[int, str] = (1000, "")
+    closing: bool = False
 
     def push(self, frame: bytes) -> bool:
         """Queue a frame for the writer; False when the queue is full (a stuck reader)."""
@@ -114,24 +119,48 @@ class Session:
         except asyncio.QueueFull:
             return False
 
+    def close(self, code: int, reason: str) -> None:
+        """Have the writer close the socket with ``code`` after what is queued (or at once when full).
 
-def commitment(seed: str) -> str:
-    """SHA-256 (hex) of the seed: published at creation, checked against the seed revealed at the end."""
-    return hashlib.sha256(seed.encode("utf-8")).hexdigest()
+        The first close wins: a later one (the endpoint's own goodbye) does not change the code.
+        """
+        if self.closing:
+            return
+        self.closing = True
+        self.close_with = (code, reason)
+        if not self.push(None):  # type: ignore[arg-type]
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(None)
+
+
+def _check_seq(seq: int) -> None:
+    if seq < 1:
+        raise ServiceError("malformed", "seq numbers a player's commands from 1")
+
+
+def commitment(seed: str, nonce: str) -> str:
+    """SHA-256 (hex) of ``nonce + seed``, published at creation; both are revealed at the end.
+
+    The random ``nonce`` (32 hex digits) keeps a guessable seed (a game
+    number the host picked) from being found by hashing guesses.
+    """
+    return hashlib.sha256((nonce + seed).encode("utf-8")).hexdigest()
 
 
 class MatchService:
     """Everything a process does for matches; see the module docstring."""
 
-    def __init__(self, store: Store, settings: Settings, executor: Executor | None) -> None:
+    def __init__(self, store: Store, settings: Settings, executor: Executor | None,
+                 dead_executor: Executor | None = None) -> None:
         self.store = store
         self.settings = settings
         self.executor = executor
+        self.dead_executor = dead_executor or executor
         self.clock = Clock()
         self.process_id = uuid.uuid4().hex[:12]
         self.local: dict[str, set[Session]] = {}
         self.stream_ids: dict[str, str] = {}
-        self._deals: dict[str, tuple[str, Any, str, bool]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._wakeup = asyncio.Event()
 
@@ -203,6 +232,10 @@ class MatchService:
         seed = request.seed if deal_position is None else format_position(deal_position)
         solution = ""
         state = "lobby"
+        solvable_only = request.solvable_only and seed is None
+        if solvable_only and variant.name not in OFFERED_POOL_VARIANTS:
+            raise ServiceError("malformed", f"solvable deals are prepared for {' and '.join(OFFERED_POOL_VARIANTS)}; "
+                                            f"for {variant.name} create the match with solvable_only false")
         if seed is None and request.solvable_only:
             item = await self.store.pool_pop(variant.name)
             if item is not None:
@@ -212,19 +245,22 @@ class MatchService:
                 state = "preparing"
         if seed is None and not request.solvable_only:
             seed = secrets.token_hex(16)
-        settings = m.Settings(variant.name, request.solvable_only, request.players, request.time_limit_s,
+        # A seed or deal the host chose is dealt as given: not proven solvable, and the settings say so.
+        settings = m.Settings(variant.name, solvable_only, request.players, request.time_limit_s,
                               request.autoplay, request.undo, request.hints)
+        nonce = secrets.token_hex(16)
         fields: dict[str, Any] = {
             "state": state, "settings": msgspec.json.encode(settings).decode(), "host": token_hash(host_token),
-            "created_ms": self.clock.now_ms(), "active": 0, "solution": solution,
+            "created_ms": self.clock.now_ms(), "active": 0, "solution": solution, "nonce": nonce,
         }
         if deal_position is not None:
-            fields.update(seed=seed, commitment=commitment(seed), deal=format_position(deal_position))
+            fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_position))
         elif seed is not None:
-            fields.update(seed=seed, commitment=commitment(seed), deal=format_position(deal_of(seed, variant)))
+            fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
         else:
             fields.update(commitment="")  # set with the deal once the pool delivers one (_prepare)
-        await self.store.create_match(code, fields)
+        if not await self.store.create_match(code, fields):
+            raise ServiceError("internal", "match code collision: create the match again")
         if state == "preparing":
             await self.store.add_timer(code, "prepare", self.clock.now_ms())
         meta = await self.store.meta(code)
@@ -245,7 +281,7 @@ class MatchService:
         if item is None:
             return False
         seed, moves = msgspec.msgpack.decode(item)
-        await self.store.set_meta(code, seed=seed, commitment=commitment(seed),
+        await self.store.set_meta(code, seed=seed, commitment=commitment(seed, meta["nonce"]),
                                   deal=format_position(deal_of(seed, variant)), solution=json.dumps(moves))
         await self.store.transition(code, "preparing", "lobby")
         await self.publish_lobby(code)
@@ -270,6 +306,7 @@ class MatchService:
         }
         if state == "finished":
             result["seed"] = meta.get("seed", "")
+            result["nonce"] = meta.get("nonce", "")
         return result
 
     async def lobby_message(self, code: str) -> m.Lobby:
@@ -291,7 +328,7 @@ class MatchService:
         meta = await self.store.meta(code)
         if meta is None:
             raise ServiceError("no_match", f"no match with code {code!r}")
-        if any(ord(c) < 32 for c in name) or name != name.strip():
+        if any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name) or name != name.strip():
             raise ServiceError("malformed", "a display name has no control characters and no outer spaces")
         token = secrets.token_urlsafe(24)
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)
@@ -323,6 +360,10 @@ class MatchService:
             session.push(encode(m.Countdown(start_at, max(0.0, (start_at - self.clock.now_ms()) / 1000))))
         elif meta["state"] in ("playing", "finished"):
             await self._open_game(session, meta)
+            for other in await self.store.players(code):  # what the player missed while away
+                if other.name != name:
+                    session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.status,
+                                                   other.time_ms)))
             if meta["state"] == "finished":
                 results = await self.store.results(code)
                 if results:
@@ -342,7 +383,7 @@ class MatchService:
     async def _replace(self, old: Session) -> None:
         self.detach(old)
         old.push(encode(m.Error("replaced", "another connection with your token took over this game")))
-        old.push(None)
+        old.close(4000, "replaced by a newer connection with the same token")
 
     def detach(self, session: Session) -> None:
         sessions = self.local.get(session.code)
@@ -364,7 +405,14 @@ class MatchService:
     # ------------------------------------------------------------ lobby and start
 
     async def ready(self, session: Session) -> None:
+        """The player is ready; start the countdown when every expected player is (lobby only).
+
+        Raises :class:`ServiceError` ``already_started`` once the match has left the lobby.
+        """
         self._require_joined(session)
+        meta = await self.store.meta(session.code)
+        if meta is None or meta["state"] not in ("lobby", "preparing"):
+            raise ServiceError("already_started", "the match has already started")
         await self.store.set_player(session.code, session.name, ready=1)
         await self.publish_lobby(session.code)
         await self._start_if_all_ready(session.code)
@@ -477,7 +525,8 @@ class MatchService:
             meta = await self.store.meta(code)
             if meta is not None:
                 for session in sessions:
-                    await self._open_game(session, meta)
+                    if session.game is None:
+                        self.spawn(self._open_game_logged(session, meta))
         elif kind == b"takeover":
             name, epoch = msgspec.msgpack.decode(frame)
             for session in sessions:
@@ -485,8 +534,9 @@ class MatchService:
                     await self._replace(session)
 
     async def _drop_slow(self, session: Session) -> None:
+        """A connection whose queue is full is dropped; it can resume and catch up."""
         self.detach(session)
-        session.push(None)
+        session.close(4002, "too slow: the connection fell behind; resume to catch up")
 
     # ------------------------------------------------------------ playing
 
@@ -509,12 +559,20 @@ class MatchService:
             session.status = record.status
             session.last_seq = record.seq
             session.start_at_ms = int(meta["start_at_ms"])
+            session.deadline_ms = int(meta.get("deadline_ms", 0) or 0)
             session.last_found_ms = record.last_found_ms
             session.hints, session.hints_allowed = record.hints, settings.hints
             legal = game.legal_moves() if record.status == "playing" else []
             session.push(encode(m.Started(session.start_at_ms, int(meta.get("deadline_ms", 0) or 0),
                                           view_message(game.position), legal_message(legal), game.moves,
                                           record.seq, record.status)))
+
+    async def _open_game_logged(self, session: Session, meta: dict[str, str]) -> None:
+        try:
+            await self._open_game(session, meta)
+        except Exception:
+            log.exception("could not open %s's game in %s", session.name, session.code)
+            session.push(encode(m.Error("internal", "the deal could not be sent: resume to get it")))
 
     def _require_joined(self, session: Session) -> None:
         if not session.code:
@@ -527,9 +585,12 @@ class MatchService:
             game = session.game
             if game is None:
                 raise ServiceError("not_started", "the match has not started yet: wait for the deal")
-            if seq <= session.last_seq:
-                session.push(encode(self._position(session, seq, command)))
+            _check_seq(seq)
+            if seq <= session.last_seq:  # a retried frame: acknowledged again, never applied twice
+                session.push(encode(self._position(session, seq, "")))
                 return
+            if session.deadline_ms and self.clock.now_ms() >= session.deadline_ms:
+                raise ServiceError("game_over", "the time limit is over")
             if session.status != "playing":
                 raise ServiceError("game_over", f"your game has ended ({session.status})")
             now = self.clock.now_ms()
@@ -543,7 +604,7 @@ class MatchService:
                 session.push(encode(m.Rejected(seq, command, code, str(error))))
                 return
             found = game.position.foundation_cards
-            if found != before_found:
+            if found > before_found:
                 session.last_found_ms = time_ms
             status = "won" if game.is_won else "playing"
             ends = status == "won"
@@ -565,7 +626,7 @@ class MatchService:
                 if result == "stale":
                     raise ServiceError("replaced", "another connection with your token took over this game")
                 if result == "dup":
-                    session.push(encode(self._position(session, seq, command)))
+                    session.push(encode(self._position(session, seq, "")))
                     return
                 raise ServiceError("game_over", "your game has ended")
             session.last_seq = seq
@@ -573,7 +634,8 @@ class MatchService:
             session.push(encode(self._position(session, seq, command, time_ms)))
         if ends and active == 0:
             await self.end_match(session.code)
-        elif status == "playing" and stock_exhausted(game.position, game.variant):
+        elif status == "playing" and stock_exhausted(game.position, game.variant) and not any(game.position.hidden):
+            # Only with every card face up: a verdict that depended on face-down cards would leak them.
             if session.dead_check is None or session.dead_check.done():
                 session.dead_check = self.spawn(self._check_dead(session))
 
@@ -606,7 +668,7 @@ class MatchService:
             if game is None or session.status != "playing":
                 return
             position, variant, moves = game.position, game.variant, game.moves
-            verdict = await loop.run_in_executor(self.executor, is_dead, position, variant, self.settings.dead_budget)
+            verdict = await loop.run_in_executor(self.dead_executor, is_dead, position, variant, self.settings.dead_budget)
             if session.game is game and game.moves == moves:
                 break
         if verdict is not Verdict.DEAD:
@@ -641,9 +703,14 @@ class MatchService:
                 raise ServiceError("no_hints", "this match does not allow hints")
             if session.status != "playing":
                 raise ServiceError("game_over", f"your game has ended ({session.status})")
+            _check_seq(seq)
+            if seq <= session.last_hint_seq:  # a retried frame: the same answer, not counted again
+                session.push(encode(m.Suggestion(seq, session.last_hint, session.hints)))
+                return
             suggestion = hint(redact(game.position), game.variant) or ""
+            await self.store.set_player(session.code, session.name, hints=session.hints + 1)
             session.hints += 1
-            await self.store.set_player(session.code, session.name, hints=session.hints)
+            session.last_hint_seq, session.last_hint = seq, suggestion
             session.push(encode(m.Suggestion(seq, suggestion, session.hints)))
 
     async def resign(self, session: Session, seq: int) -> None:
@@ -652,8 +719,9 @@ class MatchService:
             game = session.game
             if game is None:
                 raise ServiceError("not_started", "the match has not started yet")
+            _check_seq(seq)
             if seq <= session.last_seq:
-                session.push(encode(self._position(session, seq, "resign")))
+                session.push(encode(self._position(session, seq, "")))
                 return
             if session.status != "playing":
                 raise ServiceError("game_over", f"your game has ended ({session.status})")
@@ -694,7 +762,7 @@ class MatchService:
                      for p in players]
         rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation)
                 for r, s in rank(standings)]
-        frame = encode(m.Results(code, rows, meta.get("seed", ""), meta.get("commitment", "")))
+        frame = encode(m.Results(code, rows, meta.get("seed", ""), meta.get("commitment", ""), meta.get("nonce", "")))
         await self.store.store_results(code, frame)
         if await self.store.transition(code, "playing", "finished", frame, finished_ms=self.clock.now_ms()):
             await self.store.done_timer(code, "deadline")

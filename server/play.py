@@ -22,16 +22,22 @@ from .matches import MatchService, ServiceError, Session
 log = logging.getLogger("forty_thieves.play")
 
 MAX_STRIKES = 20
-"""Rate-limited frames in a row before the connection is closed (code 1008)."""
+"""Rate-limited frames within :data:`STRIKE_WINDOW_S` before the connection is closed (code 1008)."""
+STRIKE_WINDOW_S = 10.0
 
 
 async def _writer(websocket: WebSocket, session: Session) -> None:
-    while True:
-        frame = await session.queue.get()
-        if frame is None:
-            await websocket.close(code=4000, reason="closed by the server (replaced or too slow)")
-            return
-        await websocket.send_bytes(frame)
+    """The one writer of a socket: drains the session's queue; ``None`` closes (code, reason)."""
+    try:
+        while True:
+            frame = await session.queue.get()
+            if frame is None:
+                code, reason = session.close_with
+                await websocket.close(code=code, reason=reason)
+                return
+            await websocket.send_bytes(frame)
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        return  # the peer went away: nothing left to send to
 
 
 async def player_endpoint(websocket: WebSocket) -> None:
@@ -39,18 +45,12 @@ async def player_endpoint(websocket: WebSocket) -> None:
     service: MatchService = websocket.app.state.service
     settings = service.settings
     await websocket.accept()
-
-    async def send(frame: bytes) -> None:
-        await websocket.send_bytes(frame)
-
-    async def close(code: int, reason: str) -> None:
-        await websocket.close(code=code, reason=reason)
-
-    session = Session(send=send, close=close)
+    session = Session()
     writer = asyncio.create_task(_writer(websocket, session))
     limiter = AsyncLimiter(settings.burst, settings.burst / settings.rate)
+    loop = asyncio.get_running_loop()
     greeted = False
-    strikes = 0
+    strikes: list[float] = []
     metrics = websocket.app.state.metrics
     metrics.connections.inc()
     try:
@@ -58,26 +58,25 @@ async def player_endpoint(websocket: WebSocket) -> None:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 break
+            if not limiter.has_capacity():
+                now = loop.time()
+                strikes = [t for t in strikes if now - t < STRIKE_WINDOW_S] + [now]
+                metrics.rejected.labels("rate_limited").inc()
+                session.push(encode(m.Error("rate_limited", f"more than {settings.rate:g} messages per second: slow down")))
+                if len(strikes) >= MAX_STRIKES:
+                    session.close(1008, "flooding: too many messages over the rate limit")
+                    break
+                continue
+            await limiter.acquire()
             data = message.get("bytes")
             if data is None:
                 session.push(encode(m.Error("malformed", "frames are binary msgpack, not text")))
                 continue
-            if not limiter.has_capacity():
-                strikes += 1
-                metrics.rejected.labels("rate_limited").inc()
-                session.push(encode(m.Error("rate_limited", f"more than {settings.rate:g} messages per second: slow down")))
-                if strikes >= MAX_STRIKES:
-                    await asyncio.sleep(0)
-                    session.push(None)
-                    break
-                continue
-            strikes = 0
-            await limiter.acquire()
             if len(data) > settings.max_frame_bytes:
                 session.push(encode(m.Error("frame_too_large", f"frame of {len(data)} bytes; at most {settings.max_frame_bytes}")))
                 continue
             try:
-                request = decode_client(data)
+                request = decode_client(data, settings.max_frame_bytes)
             except ProtocolError as error:
                 metrics.rejected.labels(error.code).inc()
                 session.push(encode(m.Error(error.code, str(error))))
@@ -89,7 +88,7 @@ async def player_endpoint(websocket: WebSocket) -> None:
                 if request.version != m.PROTOCOL_VERSION:
                     session.push(encode(m.Error("version", f"this server speaks protocol version {m.PROTOCOL_VERSION}, "
                                                            f"the client {request.version}: update the client")))
-                    session.push(None)
+                    session.close(4001, "protocol version mismatch")
                     break
                 greeted = True
                 session.push(encode(m.Welcome(m.PROTOCOL_VERSION, "forty-thieves-race", settings.max_frame_bytes,
@@ -100,8 +99,8 @@ async def player_endpoint(websocket: WebSocket) -> None:
             except ServiceError as error:
                 metrics.rejected.labels(error.code).inc()
                 session.push(encode(m.Error(error.code, error.message)))
-            except Exception:  # a server bug must not take the connection or the process down
-                log.exception("handling %r failed", request)
+            except Exception:  # a server bug or a Redis failure must not take the connection or the process down
+                log.exception("handling a %s frame failed", type(request).__name__)
                 session.push(encode(m.Error("internal", "the server failed to handle that frame; nothing changed")))
     except WebSocketDisconnect:
         pass
@@ -112,10 +111,10 @@ async def player_endpoint(websocket: WebSocket) -> None:
         except Exception:  # Redis unreachable: the flag stays stale, nothing else depends on it
             log.warning("could not mark %s/%s disconnected", session.code, session.name, exc_info=True)
         if not writer.done():
-            session.push(None)
+            session.close(1000, "bye")
             try:
                 await asyncio.wait_for(writer, timeout=1)
-            except Exception:
+            except (TimeoutError, asyncio.CancelledError):
                 writer.cancel()
 
 

@@ -82,6 +82,13 @@ def pool_key(variant: str) -> str:
     return f"pool:{variant}"
 
 
+CREATE = """
+-- KEYS: meta ; ARGV: field/value pairs
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+
 JOIN = """
 -- KEYS: meta, roster, tokens, player, events ; ARGV: name, token hash, max players, now ms, event
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -201,6 +208,7 @@ class Store:
         self._commit = client.register_script(COMMIT)
         self._transition = client.register_script(TRANSITION)
         self._start = client.register_script(START)
+        self._create = client.register_script(CREATE)
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushes: set[asyncio.Task[None]] = set()
         self._end_player = client.register_script(END_PLAYER)
@@ -213,12 +221,11 @@ class Store:
     # ------------------------------------------------------------ matches
 
     async def create_match(self, code: str, fields: dict[str, Any]) -> bool:
-        """Create a match's meta hash; False if the code exists already."""
-        created = await self.redis.hsetnx(meta_key(code), "code", code)
-        if not created:
-            return False
-        await self.redis.hset(meta_key(code), mapping={k: _plain(v) for k, v in fields.items()})
-        return True
+        """Create a match's meta hash in one step; False if the code exists already."""
+        args: list[Any] = ["code", code]
+        for k, v in fields.items():
+            args += [k, _plain(v)]
+        return bool(await self._create(keys=[meta_key(code)], args=args))
 
     async def meta(self, code: str) -> dict[str, str] | None:
         """The meta hash as text, or None for an unknown match."""

@@ -41,7 +41,7 @@ def test_two_scripted_players_race_from_create_to_ranked_results(server: ServerP
                                                                   tmp_path: Path) -> None:
     moves = solution()
     created = create(server, client_env, "--variant", VARIANT, "--seed", SEED, "--players", "2")
-    assert created["commitment"] == hashlib.sha256(SEED.encode()).hexdigest()
+    assert len(created["commitment"]) == 64  # SHA-256 of nonce + seed; checked against the reveal below
     (tmp_path / "alice.txt").write_text("# the solver's solution\n" + "\n".join(moves) + "\n")
     # bob types short forms and a refused command, then his script runs out: the client resigns for him
     (tmp_path / "bob.txt").write_text("d\n3 3\n\n")
@@ -72,6 +72,7 @@ def test_two_scripted_players_race_from_create_to_ranked_results(server: ServerP
         assert [(r["rank"], r["name"], r["status"], r["moves"]) for r in results["ranking"]] == [
             (1, "alice", "won", len(moves)), (2, "bob", "resigned", 1)]
         assert results["seed"] == SEED and results["commitment"] == created["commitment"]
+        assert hashlib.sha256((results["nonce"] + SEED).encode()).hexdigest() == created["commitment"]
 
 
 def test_a_dropped_connection_resumes_the_same_game(make_server, client_env: dict[str, str],  # type: ignore[no-untyped-def]

@@ -487,10 +487,6 @@ def test_join_errors_and_too_many_players(srv: ServerProcess) -> None:
     run(case())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server/matches.py MatchService.join refuses only `ord(c) < 32`; DEL and the C1 controls (U+007F..U+009F, "
-    "e.g. U+009B, the 8-bit CSI) pass, though the error message promises 'no control characters', and "
-    "the name is then sent to every other player"))
 def test_names_with_other_control_characters_are_refused(srv: ServerProcess) -> None:
     async def case() -> None:
         created, alice, bob = await lobby(srv, players=3, ready=False)
@@ -704,9 +700,6 @@ def test_a_retried_play_frame_is_acknowledged_not_applied_twice(srv: ServerProce
     run(case())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server/matches.py MatchService.hint never looks at seq: a retried hint frame (same seq) is counted "
-    "again (hints 2, then 2 in the results), unlike play and resign whose retries are acknowledged only"))
 def test_a_retried_hint_frame_is_not_counted_twice(srv: ServerProcess) -> None:
     async def case() -> None:
         created = create_match(srv.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False, hints=True)
@@ -784,9 +777,6 @@ def test_a_flood_is_rate_limited_then_closed_and_others_are_unaffected(slow: Ser
     run(case())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server/play.py closes a flooding connection through _writer, which closes every server-side close with code "
-    "4000 'closed by the server (replaced or too slow)'; MAX_STRIKES's docstring promises 1008 (policy violation)"))
 def test_a_flood_is_closed_with_policy_violation_code(slow: ServerProcess) -> None:
     """server/play.py MAX_STRIKES's docstring promises close code 1008 (policy violation)."""
     server = slow
@@ -806,9 +796,6 @@ def test_a_flood_is_closed_with_policy_violation_code(slow: ServerProcess) -> No
     run(case())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server/play.py player_endpoint answers a text frame (`if data is None: ... continue`) before the rate "
-    "limiter is consulted: text frames are never rate limited, never strike, never get the connection closed"))
 def test_a_text_frame_flood_is_rate_limited(slow: ServerProcess) -> None:
     server = slow
 
@@ -830,9 +817,6 @@ def test_a_text_frame_flood_is_rate_limited(slow: ServerProcess) -> None:
     run(case())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server/play.py player_endpoint resets `strikes = 0` whenever the bucket lets a frame through; at 5/s one "
-    "frame passes every 200 ms, so a flood under 20 frames per 200 ms (here 8x the rate) is never closed"))
 def test_a_sustained_flood_at_eight_times_the_rate_is_closed(slow: ServerProcess) -> None:
     server = slow
 
@@ -861,9 +845,6 @@ def test_a_sustained_flood_at_eight_times_the_rate_is_closed(slow: ServerProcess
 # ------------------------------------------------------------------ acknowledged but never accepted
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server/matches.py MatchService.play/resign: `if seq <= session.last_seq` acknowledges seq 0 (seqs start at "
-    "1, none was accepted) with a position echoing the frame's command, as if 'zzz' or a resign had been accepted"))
 def test_seq_zero_is_not_acknowledged_as_an_accepted_command(srv: ServerProcess) -> None:
     async def case() -> None:
         match = await started(srv)
@@ -881,9 +862,6 @@ def test_seq_zero_is_not_acknowledged_as_an_accepted_command(srv: ServerProcess)
     run(case())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server/matches.py MatchService.ready does not look at the match state: after the start it sets ready=1 "
-    "(visible in GET /matches) and publishes a lobby frame to every player, instead of refusing"))
 def test_ready_after_the_start_is_refused_and_changes_nothing(srv: ServerProcess) -> None:
     async def case() -> None:
         created, alice, bob = await lobby(srv, ready=False)
@@ -906,10 +884,6 @@ def test_ready_after_the_start_is_refused_and_changes_nothing(srv: ServerProcess
     run(case())
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server/play.py _writer lets send_bytes raise once the socket is closed (RuntimeError 'Unexpected ASGI "
-    "message websocket.send after sending websocket.close', or WebSocketDisconnect) and player_endpoint's finally "
-    "never retrieves a done writer's exception: asyncio logs 'Task exception was never retrieved' + traceback"))
 def test_a_socket_closed_with_replies_queued_logs_no_unhandled_exception(srv: ServerProcess) -> None:
     """Ping 50 times, then send a frame over uvicorn's 64 KiB cap: uvicorn fails the connection (1009)
     while the 50 pongs are still being written."""

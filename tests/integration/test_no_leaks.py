@@ -360,7 +360,7 @@ def test_frames_do_not_depend_on_the_undrawn_stock_face_down_cards_or_the_seed(s
     for rec, secret in ((first, seed), (second, other_text)):
         results = msgspec.json.decode(rec.http[-1][2])
         assert rec.http[-1][1] == 200 and results["seed"] == secret
-        assert hashlib.sha256(secret.encode()).hexdigest() == results["commitment"] == rec.commitment
+        assert hashlib.sha256((results["nonce"] + secret).encode()).hexdigest() == results["commitment"] == rec.commitment
         early = [status for path, status, _ in rec.http[: rec.http_boundary] if path.endswith("/results")]
         assert early and set(early) == {409}
 
@@ -386,11 +386,6 @@ Redeals left: 0
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server/matches.py MatchService.play starts _check_dead, which runs server.engine.dead.is_dead on the full "
-    "position, face-down cards included, and pushes status 'dead' (or ends the game) from its verdict: a player "
-    "learns that the face-down cards do not help before seeing them. The dead check must use only what the "
-    "player sees (e.g. no verdict while any card is face down)."))
 def test_the_dead_game_verdict_does_not_depend_on_face_down_cards(server: ServerProcess) -> None:
     variant = find_variant("emperor")
     from server.engine import parse_position  # noqa: PLC0415 - only this test parses position text

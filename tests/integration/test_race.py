@@ -76,7 +76,8 @@ def test_two_players_race_to_ranked_results(server: ServerProcess) -> None:
             assert results.ranking[0].moves == len(moves)
             assert results.ranking[1].moves == 1
             assert results.seed == SEED
-            assert hashlib.sha256(SEED.encode()).hexdigest() == results.commitment == created["commitment"]
+            assert hashlib.sha256((results.nonce + SEED).encode()).hexdigest() == results.commitment
+            assert results.commitment == created["commitment"] and len(results.nonce) == 32
         progress = [p for p in bob.inbox if isinstance(p, m.Progress)]
         assert progress and progress[-1].name == "alice" and progress[-1].status == "won"
         await alice.close()
