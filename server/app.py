@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import multiprocessing
 from collections.abc import AsyncIterator
-from concurrent.futures import ProcessPoolExecutor
 
 import msgspec
 import redis.asyncio as aioredis
@@ -32,6 +30,7 @@ from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceEr
 from .play import player_endpoint
 from .settings import Settings
 from .store import Store
+from .workers import worker_pool
 
 log = logging.getLogger("forty_thieves.app")
 
@@ -127,11 +126,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
         pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=16, timeout=10,
                                                         socket_timeout=5, health_check_interval=30)
         client = aioredis.Redis(connection_pool=pool)
-        # "spawn": a forked worker would inherit the open sockets of the connections of the moment.
-        executor = ProcessPoolExecutor(max_workers=max(1, settings.solver_workers),
-                                       mp_context=multiprocessing.get_context("spawn"))
+        executor = worker_pool(settings.solver_workers)
         # Dead-game checks get their own worker, never queued behind a 30-second solver job.
-        dead_executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        dead_executor = worker_pool(1)
         store = Store(client, settings.retention_s)
         service = MatchService(store, settings, executor, dead_executor)
         service.metrics = app.state.metrics
