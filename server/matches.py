@@ -162,6 +162,7 @@ class MatchService:
         self.local: dict[str, set[Session]] = {}
         self.stream_ids: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._lobby_locks: dict[str, asyncio.Lock] = {}
         self._wakeup = asyncio.Event()
 
     # ------------------------------------------------------------ background tasks
@@ -340,7 +341,8 @@ class MatchService:
             raise ServiceError(status, messages[status])
         await self._attach(session, code, name, 0)
         session.push(encode(m.Joined(code, name, token)))
-        await self.publish_lobby(code)
+        async with self._lobby_lock(code):
+            await self.publish_lobby(code)
 
     async def resume(self, session: Session, code: str, token: str) -> None:
         new_token = secrets.token_urlsafe(24)
@@ -392,6 +394,7 @@ class MatchService:
             if not sessions:
                 del self.local[session.code]
                 self.stream_ids.pop(session.code, None)
+                self._lobby_locks.pop(session.code, None)
 
     async def disconnected(self, session: Session) -> None:
         """The socket closed: forget it; mark the player away unless a newer connection took over."""
@@ -413,9 +416,17 @@ class MatchService:
         meta = await self.store.meta(session.code)
         if meta is None or meta["state"] not in ("lobby", "preparing"):
             raise ServiceError("already_started", "the match has already started")
-        await self.store.set_player(session.code, session.name, ready=1)
-        await self.publish_lobby(session.code)
-        await self._start_if_all_ready(session.code)
+        async with self._lobby_lock(session.code):  # the lobby frame and the start decision in one order
+            await self.store.set_player(session.code, session.name, ready=1)
+            await self.publish_lobby(session.code)
+            await self._start_if_all_ready(session.code)
+
+    def _lobby_lock(self, code: str) -> asyncio.Lock:
+        """Serialises this process's lobby events of one match, so no lobby frame follows the countdown."""
+        lock = self._lobby_locks.get(code)
+        if lock is None:
+            lock = self._lobby_locks[code] = asyncio.Lock()
+        return lock
 
     async def _start_if_all_ready(self, code: str) -> None:
         """Start the countdown when every expected player has joined and is ready (lobby only)."""
@@ -436,7 +447,8 @@ class MatchService:
             raise ServiceError("not_started", "the deal is still being prepared; start again in a moment")
         if meta["state"] != "lobby":
             raise ServiceError("already_started", "the match has already started")
-        await self.start_countdown(session.code)
+        async with self._lobby_lock(session.code):
+            await self.start_countdown(session.code)
 
     async def start_countdown(self, code: str) -> None:
         meta = await self.store.meta(code)
