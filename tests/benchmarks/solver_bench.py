@@ -119,6 +119,8 @@ def main() -> None:
             if decided:
                 print(f"  solvable among decided: {counts['solved']}/{decided} = {counts['solved'] / decided:.0%}"
                       f" (95% Wilson {low:.0%}..{high:.0%})")
+            proven = [r[1] for r in rows if r[2] == "unsolvable"]
+            print(f"  unsolvable seeds: {' '.join(proven)}")
             unknown = [r[1] for r in rows if r[2] == "unknown"]
             print(f"  unknown seeds: {' '.join(unknown[:40])}{' ...' if len(unknown) > 40 else ''}")
         print(f"\npeak memory of a worker (maxrss): {peak / 1024:.0f} MB; wall time {wall:.0f} s")

@@ -230,3 +230,27 @@ def test_small_endgames_agree_with_the_brute_force(case: tuple[Position, Variant
     assert result.result == ("solved" if expected else "unsolvable")
     if expected:
         assert replay_wins(start, variant, result.moves, autoplay_on)
+
+
+def test_classic_deal_124_is_unsolvable_and_the_brute_force_agrees() -> None:
+    """A real deal proven unsolvable (found by the benchmark), confirmed here by the
+    brute force over the engine's legal_moves/apply/autoplay (about 42 000 positions)."""
+    start = deal("124", CLASSIC)
+    seen = {_canonical(autoplay(start, CLASSIC).position)}
+    stack = [autoplay(start, CLASSIC).position]
+    while stack:
+        current = stack.pop()
+        assert not current.is_won
+        for legal in legal_moves(current, CLASSIC):
+            nxt = autoplay(apply(current, CLASSIC, legal.command).position, CLASSIC).position
+            k = _canonical(nxt)
+            if k not in seen:
+                seen.add(k)
+                stack.append(nxt)
+    result = solve(start, CLASSIC, Budget(nodes=200_000), portfolio=False)
+    assert result.result == "unsolvable"
+
+
+def _canonical(p: Position) -> tuple[object, ...]:
+    """Positions equal up to the order of columns and of foundation slots."""
+    return (tuple(sorted(p.tableau)), tuple(sorted(p.foundations)), p.stock, p.waste)
