@@ -2,9 +2,9 @@
 
 A game is dead when the stock is exhausted (empty, and no redeal can
 refill it) and no sequence of legal moves can put one more card on a
-foundation. :func:`is_dead` searches the positions reachable without a
-foundation move and answers :class:`Verdict` ``DEAD``, ``ALIVE`` or, when
-its node budget runs out first, ``UNKNOWN``. It knows every card,
+foundation. :func:`is_dead` has the solver search the positions reachable
+without a foundation move and answers :class:`Verdict` ``DEAD``, ``ALIVE``
+or, when its node budget runs out first, ``UNKNOWN``. It knows every card,
 face-down ones included (the engine does; players do not).
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 from enum import Enum
 
 from .position import Position
-from .rules import apply, legal_moves
 from .variants import Variant
 
 DEFAULT_BUDGET = 20_000
@@ -35,37 +34,15 @@ def stock_exhausted(position: Position, variant: Variant) -> bool:
     return not (position.waste and position.redeals_left > 0 and variant.redeals > 0)
 
 
-def _key(position: Position) -> tuple[object, ...]:
-    # Columns are interchangeable for this question: sort them.
-    return (tuple(sorted(zip(position.tableau, position.hidden))), position.waste, position.foundations)
-
-
 def is_dead(position: Position, variant: Variant, budget: int = DEFAULT_BUDGET) -> Verdict:
     """Decide whether the game in ``position`` is dead (RULES.md section 5).
 
+    The solver answers it (:func:`server.engine.solver.can_progress`, on its
+    fast path: positions equal up to column order are searched once).
     ``budget`` bounds the positions expanded (a node count, so the answer
     is reproducible). A won game, or one whose stock can still be drawn or
     redealt, is ``ALIVE``. The search changes nothing.
     """
-    if position.is_won or not stock_exhausted(position, variant):
-        return Verdict.ALIVE
-    seen = {_key(position)}
-    frontier = [position]
-    expanded = 0
-    while frontier:
-        if expanded >= budget:
-            return Verdict.UNKNOWN
-        current = frontier.pop()
-        expanded += 1
-        for legal in legal_moves(current, variant):
-            command = legal.command
-            if command.kind == "finish" or (command.kind == "move" and command.target is not None and command.target.kind == "foundation"):
-                return Verdict.ALIVE
-            if command.kind != "move":
-                continue
-            nxt = apply(current, variant, command).position
-            key = _key(nxt)
-            if key not in seen:
-                seen.add(key)
-                frontier.append(nxt)
-    return Verdict.DEAD
+    from .solver.progress import can_progress  # the solver builds on the engine: import it late
+
+    return Verdict(can_progress(position, variant, budget))

@@ -10,16 +10,16 @@ as soon as one of them has a card that a foundation slot takes on a column
 top or the waste top, ``dead`` when every such state was searched, and
 ``unknown`` when the node budget ran out first.
 
-It answers the same question as :func:`server.engine.dead.is_dead`, over
-the same set of states up to column order, so where both decide they
-agree (tests/engine/solver/test_progress.py checks this on random
-positions).
+:func:`server.engine.dead.is_dead` delegates to it; the tests compare it
+with the independent implementation's dead-game search on random
+positions (tests/engine/solver/test_progress.py).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+from ..dead import DEFAULT_BUDGET, stock_exhausted
 from ..position import Position
 from ..variants import Variant
 from .search import _Expander
@@ -27,15 +27,6 @@ from .state import Rules, State, from_position, key
 
 Progress = Literal["alive", "dead", "unknown"]
 
-DEFAULT_BUDGET = 20_000
-"""States the search may expand before answering ``unknown`` (as in :mod:`server.engine.dead`)."""
-
-
-def stock_exhausted(position: Position, variant: Variant) -> bool:
-    """True when no draw and no redeal is possible any more (RULES.md sections 4 and 5)."""
-    if position.stock:
-        return False
-    return not (position.waste and position.redeals_left > 0 and variant.redeals > 0)
 
 
 def can_progress(position: Position, variant: Variant, budget: int = DEFAULT_BUDGET) -> Progress:

@@ -1,7 +1,9 @@
 """The dead-game check on the solver's fast path (issue 3 item 4, RULES.md section 5).
 
-:func:`can_progress` must agree with :func:`server.engine.is_dead` wherever
-both decide; the positions are random, with an exhausted stock.
+:func:`can_progress` (which :func:`server.engine.is_dead` now delegates to)
+must agree with the independent implementation's dead-game search
+(tests/reference/ref_rules.py) wherever both decide; the positions are
+random, with an exhausted stock.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.engine import Position, Verdict, find_variant, is_dead, parse_position
+from server.engine import Position, Verdict, find_variant, format_position, is_dead, parse_position
+from tests.reference import ref_rules
 from server.engine.position import EMPTY_SLOT
 from server.engine.solver import can_progress
 
@@ -48,12 +51,14 @@ def exhausted(draw: st.DrawFn) -> tuple[Position, object]:
 
 @settings(max_examples=500, deadline=None, derandomize=True)
 @given(exhausted())
-def test_can_progress_agrees_with_is_dead(case: tuple[Position, object]) -> None:
+def test_can_progress_agrees_with_the_independent_dead_game_search(case: tuple[Position, object]) -> None:
     position, variant = case
-    engine = is_dead(position, variant, budget=3_000)  # type: ignore[arg-type]
+    ref_variant = ref_rules.get_variant(variant.name)  # type: ignore[attr-defined]
+    theirs = ref_rules.is_dead(ref_rules.parse_position(format_position(position), ref_variant), ref_variant, 3_000)
     ours = can_progress(position, variant, budget=3_000)  # type: ignore[arg-type]
-    if engine is not Verdict.UNKNOWN and ours != "unknown":
-        assert ours == engine.value
+    assert is_dead(position, variant, budget=3_000).value == ours  # type: ignore[arg-type]
+    if theirs != "unknown" and ours != "unknown":
+        assert ours == theirs
 
 
 def test_a_hand_built_dead_position() -> None:
