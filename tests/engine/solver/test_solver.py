@@ -254,3 +254,20 @@ def test_classic_deal_124_is_unsolvable_and_the_brute_force_agrees() -> None:
 def _canonical(p: Position) -> tuple[object, ...]:
     """Positions equal up to the order of columns and of foundation slots."""
     return (tuple(sorted(p.tableau)), tuple(sorted(p.foundations)), p.stock, p.waste)
+
+
+def test_solutions_win_under_the_independent_implementation() -> None:
+    """Issue 3: every solved answer replays to a win under an independent implementation of RULES.md."""
+    from server.engine import deal, find_variant, format_position
+    from server.engine.solver import Budget, solve
+    from tests.reference import ref_rules
+
+    for name, seed in (("relaxed", "4"), ("relaxed", "10"), ("classic", "7")):
+        variant = find_variant(name)
+        for autoplay in (True, False):
+            result = solve(deal(seed, variant), variant, Budget(nodes=60_000), autoplay_on=autoplay)
+            assert result.result == "solved", (name, seed)
+            record = {"format": 1, "variant": name, "autoplay": autoplay, "undo": "none",
+                      "deal": format_position(deal(seed, variant)), "moves": list(result.moves)}
+            replayed = ref_rules.replay(record)
+            assert replayed["status"] == "won" and all(r["ok"] for r in replayed["results"])
