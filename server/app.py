@@ -57,6 +57,9 @@ async def create_match(request: Request) -> Response:
     service: MatchService = request.app.state.service
     address = request.client.host if request.client else "?"
     limiters: dict[str, AsyncLimiter] = request.app.state.create_limiters
+    if len(limiters) > 10_000:  # bounded memory: forget idle addresses (their buckets are full again by now)
+        for key in [k for k, v in limiters.items() if v.has_capacity(service.settings.matches_per_min)]:
+            del limiters[key]
     limiter = limiters.setdefault(address, AsyncLimiter(service.settings.matches_per_min, 60))
     if not limiter.has_capacity():
         return _error(429, "rate_limited", "too many matches created from this address: wait a minute")

@@ -24,6 +24,8 @@ log = logging.getLogger("forty_thieves.play")
 MAX_STRIKES = 20
 """Rate-limited frames within :data:`STRIKE_WINDOW_S` before the connection is closed (code 1008)."""
 STRIKE_WINDOW_S = 10.0
+HELLO_TIMEOUT_S = 10.0
+"""Seconds a new connection has to send ``hello`` before it is closed (code 1008)."""
 
 
 async def _writer(websocket: WebSocket, session: Session) -> None:
@@ -55,7 +57,15 @@ async def player_endpoint(websocket: WebSocket) -> None:
     metrics.connections.inc()
     try:
         while True:
-            message = await websocket.receive()
+            if greeted:
+                message = await websocket.receive()
+            else:
+                try:
+                    message = await asyncio.wait_for(websocket.receive(), HELLO_TIMEOUT_S)
+                except TimeoutError:
+                    session.push(encode(m.Error("hello_first", f"no hello within {HELLO_TIMEOUT_S:g} s")))
+                    session.close(1008, "no hello")
+                    break
             if message["type"] == "websocket.disconnect":
                 break
             if not limiter.has_capacity():
