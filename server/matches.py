@@ -41,6 +41,9 @@ from .views import legal_message, view_message
 
 log = logging.getLogger("forty_thieves.matches")
 
+READER_PAUSE_S = 0.002
+"""Pause of the stream reader after a read that returned events (seconds)."""
+
 OFFERED_POOL_VARIANTS = ("relaxed", "classic")
 """Variants whose solvable deals are kept ready (relaxed first: its deals are proven fastest)."""
 
@@ -513,9 +516,13 @@ class MatchService:
                 continue
             events = await self.store.read_events(dict(self.stream_ids), block_ms=100)
             for code, entry_id, fields in events:
+                await self._dispatch(code, fields)
                 if code in self.stream_ids:
                     self.stream_ids[code] = entry_id
-                await self._dispatch(code, fields)
+            if events:
+                # Let a few more events gather: one XREAD for several (it costs about as much as a move);
+                # progress reaches other players at most this much later, a player's own reply not at all.
+                await asyncio.sleep(READER_PAUSE_S)
 
     async def _dispatch(self, code: str, fields: dict[bytes, bytes]) -> None:
         kind = fields.get(b"k", b"public")
