@@ -30,6 +30,7 @@ from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceEr
 from .play import player_endpoint
 from .settings import Settings
 from .store import Store
+from .watch import match_events
 from .workers import worker_pool
 
 log = logging.getLogger("forty_thieves.app")
@@ -157,6 +158,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/matches", create_match, methods=["POST"]),
             Route("/matches/{code}", match_state),
             Route("/matches/{code}/results", match_results),
+            Route("/matches/{code}/events", match_events),
             Route("/healthz", healthz),
             Route("/metrics", metrics),
         ],

@@ -137,6 +137,31 @@ class Session:
             self.queue.put_nowait(None)
 
 
+WATCHER_QUEUE = 1024
+"""Events a spectator may fall behind by before it is dropped (it can resume from its last id)."""
+
+
+class Watcher:
+    """One spectator connection in this process: a bounded queue of ``(stream id, frame)``.
+
+    A watcher that falls :data:`WATCHER_QUEUE` events behind is dropped: its
+    queue gets ``None`` and nothing more; players are never slowed down.
+    """
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue(maxsize=WATCHER_QUEUE + 1)
+        self.dropped = False
+
+    def push(self, entry_id: str, frame: bytes) -> None:
+        if self.dropped:
+            return
+        if self.queue.qsize() >= WATCHER_QUEUE:
+            self.dropped = True
+            self.queue.put_nowait(None)
+            return
+        self.queue.put_nowait((entry_id, frame))
+
+
 def _check_seq(seq: int) -> None:
     if seq < 1:
         raise ServiceError("malformed", "seq numbers a player's commands from 1")
@@ -166,6 +191,7 @@ class MatchService:
         self.stream_ids: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._lobby_locks: dict[str, asyncio.Lock] = {}
+        self.watchers: dict[str, set[Watcher]] = {}
         self._wakeup = asyncio.Event()
 
     # ------------------------------------------------------------ background tasks
@@ -380,10 +406,32 @@ class MatchService:
                 await self._replace(other)
         session.code, session.name, session.epoch = code, name, epoch
         self.local.setdefault(code, set()).add(session)
+        await self._follow(code)
+        await self.store.set_player(code, name, connected=1)
+
+    async def _follow(self, code: str) -> None:
+        """Have this process's reader follow the match's stream from now on."""
         if code not in self.stream_ids:
             self.stream_ids[code] = await self.store.last_event_id(code)
             self._wakeup.set()
-        await self.store.set_player(code, name, connected=1)
+
+    def _unfollow_if_idle(self, code: str) -> None:
+        if not self.local.get(code) and not self.watchers.get(code):
+            self.local.pop(code, None)
+            self.watchers.pop(code, None)
+            self.stream_ids.pop(code, None)
+            self._lobby_locks.pop(code, None)
+
+    async def watch(self, code: str) -> Watcher:
+        """A spectator's bounded queue of this match's public events (from now on)."""
+        watcher = Watcher()
+        self.watchers.setdefault(code, set()).add(watcher)
+        await self._follow(code)
+        return watcher
+
+    def unwatch(self, code: str, watcher: Watcher) -> None:
+        self.watchers.get(code, set()).discard(watcher)
+        self._unfollow_if_idle(code)
 
     async def _replace(self, old: Session) -> None:
         self.detach(old)
@@ -394,10 +442,7 @@ class MatchService:
         sessions = self.local.get(session.code)
         if sessions is not None:
             sessions.discard(session)
-            if not sessions:
-                del self.local[session.code]
-                self.stream_ids.pop(session.code, None)
-                self._lobby_locks.pop(session.code, None)
+            self._unfollow_if_idle(session.code)
 
     async def disconnected(self, session: Session) -> None:
         """The socket closed: forget it; mark the player away unless a newer connection took over."""
@@ -517,6 +562,10 @@ class MatchService:
             events = await self.store.read_events(dict(self.stream_ids), block_ms=100)
             for code, entry_id, fields in events:
                 await self._dispatch(code, fields)
+                kind = fields.get(b"k", b"public")
+                if kind in (b"public", b"ended"):
+                    for watcher in list(self.watchers.get(code, ())):
+                        watcher.push(entry_id, fields[b"m"])
                 if code in self.stream_ids:
                     self.stream_ids[code] = entry_id
             if events:

@@ -413,6 +413,12 @@ class Store:
                 result.append((code, entry_id.decode(), fields))
         return result
 
+    async def public_events_after(self, code: str, after: str, count: int = 10_000) -> list[tuple[str, bytes]]:
+        """Public events after stream id ``after`` (exclusive): ``(id, frame)`` pairs, oldest first."""
+        entries = await self.redis.xrange(events_key(code), min=f"({after}", max="+", count=count)
+        return [(entry_id.decode(), fields[b"m"]) for entry_id, fields in entries
+                if fields.get(b"k", b"public") in (b"public", b"ended")]
+
     async def last_event_id(self, code: str) -> str:
         last = await self.redis.xrevrange(events_key(code), count=1)
         return last[0][0].decode() if last else "0-0"

@@ -1,0 +1,70 @@
+"""Spectators' streams of a match's public events (issue 7 item 1, first part).
+
+``GET /matches/{code}/events``: Server-Sent Events (sse-starlette), one
+event per public event of the match (lobby, countdown, progress, finished,
+results), ``id`` = its Redis Stream id, ``event`` = its type, ``data`` =
+the message as JSON. A watcher that connects late first gets what it
+missed; with ``Last-Event-ID`` (or ``?from=ID``) it resumes after that id
+with nothing lost or repeated. While a match runs the public events carry
+progress only (moves, foundation cards, status, time), never a board or a
+move. A watcher that falls behind is dropped (``event: dropped``) and can
+resume from its last id; it never slows the players.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import msgspec
+from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from .matches import MatchService
+
+_STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
+
+
+def _order(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq)
+
+
+def _sse(entry_id: str, frame: bytes) -> ServerSentEvent:
+    message = msgspec.msgpack.decode(frame)
+    return ServerSentEvent(data=msgspec.json.encode(message).decode(), event=str(message.get("type", "")), id=entry_id)
+
+
+async def match_events(request: Request) -> Response:
+    """``GET /matches/{code}/events``: the match's public events as Server-Sent Events."""
+    service: MatchService = request.app.state.service
+    code = request.path_params["code"][:32]
+    if await service.store.meta(code) is None:
+        return JSONResponse({"error": "no_match", "message": "no match with that code"}, status_code=404)
+    after = request.headers.get("last-event-id") or request.query_params.get("from") or "0-0"
+    if not _STREAM_ID.fullmatch(after):
+        return JSONResponse({"error": "malformed", "message": "Last-Event-ID is a stream id such as 1700000000000-0"},
+                            status_code=400)
+    watcher = await service.watch(code)  # first: live events queue up while the missed ones are read
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        sent = _order(after)
+        try:
+            for entry_id, frame in await service.store.public_events_after(code, after):
+                sent = _order(entry_id)
+                yield _sse(entry_id, frame)
+            while True:
+                item = await watcher.queue.get()
+                if item is None:
+                    yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}', event="dropped")
+                    return
+                entry_id, frame = item
+                if _order(entry_id) <= sent:
+                    continue  # already sent in the catch-up
+                sent = _order(entry_id)
+                yield _sse(entry_id, frame)
+        finally:
+            service.unwatch(code, watcher)
+
+    return EventSourceResponse(events(), ping=15)

@@ -1,0 +1,105 @@
+"""Spectators' Server-Sent Events stream (issue 7 item 1): progress as it happens,
+resumable with Last-Event-ID with no event lost or repeated; no board, no move."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+import redis
+
+from protocol import messages as m
+
+from .test_race import SEED, VARIANT, lobby_of_two, solution
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+async def read_events(response: httpx.Response, until: int | None = None, stop_type: str | None = None) -> list[dict]:
+    """Parse Server-Sent Events from a streaming response."""
+    events: list[dict] = []
+    current: dict[str, str] = {}
+    async for line in response.aiter_lines():
+        if line == "":
+            if "data" in current:
+                events.append(current)
+                if (until is not None and len(events) >= until) or current.get("event") == stop_type:
+                    return events
+            current = {}
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(": ")
+        current[field] = value
+    return events
+
+
+def test_events_stream_progress_and_resume_without_loss_or_repeat(server, redis_url) -> None:  # type: ignore[no-untyped-def]
+    moves = solution()
+
+    async def run() -> list[dict]:
+        created, alice, bob = await lobby_of_two(server)
+        code = created["code"]
+        await alice.expect(m.Started)
+        await bob.expect(m.Started)
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            async with http.stream("GET", f"/matches/{code}/events") as response:
+                assert response.status_code == 200
+                assert response.headers["content-type"].startswith("text/event-stream")
+                for command in moves[:10]:
+                    await alice.play(command)
+                first = await read_events(response, until=8)
+            # cut; the race goes on without the watcher
+            for command in moves[10:40]:
+                await alice.play(command)
+            await bob.play("s")
+            resume_from = first[-1]["id"]
+            async with http.stream("GET", f"/matches/{code}/events", headers={"Last-Event-ID": resume_from}) as response:
+                for command in moves[40:]:
+                    await alice.play(command)
+                await bob.resign()
+                second = await read_events(response, stop_type="results")
+        await alice.close()
+        await bob.close()
+        return [*first, *second], code
+
+    events, code = asyncio.run(run())
+    ids = [e["id"] for e in events]
+    assert len(ids) == len(set(ids)) and ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
+    stream = redis.Redis.from_url(redis_url).xrange(f"{{m:{code}}}:events")
+    public = [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
+    assert ids == public  # every public event, in order, none lost, none repeated
+    types = {e["event"] for e in events}
+    assert {"lobby", "countdown", "progress", "finished", "results"} <= types
+    progress = [json.loads(e["data"]) for e in events if e["event"] == "progress"]
+    assert [p["moves"] for p in progress if p["name"] == "alice"] == list(range(1, len(moves) + 1))
+    for event in events:
+        data = json.loads(event["data"])
+        assert not {"view", "legal", "tableau", "command", "deal"} & set(data), data  # progress only, never a board
+        if event["event"] != "results":
+            assert "seed" not in data and "nonce" not in data  # revealed only with the results
+
+
+def test_a_late_watcher_first_gets_what_it_missed(server) -> None:  # type: ignore[no-untyped-def]
+    async def run() -> None:
+        created, alice, bob = await lobby_of_two(server)
+        await alice.expect(m.Started)
+        await alice.play("s")
+        await alice.resign()
+        await bob.resign()
+        await alice.expect(m.Results)
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            async with http.stream("GET", f"/matches/{created['code']}/events") as response:
+                events = await read_events(response, stop_type="results")
+            bad = await http.get(f"/matches/{created['code']}/events", headers={"Last-Event-ID": "nonsense"})
+            assert bad.status_code == 400
+            missing = await http.get("/matches/nope/events")
+            assert missing.status_code == 404
+        assert events[0]["event"] == "lobby" and events[-1]["event"] == "results"
+        assert json.loads(events[-1]["data"])["seed"] == SEED
+        await alice.close()
+        await bob.close()
+
+    asyncio.run(run())
