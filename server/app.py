@@ -30,7 +30,7 @@ from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceEr
 from .play import player_endpoint
 from .settings import Settings
 from .store import Store
-from .watch import match_events
+from .watch import match_events, watch_endpoint
 from .workers import worker_pool
 
 log = logging.getLogger("forty_thieves.app")
@@ -155,6 +155,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = Starlette(
         routes=[
             WebSocketRoute("/play", player_endpoint),
+            WebSocketRoute("/matches/{code}/watch", watch_endpoint),
             Route("/matches", create_match, methods=["POST"]),
             Route("/matches/{code}", match_state),
             Route("/matches/{code}/results", match_results),

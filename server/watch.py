@@ -1,6 +1,8 @@
 """Spectators' streams of a match's public events (issue 7 item 1, first part).
 
-``GET /matches/{code}/events``: Server-Sent Events (sse-starlette), one
+``GET /matches/{code}/events``: Server-Sent Events (sse-starlette), and
+``/matches/{code}/watch``: a WebSocket carrying the same events as msgpack
+(:func:`watch_endpoint`). One
 event per public event of the match (lobby, countdown, progress, finished,
 results), ``id`` = its Redis Stream id, ``event`` = its type, ``data`` =
 the message as JSON. A watcher that connects late first gets what it
@@ -13,6 +15,7 @@ resume from its last id; it never slows the players.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 
@@ -20,6 +23,10 @@ import msgspec
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from protocol import messages as m
+from protocol.codec import encode
 
 from .matches import MatchService
 
@@ -68,3 +75,59 @@ async def match_events(request: Request) -> Response:
             service.unwatch(code, watcher)
 
     return EventSourceResponse(events(), ping=15)
+
+
+def _frame(entry_id: str, frame: bytes) -> bytes:
+    """``{"id": stream id, "event": <the event's own msgpack map>}``: the event bytes are reused as they are."""
+    return msgspec.msgpack.encode({"id": entry_id, "event": msgspec.Raw(frame)})
+
+
+async def watch_endpoint(websocket: WebSocket) -> None:
+    """``/matches/{code}/watch[?from=ID]``: the same public events as msgpack frames ``{"id", "event"}``.
+
+    A spectator sends nothing; a late one first gets what it missed (after
+    ``from``, exclusive); one that falls behind gets ``error`` ``too_slow``
+    and is closed (code 4002): it can resume with ``from`` = its last id.
+    """
+    service: MatchService = websocket.app.state.service
+    await websocket.accept()
+    code = websocket.path_params["code"][:32]
+    after = websocket.query_params.get("from") or "0-0"
+    if await service.store.meta(code) is None or not _STREAM_ID.fullmatch(after):
+        problem = ("no_match", "no match with that code") if _STREAM_ID.fullmatch(after) else \
+            ("malformed", "from is a stream id such as 1700000000000-0")
+        await websocket.send_bytes(encode(m.Error(*problem)))
+        await websocket.close(code=4004 if problem[0] == "no_match" else 4000, reason=problem[1])
+        return
+    watcher = await service.watch(code)
+
+    async def until_disconnect() -> None:  # Starlette notices a disconnect only on receive
+        while (await websocket.receive())["type"] != "websocket.disconnect":
+            pass
+
+    gone = asyncio.create_task(until_disconnect())
+    try:
+        sent = _order(after)
+        for entry_id, frame in await service.store.public_events_after(code, after):
+            sent = _order(entry_id)
+            await websocket.send_bytes(_frame(entry_id, frame))
+        while True:
+            getter = asyncio.ensure_future(watcher.queue.get())
+            done, _ = await asyncio.wait({getter, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if gone in done:
+                getter.cancel()
+                return
+            item = getter.result()
+            if item is None:
+                await websocket.send_bytes(encode(m.Error("too_slow", "you fell behind: resume with ?from=LAST_ID")))
+                await websocket.close(code=4002, reason="too slow")
+                return
+            entry_id, frame = item
+            if _order(entry_id) > sent:
+                sent = _order(entry_id)
+                await websocket.send_bytes(_frame(entry_id, frame))
+    except (WebSocketDisconnect, RuntimeError):
+        return
+    finally:
+        gone.cancel()
+        service.unwatch(code, watcher)

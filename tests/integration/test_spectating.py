@@ -103,3 +103,43 @@ def test_a_late_watcher_first_gets_what_it_missed(server) -> None:  # type: igno
         await bob.close()
 
     asyncio.run(run())
+
+
+def test_the_watch_websocket_carries_the_same_events_and_resumes(server, redis_url) -> None:  # type: ignore[no-untyped-def]
+    import msgspec
+    import websockets
+
+    moves = solution()
+
+    async def run() -> tuple[list[dict], str]:
+        created, alice, bob = await lobby_of_two(server)
+        code = created["code"]
+        await alice.expect(m.Started)
+        url = server.ws_url.replace("/play", f"/matches/{code}/watch")
+        got: list[dict] = []
+        async with websockets.connect(url) as watcher:
+            for command in moves[:5]:
+                await alice.play(command)
+            while len(got) < 6:
+                got.append(msgspec.msgpack.decode(await asyncio.wait_for(watcher.recv(), 10)))
+        for command in moves[5:20]:
+            await alice.play(command)
+        await alice.resign()
+        await bob.resign()
+        await alice.expect(m.Results)
+        async with websockets.connect(f"{url}?from={got[-1]['id']}") as watcher:
+            while got[-1]["event"]["type"] != "results":
+                got.append(msgspec.msgpack.decode(await asyncio.wait_for(watcher.recv(), 10)))
+        async with websockets.connect(server.ws_url.replace("/play", "/matches/nope/watch")) as missing:
+            refused = msgspec.msgpack.decode(await asyncio.wait_for(missing.recv(), 10))
+            assert refused["type"] == "error" and refused["code"] == "no_match"
+        await alice.close()
+        await bob.close()
+        return got, code
+
+    got, code = asyncio.run(run())
+    stream = redis.Redis.from_url(redis_url).xrange(f"{{m:{code}}}:events")
+    public = [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
+    assert [e["id"] for e in got] == public
+    assert [e["event"]["moves"] for e in got if e["event"]["type"] == "progress" and e["event"]["name"] == "alice"] \
+        == list(range(1, 21))
