@@ -14,7 +14,7 @@ from typing import Literal
 from ..game import Game
 from ..position import Position
 from ..variants import Variant
-from .state import Rules, State, accepts, autoplay, from_position, key, place, run_length, take
+from .state import Rules, State, accepts, autoplay, from_position, key, place, take
 
 Outcome = Literal["solved", "unsolvable", "unknown"]
 
