@@ -97,7 +97,7 @@ def main() -> None:
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run_deal, jobs, chunksize=1))
         wall = time.monotonic() - started
-        peak = max(r[5] for r in results)
+        peak = max((r[5] for r in results), default=0)
         for name in ("classic", "relaxed"):
             rows = [r for r in results if r[0] == name]
             if not rows:
