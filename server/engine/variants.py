@@ -7,6 +7,7 @@ the presets by name and :func:`find_variant` looks one up by name or alias.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -240,11 +241,11 @@ _BY_ALIAS = {alias: v for v in PRESETS.values() for alias in (v.name, *v.aliases
 def find_variant(name: str) -> Variant:
     """Return the preset called ``name`` or one of its aliases.
 
-    Case, spaces and hyphens are ignored (``"Dress Parade"`` finds
-    ``rank_and_file``). Raises :class:`~protocol.errors.NotationError`
+    Case and punctuation are ignored (``"Dress Parade"`` finds
+    ``rank_and_file``, ``"Napoleon at St. Helena"`` finds ``classic``). Raises :class:`~protocol.errors.NotationError`
     listing the preset names for an unknown name.
     """
-    key = str(name).strip().lower().replace("-", "_").replace(" ", "_")
+    key = "_".join(re.findall(r"[a-z0-9]+", str(name).lower()))
     try:
         return _BY_ALIAS[key]
     except KeyError:
