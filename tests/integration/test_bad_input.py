@@ -1045,7 +1045,7 @@ def test_random_and_mutated_frames_change_nothing(srv: ServerProcess) -> None:
             close = (player.ws.close_code, player.ws.close_reason)
             refused_version = any(isinstance(x, m.Error) and x.code == "version" for x in received)
             if refused_version and target != "bob":
-                assert close[0] == 4000, close  # the server closes after refusing the version
+                assert close[0] == 4001, close  # the server closes after refusing the version
             else:
                 # Only a frame over uvicorn's 64 KiB cap closes a connection: 1009, or 1006 when the
                 # client's unread bytes make the server's TCP stack reset the connection.
