@@ -162,6 +162,13 @@ class Watcher:
         self.queue.put_nowait((entry_id, frame))
 
 
+def _progress_record(session: Session, game: Game, status: str, time_ms: int) -> dict[str, Any]:
+    """The player's stored progress after a command (times in ms from the start)."""
+    return {"moves": game.moves, "undos": game.undos, "hints": session.hints,
+            "foundation": game.position.foundation_cards, "status": status, "time_ms": time_ms,
+            "last_found_ms": session.last_found_ms}
+
+
 def _check_seq(seq: int) -> None:
     if seq < 1:
         raise ServiceError("malformed", "seq numbers a player's commands from 1")
@@ -642,6 +649,19 @@ class MatchService:
             log.exception("could not open %s's game in %s", session.name, session.code)
             session.push(encode(m.Error("internal", "the deal could not be sent: resume to get it")))
 
+    @staticmethod
+    def _started_game(session: Session) -> Game:
+        """The player's game; raises :class:`ServiceError` ``not_started`` before the deal."""
+        if session.game is None:
+            raise ServiceError("not_started", "the match has not started yet: wait for the deal")
+        return session.game
+
+    @staticmethod
+    def _require_playing(session: Session) -> None:
+        """Raises :class:`ServiceError` ``game_over`` once the player's game has ended."""
+        if session.status != "playing":
+            raise ServiceError("game_over", f"your game has ended ({session.status})")
+
     def _require_joined(self, session: Session) -> None:
         if not session.code:
             raise ServiceError("not_joined", "join or resume a match first")
@@ -650,17 +670,14 @@ class MatchService:
         """Validate and apply one command; answer ``position`` or ``rejected``."""
         self._require_joined(session)
         async with session.lock:
-            game = session.game
-            if game is None:
-                raise ServiceError("not_started", "the match has not started yet: wait for the deal")
+            game = self._started_game(session)
             _check_seq(seq)
             if seq <= session.last_seq:  # a retried frame: acknowledged again, never applied twice
                 session.push(encode(self._position(session, seq, "")))
                 return
             if session.deadline_ms and self.clock.now_ms() >= session.deadline_ms:
                 raise ServiceError("game_over", "the time limit is over")
-            if session.status != "playing":
-                raise ServiceError("game_over", f"your game has ended ({session.status})")
+            self._require_playing(session)
             now = self.clock.now_ms()
             time_ms = max(0, now - session.start_at_ms)
             before_found = game.position.foundation_cards
@@ -679,8 +696,7 @@ class MatchService:
             events = [encode(m.Progress(session.name, game.moves, found, status, time_ms))]
             if ends:
                 events.append(encode(m.Finished(session.name, status, time_ms, game.moves, found)))
-            record = {"moves": game.moves, "undos": game.undos, "hints": session.hints, "foundation": found, "status": status,
-                      "time_ms": time_ms, "last_found_ms": session.last_found_ms}
+            record = _progress_record(session, game, status, time_ms)
             try:
                 result, active = await self.store.commit(session.code, session.name, session.epoch, seq,
                                                          f"{command} {time_ms}", record, ends, events)
@@ -764,13 +780,10 @@ class MatchService:
         """A suggestion from the player's redacted view only (RULES.md section 8); counted."""
         self._require_joined(session)
         async with session.lock:
-            game = session.game
-            if game is None:
-                raise ServiceError("not_started", "the match has not started yet")
+            game = self._started_game(session)
             if not session.hints_allowed:
                 raise ServiceError("no_hints", "this match does not allow hints")
-            if session.status != "playing":
-                raise ServiceError("game_over", f"your game has ended ({session.status})")
+            self._require_playing(session)
             _check_seq(seq)
             if seq <= session.last_hint_seq:  # a retried frame: the same answer, not counted again
                 session.push(encode(m.Suggestion(seq, session.last_hint, session.hints)))
@@ -784,19 +797,15 @@ class MatchService:
     async def resign(self, session: Session, seq: int) -> None:
         self._require_joined(session)
         async with session.lock:
-            game = session.game
-            if game is None:
-                raise ServiceError("not_started", "the match has not started yet")
+            game = self._started_game(session)
             _check_seq(seq)
             if seq <= session.last_seq:
                 session.push(encode(self._position(session, seq, "")))
                 return
-            if session.status != "playing":
-                raise ServiceError("game_over", f"your game has ended ({session.status})")
+            self._require_playing(session)
             time_ms = max(0, self.clock.now_ms() - session.start_at_ms)
             found = game.position.foundation_cards
-            record = {"moves": game.moves, "undos": game.undos, "hints": session.hints, "foundation": found, "status": "resigned",
-                      "time_ms": time_ms, "last_found_ms": session.last_found_ms}
+            record = _progress_record(session, game, "resigned", time_ms)
             events = [encode(m.Finished(session.name, "resigned", time_ms, game.moves, found))]
             result, active = await self.store.commit(session.code, session.name, session.epoch, seq, "", record, True,
                                                      events)
