@@ -715,18 +715,32 @@ class MatchService:
                 raise ServiceError("game_over", "your game has ended")
             session.last_seq = seq
             session.status = status
-            session.push(encode(self._position(session, seq, command, time_ms)))
+            legal = game.legal_moves() if status == "playing" else []
+            session.push(encode(self._position(session, seq, command, time_ms, legal)))
         if ends and active == 0:
             await self.end_match(session.code)
-        elif status == "playing" and stock_exhausted(game.position, game.variant) and not any(game.position.hidden):
-            # Only with every card face up: a verdict that depended on face-down cards would leak them.
-            if session.dead_check is None or session.dead_check.done():
-                session.dead_check = self.spawn(self._check_dead(session))
+        elif status == "playing" and stock_exhausted(game.position, game.variant):
+            if not legal:
+                # No command at all is legal, undo included: dead by RULES.md section 5 (no sequence of legal
+                # moves exists), decided from what the player sees, so it reveals nothing. No worker needed.
+                await self._end_dead(session, game, game.moves)
+            elif any(move.command.kind == "finish" or (move.command.target is not None
+                                                         and move.command.target.kind == "foundation")
+                     for move in legal):
+                pass  # a card can go up now: alive, nothing to ask the solver
+            elif not any(game.position.hidden):
+                # Only with every card face up: a verdict that depended on face-down cards would leak them.
+                if session.dead_check is None or session.dead_check.done():
+                    session.dead_check = self.spawn(self._check_dead(session))
 
-    def _position(self, session: Session, seq: int, command: str, time_ms: int | None = None) -> m.Position:
+    def _position(self, session: Session, seq: int, command: str, time_ms: int | None = None,
+                  legal: list[Any] | None = None) -> m.Position:
+        """The ``position`` reply: the redacted view, legal moves (``legal`` when the caller listed them
+        already), counters and the time in ms since the start."""
         game = session.game
         assert game is not None
-        legal = game.legal_moves() if session.status == "playing" else []
+        if legal is None:
+            legal = game.legal_moves() if session.status == "playing" else []
         if time_ms is None:
             time_ms = max(0, self.clock.now_ms() - session.start_at_ms)
         return m.Position(seq, command, view_message(game.position), legal_message(legal), game.moves, game.undos,
@@ -757,6 +771,11 @@ class MatchService:
                 break
         if verdict is not Verdict.DEAD:
             return
+        await self._end_dead(session, game, moves)
+
+    async def _end_dead(self, session: Session, game: Game, moves: int) -> None:
+        """The game at ``moves`` moves is dead: with an undo left the player is told (status ``dead`` in a
+        ``position``); with none the player's game ends as ``dead`` (issue 4, DESIGN.md)."""
         async with session.lock:
             if session.game is not game or game.moves != moves or session.status != "playing":
                 return  # the player moved on meanwhile

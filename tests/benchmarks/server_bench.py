@@ -80,7 +80,7 @@ from protocol.codec import decode_server, encode  # noqa: E402
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 VARIANTS = ("classic", "relaxed")
 RESULTS_WAIT_S = 10.0
-"""How long a bot waits for its match's results after its game ended."""
+"""How long a bot waits for its match's results after the phase ended (or its game, when later)."""
 
 
 # ---------------------------------------------------------------- processes and /proc
@@ -554,12 +554,13 @@ class Bot:
                 result.errors[f"resign: {getattr(message, 'code', '?')}"] += 1
                 await asyncio.sleep(0.05 * (attempt + 1))
         result.ended[status] += 1
-        wait_until = monotonic() + RESULTS_WAIT_S
+        # Results come when the opponent has ended too, at the latest when the phase ends and it resigns.
+        wait_until = max(monotonic(), deadline) + RESULTS_WAIT_S
         try:
             while not self.got_results and monotonic() < wait_until:
                 await self.recv(max(0.01, wait_until - monotonic()))
         except TimeoutError:
-            result.errors[f"no results within {RESULTS_WAIT_S:g} s of the end"] += 1
+            result.errors[f"no results within {RESULTS_WAIT_S:g} s of the phase end"] += 1
         result.results_seen += self.got_results
 
     async def echo(self, go_time: float, deadline: float) -> None:

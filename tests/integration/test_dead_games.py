@@ -1,0 +1,91 @@
+"""A game with no legal command left ends as dead at once (RULES.md section 5, issue 4).
+
+When the legal list a player was just sent is empty (no draw, no redeal, no
+move, no undo), no sequence of legal moves exists, so the game is dead by
+definition: the server ends it without asking the solver. The verdict comes
+from what the player sees, so it is given with face-down cards still in the
+tableau (where the solver's verdict is withheld: it would reveal them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from protocol import messages as m
+from server.engine import Game, find_variant, parse_position, redact
+
+from .conftest import ServerProcess
+from .wsclient import Player, create_match
+
+# Emperor (build down in alternate colour), stock and waste empty, autoplay off. The only legal command
+# is 1-f (TS onto a spade slot at 9); it turns up column 1's KS, and then nothing is legal: the tops are
+# black kings, black queens and black jacks (no red card to build on them, none fits another, none fits a
+# foundation), no column is empty, and 21 cards stay face down.
+NO_MOVE_LEFT = """Foundations: 9S 9S 9C 9C 9H 9H 9D 9D
+Stock:
+Waste:
+Redeals left: 0
+1: (KS) TS
+2: (TS) (QH) (QD) KS
+3: (JS) (QH) (KD) KC
+4: (JS) (KH) (KD) KC
+5: (TC) (KH) QS
+6: (TC) (TD) QS
+7: (TH) (TD) QC
+8: (TH) (JD) QC
+9: (JH) (JD) JC
+10: (JH) (QD) JC
+"""
+
+
+def test_the_position_has_exactly_one_command_and_then_none() -> None:
+    variant = find_variant("emperor")
+    game = Game(parse_position(NO_MOVE_LEFT, variant), variant, autoplay=False, undo="full")
+    assert [str(move.command) for move in game.legal_moves()] == ["1-f"]
+    game.play("1-f")
+    assert [str(move.command) for move in game.legal_moves()] == ["u"]  # only the undo
+    assert sum(redact(game.position).hidden) == 21
+
+
+async def _play_one(server: ServerProcess, undo: str) -> tuple[Player, m.Position, str]:
+    created = create_match(server.url, variant="emperor", deal=NO_MOVE_LEFT, players=1, solvable_only=False,
+                           autoplay=False, undo=undo)
+    player = Player(server.ws_url)
+    await player.connect()
+    await player.join(created["code"], "solo")
+    await player.send(m.Ready())
+    started = await player.expect(m.Started)
+    assert isinstance(started, m.Started)
+    reply = await player.play("1-f")
+    assert isinstance(reply, m.Position), reply
+    return player, reply, created["code"]
+
+
+def test_no_legal_command_ends_the_game_as_dead_with_cards_still_face_down(server: ServerProcess) -> None:
+    async def run() -> None:
+        player, reply, code = await _play_one(server, "none")
+        assert reply.legal == [] and reply.foundation == 73 and sum(reply.view.hidden) == 21
+        finished = await player.expect(m.Finished, timeout=5)
+        assert isinstance(finished, m.Finished)
+        assert (finished.name, finished.status, finished.moves, finished.foundation) == ("solo", "dead", 1, 73)
+        results = await player.expect(m.Results, timeout=5)
+        assert isinstance(results, m.Results) and results.match == code
+        assert [(r.rank, r.name, r.status, r.moves, r.foundation) for r in results.ranking] == [
+            (1, "solo", "dead", 1, 73)]
+        refused = await player.play("u")
+        assert isinstance(refused, m.Error) and refused.code == "game_over"
+        await player.close()
+
+    asyncio.run(run())
+
+
+def test_with_an_undo_left_the_game_goes_on(server: ServerProcess) -> None:
+    async def run() -> None:
+        player, reply, _ = await _play_one(server, "full")
+        assert [move.command for move in reply.legal] == ["u"] and reply.status == "playing"
+        undone = await player.play("u")
+        assert isinstance(undone, m.Position) and undone.status == "playing"
+        assert [move.command for move in undone.legal] == ["1-f"] and undone.moves == 2
+        await player.close()
+
+    asyncio.run(run())
