@@ -41,6 +41,9 @@ from .views import legal_message, view_message
 
 log = logging.getLogger("forty_thieves.matches")
 
+DEAD_CHECK_QUIET_S = 0.25
+"""Seconds a player's position must stay unchanged before the solver is asked whether it is dead."""
+
 READER_PAUSE_S = 0.002
 """Pause of the stream reader after a read that returned events (seconds)."""
 
@@ -167,6 +170,17 @@ def _progress_record(session: Session, game: Game, status: str, time_ms: int) ->
     return {"moves": game.moves, "undos": game.undos, "hints": session.hints,
             "foundation": game.position.foundation_cards, "status": status, "time_ms": time_ms,
             "last_found_ms": session.last_found_ms}
+
+
+def _needs_dead_check(game: Game, legal: list[Any]) -> bool:
+    """Whether the solver must say if ``game`` is dead (RULES.md section 5): the stock is exhausted, some
+    command is legal (none at all is dead by itself), no card can go up now (that is alive), and every
+    card is face up (a verdict that depended on face-down cards would reveal them)."""
+    if not legal or not stock_exhausted(game.position, game.variant) or any(game.position.hidden):
+        return False
+    return not any(move.command.kind == "finish"
+                   or (move.command.target is not None and move.command.target.kind == "foundation")
+                   for move in legal)
 
 
 def _check_seq(seq: int) -> None:
@@ -724,14 +738,8 @@ class MatchService:
                 # No command at all is legal, undo included: dead by RULES.md section 5 (no sequence of legal
                 # moves exists), decided from what the player sees, so it reveals nothing. No worker needed.
                 await self._end_dead(session, game, game.moves)
-            elif any(move.command.kind == "finish" or (move.command.target is not None
-                                                         and move.command.target.kind == "foundation")
-                     for move in legal):
-                pass  # a card can go up now: alive, nothing to ask the solver
-            elif not any(game.position.hidden):
-                # Only with every card face up: a verdict that depended on face-down cards would leak them.
-                if session.dead_check is None or session.dead_check.done():
-                    session.dead_check = self.spawn(self._check_dead(session))
+            elif _needs_dead_check(game, legal) and (session.dead_check is None or session.dead_check.done()):
+                session.dead_check = self.spawn(self._check_dead(session))
 
     def _position(self, session: Session, seq: int, command: str, time_ms: int | None = None,
                   legal: list[Any] | None = None) -> m.Position:
@@ -765,7 +773,15 @@ class MatchService:
             game = session.game
             if game is None or session.status != "playing":
                 return
-            position, variant, moves = game.position, game.variant, game.moves
+            moves = game.moves
+            # Wait for a pause: a player who is still moving is not stuck, and one check per pause instead
+            # of one per move keeps the worker hand-off (pickling, the pool's manager thread) off the hot path.
+            await asyncio.sleep(DEAD_CHECK_QUIET_S)
+            if session.game is not game or game.moves != moves or session.status != "playing":
+                continue
+            if not _needs_dead_check(game, game.legal_moves()):
+                return
+            position, variant = game.position, game.variant
             verdict = await loop.run_in_executor(self.dead_executor, is_dead, position, variant, self.settings.dead_budget)
             if session.game is game and game.moves == moves:
                 break

@@ -89,3 +89,75 @@ def test_with_an_undo_left_the_game_goes_on(server: ServerProcess) -> None:
         await player.close()
 
     asyncio.run(run())
+
+
+# Classic, every card face up, stock and waste empty: the only commands shuffle a queen of spades between
+# the two kings of spades (6-2, then 2-3 and back); every ten lies under a king that no empty column can
+# ever take, so no card can go up again. The solver (in the dead-game worker) proves it dead.
+SHUFFLE_ONLY = """Foundations: TS 9S 9C 9C 9H 9H 9D 9D
+Stock:
+Waste:
+Redeals left: 0
+1: QD JD JS KD
+2: TD KS
+3: JH KS
+4: TC TH QS KH KH JS TC JC
+5: QH
+6: TD KC QH QS
+7: JC
+8: JD
+9: QC TH TS QD QC KC
+10: JH KD
+"""
+
+
+def test_the_shuffle_only_position_is_dead_by_the_engine() -> None:
+    from server.engine.dead import Verdict, is_dead  # noqa: PLC0415 - the engine's own verdict
+
+    variant = find_variant("classic")
+    game = Game(parse_position(SHUFFLE_ONLY, variant), variant, autoplay=True, undo="none")
+    assert [str(move.command) for move in game.legal_moves()] == ["6-2", "6-3"]
+    game.play("6-2")
+    assert [str(move.command) for move in game.legal_moves()] == ["2-3"]
+    assert is_dead(game.position, variant) is Verdict.DEAD
+
+
+async def _shuffle_once(server: ServerProcess, undo: str) -> Player:
+    created = create_match(server.url, variant="classic", deal=SHUFFLE_ONLY, players=1, solvable_only=False,
+                           undo=undo)
+    player = Player(server.ws_url)
+    await player.connect()
+    await player.join(created["code"], "solo")
+    await player.send(m.Ready())
+    assert isinstance(await player.expect(m.Started), m.Started)
+    reply = await player.play("6-2")
+    assert isinstance(reply, m.Position) and reply.status == "playing" and reply.foundation == 73
+    return player
+
+
+def test_a_dead_game_with_no_undo_ends_when_the_solver_says_so(server: ServerProcess) -> None:
+    async def run() -> None:
+        player = await _shuffle_once(server, "none")
+        finished = await player.expect(m.Finished, timeout=10)
+        assert isinstance(finished, m.Finished)
+        assert (finished.status, finished.moves, finished.foundation) == ("dead", 1, 73)
+        results = await player.expect(m.Results, timeout=5)
+        assert isinstance(results, m.Results) and [r.status for r in results.ranking] == ["dead"]
+        await player.close()
+
+    asyncio.run(run())
+
+
+def test_a_dead_game_with_an_undo_left_is_told_then_ends_when_none_is_left(server: ServerProcess) -> None:
+    async def run() -> None:
+        player = await _shuffle_once(server, "safe")
+        told = await player.expect(m.Position, timeout=10)
+        assert isinstance(told, m.Position) and told.status == "dead" and told.moves == 1
+        assert [move.command for move in told.legal] == ["2-3", "u"]
+        undone = await player.play("u")  # back to the deal: dead as well, and nothing is left to undo
+        assert isinstance(undone, m.Position) and undone.status == "playing" and undone.moves == 2
+        finished = await player.expect(m.Finished, timeout=10)
+        assert isinstance(finished, m.Finished) and (finished.status, finished.moves) == ("dead", 2)
+        await player.close()
+
+    asyncio.run(run())
