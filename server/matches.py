@@ -44,8 +44,10 @@ log = logging.getLogger("forty_thieves.matches")
 DEAD_CHECK_QUIET_S = 0.25
 """Seconds a player's position must stay unchanged before the solver is asked whether it is dead."""
 
-READER_PAUSE_S = 0.002
-"""Pause of the stream reader after a read that returned events (seconds)."""
+READER_PAUSE_S = 0.010
+"""Pause of the stream reader after a read that returned events (seconds): other players' progress
+reaches a player up to this much later, a player's own reply not at all. Measured (server_bench, 60 paced
+players): 2 ms -> 10 ms cut the server's CPU per move from 1,272 to 1,046 us (fewer XREAD calls)."""
 
 OFFERED_POOL_VARIANTS = ("relaxed", "classic")
 """Variants whose solvable deals are kept ready (relaxed first: its deals are proven fastest)."""
