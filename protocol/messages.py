@@ -82,7 +82,8 @@ class Join(_Message, tag="join"):
 
 
 class Resume(_Message, tag="resume"):
-    """Reconnect to ``match`` with the secret player ``token`` (rotated on every resume)."""
+    """Reconnect to ``match`` with the secret player ``token`` (rotated on every resume; the previous token
+    stays valid until the new one is first used)."""
 
     match: Code
     token: Token

@@ -107,11 +107,20 @@ return {'ok', count + 1}
 """
 
 RESUME = """
--- KEYS: tokens, player-prefix ; ARGV: old token hash, new token hash
+-- KEYS: tokens, player-prefix ; ARGV: presented token hash, new token hash
+-- A player has at most two valid tokens: the newest and, until the newest is first used, the one before
+-- it (its 'joined' reply may never have reached the client: a lost reply must not lock the player out).
 local name = redis.call('HGET', KEYS[1], ARGV[1])
 if not name then return {'bad_token'} end
 local pkey = KEYS[2] .. name
-redis.call('HDEL', KEYS[1], ARGV[1])
+local current = redis.call('HGET', pkey, 'token')
+local previous = redis.call('HGET', pkey, 'prev_token')
+if ARGV[1] == current then
+  if previous and previous ~= current then redis.call('HDEL', KEYS[1], previous) end
+  redis.call('HSET', pkey, 'prev_token', current)
+elseif current then
+  redis.call('HDEL', KEYS[1], current)
+end
 redis.call('HSET', KEYS[1], ARGV[2], name)
 redis.call('HSET', pkey, 'token', ARGV[2])
 local epoch = redis.call('HINCRBY', pkey, 'epoch', 1)
@@ -286,7 +295,11 @@ class Store:
         return status, int(result[1]) if status == "ok" else 0
 
     async def resume(self, code: str, old_digest: str, new_digest: str) -> tuple[str, str, int]:
-        """Rotate a player's token and open a new connection epoch: ``("ok", name, epoch)``."""
+        """Rotate a player's token and open a new connection epoch: ``("ok", name, epoch)``.
+
+        ``old_digest`` may be the newest token or the one before it while the newest has not been used
+        (see :data:`RESUME`); ``("bad_token", "", 0)`` for any other.
+        """
         result = await self._resume(keys=[tokens_key(code), f"{{m:{code}}}:p:"], args=[old_digest, new_digest])
         status = result[0].decode()
         if status != "ok":

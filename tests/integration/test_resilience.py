@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 import websockets
@@ -105,14 +106,58 @@ def test_a_second_connection_with_the_token_takes_over(server) -> None:  # type:
         assert isinstance(started, m.Started) and started.moves == 1
         reply = await second.play("s")
         assert isinstance(reply, m.Position) and reply.moves == 2
+        third = Player(server.ws_url)  # the rotated token is used: from then on the first one is void
+        third.token, third.seq = second.token, second.seq
+        await third.connect()
+        await third.resume(code)
+        assert third.token not in (second.token, alice.token)
         stale = Player(server.ws_url)
-        stale.token = alice.token  # rotated on resume: the old token is void
         await stale.connect()
         await stale.send(m.Resume(code, alice.token))
         refused = await stale.expect(m.Error)
         assert isinstance(refused, m.Error) and refused.code == "bad_token"
-        for player in (second, bob, stale):
+        for player in (second, third, bob, stale):
             await player.close()
+
+
+def test_a_lost_joined_reply_does_not_lock_the_player_out(server) -> None:  # type: ignore[no-untyped-def]
+    """Resume rotates the token; until the new one is used the old one still resumes (the reply carrying
+    the new token may be lost with the connection), and each rotation voids the unused token it replaces."""
+    async def run() -> None:
+        code, alice, bob = await started_pair(server.url, server.ws_url, server.ws_url)
+        assert isinstance(await alice.play("s"), m.Position)
+        first_token = alice.token
+        tokens = []
+        for _ in range(2):  # two resumes with the same token, as if both replies were lost
+            again = Player(server.ws_url)
+            again.token, again.seq = first_token, alice.seq
+            await again.connect()
+            await again.resume(code)
+            tokens.append(again.token)
+            started = await again.expect(m.Started)
+            assert isinstance(started, m.Started) and started.moves == 1
+            await again.close()
+        assert len({first_token, *tokens}) == 3
+
+        async def resume_with(token: str) -> Any:
+            player = Player(server.ws_url)
+            await player.connect()
+            await player.send(m.Resume(code, token))
+            reply = await player.expect(m.Joined)
+            await player.close()
+            return reply
+
+        unused = await resume_with(tokens[0])  # voided by the second rotation, never used
+        assert isinstance(unused, m.Error) and unused.code == "bad_token"
+        newest = await resume_with(tokens[1])  # the newest is used: the first token is void from now on
+        assert isinstance(newest, m.Joined) and newest.name == "alice"
+        void = await resume_with(first_token)
+        assert isinstance(void, m.Error) and void.code == "bad_token"
+        grace = await resume_with(tokens[1])  # the one before the newest, not yet replaced by use
+        assert isinstance(grace, m.Joined)
+        await bob.close()
+
+    asyncio.run(run())
 
     asyncio.run(run())
 
