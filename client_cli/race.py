@@ -201,6 +201,8 @@ class RaceClient:
                 return
             case m.Error(code="replaced"):
                 self.fatal = ClientError("another client resumed this game with your token and took over")
+            case m.Error(code="closed", message=text):  # the match never started: nothing left to wait for
+                self.fatal = ClientError(text)
             case m.Error():
                 if self.waiting:  # an error answers the oldest command waiting (game_over, not_started, ...)
                     seq = min(self.waiting)

@@ -202,7 +202,7 @@ class Lobby(_Message, tag="lobby"):
     """The match before it starts: state, players, settings, and the seed's commitment."""
 
     match: str
-    state: Literal["preparing", "lobby", "countdown", "playing", "finished"]
+    state: Literal["preparing", "lobby", "countdown", "playing", "finished", "closed"]
     players: list[PlayerInfo]
     settings: Settings
     commitment: str
@@ -344,6 +344,7 @@ ERROR_CODES = {
     "not_started": "the match has not started yet",
     "game_over": "your game has ended",
     "already_started": "the match has already started",
+    "closed": "the match did not start in time and was closed",
     "rate_limited": "too many messages: slow down",
     "not_host": "only the host may do that",
     "no_hints": "this match does not allow hints",

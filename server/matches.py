@@ -316,6 +316,7 @@ class MatchService:
             raise ServiceError("internal", "match code collision: create the match again")
         if state == "preparing":
             await self.store.add_timer(code, "prepare", self.clock.now_ms())
+        await self.store.add_timer(code, "close", self.clock.now_ms() + self.settings.lobby_timeout_s * 1000)
         meta = await self.store.meta(code)
         assert meta is not None
         return {"code": code, "host_token": host_token, "commitment": meta.get("commitment", ""), "state": state}
@@ -388,6 +389,7 @@ class MatchService:
         status, _ = await self.store.join(code, name, token_hash(token), settings.players, self.clock.now_ms())
         if status != "ok":
             messages = {"no_match": f"no match with code {code!r}", "already_started": "the match has already started",
+                        "closed": "the match was closed: it did not start in time",
                         "name_taken": f"the name {name!r} is already taken in this match",
                         "match_full": f"the match has all its {settings.players} players"}
             raise ServiceError(status, messages[status])
@@ -484,13 +486,23 @@ class MatchService:
         Raises :class:`ServiceError` ``already_started`` once the match has left the lobby.
         """
         self._require_joined(session)
-        meta = await self.store.meta(session.code)
-        if meta is None or meta["state"] not in ("lobby", "preparing"):
+        meta = await self._lobby_meta(session.code)
+        if meta["state"] not in ("lobby", "preparing"):
             raise ServiceError("already_started", "the match has already started")
         async with self._lobby_lock(session.code):  # the lobby frame and the start decision in one order
             await self.store.set_player(session.code, session.name, ready=1)
             await self.publish_lobby(session.code)
             await self._start_if_all_ready(session.code)
+
+    async def _lobby_meta(self, code: str) -> dict[str, str]:
+        """The match's meta hash; raises :class:`ServiceError` ``closed`` for a match closed unstarted
+        (``FTR_LOBBY_TIMEOUT_S``) and ``no_match`` once its keys have expired."""
+        meta = await self.store.meta(code)
+        if meta is None:
+            raise ServiceError("no_match", "the match no longer exists")
+        if meta["state"] == "closed":
+            raise ServiceError("closed", "the match did not start in time and was closed")
+        return meta
 
     def _lobby_lock(self, code: str) -> asyncio.Lock:
         """Serialises this process's lobby events of one match, so no lobby frame follows the countdown."""
@@ -510,8 +522,7 @@ class MatchService:
 
     async def host_start(self, session: Session, host_token: str) -> None:
         self._require_joined(session)
-        meta = await self.store.meta(session.code)
-        assert meta is not None
+        meta = await self._lobby_meta(session.code)
         if not secrets.compare_digest(meta.get("host", ""), token_hash(host_token)):
             raise ServiceError("not_host", "only the host may start the match (wrong host token)")
         if meta["state"] == "preparing":
@@ -554,6 +565,10 @@ class MatchService:
                     await self._deadline(code)
                 elif kind == "finalize":
                     await self.finalize(code)
+                elif kind == "close":
+                    timeout = self.settings.lobby_timeout_s
+                    await self.store.close_unstarted(code, encode(m.Error(
+                        "closed", f"the match did not start within {timeout} s and was closed")), 600)
                 await self.store.done_timer(code, kind)
             due = await self.store.next_timer_ms()
             wait = 0.1 if due is None else min(0.1, max(0.0, (due - self.clock.now_ms()) / 1000))

@@ -93,6 +93,7 @@ JOIN = """
 -- KEYS: meta, roster, tokens, player, events ; ARGV: name, token hash, max players, now ms, event
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'no_match'} end
+if state == 'closed' then return {'closed'} end
 if state ~= 'lobby' and state ~= 'preparing' then return {'already_started'} end
 if redis.call('EXISTS', KEYS[4]) == 1 then return {'name_taken'} end
 local count = redis.call('LLEN', KEYS[2])
@@ -168,6 +169,18 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'ended', 
 return {'ok', redis.call('HINCRBY', KEYS[3], 'active', -1)}
 """ % EVENTS_MAXLEN
 
+CLOSE = """
+-- KEYS: meta, roster, tokens, events, player-prefix ; ARGV: event frame, seconds the keys are kept
+-- A match that never started is closed: its players hear why, then its keys expire.
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'lobby' and state ~= 'preparing' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'closed')
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'public')
+for _, name in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do redis.call('EXPIRE', KEYS[5] .. name, ARGV[2]) end
+for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
+return 1
+""" % EVENTS_MAXLEN
+
 TRANSITION = """
 -- KEYS: meta, events ; ARGV: from state, to state, event frame ('' none), field/value pairs...
 if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
@@ -221,6 +234,7 @@ class Store:
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushes: set[asyncio.Task[None]] = set()
         self._end_player = client.register_script(END_PLAYER)
+        self._close = client.register_script(CLOSE)
 
     async def time_ms(self) -> int:
         """Redis ``TIME`` in ms: the one clock all processes share."""
@@ -257,6 +271,12 @@ class Store:
         """Countdown over: the match plays, every player's status becomes ``playing``."""
         return bool(await self._start(keys=[meta_key(code), roster_key(code), events_key(code), f"{{m:{code}}}:p:"],
                                       args=[event]))
+
+    async def close_unstarted(self, code: str, event: bytes, keep_s: int) -> bool:
+        """Close a match still in ``lobby`` or ``preparing`` (state ``closed``, ``event`` to its stream, keys
+        expiring in ``keep_s`` seconds); False when it had started (or is gone)."""
+        keys = [meta_key(code), roster_key(code), tokens_key(code), events_key(code), f"{{m:{code}}}:p:"]
+        return bool(await self._close(keys=keys, args=[event, keep_s]))
 
     async def end_player(self, code: str, name: str, status: str, time_ms: int, event: bytes) -> tuple[str, int]:
         """End a player's game (timeout, dead) unless it ended already: (status, players left)."""

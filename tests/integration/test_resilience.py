@@ -12,7 +12,7 @@ from protocol import messages as m
 from server.engine import Game, deal, find_variant
 
 from .test_race import SEED, VARIANT, solution
-from .wsclient import Player, create_match
+from .wsclient import Player, create_match, public_state
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -206,3 +206,48 @@ def test_shutdown_closes_player_sockets_with_1012_so_clients_resume_elsewhere(ma
         await player.close()
 
     asyncio.run(run())
+
+
+def test_a_match_that_never_starts_is_closed_and_a_started_one_is_not(make_server) -> None:  # type: ignore[no-untyped-def]
+    """FTR_LOBBY_TIMEOUT_S: the lobby's players hear why it closed, later joins are refused, the keys expire."""
+    server = make_server(FTR_LOBBY_TIMEOUT_S="1")
+
+    async def run() -> tuple[str, str]:
+        waiting = create_match(server.url, players=2, solvable_only=False)
+        alice = Player(server.ws_url)
+        await alice.connect()
+        await alice.join(waiting["code"], "alice")
+        closed = await alice.expect(m.Error, timeout=10)
+        assert isinstance(closed, m.Error) and closed.code == "closed" and "did not start" in closed.message
+        assert public_state(server.url, waiting["code"])["state"] == "closed"
+        await alice.send(m.Ready())
+        refused = await alice.expect(m.Error)
+        assert isinstance(refused, m.Error) and refused.code == "closed"
+        bob = Player(server.ws_url)
+        await bob.connect()
+        await bob.send(m.Join(waiting["code"], "bob"))
+        refused = await bob.expect(m.Joined)
+        assert isinstance(refused, m.Error) and refused.code == "closed"
+
+        solo = create_match(server.url, players=1, solvable_only=False)
+        carol = Player(server.ws_url)
+        await carol.connect()
+        await carol.join(solo["code"], "carol")
+        await carol.send(m.Ready())
+        assert isinstance(await carol.expect(m.Started), m.Started)
+        await asyncio.sleep(2)  # past the lobby timeout: a started match plays on
+        reply = await carol.play("s")
+        assert isinstance(reply, m.Position) and reply.moves == 1
+        assert public_state(server.url, solo["code"])["state"] == "playing"
+        for player in (alice, bob, carol):
+            await player.close()
+        return waiting["code"], solo["code"]
+
+    codes = asyncio.run(run())
+    import redis  # noqa: PLC0415 - the keys of the closed match expire (a TTL is set on each)
+
+    client = redis.Redis.from_url(server.env["REDIS_URL"])
+    closed_keys = list(client.scan_iter(match=f"{{m:{codes[0]}}}:*"))
+    assert len(closed_keys) >= 5  # meta, roster, tokens, events, alice's player hash
+    assert all(0 < client.ttl(key) <= 600 for key in closed_keys)
+    assert all(client.ttl(key) == -1 for key in client.scan_iter(match=f"{{m:{codes[1]}}}:*"))
