@@ -539,10 +539,27 @@ class MatchService:
         start_at = self.clock.now_ms() + int(self.settings.countdown_s * 1000)
         deadline = start_at + settings.time_limit_s * 1000 if settings.time_limit_s else 0
         event = encode(m.Countdown(start_at, self.settings.countdown_s))
-        if await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at, deadline_ms=deadline):
-            await self.store.add_timer(code, "start", start_at)
-            if deadline:
-                await self.store.add_timer(code, "deadline", deadline)
+        # Timers first, then the transition: a process dying in between leaves a timer that finds the match
+        # still in the lobby (harmless), never a countdown without a timer. A timer of a losing concurrent
+        # call is put right when it fires (see _timer_early).
+        await self.store.add_timer(code, "start", start_at)
+        if deadline:
+            await self.store.add_timer(code, "deadline", deadline)
+        await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at, deadline_ms=deadline)
+
+    async def _timer_early(self, code: str, kind: str, now: int) -> bool:
+        """True (and the timer set again to the stored instant) when a ``start`` or ``deadline`` timer fired
+        before the instant stored with the match (a concurrent countdown's timer overwrote it)."""
+        field = {"start": "start_at_ms", "deadline": "deadline_ms"}.get(kind)
+        if field is None:
+            return False
+        meta = await self.store.meta(code)
+        due = int(meta.get(field) or 0) if meta is not None else 0
+        if now >= due:
+            return False
+        await self.store.add_timer(code, kind, due)
+        await self.store.release(f"{code} {kind}")
+        return True
 
     # ------------------------------------------------------------ timers
 
@@ -551,6 +568,8 @@ class MatchService:
             now = self.clock.now_ms()
             for code, kind in await self.store.due_timers(now):
                 if not await self.store.lease(f"{code} {kind}", self.process_id, 10_000):
+                    continue
+                if await self._timer_early(code, kind, now):
                     continue
                 if kind == "prepare":
                     if not await self._prepare(code):

@@ -251,3 +251,31 @@ def test_a_match_that_never_starts_is_closed_and_a_started_one_is_not(make_serve
     assert len(closed_keys) >= 5  # meta, roster, tokens, events, alice's player hash
     assert all(0 < client.ttl(key) <= 600 for key in closed_keys)
     assert all(client.ttl(key) == -1 for key in client.scan_iter(match=f"{{m:{codes[1]}}}:*"))
+
+
+def test_a_start_timer_that_fires_early_does_not_deal_before_the_announced_instant(make_server) -> None:  # type: ignore[no-untyped-def]
+    """Two processes starting one countdown at once each set the start timer; the loser's may be earlier
+    than the instant stored with the match. Simulated by moving the timer to now: the deal still comes at
+    the announced start instant, not before (DESIGN.md: the deal is sent with the start signal)."""
+    import redis  # noqa: PLC0415
+
+    server = make_server(FTR_COUNTDOWN_S="2")
+    client = redis.Redis.from_url(server.env["REDIS_URL"])
+
+    async def run() -> None:
+        created = create_match(server.url, players=1, solvable_only=False)
+        solo = Player(server.ws_url)
+        await solo.connect()
+        await solo.join(created["code"], "solo")
+        await solo.send(m.Ready())
+        countdown = await solo.expect(m.Countdown)
+        assert isinstance(countdown, m.Countdown)
+        seconds, micros = client.time()
+        client.zadd("timers", {f"{created['code']} start": seconds * 1000 + micros // 1000})
+        started = await solo.expect(m.Started)
+        assert isinstance(started, m.Started) and started.start_at_ms == countdown.start_at_ms
+        pong = (await solo.ping(7))[-1]
+        assert pong.server_time_ms >= countdown.start_at_ms
+        await solo.close()
+
+    asyncio.run(run())
