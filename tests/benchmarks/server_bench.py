@@ -17,7 +17,7 @@ results are written.
 
 Phases, each with fresh matches:
 
-1. paced: each player sends a command 100-200 ms after its previous one
+1. paced: each player sends a command 100-200 ms after its previous one (``--pace LO-HI``)
    (or as soon as the reply came, when that took longer; no catch-up
    bursts): round trip p50 / p99 (goal: p99 under 15 ms with 200 players);
 2. saturation: every bot sends its next command as soon as the reply
@@ -1116,11 +1116,23 @@ def _short_frame(frame: str) -> str:
 # ---------------------------------------------------------------- main
 
 
+def _pace(text: str) -> tuple[float, float]:
+    """``"LO-HI"`` in ms -> (LO, HI); argparse reports a ValueError as a usage error."""
+    lo, _, hi = text.partition("-")
+    low, high = float(lo), float(hi or lo)
+    if not 0 < low <= high:
+        raise ValueError(text)
+    return low, high
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, default=200, help="bot players (matches of 2)")
     parser.add_argument("--clients", type=int, default=2, help="client processes running the bots")
     parser.add_argument("--paced-s", type=float, default=30.0, help="length of the paced phase")
+    parser.add_argument("--pace", type=_pace, default=(100.0, 200.0), metavar="LO-HI",
+                        help="ms between a player's commands in the paced phase (default 100-200: a bot's pace; "
+                             "250-1000 is a fast human's)")
     parser.add_argument("--saturation-s", type=float, default=20.0, help="length of the saturation phase")
     parser.add_argument("--echo-s", type=float, default=15.0, help="length of the echo baseline")
     parser.add_argument("--client", choices=("raw", "websockets"), default="raw",
@@ -1161,8 +1173,9 @@ def main() -> None:
               f"(redis-py parser: {'hiredis' if HIREDIS_AVAILABLE else 'pure Python'}); "
               f"FTR_SOLVER_WORKERS=0 FTR_COUNTDOWN_S=0.5 FTR_RATE=1000 FTR_BURST=1000")
 
-        print(f"\npaced: {args.players} players, each one command every 100-200 ms, {args.paced_s:g} s")
-        paced = bench.race_phase("paced", args.paced_s, (0.1, 0.2), 1_000)
+        lo_ms, hi_ms = args.pace
+        print(f"\npaced: {args.players} players, each one command every {lo_ms:g}-{hi_ms:g} ms, {args.paced_s:g} s")
+        paced = bench.race_phase("paced", args.paced_s, (lo_ms / 1000, hi_ms / 1000), 1_000)
         paced_rate, _ = report_phase(paced)
         paced_p99 = percentile(paced.rtts_ms, 99)
         profile: list[subprocess.Popen[bytes] | None] = []
@@ -1207,8 +1220,8 @@ def main() -> None:
         print("\nsummary")
         print(f"  paced p99 round trip {paced_p99:.2f} ms with {paced.players} players: goal < 15 ms "
               f"{'met' if paced_p99 < 15 else 'NOT met'}")
-        print(f"  paced: {paced_rate:,.0f} moves/s achieved of {paced.players / 0.15:,.0f} offered (a command every "
-              f"100-200 ms per player)")
+        print(f"  paced: {paced_rate:,.0f} moves/s achieved of {paced.players / ((lo_ms + hi_ms) / 2000):,.0f} offered "
+              f"(a command every {lo_ms:g}-{hi_ms:g} ms per player)")
         print(f"  saturation {server_rate:,.0f} moves/s, echo {echo_rate:,.0f} messages/s: ratio {100 * ratio:.1f} % "
               f"(goal >= 30 %: {'met' if ratio >= 0.30 else 'NOT met'})")
         print(f"  server CPU per unit: {server_us:.0f} us per move, {echo_us:.0f} us per echoed message: "
