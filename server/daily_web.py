@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
+from aiolimiter import AsyncLimiter
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -64,8 +65,26 @@ async def today(request: Request) -> Response:
     return await _answer(request, lambda s: s.today())
 
 
+async def _limited(request: Request) -> bool:
+    """Attempt requests make matches: at most ``FTR_MATCHES_PER_MIN`` a minute per address, as ``POST /matches``."""
+    per_min = request.app.state.settings.matches_per_min
+    limiters: dict[str, AsyncLimiter] | None = getattr(request.app.state, "daily_limiters", None)
+    if limiters is None:
+        limiters = request.app.state.daily_limiters = {}
+    if len(limiters) > 10_000:  # bounded memory: forget idle addresses (their buckets are full again by now)
+        for key in [k for k, v in limiters.items() if v.has_capacity(per_min)]:
+            del limiters[key]
+    limiter = limiters.setdefault(request.client.host if request.client else "?", AsyncLimiter(per_min, 60))
+    if not limiter.has_capacity():
+        return True
+    await limiter.acquire()
+    return False
+
+
 async def attempt(request: Request) -> Response:
     """``POST /daily/{variant}/attempt``: 200 with the match code and a player token (see DailyService.attempt)."""
+    if await _limited(request):
+        return _error(429, "rate_limited", "too many attempt requests from this address: wait a minute")
     body = await request.body()
     if len(body) > 4096:
         return _error(413, "frame_too_large", "the request body is larger than 4 KiB")
