@@ -49,8 +49,7 @@ import logging
 import secrets
 import unicodedata
 from collections.abc import Callable
-from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -59,11 +58,9 @@ from protocol.errors import NotationError
 
 from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
+from .matches import MatchService, Watcher
 from .ranking import Standing
 from .store import Store, token_hash, tokens_key
-
-if TYPE_CHECKING:
-    from .matches import MatchService, Watcher
 
 log = logging.getLogger("forty_thieves.daily")
 
@@ -374,13 +371,13 @@ class DailyService:
                                                 f"the daily variants are {', '.join(self.variants)}")
         return name
 
-    def date_of(self, text: str, *, future_ok: bool = False) -> str:
+    def date_of(self, text: str) -> str:
         """A requested date: 400 ``malformed`` when not ``YYYY-MM-DD``, 404 ``no_day`` when after today."""
         try:
             date = parse_date(text)
         except ValueError:
             raise DailyError(400, "malformed", f"{text[:20]!r} is not a date: write YYYY-MM-DD") from None
-        if not future_ok and date > day_of(self.now_ms()):
+        if date > day_of(self.now_ms()):
             raise DailyError(404, "no_day", f"no daily challenge for {date} yet")
         return date
 
@@ -528,7 +525,8 @@ class DailyService:
                              "finished": ended})
         return {"date": date, "now_ms": now, "ends_at_ms": day_bounds(date)[1], "variants": variants}
 
-    async def _known_day(self, date_text: str, variant_text: str) -> tuple[str, str, dict[str, str]]:
+    async def known_day(self, date_text: str, variant_text: str) -> tuple[str, str, dict[str, str]]:
+        """``(date, variant, deal record)`` of a day with a challenge; :class:`DailyError` 400 or 404 otherwise."""
         variant = self.variant_of(variant_text)
         date = self.date_of(date_text)
         record = await self.store.deal(date, variant)
@@ -545,7 +543,7 @@ class DailyService:
 
     async def leaderboard(self, date_text: str, variant_text: str, offset: int, limit: int) -> dict[str, Any]:
         """``GET /daily/{date}/{variant}/leaderboard``: ended attempts, ranked (attempts in play are left out)."""
-        date, variant, record = await self._known_day(date_text, variant_text)
+        date, variant, record = await self.known_day(date_text, variant_text)
         _, total = await self.store.counts(date, variant)
         rows = await self.store.board(date, variant, offset, limit)
         entries = [{"rank": rank, "name": name, "status": e.get("status", ""), "time_ms": e.get("time_ms", 0),
@@ -556,7 +554,7 @@ class DailyService:
 
     async def reveal(self, date_text: str, variant_text: str) -> dict[str, Any]:
         """``GET /daily/{date}/{variant}/reveal``: the seed once the day is over; 409 ``not_revealed`` before."""
-        date, variant, record = await self._known_day(date_text, variant_text)
+        date, variant, record = await self.known_day(date_text, variant_text)
         if not self._revealed(date, record):
             raise DailyError(409, "not_revealed", f"the seed of {date} is revealed once the day is over (UTC) "
                                                   "and every attempt has ended")
@@ -565,7 +563,7 @@ class DailyService:
 
     async def replay(self, date_text: str, variant_text: str, name: str) -> dict[str, Any]:
         """An ended attempt's game record (RULES.md section 10), once the day is revealed."""
-        date, variant, record = await self._known_day(date_text, variant_text)
+        date, variant, record = await self.known_day(date_text, variant_text)
         if not self._revealed(date, record):
             raise DailyError(409, "not_revealed", "replays are public once the day is over")
         moves = await self.store.replay(date, variant, name)
@@ -603,8 +601,6 @@ class DailyService:
 
     async def watch(self, date: str, variant: str) -> Watcher:
         """A bounded queue of the day's attempt events from now on (see :class:`server.matches.Watcher`)."""
-        from .matches import Watcher
-
         watcher = Watcher()
         key = (date, variant)
         self.watchers.setdefault(key, set()).add(watcher)

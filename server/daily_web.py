@@ -141,8 +141,8 @@ async def events(request: Request) -> Response:
     if service is None:
         return _error(404, "no_daily", "this server runs no daily challenge")
     try:
-        variant = service.variant_of(request.path_params["variant"][:40])
-        date = service.date_of(request.path_params["date"][:20])
+        date, variant, _ = await service.known_day(request.path_params["date"][:20],
+                                                   request.path_params["variant"][:40])
     except DailyError as error:
         return _error(error.status, error.code, error.message)
     after = request.headers.get("last-event-id") or request.query_params.get("from") or "0-0"

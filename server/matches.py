@@ -82,7 +82,7 @@ class Clock:
     """
 
     def __init__(self, shift_ms: int = 0) -> None:
-        self.offset_ms = 0.0
+        self.offset_ms = float(shift_ms)
         self.shift_ms = shift_ms
 
     async def sync(self, store: Store) -> None:

@@ -250,6 +250,8 @@ async def whole_day(server: ServerProcess, connections: list[Player]) -> None:
     assert seen.get(f"{server.url}/daily/{date}/{VARIANT}/replay/alice", expect=409).status_code == 409
     assert seen.get(f"{server.url}/daily/{date}/nope/leaderboard", expect=404).status_code == 404
     assert seen.get(f"{server.url}/daily/2026-02-30/{VARIANT}/leaderboard", expect=400).status_code == 400
+    assert seen.get(f"{server.url}/daily/2020-01-01/{VARIANT}/events", expect=404).json()["error"] == "no_day"
+    assert seen.get(f"{server.url}/daily/2999-01-01/{VARIANT}/reveal", expect=404).json()["error"] == "no_day"
     seen.get(f"{server.url}/matches/{alice.code}")
     seen.get(f"{server.url}/matches/{alice.code}/results")
     early_events = sse(f"{server.url}/daily/{date}/{VARIANT}/events", 9, seen)
