@@ -2,9 +2,10 @@
 
 Routes: ``/play`` (WebSocket, players), ``POST /matches``,
 ``GET /matches/{code}``, ``GET /matches/{code}/results``, ``GET /healthz``,
-``GET /metrics``, and the daily challenge's (:mod:`server.daily_web`). Resources (Redis or the embedded Redis, the solver
-process pool, the match service and its background tasks) are opened in
-the lifespan and closed there.
+``GET /metrics``, and the daily challenge's (:mod:`server.daily_web`).
+Resources (Redis or the embedded Redis, the solver process pool, the match
+service and its background tasks) are opened in the lifespan and closed
+there.
 """
 
 from __future__ import annotations
