@@ -21,7 +21,8 @@ def daily(server: ServerProcess, env: dict[str, str], *args: str, stdin: str = "
                           env=env, input=stdin, capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env: dict[str, str], tmp_path: Path) -> None:
+def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env: dict[str, str],
+                                              tmp_path: Path) -> None:
     name = "cli-" + uuid.uuid4().hex[:8]  # names are global on a server: a fresh one per run
     played = daily(server, client_env, "--variant", "relaxed", "--name", name, "--script", "-", "--json",
                    stdin="s\ns\nnot-a-command\n")

@@ -113,7 +113,8 @@ class Attempt:
         self.commands: list[str] = []
 
     def request(self) -> httpx.Response:
-        return self.seen.post(f"{self.server.url}/daily/{VARIANT}/attempt", {"name": self.name, "token": self.name_token})
+        body = {"name": self.name, "token": self.name_token}
+        return self.seen.post(f"{self.server.url}/daily/{VARIANT}/attempt", body)
 
     async def begin(self) -> m.Started:
         response = self.request()
@@ -196,7 +197,8 @@ async def whole_day(server: ServerProcess, connections: list[Player]) -> None:
     start_ms = int(dt.datetime.fromisoformat(date + "T00:00:00+00:00").timestamp() * 1000)
     assert ends_at == start_ms + 86_400_000 and 0 < ends_at - today["now_ms"] <= LEAD_S * 1000
     commitments = {v["variant"]: v["commitment"] for v in today["variants"]}
-    assert set(commitments) == {"classic", "relaxed"} and all(re.fullmatch("[0-9a-f]{64}", c) for c in commitments.values())
+    assert set(commitments) == {"classic", "relaxed"}
+    assert all(re.fullmatch("[0-9a-f]{64}", c) for c in commitments.values())
     index, seed, solution = deal_of_the_day(date, VARIANT)
     assert hashlib.sha256(seed.encode()).hexdigest() == commitments[VARIANT]
     variant = find_variant(VARIANT)

@@ -117,7 +117,8 @@ def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: str) ->
         assert record is not None and results.commitment == hashlib.sha256(record["seed"].encode()).hexdigest()
         assert (await refused(daily.attempt("relaxed", "ann", token))).code == "already_played"
         board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
-        assert [(e["name"], e["status"], e["moves"]) for e in board["entries"]] == [("ann", "resigned", 1)]  # resigning is no move
+        # resigning is no move
+        assert [(e["name"], e["status"], e["moves"]) for e in board["entries"]] == [("ann", "resigned", 1)]
         assert board["final"] is False
         # Another variant is another attempt.
         assert (await daily.attempt("classic", "ann", token))["variant"] == "classic"
@@ -182,7 +183,8 @@ def test_the_day_stays_secret_while_an_attempt_is_open_and_no_shows_are_dropped(
 def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
     entries = [Standing("w1", "won", 5000, 200, 0, 0, 104, 4000), Standing("w2", "won", 5000, 180, 0, 0, 104, 4000),
                Standing("w3", "won", 9000, 100, 0, 0, 104, 8000), Standing("a", "resigned", 300, 40, 0, 0, 30, 200),
-               Standing("b", "dead", 900, 40, 0, 0, 30, 200), Standing("c", "timeout", 86_400_000, 60, 0, 0, 31, 80_000),
+               Standing("b", "dead", 900, 40, 0, 0, 30, 200),
+               Standing("c", "timeout", 86_400_000, 60, 0, 0, 31, 80_000),
                Standing("d", "resigned", 10, 3, 0, 0, 30, 150), Standing("tie", "won", 5000, 180, 0, 0, 104, 1)]
 
     async def body(daily: DailyService, clock: FakeClock) -> None:
@@ -190,8 +192,8 @@ def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
         for s in entries:
             entry = {"status": s.status, "time_ms": s.time_ms, "moves": s.moves, "foundation": s.foundation,
                      "undos": 0, "hints": 0}
-            await daily.store.record("2026-11-30", "classic", s.name, pack_score(s), entry, {"moves": [], "times_ms": []},
-                                     {"name": s.name})
+            await daily.store.record("2026-11-30", "classic", s.name, pack_score(s), entry,
+                                     {"moves": [], "times_ms": []}, {"name": s.name})
         expected = [(r, s.name) for r, s in rank(entries)]
         board = await daily.leaderboard("2026-11-30", "classic", 0, 200)
         assert [(e["rank"], e["name"]) for e in board["entries"]] == expected
