@@ -8,6 +8,8 @@
     forty-thieves [--server URL] join CODE [--name NAME] [--script FILE|-] [--json]
     forty-thieves [--server URL] watch CODE [--json]
     forty-thieves replay FILE [--json]
+    forty-thieves [--server URL] daily [--variant V] --name NAME [--script FILE|-] [--json]
+    forty-thieves [--server URL] daily --leaderboard [--date D] [--variant V] [--json]
     forty-thieves [--server URL] bots --count N [--match CODE] [--players P] [--variant V] [--seed S] ...
 
 The server's address comes from ``--server``, else ``FTR_SERVER``, else
@@ -62,6 +64,14 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("file")
     replay.add_argument("--json", action="store_true", help="print every position as one JSON line")
 
+    daily = commands.add_parser("daily", help="play today's daily challenge (one attempt a day), or its leaderboard")
+    daily.add_argument("--variant", default="classic", help="classic (default) or relaxed")
+    daily.add_argument("--name", help="your name (claimed with a secret token kept on this machine at first use)")
+    daily.add_argument("--script", metavar="FILE", help="play the commands of FILE, one a line (- reads stdin)")
+    daily.add_argument("--leaderboard", action="store_true", help="show the leaderboard instead of playing")
+    daily.add_argument("--date", help="the day of the leaderboard, YYYY-MM-DD (default: today, UTC)")
+    daily.add_argument("--json", action="store_true", help="print JSON (messages when playing, the board otherwise)")
+
     bots = commands.add_parser("bots", help="load generator: N bots join matches and play legal moves")
     bots.add_argument("--count", type=int, required=True, help="number of bots")
     bots.add_argument("--match", help="join this match (default: create matches of --players bots each)")
@@ -101,6 +111,10 @@ async def _run(args: argparse.Namespace) -> int:
         from .watch import watch
 
         return await watch(server, args.code, as_json=args.json, interval=args.interval)
+    if args.command == "daily":
+        from .daily import daily
+
+        return await daily(server, args)
     from .bots import run_bots
 
     return await run_bots(server, args)
@@ -135,11 +149,13 @@ def _login_name() -> str:
 
 
 async def _join(server: str, code: str, name: str | None, *, script: str | None, as_json: bool,
-                host_token: str | None = None) -> int:
+                host_token: str | None = None, auto_ready: bool | None = None) -> int:
     from .race import RaceClient, run_script
 
     interactive = script is None and sys.stdin.isatty() and sys.stdout.isatty() and not as_json
-    client = RaceClient(server, code, name, host_token=host_token, auto_ready=not interactive)
+    if auto_ready is None:
+        auto_ready = not interactive
+    client = RaceClient(server, code, name, host_token=host_token, auto_ready=auto_ready)
     if interactive:
         from .ui import RaceScreen
 

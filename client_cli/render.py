@@ -176,6 +176,10 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
         lines.append(Text(f"{row.rank:>2}  {row.name[:20]:<20} {row.status:<9} {clock(row.time_ms):>7} {row.moves:>6} "
                           f"{row.undos:>5} {row.hints:>5} {row.foundation:>5}", style=style.strip()))
     lines.append(Text(""))
+    if not results.seed:  # a daily attempt: the seed stays secret until the day is over
+        lines.append(Text(f"seed revealed after the day (commitment {results.commitment[:16]}…: SHA-256 of the seed)",
+                          style="dim"))
+        return lines
     lines.append(Text(f"seed {results.seed!r}, nonce {results.nonce} (commitment {results.commitment[:16]}…: "
                       "SHA-256 of nonce + seed)", style="dim"))
     return lines

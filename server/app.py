@@ -2,9 +2,10 @@
 
 Routes: ``/play`` (WebSocket, players), ``POST /matches``,
 ``GET /matches/{code}``, ``GET /matches/{code}/results``, ``GET /healthz``,
-``GET /metrics``. Resources (Redis or the embedded Redis, the solver
-process pool, the match service and its background tasks) are opened in
-the lifespan and closed there.
+``GET /metrics``, and the daily challenge's (:mod:`server.daily_web`).
+Resources (Redis or the embedded Redis, the solver process pool, the match
+service and its background tasks) are opened in the lifespan and closed
+there.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from starlette.routing import Route, WebSocketRoute
 
 from protocol.codec import decode_server
 
+from .daily import DailyService
+from .daily_web import ROUTES as DAILY_ROUTES
 from .dealpool import fill_pool
 from .embedded_redis import EmbeddedRedis
 from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
@@ -138,6 +141,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
         service.metrics = app.state.metrics
         app.state.service = service
         await service.start_background()
+        if settings.daily_variants:  # the daily challenge (server/daily.py): deals prepared ahead, days closed
+            daily = service.daily = app.state.daily = DailyService(service, settings.daily_variants,
+                                                                   settings.daily_secret)
+            service.spawn(service.run_forever(daily.run, "daily challenge"))
+            service.spawn(service.run_forever(daily.reader, "daily event reader"))
         for _ in range(settings.solver_workers):
             service.spawn(service.run_forever(
                 lambda: fill_pool(store, executor, OFFERED_POOL_VARIANTS, settings.pool_target, settings.solver_seconds),
@@ -162,6 +170,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/matches/{code}/events", match_events),
             Route("/healthz", healthz),
             Route("/metrics", metrics),
+            *DAILY_ROUTES,
         ],
         lifespan=lifespan,
     )

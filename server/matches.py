@@ -79,16 +79,22 @@ class ServiceError(Exception):
 
 
 class Clock:
-    """Milliseconds on Redis's clock (``TIME``), read locally with a measured offset."""
+    """Milliseconds on Redis's clock (``TIME``), read locally with a measured offset.
 
-    def __init__(self) -> None:
-        self.offset_ms = 0.0
+    ``shift_ms`` (``FTR_CLOCK_OFFSET_MS``, tests and demos only) moves the
+    whole server's clock, e.g. to just before midnight UTC for the daily
+    challenge; every process of one deployment must use the same value.
+    """
+
+    def __init__(self, shift_ms: int = 0) -> None:
+        self.offset_ms = float(shift_ms)
+        self.shift_ms = shift_ms
 
     async def sync(self, store: Store) -> None:
         before = time.time() * 1000
         redis_ms = await store.time_ms()
         after = time.time() * 1000
-        self.offset_ms = redis_ms - (before + after) / 2
+        self.offset_ms = redis_ms - (before + after) / 2 + self.shift_ms
 
     def now_ms(self) -> int:
         return int(time.time() * 1000 + self.offset_ms)
@@ -208,7 +214,9 @@ class MatchService:
         self.settings = settings
         self.executor = executor
         self.dead_executor = dead_executor or executor
-        self.clock = Clock()
+        self.clock = Clock(settings.clock_offset_ms)
+        self.daily: Any = None
+        """The :class:`server.daily.DailyService` when the daily challenge runs (it hooks start and end)."""
         self.process_id = uuid.uuid4().hex[:12]
         self.local: dict[str, set[Session]] = {}
         self.stream_ids: dict[str, str] = {}
@@ -411,7 +419,10 @@ class MatchService:
         assert record is not None and meta is not None
         session.last_seq = record.seq
         session.push(encode(await self.lobby_message(code)))
-        if meta["state"] == "countdown":
+        if meta["state"] == "lobby" and meta.get("daily"):  # a daily attempt starts when its player connects
+            async with self._lobby_lock(code):
+                await self.start_countdown(code)
+        elif meta["state"] == "countdown":
             start_at = int(meta["start_at_ms"])
             session.push(encode(m.Countdown(start_at, max(0.0, (start_at - self.clock.now_ms()) / 1000))))
         elif meta["state"] in ("playing", "finished"):
@@ -536,16 +547,26 @@ class MatchService:
         meta = await self.store.meta(code)
         assert meta is not None
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)
-        start_at = self.clock.now_ms() + int(self.settings.countdown_s * 1000)
+        # A daily attempt (server/daily.py): no countdown, and it ends with its UTC day at the latest.
+        fixed_deadline = int(meta.get("deadline_at_ms", 0) or 0)
+        countdown_s = 0.0 if fixed_deadline else self.settings.countdown_s
+        start_at = self.clock.now_ms() + int(countdown_s * 1000)
         deadline = start_at + settings.time_limit_s * 1000 if settings.time_limit_s else 0
-        event = encode(m.Countdown(start_at, self.settings.countdown_s))
+        if fixed_deadline:
+            if start_at >= fixed_deadline:
+                return  # the day is over: the daily service closes the attempt
+            deadline = fixed_deadline
+        event = encode(m.Countdown(start_at, countdown_s))
         # Timers first, then the transition: a process dying in between leaves a timer that finds the match
         # still in the lobby (harmless), never a countdown without a timer. A timer of a losing concurrent
         # call is put right when it fires (see _timer_early).
         await self.store.add_timer(code, "start", start_at)
         if deadline:
             await self.store.add_timer(code, "deadline", deadline)
-        await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at, deadline_ms=deadline)
+        if await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at, deadline_ms=deadline):
+            if meta.get("daily") and self.daily is not None:
+                for name in await self.store.roster(code):
+                    await self.daily.started(meta, name, start_at)
 
     async def _timer_early(self, code: str, kind: str, now: int) -> bool:
         """True (and the timer set again to the stored instant) when a ``start`` or ``deadline`` timer fired
@@ -908,6 +929,9 @@ class MatchService:
         players = await self.store.players(code)
         standings = [Standing(p.name, p.status, p.time_ms, p.moves, p.undos, p.hints, p.foundation, p.last_found_ms)
                      for p in players]
+        if meta.get("daily") and self.daily is not None:  # a daily attempt: on the day's leaderboard first
+            for standing in standings:
+                await self.daily.record(code, meta, standing)
         rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation)
                 for r, s in rank(standings)]
         frame = encode(m.Results(code, rows, meta.get("seed", ""), meta.get("commitment", ""), meta.get("nonce", "")))

@@ -1,0 +1,102 @@
+"""``forty-thieves daily``: play today's daily challenge, or show a day's leaderboard (issue 6, item 4).
+
+Playing: ``POST /daily/{variant}/attempt`` with the name and, once the
+name is claimed, its secret token (kept in the token file under the
+entry ``daily``); the server answers the attempt's match code and a player
+token, and the attempt is then played like any race (:mod:`client_cli.race`:
+the same screen, scripted mode, reconnects). Running the command again
+while the attempt is open resumes it; after it has ended the server
+refuses a second one.
+
+Leaderboard: ``GET /daily`` (today's date) and
+``GET /daily/{date}/{variant}/leaderboard``; once the day is over the
+seed is shown too (``GET /daily/{date}/{variant}/reveal``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .connection import ClientError, _refusal, _request
+from .render import clock
+from .tokens import TokenStore
+
+DAILY_ENTRY = "daily"
+"""The token file's entry (per server) holding ``{"names": {name: token}}``."""
+
+
+async def _get(server: str, path: str) -> dict[str, Any]:
+    response = await _request("GET", server, path)
+    if response.status_code != 200:
+        raise _refusal(response)
+    return dict(response.json())
+
+
+async def start_attempt(server: str, variant: str, name: str, store: TokenStore) -> dict[str, Any]:
+    """Ask for today's attempt; keeps a newly issued name token and the player token in ``store``.
+
+    Raises :class:`~client_cli.connection.ServerRefused` (``bad_token``,
+    ``already_played``, ``no_variant`` ...) with the server's message.
+    """
+    names = dict(store.get(server, DAILY_ENTRY).get("names", {}))
+    response = await _request("POST", server, f"/daily/{variant}/attempt",
+                              json={"name": name, "token": names.get(name)})
+    if response.status_code != 200:
+        raise _refusal(response)
+    attempt = dict(response.json())
+    if attempt.get("name_token"):
+        names[name] = attempt["name_token"]
+        store.update(server, DAILY_ENTRY, names=names)
+    store.update(server, attempt["match"], players={name: attempt["player_token"]}, last_name=name)
+    return attempt
+
+
+def board_lines(board: dict[str, Any], revealed: dict[str, Any] | None) -> list[str]:
+    """The leaderboard as text lines (rank, name, status, time, moves, undos, hints, foundation cards)."""
+    state = "final" if board["final"] else "live"
+    lines = [f"Daily challenge {board['date']} {board['variant']} ({state}, {board['total']} ended)",
+             " #  name                 status    time     moves undos hints cards"]
+    for e in board["entries"]:
+        lines.append(f"{e['rank']:>2}  {e['name'][:20]:<20} {e['status']:<9} {clock(e['time_ms']):>7} {e['moves']:>6} "
+                     f"{e['undos']:>5} {e['hints']:>5} {e['foundation']:>5}")
+    if not board["entries"]:
+        lines.append("    (nobody has finished yet)")
+    if revealed is not None:
+        lines.append(f"seed {revealed['seed']} (attempt index {revealed['attempt_index']}; "
+                     f"commitment {revealed['commitment'][:16]}…)")
+        lines.append(f"check it: forty-thieves-engine deal --seed {revealed['seed']} --variant {revealed['variant']}")
+    return lines
+
+
+async def leaderboard(server: str, date: str | None, variant: str, as_json: bool) -> int:
+    """Print a day's leaderboard (today's by default); 0 on success."""
+    if date is None:
+        date = (await _get(server, "/daily"))["date"]
+    board = await _get(server, f"/daily/{date}/{variant}/leaderboard?limit=200")
+    revealed = await _get(server, f"/daily/{date}/{variant}/reveal") if board["final"] else None
+    if as_json:
+        print(json.dumps({"leaderboard": board, "reveal": revealed}))
+    else:
+        for line in board_lines(board, revealed):
+            print(line)
+    return 0
+
+
+async def daily(server: str, args: argparse.Namespace) -> int:
+    """``forty-thieves daily ...`` (see the module docstring)."""
+    if args.leaderboard:
+        return await leaderboard(server, args.date, args.variant, args.json)
+    if args.date:
+        raise ClientError("--date goes with --leaderboard: only today's challenge can be played")
+    if not args.name:
+        raise ClientError("give your name with --name NAME (the first use claims it for this machine)")
+    attempt = await start_attempt(server, args.variant, args.name, TokenStore())
+    if not args.json:
+        print(f"Daily challenge {attempt['date']} ({attempt['variant']}) as {args.name}: "
+              f"commitment {attempt['commitment'][:16]}…; the clock starts with the deal.", file=sys.stderr)
+    from .__main__ import _join
+
+    return await _join(server, attempt["match"], args.name, script=args.script, as_json=args.json, auto_ready=False)

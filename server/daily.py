@@ -1,0 +1,639 @@
+"""The daily challenge: one verified deal a day per variant, one attempt per name (issue 6).
+
+Pure parts (no I/O, no clock: they take ``now_ms`` or a date): the day
+arithmetic (:func:`day_of`, :func:`day_bounds`), the seed of the day
+(:func:`daily_seed`, :func:`find_daily_deal`), its commitment
+(:func:`seed_commitment`) and the leaderboard score (:func:`pack_score`).
+
+The service (:class:`DailyService`) runs one daily attempt as a one-player
+match of the :class:`~server.matches.MatchService` (same ``/play``
+protocol, validation, resume, dead-game check and rate limits). The match
+gets the day's deal but never its seed (its ``seed`` and ``nonce`` are
+empty, its commitment is the daily one, SHA-256 of the seed), starts as
+soon as its player connects (no lobby wait, no countdown) and ends at the
+latest when the UTC day ends (its fixed deadline). When it ends the match
+service calls :meth:`DailyService.record`, which puts the entry on the
+leaderboard and keeps the game for the replay (match keys expire; these
+stay).
+
+Redis keys (a day and variant share the hash tag ``{d:DATE:VARIANT}``):
+
+==============================  ================================================
+key                             holds
+==============================  ================================================
+``daily:secret``                the server secret (when ``FTR_DAILY_SECRET`` is
+                                unset: random, made once, kept)
+``daily:names``                 hash: name -> SHA-256 of its secret token
+``daily:days``                  sorted set ``DATE VARIANT`` by the day's end (ms):
+                                days with a deal, not yet closed
+``{d:D:V}:deal``                hash: seed, commitment, attempt_index, deal
+                                (position text), solution (JSON; never sent),
+                                closed (1 once every attempt has ended)
+``{d:D:V}:attempts``            hash: name -> match code (one attempt a name)
+``{d:D:V}:open``                hash: name -> match code, attempts not ended
+``{d:D:V}:board``               sorted set: name by :func:`pack_score`
+``{d:D:V}:entries``             hash: name -> JSON of the ended attempt
+``{d:D:V}:replays``             hash: name -> JSON ``{"moves", "times_ms"}``
+``{d:D:V}:events``              stream: public attempt events (JSON, field ``d``)
+==============================  ================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from protocol import messages as m
+from protocol.errors import NotationError
+
+from .engine import deal, find_variant, format_position
+from .engine.solver import Budget, solve
+from .matches import MatchService, Watcher
+from .ranking import Standing
+from .store import Store, token_hash, tokens_key
+
+log = logging.getLogger("forty_thieves.daily")
+
+DAY_MS = 86_400_000
+DAILY_NODES = 5_000
+"""Solver node budget per attempt index (a node budget, not seconds: every process finds the same index)."""
+MAX_INDEX = 2_000
+"""Attempt indexes tried before giving up on a day (never reached in practice: ~15 % of classic deals pass)."""
+EVENTS_MAXLEN = 10_000
+
+# Score layout (DESIGN.md "Ranking"), lower is better, all under 2**53 so a double holds it exactly:
+#   bit 52: 0 won, 1 not won; bits 44-51: 255 - foundation cards (0 for a win);
+#   bits 17-43: time in ms (winners: the finishing time; others: the time of the last foundation card);
+#   bits 0-16: moves. Times are clamped to 2**27 - 1 ms (37 hours: more than a day), moves to 2**17 - 1.
+_TIME_BITS, _MOVE_BITS, _FOUND_BITS = 27, 17, 8
+
+
+# ---------------------------------------------------------------- pure: days, seeds, scores
+
+
+def day_of(now_ms: int) -> str:
+    """The UTC date (``YYYY-MM-DD``) of the instant ``now_ms`` (Unix epoch milliseconds)."""
+    return dt.datetime.fromtimestamp(now_ms // 1000, dt.UTC).date().isoformat()
+
+
+def parse_date(text: str) -> str:
+    """``text`` as a canonical ``YYYY-MM-DD`` date; raises ``ValueError`` when it is not one."""
+    if len(text) != 10:
+        raise ValueError("a date is written YYYY-MM-DD")
+    return dt.date.fromisoformat(text).isoformat()
+
+
+def day_bounds(date: str) -> tuple[int, int]:
+    """``(start_ms, end_ms)`` of the UTC day ``date``: the day is ``start_ms <= t < end_ms``."""
+    start = dt.datetime.combine(dt.date.fromisoformat(date), dt.time(), dt.UTC)
+    start_ms = int(start.timestamp()) * 1000
+    return start_ms, start_ms + DAY_MS
+
+
+def next_day(date: str) -> str:
+    """The UTC date after ``date``."""
+    return (dt.date.fromisoformat(date) + dt.timedelta(days=1)).isoformat()
+
+
+def daily_seed(secret: str, date: str, variant: str, index: int) -> str:
+    """The seed for attempt ``index`` of a day: HMAC-SHA256(secret, ``"DATE|VARIANT|INDEX"``), hex (64 digits)."""
+    return hmac.new(secret.encode(), f"{date}|{variant}|{index}".encode(), hashlib.sha256).hexdigest()
+
+
+def seed_commitment(seed: str) -> str:
+    """The public commitment of a daily seed: SHA-256 of the seed (hex). DESIGN.md "Provably fair seeds"."""
+    return hashlib.sha256(seed.encode()).hexdigest()
+
+
+def find_daily_deal(secret: str, date: str, variant_name: str, nodes: int = DAILY_NODES,
+                    max_index: int = MAX_INDEX) -> tuple[int, str, list[str]]:
+    """The deal of the day: the first index 0, 1, 2 ... whose seed the solver proves solvable.
+
+    Runs in a solver worker process (CPU-heavy). Deterministic: a node
+    budget, no time limit, so any process finds the same index. Returns
+    ``(index, seed, winning commands)``; raises ``RuntimeError`` when
+    ``max_index`` indexes all fail.
+    """
+    variant = find_variant(variant_name)
+    for index in range(max_index):
+        seed = daily_seed(secret, date, variant.name, index)
+        result = solve(deal(seed, variant), variant, Budget(nodes=nodes))
+        if result.result == "solved":
+            return index, seed, list(result.moves)
+    raise RuntimeError(f"no solvable {variant.name} deal for {date} within {max_index} indexes")
+
+
+def pack_score(standing: Standing) -> int:
+    """The ranking key packed into one integer under 2**53 (a sorted-set score, exact as a double).
+
+    Order of scores = the order of :func:`server.ranking.rank` (equal keys, equal
+    scores; Redis then orders by name, as :func:`server.ranking.rank`
+    does). Times are clamped to 2**27 - 1 ms and moves to 2**17 - 1
+    (a daily attempt lasts at most a day: 86 400 000 ms < 2**27).
+    """
+    time_cap, move_cap = (1 << _TIME_BITS) - 1, (1 << _MOVE_BITS) - 1
+    moves = min(max(standing.moves, 0), move_cap)
+    if standing.status == "won":
+        return (min(max(standing.time_ms, 0), time_cap) << _MOVE_BITS) | moves
+    found = (1 << _FOUND_BITS) - 1 - min(max(standing.foundation, 0), (1 << _FOUND_BITS) - 1)
+    time_ms = min(max(standing.last_foundation_ms, 0), time_cap)
+    return (1 << (_FOUND_BITS + _TIME_BITS + _MOVE_BITS)) | (found << (_TIME_BITS + _MOVE_BITS)) \
+        | (time_ms << _MOVE_BITS) | moves
+
+
+def valid_name(name: str) -> bool:
+    """A display name: 1..24 characters, no control or separator characters but spaces, no outer spaces."""
+    return (0 < len(name) <= m.MAX_NAME and name == name.strip()
+            and not any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name))
+
+
+class DailyError(Exception):
+    """A refusal: HTTP ``status``, stable ``code`` and a readable ``message``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+# ---------------------------------------------------------------- Redis
+
+
+def _tag(date: str, variant: str) -> str:
+    return f"{{d:{date}:{variant}}}"
+
+
+def deal_key(date: str, variant: str) -> str:
+    return f"{_tag(date, variant)}:deal"
+
+
+SECRET_KEY = "daily:secret"
+NAMES_KEY = "daily:names"
+DAYS_KEY = "daily:days"
+
+NEW_ATTEMPT = """
+-- KEYS: deal, attempts, open ; ARGV: name, match code
+if redis.call('HGET', KEYS[1], 'closed') == '1' then return {'closed'} end
+local code = redis.call('HGET', KEYS[2], ARGV[1])
+if code then return {'exists', code} end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+return {'new', ARGV[2]}
+"""
+
+RECORD = """
+-- KEYS: open, board, entries, replays, events ; ARGV: name, score, entry JSON, replay JSON, event JSON
+if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', %d, '*', 'd', ARGV[5])
+return 1
+""" % EVENTS_MAXLEN
+
+CLOSE = """
+-- KEYS: deal, open ; close the day once no attempt is open
+if redis.call('HLEN', KEYS[2]) > 0 then return 0 end
+redis.call('HSET', KEYS[1], 'closed', '1')
+return 1
+"""
+
+
+class DailyStore:
+    """The daily challenge's Redis keys (see the module docstring)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.redis = store.redis
+        self._new_attempt = self.redis.register_script(NEW_ATTEMPT)
+        self._record = self.redis.register_script(RECORD)
+        self._close = self.redis.register_script(CLOSE)
+
+    @staticmethod
+    def key(date: str, variant: str, what: str) -> str:
+        return f"{_tag(date, variant)}:{what}"
+
+    async def secret(self, configured: str | None) -> str:
+        """The configured secret, else the one kept in Redis (made at first use)."""
+        if configured:
+            return configured
+        await self.redis.set(SECRET_KEY, secrets.token_hex(32), nx=True)
+        value = await self.redis.get(SECRET_KEY)
+        return value.decode()
+
+    async def deal(self, date: str, variant: str) -> dict[str, str] | None:
+        data = await self.redis.hgetall(deal_key(date, variant))
+        return {k.decode(): v.decode() for k, v in data.items()} if data else None
+
+    async def set_deal(self, date: str, variant: str, fields: dict[str, Any], end_ms: int) -> None:
+        await self.redis.hset(deal_key(date, variant), mapping=fields)
+        await self.redis.zadd(DAYS_KEY, {f"{date} {variant}": end_ms})
+
+    async def claim(self, name: str, digest: str) -> bool:
+        """Claim ``name`` for the token with SHA-256 ``digest``; False when it is claimed already."""
+        return bool(await self.redis.hsetnx(NAMES_KEY, name, digest))
+
+    async def name_digest(self, name: str) -> str | None:
+        value = await self.redis.hget(NAMES_KEY, name)
+        return value.decode() if value is not None else None
+
+    async def new_attempt(self, date: str, variant: str, name: str, code: str) -> tuple[str, str]:
+        """``("new", code)``, ``("exists", the name's code)`` or ``("closed", "")``."""
+        result = await self._new_attempt(keys=[deal_key(date, variant), self.key(date, variant, "attempts"),
+                                               self.key(date, variant, "open")], args=[name, code])
+        return result[0].decode(), result[1].decode() if len(result) > 1 else ""
+
+    async def attempt_code(self, date: str, variant: str, name: str) -> str | None:
+        value = await self.redis.hget(self.key(date, variant, "attempts"), name)
+        return value.decode() if value is not None else None
+
+    async def counts(self, date: str, variant: str) -> tuple[int, int]:
+        """(attempts made, attempts ended)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hlen(self.key(date, variant, "attempts"))
+            pipe.zcard(self.key(date, variant, "board"))
+            made, ended = await pipe.execute()
+        return int(made), int(ended)
+
+    async def open_attempts(self, date: str, variant: str) -> dict[str, str]:
+        data = await self.redis.hgetall(self.key(date, variant, "open"))
+        return {k.decode(): v.decode() for k, v in data.items()}
+
+    async def drop_open(self, date: str, variant: str, name: str) -> None:
+        await self.redis.hdel(self.key(date, variant, "open"), name)
+
+    async def record(self, date: str, variant: str, name: str, score: int, entry: dict[str, Any],
+                     replay: dict[str, Any], event: dict[str, Any]) -> bool:
+        """Put an ended attempt on the board (once); False when it was there already."""
+        keys = [self.key(date, variant, k) for k in ("open", "board", "entries", "replays", "events")]
+        return bool(await self._record(keys=keys, args=[name, score, json.dumps(entry), json.dumps(replay),
+                                                        json.dumps(event)]))
+
+    async def close(self, date: str, variant: str) -> bool:
+        """Mark the day closed when no attempt is open; True when it is (now)."""
+        closed = bool(await self._close(keys=[deal_key(date, variant), self.key(date, variant, "open")]))
+        if closed:
+            await self.redis.zrem(DAYS_KEY, f"{date} {variant}")
+        return closed
+
+    async def days_ended(self, now_ms: int) -> list[tuple[str, str]]:
+        members = await self.redis.zrangebyscore(DAYS_KEY, "-inf", now_ms)
+        return [tuple(member.decode().split(" ", 1)) for member in members]  # type: ignore[misc]
+
+    async def board(self, date: str, variant: str, offset: int, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
+        """``(rank, name, entry)`` for board positions ``offset .. offset + limit - 1`` (competition ranks)."""
+        board = self.key(date, variant, "board")
+        rows = await self.redis.zrange(board, offset, offset + limit - 1, withscores=True)
+        if not rows:
+            return []
+        names = [name.decode() for name, _ in rows]
+        entries = await self.redis.hmget(self.key(date, variant, "entries"), names)
+        first_score = int(rows[0][1])
+        rank = int(await self.redis.zcount(board, "-inf", f"({first_score}")) + 1
+        result = []
+        for index, ((_, score), name, entry) in enumerate(zip(rows, names, entries)):
+            if index and int(score) != int(rows[index - 1][1]):
+                rank = offset + index + 1
+            result.append((rank, name, json.loads(entry) if entry else {}))
+        return result
+
+    async def replay(self, date: str, variant: str, name: str) -> dict[str, Any] | None:
+        value = await self.redis.hget(self.key(date, variant, "replays"), name)
+        return json.loads(value) if value is not None else None
+
+    async def events_after(self, date: str, variant: str, after: str) -> list[tuple[str, bytes]]:
+        entries = await self.redis.xrange(self.key(date, variant, "events"), min=f"({after}", max="+", count=10_000)
+        return [(entry_id.decode(), fields[b"d"]) for entry_id, fields in entries]
+
+    async def add_event(self, date: str, variant: str, event: dict[str, Any]) -> None:
+        await self.redis.xadd(self.key(date, variant, "events"), {"d": json.dumps(event)}, maxlen=EVENTS_MAXLEN,
+                              approximate=True)
+
+    async def last_event_id(self, date: str, variant: str) -> str:
+        last = await self.redis.xrevrange(self.key(date, variant, "events"), count=1)
+        return last[0][0].decode() if last else "0-0"
+
+    async def read_events(self, streams: dict[tuple[str, str], str], block_ms: int
+                          ) -> list[tuple[tuple[str, str], str, bytes]]:
+        keys = {self.key(d, v, "events"): last for (d, v), last in streams.items()}
+        reply = await self.redis.xread(keys, block=block_ms, count=200)
+        result = []
+        for key, entries in reply or []:
+            date, variant = key.decode()[3:].split("}", 1)[0].split(":", 1)
+            for entry_id, fields in entries:
+                result.append(((date, variant), entry_id.decode(), fields[b"d"]))
+        return result
+
+
+# ---------------------------------------------------------------- the service
+
+
+class DailyService:
+    """The daily challenge of one server process (see the module docstring).
+
+    ``now_ms``: the clock (Unix epoch ms); default the match service's
+    clock (Redis ``TIME`` plus ``FTR_CLOCK_OFFSET_MS``); tests inject one.
+    """
+
+    def __init__(self, matches: MatchService, variants: tuple[str, ...], secret: str | None = None,
+                 now_ms: Callable[[], int] | None = None, nodes: int = DAILY_NODES) -> None:
+        self.matches = matches
+        self.store = DailyStore(matches.store)
+        self.variants = tuple(find_variant(v).name for v in variants)
+        self.configured_secret = secret
+        self.now_ms = now_ms or matches.clock.now_ms
+        self.nodes = nodes
+        self._preparing: dict[tuple[str, str], asyncio.Future[dict[str, str]]] = {}
+        self.watchers: dict[tuple[str, str], set[Watcher]] = {}
+        self.stream_ids: dict[tuple[str, str], str] = {}
+        self._wakeup = asyncio.Event()
+
+    # ------------------------------------------------------------ variants and dates
+
+    def variant_of(self, text: str) -> str:
+        """The daily variant named ``text``; raises :class:`DailyError` 404 ``no_variant``."""
+        try:
+            name = find_variant(text).name
+        except NotationError:
+            name = ""
+        if name not in self.variants:
+            raise DailyError(404, "no_variant", f"no daily challenge for variant {text!r}: "
+                                                f"the daily variants are {', '.join(self.variants)}")
+        return name
+
+    def date_of(self, text: str) -> str:
+        """A requested date: 400 ``malformed`` when not ``YYYY-MM-DD``, 404 ``no_day`` when after today."""
+        try:
+            date = parse_date(text)
+        except ValueError:
+            raise DailyError(400, "malformed", f"{text[:20]!r} is not a date: write YYYY-MM-DD") from None
+        if date > day_of(self.now_ms()):
+            raise DailyError(404, "no_day", f"no daily challenge for {date} yet")
+        return date
+
+    # ------------------------------------------------------------ deals
+
+    async def deal_of_day(self, date: str, variant: str) -> dict[str, str]:
+        """The day's deal record (prepared now if it was not: in the solver pool, under a lease)."""
+        found = await self.store.deal(date, variant)
+        if found is not None:
+            return found
+        key = (date, variant)
+        future = self._preparing.get(key)
+        if future is None:
+            future = asyncio.ensure_future(self._prepare(date, variant))
+            self._preparing[key] = future
+            future.add_done_callback(lambda _: self._preparing.pop(key, None))
+        return await asyncio.shield(future)
+
+    async def _prepare(self, date: str, variant: str) -> dict[str, str]:
+        lease = f"daily {date} {variant}"
+        while True:
+            found = await self.store.deal(date, variant)
+            if found is not None:
+                return found
+            if await self.matches.store.lease(lease, self.matches.process_id, 120_000):
+                break
+            await asyncio.sleep(0.2)  # another process prepares it
+        try:
+            secret = await self.store.secret(self.configured_secret)
+            loop = asyncio.get_running_loop()
+            index, seed, moves = await loop.run_in_executor(self.matches.executor, find_daily_deal, secret, date,
+                                                            variant, self.nodes)
+            fields = {"seed": seed, "commitment": seed_commitment(seed), "attempt_index": index,
+                      "deal": format_position(deal(seed, find_variant(variant))), "solution": json.dumps(moves),
+                      "closed": 0}
+            await self.store.set_deal(date, variant, fields, day_bounds(date)[1])
+            log.info("daily %s %s: attempt index %d is solvable", date, variant, index)
+        finally:
+            await self.matches.store.release(lease)
+        found = await self.store.deal(date, variant)
+        assert found is not None
+        return found
+
+    # ------------------------------------------------------------ attempts
+
+    async def attempt(self, variant_text: str, name: str, token: str | None) -> dict[str, Any]:
+        """Start (or resume) today's attempt of ``name``: the match to play and a player token for ``resume``.
+
+        Returns ``{"date", "variant", "name", "match", "player_token",
+        "commitment", "ends_at_ms", "name_token"}`` (``name_token`` only
+        when this call claimed the name: keep it, the name needs it from
+        now on). Raises :class:`DailyError`: 404 ``no_variant``, 400
+        ``malformed`` (name), 403 ``bad_token`` (the name is claimed and the
+        token is missing or wrong), 409 ``already_played`` (the name's
+        attempt of today has ended).
+        """
+        variant = self.variant_of(variant_text)
+        if not isinstance(name, str) or not valid_name(name):
+            raise DailyError(400, "malformed", "a name is 1..24 characters, no control characters, no outer spaces")
+        name_token = None
+        digest = await self.store.name_digest(name)
+        if digest is None:
+            name_token = secrets.token_urlsafe(24)
+            if not await self.store.claim(name, token_hash(name_token)):
+                name_token = None
+                digest = await self.store.name_digest(name)
+        if name_token is None and (not token or not secrets.compare_digest(digest or "", token_hash(token))):
+            raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
+        now = self.now_ms()
+        date = day_of(now)
+        record = await self.deal_of_day(date, variant)
+        code = await self.store.attempt_code(date, variant, name)
+        if code is None:
+            created = await self._create_match(date, variant, name, record)
+            status, code = await self.store.new_attempt(date, variant, name, created)
+            if status != "new":  # the day closed meanwhile, or a concurrent call made the attempt first
+                await self.matches.store.transition(created, "lobby", "finished")
+                await self.matches.store.expire_match(created)
+            if status == "closed":
+                raise DailyError(409, "day_over", f"the daily challenge of {date} is over")
+        meta = await self.matches.store.meta(code)
+        player = await self.matches.store.player(code, name)
+        if meta is None or player is None or meta["state"] == "finished" or player.status not in ("lobby", "playing"):
+            raise DailyError(409, "already_played", f"{name!r} has played the {variant} daily challenge of {date}: "
+                                                    "one attempt a day; see the leaderboard")
+        player_token = secrets.token_urlsafe(24)
+        await self.matches.store.redis.hset(tokens_key(code), token_hash(player_token), name)
+        result: dict[str, Any] = {"date": date, "variant": variant, "name": name, "match": code,
+                                  "player_token": player_token, "commitment": record["commitment"],
+                                  "ends_at_ms": day_bounds(date)[1]}
+        if name_token is not None:
+            result["name_token"] = name_token
+        return result
+
+    async def _create_match(self, date: str, variant: str, name: str, record: dict[str, str]) -> str:
+        """A one-player match with the day's deal and no seed, the player already in it (lobby)."""
+        store, now = self.matches.store, self.matches.clock.now_ms()
+        settings = m.Settings(variant, True, 1, 0, True, "safe", False)
+        while True:
+            code = secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
+            fields: dict[str, Any] = {
+                "state": "lobby", "settings": msgspec.json.encode(settings).decode(),
+                "host": token_hash(secrets.token_urlsafe(24)), "created_ms": now, "active": 0,
+                "solution": record["solution"], "nonce": "", "seed": "", "commitment": record["commitment"],
+                "deal": record["deal"], "daily": f"{date} {variant}", "deadline_at_ms": day_bounds(date)[1],
+            }
+            if await store.create_match(code, fields):
+                break
+        status, _ = await store.join(code, name, token_hash(secrets.token_urlsafe(24)), 1, now)
+        assert status == "ok", status
+        return code
+
+    async def started(self, meta: dict[str, str], name: str, start_at_ms: int) -> None:
+        """A daily match started (called by the match service): the public ``attempt`` event."""
+        date, variant = meta["daily"].split(" ", 1)
+        await self.store.add_event(date, variant, {"name": name, "status": "playing", "moves": 0, "foundation": 0,
+                                                   "time_ms": 0})
+
+    async def record(self, code: str, meta: dict[str, str], standing: Standing) -> None:
+        """A daily attempt ended (called by the match service before its results): board, entry, replay.
+
+        Idempotent (the match's finalize may run again after a failure).
+        """
+        date, variant = meta["daily"].split(" ", 1)
+        log_entries = await self.matches.store.log(code, standing.name)
+        entry = {"status": standing.status, "time_ms": standing.time_ms, "moves": standing.moves,
+                 "foundation": standing.foundation, "undos": standing.undos, "hints": standing.hints,
+                 "last_foundation_ms": standing.last_foundation_ms, "match": code}
+        replay = {"moves": [c for c, _ in log_entries], "times_ms": [t for _, t in log_entries]}
+        event = {"name": standing.name, "status": standing.status, "moves": standing.moves,
+                 "foundation": standing.foundation, "time_ms": standing.time_ms}
+        await self.store.record(date, variant, standing.name, pack_score(standing), entry, replay, event)
+
+    # ------------------------------------------------------------ reading
+
+    async def today(self) -> dict[str, Any]:
+        """``GET /daily``: today's date, clock, end, and per variant its commitment and attempt counts."""
+        now = self.now_ms()
+        date = day_of(now)
+        variants = []
+        for variant in self.variants:
+            record = await self.deal_of_day(date, variant)
+            made, ended = await self.store.counts(date, variant)
+            variants.append({"variant": variant, "commitment": record["commitment"], "attempts": made,
+                             "finished": ended})
+        return {"date": date, "now_ms": now, "ends_at_ms": day_bounds(date)[1], "variants": variants}
+
+    async def known_day(self, date_text: str, variant_text: str) -> tuple[str, str, dict[str, str]]:
+        """``(date, variant, deal record)`` of a day with a challenge; :class:`DailyError` 400 or 404 otherwise."""
+        variant = self.variant_of(variant_text)
+        date = self.date_of(date_text)
+        record = await self.store.deal(date, variant)
+        if record is None:
+            if date == day_of(self.now_ms()):
+                record = await self.deal_of_day(date, variant)
+            else:
+                raise DailyError(404, "no_day", f"there was no {variant} daily challenge on {date}")
+        return date, variant, record
+
+    def _revealed(self, date: str, record: dict[str, str]) -> bool:
+        """After the day, once every attempt has ended (DESIGN.md: the seed is secret while anyone can play)."""
+        return self.now_ms() >= day_bounds(date)[1] and record.get("closed") == "1"
+
+    async def leaderboard(self, date_text: str, variant_text: str, offset: int, limit: int) -> dict[str, Any]:
+        """``GET /daily/{date}/{variant}/leaderboard``: ended attempts, ranked (attempts in play are left out)."""
+        date, variant, record = await self.known_day(date_text, variant_text)
+        _, total = await self.store.counts(date, variant)
+        rows = await self.store.board(date, variant, offset, limit)
+        entries = [{"rank": rank, "name": name, "status": e.get("status", ""), "time_ms": e.get("time_ms", 0),
+                    "moves": e.get("moves", 0), "foundation": e.get("foundation", 0), "undos": e.get("undos", 0),
+                    "hints": e.get("hints", 0)} for rank, name, e in rows]
+        return {"date": date, "variant": variant, "total": total, "offset": offset, "limit": limit,
+                "final": self._revealed(date, record), "entries": entries}
+
+    async def reveal(self, date_text: str, variant_text: str) -> dict[str, Any]:
+        """``GET /daily/{date}/{variant}/reveal``: the seed once the day is over; 409 ``not_revealed`` before."""
+        date, variant, record = await self.known_day(date_text, variant_text)
+        if not self._revealed(date, record):
+            raise DailyError(409, "not_revealed", f"the seed of {date} is revealed once the day is over (UTC) "
+                                                  "and every attempt has ended")
+        return {"date": date, "variant": variant, "seed": record["seed"], "commitment": record["commitment"],
+                "attempt_index": int(record["attempt_index"]), "deal": record["deal"]}
+
+    async def replay(self, date_text: str, variant_text: str, name: str) -> dict[str, Any]:
+        """An ended attempt's game record (RULES.md section 10), once the day is revealed."""
+        date, variant, record = await self.known_day(date_text, variant_text)
+        if not self._revealed(date, record):
+            raise DailyError(409, "not_revealed", "replays are public once the day is over")
+        moves = await self.store.replay(date, variant, name)
+        if moves is None:
+            raise DailyError(404, "no_attempt", f"{name[:24]!r} has no ended attempt on {date}")
+        return {"format": 1, "variant": variant, "autoplay": True, "undo": "safe", "deal": record["deal"],
+                "seed": record["seed"], "moves": moves["moves"], "times_ms": moves["times_ms"]}
+
+    # ------------------------------------------------------------ background: prepare ahead, close days
+
+    async def run(self) -> None:
+        """Every second: today's and tomorrow's deals ready; ended days closed. Runs until cancelled."""
+        while True:
+            date = day_of(self.now_ms())
+            for day in (date, next_day(date)):
+                for variant in self.variants:
+                    await self.deal_of_day(day, variant)
+            await self.close_days()
+            await asyncio.sleep(1.0)
+
+    async def close_days(self) -> None:
+        """Close ended days: attempts never started are dropped; the day closes once none is open."""
+        for date, variant in await self.store.days_ended(self.now_ms()):
+            for name, code in (await self.store.open_attempts(date, variant)).items():
+                meta = await self.matches.store.meta(code)
+                if meta is None:
+                    await self.store.drop_open(date, variant, name)
+                elif meta["state"] == "lobby" and await self.matches.store.transition(code, "lobby", "finished"):
+                    await self.store.drop_open(date, variant, name)  # never got the deal: no entry
+                    await self.matches.store.expire_match(code)
+            if await self.store.close(date, variant):
+                log.info("daily %s %s closed: the seed is revealed", date, variant)
+
+    # ------------------------------------------------------------ live events
+
+    async def watch(self, date: str, variant: str) -> Watcher:
+        """A bounded queue of the day's attempt events from now on (see :class:`server.matches.Watcher`)."""
+        watcher = Watcher()
+        key = (date, variant)
+        self.watchers.setdefault(key, set()).add(watcher)
+        if key not in self.stream_ids:
+            self.stream_ids[key] = await self.store.last_event_id(date, variant)
+            self._wakeup.set()
+        return watcher
+
+    def unwatch(self, date: str, variant: str, watcher: Watcher) -> None:
+        key = (date, variant)
+        self.watchers.get(key, set()).discard(watcher)
+        if not self.watchers.get(key):
+            self.watchers.pop(key, None)
+            self.stream_ids.pop(key, None)
+
+    async def reader(self) -> None:
+        """The one reader of daily event streams in this process; fans out to the watchers' queues."""
+        while True:
+            if not self.stream_ids:
+                self._wakeup.clear()
+                try:
+                    await asyncio.wait_for(self._wakeup.wait(), timeout=0.5)
+                except TimeoutError:
+                    pass
+                continue
+            for key, entry_id, data in await self.store.read_events(dict(self.stream_ids), block_ms=100):
+                for watcher in list(self.watchers.get(key, ())):
+                    watcher.push(entry_id, data)
+                if key in self.stream_ids:
+                    self.stream_ids[key] = entry_id
+
+
+__all__ = [
+    "DAILY_NODES", "DailyError", "DailyService", "DailyStore", "daily_seed", "day_bounds", "day_of",
+    "find_daily_deal", "pack_score", "parse_date", "seed_commitment", "valid_name",
+]

@@ -1,0 +1,187 @@
+"""HTTP routes of the daily challenge (issue 6; the service is :mod:`server.daily`).
+
+==============================================  =========================================================
+route                                           answer
+==============================================  =========================================================
+``GET /daily``                                  today: date, clock, end, per variant commitment and counts
+``POST /daily/{variant}/attempt``               body ``{"name", "token"}``: today's attempt (or its resume)
+``GET /daily/{date}/{variant}/leaderboard``     ``?offset=0&limit=50`` (limit at most 200): ranked entries
+``GET /daily/{date}/{variant}/events``          Server-Sent Events ``attempt`` (resumable: Last-Event-ID)
+``GET /daily/{date}/{variant}/reveal``          after the day: seed, commitment, attempt index, deal; 409 before
+``GET /daily/{date}/{variant}/replay/{name}``   after the day: the attempt's game record; 409 before
+==============================================  =========================================================
+
+Errors are JSON ``{"error": code, "message": text}``: 400 malformed, 403
+``bad_token``, 404 ``no_variant`` / ``no_day`` / ``no_attempt``, 409
+``already_played`` / ``not_revealed`` / ``day_over``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+from aiolimiter import AsyncLimiter
+from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .daily import DailyError, DailyService
+
+_STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
+MAX_LIMIT = 200
+
+
+class AttemptRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Body of ``POST /daily/{variant}/attempt``: the name and, once it is claimed, its token."""
+
+    name: str
+    token: str | None = None
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": code, "message": message}, status_code=status)
+
+
+def _service(request: Request) -> DailyService | None:
+    return getattr(request.app.state, "daily", None)
+
+
+async def _answer(request: Request, call: Any) -> Response:
+    service = _service(request)
+    if service is None:
+        return _error(404, "no_daily", "this server runs no daily challenge (FTR_DAILY_VARIANTS is empty)")
+    try:
+        return JSONResponse(await call(service))
+    except DailyError as error:
+        return _error(error.status, error.code, error.message)
+
+
+async def today(request: Request) -> Response:
+    """``GET /daily``."""
+    return await _answer(request, lambda s: s.today())
+
+
+async def _limited(request: Request) -> bool:
+    """Attempt requests make matches: at most ``FTR_MATCHES_PER_MIN`` a minute per address, as ``POST /matches``."""
+    per_min = request.app.state.settings.matches_per_min
+    limiters: dict[str, AsyncLimiter] | None = getattr(request.app.state, "daily_limiters", None)
+    if limiters is None:
+        limiters = request.app.state.daily_limiters = {}
+    if len(limiters) > 10_000:  # bounded memory: forget idle addresses (their buckets are full again by now)
+        for key in [k for k, v in limiters.items() if v.has_capacity(per_min)]:
+            del limiters[key]
+    limiter = limiters.setdefault(request.client.host if request.client else "?", AsyncLimiter(per_min, 60))
+    if not limiter.has_capacity():
+        return True
+    await limiter.acquire()
+    return False
+
+
+async def attempt(request: Request) -> Response:
+    """``POST /daily/{variant}/attempt``: 200 with the match code and a player token (see DailyService.attempt)."""
+    if await _limited(request):
+        return _error(429, "rate_limited", "too many attempt requests from this address: wait a minute")
+    body = await request.body()
+    if len(body) > 4096:
+        return _error(413, "frame_too_large", "the request body is larger than 4 KiB")
+    try:
+        wanted = msgspec.json.decode(body or b"{}", type=AttemptRequest)
+    except msgspec.ValidationError as error:
+        return _error(400, "malformed", f"invalid attempt request: {error}")
+    except msgspec.DecodeError as error:
+        return _error(400, "malformed", f"the body is not JSON: {error}")
+    variant = request.path_params["variant"][:40]
+    return await _answer(request, lambda s: s.attempt(variant, wanted.name, wanted.token))
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise DailyError(400, "malformed", f"{name} is a whole number {low}..{high}")
+    return int(text)
+
+
+async def leaderboard(request: Request) -> Response:
+    """``GET /daily/{date}/{variant}/leaderboard?offset=0&limit=50``."""
+    date, variant = request.path_params["date"][:20], request.path_params["variant"][:40]
+    try:
+        offset = _int_param(request, "offset", 0, 0, 10**9)
+        limit = _int_param(request, "limit", 50, 1, MAX_LIMIT)
+    except DailyError as error:
+        return _error(error.status, error.code, error.message)
+    return await _answer(request, lambda s: s.leaderboard(date, variant, offset, limit))
+
+
+async def reveal(request: Request) -> Response:
+    """``GET /daily/{date}/{variant}/reveal``."""
+    date, variant = request.path_params["date"][:20], request.path_params["variant"][:40]
+    return await _answer(request, lambda s: s.reveal(date, variant))
+
+
+async def replay(request: Request) -> Response:
+    """``GET /daily/{date}/{variant}/replay/{name}``."""
+    date, variant = request.path_params["date"][:20], request.path_params["variant"][:40]
+    name = request.path_params["name"][:64]
+    return await _answer(request, lambda s: s.replay(date, variant, name))
+
+
+async def events(request: Request) -> Response:
+    """``GET /daily/{date}/{variant}/events``: ``attempt`` events as SSE, ``id`` = the Redis Stream id.
+
+    Data: ``{"name", "status", "moves", "foundation", "time_ms"}`` when an
+    attempt starts (``playing``) and when it ends; never a move or a board.
+    """
+    service = _service(request)
+    if service is None:
+        return _error(404, "no_daily", "this server runs no daily challenge")
+    try:
+        date, variant, _ = await service.known_day(request.path_params["date"][:20],
+                                                   request.path_params["variant"][:40])
+    except DailyError as error:
+        return _error(error.status, error.code, error.message)
+    after = request.headers.get("last-event-id") or request.query_params.get("from") or "0-0"
+    if not _STREAM_ID.fullmatch(after):
+        return _error(400, "malformed", "Last-Event-ID is a stream id such as 1700000000000-0")
+
+    def order(entry_id: str) -> tuple[int, int]:
+        ms, _, seq = entry_id.partition("-")
+        return int(ms), int(seq)
+
+    watcher = await service.watch(date, variant)  # first: live events queue up while the missed ones are read
+
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        sent = order(after)
+        try:
+            for entry_id, data in await service.store.events_after(date, variant, after):
+                sent = order(entry_id)
+                yield ServerSentEvent(data=data.decode(), event="attempt", id=entry_id)
+            while True:
+                item = await watcher.queue.get()
+                if item is None:
+                    yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}', event="dropped")
+                    return
+                entry_id, data = item
+                if order(entry_id) > sent:
+                    sent = order(entry_id)
+                    yield ServerSentEvent(data=data.decode(), event="attempt", id=entry_id)
+        finally:
+            service.unwatch(date, variant, watcher)
+
+    return EventSourceResponse(stream(), ping=15)
+
+
+ROUTES = [
+    Route("/daily", today),
+    Route("/daily/{variant}/attempt", attempt, methods=["POST"]),
+    Route("/daily/{date}/{variant}/leaderboard", leaderboard),
+    Route("/daily/{date}/{variant}/events", events),
+    Route("/daily/{date}/{variant}/reveal", reveal),
+    Route("/daily/{date}/{variant}/replay/{name}", replay),
+]
+"""The daily challenge's routes (added to the app's routes in :mod:`server.app`)."""

@@ -1,0 +1,60 @@
+"""``forty-thieves daily``, as a subprocess, against a real server and Redis (issue 6, item 4)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .conftest import ROOT, ServerProcess
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def daily(server: ServerProcess, env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "daily", *args], cwd=ROOT,
+                          env=env, input=stdin, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env: dict[str, str],
+                                              tmp_path: Path) -> None:
+    name = "cli-" + uuid.uuid4().hex[:8]  # names are global on a server: a fresh one per run
+    played = daily(server, client_env, "--variant", "relaxed", "--name", name, "--script", "-", "--json",
+                   stdin="s\ns\nnot-a-command\n")
+    assert played.returncode == 0, played.stderr
+    messages = [json.loads(line) for line in played.stdout.splitlines() if line.strip()]
+    kinds = [message["type"] for message in messages]
+    assert "started" in kinds and kinds[-1] == "results"
+    positions = [message for message in messages if message["type"] == "position"]
+    assert [p["command"] for p in positions] == ["s", "s", "resign"] and positions[-1]["status"] == "resigned"
+    results = messages[-1]
+    assert results["seed"] == "" and [r["name"] for r in results["ranking"]] == [name]
+    today = httpx.get(server.url + "/daily", timeout=30).json()
+    assert results["commitment"] == {v["variant"]: v["commitment"] for v in today["variants"]}["relaxed"]
+    tokens = json.loads((Path(client_env["FTR_CLIENT_DATA"]) / "tokens.json").read_text())
+    assert name in tokens[f"{server.url} daily"]["names"]  # the name's token, kept for later days
+
+    again = daily(server, client_env, "--variant", "relaxed", "--name", name, "--script", "-", stdin="s\n")
+    assert again.returncode == 2 and "one attempt a day" in again.stderr
+
+    elsewhere = dict(client_env, FTR_CLIENT_DATA=str(tmp_path / "another machine"))
+    stolen = daily(server, elsewhere, "--variant", "relaxed", "--name", name, "--script", "-", stdin="s\n")
+    assert stolen.returncode == 2 and "token is missing or wrong" in stolen.stderr
+
+    board = daily(server, client_env, "--leaderboard", "--variant", "relaxed", "--json")
+    assert board.returncode == 0, board.stderr
+    shown = json.loads(board.stdout)
+    assert shown["reveal"] is None and shown["leaderboard"]["date"] == today["date"]
+    mine = [e for e in shown["leaderboard"]["entries"] if e["name"] == name]
+    assert len(mine) == 1 and mine[0]["status"] == "resigned" and mine[0]["moves"] == 2
+    text = daily(server, client_env, "--leaderboard", "--variant", "relaxed")
+    assert text.returncode == 0 and name in text.stdout and "live" in text.stdout
+
+    bad = daily(server, client_env, "--leaderboard", "--date", "2026-02-30")
+    assert bad.returncode == 2 and "not a date" in bad.stderr
+    assert daily(server, client_env, "--variant", "relaxed").returncode == 2  # no --name

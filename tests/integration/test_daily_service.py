@@ -1,0 +1,208 @@
+"""The daily service against a real Redis with an injected clock (issue 6, items 2 and 5).
+
+Name claims and tokens, one attempt per name and day, the day boundary
+(an attempt started at 23:59:50 UTC ends with its day and is ranked on
+it), the reveal only after the day once every attempt has ended, and the
+leaderboard's order and ranks against :func:`server.ranking.rank`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from protocol import messages as m
+from protocol.codec import decode_server
+from server.daily import DailyError, DailyService, pack_score
+from server.matches import MatchService, Session
+from server.ranking import Standing, rank
+from server.settings import Settings
+from server.store import Store
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+DB = 6
+
+
+def ms(text: str) -> int:
+    return int(dt.datetime.fromisoformat(text + "+00:00").timestamp() * 1000)
+
+
+class FakeClock:
+    """The injected clock: tests set ``now`` (epoch ms)."""
+
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def now_ms(self) -> int:
+        return self.now
+
+    async def sync(self, store: Store) -> None:
+        return None
+
+
+def run(redis_url: str, now: int, body: Callable[[DailyService, FakeClock], Awaitable[None]]) -> None:
+    async def main() -> None:
+        client = aioredis.Redis.from_url(redis_url.rsplit("/", 1)[0] + f"/{DB}")
+        await client.flushdb()
+        matches = MatchService(Store(client, 3600), Settings(countdown_s=0.0), None)
+        clock = FakeClock(now)
+        matches.clock = clock  # type: ignore[assignment]
+        daily = matches.daily = DailyService(matches, ("classic", "relaxed"), secret="unit secret",
+                                             now_ms=clock.now_ms)
+        await matches.start_background()
+        try:
+            await body(daily, clock)
+        finally:
+            await matches.stop_background()
+            await client.flushdb()
+            await client.aclose()
+
+    asyncio.run(main())
+
+
+async def refused(call: Awaitable[Any]) -> DailyError:
+    with pytest.raises(DailyError) as caught:
+        await call
+    return caught.value
+
+
+async def next_frame(session: Session, kind: type, timeout: float = 10) -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        frame = await asyncio.wait_for(session.queue.get(), deadline - asyncio.get_running_loop().time())
+        assert frame is not None, "the session was closed"
+        message = decode_server(frame)
+        if isinstance(message, kind):
+            return message
+
+
+async def connect(daily: DailyService, attempt: dict[str, Any]) -> tuple[Session, m.Started]:
+    session = Session()
+    await daily.matches.resume(session, attempt["match"], attempt["player_token"])
+    return session, await next_frame(session, m.Started)
+
+
+def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: str) -> None:
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        first = await daily.attempt("relaxed", "ann", None)
+        token = first["name_token"]
+        assert first["date"] == "2026-11-30" and first["variant"] == "relaxed"
+        assert (await refused(daily.attempt("relaxed", "ann", None))).code == "bad_token"
+        assert (await refused(daily.attempt("relaxed", "ann", "not the token"))).code == "bad_token"
+        assert (await refused(daily.attempt("classic", "ann", None))).code == "bad_token"  # names are global
+        assert (await refused(daily.attempt("relaxed", " ann", None))).code == "malformed"
+        assert (await refused(daily.attempt("josephine", "ann", token))).status == 404
+        again = await daily.attempt("relaxed", "ann", token)  # the open attempt, resumed: same match
+        assert again["match"] == first["match"] and "name_token" not in again
+        assert again["player_token"] != first["player_token"]
+        other = await daily.attempt("relaxed", "bo", None)
+        assert other["match"] != first["match"]
+        session, started = await connect(daily, again)  # the newest player token resumes
+        assert started.deadline_ms == ms("2026-12-01T00:00:00.000")
+        await daily.matches.play(session, 1, "s")
+        position = await next_frame(session, m.Position)
+        assert position.moves == 1
+        await daily.matches.resign(session, 2)
+        results = await next_frame(session, m.Results)
+        assert results.seed == "" and results.nonce == ""  # nothing of the seed before the day is over
+        record = await daily.store.deal("2026-11-30", "relaxed")
+        assert record is not None and results.commitment == hashlib.sha256(record["seed"].encode()).hexdigest()
+        assert (await refused(daily.attempt("relaxed", "ann", token))).code == "already_played"
+        board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
+        # resigning is no move
+        assert [(e["name"], e["status"], e["moves"]) for e in board["entries"]] == [("ann", "resigned", 1)]
+        assert board["final"] is False
+        # Another variant is another attempt.
+        assert (await daily.attempt("classic", "ann", token))["variant"] == "classic"
+
+    run(redis_url, ms("2026-11-30T12:00:00.000"), body)
+
+
+def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) -> None:
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        attempt = await daily.attempt("relaxed", "late", None)
+        assert attempt["date"] == "2026-11-30"
+        session, started = await connect(daily, attempt)
+        assert started.start_at_ms == ms("2026-11-30T23:59:50.000")
+        assert started.deadline_ms == ms("2026-12-01T00:00:00.000")
+        clock.now = ms("2026-11-30T23:59:55.000")
+        await daily.matches.play(session, 1, "s")
+        assert (await next_frame(session, m.Position)).time_ms == 5000
+        assert (await refused(daily.reveal("2026-11-30", "relaxed"))).code == "not_revealed"
+        clock.now = ms("2026-12-01T00:00:00.000")  # the day's end: the deadline timer ends the attempt
+        finished = await next_frame(session, m.Finished)
+        assert finished.status == "timeout" and finished.time_ms == 10_000
+        await next_frame(session, m.Results)
+        board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
+        assert [(e["name"], e["status"], e["time_ms"]) for e in board["entries"]] == [("late", "timeout", 10_000)]
+        assert (await daily.leaderboard("2026-12-01", "relaxed", 0, 50))["entries"] == []
+        assert (await daily.today())["date"] == "2026-12-01"
+        # Someone who asked for an attempt at 23:59:59 but never connected does not keep the day open.
+        await daily.close_days()
+        revealed = await daily.reveal("2026-11-30", "relaxed")
+        assert hashlib.sha256(revealed["seed"].encode()).hexdigest() == revealed["commitment"]
+        assert (await daily.leaderboard("2026-11-30", "relaxed", 0, 50))["final"] is True
+        replay = await daily.replay("2026-11-30", "relaxed", "late")
+        assert replay["moves"] == ["s"] and replay["times_ms"] == [5000] and replay["seed"] == revealed["seed"]
+        # A new day: a new attempt for the same name.
+        again = await daily.attempt("relaxed", "late", attempt["name_token"])
+        assert again["date"] == "2026-12-01" and again["commitment"] != attempt["commitment"]
+
+    run(redis_url, ms("2026-11-30T23:59:50.000"), body)
+
+
+def test_the_day_stays_secret_while_an_attempt_is_open_and_no_shows_are_dropped(redis_url: str) -> None:
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        playing = await daily.attempt("relaxed", "p", None)
+        await daily.attempt("relaxed", "noshow", None)  # never connects
+        session, _ = await connect(daily, playing)
+        clock.now = ms("2026-12-01T00:00:00.500")
+        await daily.close_days()  # the deadline timer may not have run yet: the day closes only without open attempts
+        await next_frame(session, m.Results)
+        for _ in range(50):
+            await daily.close_days()
+            record = await daily.store.deal("2026-11-30", "relaxed")
+            if record and record.get("closed") == "1":
+                break
+            await asyncio.sleep(0.1)
+        assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
+        board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
+        assert [e["name"] for e in board["entries"]] == ["p"]  # the no-show never got the deal: no entry
+
+    run(redis_url, ms("2026-11-30T23:59:58.000"), body)
+
+
+def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
+    entries = [Standing("w1", "won", 5000, 200, 0, 0, 104, 4000), Standing("w2", "won", 5000, 180, 0, 0, 104, 4000),
+               Standing("w3", "won", 9000, 100, 0, 0, 104, 8000), Standing("a", "resigned", 300, 40, 0, 0, 30, 200),
+               Standing("b", "dead", 900, 40, 0, 0, 30, 200),
+               Standing("c", "timeout", 86_400_000, 60, 0, 0, 31, 80_000),
+               Standing("d", "resigned", 10, 3, 0, 0, 30, 150), Standing("tie", "won", 5000, 180, 0, 0, 104, 1)]
+
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        await daily.deal_of_day("2026-11-30", "classic")
+        for s in entries:
+            entry = {"status": s.status, "time_ms": s.time_ms, "moves": s.moves, "foundation": s.foundation,
+                     "undos": 0, "hints": 0}
+            await daily.store.record("2026-11-30", "classic", s.name, pack_score(s), entry,
+                                     {"moves": [], "times_ms": []}, {"name": s.name})
+        expected = [(r, s.name) for r, s in rank(entries)]
+        board = await daily.leaderboard("2026-11-30", "classic", 0, 200)
+        assert [(e["rank"], e["name"]) for e in board["entries"]] == expected
+        assert board["total"] == len(entries)
+        assert expected[:3] == [(1, "tie"), (1, "w2"), (3, "w1")]
+        for offset, limit in ((0, 3), (1, 2), (2, 4), (5, 10), (8, 5)):
+            page = await daily.leaderboard("2026-11-30", "classic", offset, limit)
+            assert [(e["rank"], e["name"]) for e in page["entries"]] == expected[offset:offset + limit]
+        events = await daily.store.events_after("2026-11-30", "classic", "0-0")
+        assert [json.loads(d)["name"] for _, d in events] == [s.name for s in entries]
+
+    run(redis_url, ms("2026-11-30T10:00:00.000"), body)
