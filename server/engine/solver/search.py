@@ -134,29 +134,34 @@ class _Expander:
             self.depth_cache[column] = got
         return got
 
-    def moves(self, state: State) -> list[tuple[str, State]]:
-        """Every command from ``state`` (before auto-play), as (notation, next state).
+    def moves(self, state: State) -> list[tuple[str, State, int]]:
+        """Every command from ``state`` (before auto-play), as (notation, next state, exposed).
 
         Exact: nothing that could matter is left out, so an exhausted search
         is a proof. Moving a whole column into an empty one is skipped (the
         same state up to column order), and of several empty columns only
         the first is a target (the others give the same state up to column
         order).
+
+        ``exposed`` tells the search where auto-play could find a safe card
+        (see :func:`_search`): ``FULL`` after a foundation move (the safe set
+        changed), else the one card the command newly exposes (a column's
+        new top, face-down or not, or the waste's new top), or ``NONE``.
         """
         rules = self.rules
         columns, hidden, foundations, stock, waste, redeals = state
         d = rules.decks
-        result: list[tuple[str, State]] = []
+        result: list[tuple[str, State, int]] = []
         wanted = rules.targets(foundations)[0]
         # To the foundations.
         if waste and waste[-1] in wanted:
             slot = accepts(foundations, d, waste[-1])
-            result.append(("w-f", (columns, hidden, place(foundations, d, slot), stock, waste[:-1], redeals)))
+            result.append(("w-f", (columns, hidden, place(foundations, d, slot), stock, waste[:-1], redeals), FULL))
         for i, column in enumerate(columns):
             if column and column[-1] in wanted:
                 slot = accepts(foundations, d, column[-1])
                 cols, hid, _ = take(columns, hidden, i, 1)
-                result.append((f"{i + 1}-f", (cols, hid, place(foundations, d, slot), stock, waste, redeals)))
+                result.append((f"{i + 1}-f", (cols, hid, place(foundations, d, slot), stock, waste, redeals), FULL))
         under: dict[int, list[int]] = {}
         empty: list[int] = []
         for j, column in enumerate(columns):
@@ -174,22 +179,25 @@ class _Expander:
             h = hidden[i]
             run = info(column, h)[0]
             first = run if self.whole_runs else 1
+            n = len(column)
             for k in range(first, min(run, onto_limit) + 1):
                 for top in reverse[column[-k]]:
                     for j in under.get(top, ()):
                         if j != i:
                             cols, hid, _ = take(columns, hidden, i, k)
                             cols = cols[:j] + (cols[j] + column[-k:],) + cols[j + 1 :]
-                            result.append((f"{i + 1}-{j + 1}", (cols, hid, foundations, stock, waste, redeals)))
+                            result.append((f"{i + 1}-{j + 1}", (cols, hid, foundations, stock, waste, redeals),
+                                           column[n - k - 1] if k < n else NONE))
             if empty:
                 j = empty[0]
                 for k in range(first, min(run, empty_limit) + 1):
-                    if k == len(column) and h == 0:
+                    if k == n and h == 0:
                         break  # the whole column: same state up to column order
                     cols, hid, _ = take(columns, hidden, i, k)
                     cols = cols[:j] + (column[-k:],) + cols[j + 1 :]
                     text = f"{i + 1}-{j + 1}" if k == 1 else f"{i + 1}-{j + 1}x{k}"
-                    result.append((text, (cols, hid, foundations, stock, waste, redeals)))
+                    result.append((text, (cols, hid, foundations, stock, waste, redeals),
+                                   column[n - k - 1] if k < n else NONE))
         # Waste to column.
         if waste:
             card = waste[-1]
@@ -197,15 +205,22 @@ class _Expander:
             if empty:
                 targets.append(empty[0])
             rest = waste[:-1]
+            exposed = rest[-1] if rest else NONE
             for j in targets:
                 cols = columns[:j] + (columns[j] + waste[-1:],) + columns[j + 1 :]
-                result.append((f"w-{j + 1}", (cols, hidden, foundations, stock, rest, redeals)))
+                result.append((f"w-{j + 1}", (cols, hidden, foundations, stock, rest, redeals), exposed))
         # Stock.
         if stock:
-            result.append(("s", (columns, hidden, foundations, stock[1:], waste + stock[:1], redeals)))
+            result.append(("s", (columns, hidden, foundations, stock[1:], waste + stock[:1], redeals), stock[0]))
         elif waste and redeals > 0:
-            result.append(("r", (columns, hidden, foundations, waste, b"", redeals - 1)))
+            result.append(("r", (columns, hidden, foundations, waste, b"", redeals - 1), NONE))
         return result
+
+
+FULL = -2
+"""``exposed`` of a foundation move: every top must be looked at again."""
+NONE = -1
+"""``exposed`` of a command that exposes no card."""
 
 
 def _won(state: State) -> bool:
@@ -262,6 +277,7 @@ def _search(
         return _verified(position, variant, prefix, autoplay_on, nodes, len(seen))
     score = expander.score
     moves = expander.moves
+    targets = rules.targets
     # Heap entries: (priority, tiebreak, depth, state, path). Lower priority first.
     heap: list[tuple[int, int, int, State, object]] = [(-score(start), 0, 0, start, None)]
     counter = 0
@@ -276,8 +292,14 @@ def _search(
         _, _, depth, state, path = heapq.heappop(heap)
         nodes += 1
         depth += 1
-        for text, nxt in moves(state):
-            nxt, auto = autoplay(rules, nxt)
+        safe = targets(state[2])[1]
+        for text, nxt, exposed in moves(state):
+            # Every state in the search is past auto-play (no safe card on a top), so only a
+            # foundation move (new safe set) or a newly exposed safe card can start it again.
+            if exposed == FULL or (exposed >= 0 and exposed in safe):
+                nxt, auto = autoplay(rules, nxt)
+            else:
+                auto = []
             k = key(nxt, face_down)
             if k in seen:
                 continue
