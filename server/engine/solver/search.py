@@ -373,6 +373,38 @@ def solve(
     return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason)
 
 
+FIND_STAGE: tuple[tuple[int, ...], bool, int] = ((20, 8, 5, 6, 0), False, 1_000)
+"""The one incomplete stage of :func:`find_solution`: (score weights, LIFO ties, nodes) (README.md)."""
+
+
+def find_solution(
+    position: Position,
+    variant: Variant,
+    *,
+    nodes: int | None = None,
+    seconds: float | None = None,
+    autoplay_on: bool = True,
+    clock: Callable[[], float] | None = None,
+) -> Result:
+    """A short incomplete search tuned for finding solvable deals among random seeds (RULES.md section 9).
+
+    Answers ``solved`` (moves replayed to a win through the engine, as in
+    :func:`solve`) or ``unknown``, never ``unsolvable``: it moves whole runs
+    only and stops after ``nodes`` expanded states (default: the measured
+    best of :data:`FIND_STAGE`, README.md). Spending little on each seed and
+    moving on finds a solvable deal sooner than deciding each seed.
+    ``seconds`` is a wall-clock cap measured with ``clock`` (e.g.
+    ``time.monotonic``). Reproducible for the same input and ``nodes``.
+    """
+    params, lifo, default_nodes = FIND_STAGE
+    budget = Budget(nodes=default_nodes if nodes is None else nodes, seconds=seconds)
+    result = _search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, params=params, lifo=lifo,
+                     incomplete=True)
+    if result.result == "solved":
+        return result
+    return Result("unknown", nodes=result.nodes, states=result.states, autoplay=autoplay_on, reason=result.reason)
+
+
 def _unwind(link: object) -> tuple[str, ...]:
     steps: list[str] = []
     while link is not None:
