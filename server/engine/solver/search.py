@@ -14,6 +14,7 @@ from typing import Literal
 from ..game import Game
 from ..position import Position
 from ..variants import Variant
+from .lock import locked
 from .state import Rules, State, accepts, autoplay, from_position, key, place, take
 
 Outcome = Literal["solved", "unsolvable", "unknown"]
@@ -238,6 +239,7 @@ def _search(
     lifo: bool = False,
     params: tuple[int, ...] = (),
     incomplete: bool = False,
+    locks: bool = False,
 ) -> Result:
     """One best-first search (a stage of :func:`solve`).
 
@@ -249,7 +251,8 @@ def _search(
     go up after every command exactly as the engine does it; with it off,
     the same safe moves are made by the solver (a dominance: a safe card is
     never needed in the tableau) and written out as commands. ``clock``
-    (e.g. ``time.monotonic``) enables ``budget.seconds``.
+    (e.g. ``time.monotonic``) enables ``budget.seconds``. ``locks``: states
+    that :func:`.lock.locked` proves lost are not expanded (exact).
 
     Greedy best-first search on a heuristic (foundation cards, empty columns,
     breaks in the columns, waste size) over a transposition table of canonical
@@ -275,6 +278,8 @@ def _search(
     nodes = 0
     if _won(start):
         return _verified(position, variant, prefix, autoplay_on, nodes, len(seen))
+    if locks and locked(rules, start):
+        return _exhausted(incomplete, nodes, len(seen), autoplay_on)
     score = expander.score
     moves = expander.moves
     targets = rules.targets
@@ -308,13 +313,19 @@ def _search(
             link = (step, path)
             if _won(nxt):
                 return _verified(position, variant, prefix + _unwind(link), autoplay_on, nodes, len(seen))
+            if locks and text == "s" and locked(rules, nxt):
+                continue  # provably lost: nothing below it needs searching (checked after draws only: the check costs)
             counter += 1
             heapq.heappush(heap, (weight * depth - score(nxt), sign * counter, depth, nxt, link))
+    return _exhausted(incomplete, nodes, len(seen), autoplay_on)
+
+
+def _exhausted(incomplete: bool, nodes: int, states: int, autoplay_on: bool) -> Result:
     if incomplete:
-        return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on,
+        return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on,
                       reason="the incomplete search (whole runs only) found nothing")
-    return Result("unsolvable", nodes=nodes, states=len(seen), autoplay=autoplay_on,
-                  reason="every reachable state was searched")
+    return Result("unsolvable", nodes=nodes, states=states, autoplay=autoplay_on,
+                  reason="every reachable state was searched or proven lost")
 
 
 PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
@@ -354,7 +365,9 @@ def solve(
     runs only, so they can never claim ``unsolvable``), each with
     :data:`PORTFOLIO_NODES` nodes and each at most a fifth of the node
     budget; the rest goes to the complete search, whose exhaustion is the
-    only source of ``unsolvable``.
+    only source of ``unsolvable``. The complete search does not expand a
+    state that :func:`.lock.locked` proves lost (exact; checked after each
+    draw, README.md).
     """
     deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
     spent = 0
@@ -369,7 +382,7 @@ def solve(
                 return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason)
     seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
     final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,
-                    clock=clock)
+                    clock=clock, locks=True)
     return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason)
 
 

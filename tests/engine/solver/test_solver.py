@@ -295,3 +295,62 @@ def test_find_solution_answers_solved_with_a_winning_line_or_unknown_never_unsol
             assert replayed["status"] == "won" and all(r["ok"] for r in replayed["results"])
             assert find_solution(start, CLASSIC).moves == result.moves  # reproducible
     assert solved >= 1
+
+
+def test_the_hand_built_lock_is_seen_without_a_search() -> None:
+    from server.engine.solver.lock import locked
+    from server.engine.solver.state import Rules, from_position
+
+    rules = Rules(CLASSIC)
+    assert locked(rules, from_position(position(LOCKED), CLASSIC))
+    assert not locked(rules, from_position(position(LOOSENED), CLASSIC))  # solvable: must never be claimed
+    assert not locked(rules, from_position(position(NEAR_WIN), CLASSIC))
+
+
+def crowded(rng: random.Random, variant: Variant) -> Position:
+    """A position with 10-16 cards left over 2 non-empty columns (the lock check's ground), the stock and the waste."""
+    left = rng.randint(10, 16)
+    heights = [13] * 8
+    cards: list[int] = []
+    while len(cards) < left:
+        slot = rng.randrange(8)
+        if heights[slot] > 6:
+            heights[slot] -= 1
+            cards.append((slot // 2) * 13 + heights[slot])
+    rng.shuffle(cards)
+    piles: list[list[int]] = [[cards[0]], [cards[1]], [], []]  # 2 columns, stock, waste
+    for card in cards[2:]:
+        piles[rng.choice((0, 1, 0, 1, 2, 3))].append(card)
+    foundations = tuple((slot // 2) * 13 + h - 1 if h else EMPTY_SLOT for slot, h in enumerate(heights))
+    return Position(tuple(tuple(p) for p in piles[:2]), (0, 0), foundations, tuple(piles[2]), tuple(piles[3]), 0)
+
+
+TINY_SINGLE = Variant("tiny_single", columns=2, move_rule=find_variant("indian").move_rule)
+
+
+def test_a_lock_is_only_claimed_where_the_brute_force_finds_no_win() -> None:
+    """Soundness of server/engine/solver/lock.py: every claim on 1 200 random small positions is checked
+    exhaustively (engine legal_moves/apply), with auto-play on and off; the check must also make claims."""
+    from server.engine.solver.lock import locked
+    from server.engine.solver.state import Rules, from_position
+
+    claims = 0
+    variants = [TINY["classic"], TINY_SINGLE, TINY["relaxed"]]
+    for n in range(1200):
+        rng = random.Random(n)
+        variant = variants[n % 3]
+        start = crowded(rng, variant)
+        if locked(Rules(variant), from_position(start, variant)):
+            claims += 1
+            assert variant is not TINY["relaxed"]  # runs move as a unit there: never judged
+            assert brute_force(start, variant, autoplay_on=n % 2 == 0) is False
+    assert claims >= 20
+
+
+def test_the_lock_pruning_never_denies_a_deal_proven_solvable() -> None:
+    """Deals with a replayed solution (so solvable, whatever the solver says): the complete search with
+    lock pruning, alone and with a budget it can exhaust in neither case, never answers unsolvable."""
+    for seed in ("7", "8", "12", "18"):
+        start = deal(seed, CLASSIC)
+        assert solve(start, CLASSIC, Budget(nodes=30_000)).result == "solved"
+        assert solve(start, CLASSIC, Budget(nodes=30_000), portfolio=False).result != "unsolvable"
