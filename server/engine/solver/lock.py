@@ -1,21 +1,23 @@
 """Lock detection: a cheap, exact proof that a state can never be won (RULES.md sections 2-5).
 
 :func:`locked` computes, by a monotone fixpoint, an over-approximation of
-what could ever happen from the state, card by card (each physical card
-at its present place):
+what could ever happen from the state, assuming no column is ever empty
+(the first column that could be emptied ends the check with no claim):
 
-- ``up``: the card could some day go to a foundation: it could be
-  exposed, and its foundation predecessor (rank r-1, same suit) is on a
-  foundation or could go there (either copy); aces always;
-- ``moved``: the card could some day move to another column: it could be
-  exposed, and a card it builds on could be a column top some day, or a
-  column could be emptied;
 - a card *could be exposed* when every card now above it (in its column,
-  or in the waste) could be up or moved; stock cards always (each is the
+  or in the waste) could leave its place; stock cards always (each is the
   waste top once, when drawn); with a redeal left, waste cards too;
-- a card type *could be a column top* when one of its copies in a column
-  could be exposed, or one of its copies could be moved;
-- a column *could be emptied* when every card in it could be up or moved.
+- an exposed card could *go up* when it is an ace or its foundation
+  predecessor (rank r-1, same suit) is up or could go up (either copy);
+- an exposed card could *move* when a card it may be built on could be a
+  column top some day; it could *leave* when it could go up or move;
+- a card type could be a column top when a copy of it in a column could be
+  exposed, or a copy could move;
+- a column could be emptied when every card in it could leave.
+
+Whether a card could go up or move depends only on its type, so the sets
+are kept per card type, and every type seen exposed is looked at again
+until nothing changes.
 
 Soundness (why ``True`` is a proof): take any play from the state and
 induct over its commands. Every card that goes up was exposed at that
@@ -23,10 +25,12 @@ moment, so every card once above it had left its place before (by a
 foundation or a tableau move, each already in the sets by induction),
 and a copy of its predecessor was up before; every card that moves onto
 another card found a copy of that card on a column top; every column
-that becomes empty lost its cards before. So whatever a play does is in
-the sets. If no column could ever be emptied (in classic, with no empty
-column the supermove limit is one card: RULES.md section 3, so runs do
-not move as a unit) and some card could never go up, no play wins.
+that becomes empty lost its cards before, so the first one would be
+found by the fixpoint. So whatever a play does is in the sets. If no
+column could ever be emptied (in classic, with no empty column the
+supermove limit is one card: RULES.md section 3, so runs do not move as a
+unit), every column keeps a card that could never leave, so never go up:
+no play wins.
 
 The answer ``False`` claims nothing. Variants where runs move as a unit
 without an empty column (move rule ``sequence``) or cards come down from
