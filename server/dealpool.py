@@ -18,7 +18,7 @@ from concurrent.futures import Executor
 import msgspec
 
 from .engine import deal, find_variant
-from .engine.solver import Budget, solve
+from .engine.solver import find_solution
 from .store import Store
 
 log = logging.getLogger("forty_thieves.dealpool")
@@ -27,13 +27,18 @@ log = logging.getLogger("forty_thieves.dealpool")
 def find_solvable(variant_name: str, seconds_per_seed: float, total_seconds: float) -> tuple[str, list[str]] | None:
     """Try random seeds until the solver proves one solvable (runs in a worker process).
 
-    Returns ``(seed, winning commands)`` or ``None`` after ``total_seconds``.
+    Each seed gets the solver's short finding search
+    (:func:`server.engine.solver.find_solution`: a small node budget, also
+    capped at ``seconds_per_seed``); moving on to the next seed finds a
+    solvable deal about 3.6 times sooner than deciding each seed
+    (server/engine/solver/README.md). Returns ``(seed, winning commands)``
+    or ``None`` after ``total_seconds``.
     """
     variant = find_variant(variant_name)
     stop = time.monotonic() + total_seconds
     while time.monotonic() < stop:
         seed = secrets.token_hex(16)
-        result = solve(deal(seed, variant), variant, Budget(nodes=10**9, seconds=seconds_per_seed), clock=time.monotonic)
+        result = find_solution(deal(seed, variant), variant, seconds=seconds_per_seed, clock=time.monotonic)
         if result.result == "solved":
             return seed, list(result.moves)
     return None

@@ -5,13 +5,16 @@
   ``--workers`` processes (default 2): counts of solved, unsolvable and
   unknown; median and 95th-percentile time; states expanded per second;
   peak memory of the workers (``resource.getrusage`` maxrss); the share of
-  solvable deals among the decided ones with a 95 % Wilson interval;
+  solvable deals among the decided ones with a 95 % Wilson interval, and
+  the honest bounds on it (solved/total at least, (total - unsolvable)/total
+  at most, each with its Wilson margin);
 - the time to find one verified solvable classic deal from random seeds
-  (seeds tried in turn with a small per-seed budget until one is solved),
+  (seeds tried in turn with :func:`find_solution` until one is solved, as
+  server/dealpool.py does),
   repeated ``--finds`` times: median and spread.
 
 Run: ``python tests/benchmarks/solver_bench.py [--seconds 10] [--classic 200]
-[--relaxed 100] [--workers 2] [--finds 15] [--find-nodes 2500] [--find-seconds 1]``.
+[--relaxed 100] [--workers 2] [--finds 15] [--find-nodes N] [--find-seconds 1]``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from server.engine import deal, find_variant  # noqa: E402
-from server.engine.solver import Budget, solve  # noqa: E402
+from server.engine.solver import Budget, find_solution, solve  # noqa: E402
 
 
 def run_deal(job: tuple[str, str, float, int]) -> tuple[str, str, str, int, float, int]:
@@ -42,7 +45,7 @@ def run_deal(job: tuple[str, str, float, int]) -> tuple[str, str, str, int, floa
     return variant_name, seed, result.result, result.nodes, elapsed, maxrss
 
 
-def find_one(job: tuple[int, float, int]) -> tuple[float, int, str]:
+def find_one(job: tuple[int, float, int | None]) -> tuple[float, int, str]:
     """Try random seeds with a small budget until one is solved; returns (seconds, tries, seed)."""
     rng_seed, seconds, nodes = job
     rng = random.Random(rng_seed)
@@ -52,7 +55,7 @@ def find_one(job: tuple[int, float, int]) -> tuple[float, int, str]:
     while True:
         tries += 1
         seed = str(rng.randrange(1, 10**9))
-        result = solve(deal(seed, variant), variant, Budget(nodes=nodes, seconds=seconds), clock=time.monotonic)
+        result = find_solution(deal(seed, variant), variant, nodes=nodes, seconds=seconds, clock=time.monotonic)
         if result.result == "solved":
             return time.monotonic() - started, tries, seed
 
@@ -84,9 +87,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--finds", type=int, default=15, help="repeats of the find-a-solvable-deal timing")
     parser.add_argument("--find-seconds", type=float, default=1.0, help="per-seed time cap when finding a deal")
-    parser.add_argument("--find-nodes", type=int, default=2_500,
-                        help="per-seed node budget when finding a deal (default 2500: the best of 1200/2500/5000"
-                             " on classic 31-130, README.md)")
+    parser.add_argument("--find-nodes", type=int, default=None,
+                        help="per-seed node budget of find_solution when finding a deal (default: its own,"
+                             " the measured best, README.md)")
     args = parser.parse_args()
 
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; cpus: {os.cpu_count()}")
@@ -118,7 +121,14 @@ def main() -> None:
             print(f"  states expanded per second (per worker): {nodes / sum(times):.0f}")
             if decided:
                 print(f"  solvable among decided: {counts['solved']}/{decided} = {counts['solved'] / decided:.0%}"
-                      f" (95% Wilson {low:.0%}..{high:.0%})")
+                      f" (95% Wilson {low:.0%}..{high:.0%}; biased if solvable deals are easier to decide)")
+            # Honest bounds on the share of solvable deals: every unknown deal counted unsolvable, then solvable.
+            total = len(rows)
+            lower = wilson(counts["solved"], total)[0]
+            upper = wilson(total - counts["unsolvable"], total)[1]
+            print(f"  share of solvable deals: at least {counts['solved']}/{total} = {counts['solved'] / total:.0%},"
+                  f" at most {total - counts['unsolvable']}/{total} = {(total - counts['unsolvable']) / total:.0%}"
+                  f" (with 95% Wilson margins: {lower:.0%}..{upper:.0%})")
             proven = [r[1] for r in rows if r[2] == "unsolvable"]
             print(f"  unsolvable seeds: {' '.join(proven)}")
             unknown = [r[1] for r in rows if r[2] == "unknown"]
@@ -129,8 +139,8 @@ def main() -> None:
             found = list(pool.map(find_one, [(i, args.find_seconds, args.find_nodes) for i in range(args.finds)]))
             seconds = [f[0] for f in found]
             tries = [f[1] for f in found]
-            print(f"\nfind a solvable classic deal from random seeds ({args.finds} repeats,"
-                  f" {args.find_nodes} nodes / {args.find_seconds} s per seed):")
+            print(f"\nfind a solvable classic deal from random seeds with find_solution ({args.finds} repeats,"
+                  f" {args.find_nodes or 'default'} nodes / {args.find_seconds} s per seed):")
             print(f"  median {statistics.median(seconds):.2f} s, min {min(seconds):.2f} s, max {max(seconds):.2f} s;"
                   f" seeds tried: median {statistics.median(tries)}, max {max(tries)}")
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

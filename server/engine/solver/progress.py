@@ -59,7 +59,7 @@ def can_progress(position: Position, variant: Variant, budget: int = DEFAULT_BUD
         successors = expander.moves(state)
         if lower:
             successors += _lowered(rules, state)
-        for text, nxt in successors:
+        for text, nxt, *_ in successors:
             if text.endswith("-f") or text in ("s", "r"):
                 continue  # foundation moves are checked above; no stock is left
             k = key(nxt, face_down)
@@ -69,7 +69,7 @@ def can_progress(position: Position, variant: Variant, budget: int = DEFAULT_BUD
     return "dead"
 
 
-def _lowered(rules: Rules, state: State) -> list[tuple[str, State]]:
+def _lowered(rules: Rules, state: State) -> list[tuple[str, State, int]]:
     """Foundation-to-column moves (variants that allow them), as (placeholder, next state)."""
     columns, hidden, foundations, stock, waste, redeals = state
     d = rules.decks
@@ -87,5 +87,5 @@ def _lowered(rules: Rules, state: State) -> list[tuple[str, State]]:
         for j, column in enumerate(columns):
             if not column or card in table[column[-1]]:
                 cols = columns[:j] + (column + bytes((card,)),) + columns[j + 1 :]
-                result.append(("f-", (cols, hidden, bytes(lowered), stock, waste, redeals)))
+                result.append(("f-", (cols, hidden, bytes(lowered), stock, waste, redeals), -2))
     return result

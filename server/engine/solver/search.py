@@ -14,6 +14,7 @@ from typing import Literal
 from ..game import Game
 from ..position import Position
 from ..variants import Variant
+from .lock import locked
 from .state import Rules, State, accepts, autoplay, from_position, key, place, take
 
 Outcome = Literal["solved", "unsolvable", "unknown"]
@@ -134,29 +135,34 @@ class _Expander:
             self.depth_cache[column] = got
         return got
 
-    def moves(self, state: State) -> list[tuple[str, State]]:
-        """Every command from ``state`` (before auto-play), as (notation, next state).
+    def moves(self, state: State) -> list[tuple[str, State, int]]:
+        """Every command from ``state`` (before auto-play), as (notation, next state, exposed).
 
         Exact: nothing that could matter is left out, so an exhausted search
         is a proof. Moving a whole column into an empty one is skipped (the
         same state up to column order), and of several empty columns only
         the first is a target (the others give the same state up to column
         order).
+
+        ``exposed`` tells the search where auto-play could find a safe card
+        (see :func:`_search`): ``FULL`` after a foundation move (the safe set
+        changed), else the one card the command newly exposes (a column's
+        new top, face-down or not, or the waste's new top), or ``NONE``.
         """
         rules = self.rules
         columns, hidden, foundations, stock, waste, redeals = state
         d = rules.decks
-        result: list[tuple[str, State]] = []
+        result: list[tuple[str, State, int]] = []
         wanted = rules.targets(foundations)[0]
         # To the foundations.
         if waste and waste[-1] in wanted:
             slot = accepts(foundations, d, waste[-1])
-            result.append(("w-f", (columns, hidden, place(foundations, d, slot), stock, waste[:-1], redeals)))
+            result.append(("w-f", (columns, hidden, place(foundations, d, slot), stock, waste[:-1], redeals), FULL))
         for i, column in enumerate(columns):
             if column and column[-1] in wanted:
                 slot = accepts(foundations, d, column[-1])
                 cols, hid, _ = take(columns, hidden, i, 1)
-                result.append((f"{i + 1}-f", (cols, hid, place(foundations, d, slot), stock, waste, redeals)))
+                result.append((f"{i + 1}-f", (cols, hid, place(foundations, d, slot), stock, waste, redeals), FULL))
         under: dict[int, list[int]] = {}
         empty: list[int] = []
         for j, column in enumerate(columns):
@@ -174,22 +180,25 @@ class _Expander:
             h = hidden[i]
             run = info(column, h)[0]
             first = run if self.whole_runs else 1
+            n = len(column)
             for k in range(first, min(run, onto_limit) + 1):
                 for top in reverse[column[-k]]:
                     for j in under.get(top, ()):
                         if j != i:
                             cols, hid, _ = take(columns, hidden, i, k)
                             cols = cols[:j] + (cols[j] + column[-k:],) + cols[j + 1 :]
-                            result.append((f"{i + 1}-{j + 1}", (cols, hid, foundations, stock, waste, redeals)))
+                            result.append((f"{i + 1}-{j + 1}", (cols, hid, foundations, stock, waste, redeals),
+                                           column[n - k - 1] if k < n else NONE))
             if empty:
                 j = empty[0]
                 for k in range(first, min(run, empty_limit) + 1):
-                    if k == len(column) and h == 0:
+                    if k == n and h == 0:
                         break  # the whole column: same state up to column order
                     cols, hid, _ = take(columns, hidden, i, k)
                     cols = cols[:j] + (column[-k:],) + cols[j + 1 :]
                     text = f"{i + 1}-{j + 1}" if k == 1 else f"{i + 1}-{j + 1}x{k}"
-                    result.append((text, (cols, hid, foundations, stock, waste, redeals)))
+                    result.append((text, (cols, hid, foundations, stock, waste, redeals),
+                                   column[n - k - 1] if k < n else NONE))
         # Waste to column.
         if waste:
             card = waste[-1]
@@ -197,15 +206,22 @@ class _Expander:
             if empty:
                 targets.append(empty[0])
             rest = waste[:-1]
+            exposed = rest[-1] if rest else NONE
             for j in targets:
                 cols = columns[:j] + (columns[j] + waste[-1:],) + columns[j + 1 :]
-                result.append((f"w-{j + 1}", (cols, hidden, foundations, stock, rest, redeals)))
+                result.append((f"w-{j + 1}", (cols, hidden, foundations, stock, rest, redeals), exposed))
         # Stock.
         if stock:
-            result.append(("s", (columns, hidden, foundations, stock[1:], waste + stock[:1], redeals)))
+            result.append(("s", (columns, hidden, foundations, stock[1:], waste + stock[:1], redeals), stock[0]))
         elif waste and redeals > 0:
-            result.append(("r", (columns, hidden, foundations, waste, b"", redeals - 1)))
+            result.append(("r", (columns, hidden, foundations, waste, b"", redeals - 1), NONE))
         return result
+
+
+FULL = -2
+"""``exposed`` of a foundation move: every top must be looked at again."""
+NONE = -1
+"""``exposed`` of a command that exposes no card."""
 
 
 def _won(state: State) -> bool:
@@ -223,6 +239,7 @@ def _search(
     lifo: bool = False,
     params: tuple[int, ...] = (),
     incomplete: bool = False,
+    locks: bool = False,
 ) -> Result:
     """One best-first search (a stage of :func:`solve`).
 
@@ -234,7 +251,8 @@ def _search(
     go up after every command exactly as the engine does it; with it off,
     the same safe moves are made by the solver (a dominance: a safe card is
     never needed in the tableau) and written out as commands. ``clock``
-    (e.g. ``time.monotonic``) enables ``budget.seconds``.
+    (e.g. ``time.monotonic``) enables ``budget.seconds``. ``locks``: states
+    that :func:`.lock.locked` proves lost are not expanded (exact).
 
     Greedy best-first search on a heuristic (foundation cards, empty columns,
     breaks in the columns, waste size) over a transposition table of canonical
@@ -260,8 +278,11 @@ def _search(
     nodes = 0
     if _won(start):
         return _verified(position, variant, prefix, autoplay_on, nodes, len(seen))
+    if locks and locked(rules, start):
+        return _exhausted(incomplete, nodes, len(seen), autoplay_on)
     score = expander.score
     moves = expander.moves
+    targets = rules.targets
     # Heap entries: (priority, tiebreak, depth, state, path). Lower priority first.
     heap: list[tuple[int, int, int, State, object]] = [(-score(start), 0, 0, start, None)]
     counter = 0
@@ -276,8 +297,14 @@ def _search(
         _, _, depth, state, path = heapq.heappop(heap)
         nodes += 1
         depth += 1
-        for text, nxt in moves(state):
-            nxt, auto = autoplay(rules, nxt)
+        safe = targets(state[2])[1]
+        for text, nxt, exposed in moves(state):
+            # Every state in the search is past auto-play (no safe card on a top), so only a
+            # foundation move (new safe set) or a newly exposed safe card can start it again.
+            if exposed == FULL or (exposed >= 0 and exposed in safe):
+                nxt, auto = autoplay(rules, nxt)
+            else:
+                auto = []
             k = key(nxt, face_down)
             if k in seen:
                 continue
@@ -286,13 +313,19 @@ def _search(
             link = (step, path)
             if _won(nxt):
                 return _verified(position, variant, prefix + _unwind(link), autoplay_on, nodes, len(seen))
+            if locks and text == "s" and locked(rules, nxt):
+                continue  # provably lost: nothing below it needs searching (checked after draws only: the check costs)
             counter += 1
             heapq.heappush(heap, (weight * depth - score(nxt), sign * counter, depth, nxt, link))
+    return _exhausted(incomplete, nodes, len(seen), autoplay_on)
+
+
+def _exhausted(incomplete: bool, nodes: int, states: int, autoplay_on: bool) -> Result:
     if incomplete:
-        return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on,
+        return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on,
                       reason="the incomplete search (whole runs only) found nothing")
-    return Result("unsolvable", nodes=nodes, states=len(seen), autoplay=autoplay_on,
-                  reason="every reachable state was searched")
+    return Result("unsolvable", nodes=nodes, states=states, autoplay=autoplay_on,
+                  reason="every reachable state was searched or proven lost")
 
 
 PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
@@ -332,7 +365,9 @@ def solve(
     runs only, so they can never claim ``unsolvable``), each with
     :data:`PORTFOLIO_NODES` nodes and each at most a fifth of the node
     budget; the rest goes to the complete search, whose exhaustion is the
-    only source of ``unsolvable``.
+    only source of ``unsolvable``. The complete search does not expand a
+    state that :func:`.lock.locked` proves lost (exact; checked after each
+    draw, README.md).
     """
     deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
     spent = 0
@@ -347,8 +382,40 @@ def solve(
                 return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason)
     seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
     final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,
-                    clock=clock)
+                    clock=clock, locks=True)
     return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason)
+
+
+FIND_STAGE: tuple[tuple[int, ...], bool, int] = ((20, 8, 5, 6, 0), False, 1_000)
+"""The one incomplete stage of :func:`find_solution`: (score weights, LIFO ties, nodes) (README.md)."""
+
+
+def find_solution(
+    position: Position,
+    variant: Variant,
+    *,
+    nodes: int | None = None,
+    seconds: float | None = None,
+    autoplay_on: bool = True,
+    clock: Callable[[], float] | None = None,
+) -> Result:
+    """A short incomplete search tuned for finding solvable deals among random seeds (RULES.md section 9).
+
+    Answers ``solved`` (moves replayed to a win through the engine, as in
+    :func:`solve`) or ``unknown``, never ``unsolvable``: it moves whole runs
+    only and stops after ``nodes`` expanded states (default: the measured
+    best of :data:`FIND_STAGE`, README.md). Spending little on each seed and
+    moving on finds a solvable deal sooner than deciding each seed.
+    ``seconds`` is a wall-clock cap measured with ``clock`` (e.g.
+    ``time.monotonic``). Reproducible for the same input and ``nodes``.
+    """
+    params, lifo, default_nodes = FIND_STAGE
+    budget = Budget(nodes=default_nodes if nodes is None else nodes, seconds=seconds)
+    result = _search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, params=params, lifo=lifo,
+                     incomplete=True)
+    if result.result == "solved":
+        return result
+    return Result("unknown", nodes=result.nodes, states=result.states, autoplay=autoplay_on, reason=result.reason)
 
 
 def _unwind(link: object) -> tuple[str, ...]:

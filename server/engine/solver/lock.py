@@ -1,0 +1,142 @@
+"""Lock detection: a cheap, exact proof that a state can never be won (RULES.md sections 2-5).
+
+:func:`locked` computes, by a monotone fixpoint, an over-approximation of
+what could ever happen from the state, assuming no column is ever empty
+(the first column that could be emptied ends the check with no claim):
+
+- a card *could be exposed* when every card now above it (in its column,
+  or in the waste) could leave its place; stock cards always (each is the
+  waste top once, when drawn); with a redeal left, waste cards too;
+- an exposed card could *go up* when it is an ace or its foundation
+  predecessor (rank r-1, same suit) is up or could go up (either copy);
+- an exposed card could *move* when a card it may be built on could be a
+  column top some day; it could *leave* when it could go up or move;
+- a card type could be a column top when a copy of it in a column could be
+  exposed, or a copy could move;
+- a column could be emptied when every card in it could leave.
+
+Whether a card could go up or move depends only on its type, so the sets
+are kept per card type, and every type seen exposed is looked at again
+until nothing changes.
+
+Soundness (why ``True`` is a proof): take any play from the state and
+induct over its commands. Every card that goes up was exposed at that
+moment, so every card once above it had left its place before (by a
+foundation or a tableau move, each already in the sets by induction),
+and a copy of its predecessor was up before; every card that moves onto
+another card found a copy of that card on a column top; every column
+that becomes empty lost its cards before, so the first one would be
+found by the fixpoint. So whatever a play does is in the sets. If no
+column could ever be emptied (in classic, with no empty column the
+supermove limit is one card: RULES.md section 3, so runs do not move as a
+unit), every column keeps a card that could never leave, so never go up:
+no play wins.
+
+The answer ``False`` claims nothing. Variants where runs move as a unit
+without an empty column (move rule ``sequence``) or cards come down from
+the foundations are not judged (always ``False``).
+"""
+
+from __future__ import annotations
+
+from .state import Rules, State
+
+
+def locked(rules: Rules, state: State) -> bool:
+    """True only when ``state`` can provably never be won (see the module docstring); cheap (no search).
+
+    At the fixpoint every column either could be emptied (then no claim) or
+    has a card that could never leave it, and so never go up: the state is
+    locked exactly when every column has one.
+    """
+    if rules.sequence or rules.variant.foundation_to_column:
+        return False
+    columns, _, foundations, stock, waste, redeals = state
+    if not all(columns):
+        return False  # an empty column: anything may move
+    parents = rules.builds_on_reverse  # card -> the cards it may be built on
+    up = bytearray(_on_foundations(rules, foundations))  # card types some copy of which is up or could go up
+    top = bytearray(52)  # card types some copy of which could be a column top
+    exposed = bytearray(52)  # card types some copy of which could be exposed (a column or waste top, or drawn)
+    pool: list[int] = []  # exposed types whose ``up`` or ``top`` is not settled yet
+    reach = [len(column) for column in columns]  # per column: cards above this index could all leave
+    for card in stock if not redeals else stock + waste:  # each is exposed once (when drawn), whatever happens
+        if not exposed[card]:
+            exposed[card] = 1
+            pool.append(card)
+    pile = [] if redeals else list(waste)  # bottom to top; the waste cards not yet shown to be able to leave
+
+    changed = True
+    while changed:
+        changed = False
+        pool.sort()  # foundation chains run up the ranks, tops down (a card's parent is a rank higher)
+        for card in pool:
+            if not up[card] and (card % 13 == 0 or up[card - 1]):
+                up[card] = 1
+                changed = True
+        for card in reversed(pool):
+            if not top[card]:
+                for parent in parents[card]:
+                    if top[parent]:
+                        top[card] = 1
+                        changed = True
+                        break
+        pool = [card for card in pool if not (up[card] and top[card])]
+        while pile:  # the waste, top down, while its top could leave
+            card = pile[-1]
+            if not exposed[card]:
+                exposed[card] = 1
+                pool.append(card)
+                changed = True
+            if not (card % 13 == 0 or up[card - 1]):
+                for parent in parents[card]:
+                    if top[parent]:
+                        break
+                else:
+                    break  # could not leave (yet)
+            pile.pop()
+        for i, column in enumerate(columns):
+            r = reach[i]
+            while r:
+                card = column[r - 1]
+                if not top[card]:
+                    top[card] = 1
+                    changed = True
+                if not exposed[card]:
+                    exposed[card] = 1
+                    pool.append(card)
+                    changed = True
+                if not (card % 13 == 0 or up[card - 1]):
+                    for parent in parents[card]:
+                        if top[parent]:
+                            break
+                    else:
+                        break  # this card could never leave: the column stays blocked (for now)
+                r -= 1
+            if not r:
+                return False  # the column could be emptied: no claim
+            reach[i] = r
+    return True
+
+
+def _on_foundations(rules: Rules, foundations: bytes) -> bytes:
+    """Per card type, 1 when some copy is on a foundation (cached per foundation state)."""
+    cache: dict[bytes, bytes] = rules.__dict__.setdefault("_lock_up", {})
+    got = cache.get(foundations)
+    if got is None:
+        d = rules.decks
+        up = bytearray(52)
+        for index, height in enumerate(foundations):
+            base = (index // d) * 13
+            up[base : base + height] = b"\x01" * height
+        got = cache[foundations] = bytes(up)
+    return got
+
+
+def _types(rules: Rules, cards: bytes) -> list[int]:
+    """The distinct card types in ``cards``, in code order (cached)."""
+    cache: dict[bytes, list[int]] = rules.__dict__.setdefault("_lock_types", {})
+    got = cache.get(cards)
+    if got is None:
+        got = cache[cards] = sorted(set(cards))
+    return got
