@@ -2,7 +2,9 @@
 
 Routes: ``/play`` (WebSocket, players), ``POST /matches``,
 ``GET /matches/{code}``, ``GET /matches/{code}/results``, ``GET /healthz``,
-``GET /metrics``. Resources (Redis or the embedded Redis, the solver
+``GET /metrics``; spectators: ``GET /matches/{code}/events`` (SSE),
+``/matches/{code}/watch`` (WebSocket), ``GET /matches/{code}/replays/{name}``,
+and the web page (``/``, ``/watch/{code}``, ``/daily``, ``/static/``). Resources (Redis or the embedded Redis, the solver
 process pool, the match service and its background tasks) are opened in
 the lifespan and closed there.
 """
@@ -20,14 +22,17 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.middleware import Middleware
+from starlette.routing import Mount, Route, WebSocketRoute
 
 from protocol.codec import decode_server
 
 from .dealpool import fill_pool
 from .embedded_redis import EmbeddedRedis
 from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
+from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, watch_page
 from .play import player_endpoint
+from .replays import match_replay
 from .settings import Settings
 from .store import Store
 from .watch import match_events, watch_endpoint
@@ -160,10 +165,16 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/matches/{code}", match_state),
             Route("/matches/{code}/results", match_results),
             Route("/matches/{code}/events", match_events),
+            # Spectating (issue 7): replays once a match ended, and the web page (server/pages.py).
+            Route("/matches/{code}/replays/{name}", match_replay),
+            Route("/watch/{code}", watch_page),
+            Route("/", index_page),
+            Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
             Route("/healthz", healthz),
             Route("/metrics", metrics),
         ],
         lifespan=lifespan,
+        middleware=[Middleware(PagesMiddleware)],
     )
     app.state.settings = settings
     app.state.metrics = Metrics()
