@@ -126,3 +126,33 @@ def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(server
             assert overflow <= 0, f"the phone page scrolls sideways by {overflow} px"
 
     asyncio.run(run())
+
+
+def test_the_daily_page_says_so_politely_when_there_is_no_daily_challenge(server) -> None:  # type: ignore[no-untyped-def]
+    """Without the daily endpoints (``GET /daily`` JSON answers 404) the page says so, without a script error.
+    Once the daily challenge is served, this test's first assertion must change to its leaderboards."""
+    _browser_available()
+    import httpx
+    from playwright.async_api import async_playwright
+
+    if httpx.get(server.url + "/daily", headers={"Accept": "application/json"}).status_code != 404:
+        pytest.skip("this server has the daily challenge: covered by its own page test")
+
+    async def run() -> None:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await browser.new_page(viewport={"width": 1280, "height": 700})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto(server.url + "/daily")
+            await page.wait_for_function("document.querySelector('#state').textContent === 'unavailable'")
+            headline = await page.locator("#headline").inner_text()
+            await page.screenshot(path=str(ARTIFACTS / "daily-none.png"))
+            await page.goto(server.url + "/")
+            title = await page.title()
+            await browser.close()
+            assert headline == "No daily challenge on this server"
+            assert title == "Forty Thieves Race" and not errors, errors
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    asyncio.run(run())
