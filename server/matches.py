@@ -142,24 +142,26 @@ class Session:
 
 
 WATCHER_QUEUE = 1024
-"""Events a spectator may fall behind by before it is dropped (it can resume from its last id)."""
+"""Default of ``Settings.watcher_queue``: events a spectator may fall behind by before it is dropped."""
 
 
 class Watcher:
     """One spectator connection in this process: a bounded queue of ``(stream id, frame)``.
 
-    A watcher that falls :data:`WATCHER_QUEUE` events behind is dropped: its
-    queue gets ``None`` and nothing more; players are never slowed down.
+    A watcher that falls ``limit`` events behind is dropped: its queue gets
+    ``None`` and nothing more (it can resume from its last id); players are
+    never slowed down.
     """
 
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue(maxsize=WATCHER_QUEUE + 1)
+    def __init__(self, limit: int = WATCHER_QUEUE) -> None:
+        self.limit = max(1, limit)
+        self.queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue(maxsize=self.limit + 1)
         self.dropped = False
 
     def push(self, entry_id: str, frame: bytes) -> None:
         if self.dropped:
             return
-        if self.queue.qsize() >= WATCHER_QUEUE:
+        if self.queue.qsize() >= self.limit:
             self.dropped = True
             self.queue.put_nowait(None)
             return
@@ -444,7 +446,7 @@ class MatchService:
 
     async def watch(self, code: str) -> Watcher:
         """A spectator's bounded queue of this match's public events (from now on)."""
-        watcher = Watcher()
+        watcher = Watcher(self.settings.watcher_queue)
         self.watchers.setdefault(code, set()).add(watcher)
         await self._follow(code)
         return watcher

@@ -18,6 +18,8 @@ variable                   default    meaning
 ``FTR_SOLVER_WORKERS``     1          solver worker processes (0: no deal pool)
 ``FTR_SOLVER_SECONDS``     10         solver budget per candidate deal (seconds)
 ``FTR_DEAD_BUDGET``        20000      dead-game search budget (positions)
+``FTR_WATCHER_QUEUE``      1024       events a spectator may fall behind by before
+                                      it is dropped (it resumes from its last id)
 =========================  =========  ==============================================
 """
 
@@ -50,6 +52,7 @@ class Settings:
     solver_workers: int = 1
     solver_seconds: float = 10.0
     dead_budget: int = 20000
+    watcher_queue: int = 1024
 
     @classmethod
     def from_environ(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -71,12 +74,13 @@ class Settings:
             solver_workers=config("FTR_SOLVER_WORKERS", cast=int, default=1),
             solver_seconds=config("FTR_SOLVER_SECONDS", cast=float, default=10.0),
             dead_budget=config("FTR_DEAD_BUDGET", cast=int, default=20000),
+            watcher_queue=config("FTR_WATCHER_QUEUE", cast=int, default=1024),
         )
 
 
 ENVIRONMENT_VARIABLES = (
     "FTR_HOST", "FTR_PORT", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
     "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
-    "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET",
+    "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_WATCHER_QUEUE",
 )
 """Every environment variable the server reads (a test checks docker-compose.yml names only these)."""

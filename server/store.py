@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -427,12 +428,21 @@ class Store:
                 result.append((code, entry_id.decode(), fields))
         return result
 
-    async def public_events_after(self, code: str, after: str, count: int = 10_000) -> list[tuple[str, bytes]]:
-        """Spectators' events (:data:`SPECTATOR_KINDS`) after stream id ``after`` (exclusive):
-        ``(id, frame)`` pairs, oldest first."""
-        entries = await self.redis.xrange(events_key(code), min=f"({after}", max="+", count=count)
-        return [(entry_id.decode(), fields[b"m"]) for entry_id, fields in entries
-                if fields.get(b"k", b"public") in SPECTATOR_KINDS]
+    async def spectator_events_after(self, code: str, after: str,
+                                     page: int = 500) -> AsyncIterator[list[tuple[str, bytes]]]:
+        """Spectators' events (:data:`SPECTATOR_KINDS`) after stream id ``after`` (exclusive), oldest
+        first, in pages of ``(id, frame)`` pairs (one XRANGE of ``page`` entries each) to the stream's end."""
+        while True:
+            entries = await self.redis.xrange(events_key(code), min=f"({after}", max="+", count=page)
+            if not entries:
+                return
+            after = entries[-1][0].decode()
+            chosen = [(entry_id.decode(), fields[b"m"]) for entry_id, fields in entries
+                      if fields.get(b"k", b"public") in SPECTATOR_KINDS]
+            if chosen:
+                yield chosen
+            if len(entries) < page:
+                return
 
     async def last_event_id(self, code: str) -> str:
         last = await self.redis.xrevrange(events_key(code), count=1)
