@@ -1,16 +1,20 @@
-"""Spectators' streams of a match's public events (issue 7 item 1, first part).
+"""Spectators' streams of a match's events (issue 7 items 1-3).
 
 ``GET /matches/{code}/events``: Server-Sent Events (sse-starlette), and
 ``/matches/{code}/watch``: a WebSocket carrying the same events as msgpack
-(:func:`watch_endpoint`). One
-event per public event of the match (lobby, countdown, progress, finished,
-results), ``id`` = its Redis Stream id, ``event`` = its type, ``data`` =
-the message as JSON. A watcher that connects late first gets what it
-missed; with ``Last-Event-ID`` (or ``?from=ID``) it resumes after that id
-with nothing lost or repeated. While a match runs the public events carry
-progress only (moves, foundation cards, status, time), never a board or a
-move. A watcher that falls behind is dropped (``event: dropped``) and can
-resume from its last id; it never slows the players.
+(:func:`watch_endpoint`). One event per spectator event of the match
+(lobby, countdown, progress, finished, results; ``board`` too when the host
+opened the boards), ``id`` = its Redis Stream id, ``event`` = its type,
+``data`` = the message as JSON. A watcher that connects late first gets
+what it missed (read from the stream in pages); with ``Last-Event-ID`` (or
+``?from=ID``) it resumes after that id with nothing lost or repeated. While
+a match runs the events carry progress only (moves, foundation cards,
+status, time), never a board or a move, unless the boards are open (then a
+player's redacted view, exactly what that player sees). A watcher that
+falls ``Settings.watcher_queue`` events behind is dropped (``event:
+dropped``) and can resume from its last id; it never slows the players.
+Each event is encoded once per process, and a connection sends what
+gathered at most every :data:`BATCH_S` seconds.
 """
 
 from __future__ import annotations
