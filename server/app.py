@@ -91,7 +91,9 @@ async def match_state(request: Request) -> Response:
     state = await request.app.state.service.public_state(request.path_params["code"][:32])
     if state is None:
         return _error(404, "no_match", "no match with that code")
-    return JSONResponse(state)
+    # The server's clock (Redis TIME, ms) in a header, so a page runs the match clock from the server's
+    # start instant; the body stays the match's state alone.
+    return JSONResponse(state, headers={"X-Server-Time-Ms": str(request.app.state.service.clock.now_ms())})
 
 
 async def match_results(request: Request) -> Response:
@@ -166,7 +168,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/matches/{code}/results", match_results),
             Route("/matches/{code}/events", match_events),
             # Spectating (issue 7): replays once a match ended, and the web page (server/pages.py).
-            Route("/matches/{code}/replays/{name}", match_replay),
+            Route("/matches/{code}/replays/{name:path}", match_replay),  # a name may hold "/"
             Route("/watch/{code}", watch_page),
             Route("/", index_page),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),

@@ -337,8 +337,8 @@ class MatchService:
         """What anyone may read about a match (never the seed before the end, never a board).
 
         ``boards_public``: spectators may see boards now (the host opened them,
-        or the match ended); ``cards``: the variant's card total; ``now_ms``:
-        the server's clock (Redis ``TIME``), so a page can run the match clock.
+        or the match ended); ``cards``: the variant's card total. (The HTTP
+        answer adds the server's clock in the ``X-Server-Time-Ms`` header.)
         """
         meta = await self.store.meta(code)
         if meta is None:
@@ -352,7 +352,7 @@ class MatchService:
             "deadline_ms": int(meta.get("deadline_ms", 0) or 0),
             # Boards and replays: public live when the host opened the boards, otherwise once the match ended.
             "boards_public": bool(settings.get("open_boards")) or state == "finished",
-            "cards": find_variant(settings["variant"]).card_total, "now_ms": self.clock.now_ms(),
+            "cards": find_variant(settings["variant"]).card_total,
             "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.status,
                          "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
         }

@@ -95,12 +95,12 @@ const FTR = (() => {
     return tenths && !h ? `${base}.${Math.floor(ms / 100) % 10}` : base;
   }
 
-  /** GET a JSON document (Accept: application/json): {status, body}. */
+  /** GET a JSON document (Accept: application/json): {status, body, headers}. */
   async function getJSON(url) {
     const response = await fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" });
     let body = null;
     try { body = await response.json(); } catch (error) { body = null; }
-    return { status: response.status, body };
+    return { status: response.status, body, headers: response.headers };
   }
 
   /** Follow a Server-Sent Events stream; handlers[name](data, id). Resumes after a drop or a cut

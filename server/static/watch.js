@@ -176,6 +176,8 @@
     },
     results(data) { showResults(data); },
     board(data) {
+      // The start boards are written just after the start: a quick first move's board may come before.
+      if (data.moves === 0 && data.time_ms === 0 && boards.has(data.name)) return;
       boards.set(data.name, data.view);
       renderBoards();
     },
@@ -301,11 +303,12 @@
   async function start() {
     $("code").textContent = code;
     document.title = `Match ${code} · Forty Thieves Race`;
-    const { status, body } = await getJSON(`/matches/${encodeURIComponent(code)}`);
+    const { status, body, headers } = await getJSON(`/matches/${encodeURIComponent(code)}`);
     if (status !== 200) {
       match.state = "missing"; renderHero(); return;
     }
-    offset = body.now_ms ? body.now_ms - Date.now() : 0;
+    const serverNow = Number(headers.get("X-Server-Time-Ms"));
+    offset = serverNow ? serverNow - Date.now() : 0;
     Object.assign(match, { state: body.state, settings: body.settings, startAt: body.start_at_ms,
       deadline: body.deadline_ms, cards: body.cards || 104, openBoards: body.settings.open_boards });
     for (const p of body.players) Object.assign(player(p.name), p);

@@ -42,7 +42,7 @@ from .wsclient import Player, create_match
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-TIME_KEYS = {"start_at_ms", "deadline_ms", "time_ms", "server_time_ms", "now_ms"}
+TIME_KEYS = {"start_at_ms", "deadline_ms", "time_ms", "server_time_ms"}
 CARD = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[CDHS](?![0-9A-Za-z])")
 STEPS = 24
 

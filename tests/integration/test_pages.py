@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from server.pages import STATIC_DIR
@@ -24,3 +26,12 @@ def test_daily_is_the_page_for_a_browser_and_json_for_anyone_else(server) -> Non
     assert browser.status_code == 200 and browser.text == (STATIC_DIR / "daily.html").read_text()
     script = httpx.get(server.url + "/daily", headers={"Accept": "application/json"})
     assert not script.headers.get("content-type", "").startswith("text/html")  # the daily challenge's own answer
+
+
+def test_the_match_state_carries_the_server_clock_in_a_header(server) -> None:  # type: ignore[no-untyped-def]
+    created = httpx.post(server.url + "/matches", json={"variant": "relaxed", "seed": "4"}).json()
+    before = time.time() * 1000
+    answer = httpx.get(f"{server.url}/matches/{created['code']}")
+    after = time.time() * 1000
+    assert before - 1000 <= int(answer.headers["X-Server-Time-Ms"]) <= after + 1000  # one machine, one clock
+    assert "now_ms" not in answer.json()  # the body is the state alone (comparable before and after)
