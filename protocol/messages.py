@@ -33,7 +33,8 @@ moves), ``rejected`` (a refused command: code and reason; nothing
 changed), ``progress`` (another player's public progress), ``finished``
 (a player's game ended), ``results`` (ranked, with the revealed seed),
 ``suggestion`` (a hint, from the player's view only), ``error`` (stable
-code, readable message), ``pong``.
+code, readable message), ``pong``. Spectators' streams also carry
+``board`` (a player's redacted view) when the host opened the boards.
 """
 
 from __future__ import annotations
@@ -169,6 +170,9 @@ class Settings(msgspec.Struct, frozen=True):
     autoplay: bool
     undo: str
     hints: bool
+    open_boards: bool = False
+    """Spectators see each player's redacted board live (a race on one screen); otherwise only progress
+    until the match ends (DESIGN.md "Anti stream-sniping")."""
 
 
 class PlayerInfo(msgspec.Struct, frozen=True):
@@ -266,6 +270,23 @@ class Progress(_Message, tag="progress"):
     time_ms: int
 
 
+class Board(_Message, tag="board"):
+    """Player ``name``'s board as that player sees it (the redacted :class:`View`), for spectators only.
+
+    Sent on the match's public streams (``/matches/{code}/events`` and
+    ``/watch``) only when the host opened the boards at creation
+    (``Settings.open_boards``): once per player at the start, then after
+    every accepted command. Never sent to players.
+    """
+
+    name: str
+    moves: int
+    foundation: int
+    status: str
+    time_ms: int
+    view: View
+
+
 class Finished(_Message, tag="finished"):
     """Player ``name``'s game ended with ``status`` after ``time_ms`` and ``moves``."""
 
@@ -327,7 +348,7 @@ class Pong(_Message, tag="pong"):
 
 ServerMessage = (
     Welcome | Joined | Lobby | Countdown | Started | Position | Rejected | Progress | Finished | Results | Suggestion
-    | Error | Pong
+    | Error | Pong | Board
 )
 """Every message a server may send."""
 

@@ -2,10 +2,12 @@
 
 Routes: ``/play`` (WebSocket, players), ``POST /matches``,
 ``GET /matches/{code}``, ``GET /matches/{code}/results``, ``GET /healthz``,
-``GET /metrics``, and the daily challenge's (:mod:`server.daily_web`).
-Resources (Redis or the embedded Redis, the solver process pool, the match
-service and its background tasks) are opened in the lifespan and closed
-there.
+``GET /metrics``; spectators: ``GET /matches/{code}/events`` (SSE),
+``/matches/{code}/watch`` (WebSocket), ``GET /matches/{code}/replays/{name}``,
+and the web page (``/``, ``/watch/{code}``, ``/daily``, ``/static/``); the
+daily challenge's routes (:mod:`server.daily_web`). Resources (Redis or the
+embedded Redis, the solver process pool, the match service and its
+background tasks) are opened in the lifespan and closed there.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.middleware import Middleware
+from starlette.routing import Mount, Route, WebSocketRoute
 
 from protocol.codec import decode_server
 
@@ -30,7 +33,9 @@ from .daily_web import ROUTES as DAILY_ROUTES
 from .dealpool import fill_pool
 from .embedded_redis import EmbeddedRedis
 from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
+from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, watch_page
 from .play import player_endpoint
+from .replays import match_replay
 from .settings import Settings
 from .store import Store
 from .watch import match_events, watch_endpoint
@@ -89,7 +94,9 @@ async def match_state(request: Request) -> Response:
     state = await request.app.state.service.public_state(request.path_params["code"][:32])
     if state is None:
         return _error(404, "no_match", "no match with that code")
-    return JSONResponse(state)
+    # The server's clock (Redis TIME, ms) in a header, so a page runs the match clock from the server's
+    # start instant; the body stays the match's state alone.
+    return JSONResponse(state, headers={"X-Server-Time-Ms": str(request.app.state.service.clock.now_ms())})
 
 
 async def match_results(request: Request) -> Response:
@@ -168,11 +175,17 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/matches/{code}", match_state),
             Route("/matches/{code}/results", match_results),
             Route("/matches/{code}/events", match_events),
+            # Spectating (issue 7): replays once a match ended, and the web page (server/pages.py).
+            Route("/matches/{code}/replays/{name:path}", match_replay),  # a name may hold "/"
+            Route("/watch/{code}", watch_page),
+            Route("/", index_page),
+            Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
             Route("/healthz", healthz),
             Route("/metrics", metrics),
             *DAILY_ROUTES,
         ],
         lifespan=lifespan,
+        middleware=[Middleware(PagesMiddleware)],
     )
     app.state.settings = settings
     app.state.metrics = Metrics()

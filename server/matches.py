@@ -36,7 +36,7 @@ from .engine.hint import hint
 from .engine.view import redact
 from .ranking import Standing, rank
 from .settings import Settings
-from .store import Store, token_hash
+from .store import SPECTATOR_KINDS, Store, token_hash
 from .views import legal_message, view_message
 
 log = logging.getLogger("forty_thieves.matches")
@@ -67,6 +67,9 @@ class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     autoplay: bool = True
     undo: str = "safe"
     hints: bool = False
+    open_boards: bool = False
+    """Spectators see each player's redacted board live (a race on one screen); by default they see only
+    progress until the match ends (DESIGN.md "Anti stream-sniping")."""
 
 
 class ServiceError(Exception):
@@ -114,6 +117,7 @@ class Session:
     undos: int = 0
     hints: int = 0
     hints_allowed: bool = False
+    open_boards: bool = False
     last_found_ms: int = 0
     dead_check: asyncio.Task[Any] | None = None
     queue: asyncio.Queue[bytes | None] = field(default_factory=lambda: asyncio.Queue(maxsize=512))
@@ -149,24 +153,26 @@ class Session:
 
 
 WATCHER_QUEUE = 1024
-"""Events a spectator may fall behind by before it is dropped (it can resume from its last id)."""
+"""Default of ``Settings.watcher_queue``: events a spectator may fall behind by before it is dropped."""
 
 
 class Watcher:
     """One spectator connection in this process: a bounded queue of ``(stream id, frame)``.
 
-    A watcher that falls :data:`WATCHER_QUEUE` events behind is dropped: its
-    queue gets ``None`` and nothing more; players are never slowed down.
+    A watcher that falls ``limit`` events behind is dropped: its queue gets
+    ``None`` and nothing more (it can resume from its last id); players are
+    never slowed down.
     """
 
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue(maxsize=WATCHER_QUEUE + 1)
+    def __init__(self, limit: int = WATCHER_QUEUE) -> None:
+        self.limit = max(1, limit)
+        self.queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue(maxsize=self.limit + 1)
         self.dropped = False
 
     def push(self, entry_id: str, frame: bytes) -> None:
         if self.dropped:
             return
-        if self.queue.qsize() >= WATCHER_QUEUE:
+        if self.queue.qsize() >= self.limit:
             self.dropped = True
             self.queue.put_nowait(None)
             return
@@ -308,7 +314,7 @@ class MatchService:
             seed = secrets.token_hex(16)
         # A seed or deal the host chose is dealt as given: not proven solvable, and the settings say so.
         settings = m.Settings(variant.name, solvable_only, request.players, request.time_limit_s,
-                              request.autoplay, request.undo, request.hints)
+                              request.autoplay, request.undo, request.hints, request.open_boards)
         nonce = secrets.token_hex(16)
         fields: dict[str, Any] = {
             "state": state, "settings": msgspec.json.encode(settings).decode(), "host": token_hash(host_token),
@@ -353,16 +359,25 @@ class MatchService:
     # ------------------------------------------------------------ public state
 
     async def public_state(self, code: str) -> dict[str, Any] | None:
-        """What anyone may read about a match (never the seed before the end, never a board)."""
+        """What anyone may read about a match (never the seed before the end, never a board).
+
+        ``boards_public``: spectators may see boards now (the host opened them,
+        or the match ended); ``cards``: the variant's card total. (The HTTP
+        answer adds the server's clock in the ``X-Server-Time-Ms`` header.)
+        """
         meta = await self.store.meta(code)
         if meta is None:
             return None
         players = await self.store.players(code)
         state = meta["state"]
+        settings = json.loads(meta["settings"])
         result: dict[str, Any] = {
-            "code": code, "state": state, "settings": json.loads(meta["settings"]),
+            "code": code, "state": state, "settings": settings,
             "commitment": meta.get("commitment", ""), "start_at_ms": int(meta.get("start_at_ms", 0) or 0),
-            "deadline_ms": int(meta.get("deadline_ms", 0) or 0), "boards_public": False,
+            "deadline_ms": int(meta.get("deadline_ms", 0) or 0),
+            # Boards and replays: public live when the host opened the boards, otherwise once the match ended.
+            "boards_public": bool(settings.get("open_boards")) or state == "finished",
+            "cards": find_variant(settings["variant"]).card_total,
             "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.status,
                          "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
         }
@@ -460,7 +475,7 @@ class MatchService:
 
     async def watch(self, code: str) -> Watcher:
         """A spectator's bounded queue of this match's public events (from now on)."""
-        watcher = Watcher()
+        watcher = Watcher(self.settings.watcher_queue)
         self.watchers.setdefault(code, set()).add(watcher)
         await self._follow(code)
         return watcher
@@ -598,9 +613,11 @@ class MatchService:
                         await self.store.release(f"{code} {kind}")
                         continue
                 elif kind == "start":
-                    await self.store.start(code, encode(m.Lobby(match=code, state="playing", players=[],
-                                                               settings=(await self.lobby_message(code)).settings,
-                                                               commitment="")))
+                    settings = (await self.lobby_message(code)).settings
+                    if await self.store.start(code, encode(m.Lobby(match=code, state="playing", players=[],
+                                                                  settings=settings, commitment=""))) \
+                            and settings.open_boards:
+                        await self._publish_start_boards(code, settings)
                 elif kind == "deadline":
                     await self._deadline(code)
                 elif kind == "finalize":
@@ -613,6 +630,17 @@ class MatchService:
             due = await self.store.next_timer_ms()
             wait = 0.1 if due is None else min(0.1, max(0.0, (due - self.clock.now_ms()) / 1000))
             await asyncio.sleep(wait)
+
+    async def _publish_start_boards(self, code: str, settings: m.Settings) -> None:
+        """Open-boards matches: every player's board at the start (the redacted deal), for spectators."""
+        meta = await self.store.meta(code)
+        assert meta is not None
+        game = Game(parse_position(meta["deal"], find_variant(settings.variant)), find_variant(settings.variant),
+                    autoplay=settings.autoplay, undo=settings.undo)
+        view = view_message(game.position)
+        for name in await self.store.roster(code):
+            await self.store.add_event(code, encode(m.Board(name, 0, game.position.foundation_cards, "playing", 0,
+                                                            view)), kind="board")
 
     async def _deadline(self, code: str) -> None:
         meta = await self.store.meta(code)
@@ -641,7 +669,7 @@ class MatchService:
             for code, entry_id, fields in events:
                 await self._dispatch(code, fields)
                 kind = fields.get(b"k", b"public")
-                if kind in (b"public", b"ended"):
+                if kind in SPECTATOR_KINDS:
                     for watcher in list(self.watchers.get(code, ())):
                         watcher.push(entry_id, fields[b"m"])
                 if code in self.stream_ids:
@@ -708,6 +736,7 @@ class MatchService:
             session.deadline_ms = int(meta.get("deadline_ms", 0) or 0)
             session.last_found_ms = record.last_found_ms
             session.hints, session.hints_allowed = record.hints, settings.hints
+            session.open_boards = settings.open_boards
             legal = game.legal_moves() if record.status == "playing" else []
             session.push(encode(m.Started(session.start_at_ms, int(meta.get("deadline_ms", 0) or 0),
                                           view_message(game.position), legal_message(legal), game.moves,
@@ -768,9 +797,11 @@ class MatchService:
             if ends:
                 events.append(encode(m.Finished(session.name, status, time_ms, game.moves, found)))
             record = _progress_record(session, game, status, time_ms)
+            boards = [encode(m.Board(session.name, game.moves, found, status, time_ms, view_message(game.position)))] \
+                if session.open_boards else []
             try:
                 result, active = await self.store.commit(session.code, session.name, session.epoch, seq,
-                                                         f"{command} {time_ms}", record, ends, events)
+                                                         f"{command} {time_ms}", record, ends, events, boards)
             except Exception:
                 # Not stored, so not played: the game must stay what Redis says it is.
                 game.restore(saved)

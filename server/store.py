@@ -15,7 +15,8 @@ key                        holds
                            last accepted seq, moves, undos, hints, foundation
                            cards, status, time and last-foundation time (ms)
 ``{m:C}:log:NAME``         list: the player's accepted commands, ``"cmd ms"``
-``{m:C}:events``           stream: public events (field ``m``: msgpack frame)
+``{m:C}:events``           stream: events (field ``m``: msgpack frame, ``k``:
+                           kind, see :data:`SPECTATOR_KINDS`)
 ``{m:C}:results``          the final results frame (msgpack)
 ``timers``                 sorted set: ``CODE start|deadline`` by due time (ms)
 ``pool:VARIANT``           list: verified solvable deals (msgpack)
@@ -32,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +42,10 @@ from redis.exceptions import NoScriptError
 
 EVENTS_MAXLEN = 20000
 """Approximate cap of a match's event stream."""
+
+SPECTATOR_KINDS = (b"public", b"ended", b"board")
+"""Stream entry kinds spectators receive: public events, games the server ended, and (open-boards
+matches only) players' redacted boards. ``start`` and ``takeover`` are internal."""
 
 
 def token_hash(token: str) -> str:
@@ -131,7 +137,8 @@ return {'ok', name, epoch}
 COMMIT = """
 -- KEYS: player, log, events, meta
 -- ARGV: epoch, seq, log entry ('' for none), moves, undos, hints, foundation, status, time_ms,
---       last_found_ms, ends (0|1), event frames...
+--       last_found_ms, ends (0|1), number of public event frames P, P public frames, then board frames
+--       (spectators only: open-boards matches)
 local p = redis.call('HMGET', KEYS[1], 'epoch', 'seq', 'status')
 if p[1] ~= ARGV[1] then return {'stale'} end
 if tonumber(p[2]) >= tonumber(ARGV[2]) then return {'dup'} end
@@ -141,8 +148,12 @@ if ARGV[3] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[3]) end
 redis.call('HSET', KEYS[1], 'seq', ARGV[2], 'moves', ARGV[4], 'undos', ARGV[5], 'hints', ARGV[6],
   'foundation', ARGV[7], 'status', ARGV[8], 'time_ms', ARGV[9], 'last_found_ms', ARGV[10])
 local last = ''
-for i = 12, #ARGV do
-  last = redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[i], 'k', 'public', 'n', redis.call('HGET', KEYS[1], 'name'))
+local name = redis.call('HGET', KEYS[1], 'name')
+local public_end = 12 + tonumber(ARGV[12])
+for i = 13, #ARGV do
+  local kind = 'public'
+  if i > public_end then kind = 'board' end
+  last = redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[i], 'k', kind, 'n', name)
 end
 local active = -1
 if ARGV[11] == '1' then active = redis.call('HINCRBY', KEYS[4], 'active', -1) end
@@ -336,8 +347,12 @@ class Store:
         return result
 
     async def commit(self, code: str, name: str, epoch: int, seq: int, entry: str, record: dict[str, Any],
-                     ends: bool, events: list[bytes]) -> tuple[str, int]:
+                     ends: bool, events: list[bytes], boards: list[bytes] | None = None) -> tuple[str, int]:
         """Write one accepted command atomically; returns (status, players still playing or -1).
+
+        ``events`` go to the match's stream as public events (players and
+        spectators), ``boards`` as kind ``board`` (spectators only; an
+        open-boards match's redacted views, :data:`SPECTATOR_KINDS`).
 
         Commits made during one turn of the event loop go to Redis together,
         one pipeline of :data:`COMMIT` scripts (each still atomic on its
@@ -346,7 +361,7 @@ class Store:
         """
         keys = [player_key(code, name), log_key(code, name), events_key(code), meta_key(code)]
         args = [epoch, seq, entry, record["moves"], record["undos"], record["hints"], record["foundation"],
-                record["status"], record["time_ms"], record["last_found_ms"], 1 if ends else 0, *events]
+                record["status"], record["time_ms"], record["last_found_ms"], 1 if ends else 0, len(events), *events, *(boards or ())]
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending.append((keys, args, future))
         if len(self._pending) == 1:
@@ -446,11 +461,21 @@ class Store:
                 result.append((code, entry_id.decode(), fields))
         return result
 
-    async def public_events_after(self, code: str, after: str, count: int = 10_000) -> list[tuple[str, bytes]]:
-        """Public events after stream id ``after`` (exclusive): ``(id, frame)`` pairs, oldest first."""
-        entries = await self.redis.xrange(events_key(code), min=f"({after}", max="+", count=count)
-        return [(entry_id.decode(), fields[b"m"]) for entry_id, fields in entries
-                if fields.get(b"k", b"public") in (b"public", b"ended")]
+    async def spectator_events_after(self, code: str, after: str,
+                                     page: int = 500) -> AsyncIterator[list[tuple[str, bytes]]]:
+        """Spectators' events (:data:`SPECTATOR_KINDS`) after stream id ``after`` (exclusive), oldest
+        first, in pages of ``(id, frame)`` pairs (one XRANGE of ``page`` entries each) to the stream's end."""
+        while True:
+            entries = await self.redis.xrange(events_key(code), min=f"({after}", max="+", count=page)
+            if not entries:
+                return
+            after = entries[-1][0].decode()
+            chosen = [(entry_id.decode(), fields[b"m"]) for entry_id, fields in entries
+                      if fields.get(b"k", b"public") in SPECTATOR_KINDS]
+            if chosen:
+                yield chosen
+            if len(entries) < page:
+                return
 
     async def last_event_id(self, code: str) -> str:
         last = await self.redis.xrevrange(events_key(code), count=1)

@@ -1,23 +1,28 @@
-"""Spectators' streams of a match's public events (issue 7 item 1, first part).
+"""Spectators' streams of a match's events (issue 7 items 1-3).
 
 ``GET /matches/{code}/events``: Server-Sent Events (sse-starlette), and
 ``/matches/{code}/watch``: a WebSocket carrying the same events as msgpack
-(:func:`watch_endpoint`). One
-event per public event of the match (lobby, countdown, progress, finished,
-results), ``id`` = its Redis Stream id, ``event`` = its type, ``data`` =
-the message as JSON. A watcher that connects late first gets what it
-missed; with ``Last-Event-ID`` (or ``?from=ID``) it resumes after that id
-with nothing lost or repeated. While a match runs the public events carry
-progress only (moves, foundation cards, status, time), never a board or a
-move. A watcher that falls behind is dropped (``event: dropped``) and can
-resume from its last id; it never slows the players.
+(:func:`watch_endpoint`). One event per spectator event of the match
+(lobby, countdown, progress, finished, results; ``board`` too when the host
+opened the boards), ``id`` = its Redis Stream id, ``event`` = its type,
+``data`` = the message as JSON. A watcher that connects late first gets
+what it missed (read from the stream in pages); with ``Last-Event-ID`` (or
+``?from=ID``) it resumes after that id with nothing lost or repeated. While
+a match runs the events carry progress only (moves, foundation cards,
+status, time), never a board or a move, unless the boards are open (then a
+player's redacted view, exactly what that player sees). A watcher that
+falls ``Settings.watcher_queue`` events behind is dropped (``event:
+dropped``) and can resume from its last id; it never slows the players.
+Each event is encoded once per process, and a connection sends what
+gathered at most every :data:`BATCH_S` seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
 
 import msgspec
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
@@ -32,15 +37,42 @@ from .matches import MatchService
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 
+BATCH_S = 0.05
+"""A spectator's connection sends what gathered at most this often (seconds): one write for several
+events instead of one each, so many spectators cost the players' event loop little (a person watching
+cannot tell 50 ms)."""
+
 
 def _order(entry_id: str) -> tuple[int, int]:
     ms, _, seq = entry_id.partition("-")
     return int(ms), int(seq)
 
 
-def _sse(entry_id: str, frame: bytes) -> ServerSentEvent:
-    message = msgspec.msgpack.decode(frame)
-    return ServerSentEvent(data=msgspec.json.encode(message).decode(), event=str(message.get("type", "")), id=entry_id)
+_ENCODED_MAX = 4096
+_encoded: OrderedDict[tuple[str, str, str], bytes] = OrderedDict()
+
+
+def _encoded_once(kind: str, code: str, entry_id: str, build: Callable[[], bytes]) -> bytes:
+    """The bytes of one event for one kind of watcher, built once and fanned out to every watcher
+    (DESIGN.md: outgoing events are encoded once). A small per-process LRU: watchers of one match
+    read the same recent events at about the same time."""
+    key = (kind, code, entry_id)
+    data = _encoded.get(key)
+    if data is None:
+        data = _encoded[key] = build()
+        if len(_encoded) > _ENCODED_MAX:
+            _encoded.popitem(last=False)
+    return data
+
+
+def _sse(code: str, entry_id: str, frame: bytes) -> bytes:
+    """One Server-Sent Event: ``id`` = stream id, ``event`` = the message type, ``data`` = the message as JSON."""
+    def build() -> bytes:
+        message = msgspec.msgpack.decode(frame)
+        return ServerSentEvent(data=msgspec.json.encode(message).decode(), event=str(message.get("type", "")),
+                               id=entry_id).encode()
+
+    return _encoded_once("sse", code, entry_id, build)
 
 
 async def match_events(request: Request) -> Response:
@@ -55,31 +87,43 @@ async def match_events(request: Request) -> Response:
                             status_code=400)
     watcher = await service.watch(code)  # first: live events queue up while the missed ones are read
 
-    async def events() -> AsyncIterator[ServerSentEvent]:
+    async def events() -> AsyncIterator[ServerSentEvent | bytes]:
+        # Events waiting together go out in one write (one send through the ASGI stack per batch).
         sent = _order(after)
         try:
-            for entry_id, frame in await service.store.public_events_after(code, after):
-                sent = _order(entry_id)
-                yield _sse(entry_id, frame)
+            async for missed in service.store.spectator_events_after(code, after, page=200):
+                sent = _order(missed[-1][0])
+                yield b"".join(_sse(code, entry_id, frame) for entry_id, frame in missed)
             while True:
-                item = await watcher.queue.get()
-                if item is None:
-                    yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}', event="dropped")
-                    return
-                entry_id, frame = item
-                if _order(entry_id) <= sent:
-                    continue  # already sent in the catch-up
-                sent = _order(entry_id)
-                yield _sse(entry_id, frame)
+                items = [await watcher.queue.get()]
+                while not watcher.queue.empty():
+                    items.append(watcher.queue.get_nowait())
+                chunk = []
+                for item in items:
+                    if item is None:
+                        if chunk:
+                            yield b"".join(chunk)
+                        yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}',
+                                              event="dropped")
+                        return
+                    entry_id, frame = item
+                    if _order(entry_id) <= sent:
+                        continue  # already sent in the catch-up
+                    sent = _order(entry_id)
+                    chunk.append(_sse(code, entry_id, frame))
+                if chunk:
+                    yield b"".join(chunk)
+                await asyncio.sleep(BATCH_S)
         finally:
             service.unwatch(code, watcher)
 
     return EventSourceResponse(events(), ping=15)
 
 
-def _frame(entry_id: str, frame: bytes) -> bytes:
+def _frame(code: str, entry_id: str, frame: bytes) -> bytes:
     """``{"id": stream id, "event": <the event's own msgpack map>}``: the event bytes are reused as they are."""
-    return msgspec.msgpack.encode({"id": entry_id, "event": msgspec.Raw(frame)})
+    return _encoded_once("ws", code, entry_id,
+                         lambda: msgspec.msgpack.encode({"id": entry_id, "event": msgspec.Raw(frame)}))
 
 
 async def watch_endpoint(websocket: WebSocket) -> None:
@@ -106,18 +150,21 @@ async def watch_endpoint(websocket: WebSocket) -> None:
             pass
 
     gone = asyncio.create_task(until_disconnect())
+    sender = asyncio.current_task()
+    assert sender is not None
+
+    def left(_: object) -> None:  # the spectator left: stop sending (no asyncio.wait per event)
+        sender.cancel()
+
+    gone.add_done_callback(left)
     try:
         sent = _order(after)
-        for entry_id, frame in await service.store.public_events_after(code, after):
-            sent = _order(entry_id)
-            await websocket.send_bytes(_frame(entry_id, frame))
+        async for missed in service.store.spectator_events_after(code, after):
+            for entry_id, frame in missed:
+                sent = _order(entry_id)
+                await websocket.send_bytes(_frame(code, entry_id, frame))
         while True:
-            getter = asyncio.ensure_future(watcher.queue.get())
-            done, _ = await asyncio.wait({getter, gone}, return_when=asyncio.FIRST_COMPLETED)
-            if gone in done:
-                getter.cancel()
-                return
-            item = getter.result()
+            item = await watcher.queue.get()
             if item is None:
                 await websocket.send_bytes(encode(m.Error("too_slow", "you fell behind: resume with ?from=LAST_ID")))
                 await websocket.close(code=4002, reason="too slow")
@@ -125,9 +172,17 @@ async def watch_endpoint(websocket: WebSocket) -> None:
             entry_id, frame = item
             if _order(entry_id) > sent:
                 sent = _order(entry_id)
-                await websocket.send_bytes(_frame(entry_id, frame))
+                await websocket.send_bytes(_frame(code, entry_id, frame))
+            if watcher.queue.empty():
+                await asyncio.sleep(BATCH_S)
+    except asyncio.CancelledError:
+        if not gone.done():
+            raise  # cancelled from outside (shutdown), not by the spectator leaving
+        sender.uncancel()
+        return
     except (WebSocketDisconnect, RuntimeError):
         return
     finally:
+        gone.remove_done_callback(left)
         gone.cancel()
         service.unwatch(code, watcher)

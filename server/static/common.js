@@ -1,0 +1,141 @@
+/* Shared helpers of the spectators' pages: elements, cards, boards, times, JSON and event streams.
+   No rules live here: positions come from the server as views (RULES.md section 8). */
+"use strict";
+
+const FTR = (() => {
+  const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
+  const RANKS = { T: "10" };
+
+  /** el("div", {class: "x"}, child, "text", ...): a new element. */
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else if (key === "style") node.style.cssText = value;
+      else if (key.startsWith("data-")) node.setAttribute(key, value);
+      else if (key in node) node[key] = value;
+      else node.setAttribute(key, value);
+    }
+    for (const child of children.flat()) {
+      if (child === undefined || child === null || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  /** "QH" -> {rank: "Q", suit: "♥", red: true}; "-" or "??" -> null. */
+  function parseCard(text) {
+    if (!text || text.length < 2 || text === "??") return null;
+    const suit = text[text.length - 1];
+    const rank = text.slice(0, -1);
+    if (!(suit in SUITS)) return null;
+    return { rank: RANKS[rank] || rank, suit: SUITS[suit], red: suit === "H" || suit === "D" };
+  }
+
+  /** A face-up card ("QH" shows "Q♥" in red), a face-down card, or an empty slot. */
+  function cardEl(text, extra) {
+    const card = parseCard(text);
+    if (!card) return el("div", { class: "card slot" + (extra ? " " + extra : ""), text: "" });
+    return el("div", { class: "card" + (card.red ? " red" : "") + (extra ? " " + extra : ""),
+                       title: card.rank + card.suit, "data-card": text },
+      card.rank + card.suit, el("span", { class: "big", text: card.suit }));
+  }
+
+  function downCard() { return el("div", { class: "card down", title: "face down" }); }
+
+  /** A board from a view {tableau, hidden, foundations, stock, waste, redeals_left} (protocol View). */
+  function boardEl(view, hot) {
+    hot = hot || new Set();
+    const foundations = el("div", { class: "pile" }, el("span", { class: "label", text: "Foundations" }),
+      el("div", { class: "cards-row" }, view.foundations.map((t, i) => cardEl(t === "-" ? null : t,
+        hot.has("f" + i) ? "hot" : ""))));
+    const shownWaste = view.waste.slice(-6);
+    const waste = el("div", { class: "pile" },
+      el("span", { class: "label", text: `Waste ${view.waste.length}` }),
+      el("div", { class: "cards-row waste" }, shownWaste.length
+        ? shownWaste.map((t, i) => cardEl(t, i === shownWaste.length - 1 && hot.has("w") ? "hot" : ""))
+        : cardEl(null)));
+    const stock = el("div", { class: "pile" },
+      el("span", { class: "label", text: view.redeals_left ? `Stock · ${view.redeals_left} redeal` : "Stock" }),
+      view.stock ? el("div", { class: "card stock", title: `${view.stock} cards` }, el("span", { text: view.stock }))
+        : cardEl(null));
+    const columns = view.tableau.map((cards, i) => {
+      const hidden = view.hidden[i] || 0;
+      const column = el("div", { class: "column" }, el("span", { class: "num", text: i + 1 }));
+      for (let h = 0; h < hidden; h++) column.append(downCard());
+      cards.forEach((t, j) => column.append(cardEl(t, j === cards.length - 1 && hot.has("c" + i) ? "hot" : "")));
+      if (!hidden && !cards.length) column.append(cardEl(null));
+      return column;
+    });
+    return el("div", { class: "board" },
+      el("div", { class: "row" }, stock, waste, foundations),
+      el("div", { class: "tableau", style: `--columns: ${view.tableau.length}` }, columns));
+  }
+
+  /** Which piles changed between two views (to outline them): "c0".., "w", "f0".. */
+  function changed(before, after) {
+    const hot = new Set();
+    if (!before || !after) return hot;
+    after.tableau.forEach((c, i) => {
+      if (JSON.stringify(c) !== JSON.stringify(before.tableau[i])) hot.add("c" + i);
+    });
+    after.foundations.forEach((t, i) => { if (t !== before.foundations[i]) hot.add("f" + i); });
+    if (JSON.stringify(after.waste) !== JSON.stringify(before.waste)) hot.add("w");
+    return hot;
+  }
+
+  /** 83450 -> "1:23.4"; 3725000 -> "1:02:05". */
+  function formatMs(ms, tenths) {
+    ms = Math.max(0, Math.floor(ms));
+    const h = Math.floor(ms / 3600000), m = Math.floor(ms / 60000) % 60, s = Math.floor(ms / 1000) % 60;
+    const pad = (n) => String(n).padStart(2, "0");
+    const base = h ? `${h}:${pad(m)}:${pad(s)}` : `${m}:${pad(s)}`;
+    return tenths && !h ? `${base}.${Math.floor(ms / 100) % 10}` : base;
+  }
+
+  /** GET a JSON document (Accept: application/json): {status, body, headers}. */
+  async function getJSON(url) {
+    const response = await fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" });
+    let body = null;
+    try { body = await response.json(); } catch (error) { body = null; }
+    return { status: response.status, body, headers: response.headers };
+  }
+
+  /** Follow a Server-Sent Events stream; handlers[name](data, id). Resumes after a drop or a cut
+      from the last id seen (the server resumes with ?from=ID, nothing lost or repeated). */
+  function follow(url, handlers, onState) {
+    let last = null, source = null, retry = null;
+    function open() {
+      const target = last ? `${url}${url.includes("?") ? "&" : "?"}from=${encodeURIComponent(last)}` : url;
+      source = new EventSource(target);
+      source.onopen = () => onState && onState("open");
+      source.onerror = () => {
+        onState && onState("retrying");
+        if (source.readyState === EventSource.CLOSED) reopen(2000);
+      };
+      for (const name of Object.keys(handlers)) {
+        source.addEventListener(name, (event) => {
+          if (event.lastEventId) last = event.lastEventId;
+          let data = null;
+          try { data = JSON.parse(event.data); } catch (error) { return; }
+          handlers[name](data, event.lastEventId);
+        });
+      }
+      source.addEventListener("dropped", () => reopen(200));
+    }
+    function reopen(delay) {
+      if (source) source.close();
+      clearTimeout(retry);
+      retry = setTimeout(open, delay);
+    }
+    open();
+    return { close: () => { clearTimeout(retry); if (source) source.close(); } };
+  }
+
+  const STATUS = { playing: "playing", won: "won", dead: "stuck", resigned: "resigned", timeout: "time up",
+                   lobby: "in lobby" };
+
+  return { el, cardEl, boardEl, changed, formatMs, getJSON, follow, STATUS, parseCard };
+})();

@@ -1,0 +1,102 @@
+/* /daily: today's leaderboards, live. Data: GET /daily, GET /daily/{date}/{variant}/leaderboard,
+   the Server-Sent Events of /daily/{date}/{variant}/events ("attempt"), and after the day
+   GET /daily/{date}/{variant}/reveal. Degrades to a notice when the server has no daily challenge. */
+"use strict";
+
+(() => {
+  const { el, formatMs, getJSON, follow, STATUS } = FTR;
+  const $ = (id) => document.getElementById(id);
+  let offset = 0, endsAt = 0, today = null;
+  const CARDS = 104;
+
+  function notice(title, text) {
+    $("state").textContent = "unavailable";
+    $("headline").textContent = title;
+    $("subline").textContent = text;
+    $("clock").hidden = true;
+  }
+
+  function rowOf(entry) {
+    const pct = Math.min(100, (100 * (entry.foundation || 0)) / CARDS);
+    return el("tr", { "data-name": entry.name },
+      el("td", {}, el("span", { class: `rank r${entry.rank || ""}`, text: entry.rank || "·" })),
+      el("td", { class: "who", text: entry.name }),
+      el("td", {}, el("span", { class: `pill ${entry.status}`, text: STATUS[entry.status] || entry.status })),
+      el("td", {}, el("div", { class: "bar" },
+        el("div", { class: "track" }, el("div", { class: "fill" + (entry.status === "won" ? " won" : ""), style: `width:${pct}%` })),
+        el("span", { class: "count" }, el("b", { text: entry.foundation || 0 }), el("span", { class: "of", text: ` / ${CARDS}` })))),
+      el("td", { class: "num", text: entry.moves }),
+      el("td", { class: "num hide-sm", text: formatMs(entry.time_ms || 0, true) }));
+  }
+
+  function variantPanel(info) {
+    const tbody = el("tbody");
+    const note = el("span", { class: "note", text: `${info.attempts} attempts · ${info.finished} finished` });
+    const empty = el("div", { class: "empty", text: "No attempt yet today: be the first." });
+    const reveal = el("div", { class: "verify" }, "commitment ", el("code", { text: info.commitment }));
+    const panel = el("section", { class: "panel", "data-variant": info.variant },
+      el("h3", {}, `${info.variant} · leaderboard`, note),
+      el("div", { class: "scroll-x" }, el("table", { class: "standings" },
+        el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }), el("th", { text: "Status" }),
+          el("th", { text: "Foundations" }), el("th", { class: "num", text: "Moves" }), el("th", { class: "num hide-sm", text: "Time" }))),
+        tbody)),
+      empty, reveal);
+    const base = `/daily/${today.date}/${encodeURIComponent(info.variant)}`;
+    let pending = null;
+    async function load() {
+      const { status, body } = await getJSON(`${base}/leaderboard?offset=0&limit=50`);
+      if (status !== 200) { empty.textContent = (body && body.message) || "The leaderboard is not available."; return; }
+      tbody.replaceChildren(...body.entries.map(rowOf));
+      empty.hidden = body.entries.length > 0;
+      note.textContent = `${body.total} attempts${body.final ? " · final" : ""}`;
+      if (body.final) {
+        const revealed = await getJSON(`${base}/reveal`);
+        if (revealed.status === 200) reveal.append(el("div", {}, "seed ", el("code", { text: revealed.body.seed })));
+      }
+    }
+    function soon() { clearTimeout(pending); pending = setTimeout(load, 600); }
+    load();
+    follow(`${base}/events`, {
+      attempt(data) {
+        const row = tbody.querySelector(`tr[data-name="${CSS.escape(data.name)}"]`);
+        const fresh = rowOf({ ...data, rank: row ? Number(row.querySelector(".rank").textContent) || 0 : 0 });
+        if (row) row.replaceWith(fresh); else tbody.append(fresh);
+        fresh.classList.add("flash");
+        empty.hidden = true;
+        soon();  // the server ranks: fetch its order shortly after
+      },
+    });
+    return panel;
+  }
+
+  function tick() {
+    const left = endsAt - (Date.now() + offset);
+    $("clock-value").textContent = left > 0 ? formatMs(left) : "over";
+  }
+
+  async function start() {
+    let answer;
+    try { answer = await getJSON("/daily"); } catch (error) { answer = { status: 0 }; }
+    if (answer.status === 404 || answer.status === 405) {
+      notice("No daily challenge on this server", "This server runs matches only. Watch one from its code on the home page.");
+      return;
+    }
+    if (answer.status !== 200 || !answer.body || !Array.isArray(answer.body.variants)) {
+      notice("The daily challenge is unavailable", `The server answered ${answer.status || "nothing"}; try again later.`);
+      return;
+    }
+    today = answer.body;
+    offset = today.now_ms - Date.now();
+    endsAt = today.ends_at_ms;
+    $("state").className = "state live";
+    $("state").textContent = "live";
+    $("headline").textContent = `Daily challenge · ${today.date}`;
+    $("chips").replaceChildren(...today.variants.map((v) => el("span", { class: "chip" }, el("b", { text: v.variant }),
+      ` ${v.attempts} attempts`)));
+    $("variants").replaceChildren(...today.variants.map(variantPanel));
+    setInterval(tick, 500);
+    tick();
+  }
+
+  start();
+})();

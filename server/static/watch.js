@@ -1,0 +1,326 @@
+/* /watch/{code}: live standings, countdown and clock; the final ranking; every player's replay.
+   Data: GET /matches/{code}, the Server-Sent Events of /matches/{code}/events, GET .../results and
+   GET .../replays/{name}?positions=1 (the server sends every position: no rules here). */
+"use strict";
+
+(() => {
+  const { el, boardEl, changed, formatMs, getJSON, follow, STATUS } = FTR;
+  const $ = (id) => document.getElementById(id);
+  const code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
+
+  const match = { state: "connecting", settings: null, startAt: 0, deadline: 0, cards: 104, openBoards: false };
+  const players = new Map();   // name -> {name, ready, connected, status, moves, foundation, time_ms}
+  const boards = new Map();    // name -> view (open-boards matches only)
+  let offset = 0;              // server clock minus this clock (ms)
+  let results = null;
+  const replays = new Map();   // name -> record with positions and views
+  const replay = { name: null, index: 0, timer: null };
+
+  const now = () => Date.now() + offset;
+
+  function player(name) {
+    if (!players.has(name)) {
+      players.set(name, { name, ready: false, connected: true, status: "lobby", moves: 0, foundation: 0, time_ms: 0 });
+    }
+    return players.get(name);
+  }
+
+  // ------------------------------------------------------------------ header, hero, clock
+
+  function renderChips() {
+    const s = match.settings;
+    const chips = [el("span", { class: "chip" }, "code ", el("b", { text: code }))];
+    if (s) {
+      chips.push(el("span", { class: "chip" }, el("b", { text: s.variant })));
+      chips.push(el("span", { class: "chip" }, el("b", { text: s.players }), s.players === 1 ? " player" : " players"));
+      if (s.time_limit_s) chips.push(el("span", { class: "chip" }, "limit ", el("b", { text: formatMs(s.time_limit_s * 1000) })));
+      chips.push(el("span", { class: "chip", id: "boards-chip" }, "boards ",
+        el("b", { text: s.open_boards ? "open" : "hidden until the end" })));
+    }
+    $("chips").replaceChildren(...chips);
+  }
+
+  function effectiveState() {
+    if (match.state === "countdown" && match.startAt && now() >= match.startAt) return "playing";
+    return match.state;
+  }
+
+  function winnerLine() {
+    if (!results) return "Race over";
+    const first = results.ranking.filter((r) => r.rank === 1).map((r) => r.name);
+    return first.length === 1 ? `${first[0]} wins!` : `${first.join(" and ")} share first place`;
+  }
+
+  function renderHero() {
+    const state = effectiveState();
+    const badge = $("state");
+    badge.className = "state " + ({ playing: "live", countdown: "countdown", finished: "finished" }[state] || "");
+    badge.textContent = { preparing: "preparing the deal", lobby: "lobby", countdown: "countdown",
+      playing: "live", finished: "finished", connecting: "connecting", missing: "not found" }[state] || state;
+    const count = players.size, wanted = match.settings ? match.settings.players : 0;
+    const headline = {
+      preparing: "Shuffling a solvable deal…", lobby: `Waiting for players · ${count}/${wanted}`,
+      countdown: "Get ready…", playing: "Race on", finished: winnerLine(),
+      missing: "No such match", connecting: "Connecting…",
+    }[state] || "";
+    $("headline").textContent = headline;
+    const ready = [...players.values()].filter((p) => p.ready).length;
+    const sub = {
+      preparing: "The server is proving a deal solvable before anyone sees it.",
+      lobby: `${ready} of ${count} ready · the race starts when everyone is ready`,
+      countdown: "Everyone gets the same deal at the same instant.",
+      playing: `${[...players.values()].filter((p) => p.status === "playing").length} of ${count} still playing`,
+      finished: "The seed is revealed: check it against the commitment below.",
+      missing: `There is no match with the code “${code}”.`, connecting: "",
+    }[state];
+    $("subline").textContent = sub || "";
+  }
+
+  function tick() {
+    const state = effectiveState();
+    const clock = $("clock");
+    let label = "waiting", value = "–:––";
+    clock.classList.remove("countdown");
+    if (state === "countdown") {
+      label = "starts in"; value = ((match.startAt - now()) / 1000).toFixed(1);
+      clock.classList.add("countdown");
+    } else if (state === "playing") {
+      const elapsed = now() - match.startAt;
+      label = "race clock"; value = formatMs(match.deadline ? Math.min(elapsed, match.deadline - match.startAt) : elapsed, true);
+      if (match.deadline) label = `race clock · ${formatMs(Math.max(0, match.deadline - now()))} left`;
+    } else if (state === "finished") {
+      label = "final"; value = formatMs(Math.max(0, ...[...players.values()].map((p) => p.time_ms)), true);
+    }
+    $("clock-label").textContent = label;
+    $("clock-value").textContent = value;
+    if (state !== tick.lastState) { tick.lastState = state; renderHero(); renderStandings(); }
+  }
+
+  // ------------------------------------------------------------------ standings and feed
+
+  function liveOrder(a, b) {
+    const won = (p) => (p.status === "won" ? 0 : 1);
+    return won(a) - won(b) || (won(a) === 0 ? a.time_ms - b.time_ms : b.foundation - a.foundation)
+      || a.moves - b.moves || a.name.localeCompare(b.name);
+  }
+
+  function renderStandings(flashed) {
+    const tbody = $("standings").querySelector("tbody");
+    const rows = [];
+    let ordered;
+    if (results) {
+      ordered = results.ranking.map((r) => ({ ...player(r.name), ...r }));
+      $("standings-note").textContent = "final";
+    } else {
+      ordered = [...players.values()].sort(liveOrder);
+      ordered.forEach((p, i) => { p.rank = i && liveOrder(p, ordered[i - 1]) === 0 ? ordered[i - 1].rank : i + 1; });
+    }
+    const state = effectiveState();
+    for (const p of ordered) {
+      const status = state === "lobby" || state === "preparing" ? (p.ready ? "ready" : "lobby") : p.status;
+      const pct = Math.min(100, (100 * p.foundation) / match.cards);
+      rows.push(el("tr", { "data-name": p.name, class: flashed === p.name ? "flash" : "" },
+        el("td", {}, el("span", { class: `rank r${p.rank}`, text: p.rank })),
+        el("td", { class: "who" }, p.name, p.connected === false && status === "playing"
+          ? el("span", { class: "away", text: "away" }) : null),
+        el("td", {}, el("span", { class: `pill ${status}`, text: STATUS[status] || status })),
+        el("td", {}, el("div", { class: "bar" },
+          el("div", { class: "track" }, el("div", { class: "fill" + (p.status === "won" ? " won" : ""), style: `width:${pct}%` })),
+          el("span", { class: "count" }, el("b", { class: "foundation", text: p.foundation }),
+            el("span", { class: "of", text: ` / ${match.cards}` })))),
+        el("td", { class: "num moves", text: p.moves }),
+        el("td", { class: "num hide-sm time", text: p.time_ms ? formatMs(p.time_ms, true) : "–" })));
+    }
+    tbody.replaceChildren(...rows);
+    $("no-players").hidden = ordered.length > 0;
+  }
+
+  function feed(text, ms) {
+    const list = $("feed");
+    list.prepend(el("li", {}, el("time", { text: ms === undefined ? "" : formatMs(ms) }), el("span", { text })));
+    while (list.children.length > 60) list.lastChild.remove();
+  }
+
+  // ------------------------------------------------------------------ events
+
+  const handlers = {
+    lobby(data) {
+      if (!["countdown", "playing", "finished"].includes(match.state)) match.state = data.state;
+      match.settings = data.settings;
+      for (const info of data.players) {
+        const known = players.has(info.name);
+        Object.assign(player(info.name), { ready: info.ready, connected: info.connected });
+        if (!known) feed(`${info.name} joined`);
+      }
+      renderChips(); renderHero(); renderStandings();
+    },
+    countdown(data) {
+      match.state = match.state === "finished" ? "finished" : "countdown";
+      match.startAt = data.start_at_ms;
+      if (match.settings && match.settings.time_limit_s) match.deadline = data.start_at_ms + match.settings.time_limit_s * 1000;
+      feed(`Countdown: ${data.seconds} s, then the deal`);
+      renderHero(); renderStandings();
+    },
+    progress(data) {
+      const p = player(data.name);
+      const up = data.foundation - p.foundation;
+      Object.assign(p, { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
+      if (up > 0) feed(`${data.name} put ${up === 1 ? "a card" : up + " cards"} up · ${data.foundation} on the foundations`, data.time_ms);
+      renderStandings(data.name); renderHero();
+    },
+    finished(data) {
+      Object.assign(player(data.name), { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
+      const how = { won: "won", dead: "is stuck (no card can reach a foundation)", resigned: "resigned", timeout: "ran out of time" };
+      feed(`${data.name} ${how[data.status] || data.status} · ${data.moves} moves`, data.time_ms);
+      renderStandings(data.name); renderHero();
+    },
+    results(data) { showResults(data); },
+    board(data) {
+      // The start boards are written just after the start: a quick first move's board may come before.
+      if (data.moves === 0 && data.time_ms === 0 && boards.has(data.name)) return;
+      boards.set(data.name, data.view);
+      renderBoards();
+    },
+  };
+
+  function renderBoards() {
+    if (!boards.size || results) { $("boards-panel").hidden = true; return; }
+    $("boards-panel").hidden = false;
+    $("boards").replaceChildren(...[...boards.entries()].map(([name, view]) =>
+      el("div", {}, el("div", { class: "who" }, el("span", { text: name }),
+        el("span", { class: "note", text: `${player(name).moves} moves · ${player(name).foundation} up` })), boardEl(view))));
+  }
+
+  // ------------------------------------------------------------------ results and replays
+
+  async function showResults(data) {
+    if (results) return;
+    results = data;
+    match.state = "finished";
+    for (const row of data.ranking) {
+      Object.assign(player(row.name), { status: row.status, moves: row.moves, foundation: row.foundation, time_ms: row.time_ms });
+    }
+    $("podium").replaceChildren(...data.ranking.map((r) => el("div", { class: `place p${r.rank}`, "data-name": r.name },
+      el("div", { class: "top" }, el("span", { class: `rank r${r.rank}`, text: r.rank }),
+        el("span", { class: "name", text: r.name })),
+      el("span", { class: "line", text: `${STATUS[r.status] || r.status} · ${formatMs(r.time_ms, true)}` }),
+      el("span", { class: "line", text: `${r.moves} moves · ${r.foundation}/${match.cards} cards up` +
+        (r.undos ? ` · ${r.undos} undos` : "") + (r.hints ? ` · ${r.hints} hints` : "") }))));
+    $("final-panel").hidden = false;
+    $("final-note").textContent = `${data.ranking.length} players`;
+    const verify = $("verify");
+    verify.replaceChildren(el("div", {}, "seed ", el("code", { text: data.seed.length > 80 ? "(a dealt position)" : data.seed }),
+      " · nonce ", el("code", { text: data.nonce })), el("div", {}, "commitment ", el("code", { text: data.commitment })));
+    verifyCommitment(data).then((ok) => {
+      if (ok !== null) verify.append(el("div", { class: ok ? "ok" : "" },
+        ok ? "✓ SHA-256(nonce + seed) equals the commitment published before the start" : "✗ the commitment does not match"));
+    });
+    feed(`Results: ${winnerLine()}`);
+    renderHero(); renderStandings(); renderBoards(); tick();
+    setupReplays();
+  }
+
+  async function verifyCommitment(data) {
+    if (!(window.crypto && crypto.subtle)) return null;
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(data.nonce + data.seed));
+    const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    return hex === data.commitment;
+  }
+
+  function setupReplays() {
+    $("replay-panel").hidden = false;
+    $("replay-tabs").replaceChildren(...results.ranking.map((r) => el("button", {
+      type: "button", role: "tab", "data-name": r.name, text: `${r.rank}. ${r.name}`,
+      onclick: () => selectReplay(r.name),
+    })));
+    selectReplay(results.ranking[0].name);
+  }
+
+  async function selectReplay(name) {
+    stop();
+    replay.name = name;
+    for (const tab of $("replay-tabs").children) tab.setAttribute("aria-selected", String(tab.dataset.name === name));
+    if (!replays.has(name)) {
+      $("step-info").textContent = "loading the replay…";
+      const { status, body } = await getJSON(`/matches/${encodeURIComponent(code)}/replays/${encodeURIComponent(name)}?positions=1`);
+      if (status !== 200) { $("step-info").textContent = (body && body.message) || `replay unavailable (${status})`; return; }
+      replays.set(name, body);
+    }
+    if (replay.name !== name) return;
+    const record = replays.get(name);
+    $("scrub").max = String(record.moves.length);
+    showStep(0);
+  }
+
+  function showStep(index) {
+    const record = replays.get(replay.name);
+    if (!record) return;
+    index = Math.max(0, Math.min(record.moves.length, index));
+    replay.index = index;
+    $("scrub").value = String(index);
+    const info = $("step-info");
+    info.replaceChildren(index === 0
+      ? el("span", {}, el("b", { text: "The deal" }), ` · ${record.moves.length} moves to come`)
+      : el("span", {}, `move ${index}/${record.moves.length} `, el("b", { text: record.moves[index - 1] }),
+        ` at ${formatMs(record.times_ms[index - 1], true)}`));
+    $("replay-board").replaceChildren(boardEl(record.views[index], changed(record.views[index - 1], record.views[index])));
+    $("play").textContent = replay.timer ? "❚❚ Pause" : "▶ Play";
+  }
+
+  function stop() {
+    clearInterval(replay.timer);
+    replay.timer = null;
+    $("play").textContent = "▶ Play";
+  }
+
+  function togglePlay() {
+    const record = replays.get(replay.name);
+    if (!record) return;
+    if (replay.timer) { stop(); return; }
+    if (replay.index >= record.moves.length) showStep(0);
+    replay.timer = setInterval(() => {
+      if (replay.index >= record.moves.length) { stop(); return; }
+      showStep(replay.index + 1);
+    }, 450);
+    showStep(replay.index);
+  }
+
+  $("first").onclick = () => { stop(); showStep(0); };
+  $("prev").onclick = () => { stop(); showStep(replay.index - 1); };
+  $("next").onclick = () => { stop(); showStep(replay.index + 1); };
+  $("last").onclick = () => { stop(); showStep(Infinity); };
+  $("play").onclick = togglePlay;
+  $("scrub").oninput = (event) => { stop(); showStep(Number(event.target.value)); };
+  document.addEventListener("keydown", (event) => {
+    if ($("replay-panel").hidden || event.target.tagName === "INPUT") return;
+    if (event.key === "ArrowLeft") { stop(); showStep(replay.index - 1); }
+    if (event.key === "ArrowRight") { stop(); showStep(replay.index + 1); }
+    if (event.key === " ") { event.preventDefault(); togglePlay(); }
+  });
+
+  // ------------------------------------------------------------------ start
+
+  async function start() {
+    $("code").textContent = code;
+    document.title = `Match ${code} · Forty Thieves Race`;
+    const { status, body, headers } = await getJSON(`/matches/${encodeURIComponent(code)}`);
+    if (status !== 200) {
+      match.state = "missing"; renderHero(); return;
+    }
+    const serverNow = Number(headers.get("X-Server-Time-Ms"));
+    offset = serverNow ? serverNow - Date.now() : 0;
+    Object.assign(match, { state: body.state, settings: body.settings, startAt: body.start_at_ms,
+      deadline: body.deadline_ms, cards: body.cards || 104, openBoards: body.settings.open_boards });
+    for (const p of body.players) Object.assign(player(p.name), p);
+    renderChips(); renderHero(); renderStandings();
+    setInterval(tick, 100);
+    tick();
+    follow(`/matches/${encodeURIComponent(code)}/events`, handlers);
+    if (body.state === "finished") {
+      const final = await getJSON(`/matches/${encodeURIComponent(code)}/results`);
+      if (final.status === 200) showResults(final.body);
+    }
+  }
+
+  start();
+})();
