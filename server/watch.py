@@ -37,10 +37,12 @@ from .matches import MatchService
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 
-BATCH_S = 0.05
+BATCH_S = 0.25
 """A spectator's connection sends what gathered at most this often (seconds): one write for several
 events instead of one each, so many spectators cost the players' event loop little (a person watching
-cannot tell 50 ms)."""
+cannot tell a quarter of a second). Measured (tests/integration/test_many_watchers.py, 49 spectators on the
+players' process): 0.05 s -> 0.25 s cut the server CPU per command from 4,400 to 2,850 us (1,350 without
+spectators); players' median round trip 2.10 vs 1.58 ms (1.70 and 1.29 without)."""
 
 
 def _order(entry_id: str) -> tuple[int, int]:

@@ -2,13 +2,12 @@
 
 Two players play random legal moves (paced like quick players); their
 command round trips are timed without spectators, then with 48 reading
-spectators (24 Server-Sent Events, 24 WebSocket, in a process of their
-own) and one that never reads (a raw socket with a tiny receive buffer, on
-the players' own server process). The reading spectators are served by a
-second server process on the same Redis: fan-out to many spectators costs
-CPU in the event loop that serves them (about 65 us per spectator and
-command measured here), so at scale spectators belong on their own
-processes (README "Spectating"). The medians must stay within a generous
+spectators (24 Server-Sent Events, 24 WebSocket, their client in a process
+of its own) and one that never reads (a raw socket with a tiny receive
+buffer), all served by the players' own server process. Fan-out costs CPU
+in that process (measured here: 1,350 -> 2,850 us of server CPU per
+command with 49 spectators, each sending at most every 0.25 s), not the
+players' round trips (median 1.29 -> 1.58 ms). The medians must stay within a generous
 factor (a 2-core machine shared with other work is noisy; speed targets
 belong in the benchmark). The stalled watcher must be dropped with a
 reason and resume from its last id with nothing lost or repeated; every
@@ -125,9 +124,8 @@ async def flood(mover: Mover, count: int) -> None:
 
 def test_a_slow_watcher_is_dropped_and_never_slows_the_players(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
     server = make_server(FTR_WATCHER_QUEUE=str(QUEUE))
-    # The reading spectators are served by a second process on the same Redis (processes are
-    # interchangeable: DESIGN.md "Past one machine"); the stalled one by the players' own process.
-    watch_url = make_server(FTR_WATCHER_QUEUE=str(QUEUE)).url
+    # Every spectator, the stalled one included, is served by the players' own process: the hard case.
+    watch_url = server.url
 
     target_id = ""
     cpu: list[float] = []  # the players' server process: CPU seconds per command without, with watchers
@@ -207,7 +205,9 @@ def test_a_slow_watcher_is_dropped_and_never_slows_the_players(make_server, redi
     # Generous: this 2-core machine runs other work; a watcher that blocked or loaded the players' event
     # loop would cost tens of ms a command (measured with 48 reading watchers on the players' process).
     assert after <= max(3 * before, before + 0.010), (before, after)
-    assert cpu[1] <= 1.5 * cpu[0] + 0.0005, cpu
+    # The process does more work (fan-out to 49 spectators), but it is not the players' latency: printed above,
+    # bounded loosely so that a per-spectator cost gone wild (e.g. an encode per spectator and event) fails.
+    assert cpu[1] <= 4 * cpu[0] + 0.002, cpu
     # Reading watchers: every spectator event up to the target, in order, none repeated (resuming after drops).
     print(f"reading watchers dropped (and resumed) {got['drops']} times")
     assert len(got["ids"]) == 48
