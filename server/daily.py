@@ -46,6 +46,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import secrets
 import unicodedata
 from collections.abc import Callable
@@ -86,9 +87,16 @@ def day_of(now_ms: int) -> str:
     return dt.datetime.fromtimestamp(now_ms // 1000, dt.UTC).date().isoformat()
 
 
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def parse_date(text: str) -> str:
-    """``text`` as a canonical ``YYYY-MM-DD`` date; raises ``ValueError`` when it is not one."""
-    if len(text) != 10:
+    """``text`` as a canonical ``YYYY-MM-DD`` date; raises ``ValueError`` when it is not one.
+
+    ASCII digits in that one form only: ``date.fromisoformat`` also reads ISO week dates (``2026-W48-1``, ten
+    characters as well) and non-ASCII digits.
+    """
+    if not _DATE.fullmatch(text):
         raise ValueError("a date is written YYYY-MM-DD")
     return dt.date.fromisoformat(text).isoformat()
 

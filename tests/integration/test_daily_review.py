@@ -1,0 +1,69 @@
+"""The daily challenge under attack (issue 6 review): odd query strings and dates, lookalike names, and an
+attempt asked for before midnight but connected after it. A real server and Redis.
+
+The server's clock is shifted (``FTR_CLOCK_OFFSET_MS``) so that it starts :data:`LEAD_S` seconds before
+midnight UTC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from protocol import messages as m
+
+from .conftest import ServerProcess
+from .wsclient import Player
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+LEAD_S = 30
+DB = 8
+VARIANT = "relaxed"
+
+
+@pytest.fixture(scope="module")
+def day_server(redis_url: str) -> Iterator[ServerProcess]:
+    url = redis_url.rsplit("/", 1)[0] + f"/{DB}"
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    real_now = int(time.time() * 1000)
+    midnight = (real_now // 86_400_000 + 1) * 86_400_000
+    server = ServerProcess(url, FTR_CLOCK_OFFSET_MS=str(midnight - LEAD_S * 1000 - real_now),
+                           FTR_DAILY_SECRET="review secret", FTR_DAILY_VARIANTS=VARIANT)
+    try:
+        yield server
+    finally:
+        server.stop()
+        with redis.Redis.from_url(url) as client:
+            client.flushdb()
+
+
+def attempt(server: ServerProcess, name: str, token: str | None = None) -> httpx.Response:
+    return httpx.post(f"{server.url}/daily/{VARIANT}/attempt", json={"name": name, "token": token}, timeout=60)
+
+
+def today(server: ServerProcess) -> dict[str, Any]:
+    return dict(httpx.get(f"{server.url}/daily", timeout=60).json())
+
+
+def test_query_numbers_and_dates_are_ascii_and_strict(day_server: ServerProcess) -> None:
+    date = today(day_server)["date"]
+    board = f"{day_server.url}/daily/{date}/{VARIANT}/leaderboard"
+    # "²" and "١" pass str.isdigit(); the first one made int() fail with a 500.
+    for query in ("limit=%C2%B2", "offset=%C2%B2", "offset=%D9%A1", "limit=+5", "limit=%205"):
+        response = httpx.get(f"{board}?{query}", timeout=10)
+        assert response.status_code == 400, (query, response.text)
+        assert response.json()["error"] == "malformed"
+    assert httpx.get(f"{board}?offset=1&limit=5", timeout=10).json()["limit"] == 5
+    # Only YYYY-MM-DD: an ISO week date has 10 characters too, and named another day.
+    for text in ("2026-W48-1", "２０２６-11-30", "2026-11-3٠"):
+        response = httpx.get(f"{day_server.url}/daily/{text}/{VARIANT}/reveal", timeout=10)
+        assert response.status_code == 400, (text, response.text)
+        assert response.json()["error"] == "malformed"
