@@ -55,6 +55,7 @@ from typing import Any
 import msgspec
 
 from protocol import messages as m
+from protocol.codec import encode
 from protocol.errors import NotationError
 
 from .engine import deal, find_variant, format_position
@@ -462,8 +463,7 @@ class DailyService:
             created = await self._create_match(date, variant, name, record)
             status, code = await self.store.new_attempt(date, variant, name, created)
             if status != "new":  # the day closed meanwhile, or a concurrent call made the attempt first
-                await self.matches.store.transition(created, "lobby", "finished")
-                await self.matches.store.expire_match(created)
+                await self.close_unstarted(created, date)
             if status == "closed":
                 raise DailyError(409, "day_over", f"the daily challenge of {date} is over")
         meta = await self.matches.store.meta(code)
@@ -585,23 +585,28 @@ class DailyService:
     async def run(self) -> None:
         """Every second: today's and tomorrow's deals ready; ended days closed. Runs until cancelled."""
         while True:
+            await self.close_days()  # first: a day's close (and reveal) never waits for a deal being prepared
             date = day_of(self.now_ms())
             for day in (date, next_day(date)):
                 for variant in self.variants:
                     await self.deal_of_day(day, variant)
-            await self.close_days()
             await asyncio.sleep(1.0)
+
+    async def close_unstarted(self, code: str, date: str) -> bool:
+        """Close a daily match that never started (state ``closed``; its player, connected or resuming later,
+        gets ``error`` ``closed``; its keys expire after the retention period); False when it had started."""
+        frame = encode(m.Error("closed", f"the daily challenge of {date} is over: this attempt never started"))
+        return await self.matches.store.close_unstarted(code, frame, self.matches.store.retention_s)
 
     async def close_days(self) -> None:
         """Close ended days: attempts never started are dropped; the day closes once none is open."""
         for date, variant in await self.store.days_ended(self.now_ms()):
             for name, code in (await self.store.open_attempts(date, variant)).items():
                 meta = await self.matches.store.meta(code)
-                if meta is None:
+                if meta is None or meta["state"] == "closed":
                     await self.store.drop_open(date, variant, name)
-                elif meta["state"] == "lobby" and await self.matches.store.transition(code, "lobby", "finished"):
+                elif meta["state"] == "lobby" and await self.close_unstarted(code, date):
                     await self.store.drop_open(date, variant, name)  # never got the deal: no entry
-                    await self.matches.store.expire_match(code)
             if await self.store.close(date, variant):
                 log.info("daily %s %s closed: the seed is revealed", date, variant)
 

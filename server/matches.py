@@ -419,7 +419,9 @@ class MatchService:
         assert record is not None and meta is not None
         session.last_seq = record.seq
         session.push(encode(await self.lobby_message(code)))
-        if meta["state"] == "lobby" and meta.get("daily"):  # a daily attempt starts when its player connects
+        if meta["state"] == "closed":  # closed unstarted (lobby timeout, a daily attempt after its day)
+            session.push(encode(m.Error("closed", "the match did not start in time and was closed")))
+        elif meta["state"] == "lobby" and meta.get("daily"):  # a daily attempt starts when its player connects
             async with self._lobby_lock(code):
                 await self.start_countdown(code)
         elif meta["state"] == "countdown":

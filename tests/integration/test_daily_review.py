@@ -67,3 +67,39 @@ def test_query_numbers_and_dates_are_ascii_and_strict(day_server: ServerProcess)
         response = httpx.get(f"{day_server.url}/daily/{text}/{VARIANT}/reveal", timeout=10)
         assert response.status_code == 400, (text, response.text)
         assert response.json()["error"] == "malformed"
+
+
+def test_an_attempt_connected_after_midnight_is_told_the_day_is_over(day_server: ServerProcess) -> None:
+    asyncio.run(after_midnight(day_server))
+
+
+async def after_midnight(server: ServerProcess) -> None:
+    now = today(server)
+    date, ends_at = now["date"], now["ends_at_ms"]
+    early, late = attempt(server, "early bird"), attempt(server, "night owl")
+    assert early.status_code == 200 and late.status_code == 200
+    while today(server)["now_ms"] < ends_at + 100:
+        await asyncio.sleep(0.1)
+    # Connected just after midnight: the attempt cannot start any more, and the player hears so.
+    player = Player(server.ws_url)
+    await player.connect()
+    player.code, player.token = late.json()["match"], late.json()["player_token"]
+    await player.resume(player.code)
+    error = await player.expect(m.Error, timeout=10)
+    assert isinstance(error, m.Error) and error.code == "closed", error
+    await player.close()
+    # The day closes (nobody played) and reveals; an attempt connected later still gets a clear answer.
+    deadline = time.monotonic() + 20
+    while httpx.get(f"{server.url}/daily/{date}/{VARIANT}/reveal", timeout=10).status_code != 200:
+        assert time.monotonic() < deadline, "the day never closed"
+        await asyncio.sleep(0.2)
+    player = Player(server.ws_url)
+    await player.connect()
+    player.code, player.token = early.json()["match"], early.json()["player_token"]
+    await player.resume(player.code)
+    error = await player.expect(m.Error, timeout=10)
+    assert isinstance(error, m.Error) and error.code == "closed", error
+    await player.close()
+    board = httpx.get(f"{server.url}/daily/{date}/{VARIANT}/leaderboard", timeout=10).json()
+    assert board["final"] is True and board["entries"] == []
+    assert "Traceback" not in server.logs()
