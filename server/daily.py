@@ -23,7 +23,7 @@ key                             holds
 ==============================  ================================================
 ``daily:secret``                the server secret (when ``FTR_DAILY_SECRET`` is
                                 unset: random, made once, kept)
-``daily:names``                 hash: name -> SHA-256 of its secret token
+``daily:names``                 hash: :func:`name_key` -> "TOKEN-SHA-256 NAME"
 ``daily:days``                  sorted set ``DATE VARIANT`` by the day's end (ms):
                                 days with a deal, not yet closed
 ``{d:D:V}:deal``                hash: seed, commitment, attempt_index, deal
@@ -160,10 +160,35 @@ def pack_score(standing: Standing) -> int:
         | (time_ms << _MOVE_BITS) | moves
 
 
+_HAN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "BOPOMOFO"})
+"""Scripts written together (Japanese, Chinese, Korean names): one script for :func:`valid_name`."""
+
+
+def _scripts(name: str) -> set[str]:
+    """The scripts of the letters of ``name`` after NFKC (the first word of each letter's Unicode name)."""
+    scripts = set()
+    for c in unicodedata.normalize("NFKC", name):
+        if unicodedata.category(c) in ("Lu", "Ll", "Lt", "Lo"):
+            script = unicodedata.name(c, "?").split(" ", 1)[0]
+            scripts.add("CJK" if script in _HAN else script)
+    return scripts
+
+
 def valid_name(name: str) -> bool:
-    """A display name: 1..24 characters, no control or separator characters but spaces, no outer spaces."""
+    """A display name: 1..24 characters, no control or separator characters but spaces, no outer spaces,
+    letters of one script (digits and punctuation go with any): a Cyrillic "а" among Latin letters would show
+    as another player's name."""
     return (0 < len(name) <= m.MAX_NAME and name == name.strip()
-            and not any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name))
+            and not any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name)
+            and len(_scripts(name)) <= 1)
+
+
+def name_key(name: str) -> str:
+    """The identity of a display name: NFKC, case-folded, NFKC again (Unicode's NFKC_Casefold in short).
+
+    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ"): the first one claimed takes the key.
+    """
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 class DailyError(Exception):
@@ -249,12 +274,17 @@ class DailyStore:
         await self.redis.zadd(DAYS_KEY, {f"{date} {variant}": end_ms})
 
     async def claim(self, name: str, digest: str) -> bool:
-        """Claim ``name`` for the token with SHA-256 ``digest``; False when it is claimed already."""
-        return bool(await self.redis.hsetnx(NAMES_KEY, name, digest))
+        """Claim ``name`` (its :func:`name_key`) for the token with SHA-256 ``digest``; False when the key is
+        claimed already."""
+        return bool(await self.redis.hsetnx(NAMES_KEY, name_key(name), f"{digest} {name}"))
 
-    async def name_digest(self, name: str) -> str | None:
-        value = await self.redis.hget(NAMES_KEY, name)
-        return value.decode() if value is not None else None
+    async def name_claim(self, name: str) -> tuple[str, str] | None:
+        """``(token digest, display name as claimed)`` of the claim on ``name``'s key; None when unclaimed."""
+        value = await self.redis.hget(NAMES_KEY, name_key(name))
+        if value is None:
+            return None
+        digest, _, claimed = value.decode().partition(" ")
+        return digest, claimed
 
     async def new_attempt(self, date: str, variant: str, name: str, code: str) -> tuple[str, str]:
         """``("new", code)``, ``("exists", the name's code)`` or ``("closed", "")``."""
@@ -440,20 +470,26 @@ class DailyService:
         when this call claimed the name: keep it, the name needs it from
         now on). Raises :class:`DailyError`: 404 ``no_variant``, 400
         ``malformed`` (name), 403 ``bad_token`` (the name is claimed and the
-        token is missing or wrong), 409 ``already_played`` (the name's
-        attempt of today has ended).
+        token is missing or wrong), 409 ``name_taken`` (a name that looks
+        like a claimed one: same :func:`name_key`, other spelling), 409
+        ``already_played`` (the name's attempt of today has ended).
         """
         variant = self.variant_of(variant_text)
         if not isinstance(name, str) or not valid_name(name):
-            raise DailyError(400, "malformed", "a name is 1..24 characters, no control characters, no outer spaces")
+            raise DailyError(400, "malformed", "a name is 1..24 characters, no control characters, no outer spaces, "
+                                           "letters of one script")
         name_token = None
-        digest = await self.store.name_digest(name)
-        if digest is None:
+        claim = await self.store.name_claim(name)
+        if claim is None:
             name_token = secrets.token_urlsafe(24)
             if not await self.store.claim(name, token_hash(name_token)):
                 name_token = None
-                digest = await self.store.name_digest(name)
-        if name_token is None and (not token or not secrets.compare_digest(digest or "", token_hash(token))):
+                claim = await self.store.name_claim(name)
+        digest, claimed = claim or ("", name)
+        if claimed != name:  # one player, one spelling: no second attempt (or look-alike) under "ANN" for "Ann"
+            raise DailyError(409, "name_taken", f"the name {name!r} looks like {claimed!r}, which is claimed: "
+                                                "write that one exactly, or pick another")
+        if name_token is None and (not token or not secrets.compare_digest(digest, token_hash(token))):
             raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
         now = self.now_ms()
         date = day_of(now)
@@ -648,5 +684,5 @@ class DailyService:
 
 __all__ = [
     "DAILY_NODES", "DailyError", "DailyService", "DailyStore", "daily_seed", "day_bounds", "day_of",
-    "find_daily_deal", "pack_score", "parse_date", "seed_commitment", "valid_name",
+    "find_daily_deal", "name_key", "pack_score", "parse_date", "seed_commitment", "valid_name",
 ]

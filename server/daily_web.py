@@ -13,7 +13,7 @@ route                                           answer
 
 Errors are JSON ``{"error": code, "message": text}``: 400 malformed, 403
 ``bad_token``, 404 ``no_variant`` / ``no_day`` / ``no_attempt``, 409
-``already_played`` / ``not_revealed`` / ``day_over``.
+``already_played`` / ``name_taken`` / ``not_revealed`` / ``day_over``.
 """
 
 from __future__ import annotations

@@ -69,6 +69,26 @@ def test_query_numbers_and_dates_are_ascii_and_strict(day_server: ServerProcess)
         assert response.json()["error"] == "malformed"
 
 
+def test_lookalike_names_cannot_be_claimed(day_server: ServerProcess) -> None:
+    first = attempt(day_server, "Ann Lee")
+    assert first.status_code == 200, first.text
+    token = first.json()["name_token"]
+    before = today(day_server)["variants"][0]["attempts"]
+    # Other case, full-width letters, a Cyrillic "А", a Greek "Α", a ligature ...: each shows as "Ann Lee".
+    for lookalike in ("ann lee", "ANN LEE", "Ａｎｎ Ｌｅｅ", "\u0410nn Lee", "\u0391nn Lee", "Ann Lee\u00ad"):
+        for with_token in (None, token):  # not even the owner gets a second attempt under another spelling
+            response = attempt(day_server, lookalike, with_token)
+            assert response.status_code in (400, 403, 409), (lookalike, response.text)
+            assert "name_token" not in response.json()
+    assert today(day_server)["variants"][0]["attempts"] == before
+    again = attempt(day_server, "Ann Lee", token)
+    assert again.status_code == 200 and again.json()["match"] == first.json()["match"]
+    # Names of one script are fine, in any script; digits and punctuation go with any.
+    for name in ("Łukasz-2", "Ωμέγα", "山田 たろう", "Иван_3"):
+        response = attempt(day_server, name)
+        assert response.status_code == 200, (name, response.text)
+
+
 def test_an_attempt_connected_after_midnight_is_told_the_day_is_over(day_server: ServerProcess) -> None:
     asyncio.run(after_midnight(day_server))
 
