@@ -604,7 +604,10 @@ class MatchService:
                                                                settings=(await self.lobby_message(code)).settings,
                                                                commitment="")))
                 elif kind == "deadline":
-                    await self._deadline(code)
+                    if not await self._deadline(code):  # still in its countdown (the start timer is due too and
+                        await self.store.add_timer(code, kind, now + 200)  # run elsewhere): again, or it is lost
+                        await self.store.release(f"{code} {kind}")
+                        continue
                 elif kind == "finalize":
                     await self.finalize(code)
                 elif kind == "close":
@@ -616,16 +619,21 @@ class MatchService:
             wait = 0.1 if due is None else min(0.1, max(0.0, (due - self.clock.now_ms()) / 1000))
             await asyncio.sleep(wait)
 
-    async def _deadline(self, code: str) -> None:
+    async def _deadline(self, code: str) -> bool:
+        """The time limit is over: every game still playing ends as ``timeout``, then the results. False (and
+        nothing done) while the match is still in its countdown: its start timer has not run yet."""
         meta = await self.store.meta(code)
+        if meta is not None and meta["state"] == "countdown":
+            return False
         if meta is None or meta["state"] != "playing":
-            return
+            return True
         limit_ms = int(meta["deadline_ms"]) - int(meta["start_at_ms"])
         for record in await self.store.players(code):
             if record.status == "playing":
                 frame = encode(m.Finished(record.name, "timeout", limit_ms, record.moves, record.foundation))
                 await self.store.end_player(code, record.name, "timeout", limit_ms, frame)
         await self.finalize(code)  # every game has ended now, whoever ended it
+        return True
 
     # ------------------------------------------------------------ fan-out
 

@@ -19,12 +19,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from protocol import messages as m
-from protocol.codec import decode_server
+from protocol.codec import decode_server, encode
 from server.daily import DailyError, DailyService, pack_score
 from server.matches import MatchService, Session
 from server.ranking import Standing, rank
 from server.settings import Settings
-from server.store import Store
+from server.store import TIMERS, Store
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -206,3 +206,34 @@ def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
         assert [json.loads(d)["name"] for _, d in events] == [s.name for s in entries]
 
     run(redis_url, ms("2026-11-30T10:00:00.000"), body)
+
+
+def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -> None:
+    """Two processes: one runs the ``start`` timer, the other the ``deadline`` timer of the same attempt (started
+    just before midnight, or both due after a restart). A deadline that finds the match still in its countdown
+    must come back, or the attempt never ends and its day never closes (the seed is never revealed)."""
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        store = daily.matches.store
+        attempt = await daily.attempt("relaxed", "split", None)
+        code, end = attempt["match"], ms("2026-12-01T00:00:00.000")
+        # The other process's start timer has not run yet: the match is in its countdown.
+        assert await store.transition(code, "lobby", "countdown", b"", start_at_ms=end - 5, deadline_ms=end)
+        clock.now = end + 10
+        await store.add_timer(code, "deadline", end)
+        await asyncio.sleep(1.0)  # this process's timer loop runs the deadline timer meanwhile
+        meta = await store.meta(code)
+        assert meta is not None and meta["state"] == "countdown"
+        assert await store.redis.zscore(TIMERS, f"{code} deadline") is not None, "the deadline timer was dropped"
+        settings = (await daily.matches.lobby_message(code)).settings  # the other process's start timer:
+        assert await store.start(code, encode(m.Lobby(code, "playing", [], settings, "")))
+        clock.now = end + 1000  # the deadline timer, put back 200 ms later, is due again
+        for _ in range(50):
+            await daily.close_days()
+            if (await daily.store.deal("2026-11-30", "relaxed") or {}).get("closed") == "1":
+                break
+            await asyncio.sleep(0.1)
+        board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
+        assert [(e["name"], e["status"], e["time_ms"]) for e in board["entries"]] == [("split", "timeout", 5)]
+        assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
+
+    run(redis_url, ms("2026-11-30T23:59:59.000"), body)
