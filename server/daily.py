@@ -235,6 +235,12 @@ redis.call('XADD', KEYS[5], 'MAXLEN', '~', %d, '*', 'd', ARGV[5])
 return 1
 """ % EVENTS_MAXLEN
 
+UNCLAIM = """
+-- KEYS: names ; ARGV: name key, the claim's value: delete the claim if it is still that one
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+"""
+
 CLOSE = """
 -- KEYS: deal, open ; close the day once no attempt is open
 if redis.call('HLEN', KEYS[2]) > 0 then return 0 end
@@ -252,6 +258,7 @@ class DailyStore:
         self._new_attempt = self.redis.register_script(NEW_ATTEMPT)
         self._record = self.redis.register_script(RECORD)
         self._close = self.redis.register_script(CLOSE)
+        self._unclaim = self.redis.register_script(UNCLAIM)
 
     @staticmethod
     def key(date: str, variant: str, what: str) -> str:
@@ -277,6 +284,10 @@ class DailyStore:
         """Claim ``name`` (its :func:`name_key`) for the token with SHA-256 ``digest``; False when the key is
         claimed already."""
         return bool(await self.redis.hsetnx(NAMES_KEY, name_key(name), f"{digest} {name}"))
+
+    async def unclaim(self, name: str, digest: str) -> None:
+        """Free ``name``'s key if the token with SHA-256 ``digest`` holds it (a claim whose token was lost)."""
+        await self._unclaim(keys=[NAMES_KEY], args=[name_key(name), f"{digest} {name}"])
 
     async def name_claim(self, name: str) -> tuple[str, str] | None:
         """``(token digest, display name as claimed)`` of the claim on ``name``'s key; None when unclaimed."""
@@ -491,6 +502,18 @@ class DailyService:
                                                 "write that one exactly, or pick another")
         if name_token is None and (not token or not secrets.compare_digest(digest, token_hash(token))):
             raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
+        try:
+            result = await self._open_attempt(variant, name)
+        except BaseException:
+            if name_token is not None:  # claimed by this call, but its token never reaches anyone: free again
+                await self.store.unclaim(name, token_hash(name_token))
+            raise
+        if name_token is not None:
+            result["name_token"] = name_token
+        return result
+
+    async def _open_attempt(self, variant: str, name: str) -> dict[str, Any]:
+        """Today's attempt of ``name`` (made now, or the open one) with a new player token; see :meth:`attempt`."""
         now = self.now_ms()
         date = day_of(now)
         record = await self.deal_of_day(date, variant)
@@ -512,8 +535,6 @@ class DailyService:
         result: dict[str, Any] = {"date": date, "variant": variant, "name": name, "match": code,
                                   "player_token": player_token, "commitment": record["commitment"],
                                   "ends_at_ms": day_bounds(date)[1]}
-        if name_token is not None:
-            result["name_token"] = name_token
         return result
 
     async def _create_match(self, date: str, variant: str, name: str, record: dict[str, str]) -> str:

@@ -237,3 +237,19 @@ def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -> None
         assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
 
     run(redis_url, ms("2026-11-30T23:59:59.000"), body)
+
+
+def test_a_name_claimed_by_a_refused_request_is_free_again(redis_url: str) -> None:
+    """The first request of a name claims it; when that request is then refused (the day closed meanwhile,
+    in another process whose clock is a little ahead), its name token never reaches anyone: the name must not
+    stay claimed for ever."""
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        await daily.deal_of_day("2026-11-30", "relaxed")
+        await daily.store.redis.hset("{d:2026-11-30:relaxed}:deal", "closed", "1")  # another process closed it
+        assert (await refused(daily.attempt("relaxed", "newcomer", None))).code == "day_over"
+        assert await daily.store.name_claim("newcomer") is None
+        clock.now = ms("2026-12-01T00:00:01.000")
+        first = await daily.attempt("relaxed", "newcomer", None)  # the next day: the name is claimed now
+        assert first["date"] == "2026-12-01" and "name_token" in first
+
+    run(redis_url, ms("2026-11-30T23:59:59.990"), body)
