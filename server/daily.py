@@ -207,6 +207,7 @@ def _tag(date: str, variant: str) -> str:
 
 
 def deal_key(date: str, variant: str) -> str:
+    """The Redis key of the day's deal record (see the module docstring)."""
     return f"{_tag(date, variant)}:deal"
 
 
@@ -262,6 +263,7 @@ class DailyStore:
 
     @staticmethod
     def key(date: str, variant: str, what: str) -> str:
+        """The Redis key ``what`` (``attempts``, ``board`` ...) of a day and variant."""
         return f"{_tag(date, variant)}:{what}"
 
     async def secret(self, configured: str | None) -> str:
@@ -273,10 +275,12 @@ class DailyStore:
         return value.decode()
 
     async def deal(self, date: str, variant: str) -> dict[str, str] | None:
+        """The day's deal record (seed, commitment, attempt_index, deal, solution, closed); None when not made."""
         data = await self.redis.hgetall(deal_key(date, variant))
         return {k.decode(): v.decode() for k, v in data.items()} if data else None
 
     async def set_deal(self, date: str, variant: str, fields: dict[str, Any], end_ms: int) -> None:
+        """Store the day's deal record and list the day to close at ``end_ms`` (epoch ms)."""
         await self.redis.hset(deal_key(date, variant), mapping=fields)
         await self.redis.zadd(DAYS_KEY, {f"{date} {variant}": end_ms})
 
@@ -304,6 +308,7 @@ class DailyStore:
         return result[0].decode(), result[1].decode() if len(result) > 1 else ""
 
     async def attempt_code(self, date: str, variant: str, name: str) -> str | None:
+        """The match code of ``name``'s attempt of the day; None when it has none."""
         value = await self.redis.hget(self.key(date, variant, "attempts"), name)
         return value.decode() if value is not None else None
 
@@ -316,10 +321,12 @@ class DailyStore:
         return int(made), int(ended)
 
     async def open_attempts(self, date: str, variant: str) -> dict[str, str]:
+        """Name -> match code of the day's attempts that have not ended."""
         data = await self.redis.hgetall(self.key(date, variant, "open"))
         return {k.decode(): v.decode() for k, v in data.items()}
 
     async def drop_open(self, date: str, variant: str, name: str) -> None:
+        """Forget ``name``'s open attempt (it never started, or its match is gone): no entry on the board."""
         await self.redis.hdel(self.key(date, variant, "open"), name)
 
     async def record(self, date: str, variant: str, name: str, score: int, entry: dict[str, Any],
@@ -337,6 +344,7 @@ class DailyStore:
         return closed
 
     async def days_ended(self, now_ms: int) -> list[tuple[str, str]]:
+        """``(date, variant)`` of the days with a deal that ended by ``now_ms`` and are not closed yet."""
         members = await self.redis.zrangebyscore(DAYS_KEY, "-inf", now_ms)
         return [tuple(member.decode().split(" ", 1)) for member in members]  # type: ignore[misc]
 
@@ -358,23 +366,29 @@ class DailyStore:
         return result
 
     async def replay(self, date: str, variant: str, name: str) -> dict[str, Any] | None:
+        """``{"moves", "times_ms"}`` of ``name``'s ended attempt; None when it has none."""
         value = await self.redis.hget(self.key(date, variant, "replays"), name)
         return json.loads(value) if value is not None else None
 
     async def events_after(self, date: str, variant: str, after: str) -> list[tuple[str, bytes]]:
+        """``(stream id, event JSON)`` of the day's attempt events after the id ``after`` (at most 10 000)."""
         entries = await self.redis.xrange(self.key(date, variant, "events"), min=f"({after}", max="+", count=10_000)
         return [(entry_id.decode(), fields[b"d"]) for entry_id, fields in entries]
 
     async def add_event(self, date: str, variant: str, event: dict[str, Any]) -> None:
+        """Append a public attempt event (``{"name", "status", "moves", "foundation", "time_ms"}``)."""
         await self.redis.xadd(self.key(date, variant, "events"), {"d": json.dumps(event)}, maxlen=EVENTS_MAXLEN,
                               approximate=True)
 
     async def last_event_id(self, date: str, variant: str) -> str:
+        """The id of the day's newest attempt event (``0-0`` when none)."""
         last = await self.redis.xrevrange(self.key(date, variant, "events"), count=1)
         return last[0][0].decode() if last else "0-0"
 
     async def read_events(self, streams: dict[tuple[str, str], str], block_ms: int
                           ) -> list[tuple[tuple[str, str], str, bytes]]:
+        """New events of several days (``(date, variant)`` -> last id seen), waiting up to ``block_ms`` ms:
+        ``((date, variant), stream id, event JSON)``."""
         keys = {self.key(d, v, "events"): last for (d, v), last in streams.items()}
         reply = await self.redis.xread(keys, block=block_ms, count=200)
         result = []
@@ -680,6 +694,7 @@ class DailyService:
         return watcher
 
     def unwatch(self, date: str, variant: str, watcher: Watcher) -> None:
+        """Stop feeding ``watcher`` (the day's stream is no longer read once nobody watches it)."""
         key = (date, variant)
         self.watchers.get(key, set()).discard(watcher)
         if not self.watchers.get(key):
