@@ -93,10 +93,23 @@ async def daily(server: str, args: argparse.Namespace) -> int:
         raise ClientError("--date goes with --leaderboard: only today's challenge can be played")
     if not args.name:
         raise ClientError("give your name with --name NAME (the first use claims it for this machine)")
+    from .__main__ import _join, _script_lines
+    from .race import RaceClient, run_script, script_lines
+
+    interactive = args.script is None and sys.stdin.isatty() and sys.stdout.isatty() and not args.json
+    lines: list[str] = []
+    if not interactive:  # read first: a script that ran out resigns, so an empty one would spend the day for nothing
+        if not args.json and args.script is None:
+            print("not a terminal: reading commands from standard input, one a line", file=sys.stderr)
+        lines = _script_lines(args.script)
+        if not any(True for _ in script_lines(lines)):
+            raise ClientError("the script has no command: it would resign your one attempt of the day; give "
+                              "commands with --script FILE or on standard input, or run this in a terminal")
     attempt = await start_attempt(server, args.variant, args.name, TokenStore())
     if not args.json:
         print(f"Daily challenge {attempt['date']} ({attempt['variant']}) as {args.name}: "
               f"commitment {attempt['commitment'][:16]}…; the clock starts with the deal.", file=sys.stderr)
-    from .__main__ import _join
-
-    return await _join(server, attempt["match"], args.name, script=args.script, as_json=args.json, auto_ready=False)
+    if interactive:
+        return await _join(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False)
+    return await run_script(RaceClient(server, attempt["match"], args.name, auto_ready=False), lines,
+                            as_json=args.json)

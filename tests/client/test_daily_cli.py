@@ -29,7 +29,7 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
     assert played.returncode == 0, played.stderr
     messages = [json.loads(line) for line in played.stdout.splitlines() if line.strip()]
     kinds = [message["type"] for message in messages]
-    assert "started" in kinds and kinds[-1] == "results"
+    assert "started" in kinds and kinds[-1] == "results"  # the attempt was still there to play
     positions = [message for message in messages if message["type"] == "position"]
     assert [p["command"] for p in positions] == ["s", "s", "resign"] and positions[-1]["status"] == "resigned"
     results = messages[-1]
@@ -58,3 +58,17 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
     bad = daily(server, client_env, "--leaderboard", "--date", "2026-02-30")
     assert bad.returncode == 2 and "not a date" in bad.stderr
     assert daily(server, client_env, "--variant", "relaxed").returncode == 2  # no --name
+
+
+def test_an_empty_script_does_not_spend_the_day(server: ServerProcess, client_env: dict[str, str]) -> None:
+    """A script that ran out resigns; with no command at all (stdin not a terminal and empty, as under cron or
+    `< /dev/null`), the one attempt of the day would be spent by nothing: the client refuses before asking."""
+    name = "cli-" + uuid.uuid4().hex[:8]
+    for stdin in ("", "\n# only a comment\n"):
+        empty = daily(server, client_env, "--variant", "relaxed", "--name", name, stdin=stdin)
+        assert empty.returncode == 2 and "no command" in empty.stderr, (empty.stdout, empty.stderr)
+    played = daily(server, client_env, "--variant", "relaxed", "--name", name, "--script", "-", "--json",
+                   stdin="s\n")
+    assert played.returncode == 0, played.stderr
+    kinds = [json.loads(line)["type"] for line in played.stdout.splitlines() if line.strip()]
+    assert "started" in kinds and kinds[-1] == "results"  # the attempt was still there to play
