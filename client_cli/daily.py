@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
+from urllib.parse import quote
 
 from .connection import ClientError, _refusal, _request
 from .render import clock
@@ -42,7 +44,7 @@ async def start_attempt(server: str, variant: str, name: str, store: TokenStore)
     ``already_played``, ``no_variant`` ...) with the server's message.
     """
     names = dict(store.get(server, DAILY_ENTRY).get("names", {}))
-    response = await _request("POST", server, f"/daily/{variant}/attempt",
+    response = await _request("POST", server, f"/daily/{quote(variant, safe='')}/attempt",
                               json={"name": name, "token": names.get(name)})
     if response.status_code != 200:
         raise _refusal(response)
@@ -64,6 +66,9 @@ def board_lines(board: dict[str, Any], revealed: dict[str, Any] | None) -> list[
                      f"{e['undos']:>5} {e['hints']:>5} {e['foundation']:>5}")
     if not board["entries"]:
         lines.append("    (nobody has finished yet)")
+    elif board["total"] > board["offset"] + len(board["entries"]):
+        lines.append(f"    ... {board['total'] - board['offset'] - len(board['entries'])} more (the first "
+                     f"{len(board['entries'])} shown; the rest: GET .../leaderboard?offset=N)")
     if revealed is not None:
         lines.append(f"seed {revealed['seed']} (attempt index {revealed['attempt_index']}; "
                      f"commitment {revealed['commitment'][:16]}…)")
@@ -75,8 +80,11 @@ async def leaderboard(server: str, date: str | None, variant: str, as_json: bool
     """Print a day's leaderboard (today's by default); 0 on success."""
     if date is None:
         date = (await _get(server, "/daily"))["date"]
-    board = await _get(server, f"/daily/{date}/{variant}/leaderboard?limit=200")
-    revealed = await _get(server, f"/daily/{date}/{variant}/reveal") if board["final"] else None
+    elif not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
+        raise ClientError(f"{date[:20]!r} is not a date: write YYYY-MM-DD")
+    day = f"/daily/{quote(date, safe='')}/{quote(variant, safe='')}"  # each in its path segment, "/" and "?" too
+    board = await _get(server, f"{day}/leaderboard?limit=200")
+    revealed = await _get(server, f"{day}/reveal") if board["final"] else None
     if as_json:
         print(json.dumps({"leaderboard": board, "reveal": revealed}))
     else:

@@ -72,3 +72,27 @@ def test_an_empty_script_does_not_spend_the_day(server: ServerProcess, client_en
     assert played.returncode == 0, played.stderr
     kinds = [json.loads(line)["type"] for line in played.stdout.splitlines() if line.strip()]
     assert "started" in kinds and kinds[-1] == "results"  # the attempt was still there to play
+
+
+def test_dates_and_variants_stay_in_their_path_segment(server: ServerProcess, client_env: dict[str, str]) -> None:
+    """A --date or --variant with a "/" or "?" names no other route (an SSE stream made the client hang)."""
+    date = httpx.get(server.url + "/daily", timeout=30).json()["date"]
+    odd = daily(server, client_env, "--leaderboard", "--variant", "relaxed", "--date", f"{date}/relaxed/events?")
+    assert odd.returncode == 2 and "not a date" in odd.stderr, (odd.stdout, odd.stderr)
+    for variant in ("relaxed/x", "../matches"):  # refused (404), never another route's answer
+        odd = daily(server, client_env, "--leaderboard", "--variant", variant)
+        assert odd.returncode == 2 and "404" in odd.stderr, (odd.stdout, odd.stderr)
+        odd = daily(server, client_env, "--variant", variant, "--name", "someone", "--script", "-", stdin="s\n")
+        assert odd.returncode == 2 and "404" in odd.stderr, (odd.stdout, odd.stderr)
+
+
+def test_a_long_board_says_how_many_are_not_shown() -> None:
+    from client_cli.daily import board_lines
+
+    entry = {"rank": 1, "name": "ann", "status": "won", "time_ms": 61_000, "moves": 90, "undos": 0, "hints": 0,
+             "foundation": 104}
+    board = {"date": "2026-11-30", "variant": "classic", "final": False, "total": 250, "offset": 0, "limit": 200,
+             "entries": [entry] * 200}
+    lines = board_lines(board, None)
+    assert len(lines) == 2 + 200 + 1 and "50 more" in lines[-1]
+    assert "more" not in board_lines(dict(board, total=200), None)[-1]
