@@ -221,6 +221,8 @@ class MatchService:
         self.local: dict[str, set[Session]] = {}
         self.stream_ids: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+        """True once :meth:`stop_background` has begun: supervised loops are not restarted any more."""
         self._lobby_locks: dict[str, asyncio.Lock] = {}
         self.watchers: dict[str, set[Watcher]] = {}
         self._wakeup = asyncio.Event()
@@ -234,13 +236,15 @@ class MatchService:
         return task
 
     async def run_forever(self, coro_factory: Any, name: str) -> None:
-        """Supervise a loop: log and restart it when it fails."""
-        while True:
+        """Supervise a loop: log and restart it when it fails (not once :meth:`stop_background` has begun)."""
+        while not self._stopping:
             try:
                 await coro_factory()
             except asyncio.CancelledError:
                 raise
             except Exception:
+                if self._stopping:  # a cancellation that surfaced as another error (a Redis read's timeout)
+                    return
                 log.exception("%s failed; restarting in 0.5 s", name)
                 await asyncio.sleep(0.5)
 
@@ -251,9 +255,16 @@ class MatchService:
         self.spawn(self.run_forever(self._clock_sync, "clock sync"))
 
     async def stop_background(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        """Cancel the background tasks and wait until they have ended.
+
+        Cancelled again every second: a cancellation can be swallowed on the way (it surfaced as a Redis
+        timeout error, the supervisor restarted the loop, and a one-shot cancel left the stop waiting for ever).
+        """
+        self._stopping = True
+        while self._tasks:
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.wait(list(self._tasks), timeout=1.0)
 
     async def _clock_sync(self) -> None:
         while True:
