@@ -670,7 +670,8 @@ class DailyService:
         return await self.matches.store.close_unstarted(code, frame, self.matches.store.retention_s)
 
     async def close_days(self) -> None:
-        """Close ended days: attempts never started are dropped; the day closes once none is open."""
+        """Close ended days: attempts never started are closed and dropped, finished ones not on the board yet
+        (finalized by a process running no daily challenge) are recorded; the day closes once none is open."""
         for date, variant in await self.store.days_ended(self.now_ms()):
             for name, code in (await self.store.open_attempts(date, variant)).items():
                 meta = await self.matches.store.meta(code)
@@ -678,6 +679,10 @@ class DailyService:
                     await self.store.drop_open(date, variant, name)
                 elif meta["state"] == "lobby" and await self.close_unstarted(code, date):
                     await self.store.drop_open(date, variant, name)  # never got the deal: no entry
+                elif meta["state"] == "finished":  # finalized by a process without this service: no entry yet
+                    for p in await self.matches.store.players(code):
+                        await self.record(code, meta, Standing(p.name, p.status, p.time_ms, p.moves, p.undos,
+                                                               p.hints, p.foundation, p.last_found_ms))
             if await self.store.close(date, variant):
                 log.info("daily %s %s closed: the seed is revealed", date, variant)
 

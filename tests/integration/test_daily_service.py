@@ -253,3 +253,25 @@ def test_a_name_claimed_by_a_refused_request_is_free_again(redis_url: str) -> No
         assert first["date"] == "2026-12-01" and "name_token" in first
 
     run(redis_url, ms("2026-11-30T23:59:59.990"), body)
+
+
+def test_an_attempt_finalized_by_a_process_without_the_daily_service_still_counts(redis_url: str) -> None:
+    """A process of the deployment that runs no daily challenge (FTR_DAILY_VARIANTS empty) may finalize a daily
+    match: it puts no entry on the board. The day's close records it, or the day never closes (no reveal)."""
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        attempt = await daily.attempt("relaxed", "elsewhere", None)
+        session, _ = await connect(daily, attempt)
+        await daily.matches.play(session, 1, "s")
+        await next_frame(session, m.Position)
+        daily.matches.daily = None  # this "process" knows nothing of the daily challenge
+        await daily.matches.resign(session, 2)
+        await next_frame(session, m.Results)
+        daily.matches.daily = daily
+        clock.now = ms("2026-12-01T00:00:01.000")
+        await daily.close_days()
+        board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
+        assert [(e["name"], e["status"], e["moves"]) for e in board["entries"]] == [("elsewhere", "resigned", 1)]
+        assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
+        assert (await daily.replay("2026-11-30", "relaxed", "elsewhere"))["moves"] == ["s"]
+
+    run(redis_url, ms("2026-11-30T20:00:00.000"), body)
