@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
+from urllib.parse import quote
 
 from .connection import ClientError, _refusal, _request
 from .render import clock
@@ -42,7 +44,7 @@ async def start_attempt(server: str, variant: str, name: str, store: TokenStore)
     ``already_played``, ``no_variant`` ...) with the server's message.
     """
     names = dict(store.get(server, DAILY_ENTRY).get("names", {}))
-    response = await _request("POST", server, f"/daily/{variant}/attempt",
+    response = await _request("POST", server, f"/daily/{quote(variant, safe='')}/attempt",
                               json={"name": name, "token": names.get(name)})
     if response.status_code != 200:
         raise _refusal(response)
@@ -64,6 +66,9 @@ def board_lines(board: dict[str, Any], revealed: dict[str, Any] | None) -> list[
                      f"{e['undos']:>5} {e['hints']:>5} {e['foundation']:>5}")
     if not board["entries"]:
         lines.append("    (nobody has finished yet)")
+    elif board["total"] > board["offset"] + len(board["entries"]):
+        lines.append(f"    ... {board['total'] - board['offset'] - len(board['entries'])} more (the first "
+                     f"{len(board['entries'])} shown; the rest: GET .../leaderboard?offset=N)")
     if revealed is not None:
         lines.append(f"seed {revealed['seed']} (attempt index {revealed['attempt_index']}; "
                      f"commitment {revealed['commitment'][:16]}…)")
@@ -75,8 +80,11 @@ async def leaderboard(server: str, date: str | None, variant: str, as_json: bool
     """Print a day's leaderboard (today's by default); 0 on success."""
     if date is None:
         date = (await _get(server, "/daily"))["date"]
-    board = await _get(server, f"/daily/{date}/{variant}/leaderboard?limit=200")
-    revealed = await _get(server, f"/daily/{date}/{variant}/reveal") if board["final"] else None
+    elif not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
+        raise ClientError(f"{date[:20]!r} is not a date: write YYYY-MM-DD")
+    day = f"/daily/{quote(date, safe='')}/{quote(variant, safe='')}"  # each in its path segment, "/" and "?" too
+    board = await _get(server, f"{day}/leaderboard?limit=200")
+    revealed = await _get(server, f"{day}/reveal") if board["final"] else None
     if as_json:
         print(json.dumps({"leaderboard": board, "reveal": revealed}))
     else:
@@ -93,10 +101,23 @@ async def daily(server: str, args: argparse.Namespace) -> int:
         raise ClientError("--date goes with --leaderboard: only today's challenge can be played")
     if not args.name:
         raise ClientError("give your name with --name NAME (the first use claims it for this machine)")
+    from .__main__ import _join, _script_lines
+    from .race import RaceClient, run_script, script_lines
+
+    interactive = args.script is None and sys.stdin.isatty() and sys.stdout.isatty() and not args.json
+    lines: list[str] = []
+    if not interactive:  # read first: a script that ran out resigns, so an empty one would spend the day for nothing
+        if not args.json and args.script is None:
+            print("not a terminal: reading commands from standard input, one a line", file=sys.stderr)
+        lines = _script_lines(args.script)
+        if not any(True for _ in script_lines(lines)):
+            raise ClientError("the script has no command: it would resign your one attempt of the day; give "
+                              "commands with --script FILE or on standard input, or run this in a terminal")
     attempt = await start_attempt(server, args.variant, args.name, TokenStore())
     if not args.json:
         print(f"Daily challenge {attempt['date']} ({attempt['variant']}) as {args.name}: "
               f"commitment {attempt['commitment'][:16]}…; the clock starts with the deal.", file=sys.stderr)
-    from .__main__ import _join
-
-    return await _join(server, attempt["match"], args.name, script=args.script, as_json=args.json, auto_ready=False)
+    if interactive:
+        return await _join(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False)
+    return await run_script(RaceClient(server, attempt["match"], args.name, auto_ready=False), lines,
+                            as_json=args.json)

@@ -23,7 +23,7 @@ key                             holds
 ==============================  ================================================
 ``daily:secret``                the server secret (when ``FTR_DAILY_SECRET`` is
                                 unset: random, made once, kept)
-``daily:names``                 hash: name -> SHA-256 of its secret token
+``daily:names``                 hash: :func:`name_key` -> "TOKEN-SHA-256 NAME"
 ``daily:days``                  sorted set ``DATE VARIANT`` by the day's end (ms):
                                 days with a deal, not yet closed
 ``{d:D:V}:deal``                hash: seed, commitment, attempt_index, deal
@@ -46,6 +46,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import secrets
 import unicodedata
 from collections.abc import Callable
@@ -54,6 +55,7 @@ from typing import Any
 import msgspec
 
 from protocol import messages as m
+from protocol.codec import encode
 from protocol.errors import NotationError
 
 from .engine import deal, find_variant, format_position
@@ -86,9 +88,16 @@ def day_of(now_ms: int) -> str:
     return dt.datetime.fromtimestamp(now_ms // 1000, dt.UTC).date().isoformat()
 
 
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def parse_date(text: str) -> str:
-    """``text`` as a canonical ``YYYY-MM-DD`` date; raises ``ValueError`` when it is not one."""
-    if len(text) != 10:
+    """``text`` as a canonical ``YYYY-MM-DD`` date; raises ``ValueError`` when it is not one.
+
+    ASCII digits in that one form only: ``date.fromisoformat`` also reads ISO week dates (``2026-W48-1``, ten
+    characters as well) and non-ASCII digits.
+    """
+    if not _DATE.fullmatch(text):
         raise ValueError("a date is written YYYY-MM-DD")
     return dt.date.fromisoformat(text).isoformat()
 
@@ -151,10 +160,35 @@ def pack_score(standing: Standing) -> int:
         | (time_ms << _MOVE_BITS) | moves
 
 
+_HAN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "BOPOMOFO"})
+"""Scripts written together (Japanese, Chinese, Korean names): one script for :func:`valid_name`."""
+
+
+def _scripts(name: str) -> set[str]:
+    """The scripts of the letters of ``name`` after NFKC (the first word of each letter's Unicode name)."""
+    scripts = set()
+    for c in unicodedata.normalize("NFKC", name):
+        if unicodedata.category(c) in ("Lu", "Ll", "Lt", "Lo"):
+            script = unicodedata.name(c, "?").split(" ", 1)[0]
+            scripts.add("CJK" if script in _HAN else script)
+    return scripts
+
+
 def valid_name(name: str) -> bool:
-    """A display name: 1..24 characters, no control or separator characters but spaces, no outer spaces."""
+    """A display name: 1..24 characters, no control or separator characters but spaces, no outer spaces,
+    letters of one script (digits and punctuation go with any): a Cyrillic "а" among Latin letters would show
+    as another player's name."""
     return (0 < len(name) <= m.MAX_NAME and name == name.strip()
-            and not any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name))
+            and not any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name)
+            and len(_scripts(name)) <= 1)
+
+
+def name_key(name: str) -> str:
+    """The identity of a display name: NFKC, case-folded, NFKC again (Unicode's NFKC_Casefold in short).
+
+    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ"): the first one claimed takes the key.
+    """
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 class DailyError(Exception):
@@ -173,6 +207,7 @@ def _tag(date: str, variant: str) -> str:
 
 
 def deal_key(date: str, variant: str) -> str:
+    """The Redis key of the day's deal record (see the module docstring)."""
     return f"{_tag(date, variant)}:deal"
 
 
@@ -201,6 +236,12 @@ redis.call('XADD', KEYS[5], 'MAXLEN', '~', %d, '*', 'd', ARGV[5])
 return 1
 """ % EVENTS_MAXLEN
 
+UNCLAIM = """
+-- KEYS: names ; ARGV: name key, the claim's value: delete the claim if it is still that one
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+"""
+
 CLOSE = """
 -- KEYS: deal, open ; close the day once no attempt is open
 if redis.call('HLEN', KEYS[2]) > 0 then return 0 end
@@ -218,9 +259,11 @@ class DailyStore:
         self._new_attempt = self.redis.register_script(NEW_ATTEMPT)
         self._record = self.redis.register_script(RECORD)
         self._close = self.redis.register_script(CLOSE)
+        self._unclaim = self.redis.register_script(UNCLAIM)
 
     @staticmethod
     def key(date: str, variant: str, what: str) -> str:
+        """The Redis key ``what`` (``attempts``, ``board`` ...) of a day and variant."""
         return f"{_tag(date, variant)}:{what}"
 
     async def secret(self, configured: str | None) -> str:
@@ -232,20 +275,31 @@ class DailyStore:
         return value.decode()
 
     async def deal(self, date: str, variant: str) -> dict[str, str] | None:
+        """The day's deal record (seed, commitment, attempt_index, deal, solution, closed); None when not made."""
         data = await self.redis.hgetall(deal_key(date, variant))
         return {k.decode(): v.decode() for k, v in data.items()} if data else None
 
     async def set_deal(self, date: str, variant: str, fields: dict[str, Any], end_ms: int) -> None:
+        """Store the day's deal record and list the day to close at ``end_ms`` (epoch ms)."""
         await self.redis.hset(deal_key(date, variant), mapping=fields)
         await self.redis.zadd(DAYS_KEY, {f"{date} {variant}": end_ms})
 
     async def claim(self, name: str, digest: str) -> bool:
-        """Claim ``name`` for the token with SHA-256 ``digest``; False when it is claimed already."""
-        return bool(await self.redis.hsetnx(NAMES_KEY, name, digest))
+        """Claim ``name`` (its :func:`name_key`) for the token with SHA-256 ``digest``; False when the key is
+        claimed already."""
+        return bool(await self.redis.hsetnx(NAMES_KEY, name_key(name), f"{digest} {name}"))
 
-    async def name_digest(self, name: str) -> str | None:
-        value = await self.redis.hget(NAMES_KEY, name)
-        return value.decode() if value is not None else None
+    async def unclaim(self, name: str, digest: str) -> None:
+        """Free ``name``'s key if the token with SHA-256 ``digest`` holds it (a claim whose token was lost)."""
+        await self._unclaim(keys=[NAMES_KEY], args=[name_key(name), f"{digest} {name}"])
+
+    async def name_claim(self, name: str) -> tuple[str, str] | None:
+        """``(token digest, display name as claimed)`` of the claim on ``name``'s key; None when unclaimed."""
+        value = await self.redis.hget(NAMES_KEY, name_key(name))
+        if value is None:
+            return None
+        digest, _, claimed = value.decode().partition(" ")
+        return digest, claimed
 
     async def new_attempt(self, date: str, variant: str, name: str, code: str) -> tuple[str, str]:
         """``("new", code)``, ``("exists", the name's code)`` or ``("closed", "")``."""
@@ -254,6 +308,7 @@ class DailyStore:
         return result[0].decode(), result[1].decode() if len(result) > 1 else ""
 
     async def attempt_code(self, date: str, variant: str, name: str) -> str | None:
+        """The match code of ``name``'s attempt of the day; None when it has none."""
         value = await self.redis.hget(self.key(date, variant, "attempts"), name)
         return value.decode() if value is not None else None
 
@@ -266,10 +321,12 @@ class DailyStore:
         return int(made), int(ended)
 
     async def open_attempts(self, date: str, variant: str) -> dict[str, str]:
+        """Name -> match code of the day's attempts that have not ended."""
         data = await self.redis.hgetall(self.key(date, variant, "open"))
         return {k.decode(): v.decode() for k, v in data.items()}
 
     async def drop_open(self, date: str, variant: str, name: str) -> None:
+        """Forget ``name``'s open attempt (it never started, or its match is gone): no entry on the board."""
         await self.redis.hdel(self.key(date, variant, "open"), name)
 
     async def record(self, date: str, variant: str, name: str, score: int, entry: dict[str, Any],
@@ -287,6 +344,7 @@ class DailyStore:
         return closed
 
     async def days_ended(self, now_ms: int) -> list[tuple[str, str]]:
+        """``(date, variant)`` of the days with a deal that ended by ``now_ms`` and are not closed yet."""
         members = await self.redis.zrangebyscore(DAYS_KEY, "-inf", now_ms)
         return [tuple(member.decode().split(" ", 1)) for member in members]  # type: ignore[misc]
 
@@ -308,23 +366,29 @@ class DailyStore:
         return result
 
     async def replay(self, date: str, variant: str, name: str) -> dict[str, Any] | None:
+        """``{"moves", "times_ms"}`` of ``name``'s ended attempt; None when it has none."""
         value = await self.redis.hget(self.key(date, variant, "replays"), name)
         return json.loads(value) if value is not None else None
 
     async def events_after(self, date: str, variant: str, after: str) -> list[tuple[str, bytes]]:
+        """``(stream id, event JSON)`` of the day's attempt events after the id ``after`` (at most 10 000)."""
         entries = await self.redis.xrange(self.key(date, variant, "events"), min=f"({after}", max="+", count=10_000)
         return [(entry_id.decode(), fields[b"d"]) for entry_id, fields in entries]
 
     async def add_event(self, date: str, variant: str, event: dict[str, Any]) -> None:
+        """Append a public attempt event (``{"name", "status", "moves", "foundation", "time_ms"}``)."""
         await self.redis.xadd(self.key(date, variant, "events"), {"d": json.dumps(event)}, maxlen=EVENTS_MAXLEN,
                               approximate=True)
 
     async def last_event_id(self, date: str, variant: str) -> str:
+        """The id of the day's newest attempt event (``0-0`` when none)."""
         last = await self.redis.xrevrange(self.key(date, variant, "events"), count=1)
         return last[0][0].decode() if last else "0-0"
 
     async def read_events(self, streams: dict[tuple[str, str], str], block_ms: int
                           ) -> list[tuple[tuple[str, str], str, bytes]]:
+        """New events of several days (``(date, variant)`` -> last id seen), waiting up to ``block_ms`` ms:
+        ``((date, variant), stream id, event JSON)``."""
         keys = {self.key(d, v, "events"): last for (d, v), last in streams.items()}
         reply = await self.redis.xread(keys, block=block_ms, count=200)
         result = []
@@ -431,21 +495,39 @@ class DailyService:
         when this call claimed the name: keep it, the name needs it from
         now on). Raises :class:`DailyError`: 404 ``no_variant``, 400
         ``malformed`` (name), 403 ``bad_token`` (the name is claimed and the
-        token is missing or wrong), 409 ``already_played`` (the name's
-        attempt of today has ended).
+        token is missing or wrong), 409 ``name_taken`` (a name that looks
+        like a claimed one: same :func:`name_key`, other spelling), 409
+        ``already_played`` (the name's attempt of today has ended).
         """
         variant = self.variant_of(variant_text)
         if not isinstance(name, str) or not valid_name(name):
-            raise DailyError(400, "malformed", "a name is 1..24 characters, no control characters, no outer spaces")
+            raise DailyError(400, "malformed", "a name is 1..24 characters, no control characters, no outer spaces, "
+                                           "letters of one script")
         name_token = None
-        digest = await self.store.name_digest(name)
-        if digest is None:
+        claim = await self.store.name_claim(name)
+        if claim is None:
             name_token = secrets.token_urlsafe(24)
             if not await self.store.claim(name, token_hash(name_token)):
                 name_token = None
-                digest = await self.store.name_digest(name)
-        if name_token is None and (not token or not secrets.compare_digest(digest or "", token_hash(token))):
+                claim = await self.store.name_claim(name)
+        digest, claimed = claim or ("", name)
+        if claimed != name:  # one player, one spelling: no second attempt (or look-alike) under "ANN" for "Ann"
+            raise DailyError(409, "name_taken", f"the name {name!r} looks like {claimed!r}, which is claimed: "
+                                                "write that one exactly, or pick another")
+        if name_token is None and (not token or not secrets.compare_digest(digest, token_hash(token))):
             raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
+        try:
+            result = await self._open_attempt(variant, name)
+        except BaseException:
+            if name_token is not None:  # claimed by this call, but its token never reaches anyone: free again
+                await self.store.unclaim(name, token_hash(name_token))
+            raise
+        if name_token is not None:
+            result["name_token"] = name_token
+        return result
+
+    async def _open_attempt(self, variant: str, name: str) -> dict[str, Any]:
+        """Today's attempt of ``name`` (made now, or the open one) with a new player token; see :meth:`attempt`."""
         now = self.now_ms()
         date = day_of(now)
         record = await self.deal_of_day(date, variant)
@@ -454,8 +536,7 @@ class DailyService:
             created = await self._create_match(date, variant, name, record)
             status, code = await self.store.new_attempt(date, variant, name, created)
             if status != "new":  # the day closed meanwhile, or a concurrent call made the attempt first
-                await self.matches.store.transition(created, "lobby", "finished")
-                await self.matches.store.expire_match(created)
+                await self.close_unstarted(created, date)
             if status == "closed":
                 raise DailyError(409, "day_over", f"the daily challenge of {date} is over")
         meta = await self.matches.store.meta(code)
@@ -468,8 +549,6 @@ class DailyService:
         result: dict[str, Any] = {"date": date, "variant": variant, "name": name, "match": code,
                                   "player_token": player_token, "commitment": record["commitment"],
                                   "ends_at_ms": day_bounds(date)[1]}
-        if name_token is not None:
-            result["name_token"] = name_token
         return result
 
     async def _create_match(self, date: str, variant: str, name: str, record: dict[str, str]) -> str:
@@ -577,23 +656,33 @@ class DailyService:
     async def run(self) -> None:
         """Every second: today's and tomorrow's deals ready; ended days closed. Runs until cancelled."""
         while True:
+            await self.close_days()  # first: a day's close (and reveal) never waits for a deal being prepared
             date = day_of(self.now_ms())
             for day in (date, next_day(date)):
                 for variant in self.variants:
                     await self.deal_of_day(day, variant)
-            await self.close_days()
             await asyncio.sleep(1.0)
 
+    async def close_unstarted(self, code: str, date: str) -> bool:
+        """Close a daily match that never started (state ``closed``; its player, connected or resuming later,
+        gets ``error`` ``closed``; its keys expire after the retention period); False when it had started."""
+        frame = encode(m.Error("closed", f"the daily challenge of {date} is over: this attempt never started"))
+        return await self.matches.store.close_unstarted(code, frame, self.matches.store.retention_s)
+
     async def close_days(self) -> None:
-        """Close ended days: attempts never started are dropped; the day closes once none is open."""
+        """Close ended days: attempts never started are closed and dropped, finished ones not on the board yet
+        (finalized by a process running no daily challenge) are recorded; the day closes once none is open."""
         for date, variant in await self.store.days_ended(self.now_ms()):
             for name, code in (await self.store.open_attempts(date, variant)).items():
                 meta = await self.matches.store.meta(code)
-                if meta is None:
+                if meta is None or meta["state"] == "closed":
                     await self.store.drop_open(date, variant, name)
-                elif meta["state"] == "lobby" and await self.matches.store.transition(code, "lobby", "finished"):
+                elif meta["state"] == "lobby" and await self.close_unstarted(code, date):
                     await self.store.drop_open(date, variant, name)  # never got the deal: no entry
-                    await self.matches.store.expire_match(code)
+                elif meta["state"] == "finished":  # finalized by a process without this service: no entry yet
+                    for p in await self.matches.store.players(code):
+                        await self.record(code, meta, Standing(p.name, p.status, p.time_ms, p.moves, p.undos,
+                                                               p.hints, p.foundation, p.last_found_ms))
             if await self.store.close(date, variant):
                 log.info("daily %s %s closed: the seed is revealed", date, variant)
 
@@ -610,6 +699,7 @@ class DailyService:
         return watcher
 
     def unwatch(self, date: str, variant: str, watcher: Watcher) -> None:
+        """Stop feeding ``watcher`` (the day's stream is no longer read once nobody watches it)."""
         key = (date, variant)
         self.watchers.get(key, set()).discard(watcher)
         if not self.watchers.get(key):
@@ -635,5 +725,5 @@ class DailyService:
 
 __all__ = [
     "DAILY_NODES", "DailyError", "DailyService", "DailyStore", "daily_seed", "day_bounds", "day_of",
-    "find_daily_deal", "pack_score", "parse_date", "seed_commitment", "valid_name",
+    "find_daily_deal", "name_key", "pack_score", "parse_date", "seed_commitment", "valid_name",
 ]

@@ -13,7 +13,7 @@ route                                           answer
 
 Errors are JSON ``{"error": code, "message": text}``: 400 malformed, 403
 ``bad_token``, 404 ``no_variant`` / ``no_day`` / ``no_attempt``, 409
-``already_played`` / ``not_revealed`` / ``day_over``.
+``already_played`` / ``name_taken`` / ``not_revealed`` / ``day_over``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from starlette.routing import Route
 from .daily import DailyError, DailyService
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
+_NUMBER = re.compile(r"[0-9]{1,10}")
 MAX_LIMIT = 200
 
 
@@ -99,10 +100,12 @@ async def attempt(request: Request) -> Response:
 
 
 def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """The query parameter ``name`` as an int in ``low..high`` (ASCII digits only: ``str.isdigit`` also takes
+    "²", which ``int`` refuses); :class:`DailyError` 400 ``malformed`` otherwise."""
     text = request.query_params.get(name)
     if text is None:
         return default
-    if not text.isdigit() or not low <= int(text) <= high:
+    if not _NUMBER.fullmatch(text) or not low <= int(text) <= high:
         raise DailyError(400, "malformed", f"{name} is a whole number {low}..{high}")
     return int(text)
 

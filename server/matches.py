@@ -227,6 +227,8 @@ class MatchService:
         self.local: dict[str, set[Session]] = {}
         self.stream_ids: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+        """True once :meth:`stop_background` has begun: supervised loops are not restarted any more."""
         self._lobby_locks: dict[str, asyncio.Lock] = {}
         self.watchers: dict[str, set[Watcher]] = {}
         self._wakeup = asyncio.Event()
@@ -240,13 +242,15 @@ class MatchService:
         return task
 
     async def run_forever(self, coro_factory: Any, name: str) -> None:
-        """Supervise a loop: log and restart it when it fails."""
-        while True:
+        """Supervise a loop: log and restart it when it fails (not once :meth:`stop_background` has begun)."""
+        while not self._stopping:
             try:
                 await coro_factory()
             except asyncio.CancelledError:
                 raise
             except Exception:
+                if self._stopping:  # a cancellation that surfaced as another error (a Redis read's timeout)
+                    return
                 log.exception("%s failed; restarting in 0.5 s", name)
                 await asyncio.sleep(0.5)
 
@@ -257,9 +261,16 @@ class MatchService:
         self.spawn(self.run_forever(self._clock_sync, "clock sync"))
 
     async def stop_background(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        """Cancel the background tasks and wait until they have ended.
+
+        Cancelled again every second: a cancellation can be swallowed on the way (it surfaced as a Redis
+        timeout error, the supervisor restarted the loop, and a one-shot cancel left the stop waiting for ever).
+        """
+        self._stopping = True
+        while self._tasks:
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.wait(list(self._tasks), timeout=1.0)
 
     async def _clock_sync(self) -> None:
         while True:
@@ -434,7 +445,9 @@ class MatchService:
         assert record is not None and meta is not None
         session.last_seq = record.seq
         session.push(encode(await self.lobby_message(code)))
-        if meta["state"] == "lobby" and meta.get("daily"):  # a daily attempt starts when its player connects
+        if meta["state"] == "closed":  # closed unstarted (lobby timeout, a daily attempt after its day)
+            session.push(encode(m.Error("closed", "the match did not start in time and was closed")))
+        elif meta["state"] == "lobby" and meta.get("daily"):  # a daily attempt starts when its player connects
             async with self._lobby_lock(code):
                 await self.start_countdown(code)
         elif meta["state"] == "countdown":
@@ -619,7 +632,10 @@ class MatchService:
                             and settings.open_boards:
                         await self._publish_start_boards(code, settings)
                 elif kind == "deadline":
-                    await self._deadline(code)
+                    if not await self._deadline(code):  # still in its countdown (the start timer is due too and
+                        await self.store.add_timer(code, kind, now + 200)  # run elsewhere): again, or it is lost
+                        await self.store.release(f"{code} {kind}")
+                        continue
                 elif kind == "finalize":
                     await self.finalize(code)
                 elif kind == "close":
@@ -642,16 +658,21 @@ class MatchService:
             await self.store.add_event(code, encode(m.Board(name, 0, game.position.foundation_cards, "playing", 0,
                                                             view)), kind="board")
 
-    async def _deadline(self, code: str) -> None:
+    async def _deadline(self, code: str) -> bool:
+        """The time limit is over: every game still playing ends as ``timeout``, then the results. False (and
+        nothing done) while the match is still in its countdown: its start timer has not run yet."""
         meta = await self.store.meta(code)
+        if meta is not None and meta["state"] == "countdown":
+            return False
         if meta is None or meta["state"] != "playing":
-            return
+            return True
         limit_ms = int(meta["deadline_ms"]) - int(meta["start_at_ms"])
         for record in await self.store.players(code):
             if record.status == "playing":
                 frame = encode(m.Finished(record.name, "timeout", limit_ms, record.moves, record.foundation))
                 await self.store.end_player(code, record.name, "timeout", limit_ms, frame)
         await self.finalize(code)  # every game has ended now, whoever ended it
+        return True
 
     # ------------------------------------------------------------ fan-out
 

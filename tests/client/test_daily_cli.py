@@ -29,7 +29,7 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
     assert played.returncode == 0, played.stderr
     messages = [json.loads(line) for line in played.stdout.splitlines() if line.strip()]
     kinds = [message["type"] for message in messages]
-    assert "started" in kinds and kinds[-1] == "results"
+    assert "started" in kinds and kinds[-1] == "results"  # the attempt was still there to play
     positions = [message for message in messages if message["type"] == "position"]
     assert [p["command"] for p in positions] == ["s", "s", "resign"] and positions[-1]["status"] == "resigned"
     results = messages[-1]
@@ -58,3 +58,41 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
     bad = daily(server, client_env, "--leaderboard", "--date", "2026-02-30")
     assert bad.returncode == 2 and "not a date" in bad.stderr
     assert daily(server, client_env, "--variant", "relaxed").returncode == 2  # no --name
+
+
+def test_an_empty_script_does_not_spend_the_day(server: ServerProcess, client_env: dict[str, str]) -> None:
+    """A script that ran out resigns; with no command at all (stdin not a terminal and empty, as under cron or
+    `< /dev/null`), the one attempt of the day would be spent by nothing: the client refuses before asking."""
+    name = "cli-" + uuid.uuid4().hex[:8]
+    for stdin in ("", "\n# only a comment\n"):
+        empty = daily(server, client_env, "--variant", "relaxed", "--name", name, stdin=stdin)
+        assert empty.returncode == 2 and "no command" in empty.stderr, (empty.stdout, empty.stderr)
+    played = daily(server, client_env, "--variant", "relaxed", "--name", name, "--script", "-", "--json",
+                   stdin="s\n")
+    assert played.returncode == 0, played.stderr
+    kinds = [json.loads(line)["type"] for line in played.stdout.splitlines() if line.strip()]
+    assert "started" in kinds and kinds[-1] == "results"  # the attempt was still there to play
+
+
+def test_dates_and_variants_stay_in_their_path_segment(server: ServerProcess, client_env: dict[str, str]) -> None:
+    """A --date or --variant with a "/" or "?" names no other route (an SSE stream made the client hang)."""
+    date = httpx.get(server.url + "/daily", timeout=30).json()["date"]
+    odd = daily(server, client_env, "--leaderboard", "--variant", "relaxed", "--date", f"{date}/relaxed/events?")
+    assert odd.returncode == 2 and "not a date" in odd.stderr, (odd.stdout, odd.stderr)
+    for variant in ("relaxed/x", "../matches"):  # refused (404), never another route's answer
+        odd = daily(server, client_env, "--leaderboard", "--variant", variant)
+        assert odd.returncode == 2 and "404" in odd.stderr, (odd.stdout, odd.stderr)
+        odd = daily(server, client_env, "--variant", variant, "--name", "someone", "--script", "-", stdin="s\n")
+        assert odd.returncode == 2 and "404" in odd.stderr, (odd.stdout, odd.stderr)
+
+
+def test_a_long_board_says_how_many_are_not_shown() -> None:
+    from client_cli.daily import board_lines
+
+    entry = {"rank": 1, "name": "ann", "status": "won", "time_ms": 61_000, "moves": 90, "undos": 0, "hints": 0,
+             "foundation": 104}
+    board = {"date": "2026-11-30", "variant": "classic", "final": False, "total": 250, "offset": 0, "limit": 200,
+             "entries": [entry] * 200}
+    lines = board_lines(board, None)
+    assert len(lines) == 2 + 200 + 1 and "50 more" in lines[-1]
+    assert "more" not in board_lines(dict(board, total=200), None)[-1]

@@ -19,12 +19,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from protocol import messages as m
-from protocol.codec import decode_server
+from protocol.codec import decode_server, encode
 from server.daily import DailyError, DailyService, pack_score
 from server.matches import MatchService, Session
 from server.ranking import Standing, rank
 from server.settings import Settings
-from server.store import Store
+from server.store import TIMERS, Store
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -206,3 +206,72 @@ def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
         assert [json.loads(d)["name"] for _, d in events] == [s.name for s in entries]
 
     run(redis_url, ms("2026-11-30T10:00:00.000"), body)
+
+
+def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -> None:
+    """Two processes: one runs the ``start`` timer, the other the ``deadline`` timer of the same attempt (started
+    just before midnight, or both due after a restart). A deadline that finds the match still in its countdown
+    must come back, or the attempt never ends and its day never closes (the seed is never revealed)."""
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        store = daily.matches.store
+        attempt = await daily.attempt("relaxed", "split", None)
+        code, end = attempt["match"], ms("2026-12-01T00:00:00.000")
+        # The other process's start timer has not run yet: the match is in its countdown.
+        assert await store.transition(code, "lobby", "countdown", b"", start_at_ms=end - 5, deadline_ms=end)
+        clock.now = end + 10
+        await store.add_timer(code, "deadline", end)
+        await asyncio.sleep(1.0)  # this process's timer loop runs the deadline timer meanwhile
+        meta = await store.meta(code)
+        assert meta is not None and meta["state"] == "countdown"
+        assert await store.redis.zscore(TIMERS, f"{code} deadline") is not None, "the deadline timer was dropped"
+        settings = (await daily.matches.lobby_message(code)).settings  # the other process's start timer:
+        assert await store.start(code, encode(m.Lobby(code, "playing", [], settings, "")))
+        clock.now = end + 1000  # the deadline timer, put back 200 ms later, is due again
+        for _ in range(50):
+            await daily.close_days()
+            if (await daily.store.deal("2026-11-30", "relaxed") or {}).get("closed") == "1":
+                break
+            await asyncio.sleep(0.1)
+        board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
+        assert [(e["name"], e["status"], e["time_ms"]) for e in board["entries"]] == [("split", "timeout", 5)]
+        assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
+
+    run(redis_url, ms("2026-11-30T23:59:59.000"), body)
+
+
+def test_a_name_claimed_by_a_refused_request_is_free_again(redis_url: str) -> None:
+    """The first request of a name claims it; when that request is then refused (the day closed meanwhile,
+    in another process whose clock is a little ahead), its name token never reaches anyone: the name must not
+    stay claimed for ever."""
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        await daily.deal_of_day("2026-11-30", "relaxed")
+        await daily.store.redis.hset("{d:2026-11-30:relaxed}:deal", "closed", "1")  # another process closed it
+        assert (await refused(daily.attempt("relaxed", "newcomer", None))).code == "day_over"
+        assert await daily.store.name_claim("newcomer") is None
+        clock.now = ms("2026-12-01T00:00:01.000")
+        first = await daily.attempt("relaxed", "newcomer", None)  # the next day: the name is claimed now
+        assert first["date"] == "2026-12-01" and "name_token" in first
+
+    run(redis_url, ms("2026-11-30T23:59:59.990"), body)
+
+
+def test_an_attempt_finalized_by_a_process_without_the_daily_service_still_counts(redis_url: str) -> None:
+    """A process of the deployment that runs no daily challenge (FTR_DAILY_VARIANTS empty) may finalize a daily
+    match: it puts no entry on the board. The day's close records it, or the day never closes (no reveal)."""
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        attempt = await daily.attempt("relaxed", "elsewhere", None)
+        session, _ = await connect(daily, attempt)
+        await daily.matches.play(session, 1, "s")
+        await next_frame(session, m.Position)
+        daily.matches.daily = None  # this "process" knows nothing of the daily challenge
+        await daily.matches.resign(session, 2)
+        await next_frame(session, m.Results)
+        daily.matches.daily = daily
+        clock.now = ms("2026-12-01T00:00:01.000")
+        await daily.close_days()
+        board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
+        assert [(e["name"], e["status"], e["moves"]) for e in board["entries"]] == [("elsewhere", "resigned", 1)]
+        assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
+        assert (await daily.replay("2026-11-30", "relaxed", "elsewhere"))["moves"] == ["s"]
+
+    run(redis_url, ms("2026-11-30T20:00:00.000"), body)

@@ -9,7 +9,7 @@ import hmac
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.daily import (day_bounds, day_of, daily_seed, find_daily_deal, next_day, pack_score, parse_date,
+from server.daily import (day_bounds, day_of, daily_seed, find_daily_deal, name_key, next_day, pack_score, parse_date,
                           seed_commitment, valid_name)
 from server.engine import deal, find_variant
 from server.engine.solver import Budget, solve
@@ -70,6 +70,11 @@ def test_names() -> None:
     assert valid_name("alice") and valid_name("Anna Lena") and valid_name("x" * 24)
     for bad in ("", " alice", "alice ", "a\tb", "a\nb", "x" * 25, "a\u200bb"):
         assert not valid_name(bad)
+    # One script per name (a Cyrillic or Greek capital A among Latin letters); Japanese mixes kana and kanji.
+    assert not valid_name("\u0410nn") and not valid_name("\u0391nn") and not valid_name("yo\u0443")
+    assert valid_name("Łukasz-2") and valid_name("Иван") and valid_name("山田 たろう") and valid_name("ｙｏｕ")
+    assert name_key("Ann") == name_key("ANN") == name_key("Ａｎｎ") == name_key("ann") == "ann"
+    assert name_key("Stra\u00dfe") == name_key("STRASSE") and name_key("ﬁ") == "fi"
 
 
 statuses = st.sampled_from(["won", "resigned", "dead", "timeout"])

@@ -1,0 +1,126 @@
+"""The daily challenge under attack (issue 6 review): odd query strings and dates, lookalike names, and an
+attempt asked for before midnight but connected after it. A real server and Redis.
+
+The server's clock is shifted (``FTR_CLOCK_OFFSET_MS``) so that it starts :data:`LEAD_S` seconds before
+midnight UTC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from protocol import messages as m
+
+from .conftest import ServerProcess
+from .wsclient import Player
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+LEAD_S = 45
+DB = 8
+VARIANT = "relaxed"
+
+
+@pytest.fixture(scope="module")
+def day_server(redis_url: str) -> Iterator[ServerProcess]:
+    url = redis_url.rsplit("/", 1)[0] + f"/{DB}"
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    real_now = int(time.time() * 1000)
+    midnight = (real_now // 86_400_000 + 1) * 86_400_000
+    server = ServerProcess(url, FTR_CLOCK_OFFSET_MS=str(midnight - LEAD_S * 1000 - real_now),
+                           FTR_DAILY_SECRET="review secret", FTR_DAILY_VARIANTS=VARIANT)
+    try:
+        yield server
+    finally:
+        server.stop()
+        with redis.Redis.from_url(url) as client:
+            client.flushdb()
+
+
+def attempt(server: ServerProcess, name: str, token: str | None = None) -> httpx.Response:
+    return httpx.post(f"{server.url}/daily/{VARIANT}/attempt", json={"name": name, "token": token}, timeout=60)
+
+
+def today(server: ServerProcess) -> dict[str, Any]:
+    return dict(httpx.get(f"{server.url}/daily", timeout=60).json())
+
+
+def test_query_numbers_and_dates_are_ascii_and_strict(day_server: ServerProcess) -> None:
+    date = today(day_server)["date"]
+    board = f"{day_server.url}/daily/{date}/{VARIANT}/leaderboard"
+    # "²" and "١" pass str.isdigit(); the first one made int() fail with a 500.
+    for query in ("limit=%C2%B2", "offset=%C2%B2", "offset=%D9%A1", "limit=+5", "limit=%205"):
+        response = httpx.get(f"{board}?{query}", timeout=10)
+        assert response.status_code == 400, (query, response.text)
+        assert response.json()["error"] == "malformed"
+    assert httpx.get(f"{board}?offset=1&limit=5", timeout=10).json()["limit"] == 5
+    # Only YYYY-MM-DD: an ISO week date has 10 characters too, and named another day.
+    for text in ("2026-W48-1", "２０２６-11-30", "2026-11-3٠"):
+        response = httpx.get(f"{day_server.url}/daily/{text}/{VARIANT}/reveal", timeout=10)
+        assert response.status_code == 400, (text, response.text)
+        assert response.json()["error"] == "malformed"
+
+
+def test_lookalike_names_cannot_be_claimed(day_server: ServerProcess) -> None:
+    first = attempt(day_server, "Ann Lee")
+    assert first.status_code == 200, first.text
+    token = first.json()["name_token"]
+    before = today(day_server)["variants"][0]["attempts"]
+    # Other case, full-width letters, a Cyrillic "А", a Greek "Α", a ligature ...: each shows as "Ann Lee".
+    for lookalike in ("ann lee", "ANN LEE", "Ａｎｎ Ｌｅｅ", "\u0410nn Lee", "\u0391nn Lee", "Ann Lee\u00ad"):
+        for with_token in (None, token):  # not even the owner gets a second attempt under another spelling
+            response = attempt(day_server, lookalike, with_token)
+            assert response.status_code in (400, 403, 409), (lookalike, response.text)
+            assert "name_token" not in response.json()
+    assert today(day_server)["variants"][0]["attempts"] == before
+    again = attempt(day_server, "Ann Lee", token)
+    assert again.status_code == 200 and again.json()["match"] == first.json()["match"]
+    # Names of one script are fine, in any script; digits and punctuation go with any.
+    for name in ("Łukasz-2", "Ωμέγα", "山田 たろう", "Иван_3"):
+        response = attempt(day_server, name)
+        assert response.status_code == 200, (name, response.text)
+
+
+def test_an_attempt_connected_after_midnight_is_told_the_day_is_over(day_server: ServerProcess) -> None:
+    asyncio.run(after_midnight(day_server))
+
+
+async def after_midnight(server: ServerProcess) -> None:
+    now = today(server)
+    date, ends_at = now["date"], now["ends_at_ms"]
+    assert ends_at - now["now_ms"] > 2000, "the tests before this one took the whole lead: raise LEAD_S"
+    early, late = attempt(server, "early bird"), attempt(server, "night owl")
+    assert early.status_code == 200 and late.status_code == 200
+    while today(server)["now_ms"] < ends_at + 100:
+        await asyncio.sleep(0.1)
+    # Connected just after midnight: the attempt cannot start any more, and the player hears so.
+    player = Player(server.ws_url)
+    await player.connect()
+    player.code, player.token = late.json()["match"], late.json()["player_token"]
+    await player.resume(player.code)
+    error = await player.expect(m.Error, timeout=10)
+    assert isinstance(error, m.Error) and error.code == "closed", error
+    await player.close()
+    # The day closes (nobody played) and reveals; an attempt connected later still gets a clear answer.
+    deadline = time.monotonic() + 20
+    while httpx.get(f"{server.url}/daily/{date}/{VARIANT}/reveal", timeout=10).status_code != 200:
+        assert time.monotonic() < deadline, "the day never closed"
+        await asyncio.sleep(0.2)
+    player = Player(server.ws_url)
+    await player.connect()
+    player.code, player.token = early.json()["match"], early.json()["player_token"]
+    await player.resume(player.code)
+    error = await player.expect(m.Error, timeout=10)
+    assert isinstance(error, m.Error) and error.code == "closed", error
+    await player.close()
+    board = httpx.get(f"{server.url}/daily/{date}/{VARIANT}/leaderboard", timeout=10).json()
+    assert board["final"] is True and board["entries"] == []
+    assert "Traceback" not in server.logs()
