@@ -49,6 +49,8 @@
       tbody.replaceChildren(...body.entries.map(rowOf));
       empty.hidden = body.entries.length > 0;
       note.textContent = `${body.total} attempts${body.final ? " · final" : ""}`;
+      const chip = document.querySelector(`#chips [data-variant="${CSS.escape(info.variant)}"] .n`);
+      if (chip) chip.textContent = ` ${body.total} attempts`;
       if (body.final) {
         const revealed = await getJSON(`${base}/reveal`);
         if (revealed.status === 200) reveal.append(el("div", {}, "seed ", el("code", { text: revealed.body.seed })));
@@ -91,8 +93,8 @@
     $("state").className = "state live";
     $("state").textContent = "live";
     $("headline").textContent = `Daily challenge · ${today.date}`;
-    $("chips").replaceChildren(...today.variants.map((v) => el("span", { class: "chip" }, el("b", { text: v.variant }),
-      ` ${v.attempts} attempts`)));
+    $("chips").replaceChildren(...today.variants.map((v) => el("span", { class: "chip", "data-variant": v.variant },
+      el("b", { text: v.variant }), el("span", { class: "n", text: ` ${v.attempts} attempts` }))));
     $("variants").replaceChildren(...today.variants.map(variantPanel));
     setInterval(tick, 500);
     tick();

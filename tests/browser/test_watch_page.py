@@ -128,15 +128,15 @@ def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(server
     asyncio.run(run())
 
 
-def test_the_daily_page_says_so_politely_when_there_is_no_daily_challenge(server) -> None:  # type: ignore[no-untyped-def]
-    """Without the daily endpoints (``GET /daily`` JSON answers 404) the page says so, without a script error.
-    Once the daily challenge is served, this test's first assertion must change to its leaderboards."""
+def test_the_daily_page_says_so_politely_when_there_is_no_daily_challenge(make_server) -> None:  # type: ignore[no-untyped-def]
+    """A server without the daily challenge (``FTR_DAILY_VARIANTS`` empty: ``GET /daily`` JSON answers 404):
+    the page says so, without a script error."""
     _browser_available()
     import httpx
     from playwright.async_api import async_playwright
 
-    if httpx.get(server.url + "/daily", headers={"Accept": "application/json"}).status_code != 404:
-        pytest.skip("this server has the daily challenge: covered by its own page test")
+    server = make_server(FTR_DAILY_VARIANTS="")
+    assert httpx.get(server.url + "/daily", headers={"Accept": "application/json"}).status_code == 404
 
     async def run() -> None:
         async with async_playwright() as p:
@@ -156,3 +156,92 @@ def test_the_daily_page_says_so_politely_when_there_is_no_daily_challenge(server
 
     ARTIFACTS.mkdir(exist_ok=True)
     asyncio.run(run())
+
+
+DAILY_DB = 9
+"""The daily test's own Redis database (flushed): the day's keys are global, shared by every server of a db."""
+
+
+def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None:  # type: ignore[no-untyped-def]
+    """A real daily challenge (relaxed): the page lists an attempt as it starts (live, from the day's event
+    stream), then its final entry as the leaderboard JSON has it; never anything about the deal."""
+    _browser_available()
+    import time
+
+    import httpx
+    import redis
+    from playwright.async_api import async_playwright
+
+    from tests.integration.conftest import ServerProcess
+    from tests.integration.wsclient import Player
+
+    url = redis_url.rsplit("/", 1)[0] + f"/{DAILY_DB}"
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    real_now = int(time.time() * 1000)
+    noon = real_now // 86_400_000 * 86_400_000 + 43_200_000  # the server's clock at noon UTC: no day ends here
+    server = ServerProcess(url, FTR_CLOCK_OFFSET_MS=str(noon - real_now), FTR_DAILY_SECRET="page test",
+                           FTR_DAILY_VARIANTS="relaxed")
+
+    async def play_and_resign(name: str, commands: int) -> None:
+        answer = httpx.post(f"{server.url}/daily/relaxed/attempt", json={"name": name}, timeout=120)
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        player = Player(server.ws_url)
+        await player.connect()
+        player.code, player.token = body["match"], body["player_token"]
+        await player.resume(body["match"])
+        started = await player.expect(m.Started)
+        assert isinstance(started, m.Started), started
+        player.seq, legal = started.seq, started.legal
+        for _ in range(commands):
+            reply = await player.play(next(move.command for move in legal if move.command != "u"))
+            assert isinstance(reply, m.Position), reply
+            legal = reply.legal
+        reply = await player.resign()
+        assert isinstance(reply, m.Position) and reply.status == "resigned", reply
+        await player.close()
+
+    async def run() -> None:
+        date = httpx.get(f"{server.url}/daily", timeout=120).json()["date"]  # the day's deal is ready now
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await browser.new_page(viewport={"width": 1100, "height": 640})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto(server.url + "/daily")
+            await page.wait_for_function("document.querySelector('#state').textContent === 'live'")
+            headline = await page.locator("#headline").inner_text()
+            panel = page.locator('section[data-variant="relaxed"]')
+            await panel.locator("table").wait_for()
+            await play_and_resign("ann", 3)
+            await play_and_resign("bob", 6)
+            for name in ("ann", "bob"):
+                await panel.locator(f'tr[data-name="{name}"] .pill.resigned').wait_for(timeout=15_000)
+            board = httpx.get(f"{server.url}/daily/{date}/relaxed/leaderboard", timeout=10).json()
+            await page.wait_for_function(
+                "document.querySelector('section[data-variant=relaxed] .note').textContent.startsWith('2 attempts')")
+            rows = await panel.locator("tbody tr").evaluate_all(
+                "rows => rows.map(r => [r.querySelector('.rank').textContent, r.dataset.name,"
+                " r.querySelector('td:nth-child(5)').textContent])")
+            commitment = await panel.locator(".verify code").first.inner_text()
+            chip = await page.locator('#chips [data-variant="relaxed"]').inner_text()
+            text = await page.locator("body").inner_text()
+            await page.screenshot(path=str(ARTIFACTS / "daily.png"), full_page=True)
+            print("screenshot:", ARTIFACTS / "daily.png")
+            await browser.close()
+        assert headline == f"Daily challenge · {date}" and not errors, errors
+        assert rows == [[str(e["rank"]), e["name"], str(e["moves"])] for e in board["entries"]]
+        assert sorted(e["name"] for e in board["entries"]) == ["ann", "bob"] and chip == "relaxed 2 attempts"
+        today = httpx.get(f"{server.url}/daily", timeout=10).json()
+        assert commitment == today["variants"][0]["commitment"]
+        seed_record = redis.Redis.from_url(url).hget(f"{{d:{date}:relaxed}}:deal", "seed")
+        assert seed_record and seed_record.decode() not in text  # the seed stays hidden while the day runs
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        asyncio.run(run())
+    finally:
+        server.stop()
+        with redis.Redis.from_url(url) as client:
+            client.flushdb()
