@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator
 
 import msgspec
 import redis.asyncio as aioredis
-from aiolimiter import AsyncLimiter
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -32,6 +31,7 @@ from .daily import DailyService
 from .daily_web import ROUTES as DAILY_ROUTES
 from .dealpool import fill_pool
 from .embedded_redis import EmbeddedRedis
+from .httpjson import error_response, over_rate, read_json
 from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
 from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, watch_page
 from .play import player_endpoint
@@ -58,30 +58,16 @@ class Metrics:
         self.matches = Counter("ftr_matches_created_total", "matches created", registry=self.registry)
 
 
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": code, "message": message}, status_code=status)
+_error = error_response
 
 
 async def create_match(request: Request) -> Response:
     service: MatchService = request.app.state.service
-    address = request.client.host if request.client else "?"
-    limiters: dict[str, AsyncLimiter] = request.app.state.create_limiters
-    if len(limiters) > 10_000:  # bounded memory: forget idle addresses (their buckets are full again by now)
-        for key in [k for k, v in limiters.items() if v.has_capacity(service.settings.matches_per_min)]:
-            del limiters[key]
-    limiter = limiters.setdefault(address, AsyncLimiter(service.settings.matches_per_min, 60))
-    if not limiter.has_capacity():
+    if await over_rate(request, request.app.state.create_limiters, service.settings.matches_per_min):
         return _error(429, "rate_limited", "too many matches created from this address: wait a minute")
-    await limiter.acquire()
-    body = await request.body()
-    if len(body) > 16384:
-        return _error(413, "frame_too_large", "the request body is larger than 16 KiB")
-    try:
-        create = msgspec.json.decode(body or b"{}", type=CreateMatch)
-    except msgspec.ValidationError as error:
-        return _error(400, "malformed", f"invalid match settings: {error}")
-    except msgspec.DecodeError as error:
-        return _error(400, "malformed", f"the body is not JSON: {error}")
+    create = await read_json(request, CreateMatch, 16384, "match settings")
+    if isinstance(create, Response):
+        return create
     try:
         created = await service.create(create)
     except ServiceError as error:

@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .daily import DailyError, DailyService
+from .httpjson import error_response, over_rate, read_json
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 _NUMBER = re.compile(r"[0-9]{1,10}")
@@ -43,8 +44,7 @@ class AttemptRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     token: str | None = None
 
 
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": code, "message": message}, status_code=status)
+_error = error_response
 
 
 def _service(request: Request) -> DailyService | None:
@@ -68,33 +68,19 @@ async def today(request: Request) -> Response:
 
 async def _limited(request: Request) -> bool:
     """Attempt requests make matches: at most ``FTR_MATCHES_PER_MIN`` a minute per address, as ``POST /matches``."""
-    per_min = request.app.state.settings.matches_per_min
     limiters: dict[str, AsyncLimiter] | None = getattr(request.app.state, "daily_limiters", None)
     if limiters is None:
         limiters = request.app.state.daily_limiters = {}
-    if len(limiters) > 10_000:  # bounded memory: forget idle addresses (their buckets are full again by now)
-        for key in [k for k, v in limiters.items() if v.has_capacity(per_min)]:
-            del limiters[key]
-    limiter = limiters.setdefault(request.client.host if request.client else "?", AsyncLimiter(per_min, 60))
-    if not limiter.has_capacity():
-        return True
-    await limiter.acquire()
-    return False
+    return await over_rate(request, limiters, request.app.state.settings.matches_per_min)
 
 
 async def attempt(request: Request) -> Response:
     """``POST /daily/{variant}/attempt``: 200 with the match code and a player token (see DailyService.attempt)."""
     if await _limited(request):
         return _error(429, "rate_limited", "too many attempt requests from this address: wait a minute")
-    body = await request.body()
-    if len(body) > 4096:
-        return _error(413, "frame_too_large", "the request body is larger than 4 KiB")
-    try:
-        wanted = msgspec.json.decode(body or b"{}", type=AttemptRequest)
-    except msgspec.ValidationError as error:
-        return _error(400, "malformed", f"invalid attempt request: {error}")
-    except msgspec.DecodeError as error:
-        return _error(400, "malformed", f"the body is not JSON: {error}")
+    wanted = await read_json(request, AttemptRequest, 4096, "attempt request")
+    if isinstance(wanted, Response):
+        return wanted
     variant = request.path_params["variant"][:40]
     return await _answer(request, lambda s: s.attempt(variant, wanted.name, wanted.token))
 
