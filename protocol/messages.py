@@ -370,6 +370,7 @@ ERROR_CODES = {
     "not_host": "only the host may do that",
     "no_hints": "this match does not allow hints",
     "replaced": "another connection with your token took over",
+    "too_many_watchers": "the match has as many spectators as this server streams it to; try again later",
     "too_slow": "a spectator fell behind the match's events; resume from its last event id",
     "illegal": "the rules refuse that command now (in ``rejected``); nothing changed",
     "undo_refused": "the match's undo policy refuses that undo (in ``rejected``)",

@@ -487,7 +487,14 @@ class MatchService:
             self._lobby_locks.pop(code, None)
 
     async def watch(self, code: str) -> Watcher:
-        """A spectator's bounded queue of this match's public events (from now on)."""
+        """A spectator's bounded queue of this match's public events (from now on).
+
+        Raises :class:`ServiceError` ``too_many_watchers`` when this process already serves
+        ``FTR_MAX_WATCHERS`` spectators of the match (DESIGN.md "Limits": watchers per match).
+        """
+        if len(self.watchers.get(code, ())) >= self.settings.max_watchers:
+            raise ServiceError("too_many_watchers", f"this server already streams this match to "
+                                                    f"{self.settings.max_watchers} spectators: try again later")
         watcher = Watcher(self.settings.watcher_queue)
         self.watchers.setdefault(code, set()).add(watcher)
         await self._follow(code)

@@ -23,6 +23,7 @@ variable                   default    meaning
 ``FTR_DAILY_VARIANTS``     classic,   variants of the daily challenge (comma-separated;
                            relaxed    empty: no daily challenge)
 ``FTR_CLOCK_OFFSET_MS``    0          shift of the server's clock (ms; tests and demos only)
+``FTR_MAX_WATCHERS``       500        spectator connections per match (per server process)
 ``FTR_WATCHER_QUEUE``      1024       events a spectator may fall behind by before
                                       it is dropped (it resumes from its last id)
 =========================  =========  ==============================================
@@ -62,6 +63,7 @@ class Settings:
     daily_variants: tuple[str, ...] = ("classic", "relaxed")
     clock_offset_ms: int = 0
     watcher_queue: int = 1024
+    max_watchers: int = 500
 
     @classmethod
     def from_environ(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -89,6 +91,7 @@ class Settings:
                                  if v.strip()),
             clock_offset_ms=config("FTR_CLOCK_OFFSET_MS", cast=int, default=0),
             watcher_queue=config("FTR_WATCHER_QUEUE", cast=int, default=1024),
+            max_watchers=config("FTR_MAX_WATCHERS", cast=int, default=500),
         )
 
 
@@ -96,6 +99,6 @@ ENVIRONMENT_VARIABLES = (
     "FTR_HOST", "FTR_PORT", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
     "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
     "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_LOBBY_TIMEOUT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
-    "FTR_WATCHER_QUEUE",
+    "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS",
 )
 """Every environment variable the server reads (a test checks docker-compose.yml names only these)."""

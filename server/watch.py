@@ -33,7 +33,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from protocol import messages as m
 from protocol.codec import encode
 
-from .matches import MatchService
+from .matches import MatchService, ServiceError
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 
@@ -87,7 +87,11 @@ async def match_events(request: Request) -> Response:
     if not _STREAM_ID.fullmatch(after):
         return JSONResponse({"error": "malformed", "message": "Last-Event-ID is a stream id such as 1700000000000-0"},
                             status_code=400)
-    watcher = await service.watch(code)  # first: live events queue up while the missed ones are read
+    try:
+        watcher = await service.watch(code)  # first: live events queue up while the missed ones are read
+    except ServiceError as error:
+        return JSONResponse({"error": error.code, "message": error.message}, status_code=503,
+                            headers={"Retry-After": "30"})
 
     async def events() -> AsyncIterator[ServerSentEvent | bytes]:
         # Events waiting together go out in one write (one send through the ASGI stack per batch).
@@ -145,7 +149,12 @@ async def watch_endpoint(websocket: WebSocket) -> None:
         await websocket.send_bytes(encode(m.Error(*problem)))
         await websocket.close(code=4004 if problem[0] == "no_match" else 4000, reason=problem[1])
         return
-    watcher = await service.watch(code)
+    try:
+        watcher = await service.watch(code)
+    except ServiceError as error:
+        await websocket.send_bytes(encode(m.Error(error.code, error.message)))
+        await websocket.close(code=1013, reason="too many spectators: try again later")
+        return
 
     async def until_disconnect() -> None:  # Starlette notices a disconnect only on receive
         while (await websocket.receive())["type"] != "websocket.disconnect":

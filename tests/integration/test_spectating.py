@@ -7,12 +7,14 @@ import asyncio
 import json
 
 import httpx
+import msgspec
 import pytest
 import redis
 
 from protocol import messages as m
 
 from .test_race import SEED, VARIANT, lobby_of_two, solution
+from .wsclient import Player
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -143,3 +145,37 @@ def test_the_watch_websocket_carries_the_same_events_and_resumes(server, redis_u
     assert [e["id"] for e in got] == public
     assert [e["event"]["moves"] for e in got if e["event"]["type"] == "progress" and e["event"]["name"] == "alice"] \
         == list(range(1, 21))
+
+
+def test_spectators_past_the_limit_are_refused_and_the_others_keep_their_streams(make_server) -> None:  # type: ignore[no-untyped-def]
+    """FTR_MAX_WATCHERS per match and process: the next SSE watcher gets 503 too_many_watchers, the next
+    WebSocket watcher that error and close 1013; when one leaves, a new one is let in."""
+    import websockets  # noqa: PLC0415
+
+    server = make_server(FTR_MAX_WATCHERS="2")
+    created = httpx.post(server.url + "/matches", json={"players": 2, "solvable_only": False}, timeout=10).json()
+    code = created["code"]
+    events_url = f"{server.url}/matches/{code}/events"
+
+    async def run() -> None:
+        async with httpx.AsyncClient(timeout=10) as client:
+            async with client.stream("GET", events_url) as first, client.stream("GET", events_url) as second:
+                assert first.status_code == second.status_code == 200
+                third = await client.get(events_url)
+                assert third.status_code == 503 and third.json()["error"] == "too_many_watchers"
+                async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch") as ws:
+                    refused = msgspec.msgpack.decode(await ws.recv())
+                    assert refused["type"] == "error" and refused["code"] == "too_many_watchers"
+                    with pytest.raises(websockets.ConnectionClosed) as closed:
+                        await ws.recv()
+                    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+                player = Player(server.ws_url)  # an event now: the admitted watchers still stream
+                await player.connect()
+                await player.join(code, "ann")
+                assert [e["event"] for e in await read_events(first, until=1)] == ["lobby"]
+                await player.close()
+            await asyncio.sleep(0.5)  # both left: their places are free again
+            async with client.stream("GET", events_url) as again:
+                assert again.status_code == 200
+
+    asyncio.run(run())
