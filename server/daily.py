@@ -36,6 +36,10 @@ key                             holds
 ``{d:D:V}:replays``             hash: name -> JSON ``{"moves", "times_ms"}``
 ``{d:D:V}:events``              stream: public attempt events (JSON, field ``d``)
 ==============================  ================================================
+
+When a day closes its ``solution`` is deleted and ``attempts`` and ``events``
+expire after ``FTR_RETENTION_S``; the rest stays (names, deal, board,
+entries, replays).
 """
 
 from __future__ import annotations
@@ -243,9 +247,15 @@ return 0
 """
 
 CLOSE = """
--- KEYS: deal, open ; close the day once no attempt is open
+-- KEYS: deal, open, attempts, events ; ARGV: seconds the attempts and events are kept
+-- Close the day once no attempt is open. What only the day itself needed goes: the solution at once, the
+-- attempt index and the live event stream after the retention period; the deal (seed, commitment), the
+-- board, its entries and the replays stay (DESIGN.md: daily leaderboards stay).
 if redis.call('HLEN', KEYS[2]) > 0 then return 0 end
 redis.call('HSET', KEYS[1], 'closed', '1')
+redis.call('HDEL', KEYS[1], 'solution')
+redis.call('EXPIRE', KEYS[3], ARGV[1])
+redis.call('EXPIRE', KEYS[4], ARGV[1])
 return 1
 """
 
@@ -337,8 +347,11 @@ class DailyStore:
                                                         json.dumps(event)]))
 
     async def close(self, date: str, variant: str) -> bool:
-        """Mark the day closed when no attempt is open; True when it is (now)."""
-        closed = bool(await self._close(keys=[deal_key(date, variant), self.key(date, variant, "open")]))
+        """Mark the day closed when no attempt is open; True when it is (now). The solution is dropped, the
+        attempts hash and the event stream expire after ``FTR_RETENTION_S`` (see :data:`CLOSE`)."""
+        keys = [deal_key(date, variant), self.key(date, variant, "open"), self.key(date, variant, "attempts"),
+                self.key(date, variant, "events")]
+        closed = bool(await self._close(keys=keys, args=[self.store.retention_s]))
         if closed:
             await self.redis.zrem(DAYS_KEY, f"{date} {variant}")
         return closed

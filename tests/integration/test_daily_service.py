@@ -152,6 +152,15 @@ def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) -> None:
         assert (await daily.leaderboard("2026-11-30", "relaxed", 0, 50))["final"] is True
         replay = await daily.replay("2026-11-30", "relaxed", "late")
         assert replay["moves"] == ["s"] and replay["times_ms"] == [5000] and replay["seed"] == revealed["seed"]
+        # What the closed day no longer needs: the solution at once, attempts and events after the retention.
+        redis = daily.store.redis
+        deal_fields = await redis.hkeys(daily.store.key("2026-11-30", "relaxed", "deal"))
+        assert b"seed" in deal_fields and b"solution" not in deal_fields
+        retention = daily.matches.settings.retention_s
+        for what in ("attempts", "events"):
+            assert 0 < await redis.ttl(daily.store.key("2026-11-30", "relaxed", what)) <= retention, what
+        for what in ("deal", "board", "entries", "replays"):
+            assert await redis.ttl(daily.store.key("2026-11-30", "relaxed", what)) == -1, what
         # A new day: a new attempt for the same name.
         again = await daily.attempt("relaxed", "late", attempt["name_token"])
         assert again["date"] == "2026-12-01" and again["commitment"] != attempt["commitment"]
