@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     watch = commands.add_parser("watch", help="live standings of a match, as a spectator")
     watch.add_argument("code")
     watch.add_argument("--json", action="store_true", help="one JSON line per change of the public state")
-    watch.add_argument("--interval", type=float, default=0.5, help=argparse.SUPPRESS)
+    watch.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
 
     replay = commands.add_parser("replay", help="step through a game record (RULES.md section 10) locally")
     replay.add_argument("file")

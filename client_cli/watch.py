@@ -1,15 +1,16 @@
-"""``forty-thieves watch CODE``: live standings of a match, as a spectator (issue 5).
+"""``forty-thieves watch CODE``: live standings of a match, as a spectator (issues 5 and 7).
 
-The spectator stream endpoints do not exist yet (issue 7). Until they do,
-this polls the public state ``GET /matches/{code}`` every ``interval``
-seconds (0.5 by default) and draws the standings from it: each player's
-status, foundation cards, moves and time, ranked like the results
-(DESIGN.md "Ranking": winners by time then moves, the rest by foundation
-cards then moves). When the match is finished it prints the ranked
+It follows the match's Server-Sent Events (``GET /matches/{code}/events``,
+reconnecting with ``Last-Event-ID`` when the stream drops) and, at each
+event, reads the public state ``GET /matches/{code}`` and draws the
+standings from it: each player's status, foundation cards, moves and time,
+ranked like the results (DESIGN.md "Ranking": winners by time then moves,
+the rest by foundation cards then moves). Without events it still reads the
+state every ``interval`` seconds (2 by default), so a stream it cannot
+open only makes it slower. When the match is finished it prints the ranked
 results of ``GET /matches/{code}/results`` with the revealed seed and
 exits 0. With ``--json`` it prints the public state as one JSON line each
-time it changes, then the results. Once the stream exists, this should
-read it (resuming from the last event id) instead of polling.
+time it changes, then the results.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import sys
 from typing import Any
 
+import httpx
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
@@ -59,11 +61,34 @@ def table(public: dict[str, Any]) -> Table:
     return grid
 
 
-async def watch(server: str, code: str, *, as_json: bool = False, interval: float = 0.5) -> int:
-    """Poll and draw until the match is finished (see the module docstring)."""
+async def follow_events(server: str, code: str, nudge: asyncio.Event) -> None:
+    """Set ``nudge`` at every Server-Sent Event of the match; reconnect after 1 s with ``Last-Event-ID``
+    when the stream drops or cannot be opened. Runs until cancelled."""
+    url = f"{server.rstrip('/')}/matches/{code}/events"
+    last = ""
+    while True:
+        try:
+            async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=60)) as client:
+                headers = {"Last-Event-ID": last} if last else {}
+                async with client.stream("GET", url, headers=headers) as response:
+                    if response.status_code == 200:
+                        async for line in response.aiter_lines():
+                            if line.startswith("id:"):
+                                last = line[3:].strip()
+                            elif line == "":
+                                nudge.set()
+        except httpx.HTTPError:
+            pass
+        await asyncio.sleep(1.0)
+
+
+async def watch(server: str, code: str, *, as_json: bool = False, interval: float = 2.0) -> int:
+    """Draw the standings at every event (or every ``interval`` seconds) until the match is finished."""
     console = Console(no_color=bool(os.environ.get("NO_COLOR")) or None)
     last: dict[str, Any] | None = None
     live = Live(console=console, auto_refresh=False) if console.is_terminal and not as_json else None
+    nudge = asyncio.Event()
+    events = asyncio.create_task(follow_events(server, code, nudge))
     try:
         if live is not None:
             live.start()
@@ -79,8 +104,13 @@ async def watch(server: str, code: str, *, as_json: bool = False, interval: floa
                     console.print(table(public))
             if public.get("state") == "finished":
                 break
-            await asyncio.sleep(interval)
+            try:
+                await asyncio.wait_for(nudge.wait(), interval)
+            except TimeoutError:
+                pass
+            nudge.clear()
     finally:
+        events.cancel()
         if live is not None:
             live.stop()
     results = await match_results(server, code)

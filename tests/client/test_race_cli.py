@@ -117,7 +117,9 @@ def test_create_shows_preparing_and_watch_follows_to_the_results(server: ServerP
     created = create(server, client_env, "--variant", "classic")  # no solver workers here: it stays preparing
     assert created["state"] == "preparing"
     created = create(server, client_env, "--variant", VARIANT, "--seed", SEED, "--players", "1")
-    watcher = run_client(["--server", server.url, "watch", created["code"], "--json"], client_env)
+    # --interval 60: without following the event stream the watcher would read the state once a minute and
+    # miss the 30 s timeouts below; with it every event triggers a read.
+    watcher = run_client(["--server", server.url, "watch", created["code"], "--json", "--interval", "60"], client_env)
     (tmp_path / "solo.txt").write_text("s\ns\n")
     solo = run_client(["--server", server.url, "join", created["code"], "--name", "solo", "--script",
                        str(tmp_path / "solo.txt")], client_env)
