@@ -66,7 +66,7 @@ from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
 from .matches import MatchService, Watcher
 from .ranking import Standing
-from .store import Store, token_hash, tokens_key
+from .store import Store, token_hash
 
 log = logging.getLogger("forty_thieves.daily")
 
@@ -558,7 +558,7 @@ class DailyService:
             raise DailyError(409, "already_played", f"{name!r} has played the {variant} daily challenge of {date}: "
                                                     "one attempt a day; see the leaderboard")
         player_token = secrets.token_urlsafe(24)
-        await self.matches.store.redis.hset(tokens_key(code), token_hash(player_token), name)
+        await self.matches.store.issue_token(code, name, token_hash(player_token))
         result: dict[str, Any] = {"date": date, "variant": variant, "name": name, "match": code,
                                   "player_token": player_token, "commitment": record["commitment"],
                                   "ends_at_ms": day_bounds(date)[1]}

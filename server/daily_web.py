@@ -171,6 +171,6 @@ ROUTES = [
     Route("/daily/{date}/{variant}/leaderboard", leaderboard),
     Route("/daily/{date}/{variant}/events", events),
     Route("/daily/{date}/{variant}/reveal", reveal),
-    Route("/daily/{date}/{variant}/replay/{name}", replay),
+    Route("/daily/{date}/{variant}/replay/{name:path}", replay),
 ]
 """The daily challenge's routes (added to the app's routes in :mod:`server.app`)."""

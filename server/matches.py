@@ -100,6 +100,7 @@ class Clock:
         self.offset_ms = redis_ms - (before + after) / 2 + self.shift_ms
 
     def now_ms(self) -> int:
+        """Now on the shared clock (Redis ``TIME`` plus ``FTR_CLOCK_OFFSET_MS``), in ms since the epoch."""
         return int(time.time() * 1000 + self.offset_ms)
 
 
@@ -170,6 +171,7 @@ class Watcher:
         self.dropped = False
 
     def push(self, entry_id: str, frame: bytes) -> None:
+        """Queue one event (stream id, msgpack frame); past ``limit`` queued the watcher is dropped instead."""
         if self.dropped:
             return
         if self.queue.qsize() >= self.limit:
@@ -387,7 +389,8 @@ class MatchService:
             "commitment": meta.get("commitment", ""), "start_at_ms": int(meta.get("start_at_ms", 0) or 0),
             "deadline_ms": int(meta.get("deadline_ms", 0) or 0),
             # Boards and replays: public live when the host opened the boards, otherwise once the match ended.
-            "boards_public": bool(settings.get("open_boards")) or state == "finished",
+            # A daily attempt's board is the day's deal: never public here (the daily reveal shows it).
+            "boards_public": (bool(settings.get("open_boards")) or state == "finished") and not meta.get("daily"),
             "cards": find_variant(settings["variant"]).card_total,
             "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.status,
                          "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
@@ -579,6 +582,10 @@ class MatchService:
             await self.start_countdown(session.code)
 
     async def start_countdown(self, code: str) -> None:
+        """Move a match from ``lobby`` to ``countdown`` (once; a concurrent call changes nothing): the deal comes
+        ``FTR_COUNTDOWN_S`` seconds later by the ``start`` timer, the time limit by the ``deadline`` timer. A
+        daily attempt (meta ``deadline_at_ms``) starts at once and ends with its UTC day; after that day nothing
+        happens (the daily service closes it). Raises what redis-py raises when Redis fails."""
         meta = await self.store.meta(code)
         assert meta is not None
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)

@@ -78,6 +78,10 @@ async def match_replay(request: Request) -> Response:
         return _error(404, "no_match", "no match with that code")
     if len(name) > m.MAX_NAME or name not in await service.store.roster(code):
         return _error(404, "no_player", f"no player named {name[:m.MAX_NAME]!r} in this match")
+    if meta.get("daily"):  # its deal is the day's: public only through the daily challenge, once the day is over
+        date, _, variant = meta["daily"].partition(" ")
+        return _error(409, "not_revealed", f"this is a daily attempt: its replay is at "
+                                           f"/daily/{date}/{variant}/replay/NAME once the day is over")
     if meta["state"] != "finished":
         return _error(409, "not_finished", "replays are public once the match has ended: every move stays secret "
                                            "until then")

@@ -134,6 +134,19 @@ local epoch = redis.call('HINCRBY', pkey, 'epoch', 1)
 return {'ok', name, epoch}
 """
 
+ISSUE = """
+-- KEYS: tokens, player ; ARGV: new token hash, name
+-- A new token for a player outside a connection (a daily attempt asked for again): it becomes the newest,
+-- the one before stays valid until the new one is used (as RESUME), older ones are void.
+local current = redis.call('HGET', KEYS[2], 'token')
+local previous = redis.call('HGET', KEYS[2], 'prev_token')
+if previous and previous ~= current then redis.call('HDEL', KEYS[1], previous) end
+if current then redis.call('HSET', KEYS[2], 'prev_token', current) end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], 'token', ARGV[1])
+return 1
+"""
+
 COMMIT = """
 -- KEYS: player, log, events, meta
 -- ARGV: epoch, seq, log entry ('' for none), moves, undos, hints, foundation, status, time_ms,
@@ -238,6 +251,7 @@ class Store:
         self.retention_s = retention_s
         self._join = client.register_script(JOIN)
         self._resume = client.register_script(RESUME)
+        self._issue = client.register_script(ISSUE)
         self._commit = client.register_script(COMMIT)
         self._transition = client.register_script(TRANSITION)
         self._start = client.register_script(START)
@@ -336,6 +350,10 @@ class Store:
         if status != "ok":
             return status, "", 0
         return status, result[1].decode(), int(result[2])
+
+    async def issue_token(self, code: str, name: str, digest: str) -> None:
+        """Make ``digest`` (a token's SHA-256) the player's newest token (see :data:`ISSUE`)."""
+        await self._issue(keys=[tokens_key(code), player_key(code, name)], args=[digest, name])
 
     async def log(self, code: str, name: str) -> list[tuple[str, int]]:
         """A player's accepted commands with their times (ms from the start)."""

@@ -89,6 +89,70 @@ def test_lookalike_names_cannot_be_claimed(day_server: ServerProcess) -> None:
         assert response.status_code == 200, (name, response.text)
 
 
+def test_a_finished_attempt_shows_no_board_or_replay_before_the_day_ends(day_server: ServerProcess) -> None:
+    """A daily attempt's match holds the day's whole deal: the match routes must not give it out while the
+    day runs (one throwaway name, resign at once, then ask the match's replay: it carried the stock)."""
+    answer = attempt(day_server, "peeker")
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+
+    async def resign_at_once() -> None:
+        player = Player(day_server.ws_url)
+        await player.connect()
+        player.code, player.token = body["match"], body["player_token"]
+        await player.resume(body["match"])
+        started = await player.expect(m.Started)
+        assert isinstance(started, m.Started), started
+        player.seq = started.seq
+        reply = await player.resign()
+        assert isinstance(reply, m.Position) and reply.status == "resigned", reply
+        await player.expect(m.Results)
+        await player.close()
+
+    asyncio.run(resign_at_once())
+    base = f"{day_server.url}/matches/{body['match']}"
+    assert httpx.get(base, timeout=10).json()["state"] == "finished"
+    assert httpx.get(base, timeout=10).json()["boards_public"] is False
+    for query in ("", "?positions=1"):
+        response = httpx.get(f"{base}/replays/peeker{query}", timeout=10)
+        assert response.status_code == 409 and response.json()["error"] == "not_revealed", response.text
+        assert "Stock" not in response.text and "deal" not in response.json()
+    date = today(day_server)["date"]
+    assert httpx.get(f"{day_server.url}/daily/{date}/{VARIANT}/reveal", timeout=10).status_code == 409
+
+
+def test_asking_again_for_an_attempt_voids_all_but_the_two_newest_player_tokens(day_server: ServerProcess) -> None:
+    """Each request for the open attempt issues a player token; as with resume, the newest and the one before
+    it (until the newest is used) work, older ones are void."""
+    first = attempt(day_server, "token keeper")
+    assert first.status_code == 200, first.text
+    name_token = first.json()["name_token"]
+    tokens = [first.json()["player_token"]]
+    for _ in range(2):
+        again = attempt(day_server, "token keeper", name_token)
+        assert again.status_code == 200, again.text
+        tokens.append(again.json()["player_token"])
+    code = first.json()["match"]
+
+    async def resume_with(token: str) -> Any:
+        player = Player(day_server.ws_url)
+        await player.connect()
+        await player.send(m.Resume(code, token))
+        reply = await player.expect(m.Joined)
+        await player.close()
+        return reply
+
+    async def check() -> None:
+        void = await resume_with(tokens[0])
+        assert isinstance(void, m.Error) and void.code == "bad_token"
+        newest = await resume_with(tokens[2])
+        assert isinstance(newest, m.Joined) and newest.name == "token keeper"
+        before_newest = await resume_with(tokens[1])  # void once the newest was used
+        assert isinstance(before_newest, m.Error) and before_newest.code == "bad_token"
+
+    asyncio.run(check())
+
+
 def test_an_attempt_connected_after_midnight_is_told_the_day_is_over(day_server: ServerProcess) -> None:
     asyncio.run(after_midnight(day_server))
 
@@ -109,7 +173,7 @@ async def after_midnight(server: ServerProcess) -> None:
     error = await player.expect(m.Error, timeout=10)
     assert isinstance(error, m.Error) and error.code == "closed", error
     await player.close()
-    # The day closes (nobody played) and reveals; an attempt connected later still gets a clear answer.
+    # The day closes (neither of them played) and reveals; an attempt connected later still gets a clear answer.
     deadline = time.monotonic() + 20
     while httpx.get(f"{server.url}/daily/{date}/{VARIANT}/reveal", timeout=10).status_code != 200:
         assert time.monotonic() < deadline, "the day never closed"
@@ -122,5 +186,6 @@ async def after_midnight(server: ServerProcess) -> None:
     assert isinstance(error, m.Error) and error.code == "closed", error
     await player.close()
     board = httpx.get(f"{server.url}/daily/{date}/{VARIANT}/leaderboard", timeout=10).json()
-    assert board["final"] is True and board["entries"] == []
+    assert board["final"] is True
+    assert not {e["name"] for e in board["entries"]} & {"early bird", "night owl"}  # never started: no entry
     assert "Traceback" not in server.logs()
