@@ -384,8 +384,9 @@ class DailyStore:
         return json.loads(value) if value is not None else None
 
     async def events_after(self, date: str, variant: str, after: str) -> list[tuple[str, bytes]]:
-        """``(stream id, event JSON)`` of the day's attempt events after the id ``after`` (at most 10 000)."""
-        entries = await self.redis.xrange(self.key(date, variant, "events"), min=f"({after}", max="+", count=10_000)
+        """``(stream id, event JSON)`` of the day's attempt events after the id ``after`` (all of them: the stream
+        is capped near ``EVENTS_MAXLEN`` entries, so a late watcher misses nothing that is kept)."""
+        entries = await self.redis.xrange(self.key(date, variant, "events"), min=f"({after}", max="+")
         return [(entry_id.decode(), fields[b"d"]) for entry_id, fields in entries]
 
     async def add_event(self, date: str, variant: str, event: dict[str, Any]) -> None:
@@ -702,9 +703,15 @@ class DailyService:
     # ------------------------------------------------------------ live events
 
     async def watch(self, date: str, variant: str) -> Watcher:
-        """A bounded queue of the day's attempt events from now on (see :class:`server.matches.Watcher`)."""
-        watcher = Watcher()
+        """A bounded queue (``FTR_WATCHER_QUEUE``) of the day's attempt events from now on (see
+        :class:`server.matches.Watcher`). Raises :class:`DailyError` 503 ``too_many_watchers`` past
+        ``FTR_MAX_WATCHERS`` spectators of the day in this process."""
         key = (date, variant)
+        limit = self.matches.settings.max_watchers
+        if len(self.watchers.get(key, ())) >= limit:
+            raise DailyError(503, "too_many_watchers", f"this server already streams this day to {limit} "
+                                                       "spectators: try again later")
+        watcher = Watcher(self.matches.settings.watcher_queue)
         self.watchers.setdefault(key, set()).add(watcher)
         if key not in self.stream_ids:
             self.stream_ids[key] = await self.store.last_event_id(date, variant)

@@ -142,7 +142,10 @@ async def events(request: Request) -> Response:
         ms, _, seq = entry_id.partition("-")
         return int(ms), int(seq)
 
-    watcher = await service.watch(date, variant)  # first: live events queue up while the missed ones are read
+    try:
+        watcher = await service.watch(date, variant)  # first: live events queue up while the missed ones are read
+    except DailyError as error:
+        return _error(error.status, error.code, error.message)
 
     async def stream() -> AsyncIterator[ServerSentEvent]:
         sent = order(after)

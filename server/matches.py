@@ -69,7 +69,8 @@ class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     hints: bool = False
     open_boards: bool = False
     """Spectators see each player's redacted board live (a race on one screen); by default they see only
-    progress until the match ends (DESIGN.md "Anti stream-sniping")."""
+    progress until the match ends (DESIGN.md "Anti stream-sniping"). The streams are public: with open
+    boards a racer can watch the others' boards, cards still hidden in the racer's own game included."""
 
 
 class ServiceError(Exception):
