@@ -548,7 +548,11 @@ class DailyService:
         code = await self.store.attempt_code(date, variant, name)
         if code is None:
             created = await self._create_match(date, variant, name, record)
-            status, code = await self.store.new_attempt(date, variant, name, created)
+            try:
+                status, code = await self.store.new_attempt(date, variant, name, created)
+            except BaseException:  # not recorded as anyone's attempt: close it, or its keys stay for ever
+                await asyncio.shield(self.close_unstarted(created, date))
+                raise
             if status != "new":  # the day closed meanwhile, or a concurrent call made the attempt first
                 await self.close_unstarted(created, date)
             if status == "closed":
