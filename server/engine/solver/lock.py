@@ -66,6 +66,10 @@ def locked(rules: Rules, state: State) -> bool:
             pool.append(card)
     pile = [] if redeals else list(waste)  # bottom to top; the waste cards not yet shown to be able to leave
 
+    def could_leave(card: int) -> bool:
+        """A card can leave its pile when it could go up, or onto a card type that could be a column top."""
+        return card % 13 == 0 or bool(up[card - 1]) or any(top[parent] for parent in parents[card])
+
     changed = True
     while changed:
         changed = False
@@ -88,12 +92,8 @@ def locked(rules: Rules, state: State) -> bool:
                 exposed[card] = 1
                 pool.append(card)
                 changed = True
-            if not (card % 13 == 0 or up[card - 1]):
-                for parent in parents[card]:
-                    if top[parent]:
-                        break
-                else:
-                    break  # could not leave (yet)
+            if not could_leave(card):
+                break  # could not leave (yet)
             pile.pop()
         for i, column in enumerate(columns):
             r = reach[i]
@@ -106,12 +106,8 @@ def locked(rules: Rules, state: State) -> bool:
                     exposed[card] = 1
                     pool.append(card)
                     changed = True
-                if not (card % 13 == 0 or up[card - 1]):
-                    for parent in parents[card]:
-                        if top[parent]:
-                            break
-                    else:
-                        break  # this card could never leave: the column stays blocked (for now)
+                if not could_leave(card):
+                    break  # this card could never leave: the column stays blocked (for now)
                 r -= 1
             if not r:
                 return False  # the column could be emptied: no claim
