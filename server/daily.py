@@ -66,7 +66,7 @@ from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
 from .matches import MatchService, Watcher
 from .ranking import Standing
-from .store import Store, token_hash
+from .store import Store, follow_streams, token_hash
 
 log = logging.getLogger("forty_thieves.daily")
 
@@ -732,19 +732,11 @@ class DailyService:
 
     async def reader(self) -> None:
         """The one reader of daily event streams in this process; fans out to the watchers' queues."""
-        while True:
-            if not self.stream_ids:
-                self._wakeup.clear()
-                try:
-                    await asyncio.wait_for(self._wakeup.wait(), timeout=0.5)
-                except TimeoutError:
-                    pass
-                continue
-            for key, entry_id, data in await self.store.read_events(dict(self.stream_ids), block_ms=100):
-                for watcher in list(self.watchers.get(key, ())):
-                    watcher.push(entry_id, data)
-                if key in self.stream_ids:
-                    self.stream_ids[key] = entry_id
+        async def deliver(key: tuple[str, str], entry_id: str, data: bytes) -> None:
+            for watcher in list(self.watchers.get(key, ())):
+                watcher.push(entry_id, data)
+
+        await follow_streams(self.stream_ids, self._wakeup, self.store.read_events, deliver)
 
 
 __all__ = [

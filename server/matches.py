@@ -36,7 +36,7 @@ from .engine.hint import hint
 from .engine.view import redact
 from .ranking import Standing, rank
 from .settings import Settings
-from .store import SPECTATOR_KINDS, Store, token_hash
+from .store import SPECTATOR_KINDS, Store, follow_streams, token_hash
 from .views import legal_message, view_message
 
 log = logging.getLogger("forty_thieves.matches")
@@ -692,28 +692,18 @@ class MatchService:
     # ------------------------------------------------------------ fan-out
 
     async def _reader(self) -> None:
-        """The one reader of this process: match streams -> local sessions' queues."""
-        while True:
-            if not self.stream_ids:
-                self._wakeup.clear()
-                try:
-                    await asyncio.wait_for(self._wakeup.wait(), timeout=0.5)
-                except TimeoutError:
-                    pass
-                continue
-            events = await self.store.read_events(dict(self.stream_ids), block_ms=100)
-            for code, entry_id, fields in events:
-                await self._dispatch(code, fields)
-                kind = fields.get(b"k", b"public")
-                if kind in SPECTATOR_KINDS:
-                    for watcher in list(self.watchers.get(code, ())):
-                        watcher.push(entry_id, fields[b"m"])
-                if code in self.stream_ids:
-                    self.stream_ids[code] = entry_id
-            if events:
-                # Let a few more events gather: one XREAD for several (it costs about as much as a move);
-                # progress reaches other players at most this much later, a player's own reply not at all.
-                await asyncio.sleep(READER_PAUSE_S)
+        """The one reader of this process: match streams -> local sessions' and spectators' queues.
+
+        After a read with events it pauses :data:`READER_PAUSE_S`: progress reaches other players at most
+        that much later, a player's own reply not at all."""
+        await follow_streams(self.stream_ids, self._wakeup, self.store.read_events, self._deliver, READER_PAUSE_S)
+
+    async def _deliver(self, code: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
+        """One stream event: to this process's players of the match, and to its spectators when public."""
+        await self._dispatch(code, fields)
+        if fields.get(b"k", b"public") in SPECTATOR_KINDS:
+            for watcher in list(self.watchers.get(code, ())):
+                watcher.push(entry_id, fields[b"m"])
 
     async def _dispatch(self, code: str, fields: dict[bytes, bytes]) -> None:
         kind = fields.get(b"k", b"public")

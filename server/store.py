@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -509,6 +509,34 @@ class Store:
 
     async def pool_pop(self, variant: str) -> bytes | None:
         return await self.redis.lpop(pool_key(variant))
+
+
+async def follow_streams(ids: dict[Any, str], wakeup: asyncio.Event,
+                         read: Callable[[dict[Any, str], int], Awaitable[list[tuple[Any, str, Any]]]],
+                         handle: Callable[[Any, str, Any], Awaitable[None]], pause_s: float = 0.0) -> None:
+    """The loop of a process's one stream reader (DESIGN.md: one supervised reader per process).
+
+    ``ids`` maps each followed stream (a match code, a day) to the last id seen; callers add and remove
+    entries and set ``wakeup`` when they add the first. ``read(ids, block_ms)`` returns new
+    ``(stream, id, data)`` events; each goes to ``handle`` in order, then its id is remembered (when the
+    stream is still followed). After a read with events the loop sleeps ``pause_s`` seconds so that the
+    next XREAD gathers several. Runs until cancelled; raises what ``read`` or ``handle`` raise.
+    """
+    while True:
+        if not ids:
+            wakeup.clear()
+            try:
+                await asyncio.wait_for(wakeup.wait(), timeout=0.5)
+            except TimeoutError:
+                pass
+            continue
+        events = await read(dict(ids), 100)
+        for stream, entry_id, data in events:
+            await handle(stream, entry_id, data)
+            if stream in ids:
+                ids[stream] = entry_id
+        if events and pause_s:
+            await asyncio.sleep(pause_s)
 
 
 def _plain(value: Any) -> Any:
