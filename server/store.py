@@ -37,6 +37,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError
 
@@ -149,27 +150,30 @@ return 1
 
 COMMIT = """
 -- KEYS: player, log, events, meta
--- ARGV: epoch, seq, log entry ('' for none), moves, undos, hints, foundation, status, time_ms,
---       last_found_ms, ends (0|1), number of public event frames P, P public frames, then board frames
---       (spectators only: open-boards matches)
+-- ARGV[1]: one msgpack array (one argument instead of twelve: redis-py packs each argument in Python):
+--   epoch, seq, log entry ('' for none), moves, undos, hints, foundation, status, time_ms, last_found_ms
+--   (all strings), ends (0|1), the number P of public event frames;
+-- ARGV[2..]: P public event frames, then board frames (spectators only: open-boards matches).
+-- (Frames stay separate arguments: Redis 7.0's cmsgpack refuses msgpack's bin type.)
+local a = cmsgpack.unpack(ARGV[1])
 local p = redis.call('HMGET', KEYS[1], 'epoch', 'seq', 'status')
-if p[1] ~= ARGV[1] then return {'stale'} end
-if tonumber(p[2]) >= tonumber(ARGV[2]) then return {'dup'} end
+if p[1] ~= a[1] then return {'stale'} end
+if tonumber(p[2]) >= tonumber(a[2]) then return {'dup'} end
 if p[3] ~= 'playing' then return {'game_over'} end
 if redis.call('HGET', KEYS[4], 'state') ~= 'playing' then return {'not_playing'} end
-if ARGV[3] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[3]) end
-redis.call('HSET', KEYS[1], 'seq', ARGV[2], 'moves', ARGV[4], 'undos', ARGV[5], 'hints', ARGV[6],
-  'foundation', ARGV[7], 'status', ARGV[8], 'time_ms', ARGV[9], 'last_found_ms', ARGV[10])
+if a[3] ~= '' then redis.call('RPUSH', KEYS[2], a[3]) end
+redis.call('HSET', KEYS[1], 'seq', a[2], 'moves', a[4], 'undos', a[5], 'hints', a[6],
+  'foundation', a[7], 'status', a[8], 'time_ms', a[9], 'last_found_ms', a[10])
 local last = ''
 local name = redis.call('HGET', KEYS[1], 'name')
-local public_end = 12 + tonumber(ARGV[12])
-for i = 13, #ARGV do
+local public_end = 1 + a[12]
+for i = 2, #ARGV do
   local kind = 'public'
   if i > public_end then kind = 'board' end
   last = redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[i], 'k', kind, 'n', name)
 end
 local active = -1
-if ARGV[11] == '1' then active = redis.call('HINCRBY', KEYS[4], 'active', -1) end
+if a[11] == 1 then active = redis.call('HINCRBY', KEYS[4], 'active', -1) end
 return {'ok', last, active}
 """ % EVENTS_MAXLEN
 
@@ -378,8 +382,10 @@ class Store:
         round trips win). Raises what redis-py raises when Redis fails.
         """
         keys = [player_key(code, name), log_key(code, name), events_key(code), meta_key(code)]
-        args = [epoch, seq, entry, record["moves"], record["undos"], record["hints"], record["foundation"],
-                record["status"], record["time_ms"], record["last_found_ms"], 1 if ends else 0, len(events), *events, *(boards or ())]
+        args = [msgspec.msgpack.encode([
+            str(epoch), str(seq), entry, str(record["moves"]), str(record["undos"]), str(record["hints"]),
+            str(record["foundation"]), record["status"], str(record["time_ms"]), str(record["last_found_ms"]),
+            1 if ends else 0, len(events)]), *events, *(boards or ())]
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending.append((keys, args, future))
         if len(self._pending) == 1:

@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import NamedTuple
 
-from protocol.cards import rank_of, suit_of
+from protocol.cards import suit_of
 
 EMPTY_SLOT = -1
 """Value of an empty foundation slot in :attr:`Position.foundations`."""
+
+_CARDS_UP_TO: dict[int, int] = {EMPTY_SLOT: 0, **{code: code % 13 + 1 for code in range(52)}}
+"""Cards on a foundation slot whose top is the key (a card code 0-51, or EMPTY_SLOT): the top's rank."""
 
 
 class Position(NamedTuple):
@@ -42,7 +45,7 @@ class Position(NamedTuple):
     @property
     def foundation_cards(self) -> int:
         """Number of cards on the foundations."""
-        return sum(rank_of(top) for top in self.foundations if top != EMPTY_SLOT)
+        return sum(map(_CARDS_UP_TO.__getitem__, self.foundations))
 
     @property
     def is_won(self) -> bool:
