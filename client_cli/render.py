@@ -248,7 +248,7 @@ def _lobby(state: RaceState) -> list[Text]:
     lines = [Text(f"Match {state.code}", style="bold"), Text("")]
     if state.settings:
         s = state.settings
-        lines.append(Text(f"{s.variant}, {s.players} players, time limit {clock(s.time_limit_s * 1000)}, undo {s.undo}, "
+        lines.append(Text(f"{s.variant}, {s.players} players, time limit {clock(s.time_limit_s * 1000) if s.time_limit_s else 'none'}, undo {s.undo}, "
                           f"hints {'on' if s.hints else 'off'}"))
     lines.append(Text("Friends join with:"))
     lines.append(Text(f"  forty-thieves join {state.code} --name NAME" + _server_option(state.server), style="bold"))

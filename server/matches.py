@@ -64,6 +64,8 @@ class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     solvable_only: bool = True
     players: int = 2
     time_limit_s: int = 1800
+    """Seconds each player has from the start (0 .. 86400); 0: no time limit of the host's choosing, but the
+    match still ends ``FTR_UNTIMED_LIMIT_S`` (24 h) after its start (server/settings.py)."""
     autoplay: bool = True
     undo: str = "safe"
     hints: bool = False
@@ -594,7 +596,10 @@ class MatchService:
         fixed_deadline = int(meta.get("deadline_at_ms", 0) or 0)
         countdown_s = 0.0 if fixed_deadline else self.settings.countdown_s
         start_at = self.clock.now_ms() + int(countdown_s * 1000)
-        deadline = start_at + settings.time_limit_s * 1000 if settings.time_limit_s else 0
+        # "No time limit" still ends: a player who walked away must not keep the match (and its results) open
+        # for ever, so it ends FTR_UNTIMED_LIMIT_S after the start (24 h by default), games still playing as
+        # ``timeout`` like any time limit.
+        deadline = start_at + (settings.time_limit_s or self.settings.untimed_limit_s) * 1000
         if fixed_deadline:
             if start_at >= fixed_deadline:
                 return  # the day is over: the daily service closes the attempt

@@ -19,6 +19,8 @@ variable                   default    meaning
 ``FTR_SOLVER_SECONDS``     10         solver budget per candidate deal (seconds)
 ``FTR_DEAD_BUDGET``        20000      dead-game search budget (positions)
 ``FTR_LOBBY_TIMEOUT_S``    7200       seconds a match may wait to start before it is closed
+``FTR_UNTIMED_LIMIT_S``    86400      time limit of a match created with ``time_limit_s`` 0
+                                      (so an abandoned game cannot keep it open for ever)
 ``FTR_DAILY_SECRET``       (unset)    secret of the daily seeds; unset: made once, kept in Redis
 ``FTR_DAILY_VARIANTS``     classic,   variants of the daily challenge (comma-separated;
                            relaxed    empty: no daily challenge)
@@ -59,6 +61,7 @@ class Settings:
     solver_seconds: float = 10.0
     dead_budget: int = 20000
     lobby_timeout_s: int = 7200
+    untimed_limit_s: int = 86400
     daily_secret: str | None = None
     daily_variants: tuple[str, ...] = ("classic", "relaxed")
     clock_offset_ms: int = 0
@@ -86,6 +89,7 @@ class Settings:
             solver_seconds=config("FTR_SOLVER_SECONDS", cast=float, default=10.0),
             dead_budget=config("FTR_DEAD_BUDGET", cast=int, default=20000),
             lobby_timeout_s=config("FTR_LOBBY_TIMEOUT_S", cast=int, default=7200),
+            untimed_limit_s=config("FTR_UNTIMED_LIMIT_S", cast=int, default=86400),
             daily_secret=config("FTR_DAILY_SECRET", default=None) or None,
             daily_variants=tuple(v.strip() for v in config("FTR_DAILY_VARIANTS", default="classic,relaxed").split(",")
                                  if v.strip()),
@@ -98,7 +102,7 @@ class Settings:
 ENVIRONMENT_VARIABLES = (
     "FTR_HOST", "FTR_PORT", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
     "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
-    "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_LOBBY_TIMEOUT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
+    "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
     "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS",
 )
 """Every environment variable the server reads (a test checks docker-compose.yml names only these)."""

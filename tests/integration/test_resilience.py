@@ -279,3 +279,30 @@ def test_a_start_timer_that_fires_early_does_not_deal_before_the_announced_insta
         await solo.close()
 
     asyncio.run(run())
+
+
+def test_a_match_without_time_limit_still_ends_after_the_untimed_limit(make_server) -> None:  # type: ignore[no-untyped-def]
+    """FTR_UNTIMED_LIMIT_S: time_limit_s 0 means no limit of the host's, yet a player who walked away cannot keep
+    the match open for ever: the games still playing end as timeout and the results come."""
+    server = make_server(FTR_UNTIMED_LIMIT_S="2")
+
+    async def run() -> None:
+        created = create_match(server.url, players=2, time_limit_s=0, solvable_only=False)
+        alice, bob = Player(server.ws_url), Player(server.ws_url)
+        for player, name in ((alice, "alice"), (bob, "bob")):
+            await player.connect()
+            await player.join(created["code"], name)
+            await player.send(m.Ready())
+        started = await alice.expect(m.Started, timeout=15)
+        assert isinstance(started, m.Started)
+        assert started.deadline_ms - started.start_at_ms == 2000
+        assert isinstance(await alice.play("s"), m.Position)
+        await bob.close()  # bob walks away and never comes back
+        results = await alice.expect(m.Results, timeout=15)
+        assert isinstance(results, m.Results)
+        assert sorted((r.name, r.status, r.moves) for r in results.ranking) == [("alice", "timeout", 1),
+                                                                               ("bob", "timeout", 0)]
+        assert public_state(server.url, created["code"])["state"] == "finished"
+        await alice.close()
+
+    asyncio.run(run())
