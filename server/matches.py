@@ -647,10 +647,12 @@ class MatchService:
                         continue
                 elif kind == "start":
                     settings = (await self.lobby_message(code)).settings
+                    game = await self._initial_game(code, settings)
                     if await self.store.start(code, encode(m.Lobby(match=code, state="playing", players=[],
-                                                                  settings=settings, commitment=""))) \
+                                                                  settings=settings, commitment="")),
+                                              game.position.foundation_cards) \
                             and settings.open_boards:
-                        await self._publish_start_boards(code, settings)
+                        await self._publish_start_boards(code, game)
                 elif kind == "deadline":
                     if not await self._deadline(code):  # still in its countdown (the start timer is due too and
                         await self.store.add_timer(code, kind, now + 200)  # run elsewhere): again, or it is lost
@@ -667,12 +669,15 @@ class MatchService:
             wait = 0.1 if due is None else min(0.1, max(0.0, (due - self.clock.now_ms()) / 1000))
             await asyncio.sleep(wait)
 
-    async def _publish_start_boards(self, code: str, settings: m.Settings) -> None:
-        """Open-boards matches: every player's board at the start (the redacted deal), for spectators."""
+    async def _initial_game(self, code: str, settings: m.Settings) -> Game:
+        """The match's game at the start instant: its deal after the auto-play that precedes any command."""
         meta = await self.store.meta(code)
         assert meta is not None
-        game = Game(parse_position(meta["deal"], find_variant(settings.variant)), find_variant(settings.variant),
+        return Game(parse_position(meta["deal"], find_variant(settings.variant)), find_variant(settings.variant),
                     autoplay=settings.autoplay, undo=settings.undo)
+
+    async def _publish_start_boards(self, code: str, game: Game) -> None:
+        """Open-boards matches: every player's board at the start (the redacted deal), for spectators."""
         view = view_message(game.position)
         for name in await self.store.roster(code):
             await self.store.add_event(code, encode(m.Board(name, 0, game.position.foundation_cards, "playing", 0,

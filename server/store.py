@@ -178,11 +178,11 @@ return {'ok', last, active}
 """ % EVENTS_MAXLEN
 
 START = """
--- KEYS: meta, roster, events, player-prefix ; ARGV: event frame
+-- KEYS: meta, roster, events, player-prefix ; ARGV: event frame, foundation cards of the deal
 if redis.call('HGET', KEYS[1], 'state') ~= 'countdown' then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'playing')
 local names = redis.call('LRANGE', KEYS[2], 0, -1)
-for _, name in ipairs(names) do redis.call('HSET', KEYS[4] .. name, 'status', 'playing') end
+for _, name in ipairs(names) do redis.call('HSET', KEYS[4] .. name, 'status', 'playing', 'foundation', ARGV[2]) end
 redis.call('HSET', KEYS[1], 'active', #names)
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'start')
 return 1
@@ -296,10 +296,11 @@ class Store:
             args += [k, _plain(v)]
         return bool(await self._transition(keys=[meta_key(code), events_key(code)], args=args))
 
-    async def start(self, code: str, event: bytes) -> bool:
-        """Countdown over: the match plays, every player's status becomes ``playing``."""
+    async def start(self, code: str, event: bytes, foundation: int = 0) -> bool:
+        """Countdown over: the match plays, every player's status becomes ``playing`` with the ``foundation``
+        cards the deal (and its auto-play) put up before the first command."""
         return bool(await self._start(keys=[meta_key(code), roster_key(code), events_key(code), f"{{m:{code}}}:p:"],
-                                      args=[event]))
+                                      args=[event, foundation]))
 
     async def close_unstarted(self, code: str, event: bytes, keep_s: int) -> bool:
         """Close a match still in ``lobby`` or ``preparing`` (state ``closed``, ``event`` to its stream, keys

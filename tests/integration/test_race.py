@@ -13,7 +13,7 @@ from server.engine import Game, deal, find_variant
 from server.engine.solver import Budget, solve
 
 from .conftest import ServerProcess
-from .wsclient import Player, create_match
+from .wsclient import Player, create_match, public_state
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -166,6 +166,36 @@ def test_the_time_limit_ends_every_game_and_ranks_by_foundation(server: ServerPr
                                                                             "bob": ("timeout", 1000)}
         late = await alice.play("s")
         assert isinstance(late, m.Error) and late.code == "game_over"
+        await alice.close()
+        await bob.close()
+
+    asyncio.run(run())
+
+
+def test_cards_the_deal_puts_on_the_foundations_count_before_the_first_command(server: ServerProcess) -> None:
+    """The public state, the events and the results count the cards already up at the start instant (lucas
+    deals its eight aces onto the foundations; auto-play may send more): a player who has not moved yet, or
+    resigns at once, has them too (the player's own screen shows them from the start)."""
+    v = find_variant("lucas")
+    initial = Game(deal("7", v), v, autoplay=True).position.foundation_cards
+    assert initial >= 8
+
+    async def run() -> None:
+        created = create_match(server.url, variant="lucas", seed="7", players=2, solvable_only=False)
+        alice, bob = Player(server.ws_url), Player(server.ws_url)
+        for player, name in ((alice, "alice"), (bob, "bob")):
+            await player.connect()
+            await player.join(created["code"], name)
+            await player.send(m.Ready())
+        for player in (alice, bob):
+            assert isinstance(await player.expect(m.Started), m.Started)
+        state = public_state(server.url, created["code"])
+        assert [(p["name"], p["foundation"]) for p in state["players"]] == [("alice", initial), ("bob", initial)]
+        assert isinstance(await alice.resign(), m.Position)
+        assert isinstance(await bob.resign(), m.Position)
+        results = await alice.expect(m.Results)
+        assert isinstance(results, m.Results)
+        assert [(r.name, r.foundation) for r in results.ranking] == [("alice", initial), ("bob", initial)]
         await alice.close()
         await bob.close()
 
