@@ -129,8 +129,10 @@ def _players(state: RaceState) -> list[Text]:
             continue
         status = {"playing": "", "won": "WON", "dead": "dead", "resigned": "gave up", "timeout": "time"}.get(
             line.status, line.status)
-        lines.append(Text(name, style=style))
-        lines.append(Text(f" {line.foundation:>3}/{total} {line.moves:>3}m {status}"[:SIDE_WIDTH - 1],
+        # How the game ended goes on the name line: the counts line has no room left for "gave up".
+        label = f" {status}" if status else ""
+        lines.append(Text(name[:SIDE_WIDTH - 1 - len(label)] + label, style=style))
+        lines.append(Text(f" {line.foundation:>3}/{total} {line.moves:>3}m"[:SIDE_WIDTH - 1],
                           style="green" if line.status == "won" else "dim" if line.status in ENDED else ""))
     return lines
 

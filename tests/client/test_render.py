@@ -117,3 +117,12 @@ def test_the_plain_layout_is_the_notation_without_escapes() -> None:
     assert "Stock: 64" in text and "1: QC 3D 8D TC" in text and "legal: s" in text
     assert "player bob: 9 cards, 12 moves, playing" in text
     assert plain_view(state.view).splitlines()[0].startswith("Foundations: AH")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("status, shown", [("resigned", "gave up"), ("timeout", "time"), ("dead", "dead"),
+                                           ("won", "WON")])
+def test_how_another_players_game_ended_is_shown_whole(status: str, shown: str) -> None:
+    state = playing_state(100)
+    state.apply(m.Progress("bob", 123, 45, status, 3_000))
+    text = ANSI.sub("", assert_fits(state))
+    assert re.search(rf"\b{shown}\b", text), text  # "gave up" was cut to "gave" by the panel's width
