@@ -5,14 +5,15 @@ allows them, use only what the player can see").
 it cannot know the stock's order or a face-down card, so a hint can reveal
 nothing. It suggests, in order of preference: a card to the foundations;
 a move that turns a face-down card up or empties a column; a move that
-builds a card onto a column from the waste or from under another card; a
-draw; a redeal; otherwise nothing.
+uncovers a card the foundations take (into an empty column if need be); a
+move that builds a card onto a column from the waste or from under another
+card; a draw; a redeal; otherwise nothing.
 """
 
 from __future__ import annotations
 
 from .position import Position
-from .rules import legal_moves
+from .rules import legal_moves, slot_for
 from .variants import Variant
 from .view import View
 
@@ -48,6 +49,8 @@ def hint(view: View, variant: Variant) -> str | None:
                 target_empty = not view.tableau[command.target.index - 1] and not view.hidden[command.target.index - 1]
                 if legal.cards == len(column):
                     score = 80 if hidden else (0 if target_empty else 70)
+                elif slot_for(position, column[-legal.cards - 1]) >= 0:
+                    score = 60  # uncovers a card that goes up next (into an empty column if need be)
                 elif not target_empty:
                     below = column[-legal.cards - 1]
                     score = 0 if column[-legal.cards] in variant.builds_on[below] else 50

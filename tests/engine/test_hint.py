@@ -26,3 +26,15 @@ def test_a_hint_is_legal_and_blind_to_hidden_cards(case: tuple[Game, list[str]],
         assert suggestion in legal
     other = _hide_differently(game.position, rng)
     assert hint(redact(other), game.variant) == suggestion
+
+
+def test_a_hint_moves_a_run_into_an_empty_column_to_free_a_card_for_the_foundations() -> None:
+    """Seen in a relaxed race: stock and waste gone, 9H under the run KH..TH, eight empty columns. The only
+    way on is to move the run aside; the hint said there was nothing useful to suggest."""
+    from server.engine import find_variant, parse_view
+
+    variant = find_variant("relaxed")
+    view = parse_view("Foundations: KC KD KS KH KD 4C KS 8H\nStock: 0\nWaste:\nRedeals left: 0\n1:\n"
+                      "2: KC QC JC TC 9C 8C 7C 6C\n3:\n4:\n5: 5C 9H KH QH JH TH\n6:\n7:\n8:\n9:\n10:\n", variant)
+    suggestion = hint(view, variant)
+    assert suggestion is not None and suggestion.startswith("5-") and suggestion.endswith("x4"), suggestion
