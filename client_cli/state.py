@@ -151,7 +151,9 @@ class RaceState:
             case m.Rejected(command=command, reason=reason):
                 self.message = f"{command}: {reason}"
             case m.Suggestion(command=command):
-                self.message = f"hint: {command}" if command else "hint: nothing useful to suggest: draw, or undo"
+                # The server suggests a draw whenever one is legal: an empty hint means nothing is left to draw.
+                self.message = f"hint: {command}" if command else \
+                    "hint: none (nothing left to draw): try a move of your own, undo, or resign"
             case m.Error(code=code, message=text):
                 self.message = f"{text} [{code}]"
             case m.Pong():

@@ -126,3 +126,12 @@ def test_how_another_players_game_ended_is_shown_whole(status: str, shown: str) 
     state.apply(m.Progress("bob", 123, 45, status, 3_000))
     text = ANSI.sub("", assert_fits(state))
     assert re.search(rf"\b{shown}\b", text), text  # "gave up" was cut to "gave" by the panel's width
+
+
+def test_an_empty_hint_does_not_tell_the_player_to_draw() -> None:
+    """The server suggests ``s`` whenever a draw is legal, so an empty suggestion means nothing is left to draw."""
+    state = playing_state(100)
+    state.apply(m.Suggestion(1, "", 1))
+    assert "hint:" in state.message and "draw," not in state.message and "undo" in state.message
+    state.apply(m.Suggestion(2, "5-1x4", 2))
+    assert state.message == "hint: 5-1x4"
