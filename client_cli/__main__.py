@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import getpass
 import json
+import os
 import sys
 from typing import Any
 
@@ -98,6 +99,9 @@ def main(argv: list[str] | None = None) -> None:
         code = 2
     except KeyboardInterrupt:
         code = 130
+    except BrokenPipeError:  # the reader left early (``forty-thieves replay game.json | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not fail again
+        code = 1
     sys.exit(code)
 
 

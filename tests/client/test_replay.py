@@ -43,3 +43,17 @@ def test_replay_prints_every_step_when_not_on_a_terminal(client_env: dict[str, s
     done = subprocess.run([sys.executable, "-m", "client_cli", "replay", str(path)], cwd=ROOT, env=client_env,
                           capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 2 and "not a game record" in done.stderr
+
+
+def test_replay_into_a_pipe_closed_early_stops_quietly(client_env: dict[str, str], tmp_path: Path) -> None:
+    """``forty-thieves replay game.json | head``: the reader leaves early; no BrokenPipeError traceback."""
+    path = tmp_path / "game.json"
+    path.write_text(record(solution()))
+    with subprocess.Popen([sys.executable, "-m", "client_cli", "replay", str(path)], cwd=ROOT, env=client_env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.readline()
+        process.stdout.close()  # what head does after its lines
+        stderr = process.stderr.read().decode()
+        process.wait(30)
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
