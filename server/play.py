@@ -132,6 +132,7 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
     metrics = service.metrics
     match request:
         case m.Play(seq=seq, command=command):
+            metrics.commands.inc()
             with metrics.command_seconds.time():
                 await service.play(session, seq, command)
         case m.Join(match=code, name=name):

@@ -200,3 +200,23 @@ def test_cards_the_deal_puts_on_the_foundations_count_before_the_first_command(s
         await bob.close()
 
     asyncio.run(run())
+
+
+def test_metrics_count_the_commands_played(server: ServerProcess) -> None:
+    """``GET /metrics``: ``ftr_commands_total`` counts the play frames handled (it stayed at 0)."""
+
+    def commands_total() -> float:
+        text = httpx.get(server.url + "/metrics", timeout=10).text
+        return float(next(line.split()[1] for line in text.splitlines() if line.startswith("ftr_commands_total ")))
+
+    async def run() -> None:
+        _, alice, bob = await lobby_of_two(server)
+        await alice.expect(m.Started)
+        before = commands_total()
+        assert isinstance(await alice.play("s"), m.Position)
+        assert isinstance(await alice.play("3-3"), m.Rejected)
+        assert commands_total() == before + 2
+        await alice.close()
+        await bob.close()
+
+    asyncio.run(run())
