@@ -64,7 +64,7 @@ from protocol.errors import NotationError
 
 from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
-from .matches import MatchService, Watcher
+from .matches import MatchService, Watcher, name_key
 from .ranking import Standing
 from .store import Store, follow_streams, token_hash
 
@@ -185,14 +185,6 @@ def valid_name(name: str) -> bool:
     return (0 < len(name) <= m.MAX_NAME and name == name.strip()
             and not any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name)
             and len(_scripts(name)) <= 1)
-
-
-def name_key(name: str) -> str:
-    """The identity of a display name: NFKC, case-folded, NFKC again (Unicode's NFKC_Casefold in short).
-
-    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ"): the first one claimed takes the key.
-    """
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 class DailyError(Exception):

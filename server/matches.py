@@ -202,6 +202,15 @@ def _needs_dead_check(game: Game, legal: list[Any]) -> bool:
                    for move in legal)
 
 
+def name_key(name: str) -> str:
+    """The identity of a display name: NFKC, case-folded, NFKC again (Unicode's NFKC_Casefold in short).
+
+    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ", "é" composed or not): in a match the
+    first to join takes the key; in the daily challenge, the first claimed.
+    """
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
 def _check_seq(seq: int) -> None:
     if seq < 1:
         raise ServiceError("malformed", "seq numbers a player's commands from 1")
@@ -426,11 +435,12 @@ class MatchService:
             raise ServiceError("malformed", "a display name has no control characters and no outer spaces")
         token = secrets.token_urlsafe(24)
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)
-        status, _ = await self.store.join(code, name, token_hash(token), settings.players, self.clock.now_ms())
+        status, _ = await self.store.join(code, name, token_hash(token), settings.players, self.clock.now_ms(),
+                                          name_key(name))
         if status != "ok":
             messages = {"no_match": f"no match with code {code!r}", "already_started": "the match has already started",
                         "closed": "the match was closed: it did not start in time",
-                        "name_taken": f"the name {name!r} is already taken in this match",
+                        "name_taken": f"the name {name!r} (or one that looks the same) is already taken in this match",
                         "match_full": f"the match has all its {settings.players} players"}
             raise ServiceError(status, messages[status])
         await self._attach(session, code, name, 0)

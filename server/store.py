@@ -97,7 +97,7 @@ return 1
 """
 
 JOIN = """
--- KEYS: meta, roster, tokens, player, events ; ARGV: name, token hash, max players, now ms, event
+-- KEYS: meta, roster, tokens, player, events ; ARGV: name, token hash, max players, now ms, event, name key
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'no_match'} end
 if state == 'closed' then return {'closed'} end
@@ -105,6 +105,8 @@ if state ~= 'lobby' and state ~= 'preparing' then return {'already_started'} end
 if redis.call('EXISTS', KEYS[4]) == 1 then return {'name_taken'} end
 local count = redis.call('LLEN', KEYS[2])
 if count >= tonumber(ARGV[3]) then return {'match_full'} end
+-- A name that looks like a player's (case, Unicode form: one name key) is taken too.
+if redis.call('HSETNX', KEYS[1], 'name:' .. ARGV[6], ARGV[1]) == 0 then return {'name_taken'} end
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[4], 'name', ARGV[1], 'token', ARGV[2], 'epoch', 0, 'ready', 0, 'connected', 0,
@@ -335,11 +337,13 @@ class Store:
     async def set_player(self, code: str, name: str, **fields: Any) -> None:
         await self.redis.hset(player_key(code, name), mapping={k: _plain(v) for k, v in fields.items()})
 
-    async def join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int) -> tuple[str, int]:
-        """Add a player in the lobby: ``("ok", count)`` or an error code."""
+    async def join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int,
+                   name_key: str | None = None) -> tuple[str, int]:
+        """Add a player in the lobby: ``("ok", count)`` or an error code (``name_taken`` also when another
+        player's name has the same ``name_key``, default ``name``)."""
         result = await self._join(
             keys=[meta_key(code), roster_key(code), tokens_key(code), player_key(code, name), events_key(code)],
-            args=[name, token_digest, max_players, now_ms, b""],
+            args=[name, token_digest, max_players, now_ms, b"", name if name_key is None else name_key],
         )
         status = result[0].decode()
         return status, int(result[1]) if status == "ok" else 0

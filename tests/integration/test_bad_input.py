@@ -515,6 +515,28 @@ def test_names_with_other_control_characters_are_refused(srv: ServerProcess) -> 
     run(case())
 
 
+def test_a_name_that_looks_like_a_players_name_is_taken(srv: ServerProcess) -> None:
+    """Two players whose names differ only by case or Unicode form ("alice" and "ALICE", "é" composed and
+    decomposed, full-width letters) could not be told apart in the standings and the results."""
+    async def case() -> None:
+        created, alice, bob = await lobby(srv, players=4, ready=False)
+        carol = await mallory(srv)
+        await carol.join(created["code"], "Zo\u00e9")
+        before = public_state(srv.url, created["code"])
+        dave = await mallory(srv)
+        for name in ("ALICE", "Alice", "\uff41\uff4c\uff49\uff43\uff45", "Zoe\u0301", "zo\u00c9"):
+            await dave.send(m.Join(created["code"], name))
+            readable(await dave.recv(), "name_taken", "taken")
+        assert public_state(srv.url, created["code"]) == before
+        await dave.join(created["code"], "dave")
+        await carol.close()
+        await dave.close()
+        await alice.close()
+        await bob.close()
+
+    run(case())
+
+
 def test_players_over_the_server_maximum_refused_at_creation(srv: ServerProcess) -> None:
     response = httpx.post(srv.url + "/matches", json={"players": 9, "seed": "x"}, timeout=10)
     assert response.status_code == 400 and response.json()["error"] == "malformed"
