@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .connection import ClientError, _refusal, _request
-from .render import clock
+from .render import clock, fit
 from .tokens import TokenStore
 
 DAILY_ENTRY = "daily"
@@ -62,7 +62,7 @@ def board_lines(board: dict[str, Any], revealed: dict[str, Any] | None) -> list[
     lines = [f"Daily challenge {board['date']} {board['variant']} ({state}, {board['total']} ended)",
              " #  name                 status    time     moves undos hints cards"]
     for e in board["entries"]:
-        lines.append(f"{e['rank']:>2}  {e['name'][:20]:<20} {e['status']:<9} {clock(e['time_ms']):>7} {e['moves']:>6} "
+        lines.append(f"{e['rank']:>2}  {fit(e['name'], 20)} {e['status']:<9} {clock(e['time_ms']):>7} {e['moves']:>6} "
                      f"{e['undos']:>5} {e['hints']:>5} {e['foundation']:>5}")
     if not board["entries"]:
         lines.append("    (nobody has finished yet)")

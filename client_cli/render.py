@@ -21,6 +21,7 @@ import io
 import os
 import time
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -40,6 +41,21 @@ FOOTER_LINES = 3
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def fit(text: str, cells: int) -> str:
+    """``text`` cut to ``cells`` terminal cells and padded to them (full-width letters, CJK and most emoji
+    take two cells: a name cut by characters could overflow its column and wrap the screen)."""
+    while cell_len(text) > cells:
+        text = text[:-1]
+    return text + " " * (cells - cell_len(text))
+
+
+def _crop(line: Text, cells: int) -> Text:
+    """A copy of ``line`` cut to at most ``cells`` terminal cells."""
+    line = line.copy()
+    line.truncate(cells, overflow="crop")
+    return line
 
 
 def card_label(card: str) -> str:
@@ -82,7 +98,7 @@ def _header(state: RaceState, width: int, now: int) -> Text:
     if not state.connected and state.phase != "finished":
         right = "reconnecting… " + right
     pad = max(1, width - len(left) - len(right))
-    return Text(left + " " * pad + right, style="reverse")[:width]
+    return _crop(Text(left + " " * pad + right, style="reverse"), width)
 
 
 def _foundations(view: m.View) -> Text:
@@ -121,17 +137,17 @@ def _players(state: RaceState) -> list[Text]:
     total = state.total_cards or 104
     for line in sorted(state.players.values(), key=lambda p: (-p.foundation, p.moves, p.name)):
         me = line.name == state.name
-        name = (line.name + (" (you)" if me else ""))[:SIDE_WIDTH - 1]
+        name = line.name + (" (you)" if me else "")
         style = "bold" if me else ""
         if state.phase in ("lobby", "preparing", "countdown"):
             mark = "ready" if line.ready else ("away" if not line.connected else "")
-            lines.append(Text(f"{name[:12]:<12} {mark}"[:SIDE_WIDTH - 1], style=style))
+            lines.append(Text(f"{fit(name, 12)} {mark}".rstrip(), style=style))
             continue
         status = {"playing": "", "won": "WON", "dead": "dead", "resigned": "gave up", "timeout": "time"}.get(
             line.status, line.status)
         # How the game ended goes on the name line: the counts line has no room left for "gave up".
         label = f" {status}" if status else ""
-        lines.append(Text(name[:SIDE_WIDTH - 1 - len(label)] + label, style=style))
+        lines.append(Text(fit(name, SIDE_WIDTH - 1 - len(label)).rstrip() + label, style=style))
         lines.append(Text(f" {line.foundation:>3}/{total} {line.moves:>3}m"[:SIDE_WIDTH - 1],
                           style="green" if line.status == "won" else "dim" if line.status in ENDED else ""))
     return lines
@@ -175,7 +191,7 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
         style = "bold" if row.name == me else ""
         if row.status == "won":
             style += " green"
-        lines.append(Text(f"{row.rank:>2}  {row.name[:20]:<20} {row.status:<9} {clock(row.time_ms):>7} {row.moves:>6} "
+        lines.append(Text(f"{row.rank:>2}  {fit(row.name, 20)} {row.status:<9} {clock(row.time_ms):>7} {row.moves:>6} "
                           f"{row.undos:>5} {row.hints:>5} {row.foundation:>5}", style=style.strip()))
     lines.append(Text(""))
     if not results.seed:  # a daily attempt: the seed stays secret until the day is over
@@ -235,13 +251,13 @@ def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None 
     for row in range(body_rows):
         left = body[row] if row < len(body) else Text("")
         if state.phase == "finished" or row < offset:
-            lines.append(left[:width])
+            lines.append(_crop(left, width))
             continue
         right = side[row - offset] if row - offset < len(side) else Text("")
-        left = left[:main_width]
+        left = _crop(left, main_width)
         left.pad_right(main_width - left.cell_len)
-        lines.append(Text.assemble(left, right[:SIDE_WIDTH]))
-    lines.append(_notice(state)[:width])
+        lines.append(Text.assemble(left, _crop(right, SIDE_WIDTH)))
+    lines.append(_crop(_notice(state), width))
     lines.append(Text(HELP_LINE[:width], style="dim"))
     return lines
 

@@ -135,3 +135,19 @@ def test_an_empty_hint_does_not_tell_the_player_to_draw() -> None:
     assert "hint:" in state.message and "draw," not in state.message and "undo" in state.message
     state.apply(m.Suggestion(2, "5-1x4", 2))
     assert state.message == "hint: 5-1x4"
+
+
+@pytest.mark.parametrize("name", ["Ｖｅｒｙ long name indeed", "😀" * 24, "宮本武蔵宮本武蔵宮本武蔵宮本武蔵"])
+def test_wide_characters_in_names_keep_the_screen_in_80x24(name: str) -> None:
+    """Full-width letters, CJK and emoji take two cells each: cut by characters, a name overflowed the players'
+    panel, wrapped, and pushed the notice and help lines off the screen."""
+    state = playing_state(100)
+    state.apply(m.Progress(name, 12, 9, "resigned", 3_000))
+    assert_fits(state)
+    lobby = RaceState(server="http://localhost:8000", code="abc", name=name, host=True, connected=True)
+    lobby.apply(m.Lobby("abc", "lobby", [m.PlayerInfo(name, True, True), m.PlayerInfo("bob", False, True)],
+                        m.Settings("classic", True, 2, 1800, True, "safe", False), "c" * 64))
+    assert_fits(lobby)
+    state.apply(m.Results("abcDEF1234", [m.ResultRow(1, name, "won", 65_000, 214, 0, 0, 104),
+                                         m.ResultRow(2, "bob", "resigned", 3_000, 12, 0, 0, 9)], "4", "c" * 64))
+    assert_fits(state)
