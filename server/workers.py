@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -21,6 +22,9 @@ while they still get every cycle the event loop leaves idle."""
 
 
 def _start_worker(parent: int) -> None:
+    # Ctrl-C in a terminal interrupts the whole process group: a worker leaves its job to the server process,
+    # which shuts the pool down (as on SIGTERM), instead of dying mid-job with a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         os.nice(WORKER_NICENESS)
     except OSError:  # not allowed here: run at the same priority

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 import websockets
 
 from protocol import messages as m
 from server.engine import Game, deal, find_variant
 
+from .conftest import ROOT, free_port
 from .test_race import SEED, VARIANT, solution
 from .wsclient import Player, create_match, public_state
 
@@ -306,3 +314,29 @@ def test_a_match_without_time_limit_still_ends_after_the_untimed_limit(make_serv
         await alice.close()
 
     asyncio.run(run())
+
+
+def test_ctrl_c_stops_the_server_without_a_traceback(redis_url: str, tmp_path: Path) -> None:
+    """Ctrl-C in the terminal of the README's first command sends SIGINT to the whole process group, worker
+    processes included: each idle worker printed a KeyboardInterrupt traceback into the server's log."""
+    port = free_port()
+    log_path = tmp_path / "server.log"
+    url = redis_url.rsplit("/", 1)[0] + "/12"  # a database of its own, emptied: the workers have deals to find
+    redis.Redis.from_url(url).flushdb()
+    env = dict(os.environ, REDIS_URL=url, FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="2")
+    with open(log_path, "wb") as log, subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)],
+                                                       cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                       start_new_session=True) as process:
+        deadline = time.monotonic() + 60
+        while "deal pool: " not in log_path.read_text() and "daily " not in log_path.read_text():
+            assert time.monotonic() < deadline, log_path.read_text()[-2000:]
+            assert process.poll() is None, log_path.read_text()[-2000:]
+            time.sleep(0.2)  # a worker process has run a job by now
+        os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+        try:
+            process.wait(30)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+    text = log_path.read_text()
+    assert "Shutting down" in text and "Traceback" not in text, text[-3000:]
