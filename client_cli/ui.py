@@ -32,8 +32,16 @@ from protocol import messages as m
 from .commands import HELP, completions, resolve
 from .race import RaceClient
 from .render import screen, to_ansi
+from .state import RaceState
 
-WORDS = ("hint", "resign", "ready", "start", "help", "quit")
+
+def words_now(state: RaceState) -> tuple[str, ...]:
+    """The client's words that mean something now: ``ready``/``start`` before the deal, ``resign`` (and ``hint``
+    where the match allows it) after it; the server refuses the others."""
+    if state.phase in ("preparing", "lobby", "countdown"):
+        return ("ready", "start", "help", "quit")
+    hints = ("hint",) if state.settings is not None and state.settings.hints else ()
+    return (*hints, "resign", "help", "quit")
 
 
 class LegalCompleter(Completer):
@@ -45,7 +53,7 @@ class LegalCompleter(Completer):
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         prefix = document.text_before_cursor
         cards = {move.command: move.cards for move in self.client.state.legal}
-        for word in completions(prefix, self.client.state.legal, WORDS):
+        for word in completions(prefix, self.client.state.legal, words_now(self.client.state)):
             meta = f"{cards[word]} card{'s' if cards[word] != 1 else ''}" if word in cards and word != "s" else ""
             yield Completion(word, start_position=-len(prefix), display_meta=meta)
 
