@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from protocol.errors import NotationError
@@ -133,7 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     p_solve.add_argument("--json", action="store_true", help="print one JSON object")
     p_solve.set_defaults(run=_solve)
     args = parser.parse_args(argv)
-    return int(args.run(args))
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:  # the reader left early (``... deal --seed 1 | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush must not fail again
+        return 1
 
 
 if __name__ == "__main__":

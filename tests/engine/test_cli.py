@@ -103,3 +103,14 @@ def test_deal_with_unknown_variant_is_a_usage_error() -> None:
 def test_deal_pysol_refuses_lucas_with_the_reason() -> None:
     result = run("deal", "--pysol", "5", "--variant", "lucas")
     assert result.returncode == 2 and "13 columns of 4" in result.stderr
+
+
+def test_output_into_a_pipe_closed_early_ends_quietly() -> None:
+    """``python3 -m server.engine deal --seed 1 | head -1``: no BrokenPipeError traceback when head leaves."""
+    with subprocess.Popen([sys.executable, "-m", "server.engine", "deal", "--seed", "1", "--variant", "sixty_thieves"],
+                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # the reader is gone before the first line
+        stderr = process.stderr.read().decode()
+        process.wait(60)
+    assert "Traceback" not in stderr, stderr
