@@ -29,7 +29,7 @@ import os
 import sys
 from typing import Any
 
-from .connection import ClientError, create_match, server_url
+from .connection import ClientError, create_match, server_option, server_url
 from .tokens import TokenStore
 
 
@@ -43,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--seed", help="deal this seed (default: the server picks a secret one)")
     create.add_argument("--any-deal", action="store_true", help="any deal, not only deals proven solvable")
     create.add_argument("--players", type=int, default=2, help="players expected (default 2)")
-    create.add_argument("--time-limit", type=int, default=1800, metavar="SECONDS", help="0: none (default 1800)")
+    create.add_argument("--time-limit", type=_time_limit, default=1800, metavar="SECONDS",
+                        help="0: none (the match still ends after 24 h; default 1800)")
     create.add_argument("--hints", action="store_true", help="allow hints (counted in the results)")
     create.add_argument("--undo", choices=("none", "safe", "full"), default="safe")
     create.add_argument("--no-autoplay", action="store_true", help="no automatic moves of safe cards")
@@ -105,6 +106,17 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+def _time_limit(text: str) -> int:
+    """``--time-limit``: whole seconds, 0 (none) .. 86400 (what the server accepts)."""
+    try:
+        seconds = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
+    if not 0 <= seconds <= 86400:
+        raise argparse.ArgumentTypeError("give 0 (no limit) .. 86400 seconds")
+    return seconds
+
+
 async def _run(args: argparse.Namespace) -> int:
     server = server_url(args.server)
     if args.command == "create":
@@ -136,9 +148,8 @@ async def _create(server: str, args: argparse.Namespace) -> int:
         print(json.dumps(created))
         return 0
     TokenStore().update(server, created["code"], host_token=created["host_token"])
-    option = "" if args.server is None else f" --server {server}"
     print(f"Match {created['code']} created ({args.variant}; {created['state']}).")
-    print(f"Friends join with:  forty-thieves{option} join {created['code']} --name NAME")
+    print(f"Friends join with:  forty-thieves join {created['code']} --name NAME{server_option(server)}")
     if created["state"] == "preparing":
         print("Preparing a solvable deal: this may take a while for classic...")
     name = args.name or _login_name()

@@ -61,6 +61,14 @@ def server_url(option: str | None = None) -> str:
     return url
 
 
+def server_option(server: str) -> str:
+    """`` --server URL`` for a command friends type, unless ``server`` is :data:`DEFAULT_SERVER` (a friend's
+    shell has no reason to hold the host's ``$FTR_SERVER``)."""
+    if not server or server == DEFAULT_SERVER:
+        return ""
+    return f" --server {server}"
+
+
 def ws_url(server: str) -> str:
     """``http://host:port`` -> ``ws://host:port/play`` (``https`` -> ``wss``)."""
     parts = urlsplit(server)

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import io
-import os
 import time
 
 from rich.cells import cell_len
@@ -29,6 +28,7 @@ from protocol import messages as m
 from protocol.cards import SUIT_SYMBOLS, SUITS, UNKNOWN
 
 from .commands import table_moves
+from .connection import server_option
 from .state import ENDED, RaceState
 
 COLUMN_WIDTH = 5
@@ -269,20 +269,12 @@ def _lobby(state: RaceState) -> list[Text]:
         lines.append(Text(f"{s.variant}, {s.players} players, time limit {clock(s.time_limit_s * 1000) if s.time_limit_s else 'none'}, undo {s.undo}, "
                           f"hints {'on' if s.hints else 'off'}"))
     lines.append(Text("Friends join with:"))
-    lines.append(Text(f"  forty-thieves join {state.code} --name NAME" + _server_option(state.server), style="bold"))
+    lines.append(Text(f"  forty-thieves join {state.code} --name NAME" + server_option(state.server), style="bold"))
     if state.commitment:
         lines.append(Text(f"commitment {state.commitment[:32]}…", style="dim"))
     if state.phase == "countdown":
         lines += [Text(""), Text(f"Starting in {state.countdown_s(now_ms()):.1f} s", style="bold green")]
     return lines
-
-
-def _server_option(server: str) -> str:
-    from .connection import DEFAULT_SERVER
-
-    if not server or server == DEFAULT_SERVER or server == os.environ.get("FTR_SERVER", "").rstrip("/"):
-        return ""
-    return f" --server {server}"
 
 
 def to_ansi(lines: list[Text], width: int = 80, color: bool = True) -> str:
