@@ -579,11 +579,12 @@ class DailyService:
         assert status == "ok", status
         return code
 
-    async def started(self, meta: dict[str, str], name: str, start_at_ms: int) -> None:
-        """A daily match started (called by the match service): the public ``attempt`` event."""
+    async def started(self, meta: dict[str, str], name: str, start_at_ms: int, foundation: int = 0) -> None:
+        """A daily match started (called by the match service): the public ``attempt`` event, with the
+        ``foundation`` cards the deal's auto-play put up before the first command."""
         date, variant = meta["daily"].split(" ", 1)
-        await self.store.add_event(date, variant, {"name": name, "status": "playing", "moves": 0, "foundation": 0,
-                                                   "time_ms": 0})
+        await self.store.add_event(date, variant, {"name": name, "status": "playing", "moves": 0,
+                                                   "foundation": foundation, "time_ms": 0})
 
     async def record(self, code: str, meta: dict[str, str], standing: Standing) -> None:
         """A daily attempt ended (called by the match service before its results): board, entry, replay.

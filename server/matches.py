@@ -202,6 +202,12 @@ def _needs_dead_check(game: Game, legal: list[Any]) -> bool:
                    for move in legal)
 
 
+def _initial_game(meta: dict[str, str], settings: m.Settings) -> Game:
+    """A match's game before any command: its deal (meta ``deal``) after the auto-play that comes with it."""
+    variant = find_variant(settings.variant)
+    return Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
+
+
 def name_key(name: str) -> str:
     """The identity of a display name: NFKC, case-folded, NFKC again (Unicode's NFKC_Casefold in short).
 
@@ -327,7 +333,7 @@ class MatchService:
         solvable_only = request.solvable_only and seed is None
         if solvable_only and variant.name not in OFFERED_POOL_VARIANTS:
             raise ServiceError("malformed", f"solvable deals are prepared for {' and '.join(OFFERED_POOL_VARIANTS)}; "
-                                            f"for {variant.name} create the match with solvable_only false")
+                                            f"for {variant.name} create the match with solvable_only false (forty-thieves create --any-deal)")
         if seed is None and request.solvable_only:
             item = await self.store.pool_pop(variant.name)
             if item is not None:
@@ -623,8 +629,9 @@ class MatchService:
             await self.store.add_timer(code, "deadline", deadline)
         if await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at, deadline_ms=deadline):
             if meta.get("daily") and self.daily is not None:
+                foundation = _initial_game(meta, settings).position.foundation_cards
                 for name in await self.store.roster(code):
-                    await self.daily.started(meta, name, start_at)
+                    await self.daily.started(meta, name, start_at, foundation)
 
     async def _timer_early(self, code: str, kind: str, now: int) -> bool:
         """True (and the timer set again to the stored instant) when a ``start`` or ``deadline`` timer fired
@@ -683,8 +690,7 @@ class MatchService:
         """The match's game at the start instant: its deal after the auto-play that precedes any command."""
         meta = await self.store.meta(code)
         assert meta is not None
-        return Game(parse_position(meta["deal"], find_variant(settings.variant)), find_variant(settings.variant),
-                    autoplay=settings.autoplay, undo=settings.undo)
+        return _initial_game(meta, settings)
 
     async def _publish_start_boards(self, code: str, game: Game) -> None:
         """Open-boards matches: every player's board at the start (the redacted deal), for spectators."""

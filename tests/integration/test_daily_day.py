@@ -260,6 +260,11 @@ async def whole_day(server: ServerProcess, connections: list[Player]) -> None:
     assert [(json.loads(e["data"])["name"], json.loads(e["data"])["status"]) for e in early_events] == [
         ("alice", "playing"), ("alice", "won"), ("bob", "playing"), ("bob", "won"), ("carol", "playing"),
         ("carol", "resigned"), ("dave", "playing"), ("dave", "resigned"), ("erin", "playing")]
+    # An attempt starts with the cards the deal's auto-play put up (it said 0 before the first command).
+    assert alice.started is not None
+    start_found = sum(RANKS[top[0]] for top in alice.started.view.foundations if top != "-")
+    assert [json.loads(e["data"])["foundation"] for e in early_events
+            if json.loads(e["data"])["status"] == "playing"] == [start_found] * 5
 
     # The day ends: erin's attempt ends by the deadline, on the day it started.
     finished = await erin.player.expect(m.Finished, timeout=30)
