@@ -384,5 +384,7 @@ ERROR_CODES = {
     "illegal": "the rules refuse that command now (in ``rejected``); nothing changed",
     "undo_refused": "the match's undo policy refuses that undo (in ``rejected``)",
     "internal": "the server failed to handle the frame; nothing changed",
+    "not_found": "no such path (HTTP 404)",
+    "method_not_allowed": "that HTTP method is not allowed on that path (HTTP 405)",
 }
 """Stable error codes and what they mean."""

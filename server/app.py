@@ -20,6 +20,7 @@ import msgspec
 import redis.asyncio as aioredis
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.middleware import Middleware
@@ -153,7 +154,17 @@ def create_app(settings: Settings | None = None) -> Starlette:
             if embedded is not None:
                 embedded.close()
 
+    async def http_error(request: Request, error: Exception) -> Response:
+        """Unknown paths and methods answer like every route: ``{"error", "message"}`` (not plain text)."""
+        assert isinstance(error, HTTPException)
+        if error.status_code == 404:
+            return error_response(404, "not_found", f"no such path: {request.url.path}")
+        if error.status_code == 405:
+            return error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
+        return error_response(error.status_code, "malformed", str(error.detail))
+
     app = Starlette(
+        exception_handlers={HTTPException: http_error},
         routes=[
             WebSocketRoute("/play", player_endpoint),
             WebSocketRoute("/matches/{code}/watch", watch_endpoint),

@@ -1122,3 +1122,15 @@ def test_random_and_mutated_frames_change_nothing(srv: ServerProcess) -> None:
     assert health.status_code == 200 and health.json() == {"ok": True}
     assert elapsed < 40, elapsed
     assert not unexpected_errors(srv.logs()), unexpected_errors(srv.logs())
+
+
+def test_unknown_paths_and_methods_answer_json_errors_like_every_route(srv: ServerProcess) -> None:
+    missing = httpx.get(f"{srv.url}/no/such/path")
+    assert missing.status_code == 404
+    assert missing.json() == {"error": "not_found", "message": "no such path: /no/such/path"}
+    assert httpx.get(f"{srv.url}/static/nothing.css").json()["error"] == "not_found"
+    wrong = httpx.delete(f"{srv.url}/matches")
+    assert wrong.status_code == 405
+    assert wrong.json() == {"error": "method_not_allowed", "message": "DELETE is not allowed on /matches"}
+    assert {"not_found", "method_not_allowed"} <= set(m.ERROR_CODES)
+    assert httpx.get(f"{srv.url}/healthz").status_code == 200  # and the server is unaffected

@@ -24,7 +24,8 @@ def test_pages_and_their_files_are_served(server) -> None:  # type: ignore[no-un
 def test_daily_is_the_page_for_a_browser_and_json_for_anyone_else(server) -> None:  # type: ignore[no-untyped-def]
     browser = httpx.get(server.url + "/daily", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
     assert browser.status_code == 200 and browser.text == (STATIC_DIR / "daily.html").read_text()
-    script = httpx.get(server.url + "/daily", headers={"Accept": "application/json"})
+    # The JSON waits for today's deal on a fresh server (the solver worker prepares it): no 5 s default timeout.
+    script = httpx.get(server.url + "/daily", headers={"Accept": "application/json"}, timeout=120)
     assert not script.headers.get("content-type", "").startswith("text/html")  # the daily challenge's own answer
 
 
