@@ -426,6 +426,8 @@ static int locked(const Search *x, const St *s) {
 
 static inline int colcmp(const St *s, int p, int q) {
     int a = s->len[p], b = s->len[q];
+    if (a && b && s->col[p][0] != s->col[q][0])
+        return (int)s->col[p][0] - (int)s->col[q][0]; /* columns nearly always differ at the bottom card */
     int r = memcmp(s->col[p], s->col[q], (size_t)(a < b ? a : b));
     return r ? r : a - b;
 }
@@ -781,7 +783,7 @@ static void run(Search *x, St *start) {
                 x->outcome = R_SOLVED;
                 goto done;
             }
-            if (x->locks && mv[i].kind == M_DRAW && locked(x, &c))
+            if (x->locks && (mv[i].kind == M_DRAW || x->locks > 1) && locked(x, &c))
                 continue;
             counter++;
             if (heap_push(x, heap_key(x, -score(x, &c), counter), child) < 0)
