@@ -43,6 +43,9 @@
 
 enum { RULE_SINGLE = 0, RULE_SUPERMOVE = 1, RULE_SEQUENCE = 2 };
 enum { M_NONE = 0, M_W2F, M_C2F, M_C2C, M_C2E, M_W2C, M_DRAW, M_REDEAL };
+/* Bits of the locks argument: the lock check after draws (the pure search's rule), after every command
+ * (measured only: README), and the draw-only expansion of a state whose waste top is stuck. */
+enum { LOCKS_DRAWS = 1, LOCKS_ALL = 2, LOCKS_STUCK = 4 };
 enum { R_SOLVED = 0, R_EXHAUSTED, R_NODES, R_TIME, R_STATES, R_MEMORY, R_CAPACITY };
 
 typedef struct {
@@ -354,26 +357,32 @@ static int score(const Search *x, const St *s) {
     return x->a * up + x->b * empty - x->c * breaks - x->w * s->wlen;
 }
 
-/* ---- lock check (lock.locked; same least fixpoint, so the same answer) ---- */
+/* ---- lock check (lock.locked) and stuck waste top (lock.waste_top_stuck): the same least fixpoints ---- */
 
-static int locked(const Search *x, const St *s) {
-    if (x->rule == RULE_SEQUENCE)
-        return 0;
+#define COULD_LEAVE(card) ((card) % 13 == 0 || up[(card) - 1] || ((card) % 13 != 12 && top[(card) + 1]))
+
+/* The fixpoint of lock.py over the columns, plus (draws) the stock and the waste. Returns 0 as soon as a
+ * column could be emptied (no claim), else 1 with up/top at the fixpoint. */
+static int fixpoint(const Search *x, const St *s, int draws, uint8_t *up, uint8_t *top) {
     int ncols = x->ncols;
     for (int i = 0; i < ncols; i++)
         if (!s->len[i])
             return 0;
-    uint8_t up[52] = {0}, top[52] = {0}, exposed[52] = {0};
+    uint8_t exposed[52] = {0};
     int reach[MAXCOLS];
+    memset(up, 0, 52);
+    memset(top, 0, 52);
     for (int slot = 0; slot < 8; slot++)
         for (int r = 0; r < s->found[slot]; r++)
             up[(slot / 2) * 13 + r] = 1;
     for (int i = 0; i < ncols; i++)
         reach[i] = s->len[i];
-    for (int t = s->redeals ? 0 : s->wlen; t < s->tlen; t++)
-        exposed[s->tal[t]] = 1;
-    int pile = s->redeals ? 0 : s->wlen;
-#define COULD_LEAVE(card) ((card) % 13 == 0 || up[(card) - 1] || ((card) % 13 != 12 && top[(card) + 1]))
+    int pile = 0;
+    if (draws) {
+        for (int t = s->redeals ? 0 : s->wlen; t < s->tlen; t++)
+            exposed[s->tal[t]] = 1;
+        pile = s->redeals ? 0 : s->wlen;
+    }
     int changed = 1;
     while (changed) {
         changed = 0;
@@ -418,9 +427,25 @@ static int locked(const Search *x, const St *s) {
             reach[i] = r;
         }
     }
-#undef COULD_LEAVE
     return 1;
 }
+
+static int locked(const Search *x, const St *s) {
+    uint8_t up[52], top[52];
+    if (x->rule == RULE_SEQUENCE)
+        return 0;
+    return fixpoint(x, s, 1, up, top);
+}
+
+static int waste_top_stuck(const Search *x, const St *s) {
+    uint8_t up[52], top[52];
+    if (x->rule == RULE_SEQUENCE || !s->wlen || !fixpoint(x, s, 0, up, top))
+        return 0;
+    int card = s->tal[s->wlen - 1];
+    return !COULD_LEAVE(card);
+}
+
+#undef COULD_LEAVE
 
 /* ---- canonical key ---- */
 
@@ -729,7 +754,7 @@ static void run(Search *x, St *start) {
         x->outcome = R_SOLVED;
         goto done;
     }
-    if (x->locks && locked(x, start)) {
+    if ((x->locks & (LOCKS_DRAWS | LOCKS_ALL)) && locked(x, start)) {
         x->outcome = R_EXHAUSTED;
         goto done;
     }
@@ -755,6 +780,10 @@ static void run(Search *x, St *start) {
         x->nodes++;
         decode(x, rec, &p, order);
         int n = gen_moves(x, &p, mv);
+        if ((x->locks & LOCKS_STUCK) && p.tlen > p.wlen && waste_top_stuck(x, &p)) {
+            mv[0] = mv[n - 1]; /* only the draw, the last move generated (exact: lock.waste_top_stuck) */
+            n = 1;
+        }
         for (int i = 0; i < n; i++) {
             memcpy(&c, &p, copy);
             if (apply(&c, &mv[i]) < 0) {
@@ -783,7 +812,8 @@ static void run(Search *x, St *start) {
                 x->outcome = R_SOLVED;
                 goto done;
             }
-            if (x->locks && (mv[i].kind == M_DRAW || x->locks > 1) && locked(x, &c))
+            if ((x->locks & (LOCKS_DRAWS | LOCKS_ALL)) && (mv[i].kind == M_DRAW || (x->locks & LOCKS_ALL))
+                && locked(x, &c))
                 continue;
             counter++;
             if (heap_push(x, heap_key(x, -score(x, &c), counter), child) < 0)
@@ -834,7 +864,9 @@ PyDoc_STRVAR(search_doc,
 "One best-first stage of server.engine.solver.search._search (weight 0), node for node.\n"
 "columns: tuple of bytes (card codes bottom to top, no face-down cards); foundations: 8 slot heights\n"
 "grouped by suit (state.from_position); stock (next draw first) and waste (bottom to top): bytes;\n"
-"rule: 0 single, 1 supermove, 2 sequence; params: (a, b, c, w) score weights; nodes, states: budgets;\n"
+"rule: 0 single, 1 supermove, 2 sequence; params: (a, b, c, w) score weights; locks: bits, 1 the lock\n"
+"check after draws, 2 after every command, 4 the draw-only expansion of a stuck waste top (search.py passes\n"
+"5 for locks=True); nodes, states: budgets;\n"
 "seconds: wall-clock cap (CLOCK_MONOTONIC) or a negative number for none.\n"
 "outcome: 'solved', 'exhausted', 'nodes', 'time', 'states', 'memory' or 'capacity'; moves: the\n"
 "command list (with the start's auto-play when autoplay_on is false) for 'solved', else None.\n"
@@ -846,7 +878,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     long long max_nodes, max_states;
     double seconds;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!SSSii(iiii)ppppLLd", &PyTuple_Type, &columns, &found, &stock, &waste, &redeals,
+    if (!PyArg_ParseTuple(args, "O!SSSii(iiii)ppipLLd", &PyTuple_Type, &columns, &found, &stock, &waste, &redeals,
                           &rule, &a, &b, &c, &w, &lifo, &incomplete, &locks, &autoplay_on, &max_nodes, &max_states,
                           &seconds))
         return NULL;

@@ -18,7 +18,7 @@ from typing import Literal
 from ..game import Game
 from ..position import Position
 from ..variants import BuildRule, MoveRule, Variant
-from .lock import locked
+from .lock import locked, waste_top_stuck
 from .state import Rules, State, accepts, autoplay, from_position, key, place, take
 
 Outcome = Literal["solved", "unsolvable", "unknown"]
@@ -289,7 +289,9 @@ def _search(
     the same safe moves are made by the solver (a dominance: a safe card is
     never needed in the tableau) and written out as commands. ``clock``
     (e.g. ``time.monotonic``) enables ``budget.seconds``. ``locks``: states
-    that :func:`.lock.locked` proves lost are not expanded (exact).
+    that :func:`.lock.locked` proves lost are not expanded, and a state whose
+    waste top :func:`.lock.waste_top_stuck` proves unmovable before the next
+    draw expands only the draw (both exact).
 
     Greedy best-first search on a heuristic (foundation cards, empty columns,
     breaks in the columns, waste size) over a transposition table of canonical
@@ -338,7 +340,10 @@ def _search(
         nodes += 1
         depth += 1
         safe = targets(state[2])[1]
-        for text, nxt, exposed in moves(state):
+        children = moves(state)
+        if locks and state[3] and waste_top_stuck(rules, state):
+            children = children[-1:]  # only the draw (the last command generated): exact, see lock.waste_top_stuck
+        for text, nxt, exposed in children:
             # Every state in the search is past auto-play (no safe card on a top), so only a
             # foundation move (new safe set) or a newly exposed safe card can start it again.
             if exposed == FULL or (exposed >= 0 and exposed in safe):
@@ -394,7 +399,7 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
     seconds = budget.seconds if budget.seconds is not None and clock is not None else -1.0
     outcome, moves, nodes, states = _csolver.search(
         start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
-        incomplete, locks, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
+        incomplete, 5 if locks else 0, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
     if outcome == "solved":
         return _verified(position, variant, tuple(moves), autoplay_on, nodes, states, solver="c")
     if outcome == "exhausted":
