@@ -289,6 +289,13 @@ static int gen_moves(const Search *x, const St *s, Move *mv) {
     return n;
 }
 
+static int waste_moves(const Move *mv, int n) {
+    for (int i = 0; i < n; i++)
+        if (mv[i].kind == M_W2F || mv[i].kind == M_W2C)
+            return 1;
+    return 0;
+}
+
 /* Apply a move (no auto-play). Returns -1 if a column would pass COLCAP (cannot happen by the bound
  * argument in the file comment; checked so that a wrong argument is an error, never memory corruption). */
 static int apply(St *s, const Move *m) {
@@ -780,7 +787,8 @@ static void run(Search *x, St *start) {
         x->nodes++;
         decode(x, rec, &p, order);
         int n = gen_moves(x, &p, mv);
-        if ((x->locks & LOCKS_STUCK) && p.tlen > p.wlen && waste_top_stuck(x, &p)) {
+        /* A waste top that can move now is not stuck (the fixpoint would say so too): skip the check. */
+        if ((x->locks & LOCKS_STUCK) && p.tlen > p.wlen && !waste_moves(mv, n) && waste_top_stuck(x, &p)) {
             mv[0] = mv[n - 1]; /* only the draw, the last move generated (exact: lock.waste_top_stuck) */
             n = 1;
         }
