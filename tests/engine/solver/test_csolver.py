@@ -162,7 +162,8 @@ def test_the_extension_refuses_what_it_does_not_support() -> None:
         _csolver.search((b"",), bytes([14] + [0] * 7), *args)  # a slot above a king
 
 
-def test_tiny_variants_are_supported() -> None:
+def test_tiny_variants_are_supported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FTR_SOLVER", raising=False)
     for variant in TINY.values():
         start = Position(((), ()), (0, 0), (-1,) * 8, (), (), 0)
         assert implementation(start, variant) == "c"
