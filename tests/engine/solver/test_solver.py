@@ -407,7 +407,8 @@ def test_a_stuck_waste_top_is_only_claimed_where_no_column_play_moves_it() -> No
     4 000 random small positions (2 or 3 columns) is checked by an exhaustive search over the engine's own
     moves without draws; the check must make claims, and none where runs move as a unit."""
     from server.engine.solver.lock import waste_top_stuck
-    from server.engine.solver.state import Rules, autoplay as solver_autoplay, from_position
+    from server.engine.solver.state import Rules, from_position
+    from server.engine.solver.state import autoplay as solver_autoplay
 
     claims = 0
     names = sorted(SMALL)
