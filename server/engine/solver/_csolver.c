@@ -6,8 +6,9 @@
  * the engine's order (state.autoplay, RULES.md section 5), the same canonical
  * state identity (state.key: columns up to order, foundation slots up to order
  * within a suit, stock and waste by content), the same score, heap order
- * (priority, then insertion counter FIFO or LIFO), node/state budgets and the
- * lock check of lock.py after draws. Only what is cheaper in C differs: states
+ * (priority, then insertion counter FIFO or LIFO), node/state budgets, the
+ * lock check of lock.py after draws and the draw-only expansion of a state whose
+ * waste top is stuck (lock.waste_top_stuck). Only what is cheaper in C differs: states
  * are packed byte strings in one arena, the transposition table is open
  * addressing on a 64-bit hash with full key comparison (no false merges: an
  * exhausted search stays a proof), and the path is kept as parent links.
