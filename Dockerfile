@@ -1,7 +1,7 @@
 # The race server. Build: docker compose build; run: docker compose up (see docker-compose.yml).
 FROM python:3.11-slim
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY protocol ./protocol
 COPY server ./server
 COPY client_cli ./client_cli

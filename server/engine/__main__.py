@@ -101,7 +101,7 @@ def _solve(args: argparse.Namespace) -> int:
                           "nodes": result.nodes, "seconds": seconds}))
     else:
         print(f"{result.result} ({result.reason or f'{len(result.moves)} commands'}), "
-              f"{result.nodes} nodes, {result.states} states, {seconds} s")
+              f"{result.nodes} nodes, {result.states} states, {seconds} s, {result.solver} search")
         if result.moves:
             print(" ".join(result.moves))
     return 0

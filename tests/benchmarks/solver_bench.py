@@ -8,13 +8,18 @@
   solvable deals among the decided ones with a 95 % Wilson interval, and
   the honest bounds on it (solved/total at least, (total - unsolvable)/total
   at most, each with its Wilson margin);
+- which implementation ran (``Result.solver``: the C extension or the pure
+  search; ``--solver python`` forces the pure one through ``FTR_SOLVER``),
+  and with ``--compare N`` the states expanded per second of both on classic
+  deals 1..N (``--compare-seconds`` each), with their ratio;
 - the time to find one verified solvable classic deal from random seeds
   (seeds tried in turn with :func:`find_solution` until one is solved, as
   server/dealpool.py does),
   repeated ``--finds`` times: median and spread.
 
 Run: ``python tests/benchmarks/solver_bench.py [--seconds 10] [--classic 200]
-[--relaxed 100] [--workers 2] [--finds 15] [--find-nodes N] [--find-seconds 1]``.
+[--relaxed 100] [--workers 2] [--states N] [--solver auto|c|python] [--compare N]
+[--compare-seconds 5] [--finds 15] [--find-nodes N] [--find-seconds 1]``.
 """
 
 from __future__ import annotations
@@ -35,19 +40,21 @@ from server.engine import deal, find_variant  # noqa: E402
 from server.engine.solver import Budget, find_solution, solve  # noqa: E402
 
 
-def run_deal(job: tuple[str, str, float, int]) -> tuple[str, str, str, int, float, int]:
-    variant_name, seed, seconds, nodes = job
+def run_deal(job: tuple[str, str, float, int, int, str]) -> tuple[str, str, str, int, float, int, str, str]:
+    variant_name, seed, seconds, nodes, states, solver = job
+    os.environ["FTR_SOLVER"] = solver  # read by solve() at each call
     variant = find_variant(variant_name)
     started = time.monotonic()
-    result = solve(deal(seed, variant), variant, Budget(nodes=nodes, seconds=seconds), clock=time.monotonic)
+    result = solve(deal(seed, variant), variant, Budget(nodes=nodes, seconds=seconds, states=states), clock=time.monotonic)
     elapsed = time.monotonic() - started
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return variant_name, seed, result.result, result.nodes, elapsed, maxrss
+    return variant_name, seed, result.result, result.nodes, elapsed, maxrss, result.solver, result.reason
 
 
-def find_one(job: tuple[int, float, int | None]) -> tuple[float, int, str]:
+def find_one(job: tuple[int, float, int | None, str]) -> tuple[float, int, str]:
     """Try random seeds with a small budget until one is solved; returns (seconds, tries, seed)."""
-    rng_seed, seconds, nodes = job
+    rng_seed, seconds, nodes, solver = job
+    os.environ["FTR_SOLVER"] = solver
     rng = random.Random(rng_seed)
     variant = find_variant("classic")
     started = time.monotonic()
@@ -85,6 +92,13 @@ def main() -> None:
     parser.add_argument("--classic", type=int, default=200, help="classic deals 1..N (default 200)")
     parser.add_argument("--relaxed", type=int, default=100, help="relaxed deals 1..N (default 100)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--states", type=int, default=Budget().states,
+                        help=f"state bound per deal (memory; default {Budget().states})")
+    parser.add_argument("--solver", choices=("auto", "c", "python"), default="auto",
+                        help="auto: the C extension where built and supported; python: the pure search")
+    parser.add_argument("--compare", type=int, default=0,
+                        help="also run classic deals 1..N with both implementations and compare states/s")
+    parser.add_argument("--compare-seconds", type=float, default=5.0)
     parser.add_argument("--finds", type=int, default=15, help="repeats of the find-a-solvable-deal timing")
     parser.add_argument("--find-seconds", type=float, default=1.0, help="per-seed time cap when finding a deal")
     parser.add_argument("--find-nodes", type=int, default=None,
@@ -94,8 +108,9 @@ def main() -> None:
 
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; cpus: {os.cpu_count()}")
     print(f"cap {args.seconds} s per deal, {args.workers} workers")
-    jobs = [("classic", str(s), args.seconds, args.nodes) for s in range(1, args.classic + 1)]
-    jobs += [("relaxed", str(s), args.seconds, args.nodes) for s in range(1, args.relaxed + 1)]
+    print(f"state bound {args.states} per deal; solver {args.solver}")
+    jobs = [("classic", str(s), args.seconds, args.nodes, args.states, args.solver) for s in range(1, args.classic + 1)]
+    jobs += [("relaxed", str(s), args.seconds, args.nodes, args.states, args.solver) for s in range(1, args.relaxed + 1)]
     started = time.monotonic()
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run_deal, jobs, chunksize=1))
@@ -110,7 +125,11 @@ def main() -> None:
             nodes = sum(r[3] for r in rows)
             decided = counts["solved"] + counts["unsolvable"]
             low, high = wilson(counts["solved"], decided)
-            print(f"\n{name}: {len(rows)} deals")
+            ran = {r[6]: sum(1 for x in rows if x[6] == r[6]) for r in rows}
+            print(f"\n{name}: {len(rows)} deals (implementation: {', '.join(f'{k} {v}' for k, v in sorted(ran.items()))})")
+            reasons = {r[7]: sum(1 for x in rows if x[7] == r[7]) for r in rows if r[2] == "unknown"}
+            if reasons:
+                print(f"  unknown because: {'; '.join(f'{k} ({v})' for k, v in sorted(reasons.items()))}")
             print(f"  solved {counts['solved']}, unsolvable {counts['unsolvable']}, unknown {counts['unknown']}"
                   f" (decided {decided / len(rows):.0%})")
             print(f"  time per deal: median {statistics.median(times):.2f} s, 95th percentile {percentile(times, 0.95):.2f} s")
@@ -135,8 +154,25 @@ def main() -> None:
             print(f"  unknown seeds: {' '.join(unknown[:40])}{' ...' if len(unknown) > 40 else ''}")
         print(f"\npeak memory of a worker (maxrss): {peak / 1024:.0f} MB; wall time {wall:.0f} s")
 
+        if args.compare:
+            runs = {}
+            for solver in ("python", "c"):
+                runs[solver] = list(pool.map(run_deal, [("classic", str(s), args.compare_seconds, args.nodes, args.states,
+                                                         solver) for s in range(1, args.compare + 1)]))
+            # States/s over the deals both ran to the time cap (no replay of a solution in the figure).
+            capped = [i for i in range(args.compare)
+                      if all(runs[k][i][7] == "time limit reached" for k in runs)]
+            rates = {k: sum(runs[k][i][3] for i in capped) / max(sum(runs[k][i][4] for i in capped), 1e-9) for k in runs}
+            for solver, rows in runs.items():
+                print(f"\ncompare: classic 1..{args.compare}, {args.compare_seconds} s each, {solver}"
+                      f" (ran: {sorted({r[6] for r in rows})}): solved {sum(r[2] == 'solved' for r in rows)},"
+                      f" unsolvable {sum(r[2] == 'unsolvable' for r in rows)}; {rates[solver]:.0f} states expanded"
+                      f" per second over the {len(capped)} deals both ran to the cap")
+            if capped:
+                print(f"  ratio c / python: {rates['c'] / max(rates['python'], 1e-9):.1f}")
+
         if args.finds:
-            found = list(pool.map(find_one, [(i, args.find_seconds, args.find_nodes) for i in range(args.finds)]))
+            found = list(pool.map(find_one, [(i, args.find_seconds, args.find_nodes, args.solver) for i in range(args.finds)]))
             seconds = [f[0] for f in found]
             tries = [f[1] for f in found]
             print(f"\nfind a solvable classic deal from random seeds with find_solution ({args.finds} repeats,"

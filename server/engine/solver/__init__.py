@@ -5,9 +5,14 @@ moves replayed through the engine), ``unsolvable`` (search exhausted) or
 ``unknown`` (budget spent). :func:`can_progress` answers the dead-game
 question (RULES.md section 5) on the same fast path. :func:`find_solution` is a
 short incomplete search for finding solvable deals among random seeds.
+
+Each search stage runs in the optional C extension ``_csolver`` when it is
+built and the input is supported (:func:`implementation`), else in pure
+Python, the reference; ``FTR_SOLVER=python`` forces the pure one. Both
+expand the same nodes in the same order (README.md).
 """
 
 from .progress import can_progress
-from .search import Budget, Result, find_solution, solve
+from .search import Budget, Result, find_solution, implementation, solve
 
-__all__ = ["Budget", "Result", "can_progress", "find_solution", "solve"]
+__all__ = ["Budget", "Result", "can_progress", "find_solution", "implementation", "solve"]

@@ -136,3 +136,70 @@ def _types(rules: Rules, cards: bytes) -> list[int]:
     if got is None:
         got = cache[cards] = sorted(set(cards))
     return got
+
+
+def waste_top_stuck(rules: Rules, state: State) -> bool:
+    """True only when no play without a draw can ever move the waste's top card (RULES.md sections 2-5).
+
+    The same fixpoint as :func:`locked`, over the columns alone: no card is
+    drawn, so the stock exposes nothing, and the waste's top is the card in
+    question (the cards under it stay covered until it leaves). The first
+    column that could be emptied ends the check with ``False`` (an empty
+    column takes any card). At the fixpoint the top is stuck when it could
+    not go up (its foundation predecessor could never go up) and no card it
+    may be built on could ever be a column top. Soundness: the induction of
+    the module docstring over any play of column moves from the state; the
+    first waste move of such a play would need its top's predecessor up, a
+    parent on a column top or an empty column, all of which the sets hold.
+
+    Why it matters (server/engine/solver/README.md): when the top is stuck and
+    the stock is not empty, every winning play starts with column moves and
+    then a draw; the column moves neither touch the stock and the waste nor
+    depend on them, so the draw can come first. The complete search then
+    expands only the draw from such a state (exact: a win is reachable from
+    the state exactly when it is reachable after the draw). Not judged (always
+    ``False``) where runs move as a unit without an empty column (move rule
+    ``sequence``) or cards come down from the foundations.
+    """
+    if rules.sequence or rules.variant.foundation_to_column:
+        return False
+    columns, _, foundations, _, waste, _ = state
+    if not waste or not all(columns):
+        return False
+    parents = rules.builds_on_reverse
+    up = bytearray(_on_foundations(rules, foundations))
+    top = bytearray(52)
+    exposed = bytearray(52)
+    reach = [len(column) for column in columns]
+
+    def could_leave(card: int) -> bool:
+        return card % 13 == 0 or bool(up[card - 1]) or any(top[parent] for parent in parents[card])
+
+    changed = True
+    while changed:
+        changed = False
+        for card in range(52):
+            if exposed[card] and not up[card] and (card % 13 == 0 or up[card - 1]):
+                up[card] = 1
+                changed = True
+        for card in range(51, -1, -1):
+            if exposed[card] and not top[card] and any(top[parent] for parent in parents[card]):
+                top[card] = 1
+                changed = True
+        for i, column in enumerate(columns):
+            r = reach[i]
+            while r:
+                card = column[r - 1]
+                if not top[card]:
+                    top[card] = 1
+                    changed = True
+                if not exposed[card]:
+                    exposed[card] = 1
+                    changed = True
+                if not could_leave(card):
+                    break
+                r -= 1
+            if not r:
+                return False  # a column could be emptied: the top could go there
+            reach[i] = r
+    return not could_leave(waste[-1])

@@ -1,23 +1,32 @@
 """Best-first search for a winning command list (RULES.md section 9).
 
 See :func:`solve`. The search works on :mod:`.state` tuples; it knows the
-whole deal, stock order included, as section 9 allows.
+whole deal, stock order included, as section 9 allows. A stage
+(:func:`_search`) runs in the optional C extension (``_csolver.c``) when
+:func:`implementation` says so: the same nodes in the same order, about 20
+times as many per second (README.md); this module stays the reference.
 """
 
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..game import Game
 from ..position import Position
-from ..variants import Variant
-from .lock import locked
+from ..variants import BuildRule, MoveRule, Variant
+from .lock import locked, waste_top_stuck
 from .state import Rules, State, accepts, autoplay, from_position, key, place, take
 
 Outcome = Literal["solved", "unsolvable", "unknown"]
+
+try:  # the optional C accelerator of one search stage (_csolver.c; built by setup.py when a compiler is present)
+    from . import _csolver
+except ImportError:  # pragma: no cover - depends on the build
+    _csolver = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +36,10 @@ class Budget:
     ``nodes``: states expanded (reproducible: the same input and node
     budget always give the same answer). ``seconds``: an optional
     wall-clock cap, measured with the ``clock`` the caller passes to
-    :func:`solve` (the engine reads no clock itself). ``states``: the most
-    states kept in the transposition table (the memory bound; about 1 KB
-    each).
+    :func:`solve` (the engine reads no clock itself; the C search turns
+    the time left into a deadline on its own monotonic clock). ``states``:
+    the most states kept in the transposition table (the memory bound;
+    about 1 KB each in the pure search, 80-100 bytes in the C search).
     """
 
     nodes: int = 200_000
@@ -46,7 +56,9 @@ class Result:
     ``unsolvable`` (every reachable state was searched: a proof) or
     ``unknown`` (the budget ran out). ``nodes``: states expanded;
     ``states``: distinct states seen; ``autoplay``: the auto-play setting
-    the moves are for.
+    the moves are for; ``solver``: which implementation searched, ``"c"``
+    (the optional extension) or ``"python"`` (the pure reference), see
+    :func:`implementation`.
     """
 
     result: Outcome
@@ -56,6 +68,32 @@ class Result:
     autoplay: bool = True
     reason: str = ""
     extra: dict[str, object] = field(default_factory=dict)
+    solver: str = "python"
+
+
+_RULE_CODES = {MoveRule.SINGLE: 0, MoveRule.SUPERMOVE: 1, MoveRule.SEQUENCE: 2}
+
+
+def implementation(position: Position, variant: Variant) -> str:
+    """Which search :func:`solve` and :func:`find_solution` run for this input: ``"c"`` or ``"python"``.
+
+    ``"c"`` when the extension ``_csolver`` is built, the environment
+    variable ``FTR_SOLVER`` is not ``python`` (that forces the pure
+    reference), and the input is within what the C search supports: 2 decks,
+    build in suit (RULES.md section 7), no face-down card in the position, no
+    cards down from the foundations, at most 16 columns of at most 19 cards
+    and 104 stock and waste cards. Everything else runs the pure search,
+    which is the reference: the C search repeats it node for node
+    (README.md, tests/engine/solver/test_csolver.py).
+    """
+    if _csolver is None or os.environ.get("FTR_SOLVER", "").lower() == "python":
+        return "python"
+    if (variant.decks != 2 or variant.build_rule is not BuildRule.SAME_SUIT or variant.foundation_to_column
+            or any(position.hidden) or not 1 <= len(position.tableau) <= 16
+            or any(len(column) > 19 for column in position.tableau)
+            or len(position.stock) + len(position.waste) > 104):
+        return "python"
+    return "c"
 
 
 class _Expander:
@@ -252,7 +290,9 @@ def _search(
     the same safe moves are made by the solver (a dominance: a safe card is
     never needed in the tableau) and written out as commands. ``clock``
     (e.g. ``time.monotonic``) enables ``budget.seconds``. ``locks``: states
-    that :func:`.lock.locked` proves lost are not expanded (exact).
+    that :func:`.lock.locked` proves lost are not expanded, and a state whose
+    waste top :func:`.lock.waste_top_stuck` proves unmovable before the next
+    draw expands only the draw (both exact).
 
     Greedy best-first search on a heuristic (foundation cards, empty columns,
     breaks in the columns, waste size) over a transposition table of canonical
@@ -265,6 +305,9 @@ def _search(
     if variant.foundation_to_column:
         return Result("unknown", nodes=0, autoplay=autoplay_on,
                       reason="the solver does not search variants whose cards come down from the foundations")
+    if weight == 0 and implementation(position, variant) == "c":
+        return _c_search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, lifo=lifo,
+                         params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks)
     rules = Rules(variant)
     expander = _Expander(rules, params or (20, 16, 5, 12, 0), whole_runs=incomplete)
     face_down = rules.face_down
@@ -298,7 +341,10 @@ def _search(
         nodes += 1
         depth += 1
         safe = targets(state[2])[1]
-        for text, nxt, exposed in moves(state):
+        children = moves(state)
+        if locks and state[3] and waste_top_stuck(rules, state):
+            children = children[-1:]  # only the draw (the last command generated): exact, see lock.waste_top_stuck
+        for text, nxt, exposed in children:
             # Every state in the search is past auto-play (no safe card on a top), so only a
             # foundation move (new safe set) or a newly exposed safe card can start it again.
             if exposed == FULL or (exposed >= 0 and exposed in safe):
@@ -320,12 +366,46 @@ def _search(
     return _exhausted(incomplete, nodes, len(seen), autoplay_on)
 
 
-def _exhausted(incomplete: bool, nodes: int, states: int, autoplay_on: bool) -> Result:
+def _exhausted(incomplete: bool, nodes: int, states: int, autoplay_on: bool, solver: str = "python") -> Result:
     if incomplete:
         return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on,
-                      reason="the incomplete search (whole runs only) found nothing")
+                      reason="the incomplete search (whole runs only) found nothing", solver=solver)
     return Result("unsolvable", nodes=nodes, states=states, autoplay=autoplay_on,
-                  reason="every reachable state was searched or proven lost")
+                  reason="every reachable state was searched or proven lost", solver=solver)
+
+
+_C_REASONS = {
+    "nodes": "node budget spent",
+    "time": "time limit reached",
+    "states": "state memory bound reached",
+    "memory": "the C search ran out of memory",
+    "capacity": "a column outgrew the C search's fixed capacity",
+}
+
+
+def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_on: bool,
+              clock: Callable[[], float] | None, lifo: bool, params: tuple[int, ...], incomplete: bool,
+              locks: bool) -> Result:
+    """:func:`_search` (depth weight 0) run by the C extension: the same nodes in the same order.
+
+    The C search converts the wall-clock cap into a deadline on its own
+    monotonic clock (``clock`` only tells whether a cap applies: the
+    caller passes the time left). A ``solved`` answer is replayed through
+    the engine here, as for the pure search.
+    """
+    start = from_position(position, variant)
+    a, b, c, w, e = params
+    if e:
+        raise ValueError("the C search has no buried-card term")
+    seconds = budget.seconds if budget.seconds is not None and clock is not None else -1.0
+    outcome, moves, nodes, states = _csolver.search(
+        start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
+        incomplete, 5 if locks else 0, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
+    if outcome == "solved":
+        return _verified(position, variant, tuple(moves), autoplay_on, nodes, states, solver="c")
+    if outcome == "exhausted":
+        return _exhausted(incomplete, nodes, states, autoplay_on, solver="c")
+    return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on, reason=_C_REASONS[outcome], solver="c")
 
 
 PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
@@ -368,6 +448,11 @@ def solve(
     only source of ``unsolvable``. The complete search does not expand a
     state that :func:`.lock.locked` proves lost (exact; checked after each
     draw, README.md).
+
+    Each stage runs in the C extension when :func:`implementation` answers
+    ``"c"`` (``Result.solver`` tells which ran); node counts, states and
+    answers are the same as the pure search's for the same node budget, only
+    faster, so a wall-clock cap lets the C search go further.
     """
     deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
     spent = 0
@@ -379,11 +464,13 @@ def solve(
                             clock=clock, params=params, lifo=lifo, incomplete=True)
             spent += stage.nodes
             if stage.result == "solved" or stage.reason == "time limit reached":
-                return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason)
+                return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason,
+                              solver=stage.solver)
     seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
     final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,
                     clock=clock, locks=True)
-    return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason)
+    return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason,
+                  solver=final.solver)
 
 
 FIND_STAGE: tuple[tuple[int, ...], bool, int] = ((20, 8, 5, 6, 0), False, 1_000)
@@ -415,7 +502,8 @@ def find_solution(
                      incomplete=True)
     if result.result == "solved":
         return result
-    return Result("unknown", nodes=result.nodes, states=result.states, autoplay=autoplay_on, reason=result.reason)
+    return Result("unknown", nodes=result.nodes, states=result.states, autoplay=autoplay_on, reason=result.reason,
+                  solver=result.solver)
 
 
 def _unwind(link: object) -> tuple[str, ...]:
@@ -428,10 +516,10 @@ def _unwind(link: object) -> tuple[str, ...]:
 
 
 def _verified(position: Position, variant: Variant, moves: tuple[str, ...], autoplay_on: bool, nodes: int,
-              states: int) -> Result:
+              states: int, solver: str = "python") -> Result:
     game = Game(position, variant, autoplay=autoplay_on, undo="none")
     for text in moves:
         game.play(text)
     if not game.is_won:
         raise AssertionError("solver bug: the solution does not win when replayed through the engine")
-    return Result("solved", moves, nodes=nodes, states=states, autoplay=autoplay_on)
+    return Result("solved", moves, nodes=nodes, states=states, autoplay=autoplay_on, solver=solver)

@@ -1,0 +1,1003 @@
+/*
+ * The solver's hot loop in C: an optional accelerator of search._search (issue 3).
+ *
+ * One best-first stage, node for node the pure search of search.py: the same
+ * moves in the same order (search._Expander.moves), auto-play of safe cards in
+ * the engine's order (state.autoplay, RULES.md section 5), the same canonical
+ * state identity (state.key: columns up to order, foundation slots up to order
+ * within a suit, stock and waste by content), the same score, heap order
+ * (priority, then insertion counter FIFO or LIFO), node/state budgets, the
+ * lock check of lock.py after draws and the draw-only expansion of a state whose
+ * waste top is stuck (lock.waste_top_stuck). Only what is cheaper in C differs: states
+ * are packed byte strings in one arena, the transposition table is open
+ * addressing on a 64-bit hash with full key comparison (no false merges: an
+ * exhausted search stays a proof), and the path is kept as parent links.
+ *
+ * Supported (the Python side checks, this file checks again and raises
+ * ValueError): 2 decks (8 slots), build in suit, no face-down cards, no
+ * foundation-to-column moves, 1..16 columns of at most 19 cards (a column only
+ * grows by a run of at most 13 cards, so 32 bytes per column suffice), a talon
+ * (stock and waste) of at most 104 cards.
+ *
+ * Talon encoding: S is the start's waste (bottom to top) followed by its stock
+ * (next draw first). Every later waste followed by stock is a subsequence T of
+ * S (draws and redeals keep T, a card leaving the waste top removes it), so a
+ * state's talon is (T, waste length, redeals left); the key stores T as the
+ * leftmost embedding of T in S (a bit mask), a function of T's content, so two
+ * talons are equal in the key exactly when stock and waste are equal.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAXCOLS 16
+#define COLCAP 32
+#define MAXINIT (COLCAP - 13)
+#define TALCAP 104
+#define MASKCAP 13
+#define MAXMOVES 1024
+#define KEYCAP (7 + MASKCAP + MAXCOLS * (COLCAP + 1) + 8)
+
+enum { RULE_SINGLE = 0, RULE_SUPERMOVE = 1, RULE_SEQUENCE = 2 };
+enum { M_NONE = 0, M_W2F, M_C2F, M_C2C, M_C2E, M_W2C, M_DRAW, M_REDEAL };
+/* Bits of the locks argument: the lock check after draws (the pure search's rule), after every command
+ * (measured only: README), and the draw-only expansion of a state whose waste top is stuck. */
+enum { LOCKS_DRAWS = 1, LOCKS_ALL = 2, LOCKS_STUCK = 4 };
+enum { R_SOLVED = 0, R_EXHAUSTED, R_NODES, R_TIME, R_STATES, R_MEMORY, R_CAPACITY };
+
+typedef struct {
+    uint8_t found[8]; /* slot heights, suit s owns 2s and 2s+1, kept sorted */
+    uint8_t tlen, wlen, redeals, dirty;
+    uint8_t mask[MASKCAP + 1];
+    uint8_t tal[TALCAP]; /* T: waste bottom to top, then stock next-draw first */
+    uint8_t len[MAXCOLS];
+    uint8_t col[MAXCOLS][COLCAP];
+} St;
+
+typedef struct {
+    uint8_t kind, from, to, count;
+} Move;
+
+typedef struct {
+    uint64_t key;
+    uint32_t rec;
+} HeapItem;
+
+typedef struct {
+    uint32_t rec, frag;
+} Slot;
+
+typedef struct {
+    /* configuration */
+    int ncols, rule, L, ml;
+    uint8_t S[TALCAP];
+    int a, b, c, w;
+    int lifo, incomplete, locks, autoplay_on;
+    long long max_nodes, max_states;
+    double seconds; /* < 0: no cap */
+    /* results */
+    int outcome;
+    long long nodes, states;
+    /* storage */
+    uint8_t *arena;
+    size_t used, cap;
+    Slot *tab;
+    size_t tcap, tcount;
+    HeapItem *heap;
+    size_t hn, hcap;
+    /* solution text: '\0'-separated commands */
+    char *text;
+    size_t tused, tcap2;
+    int nmoves;
+    int overflow;
+} Search;
+
+/* ---- cards and foundations (state.py accepts/place/is_safe) ---- */
+
+static inline int wanted(const St *s, int c) {
+    int r = c % 13, b = (c / 13) * 2;
+    return s->found[b] == r || s->found[b + 1] == r;
+}
+
+static inline int is_safe_card(const St *s, int c) {
+    int needed = c % 13;
+    if (needed <= 1)
+        return 1;
+    return s->found[(c / 13) * 2] >= needed;
+}
+
+static inline void place(St *s, int c) {
+    int r = c % 13, b = (c / 13) * 2;
+    int i = s->found[b] == r ? b : b + 1;
+    s->found[i]++;
+    if (s->found[b] > s->found[b + 1]) {
+        uint8_t t = s->found[b];
+        s->found[b] = s->found[b + 1];
+        s->found[b + 1] = t;
+    }
+}
+
+static inline void pop_waste(St *s) {
+    memmove(s->tal + s->wlen - 1, s->tal + s->wlen, (size_t)(s->tlen - s->wlen));
+    s->tlen--;
+    s->wlen--;
+    s->dirty = 1;
+}
+
+static void compute_mask(const Search *x, St *s) {
+    int j = 0;
+    memset(s->mask, 0, sizeof s->mask);
+    for (int i = 0; i < x->L && j < s->tlen; i++) {
+        if (x->S[i] == s->tal[j]) {
+            s->mask[i >> 3] |= (uint8_t)(1u << (i & 7));
+            j++;
+        }
+    }
+    s->dirty = 0;
+}
+
+/* ---- text output ---- */
+
+static int emit(Search *x, const char *t) {
+    size_t n = strlen(t) + 1;
+    if (x->tused + n > x->tcap2) {
+        size_t nc = x->tcap2 ? x->tcap2 * 2 : 4096;
+        while (nc < x->tused + n)
+            nc *= 2;
+        char *p = realloc(x->text, nc);
+        if (!p)
+            return -1;
+        x->text = p;
+        x->tcap2 = nc;
+    }
+    memcpy(x->text + x->tused, t, n);
+    x->tused += n;
+    x->nmoves++;
+    return 0;
+}
+
+static void move_text(const Move *m, char *buf) {
+    switch (m->kind) {
+    case M_W2F: strcpy(buf, "w-f"); break;
+    case M_C2F: sprintf(buf, "%d-f", m->from + 1); break;
+    case M_C2C: sprintf(buf, "%d-%d", m->from + 1, m->to + 1); break;
+    case M_C2E:
+        if (m->count == 1)
+            sprintf(buf, "%d-%d", m->from + 1, m->to + 1);
+        else
+            sprintf(buf, "%d-%dx%d", m->from + 1, m->to + 1, m->count);
+        break;
+    case M_W2C: sprintf(buf, "w-%d", m->to + 1); break;
+    case M_DRAW: strcpy(buf, "s"); break;
+    case M_REDEAL: strcpy(buf, "r"); break;
+    default: buf[0] = 0;
+    }
+}
+
+/* ---- auto-play (state.autoplay: waste top, then columns 1..N, first safe card, repeat) ---- */
+
+static int autoplay(Search *x, St *s, int record) {
+    char buf[16];
+    for (;;) {
+        if (s->wlen) {
+            int c = s->tal[s->wlen - 1];
+            if (wanted(s, c) && is_safe_card(s, c)) {
+                place(s, c);
+                pop_waste(s);
+                if (record && emit(x, "w-f") < 0)
+                    return -1;
+                continue;
+            }
+        }
+        int i;
+        for (i = 0; i < x->ncols; i++) {
+            int n = s->len[i];
+            if (n) {
+                int c = s->col[i][n - 1];
+                if (wanted(s, c) && is_safe_card(s, c)) {
+                    place(s, c);
+                    s->len[i]--;
+                    if (record) {
+                        sprintf(buf, "%d-f", i + 1);
+                        if (emit(x, buf) < 0)
+                            return -1;
+                    }
+                    break;
+                }
+            }
+        }
+        if (i == x->ncols)
+            return 0;
+    }
+}
+
+/* ---- moves (search._Expander.moves, same order) ---- */
+
+static int run_length(const uint8_t *col, int n) {
+    int i = n - 1;
+    while (i > 0 && col[i] + 1 == col[i - 1] && col[i - 1] % 13 != 0)
+        i--;
+    return n - i;
+}
+
+static int gen_moves(const Search *x, const St *s, Move *mv) {
+    int n = 0, ncols = x->ncols;
+    if (s->wlen && wanted(s, s->tal[s->wlen - 1]))
+        mv[n++] = (Move){M_W2F, 0, 0, 1};
+    for (int i = 0; i < ncols; i++)
+        if (s->len[i] && wanted(s, s->col[i][s->len[i] - 1]))
+            mv[n++] = (Move){M_C2F, (uint8_t)i, 0, 1};
+    int empty = 0, empty0 = -1;
+    for (int j = 0; j < ncols; j++)
+        if (!s->len[j]) {
+            if (empty0 < 0)
+                empty0 = j;
+            empty++;
+        }
+    int onto, into;
+    if (x->rule == RULE_SINGLE) {
+        onto = into = 1;
+    } else if (x->rule == RULE_SEQUENCE) {
+        onto = into = 1 << 30;
+    } else {
+        onto = 1 << empty;
+        into = 1 << (empty > 1 ? empty - 1 : 0);
+    }
+    for (int i = 0; i < ncols; i++) {
+        int len = s->len[i];
+        if (!len)
+            continue;
+        const uint8_t *col = s->col[i];
+        int run = run_length(col, len);
+        int first = x->incomplete ? run : 1;
+        int last = run < onto ? run : onto;
+        for (int k = first; k <= last; k++) {
+            int card = col[len - k];
+            if (card % 13 == 12)
+                continue;
+            int parent = card + 1;
+            for (int j = 0; j < ncols; j++)
+                if (j != i && s->len[j] && s->col[j][s->len[j] - 1] == parent && n < MAXMOVES)
+                    mv[n++] = (Move){M_C2C, (uint8_t)i, (uint8_t)j, (uint8_t)k};
+        }
+        if (empty) {
+            last = run < into ? run : into;
+            for (int k = first; k <= last; k++) {
+                if (k == len)
+                    break; /* the whole column: the same state up to column order */
+                if (n < MAXMOVES)
+                    mv[n++] = (Move){M_C2E, (uint8_t)i, (uint8_t)empty0, (uint8_t)k};
+            }
+        }
+    }
+    if (s->wlen) {
+        int card = s->tal[s->wlen - 1];
+        if (card % 13 != 12)
+            for (int j = 0; j < ncols; j++)
+                if (s->len[j] && s->col[j][s->len[j] - 1] == card + 1 && n < MAXMOVES)
+                    mv[n++] = (Move){M_W2C, 0, (uint8_t)j, 1};
+        if (empty && n < MAXMOVES)
+            mv[n++] = (Move){M_W2C, 0, (uint8_t)empty0, 1};
+    }
+    if (s->tlen > s->wlen)
+        mv[n++] = (Move){M_DRAW, 0, 0, 1};
+    else if (s->wlen && s->redeals > 0)
+        mv[n++] = (Move){M_REDEAL, 0, 0, 1};
+    return n;
+}
+
+static int waste_moves(const Move *mv, int n) {
+    for (int i = 0; i < n; i++)
+        if (mv[i].kind == M_W2F || mv[i].kind == M_W2C)
+            return 1;
+    return 0;
+}
+
+/* Apply a move (no auto-play). Returns -1 if a column would pass COLCAP (cannot happen by the bound
+ * argument in the file comment; checked so that a wrong argument is an error, never memory corruption). */
+static int apply(St *s, const Move *m) {
+    switch (m->kind) {
+    case M_W2F:
+        place(s, s->tal[s->wlen - 1]);
+        pop_waste(s);
+        break;
+    case M_C2F:
+        place(s, s->col[m->from][s->len[m->from] - 1]);
+        s->len[m->from]--;
+        break;
+    case M_C2C:
+    case M_C2E: {
+        int k = m->count, i = m->from, j = m->to;
+        if (s->len[j] + k > COLCAP)
+            return -1;
+        memcpy(s->col[j] + s->len[j], s->col[i] + s->len[i] - k, (size_t)k);
+        s->len[j] += (uint8_t)k;
+        s->len[i] -= (uint8_t)k;
+        break;
+    }
+    case M_W2C: {
+        int j = m->to;
+        if (s->len[j] + 1 > COLCAP)
+            return -1;
+        s->col[j][s->len[j]++] = s->tal[s->wlen - 1];
+        pop_waste(s);
+        break;
+    }
+    case M_DRAW:
+        s->wlen++;
+        break;
+    case M_REDEAL:
+        s->wlen = 0;
+        s->redeals--;
+        break;
+    }
+    return 0;
+}
+
+static inline int won(const Search *x, const St *s) {
+    if (s->tlen)
+        return 0;
+    for (int i = 0; i < x->ncols; i++)
+        if (s->len[i])
+            return 0;
+    return 1;
+}
+
+static int score(const Search *x, const St *s) {
+    int empty = 0, breaks = 0, up = 0;
+    for (int i = 0; i < 8; i++)
+        up += s->found[i];
+    for (int i = 0; i < x->ncols; i++) {
+        int n = s->len[i];
+        if (!n) {
+            empty++;
+            continue;
+        }
+        const uint8_t *col = s->col[i];
+        for (int j = 1; j < n; j++)
+            if (!(col[j] + 1 == col[j - 1] && col[j - 1] % 13 != 0))
+                breaks++;
+    }
+    return x->a * up + x->b * empty - x->c * breaks - x->w * s->wlen;
+}
+
+/* ---- lock check (lock.locked) and stuck waste top (lock.waste_top_stuck): the same least fixpoints ---- */
+
+#define COULD_LEAVE(card) ((card) % 13 == 0 || up[(card) - 1] || ((card) % 13 != 12 && top[(card) + 1]))
+
+/* The fixpoint of lock.py over the columns, plus (draws) the stock and the waste. Returns 0 as soon as a
+ * column could be emptied (no claim), else 1 with up/top at the fixpoint. */
+static int fixpoint(const Search *x, const St *s, int draws, uint8_t *up, uint8_t *top) {
+    int ncols = x->ncols;
+    for (int i = 0; i < ncols; i++)
+        if (!s->len[i])
+            return 0;
+    uint8_t exposed[52] = {0};
+    int reach[MAXCOLS];
+    memset(up, 0, 52);
+    memset(top, 0, 52);
+    for (int slot = 0; slot < 8; slot++)
+        for (int r = 0; r < s->found[slot]; r++)
+            up[(slot / 2) * 13 + r] = 1;
+    for (int i = 0; i < ncols; i++)
+        reach[i] = s->len[i];
+    int pile = 0;
+    if (draws) {
+        for (int t = s->redeals ? 0 : s->wlen; t < s->tlen; t++)
+            exposed[s->tal[t]] = 1;
+        pile = s->redeals ? 0 : s->wlen;
+    }
+    int changed = 1;
+    while (changed) {
+        changed = 0;
+        for (int c = 0; c < 52; c++)
+            if (exposed[c] && !up[c] && (c % 13 == 0 || up[c - 1])) {
+                up[c] = 1;
+                changed = 1;
+            }
+        for (int c = 51; c >= 0; c--)
+            if (exposed[c] && !top[c] && c % 13 != 12 && top[c + 1]) {
+                top[c] = 1;
+                changed = 1;
+            }
+        while (pile) {
+            int card = s->tal[pile - 1];
+            if (!exposed[card]) {
+                exposed[card] = 1;
+                changed = 1;
+            }
+            if (!COULD_LEAVE(card))
+                break;
+            pile--;
+        }
+        for (int i = 0; i < ncols; i++) {
+            int r = reach[i];
+            while (r) {
+                int card = s->col[i][r - 1];
+                if (!top[card]) {
+                    top[card] = 1;
+                    changed = 1;
+                }
+                if (!exposed[card]) {
+                    exposed[card] = 1;
+                    changed = 1;
+                }
+                if (!COULD_LEAVE(card))
+                    break;
+                r--;
+            }
+            if (!r)
+                return 0;
+            reach[i] = r;
+        }
+    }
+    return 1;
+}
+
+static int locked(const Search *x, const St *s) {
+    uint8_t up[52], top[52];
+    if (x->rule == RULE_SEQUENCE)
+        return 0;
+    return fixpoint(x, s, 1, up, top);
+}
+
+static int waste_top_stuck(const Search *x, const St *s) {
+    uint8_t up[52], top[52];
+    if (x->rule == RULE_SEQUENCE || !s->wlen || !fixpoint(x, s, 0, up, top))
+        return 0;
+    int card = s->tal[s->wlen - 1];
+    return !COULD_LEAVE(card);
+}
+
+#undef COULD_LEAVE
+
+/* ---- canonical key ---- */
+
+static inline int colcmp(const St *s, int p, int q) {
+    int a = s->len[p], b = s->len[q];
+    if (a && b && s->col[p][0] != s->col[q][0])
+        return (int)s->col[p][0] - (int)s->col[q][0]; /* columns nearly always differ at the bottom card */
+    int r = memcmp(s->col[p], s->col[q], (size_t)(a < b ? a : b));
+    return r ? r : a - b;
+}
+
+/* Insertion sort of the column order (nearly sorted: the parent's order with two columns changed). */
+static void sort_order(const Search *x, const St *s, uint8_t *order) {
+    for (int k = 1; k < x->ncols; k++) {
+        uint8_t v = order[k];
+        int m = k - 1;
+        while (m >= 0 && colcmp(s, order[m], v) > 0) {
+            order[m + 1] = order[m];
+            m--;
+        }
+        order[m + 1] = v;
+    }
+}
+
+static int encode(const Search *x, St *s, const uint8_t *order, uint8_t *buf) {
+    uint8_t *p = buf;
+    if (s->dirty)
+        compute_mask(x, s);
+    for (int i = 0; i < 4; i++)
+        *p++ = (uint8_t)(s->found[2 * i] | (s->found[2 * i + 1] << 4));
+    *p++ = s->wlen;
+    *p++ = s->redeals;
+    *p++ = s->tlen;
+    memcpy(p, s->mask, (size_t)x->ml);
+    p += x->ml;
+    for (int k = 0; k < x->ncols; k++) {
+        int c = order[k];
+        *p++ = s->len[c];
+        memcpy(p, s->col[c], s->len[c]);
+        p += s->len[c];
+    }
+    return (int)(p - buf);
+}
+
+static uint64_t hash_bytes(const uint8_t *p, int n) {
+    uint64_t h = 0x243F6A8885A308D3ull ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, (size_t)n);
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ull;
+    h ^= h >> 32;
+    return h;
+}
+
+/* Record layout (8-byte aligned, addressed by offset / 8):
+ * u32 parent | u8 kind, from, to, count | u16 klen | u16 pad | u8 perm[ncols] | u8 key[klen] */
+#define REC_HEAD 12
+
+static inline uint8_t *rec_ptr(const Search *x, uint32_t rec) { return x->arena + ((size_t)rec << 3); }
+
+static inline const uint8_t *rec_key(const Search *x, uint32_t rec, int *klen) {
+    const uint8_t *r = rec_ptr(x, rec);
+    uint16_t k;
+    memcpy(&k, r + 8, 2);
+    *klen = k;
+    return r + REC_HEAD + x->ncols;
+}
+
+static void decode(const Search *x, uint32_t rec, St *s, uint8_t *order) {
+    const uint8_t *r = rec_ptr(x, rec);
+    const uint8_t *perm = r + REC_HEAD;
+    const uint8_t *p = perm + x->ncols;
+    for (int i = 0; i < 4; i++) {
+        s->found[2 * i] = p[i] & 15;
+        s->found[2 * i + 1] = p[i] >> 4;
+    }
+    p += 4;
+    s->wlen = *p++;
+    s->redeals = *p++;
+    s->tlen = *p++;
+    memset(s->mask, 0, sizeof s->mask);
+    memcpy(s->mask, p, (size_t)x->ml);
+    p += x->ml;
+    int j = 0;
+    for (int i = 0; i < x->L; i++)
+        if (s->mask[i >> 3] & (1u << (i & 7)))
+            s->tal[j++] = x->S[i];
+    s->dirty = 0;
+    for (int k = 0; k < x->ncols; k++) {
+        int c = perm[k];
+        order[k] = (uint8_t)c;
+        s->len[c] = *p++;
+        memcpy(s->col[c], p, s->len[c]);
+        p += s->len[c];
+    }
+}
+
+static int table_grow(Search *x) {
+    size_t ncap = x->tcap ? x->tcap * 2 : (1u << 16);
+    Slot *nt = calloc(ncap, sizeof(Slot));
+    if (!nt)
+        return -1;
+    for (size_t i = 0; i < x->tcap; i++) {
+        if (!x->tab[i].rec)
+            continue;
+        int klen;
+        const uint8_t *k = rec_key(x, x->tab[i].rec, &klen);
+        uint64_t h = hash_bytes(k, klen);
+        size_t idx = (size_t)h & (ncap - 1);
+        while (nt[idx].rec)
+            idx = (idx + 1) & (ncap - 1);
+        nt[idx] = x->tab[i];
+    }
+    free(x->tab);
+    x->tab = nt;
+    x->tcap = ncap;
+    return 0;
+}
+
+/* Find the key; returns 1 if present, else 0 with *slot the empty slot to fill; -1 on memory failure. */
+static int table_find(Search *x, const uint8_t *key, int klen, uint64_t h, size_t *slot) {
+    if ((x->tcount + 1) * 2 > x->tcap && table_grow(x) < 0)
+        return -1;
+    size_t m = x->tcap - 1, idx = (size_t)h & m;
+    uint32_t frag = (uint32_t)(h >> 32);
+    while (x->tab[idx].rec) {
+        if (x->tab[idx].frag == frag) {
+            int olen;
+            const uint8_t *ok = rec_key(x, x->tab[idx].rec, &olen);
+            if (olen == klen && memcmp(ok, key, (size_t)klen) == 0)
+                return 1;
+        }
+        idx = (idx + 1) & m;
+    }
+    *slot = idx;
+    return 0;
+}
+
+/* Append a record; returns its index or 0 on memory failure. */
+static uint32_t add_record(Search *x, uint32_t parent, const Move *m, const uint8_t *order, const uint8_t *key,
+                           int klen) {
+    size_t size = (REC_HEAD + (size_t)x->ncols + (size_t)klen + 7) & ~(size_t)7;
+    if (x->used + size > x->cap) {
+        size_t nc = x->cap ? x->cap * 2 : (1u << 22);
+        while (nc < x->used + size)
+            nc *= 2;
+        if ((nc >> 3) > 0xFFFFFFF0u)
+            return 0;
+        uint8_t *p = realloc(x->arena, nc);
+        if (!p)
+            return 0;
+        x->arena = p;
+        x->cap = nc;
+    }
+    uint8_t *r = x->arena + x->used;
+    uint16_t k16 = (uint16_t)klen, pad = 0;
+    memcpy(r, &parent, 4);
+    r[4] = m->kind;
+    r[5] = m->from;
+    r[6] = m->to;
+    r[7] = m->count;
+    memcpy(r + 8, &k16, 2);
+    memcpy(r + 10, &pad, 2);
+    memcpy(r + REC_HEAD, order, (size_t)x->ncols);
+    memcpy(r + REC_HEAD + x->ncols, key, (size_t)klen);
+    uint32_t rec = (uint32_t)(x->used >> 3);
+    x->used += size;
+    return rec;
+}
+
+/* ---- heap ---- */
+
+static int heap_push(Search *x, uint64_t key, uint32_t rec) {
+    if (x->hn == x->hcap) {
+        size_t nc = x->hcap ? x->hcap * 2 : 4096;
+        HeapItem *p = realloc(x->heap, nc * sizeof(HeapItem));
+        if (!p)
+            return -1;
+        x->heap = p;
+        x->hcap = nc;
+    }
+    size_t i = x->hn++;
+    while (i) {
+        size_t up = (i - 1) / 2;
+        if (x->heap[up].key <= key)
+            break;
+        x->heap[i] = x->heap[up];
+        i = up;
+    }
+    x->heap[i].key = key;
+    x->heap[i].rec = rec;
+    return 0;
+}
+
+static uint32_t heap_pop(Search *x) {
+    uint32_t out = x->heap[0].rec;
+    HeapItem last = x->heap[--x->hn];
+    size_t i = 0, n = x->hn;
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= n)
+            break;
+        size_t c = (l + 1 < n && x->heap[l + 1].key < x->heap[l].key) ? l + 1 : l;
+        if (x->heap[c].key >= last.key)
+            break;
+        x->heap[i] = x->heap[c];
+        i = c;
+    }
+    if (n)
+        x->heap[i] = last;
+    return out;
+}
+
+static inline uint64_t heap_key(const Search *x, int priority, uint32_t counter) {
+    uint32_t p = (uint32_t)priority ^ 0x80000000u;
+    uint32_t t = x->lifo ? 0xFFFFFFFFu - counter : counter;
+    return ((uint64_t)p << 32) | t;
+}
+
+/* ---- the solution: parent links from the won state back to the root, replayed for column numbers ---- */
+
+static int build_solution(Search *x, uint32_t last) {
+    size_t n = 0, cap = 256;
+    uint32_t *path = malloc(cap * sizeof(uint32_t));
+    if (!path)
+        return -1;
+    for (uint32_t r = last; r != 0xFFFFFFFFu;) {
+        if (n == cap) {
+            uint32_t *p = realloc(path, cap * 2 * sizeof(uint32_t));
+            if (!p) {
+                free(path);
+                return -1;
+            }
+            path = p;
+            cap *= 2;
+        }
+        path[n++] = r;
+        memcpy(&r, rec_ptr(x, r), 4);
+    }
+    /* path[n-1] is the root; each other record holds the move from its parent's state. */
+    St s;
+    uint8_t order[MAXCOLS];
+    char buf[16];
+    for (size_t i = n - 1; i-- > 0;) {
+        const uint8_t *r = rec_ptr(x, path[i]);
+        Move m = {r[4], r[5], r[6], r[7]};
+        decode(x, path[i + 1], &s, order);
+        move_text(&m, buf);
+        if (emit(x, buf) < 0 || (!x->autoplay_on && (apply(&s, &m) < 0 || autoplay(x, &s, 1) < 0))) {
+            free(path);
+            return -1;
+        }
+    }
+    free(path);
+    return 0;
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One best-first stage (search._search with weight 0). The start is not yet auto-played. */
+static void run(Search *x, St *start) {
+    static const Move none = {M_NONE, 0, 0, 0};
+    uint8_t order[MAXCOLS], corder[MAXCOLS];
+    uint8_t key[KEYCAP];
+    Move *mv = malloc(MAXMOVES * sizeof(Move));
+    if (!mv) {
+        x->outcome = R_MEMORY;
+        return;
+    }
+    double deadline = x->seconds >= 0 ? now() + x->seconds : 0;
+    x->used = 8; /* offset 0 means "no record" in the table */
+    if (!x->autoplay_on) {
+        if (autoplay(x, start, 1) < 0)
+            goto memory;
+    } else {
+        autoplay(x, start, 0);
+    }
+    for (int i = 0; i < x->ncols; i++)
+        order[i] = (uint8_t)i;
+    sort_order(x, start, order);
+    int klen = encode(x, start, order, key);
+    size_t slot;
+    if (table_find(x, key, klen, hash_bytes(key, klen), &slot) < 0)
+        goto memory;
+    uint32_t root = add_record(x, 0xFFFFFFFFu, &none, order, key, klen);
+    if (!root)
+        goto memory;
+    x->tab[slot].rec = root;
+    x->tab[slot].frag = (uint32_t)(hash_bytes(key, klen) >> 32);
+    x->tcount = 1;
+    x->nodes = 0;
+    if (won(x, start)) {
+        x->outcome = R_SOLVED;
+        goto done;
+    }
+    if ((x->locks & (LOCKS_DRAWS | LOCKS_ALL)) && locked(x, start)) {
+        x->outcome = R_EXHAUSTED;
+        goto done;
+    }
+    uint32_t counter = 0;
+    if (heap_push(x, heap_key(x, -score(x, start), 0), root) < 0)
+        goto memory;
+    St p, c;
+    size_t copy = offsetof(St, col) + (size_t)x->ncols * COLCAP;
+    while (x->hn) {
+        if (x->nodes >= x->max_nodes) {
+            x->outcome = R_NODES;
+            goto done;
+        }
+        if (x->seconds >= 0 && x->nodes % 256 == 0 && now() > deadline) {
+            x->outcome = R_TIME;
+            goto done;
+        }
+        if ((long long)x->tcount > x->max_states) {
+            x->outcome = R_STATES;
+            goto done;
+        }
+        uint32_t rec = heap_pop(x);
+        x->nodes++;
+        decode(x, rec, &p, order);
+        int n = gen_moves(x, &p, mv);
+        /* A waste top that can move now is not stuck (the fixpoint would say so too): skip the check. */
+        if ((x->locks & LOCKS_STUCK) && p.tlen > p.wlen && !waste_moves(mv, n) && waste_top_stuck(x, &p)) {
+            mv[0] = mv[n - 1]; /* only the draw, the last move generated (exact: lock.waste_top_stuck) */
+            n = 1;
+        }
+        for (int i = 0; i < n; i++) {
+            memcpy(&c, &p, copy);
+            if (apply(&c, &mv[i]) < 0) {
+                x->outcome = R_CAPACITY;
+                goto done;
+            }
+            autoplay(x, &c, 0);
+            memcpy(corder, order, (size_t)x->ncols);
+            sort_order(x, &c, corder);
+            klen = encode(x, &c, corder, key);
+            uint64_t h = hash_bytes(key, klen);
+            int found = table_find(x, key, klen, h, &slot);
+            if (found < 0)
+                goto memory;
+            if (found)
+                continue;
+            uint32_t child = add_record(x, rec, &mv[i], corder, key, klen);
+            if (!child)
+                goto memory;
+            x->tab[slot].rec = child;
+            x->tab[slot].frag = (uint32_t)(h >> 32);
+            x->tcount++;
+            if (won(x, &c)) {
+                if (build_solution(x, child) < 0)
+                    goto memory;
+                x->outcome = R_SOLVED;
+                goto done;
+            }
+            if ((x->locks & (LOCKS_DRAWS | LOCKS_ALL)) && (mv[i].kind == M_DRAW || (x->locks & LOCKS_ALL))
+                && locked(x, &c))
+                continue;
+            counter++;
+            if (heap_push(x, heap_key(x, -score(x, &c), counter), child) < 0)
+                goto memory;
+        }
+    }
+    x->outcome = R_EXHAUSTED;
+    goto done;
+memory:
+    x->outcome = R_MEMORY;
+done:
+    x->states = (long long)x->tcount;
+    free(mv);
+}
+
+static void release(Search *x) {
+    free(x->arena);
+    free(x->tab);
+    free(x->heap);
+    free(x->text);
+}
+
+/* ---- Python binding ---- */
+
+static int read_cards(PyObject *obj, uint8_t *out, Py_ssize_t cap, Py_ssize_t *n, const char *what) {
+    char *buf;
+    Py_ssize_t len;
+    if (PyBytes_AsStringAndSize(obj, &buf, &len) < 0)
+        return -1;
+    if (len > cap) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd cards, at most %zd supported", what, len, cap);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        if ((uint8_t)buf[i] >= 52) {
+            PyErr_Format(PyExc_ValueError, "%s: card code %d out of range", what, (uint8_t)buf[i]);
+            return -1;
+        }
+        out[i] = (uint8_t)buf[i];
+    }
+    *n = len;
+    return 0;
+}
+
+PyDoc_STRVAR(search_doc,
+"search(columns, foundations, stock, waste, redeals, rule, params, lifo, incomplete, locks, autoplay_on,\n"
+"       nodes, states, seconds) -> (outcome, moves, nodes, states)\n\n"
+"One best-first stage of server.engine.solver.search._search (weight 0), node for node.\n"
+"columns: tuple of bytes (card codes bottom to top, no face-down cards); foundations: 8 slot heights\n"
+"grouped by suit (state.from_position); stock (next draw first) and waste (bottom to top): bytes;\n"
+"rule: 0 single, 1 supermove, 2 sequence; params: (a, b, c, w) score weights; locks: bits, 1 the lock\n"
+"check after draws, 2 after every command, 4 the draw-only expansion of a stuck waste top (search.py passes\n"
+"5 for locks=True); nodes, states: budgets;\n"
+"seconds: wall-clock cap (CLOCK_MONOTONIC) or a negative number for none.\n"
+"outcome: 'solved', 'exhausted', 'nodes', 'time', 'states', 'memory' or 'capacity'; moves: the\n"
+"command list (with the start's auto-play when autoplay_on is false) for 'solved', else None.\n"
+"Raises ValueError for a position outside the supported limits (see the file comment).");
+
+static PyObject *py_search(PyObject *self, PyObject *args) {
+    PyObject *columns, *found, *stock, *waste;
+    int redeals, rule, a, b, c, w, lifo, incomplete, locks, autoplay_on;
+    long long max_nodes, max_states;
+    double seconds;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!SSSii(iiii)ppipLLd", &PyTuple_Type, &columns, &found, &stock, &waste, &redeals,
+                          &rule, &a, &b, &c, &w, &lifo, &incomplete, &locks, &autoplay_on, &max_nodes, &max_states,
+                          &seconds))
+        return NULL;
+    Search x;
+    memset(&x, 0, sizeof x);
+    St start;
+    memset(&start, 0, sizeof start);
+    Py_ssize_t ncols = PyTuple_GET_SIZE(columns);
+    if (ncols < 1 || ncols > MAXCOLS) {
+        PyErr_Format(PyExc_ValueError, "%zd columns, 1..%d supported", ncols, MAXCOLS);
+        return NULL;
+    }
+    if (rule < 0 || rule > 2 || redeals < 0 || redeals > 255) {
+        PyErr_SetString(PyExc_ValueError, "bad move rule or redeal count");
+        return NULL;
+    }
+    x.ncols = (int)ncols;
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        PyObject *col = PyTuple_GET_ITEM(columns, i);
+        if (!PyBytes_Check(col)) {
+            PyErr_SetString(PyExc_TypeError, "columns must be bytes");
+            return NULL;
+        }
+        Py_ssize_t n;
+        if (read_cards(col, start.col[i], MAXINIT, &n, "column") < 0)
+            return NULL;
+        start.len[i] = (uint8_t)n;
+    }
+    if (PyBytes_GET_SIZE(found) != 8) {
+        PyErr_SetString(PyExc_ValueError, "foundations: 8 slot heights (2 decks) expected");
+        return NULL;
+    }
+    for (int i = 0; i < 8; i++) {
+        uint8_t h = (uint8_t)PyBytes_AS_STRING(found)[i];
+        if (h > 13) {
+            PyErr_SetString(PyExc_ValueError, "foundations: a height above 13");
+            return NULL;
+        }
+        start.found[i] = h;
+    }
+    for (int s = 0; s < 4; s++)
+        if (start.found[2 * s] > start.found[2 * s + 1]) {
+            uint8_t t = start.found[2 * s];
+            start.found[2 * s] = start.found[2 * s + 1];
+            start.found[2 * s + 1] = t;
+        }
+    Py_ssize_t ns, nw;
+    uint8_t sbuf[TALCAP];
+    if (read_cards(waste, x.S, TALCAP, &nw, "waste") < 0 || read_cards(stock, sbuf, TALCAP - nw, &ns, "stock") < 0)
+        return NULL;
+    memcpy(x.S + nw, sbuf, (size_t)ns);
+    x.L = (int)(nw + ns);
+    x.ml = (x.L + 7) / 8;
+    memcpy(start.tal, x.S, (size_t)x.L);
+    start.tlen = (uint8_t)x.L;
+    start.wlen = (uint8_t)nw;
+    start.redeals = (uint8_t)redeals;
+    start.dirty = 1;
+    x.rule = rule;
+    x.a = a;
+    x.b = b;
+    x.c = c;
+    x.w = w;
+    x.lifo = lifo;
+    x.incomplete = incomplete;
+    x.locks = locks;
+    x.autoplay_on = autoplay_on;
+    x.max_nodes = max_nodes;
+    x.max_states = max_states;
+    x.seconds = seconds;
+
+    Py_BEGIN_ALLOW_THREADS
+    run(&x, &start);
+    Py_END_ALLOW_THREADS
+
+    static const char *names[] = {"solved", "exhausted", "nodes", "time", "states", "memory", "capacity"};
+    PyObject *moves = Py_None;
+    Py_INCREF(Py_None);
+    if (x.outcome == R_SOLVED) {
+        Py_DECREF(Py_None);
+        moves = PyList_New(x.nmoves);
+        if (!moves) {
+            release(&x);
+            return NULL;
+        }
+        size_t off = 0;
+        for (int i = 0; i < x.nmoves; i++) {
+            PyObject *t = PyUnicode_FromString(x.text + off);
+            if (!t) {
+                Py_DECREF(moves);
+                release(&x);
+                return NULL;
+            }
+            PyList_SET_ITEM(moves, i, t);
+            off += strlen(x.text + off) + 1;
+        }
+    }
+    release(&x);
+    return Py_BuildValue("(sNLL)", names[x.outcome], moves, x.nodes, x.states);
+}
+
+static PyMethodDef methods[] = {
+    {"search", py_search, METH_VARARGS, search_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_csolver",
+    "Optional C accelerator of the solver's best-first stage (server/engine/solver/search.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__csolver(void) { return PyModule_Create(&module); }
