@@ -38,7 +38,7 @@ from rich.text import Text
 from protocol import messages as m
 
 from .connection import ClientError
-from .render import plain_view, screen, to_ansi
+from .render import clock, plain_view, screen, to_ansi
 from .state import RaceState
 
 
@@ -54,6 +54,10 @@ class Step:
     legal: list[m.LegalMove]
     moves: int
     status: str
+    time_ms: int = 0
+    """When the command was played (ms from the start; the record's ``times_ms``, 0 when it has none)."""
+    foundation: int = 0
+    """Cards on the foundations after the step."""
 
 
 def steps_of(text: str) -> tuple[list[Step], str]:
@@ -66,7 +70,9 @@ def steps_of(text: str) -> tuple[list[Step], str]:
     except (NotationError, ValueError) as error:
         raise ClientError(f"not a game record: {error}") from None
     game = Game(record.deal, record.variant, autoplay=record.autoplay, undo=record.undo)
-    steps = [Step(0, "", True, "", view_message(game.position), legal_message(game.legal_moves()), 0, "playing")]
+    times = record.times_ms or ()
+    steps = [Step(0, "", True, "", view_message(game.position), legal_message(game.legal_moves()), 0, "playing",
+                  0, game.position.foundation_cards)]
     for i, command in enumerate(record.moves, 1):
         ok, reason = True, ""
         try:
@@ -75,15 +81,49 @@ def steps_of(text: str) -> tuple[list[Step], str]:
             ok, reason = False, str(error)
         status = "won" if game.is_won else "playing"
         steps.append(Step(i, command, ok, reason, view_message(game.position), legal_message(game.legal_moves()),
-                          game.moves, status))
+                          game.moves, status, times[i - 1] if i <= len(times) else 0,
+                          game.position.foundation_cards))
+    # A record from the server (GET /matches/{code}/replays/{name}) also says how the game ended: a resigned,
+    # timed-out or dead game shows that on its last step, at the time it ended.
+    result = _result_of(text)
+    if result is not None and steps[-1].status == "playing" and result.get("status") not in (None, "playing", "won"):
+        last = steps[-1]
+        ended_ms = result.get("time_ms")
+        steps[-1] = Step(last.index, last.command, last.ok, last.reason, last.view, [], last.moves,
+                         str(result["status"]), ended_ms if isinstance(ended_ms, int) else last.time_ms,
+                         last.foundation)
     return steps, record.variant.name
+
+
+def _extra(text: str, key: str) -> object:
+    """A field a server's replay record adds to RULES.md's record (``name``, ``result``), or None."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data.get(key) if isinstance(data, dict) else None
+
+
+def _result_of(text: str) -> dict[str, object] | None:
+    """The ``result`` object of a server's replay record (status, moves, foundation, time_ms), if any."""
+    result = _extra(text, "result")
+    return result if isinstance(result, dict) else None
+
+
+def _player_of(text: str) -> str:
+    """The player's name in a server's replay record, or ''."""
+    name = _extra(text, "name")
+    return name if isinstance(name, str) else ""
 
 
 def state_of(step: Step, total: int, variant: str, name: str) -> RaceState:
     """A :class:`RaceState` showing ``step`` (for the race screen's renderer)."""
-    state = RaceState(code=name, phase="playing", view=step.view, legal=step.legal, moves=step.moves,
-                      status=step.status, connected=True)
+    state = RaceState(code=name, name=name, phase="playing", view=step.view, legal=step.legal, moves=step.moves,
+                      status=step.status, connected=True, time_ms=step.time_ms, foundation=step.foundation,
+                      fixed_clock_ms=step.time_ms)
     state.settings = m.Settings(variant, True, 1, 0, True, "safe", False)
+    line = state.line(name)  # the players' panel: the one player of the record
+    line.moves, line.foundation, line.status = step.moves, step.foundation, step.status
     verdict = "" if step.ok else f" REFUSED: {step.reason}"
     state.message = (f"step {step.index}/{total}" + (f": {step.command}" if step.command else ": the deal")
                      + verdict + "   (Right/n next, Left/p back, Home/End, q quit)")
@@ -103,14 +143,15 @@ def replay(path: str, *, as_json: bool = False) -> int:
         for step in steps:
             if as_json:
                 print(json.dumps({"step": step.index, "command": step.command, "ok": step.ok, "reason": step.reason,
-                                  "moves": step.moves, "status": step.status, "view": msgspec.to_builtins(step.view)}))
+                                  "moves": step.moves, "status": step.status, "time_ms": step.time_ms,
+                                  "foundation": step.foundation, "view": msgspec.to_builtins(step.view)}))
             else:
                 head = "the deal" if not step.index else f"{step.command}" + ("" if step.ok else f" REFUSED: {step.reason}")
-                print(f"step {step.index}/{total}: {head} (moves {step.moves}, {step.status})")
+                print(f"step {step.index}/{total}: {head} (moves {step.moves}, {step.status}, time {clock(step.time_ms)})")
                 print(plain_view(step.view))
                 print()
         return 0 if all_ok else 1
-    _browse(steps, variant, os.path.basename(path))
+    _browse(steps, variant, _player_of(text) or os.path.basename(path))
     return 0 if all_ok else 1
 
 

@@ -60,6 +60,8 @@ class RaceState:
     connected: bool = False
     clock_offset_ms: int = 0
     """Server clock minus the local clock (from ``pong``), for the countdown and the clock."""
+    fixed_clock_ms: int | None = None
+    """A clock that does not run (a replay's step: when its command was played, ms from the start)."""
 
     # ------------------------------------------------------------ derived
 
@@ -77,7 +79,10 @@ class RaceState:
         return any(x.command == command for x in self.legal)
 
     def elapsed_ms(self, now_ms: int) -> int:
-        """The clock of my game: running while I play, frozen at my last time once my game ended."""
+        """The clock of my game: running while I play, frozen at my last time once my game ended (or at
+        :attr:`fixed_clock_ms` when set)."""
+        if self.fixed_clock_ms is not None:
+            return self.fixed_clock_ms
         if self.phase not in ("playing", "finished") or not self.start_at_ms:
             return 0
         if self.status in ENDED or self.phase == "finished":

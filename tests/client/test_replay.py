@@ -57,3 +57,23 @@ def test_replay_into_a_pipe_closed_early_stops_quietly(client_env: dict[str, str
         stderr = process.stderr.read().decode()
         process.wait(30)
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_a_servers_replay_shows_each_steps_time_the_player_and_how_the_game_ended() -> None:
+    """A record from GET /matches/{code}/replays/{name}: times_ms and result give the clock and the ending."""
+    from client_cli.render import screen, to_ansi
+    from client_cli.replay import state_of
+
+    moves = solution()[:4]
+    data = json.loads(record(moves))
+    data |= {"times_ms": [1_000, 2_500, 61_000, 62_000], "name": "ann",
+             "result": {"status": "resigned", "moves": 4, "foundation": 0, "time_ms": 75_000}}
+    steps, variant = steps_of(json.dumps(data))
+    assert [s.time_ms for s in steps] == [0, 1_000, 2_500, 61_000, 75_000]  # the last: when the game ended
+    assert [s.status for s in steps] == ["playing"] * 4 + ["resigned"] and steps[-1].legal == []
+    third = to_ansi(screen(state_of(steps[3], 4, variant, "ann.json"), 80, 24, now=10**13), color=False)
+    assert "time 1:01" in third and "ann.json (you)" in third
+    last = to_ansi(screen(state_of(steps[4], 4, variant, "ann.json"), 80, 24, now=10**13), color=False)
+    assert "time 1:15" in last and "gave up" in last
+    plain = steps_of(record(moves))[0]
+    assert [s.time_ms for s in plain] == [0] * 5 and plain[-1].status == "playing"  # a bare record has neither
