@@ -71,7 +71,7 @@ Commands (RULES.md notation; short forms in brackets):
   u            undo (where the match allows it)
   hint         a suggestion (where the match allows hints)
   ready        (lobby) you are ready; start: (host) start now
-  resign       give up; q quits the client (your game goes on: join again to come back)
+  resign       give up; q quits the client (the game goes on: join again to come back)
 Tab completes the legal moves; Up/Down browse the history."""
 
 

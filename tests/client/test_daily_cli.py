@@ -79,11 +79,11 @@ def test_dates_and_variants_stay_in_their_path_segment(server: ServerProcess, cl
     date = httpx.get(server.url + "/daily", timeout=30).json()["date"]
     odd = daily(server, client_env, "--leaderboard", "--variant", "relaxed", "--date", f"{date}/relaxed/events?")
     assert odd.returncode == 2 and "not a date" in odd.stderr, (odd.stdout, odd.stderr)
-    for variant in ("relaxed/x", "../matches"):  # refused (404), never another route's answer
+    for variant in ("relaxed/x", "../matches"):  # refused (404 not_found), never another route's answer
         odd = daily(server, client_env, "--leaderboard", "--variant", variant)
-        assert odd.returncode == 2 and "404" in odd.stderr, (odd.stdout, odd.stderr)
+        assert odd.returncode == 2 and "no such path" in odd.stderr, (odd.stdout, odd.stderr)
         odd = daily(server, client_env, "--variant", variant, "--name", "someone", "--script", "-", stdin="s\n")
-        assert odd.returncode == 2 and "404" in odd.stderr, (odd.stdout, odd.stderr)
+        assert odd.returncode == 2 and "no such path" in odd.stderr, (odd.stdout, odd.stderr)
 
 
 def test_a_long_board_says_how_many_are_not_shown() -> None:

@@ -12,12 +12,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 import websockets
 
 from client_cli.connection import Connection, VersionMismatch
 from protocol import messages as m
 from protocol.codec import encode
 from server.engine import Game, deal, find_variant
+from server.store import pool_key
 
 from .conftest import ROOT, SEED, VARIANT, ServerProcess, run_client, solution
 
@@ -114,7 +116,10 @@ def test_a_dropped_connection_resumes_the_same_game(make_server, client_env: dic
 
 def test_create_shows_preparing_and_watch_follows_to_the_results(server: ServerProcess, client_env: dict[str, str],
                                                                  tmp_path: Path) -> None:
-    created = create(server, client_env, "--variant", "classic")  # no solver workers here: it stays preparing
+    # No solver workers here, and no ready deal left by another test on this Redis: it stays preparing.
+    with redis.Redis.from_url(server.env["REDIS_URL"]) as client:
+        client.delete(pool_key("classic"))
+    created = create(server, client_env, "--variant", "classic")
     assert created["state"] == "preparing"
     created = create(server, client_env, "--variant", VARIANT, "--seed", SEED, "--players", "1")
     # --interval 60: without following the event stream the watcher would read the state once a minute and
