@@ -198,8 +198,9 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
         lines.append(Text(f"seed revealed after the day (commitment {results.commitment[:16]}…: SHA-256 of the seed)",
                           style="dim"))
         return lines
-    lines.append(Text(f"seed {results.seed!r}, nonce {results.nonce} (commitment {results.commitment[:16]}…: "
-                      "SHA-256 of nonce + seed)", style="dim"))
+    # Two lines: on one, an 80-column screen cut the commitment off (a 32-character seed and nonce fill it).
+    lines.append(Text(f"seed {results.seed!r}, nonce {results.nonce}", style="dim"))
+    lines.append(Text(f"commitment {results.commitment[:16]}… = SHA-256 of nonce + seed", style="dim"))
     return lines
 
 

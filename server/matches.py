@@ -444,7 +444,9 @@ class MatchService:
         status, _ = await self.store.join(code, name, token_hash(token), settings.players, self.clock.now_ms(),
                                           name_key(name))
         if status != "ok":
-            messages = {"no_match": f"no match with code {code!r}", "already_started": "the match has already started",
+            started = "the match is over: see its results" if meta.get("state") == "finished" \
+                else "the match has already started"
+            messages = {"no_match": f"no match with code {code!r}", "already_started": started,
                         "closed": "the match was closed: it did not start in time",
                         "name_taken": f"the name {name!r} (or one that looks the same) is already taken in this match",
                         "match_full": f"the match has all its {settings.players} players"}

@@ -151,3 +151,16 @@ def test_wide_characters_in_names_keep_the_screen_in_80x24(name: str) -> None:
     state.apply(m.Results("abcDEF1234", [m.ResultRow(1, name, "won", 65_000, 214, 0, 0, 104),
                                          m.ResultRow(2, "bob", "resigned", 3_000, 12, 0, 0, 9)], "4", "c" * 64))
     assert_fits(state)
+
+
+def test_the_revealed_seed_nonce_and_commitment_fit_an_80_column_screen() -> None:
+    """A server's seed and nonce are 32 hex characters each: the commitment was cut off the one line."""
+    from client_cli.render import results_lines
+
+    seed, nonce, commitment = "6c443b3f85531d033d5e8992e410c91a", "a8637b7e247ec430d511cc643346a9b3", "60abbe3f" * 8
+    lines = results_lines(m.Results("abcDEF1234", [m.ResultRow(1, "ann", "resigned", 10_000, 3, 0, 0, 0)], seed,
+                                    commitment, nonce))
+    text = [line.plain for line in lines]
+    assert all(len(line) <= 80 for line in text), text
+    assert any(seed in line and nonce in line for line in text)
+    assert any(commitment[:16] in line and "SHA-256 of nonce + seed" in line for line in text)

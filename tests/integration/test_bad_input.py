@@ -694,7 +694,7 @@ def test_commands_after_the_game_ended(srv: ServerProcess) -> None:
             await still_usable(player)
         late = await mallory(srv)
         await late.send(m.Join(match.code, "carol"))
-        readable(await late.recv(), "already_started")
+        readable(await late.recv(), "already_started", "the match is over")  # not "started": it has ended
         assert match.state() == after
         await late.close()
         await match.close()
