@@ -9,13 +9,23 @@ public progress and the results. No rules logic.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from protocol import messages as m
-from protocol.cards import UNKNOWN, parse_card, rank_of
+from protocol.cards import SUIT_SYMBOLS, SUITS, UNKNOWN, parse_card, rank_of
 
 ENDED = ("won", "dead", "resigned", "timeout")
 """Statuses a player's game ends with (``dead`` ends it only when no undo is left; the server says which)."""
+
+
+_CARD = re.compile(r"(?<![0-9A-Za-z])(10|[2-9TJQKA])([CDHS])(?![0-9A-Za-z])")
+
+
+def with_card_symbols(text: str) -> str:
+    """Card codes in a server's text as the screen shows cards: ``"2H"`` -> ``"2♥"``, ``"TD"`` -> ``"10♦"``."""
+    return _CARD.sub(lambda found: ("10" if found[1] in ("T", "10") else found[1]) + SUIT_SYMBOLS[SUITS.index(found[2])],
+                     text)
 
 
 @dataclass
@@ -154,7 +164,7 @@ class RaceState:
                     if row.name == self.name:
                         self.status, self.time_ms, self.moves = row.status, row.time_ms, row.moves
             case m.Rejected(command=command, reason=reason):
-                self.message = f"{command}: {reason}"
+                self.message = f"{command}: {with_card_symbols(reason)}"
             case m.Suggestion(command=command):
                 # The server suggests a draw whenever one is legal: an empty hint means nothing is left to draw.
                 self.message = f"hint: {command}" if command else \

@@ -164,3 +164,12 @@ def test_the_revealed_seed_nonce_and_commitment_fit_an_80_column_screen() -> Non
     assert all(len(line) <= 80 for line in text), text
     assert any(seed in line and nonce in line for line in text)
     assert any(commitment[:16] in line and "SHA-256 of nonce + seed" in line for line in text)
+
+
+def test_a_refusal_names_cards_as_the_screen_shows_them() -> None:
+    """The engine's reasons use card codes (2H, TD); the screen shows 2♥ and 10♦, so the refusal does too."""
+    state = RaceState()
+    state.apply(m.Rejected(3, "1-2", "illegal", "no card of the run on column 1 fits on 2H"))
+    assert state.message == "1-2: no card of the run on column 1 fits on 2♥"
+    state.apply(m.Rejected(4, "1-f", "illegal", "no foundation slot takes TD; AS2H stays text"))
+    assert state.message == "1-f: no foundation slot takes 10♦; AS2H stays text"
