@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import time
 
-from rich.cells import cell_len
+from rich.cells import set_cell_size
 from rich.console import Console
 from rich.text import Text
 
@@ -45,10 +45,9 @@ def now_ms() -> int:
 
 def fit(text: str, cells: int) -> str:
     """``text`` cut to ``cells`` terminal cells and padded to them (full-width letters, CJK and most emoji
-    take two cells: a name cut by characters could overflow its column and wrap the screen)."""
-    while cell_len(text) > cells:
-        text = text[:-1]
-    return text + " " * (cells - cell_len(text))
+    take two cells: a name cut by characters could overflow its column and wrap the screen). Linear time;
+    ``cells`` below 0 counts as 0 (a long label left no room)."""
+    return set_cell_size(text, max(cells, 0))
 
 
 def _crop(line: Text, cells: int) -> Text:
@@ -146,7 +145,7 @@ def _players(state: RaceState) -> list[Text]:
         status = {"playing": "", "won": "WON", "dead": "dead", "resigned": "gave up", "timeout": "time"}.get(
             line.status, line.status)
         # How the game ended goes on the name line: the counts line has no room left for "gave up".
-        label = f" {status}" if status else ""
+        label = f" {status}"[:9] if status else ""  # a status from a replay file may be anything
         lines.append(Text(fit(name, SIDE_WIDTH - 1 - len(label)).rstrip() + label, style=style))
         lines.append(Text(f" {line.foundation:>3}/{total} {line.moves:>3}m"[:SIDE_WIDTH - 1],
                           style="green" if line.status == "won" else "dim" if line.status in ENDED else ""))

@@ -77,3 +77,19 @@ def test_a_servers_replay_shows_each_steps_time_the_player_and_how_the_game_ende
     assert "time 1:15" in last and "gave up" in last
     plain = steps_of(record(moves))[0]
     assert [s.time_ms for s in plain] == [0] * 5 and plain[-1].status == "playing"  # a bare record has neither
+
+
+def test_a_replay_file_with_a_huge_status_or_name_still_draws_at_once() -> None:
+    """Bad input: a record's result status and name are free text; the screen crops them (it hung)."""
+    import time
+
+    from client_cli.render import screen
+    from client_cli.replay import state_of
+
+    data = json.loads(record(solution()[:2]))
+    data |= {"result": {"status": "x" * 25, "moves": 2, "foundation": 0, "time_ms": 5}}
+    steps, variant = steps_of(json.dumps(data))
+    started = time.monotonic()
+    lines = screen(state_of(steps[-1], 2, variant, "n" * 32_000), 80, 24, now=0)
+    assert time.monotonic() - started < 10  # milliseconds now; before, it never returned
+    assert len(lines) == 23 and all(line.cell_len <= 80 for line in lines)
