@@ -220,7 +220,8 @@ class Countdown(_Message, tag="countdown"):
 
 
 class Started(_Message, tag="started"):
-    """Your game: the redacted deal, the legal moves, the deadline (0: none)."""
+    """Your game: the redacted deal, the legal moves, the deadline (ms since the epoch; 0: none, which only
+    a server with ``FTR_UNTIMED_LIMIT_S`` 0 sends)."""
 
     start_at_ms: int
     deadline_ms: int

@@ -160,8 +160,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
         if error.status_code == 404:
             return error_response(404, "not_found", f"no such path: {request.url.path}")
         if error.status_code == 405:
-            return error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
-        return error_response(error.status_code, "malformed", str(error.detail))
+            answer = error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
+        else:
+            answer = error_response(error.status_code, "malformed", str(error.detail))
+        answer.headers.update(error.headers or {})  # a 405 keeps its Allow header (RFC 9110)
+        return answer
 
     app = Starlette(
         exception_handlers={HTTPException: http_error},

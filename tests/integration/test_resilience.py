@@ -340,3 +340,23 @@ def test_ctrl_c_stops_the_server_without_a_traceback(redis_url: str, tmp_path: P
                 os.killpg(process.pid, signal.SIGKILL)
     text = log_path.read_text()
     assert "Shutting down" in text and "Traceback" not in text, text[-3000:]
+
+
+def test_an_untimed_limit_of_0_means_no_deadline_at_all(make_server) -> None:  # type: ignore[no-untyped-def]
+    """FTR_UNTIMED_LIMIT_S 0: an operator's "no limit" (it ended every untimed match at its start)."""
+    server = make_server(FTR_UNTIMED_LIMIT_S="0")
+
+    async def run() -> None:
+        created = create_match(server.url, players=1, time_limit_s=0, solvable_only=False)
+        carol = Player(server.ws_url)
+        await carol.connect()
+        await carol.join(created["code"], "carol")
+        await carol.send(m.Ready())
+        started = await carol.expect(m.Started, timeout=15)
+        assert isinstance(started, m.Started) and started.deadline_ms == 0
+        await asyncio.sleep(0.5)
+        reply = await carol.play("s")
+        assert isinstance(reply, m.Position) and reply.status == "playing" and reply.moves == 1
+        await carol.close()
+
+    asyncio.run(run())
