@@ -18,6 +18,9 @@ variable                   default    meaning
 ``FTR_SOLVER_WORKERS``     1          solver worker processes (0: no deal pool)
 ``FTR_SOLVER_SECONDS``     10         solver budget per candidate deal (seconds)
 ``FTR_DEAD_BUDGET``        20000      dead-game search budget (positions)
+``FTR_SOLVER``             (unset)    ``python``: the solver runs its pure search even where the
+                                      optional C search is built (read by the engine's solver,
+                                      server/engine/solver/search.py ``implementation``)
 ``FTR_LOBBY_TIMEOUT_S``    7200       seconds a match may wait to start before it is closed
 ``FTR_UNTIMED_LIMIT_S``    86400      time limit of a match created with ``time_limit_s`` 0
                                       (so an abandoned game cannot keep it open for ever;
@@ -103,7 +106,7 @@ class Settings:
 ENVIRONMENT_VARIABLES = (
     "FTR_HOST", "FTR_PORT", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
     "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
-    "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
+    "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_SOLVER", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
     "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS",
 )
 """Every environment variable the server reads (a test checks docker-compose.yml names only these)."""

@@ -47,7 +47,7 @@ enum { M_NONE = 0, M_W2F, M_C2F, M_C2C, M_C2E, M_W2C, M_DRAW, M_REDEAL };
 /* Bits of the locks argument: the lock check after draws (the pure search's rule), after every command
  * (measured only: README), and the draw-only expansion of a state whose waste top is stuck. */
 enum { LOCKS_DRAWS = 1, LOCKS_ALL = 2, LOCKS_STUCK = 4 };
-enum { R_SOLVED = 0, R_EXHAUSTED, R_NODES, R_TIME, R_STATES, R_MEMORY, R_CAPACITY };
+enum { R_SOLVED = 0, R_EXHAUSTED, R_NODES, R_TIME, R_STATES, R_MEMORY, R_CAPACITY, R_INTERRUPTED };
 
 typedef struct {
     uint8_t found[8]; /* slot heights, suit s owns 2s and 2s+1, kept sorted */
@@ -784,6 +784,18 @@ static void run(Search *x, St *start) {
             x->outcome = R_STATES;
             goto done;
         }
+        if (x->nodes && (x->nodes & 0xFFFF) == 0) {
+            /* Ctrl-C: the search runs without the GIL, so Python's handler would wait for the whole search.
+               Every 65,536 nodes take the GIL back for a moment and let a pending signal end the search
+               (py_search then raises what the handler raised, e.g. KeyboardInterrupt). */
+            PyGILState_STATE gil = PyGILState_Ensure();
+            int interrupted = PyErr_CheckSignals() < 0;
+            PyGILState_Release(gil);
+            if (interrupted) {
+                x->outcome = R_INTERRUPTED;
+                goto done;
+            }
+        }
         uint32_t rec = heap_pop(x);
         x->nodes++;
         decode(x, rec, &p, order);
@@ -963,6 +975,10 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     run(&x, &start);
     Py_END_ALLOW_THREADS
 
+    if (x.outcome == R_INTERRUPTED) { /* the signal handler's exception is set: raise it */
+        release(&x);
+        return NULL;
+    }
     static const char *names[] = {"solved", "exhausted", "nodes", "time", "states", "memory", "capacity"};
     PyObject *moves = Py_None;
     Py_INCREF(Py_None);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -82,7 +83,7 @@ def implementation(position: Position, variant: Variant) -> str:
     reference), and the input is within what the C search supports: 2 decks,
     build in suit (RULES.md section 7), no face-down card in the position, no
     cards down from the foundations, at most 16 columns of at most 19 cards
-    and 104 stock and waste cards. Everything else runs the pure search,
+    and 104 stock and waste cards, 0-255 redeals left. Everything else runs the pure search,
     which is the reference: the C search repeats it node for node
     (README.md, tests/engine/solver/test_csolver.py).
     """
@@ -91,7 +92,7 @@ def implementation(position: Position, variant: Variant) -> str:
     if (variant.decks != 2 or variant.build_rule is not BuildRule.SAME_SUIT or variant.foundation_to_column
             or any(position.hidden) or not 1 <= len(position.tableau) <= 16
             or any(len(column) > 19 for column in position.tableau)
-            or len(position.stock) + len(position.waste) > 104):
+            or len(position.stock) + len(position.waste) > 104 or not 0 <= position.redeals_left <= 255):
         return "python"
     return "c"
 
@@ -305,7 +306,10 @@ def _search(
     if variant.foundation_to_column:
         return Result("unknown", nodes=0, autoplay=autoplay_on,
                       reason="the solver does not search variants whose cards come down from the foundations")
-    if weight == 0 and implementation(position, variant) == "c":
+    # The C search keeps time on CLOCK_MONOTONIC itself: it runs when no clock is given (no time cap) or the
+    # clock is that one; with any other clock (a test's) the pure search runs, so the caller's clock governs.
+    buried = params[4] if params is not None and len(params) > 4 else 0  # the C search has no buried-card term
+    if weight == 0 and buried == 0 and clock in (None, time.monotonic) and implementation(position, variant) == "c":
         return _c_search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, lifo=lifo,
                          params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks)
     rules = Rules(variant)

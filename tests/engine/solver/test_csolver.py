@@ -13,7 +13,9 @@ compiler at install time); CI builds it.
 
 from __future__ import annotations
 
+import os
 import random
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -134,10 +136,35 @@ def test_the_pure_search_runs_when_forced_or_unsupported(monkeypatch: pytest.Mon
 
 
 def test_the_wall_clock_cap_stops_the_c_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the real clock the C search stops at the cap (after real work); any other clock (a test's) makes the
+    pure search run, so that clock governs."""
     monkeypatch.delenv("FTR_SOLVER", raising=False)
+    started = time.monotonic()
+    result = solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=10**9, seconds=0.3, states=10**9), clock=time.monotonic)
+    assert (result.result, result.reason, result.solver) == ("unknown", "time limit reached", "c")
+    assert result.nodes > 1_000 and time.monotonic() - started < 5  # about 0.3 s; a generous bound for busy machines
     ticks = iter(range(0, 10**6, 100))
     result = solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=10**9, seconds=1.0), clock=lambda: next(ticks))
-    assert (result.result, result.reason, result.solver) == ("unknown", "time limit reached", "c")
+    assert (result.result, result.reason, result.solver) == ("unknown", "time limit reached", "python")
+
+
+def test_ctrl_c_ends_a_long_c_search_at_once() -> None:
+    """The C search runs without the GIL; it checks for signals every 65,536 nodes (before, SIGINT waited for
+    the end of the search: here the state bound, about 4 s after the signal)."""
+    import signal
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "FTR_SOLVER"}
+    with subprocess.Popen([sys.executable, "-m", "server.engine", "solve", "--seed", "9", "--nodes", "3000000"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as process:
+        time.sleep(2.0)
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        waited = time.monotonic() - sent
+    assert "KeyboardInterrupt" in err and "_csolver" in err, err[-500:]
+    assert waited < 2.0, waited
 
 
 def test_the_state_bound_stops_the_c_search(monkeypatch: pytest.MonkeyPatch) -> None:
