@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import unicodedata
 import json
+import re
 import logging
 import secrets
 import time
@@ -208,13 +209,21 @@ def _initial_game(meta: dict[str, str], settings: m.Settings) -> Game:
     return Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
 
 
-def name_key(name: str) -> str:
-    """The identity of a display name: NFKC, case-folded, NFKC again (Unicode's NFKC_Casefold in short).
+_INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
+                        "\U000e0100-\U000e01ef]")
+"""Default-ignorable code points (Unicode's DerivedCoreProperties) that are not format or control
+characters, so the display-name check lets them through: they draw as nothing."""
 
-    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ", "é" composed or not): in a match the
-    first to join takes the key; in the daily challenge, the first claimed.
+
+def name_key(name: str) -> str:
+    """The identity of a display name: default-ignorable characters dropped, then NFKC, case-folded, NFKC
+    again (Unicode's NFKC_Casefold in short).
+
+    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ", "é" composed or not, "Ann" with an
+    invisible variation selector): in a match the first to join takes the key; in the daily challenge, the
+    first claimed.
     """
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _INVISIBLE.sub("", name)).casefold())
 
 
 def _check_seq(seq: int) -> None:
