@@ -59,6 +59,7 @@ def test_c_expands_the_same_nodes_as_the_pure_search_on_deals(monkeypatch: pytes
     start = deal(seed, variant)
     pure, fast = both(monkeypatch, start, variant, **STAGES[stage])
     assert (fast.result, fast.nodes, fast.states, fast.reason) == (pure.result, pure.nodes, pure.states, pure.reason)
+    assert fast.moves == pure.moves  # the same solution, command for command (the daily's solution depends on it)
     if fast.result == "solved":
         assert replay_wins(start, variant, fast.moves, STAGES[stage].get("autoplay_on", True))
 
@@ -75,7 +76,7 @@ def test_c_agrees_with_the_brute_force_and_the_pure_search_on_small_endgames(cas
         with pytest.MonkeyPatch.context() as patch:
             pure, fast = both(patch, start, variant, budget=Budget(200_000), autoplay_on=autoplay_on, locks=True)
         assert fast.result == ("solved" if expected else "unsolvable")
-        assert (fast.result, fast.nodes, fast.states) == (pure.result, pure.nodes, pure.states)
+        assert (fast.result, fast.nodes, fast.states, fast.moves) == (pure.result, pure.nodes, pure.states, pure.moves)
         if expected:
             assert replay_wins(start, variant, fast.moves, autoplay_on)
 
@@ -90,7 +91,7 @@ def test_c_lock_pruning_agrees_with_the_pure_one_on_crowded_positions(monkeypatc
         variant = SMALL[names[n % len(names)]]
         start = crowded(rng, variant.columns)
         pure, fast = both(monkeypatch, start, variant, budget=Budget(20_000), autoplay_on=n % 2 == 0, locks=True)
-        assert (fast.result, fast.nodes, fast.states) == (pure.result, pure.nodes, pure.states)
+        assert (fast.result, fast.nodes, fast.states, fast.moves) == (pure.result, pure.nodes, pure.states, pure.moves)
         if fast.result == "unsolvable" and fast.nodes < 50:
             proofs += 1
             assert brute_force(start, variant, autoplay_on=n % 2 == 0, limit=300_000) is False
@@ -216,6 +217,6 @@ def test_c_and_pure_agree_on_positions_from_random_play(monkeypatch: pytest.Monk
         for kwargs in ({"budget": Budget(300), "locks": True},
                        {"budget": Budget(300), "params": (20, 8, 5, 6, 0), "incomplete": True}):
             pure, fast = both(monkeypatch, start, variant, autoplay_on=n % 2 == 0, **kwargs)
-            assert (fast.result, fast.nodes, fast.states) == (pure.result, pure.nodes, pure.states)
+            assert (fast.result, fast.nodes, fast.states, fast.moves) == (pure.result, pure.nodes, pure.states, pure.moves)
             checked += 1
     assert checked == 120
