@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -96,6 +95,12 @@ def implementation(position: Position, variant: Variant) -> str:
             or len(position.stock) + len(position.waste) > 104 or not 0 <= position.redeals_left <= 255):
         return "python"
     return "c"
+
+
+def _real_clock(clock: Callable[[], float] | None) -> bool:
+    """True for no clock or ``time.monotonic`` (told by name: the engine imports no clock module), the clock
+    the C search keeps time on itself."""
+    return clock is None or (getattr(clock, "__module__", None) == "time" and getattr(clock, "__name__", None) == "monotonic")
 
 
 class _Expander:
@@ -310,7 +315,7 @@ def _search(
     # The C search keeps time on CLOCK_MONOTONIC itself: it runs when no clock is given (no time cap) or the
     # clock is that one; with any other clock (a test's) the pure search runs, so the caller's clock governs.
     buried = params[4] if params is not None and len(params) > 4 else 0  # the C search has no buried-card term
-    if weight == 0 and buried == 0 and clock in (None, time.monotonic) and implementation(position, variant) == "c":
+    if weight == 0 and buried == 0 and _real_clock(clock) and implementation(position, variant) == "c":
         return _c_search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, lifo=lifo,
                          params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks)
     rules = Rules(variant)
