@@ -31,7 +31,7 @@ from protocol import messages as m
 
 from .commands import resolve
 from .connection import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state
-from .state import ENDED, RaceState
+from .state import ENDED, RaceState, with_card_symbols
 from .tokens import TokenStore
 
 GIVE_UP_S = 120.0
@@ -419,7 +419,7 @@ def _reply_line(text: str, reply: m.ServerMessage | None) -> str:
         case m.Position():
             return f"{text}: ok ({reply.command}; moves {reply.moves}, foundation {reply.foundation}, {reply.status})"
         case m.Rejected():
-            return f"{text}: refused ({reply.reason})"
+            return f"{text}: refused ({with_card_symbols(reply.reason)})"
         case m.Suggestion():
             return f"{text}: {reply.command or 'no suggestion'}"
         case m.Error():

@@ -173,3 +173,10 @@ def test_a_refusal_names_cards_as_the_screen_shows_them() -> None:
     assert state.message == "1-2: no card of the run on column 1 fits on 2♥"
     state.apply(m.Rejected(4, "1-f", "illegal", "no foundation slot takes TD; AS2H stays text"))
     assert state.message == "1-f: no foundation slot takes 10♦; AS2H stays text"
+
+
+def test_a_scripted_players_refusal_line_names_cards_as_the_screen_does() -> None:
+    from client_cli.race import _reply_line
+
+    line = _reply_line("1-2", m.Rejected(3, "1-2", "illegal", "no card of the run on column 1 fits on TH"))
+    assert line == "1-2: refused (no card of the run on column 1 fits on 10♥)"
