@@ -23,7 +23,7 @@ from .state import Rules, State, accepts, autoplay, from_position, key, place, t
 
 Outcome = Literal["solved", "unsolvable", "unknown"]
 
-try:  # the optional C accelerator of one search stage (_csolver.c; built by setup.py when a compiler is present)
+try:  # the optional C accelerator of one search stage (_csolver.c; pyproject.toml builds it when a compiler is there)
     from . import _csolver
 except ImportError:  # pragma: no cover - depends on the build
     _csolver = None  # type: ignore[assignment]
