@@ -39,6 +39,8 @@ the foundations are not judged (always ``False``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .state import Rules, State
 
 
@@ -54,17 +56,25 @@ def locked(rules: Rules, state: State) -> bool:
     columns, _, foundations, stock, waste, redeals = state
     if not all(columns):
         return False  # an empty column: anything may move
+    drawn = stock if not redeals else stock + waste
+    return _fixpoint(rules, columns, foundations, drawn, [] if redeals else list(waste)) is not None
+
+
+def _fixpoint(rules: Rules, columns: tuple[bytes, ...], foundations: bytes, drawn: bytes,
+              pile: list[int]) -> Callable[[int], bool] | None:
+    """The fixpoint of the module docstring: ``drawn`` cards are each exposed once, ``pile`` is the waste
+    (bottom to top) whose cards are exposed from the top while they could leave. None as soon as some column
+    could be emptied; otherwise the final "could leave" test of a card type (the sets no longer change)."""
     parents = rules.builds_on_reverse  # card -> the cards it may be built on
     up = bytearray(_on_foundations(rules, foundations))  # card types some copy of which is up or could go up
     top = bytearray(52)  # card types some copy of which could be a column top
     exposed = bytearray(52)  # card types some copy of which could be exposed (a column or waste top, or drawn)
     pool: list[int] = []  # exposed types whose ``up`` or ``top`` is not settled yet
     reach = [len(column) for column in columns]  # per column: cards above this index could all leave
-    for card in stock if not redeals else stock + waste:  # each is exposed once (when drawn), whatever happens
+    for card in drawn:  # each is exposed once (when drawn), whatever happens
         if not exposed[card]:
             exposed[card] = 1
             pool.append(card)
-    pile = [] if redeals else list(waste)  # bottom to top; the waste cards not yet shown to be able to leave
 
     def could_leave(card: int) -> bool:
         """A card can leave its pile when it could go up, or onto a card type that could be a column top."""
@@ -110,9 +120,9 @@ def locked(rules: Rules, state: State) -> bool:
                     break  # this card could never leave: the column stays blocked (for now)
                 r -= 1
             if not r:
-                return False  # the column could be emptied: no claim
+                return None  # the column could be emptied: no claim
             reach[i] = r
-    return True
+    return could_leave
 
 
 def _on_foundations(rules: Rules, foundations: bytes) -> bytes:
@@ -166,40 +176,5 @@ def waste_top_stuck(rules: Rules, state: State) -> bool:
     columns, _, foundations, _, waste, _ = state
     if not waste or not all(columns):
         return False
-    parents = rules.builds_on_reverse
-    up = bytearray(_on_foundations(rules, foundations))
-    top = bytearray(52)
-    exposed = bytearray(52)
-    reach = [len(column) for column in columns]
-
-    def could_leave(card: int) -> bool:
-        return card % 13 == 0 or bool(up[card - 1]) or any(top[parent] for parent in parents[card])
-
-    changed = True
-    while changed:
-        changed = False
-        for card in range(52):
-            if exposed[card] and not up[card] and (card % 13 == 0 or up[card - 1]):
-                up[card] = 1
-                changed = True
-        for card in range(51, -1, -1):
-            if exposed[card] and not top[card] and any(top[parent] for parent in parents[card]):
-                top[card] = 1
-                changed = True
-        for i, column in enumerate(columns):
-            r = reach[i]
-            while r:
-                card = column[r - 1]
-                if not top[card]:
-                    top[card] = 1
-                    changed = True
-                if not exposed[card]:
-                    exposed[card] = 1
-                    changed = True
-                if not could_leave(card):
-                    break
-                r -= 1
-            if not r:
-                return False  # a column could be emptied: the top could go there
-            reach[i] = r
-    return not could_leave(waste[-1])
+    could_leave = _fixpoint(rules, columns, foundations, b"", [])  # no draw: nothing from stock or waste
+    return could_leave is not None and not could_leave(waste[-1])
