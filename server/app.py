@@ -17,7 +17,6 @@ import logging
 from collections.abc import AsyncIterator
 
 import msgspec
-import redis.asyncio as aioredis
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -38,7 +37,7 @@ from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, watch_p
 from .play import player_endpoint
 from .replays import match_replay
 from .settings import Settings
-from .store import Store
+from .store import Store, redis_client
 from .watch import match_events, watch_endpoint
 from .workers import worker_pool
 
@@ -121,12 +120,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             embedded = EmbeddedRedis(settings.data_dir)
             url = embedded.url
             log.info("embedded Redis at %s", url)
-        # A few connections shared by every player: commands wait for a free one instead of failing
-        # (DESIGN.md: a pool of 32 made p99 three times worse than a few). The stream reader's blocking
-        # XREAD holds one of them at a time.
-        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=16, timeout=10,
-                                                        socket_timeout=5, health_check_interval=30)
-        client = aioredis.Redis(connection_pool=pool)
+        client = redis_client(url)
         executor = worker_pool(settings.solver_workers)
         # Dead-game checks get their own worker, never queued behind a 30-second solver job.
         dead_executor = worker_pool(1)

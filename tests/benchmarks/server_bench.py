@@ -26,7 +26,14 @@ Phases, each with fresh matches:
    settings (uvloop, httptools, websockets-sansio, no per-message deflate)
    echoing binary frames (the bots send ``play`` frames), driven by the same
    harness at saturation: messages/s, and the ratio server moves/s / echo
-   messages/s (goal: at least 30 %); the race server is stopped first.
+   messages/s (goal: at least 30 %); the race server is stopped first;
+4. floor baseline (``--floor-s``, 0 skips it): the I/O that every move needs in
+   this design and nothing else (decode with the protocol codec, the server's
+   own ``Store.commit`` with its progress event, the reply, the stream reader
+   forwarding the event to the opponent; no rules engine, views, legal moves,
+   rate limit or metrics), same stack and harness, pairs of bots per match:
+   messages/s as a share of the echo's, i.e. the most any server doing this
+   design's I/O per move can reach here, and the race server's share of it.
 
 Figures are over a steady window (every bot playing: from ``--warmup`` s
 after the common start to the common end): rates are medians of one-second
@@ -41,7 +48,7 @@ growth of ``used_memory`` less client buffers over a phase divided by the
 matches that finished, and the mean ``MEMORY USAGE`` of a match's keys.
 
 Run: ``python tests/benchmarks/server_bench.py [--players 200] [--clients 2]
-[--paced-s 30] [--saturation-s 20] [--echo-s 15] [--quick] [--profile FILE]
+[--paced-s 30] [--saturation-s 20] [--echo-s 15] [--floor-s 15] [--quick] [--profile FILE]
 [--server-log FILE]``. ``--quick``: 20 players, short phases (a smoke run of
 about 20 s). ``--profile FILE``: py-spy samples the server during the
 saturation phase (raw collapsed stacks to FILE; the CPU by activity and the
@@ -218,14 +225,17 @@ class Sampler(threading.Thread):
         self.samples: list[Sample] = []
         self.stopping = threading.Event()
         self._worker_pids: list[int] = []
-        self._last_ticks: dict[int, int] = {}
+        self._last_ticks: dict[str, dict[int, int]] = {}
         self._tick = 0
 
-    def _ticks(self, pids: list[int]) -> int:
-        """CPU ticks of processes, counting one that exited with its last reading (the sum never drops)."""
+    def _ticks(self, kind: str, pids: list[int]) -> int:
+        """CPU ticks of every process of ``kind`` seen so far, counting one that exited (or left ``pids``,
+        as a phase's client processes do when the next phase starts) with its last reading: the sum
+        never drops, so a difference of two samples is the CPU used between them."""
+        seen = self._last_ticks.setdefault(kind, {})
         for pid in pids:
-            self._last_ticks[pid] = max(self._last_ticks.get(pid, 0), cpu_ticks(pid))
-        return sum(self._last_ticks[p] for p in pids)
+            seen[pid] = max(seen.get(pid, 0), cpu_ticks(pid))
+        return sum(seen.values())
 
     def sample(self) -> Sample:
         if self._tick % 10 == 0:
@@ -239,8 +249,8 @@ class Sampler(threading.Thread):
         self._tick += 1
         return Sample(
             t=time.monotonic(), server=cpu_ticks(self.server_pid),
-            workers=self._ticks(self._worker_pids), redis=cpu_ticks(self.redis_pid),
-            clients=self._ticks(list(self.client_pids)), me=cpu_ticks(os.getpid()),
+            workers=self._ticks(f"workers of {self.server_pid}", self._worker_pids), redis=cpu_ticks(self.redis_pid),
+            clients=self._ticks("clients", list(self.client_pids)), me=cpu_ticks(os.getpid()),
             machine=machine_busy_ticks(), rss_kib=status_kib(self.server_pid, "VmRSS"), redis_clients=redis_clients,
         )
 
@@ -448,14 +458,17 @@ class Bot:
                 raise RuntimeError(f"{self.name}: {message.code}: {message.message}")
 
     async def setup(self) -> list[Any]:
+        url = self.job["ws_url"]
+        if self.job["kind"] == "floor":
+            url += f"?code={self.code}&name={self.name}"
         if self.job["client"] == "raw":
-            self.ws = await RawWebSocket.connect(self.job["ws_url"])
+            self.ws = await RawWebSocket.connect(url)
         else:
             import websockets
 
-            self.ws = await websockets.connect(self.job["ws_url"], compression=None, max_size=2**20,
+            self.ws = await websockets.connect(url, compression=None, max_size=2**20,
                                                ping_interval=None, close_timeout=2, open_timeout=60)
-        if self.job["kind"] == "echo":
+        if self.job["kind"] in ("echo", "floor"):
             return []
         await self.ws.send(encode(m.Hello(m.PROTOCOL_VERSION, "server_bench")))
         await self.expect(m.Welcome, 60)
@@ -476,7 +489,7 @@ class Bot:
         self.ready.done()
         go_time, deadline = await go
         try:
-            if self.job["kind"] == "echo":
+            if self.job["kind"] in ("echo", "floor"):
                 await self.echo(go_time, deadline)
             else:
                 await self.play(legal, go_time, deadline)
@@ -572,7 +585,8 @@ class Bot:
             frame = encode(m.Play(seq, "s"))
             t0 = monotonic()
             await ws.send(frame)
-            await ws.recv()
+            while await ws.recv() != frame:  # the floor server also forwards the opponent's progress
+                pass
             t1 = monotonic()
             sends.append(t0)
             rtts.append(t1 - t0)
@@ -645,9 +659,91 @@ def echo_server(port: int) -> None:
             if data is not None:
                 await websocket.send_bytes(data)
 
-    app = Starlette(routes=[WebSocketRoute("/echo", echo)])
+    serve(Starlette(routes=[WebSocketRoute("/echo", echo)]), port)
+
+
+def serve(app: Any, port: int) -> None:
+    """Run ``app`` on uvicorn with the race server's settings (server/__main__.py)."""
+    import uvicorn
+
     uvicorn.run(app, host="127.0.0.1", port=port, ws_max_size=64 * 1024, ws_per_message_deflate=False,
                 timeout_graceful_shutdown=2, log_level="info")
+
+
+def floor_server(port: int, redis_url: str) -> None:
+    """The floor baseline: the I/O every move needs in the race server's design, and nothing else.
+
+    Per binary frame from a player (``/floor?code=C&name=N``): decode and validate it with the
+    protocol's codec (``decode_client``), write it with the server's own ``Store.commit`` (the same
+    COMMIT script, redis-py client and pipelining: log entry, progress, one public event on the match's
+    stream), answer (the frame itself), and the process's one stream reader (the server's
+    ``follow_streams`` with its pause) sends the event to the match's other player. No rules engine,
+    views, legal moves, rate limit, metrics, locks or queues: a server doing the same work cannot be
+    faster than this on the same stack.
+    """
+    from contextlib import asynccontextmanager
+
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+    from starlette.websockets import WebSocket
+
+    from protocol.codec import decode_client
+    from server.matches import READER_PAUSE_S
+    from server.store import Store, follow_streams, meta_key, player_key, redis_client
+
+    sockets: dict[str, dict[str, WebSocket]] = collections.defaultdict(dict)
+    ids: dict[str, str] = {}
+    wakeup = asyncio.Event()
+    stores: list[Store] = []
+
+    async def deliver(code: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
+        origin = fields.get(b"n", b"").decode()
+        for name, websocket in list(sockets[code].items()):
+            if name != origin:
+                try:
+                    await websocket.send_bytes(fields[b"m"])
+                except Exception:  # noqa: BLE001 - the peer went away
+                    pass
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        client = redis_client(redis_url)
+        stores.append(Store(client, 3600))
+        reader = asyncio.create_task(follow_streams(ids, wakeup, stores[0].read_events, deliver, READER_PAUSE_S))
+        yield
+        reader.cancel()
+        await client.aclose()
+
+    async def floor(websocket: WebSocket) -> None:
+        store = stores[0]
+        code, name = websocket.query_params["code"], websocket.query_params["name"]
+        await store.redis.hset(meta_key(code), mapping={"state": "playing"})
+        await store.redis.hset(player_key(code, name), mapping={"name": name, "epoch": "0", "seq": "0",
+                                                                "status": "playing"})
+        await websocket.accept()
+        sockets[code][name] = websocket
+        if code not in ids:
+            ids[code] = "0-0"
+            wakeup.set()
+        try:
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                data = message.get("bytes")
+                request = decode_client(data, 64 * 1024)
+                assert isinstance(request, m.Play)
+                record = {"moves": request.seq, "undos": 0, "hints": 0, "foundation": 0, "status": "playing",
+                          "time_ms": 0, "last_found_ms": 0}
+                event = encode(m.Progress(name, request.seq, 0, "playing", 0))
+                status, _ = await store.commit(code, name, 0, request.seq, f"{request.command} 0", record, False,
+                                               [event])
+                assert status == "ok", status
+                await websocket.send_bytes(data)
+        finally:
+            sockets[code].pop(name, None)
+
+    serve(Starlette(routes=[WebSocketRoute("/floor", floor)], lifespan=lifespan), port)
 
 
 # ---------------------------------------------------------------- phases (main process)
@@ -820,6 +916,7 @@ class Bench:
         self.redis_process: subprocess.Popen[bytes] | None = None
         self.server_process: subprocess.Popen[bytes] | None = None
         self.echo_process: subprocess.Popen[bytes] | None = None
+        self.floor_process: subprocess.Popen[bytes] | None = None
         self.redis_url = ""
         self.base_url = ""
 
@@ -898,7 +995,7 @@ class Bench:
         if sampler is not None:
             sampler.stopping.set()
             sampler.join(2)
-        for process in (self.echo_process, self.server_process, self.redis_process):
+        for process in (self.echo_process, self.floor_process, self.server_process, self.redis_process):
             stop_process(process)
         if hasattr(self, "server_log"):
             self.server_log.close()
@@ -1001,6 +1098,24 @@ class Bench:
                 kind = key.decode().split("}:", 1)[1].split(":", 1)[0]
                 usage[kind] += int(self.redis.memory_usage(key, samples=0) or 0)
         return {kind: total // max(1, len(codes)) for kind, total in usage.most_common()}
+
+    def floor_phase(self, duration: float) -> PhaseFigures:
+        """The floor baseline (:func:`floor_server`) at saturation, pairs of bots sharing a match's stream."""
+        args = self.args
+        port = free_port()
+        with open(os.path.join(self.tmp, "floor.log"), "wb") as log:
+            self.floor_process = subprocess.Popen([sys.executable, __file__, "--floor-server", str(port), self.redis_url],
+                                                  cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        wait_port(port)
+        sampler = self.sampler
+        sampler.server_pid, sampler._worker_pids = self.floor_process.pid, []
+        assignments = [(f"floor{i // 2}", f"f{i % 2}", i) for i in range(args.players)]
+        try:
+            outcome, window, _ = run_clients(f"ws://127.0.0.1:{port}/floor", "floor", assignments, args, duration,
+                                             (0.0, 0.0), 10**9, sampler)
+        finally:
+            stop_process(self.floor_process)
+        return figures_of("floor", len(assignments), outcome, window, sampler)
 
     def echo_phase(self, duration: float) -> PhaseFigures:
         args = self.args
@@ -1142,13 +1257,20 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20 players, short phases (a smoke run)")
     parser.add_argument("--profile", metavar="FILE", help="py-spy the server during saturation (raw stacks to FILE)")
     parser.add_argument("--server-log", metavar="FILE", help="keep a copy of the server's log in FILE")
+    parser.add_argument("--floor-s", type=float, default=15.0,
+                        help="length of the floor baseline (the design's I/O per move, no rules; 0 skips it)")
     parser.add_argument("--echo-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-server", nargs=2, metavar=("PORT", "REDIS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
         echo_server(args.echo_server)
         return
+    if args.floor_server:
+        floor_server(int(args.floor_server[0]), args.floor_server[1])
+        return
     if args.quick:
         args.players, args.paced_s, args.saturation_s, args.echo_s, args.warmup = 20, 4.0, 4.0, 3.0, 0.5
+        args.floor_s = min(args.floor_s, 3.0)
     args.players = max(2, args.players - args.players % 2)
     args.clients = max(1, min(args.clients, args.players // 2))
 
@@ -1216,6 +1338,14 @@ def main() -> None:
         echo = bench.echo_phase(args.echo_s)
         echo_rate, echo_us = report_phase(echo, "messages")
 
+        floor_rate = floor_us = 0.0
+        if args.floor_s > 0:
+            print(f"\nfloor baseline: {args.players} bots at saturation against the design's I/O per move alone "
+                  f"(decode, Store.commit, the reply, the stream reader forwarding progress; no rules), "
+                  f"{args.floor_s:g} s")
+            floor = bench.floor_phase(args.floor_s)
+            floor_rate, floor_us = report_phase(floor, "messages")
+
         ratio = server_rate / echo_rate if echo_rate else float("nan")
         print("\nsummary")
         print(f"  paced p99 round trip {paced_p99:.2f} ms with {paced.players} players: goal < 15 ms "
@@ -1226,6 +1356,11 @@ def main() -> None:
               f"(goal >= 30 %: {'met' if ratio >= 0.30 else 'NOT met'})")
         print(f"  server CPU per unit: {server_us:.0f} us per move, {echo_us:.0f} us per echoed message: "
               f"{100 * echo_us / server_us:.1f} % (the ratio if both were bound by the server's one core)")
+        if floor_rate:
+            print(f"  floor {floor_rate:,.0f} messages/s = {100 * floor_rate / echo_rate:.1f} % of echo "
+                  f"({floor_us:.0f} us of server CPU per message): the most any server doing this design's I/O "
+                  f"per move can reach on this stack; the race server reaches {100 * server_rate / floor_rate:.1f} % "
+                  f"of the floor ({server_us - floor_us:.0f} us per move on top of it)")
         load = os.getloadavg()
         print(f"  load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end; run took "
               f"{time.monotonic() - started:.0f} s")
