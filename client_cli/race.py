@@ -11,6 +11,14 @@ written at once; commands sent but not answered are sent again with the
 same ``seq`` (the server acknowledges a repeated ``seq`` again and never
 applies it twice).
 
+Numbering: ``play`` and ``resign`` count 1, 2, 3, ... over the commands
+the server accepted, and ``hint`` counts its own 1, 2, 3, ... over the
+hints answered; the server refuses a number that skips ahead
+(``seq_gap``). So one numbered request is out at a time: the next is
+numbered when the one before has been answered, and a refused one
+(``rejected``, ``error``) leaves its number to the next. After a
+reconnect ``started`` says where both sequences stand.
+
 The interactive screen is :mod:`client_cli.ui`; the scripted mode is
 :func:`run_script` here.
 """
@@ -36,6 +44,11 @@ from .tokens import TokenStore
 
 GIVE_UP_S = 120.0
 """Seconds of failed reconnects after which the client stops trying."""
+
+ANSWERS_A_COMMAND = frozenset({"malformed", "seq_gap", "game_over", "not_started", "not_joined", "no_hints",
+                               "internal"})
+"""Codes of an ``error`` that answers the numbered request waiting (other errors, e.g. ``already_started``
+for a ``ready``, answer something else and must not take its place)."""
 
 Listener = Callable[[m.ServerMessage], None]
 
@@ -64,8 +77,14 @@ class RaceClient:
         self.state = RaceState(server=server, code=code, name=name, host=bool(self.host_token))
         self.connection: Connection | None = None
         self.seq = 0
-        self.pending: dict[int, m.ClientMessage] = {}
-        self.waiting: dict[int, asyncio.Future[m.ServerMessage]] = {}
+        """The last ``play``/``resign`` seq the server accepted (``started``, ``position``): the next is this + 1."""
+        self.hints_used = 0
+        """Hints the server answered (``started``, ``suggestion``): the next ``hint`` seq is this + 1."""
+        self.pending: dict[tuple[str, int], m.ClientMessage] = {}
+        """Numbered requests sent and not answered, by (sequence, seq): sent again after a reconnect."""
+        self.waiting: dict[tuple[str, int], asyncio.Future[m.ServerMessage]] = {}
+        self._numbering = asyncio.Lock()
+        """Held from numbering a request until its answer: one numbered request out at a time."""
         self.done = asyncio.Event()
         self.started = asyncio.Event()
         self.fatal: ClientError | None = None
@@ -184,18 +203,20 @@ class RaceClient:
                 return
             case m.Lobby(state="lobby") if self.auto_ready and before == "preparing":
                 await self.send(m.Ready())  # readiness sent while the deal was prepared does not start the match
-            case m.Started(seq=seq):
-                self.seq = max(self.seq, seq)
+            case m.Started(seq=seq, hints=hints):
+                self.seq, self.hints_used = max(self.seq, seq), max(self.hints_used, hints)
                 self.started.set()
                 if not message.legal:
                     asyncio.ensure_future(self._learn_status())
-            case m.Position(seq=seq) | m.Rejected(seq=seq) | m.Suggestion(seq=seq):
-                if isinstance(message, m.Position) and message.seq in self.pending:
-                    self.state.message = ""
-                self.pending.pop(seq, None)
-                future = self.waiting.pop(seq, None)
-                if future is not None and not future.done():
-                    future.set_result(message)
+            case m.Position(seq=seq) | m.Rejected(seq=seq):
+                if isinstance(message, m.Position):
+                    self.seq = max(self.seq, seq)
+                    if ("command", seq) in self.pending:
+                        self.state.message = ""
+                self._answer(("command", seq), message)
+            case m.Suggestion(seq=seq, hints=hints):
+                self.hints_used = max(self.hints_used, hints)
+                self._answer(("hint", seq), message)
             case m.Error(code="rate_limited") if self.waiting:
                 asyncio.ensure_future(self._send_again(min(self.waiting)))  # refused unread: send it again later
                 return
@@ -203,13 +224,9 @@ class RaceClient:
                 self.fatal = ClientError("another client resumed this game with your token and took over")
             case m.Error(code="closed", message=text):  # the match never started: nothing left to wait for
                 self.fatal = ClientError(text)
-            case m.Error():
-                if self.waiting:  # an error answers the oldest command waiting (game_over, not_started, ...)
-                    seq = min(self.waiting)
-                    self.pending.pop(seq, None)
-                    future = self.waiting.pop(seq)
-                    if not future.done():
-                        future.set_result(message)
+            case m.Error(code=code) if code in ANSWERS_A_COMMAND:
+                if self.waiting:  # the numbered request waiting (one at a time) was refused
+                    self._answer(min(self.waiting), message)
             case m.Results():
                 self.done.set()
         self._emit(message)
@@ -243,9 +260,16 @@ class RaceClient:
                 self.state.time_ms = int(player.get("time_ms", 0))
                 self.on_change()
 
-    async def _send_again(self, seq: int) -> None:
+    def _answer(self, key: tuple[str, int], message: m.ServerMessage) -> None:
+        """``message`` answers the numbered request ``key`` (sequence, seq), if it is waiting."""
+        self.pending.pop(key, None)
+        future = self.waiting.pop(key, None)
+        if future is not None and not future.done():
+            future.set_result(message)
+
+    async def _send_again(self, key: tuple[str, int]) -> None:
         await asyncio.sleep(1.0)
-        message = self.pending.get(seq)
+        message = self.pending.get(key)
         if message is not None:
             await self.send(message)
 
@@ -283,25 +307,43 @@ class RaceClient:
         except (websockets.ConnectionClosed, OSError):
             return False
 
-    def _numbered(self, make: Callable[[int], m.ClientMessage]) -> asyncio.Future[m.ServerMessage]:
-        self.seq += 1
-        message = make(self.seq)
+    def _numbered(self, sequence: str, make: Callable[[int], m.ClientMessage]) -> asyncio.Future[m.ServerMessage]:
+        """Send ``make(seq)`` once every numbered request before it has been answered; the future gets the answer."""
         future: asyncio.Future[m.ServerMessage] = asyncio.get_running_loop().create_future()
-        self.waiting[self.seq] = future
-        if not isinstance(message, m.Hint):
-            self.pending[self.seq] = message
-        asyncio.ensure_future(self.send(message))
+        asyncio.ensure_future(self._send_numbered(sequence, make, future))
         return future
+
+    async def _send_numbered(self, sequence: str, make: Callable[[int], m.ClientMessage],
+                             future: asyncio.Future[m.ServerMessage]) -> None:
+        """Number a request of ``sequence`` (``"command"``: play and resign; ``"hint"``) one past the last the
+        server accepted, send it, and wait for its answer before the next request is numbered: a refused request
+        leaves its number to the next, so no number is ever skipped (the server refuses a skip: ``seq_gap``)."""
+        async with self._numbering:
+            seq = (self.hints_used if sequence == "hint" else self.seq) + 1
+            key = (sequence, seq)
+            answer: asyncio.Future[m.ServerMessage] = asyncio.get_running_loop().create_future()
+            self.waiting[key] = answer
+            self.pending[key] = make(seq)  # sent again after a reconnect until answered
+            try:
+                await self.send(self.pending[key])
+                reply = await answer
+            finally:
+                self.waiting.pop(key, None)
+                self.pending.pop(key, None)
+        if not future.done():
+            future.set_result(reply)
 
     def play(self, command: str) -> asyncio.Future[m.ServerMessage]:
         """Send a canonical command; the future gets its ``position``, ``rejected`` or ``error``."""
-        return self._numbered(lambda seq: m.Play(seq, command))
+        return self._numbered("command", lambda seq: m.Play(seq, command))
 
     def resign(self) -> asyncio.Future[m.ServerMessage]:
-        return self._numbered(lambda seq: m.Resign(seq))
+        """Give up; the future gets the ``position`` (status ``resigned``) or the ``error``."""
+        return self._numbered("command", lambda seq: m.Resign(seq))
 
     def hint(self) -> asyncio.Future[m.ServerMessage]:
-        return self._numbered(lambda seq: m.Hint(seq))
+        """Ask for a hint; the future gets the ``suggestion`` or the ``error``."""
+        return self._numbered("hint", lambda seq: m.Hint(seq))
 
     async def ready(self) -> None:
         """Say ready now, and again after a reconnect or once a preparing match opens its lobby."""

@@ -126,8 +126,8 @@ class Session:
     last_found_ms: int = 0
     dead_check: asyncio.Task[Any] | None = None
     queue: asyncio.Queue[bytes | None] = field(default_factory=lambda: asyncio.Queue(maxsize=512))
-    last_hint_seq: int = 0
     last_hint: str = ""
+    """The answer to the player's last hint (hint number :attr:`hints`), for a retried hint frame."""
     deadline_ms: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -226,9 +226,26 @@ def name_key(name: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _INVISIBLE.sub("", name)).casefold())
 
 
-def _check_seq(seq: int) -> None:
+def _is_retry(seq: int, last: int, sequence: str) -> bool:
+    """Check a frame's ``seq`` against ``last``, the last number accepted in its sequence (``sequence`` names it
+    for the message: ``"play or resign"``, or ``"hint"``; each sequence counts 1, 2, 3, ... with no gap).
+
+    Returns True for a retry (``seq <= last``: that frame was accepted, so it is acknowledged again and never
+    applied twice) and False for the next frame (``seq == last + 1``). Raises :class:`ServiceError`
+    ``malformed`` for ``seq < 1`` and ``seq_gap`` for ``seq > last + 1`` (a number was skipped: the frame is
+    not applied, does not use up its number, and the message names the one expected).
+    """
     if seq < 1:
         raise ServiceError("malformed", "seq numbers a player's commands from 1")
+    if seq > last + 1:
+        raise _seq_gap(seq, last, sequence)
+    return seq <= last
+
+
+def _seq_gap(seq: int, last: int, sequence: str) -> ServiceError:
+    """The ``seq_gap`` refusal of frame ``seq`` when ``last`` was the last number accepted (see :func:`_is_retry`)."""
+    return ServiceError("seq_gap", f"seq {seq} skips ahead: the next {sequence} must be seq {last + 1} (the last "
+                                   f"accepted was {last}); nothing was applied")
 
 
 def commitment(seed: str, nonce: str) -> str:
@@ -799,12 +816,12 @@ class MatchService:
             session.start_at_ms = int(meta["start_at_ms"])
             session.deadline_ms = int(meta.get("deadline_ms", 0) or 0)
             session.last_found_ms = record.last_found_ms
-            session.hints, session.hints_allowed = record.hints, settings.hints
+            session.hints, session.hints_allowed, session.last_hint = record.hints, settings.hints, record.last_hint
             session.open_boards = settings.open_boards
             legal = game.legal_moves() if record.status == "playing" else []
             session.push(encode(m.Started(session.start_at_ms, int(meta.get("deadline_ms", 0) or 0),
                                           view_message(game.position), legal_message(legal), game.moves,
-                                          record.seq, record.status)))
+                                          record.seq, record.status, record.hints)))
 
     async def _open_game_logged(self, session: Session, meta: dict[str, str]) -> None:
         try:
@@ -835,8 +852,7 @@ class MatchService:
         self._require_joined(session)
         async with session.lock:
             game = self._started_game(session)
-            _check_seq(seq)
-            if seq <= session.last_seq:  # a retried frame: acknowledged again, never applied twice
+            if _is_retry(seq, session.last_seq, "play or resign"):  # acknowledged again, never applied twice
                 session.push(encode(self._position(session, seq, "")))
                 return
             if session.deadline_ms and self.clock.now_ms() >= session.deadline_ms:
@@ -878,6 +894,8 @@ class MatchService:
                 if result == "dup":
                     session.push(encode(self._position(session, seq, "")))
                     return
+                if result == "seq_gap":  # Redis holds fewer commands than this process knew of: Redis decides
+                    raise _seq_gap(seq, session.last_seq, "play or resign")
                 raise ServiceError("game_over", "your game has ended")
             session.last_seq = seq
             session.status = status
@@ -971,22 +989,22 @@ class MatchService:
             if not session.hints_allowed:
                 raise ServiceError("no_hints", "this match does not allow hints")
             self._require_playing(session)
-            _check_seq(seq)
-            if seq <= session.last_hint_seq:  # a retried frame: the same answer, not counted again
+            # Hints are numbered on their own: hint n is the player's n-th, so the count kept with the player is
+            # the last number accepted, on any connection.
+            if _is_retry(seq, session.hints, "hint"):  # the same answer again, not counted again
                 session.push(encode(m.Suggestion(seq, session.last_hint, session.hints)))
                 return
             suggestion = hint(redact(game.position), game.variant) or ""
-            await self.store.set_player(session.code, session.name, hints=session.hints + 1)
+            await self.store.set_player(session.code, session.name, hints=session.hints + 1, last_hint=suggestion)
             session.hints += 1
-            session.last_hint_seq, session.last_hint = seq, suggestion
+            session.last_hint = suggestion
             session.push(encode(m.Suggestion(seq, suggestion, session.hints)))
 
     async def resign(self, session: Session, seq: int) -> None:
         self._require_joined(session)
         async with session.lock:
             game = self._started_game(session)
-            _check_seq(seq)
-            if seq <= session.last_seq:
+            if _is_retry(seq, session.last_seq, "play or resign"):  # acknowledged again, never applied twice
                 session.push(encode(self._position(session, seq, "")))
                 return
             self._require_playing(session)
@@ -998,7 +1016,14 @@ class MatchService:
                                                      events)
             if result != "ok":
                 await self._reload(session)
-                raise ServiceError("game_over" if result != "stale" else "replaced", "your game has ended")
+                if result == "stale":
+                    raise ServiceError("replaced", "another connection with your token took over this game")
+                if result == "dup":
+                    session.push(encode(self._position(session, seq, "")))
+                    return
+                if result == "seq_gap":
+                    raise _seq_gap(seq, session.last_seq, "play or resign")
+                raise ServiceError("game_over", "your game has ended")
             session.last_seq, session.status = seq, "resigned"
             session.push(encode(self._position(session, seq, "resign", time_ms)))
         if active == 0:

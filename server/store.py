@@ -25,7 +25,8 @@ key                        holds
 A player's game is its deal plus its move log; :data:`COMMIT` writes one
 accepted command, the player's progress and the public event in one
 script (one round trip), after checking the connection's epoch and the
-command's sequence number so a retried frame is never applied twice.
+command's sequence number so a retried frame is never applied twice and
+one that skips a number is not applied at all.
 """
 
 from __future__ import annotations
@@ -161,6 +162,7 @@ local a = cmsgpack.unpack(ARGV[1])
 local p = redis.call('HMGET', KEYS[1], 'epoch', 'seq', 'status')
 if p[1] ~= a[1] then return {'stale'} end
 if tonumber(p[2]) >= tonumber(a[2]) then return {'dup'} end
+if tonumber(a[2]) > tonumber(p[2]) + 1 then return {'seq_gap'} end
 if p[3] ~= 'playing' then return {'game_over'} end
 if redis.call('HGET', KEYS[4], 'state') ~= 'playing' then return {'not_playing'} end
 if a[3] ~= '' then redis.call('RPUSH', KEYS[2], a[3]) end
@@ -237,6 +239,8 @@ class PlayerRecord:
     status: str
     time_ms: int
     last_found_ms: int
+    last_hint: str = ""
+    """The answer to the player's last hint (``""``: none, or no hint asked), sent again for a retried hint."""
 
     @classmethod
     def from_hash(cls, data: dict[bytes, bytes]) -> "PlayerRecord":
@@ -245,7 +249,7 @@ class PlayerRecord:
             name=get("name"), epoch=int(get("epoch")), ready=get("ready") == "1", connected=get("connected") != "0",
             seq=int(get("seq")), moves=int(get("moves")), undos=int(get("undos")), hints=int(get("hints")),
             foundation=int(get("foundation")), status=get("status"), time_ms=int(get("time_ms")),
-            last_found_ms=int(get("last_found_ms")),
+            last_found_ms=int(get("last_found_ms")), last_hint=data.get(b"last_hint", b"").decode(),
         )
 
 
@@ -376,6 +380,10 @@ class Store:
     async def commit(self, code: str, name: str, epoch: int, seq: int, entry: str, record: dict[str, Any],
                      ends: bool, events: list[bytes], boards: list[bytes] | None = None) -> tuple[str, int]:
         """Write one accepted command atomically; returns (status, players still playing or -1).
+
+        Status ``ok``, or why nothing was written: ``stale`` (another connection's ``epoch`` is newer),
+        ``dup`` (``seq`` was accepted already), ``seq_gap`` (``seq`` skips a number: it is not the stored
+        one plus 1), ``game_over`` (the player's game has ended), ``not_playing`` (the match is not playing).
 
         ``events`` go to the match's stream as public events (players and
         spectators), ``boards`` as kind ``board`` (spectators only; an

@@ -494,7 +494,7 @@ class Bot:
         paced = hi > 0
         next_send = go_time + (rng.uniform(0, hi) if paced else 0.0)
         await asyncio.sleep(max(0.0, next_send - time.monotonic()))
-        seq, moves, status = 0, 0, "playing"
+        seq, moves, status = 0, 0, "playing"  # seq: the last one the server accepted (a refused one uses up none)
         sends, rtts = result.sends, result.rtts
         monotonic, ws, Position, Rejected, Error = time.monotonic, self.ws, m.Position, m.Rejected, m.Error
         while moves < job["max_moves"]:
@@ -507,14 +507,13 @@ class Bot:
             choices = [move.command for move in legal if move.command != "u"] or [move.command for move in legal]
             if not choices:
                 break  # nothing legal (the server's dead-game check ends the game): resign below
-            seq += 1
-            frame = encode(m.Play(seq, rng.choice(choices)))
+            frame = encode(m.Play(seq + 1, rng.choice(choices)))
             t0 = monotonic()
             await ws.send(frame)
             while True:
                 message = await self.recv()
                 kind = type(message)
-                if (kind is Position or kind is Rejected) and message.seq == seq:
+                if (kind is Position or kind is Rejected) and message.seq == seq + 1:
                     break
                 if kind is Error:
                     break
@@ -533,17 +532,17 @@ class Bot:
             if kind is Rejected:
                 result.rejected += 1
                 continue
+            seq = message.seq
             legal = message.legal
             if message.status != "playing":
                 status = message.status
                 break
         if status == "playing":  # the phase is over (or max moves): resign so that the match finishes
             for attempt in range(20):
-                seq += 1
-                await ws.send(encode(m.Resign(seq)))
+                await ws.send(encode(m.Resign(seq + 1)))
                 while True:
                     message = await self.recv(30)
-                    if type(message) in (Position, Rejected) and message.seq == seq or type(message) is Error:
+                    if type(message) in (Position, Rejected) and message.seq == seq + 1 or type(message) is Error:
                         break
                 if type(message) is Position:
                     status = "resigned" if attempt == 0 else f"resigned at attempt {attempt + 1}"

@@ -77,6 +77,30 @@ def test_two_scripted_players_race_from_create_to_ranked_results(server: ServerP
         assert hashlib.sha256((results["nonce"] + SEED).encode()).hexdigest() == created["commitment"]
 
 
+def test_a_scripted_player_numbers_commands_and_hints_without_a_gap(server: ServerProcess,
+                                                                     client_env: dict[str, str],
+                                                                     tmp_path: Path) -> None:
+    """The server refuses a seq that skips a number (seq_gap). The client used one counter for commands and hints
+    and counted refused commands too, so after a hint or a refusal its next command skipped a number."""
+    moves = solution()
+    created = create(server, client_env, "--variant", VARIANT, "--seed", SEED, "--players", "1", "--hints")
+    (tmp_path / "solo.txt").write_text("\n".join(["hint", "3 3", "hint", moves[0], "3 3", *moves[1:]]) + "\n")
+    solo = run_client(["--server", server.url, "join", created["code"], "--name", "solo", "--script",
+                       str(tmp_path / "solo.txt"), "--json"], client_env)
+    out, err = solo.communicate(timeout=60)
+    assert solo.returncode == 0, err
+    received = events(out)
+    assert not [e for e in received if e["type"] == "error"], received
+    # A refused command leaves its number to the next one: the first "3 3" and the first move are both seq 1.
+    assert [(e["seq"], e["command"]) for e in received if e["type"] == "rejected"] == [(1, "3-3"), (2, "3-3")]
+    assert [(e["seq"], e["hints"]) for e in received if e["type"] == "suggestion"] == [(1, 1), (2, 2)]
+    positions = [e for e in received if e["type"] == "position"]
+    assert [(p["seq"], p["command"]) for p in positions] == list(enumerate(moves, 1))
+    assert positions[-1]["status"] == "won"
+    ranking = received[-1]["ranking"]
+    assert [(r["name"], r["status"], r["moves"], r["hints"]) for r in ranking] == [("solo", "won", len(moves), 2)]
+
+
 def test_a_dropped_connection_resumes_the_same_game(make_server, client_env: dict[str, str],  # type: ignore[no-untyped-def]
                                                     tmp_path: Path) -> None:
     """Kill the server mid-game and start a new one on the same port and Redis: the client resumes by itself."""

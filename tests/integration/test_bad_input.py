@@ -900,6 +900,78 @@ def test_seq_zero_is_not_acknowledged_as_an_accepted_command(srv: ServerProcess)
     run(case())
 
 
+def test_a_play_or_resign_frame_that_skips_a_seq_is_refused_and_changes_nothing(srv: ServerProcess) -> None:
+    """seq 3 after seq 1 was accepted (it skips 2): refused with seq_gap naming 2, nothing applied. The server
+    used to apply it, and then acknowledged a later seq 2 as a "retry" of a command it had never applied."""
+    async def case() -> None:
+        match = await started(srv)
+        await match.move("alice")  # seq 1
+        before = match.state()
+        ref = match.refs["alice"]
+        command = first_command(ref)
+        for frame in (m.Play(3, command), m.Play(1000, command), m.Resign(3)):
+            await match.alice.send(frame)
+            refused = await match.alice.expect((m.Position, m.Rejected))  # type: ignore[arg-type]  # or an Error
+            readable(refused, "seq_gap", "seq 2")
+            assert match.state() == before
+        await still_usable(match.alice)
+        # seq 2 is the next: applied (a new command, not acknowledged as a retry), counted as the engine counts it.
+        reply = await match.alice.play(command)
+        assert isinstance(reply, m.Position) and reply.seq == 2 and reply.command == command, reply
+        ref.play(command)
+        assert reply.moves == ref.moves == 2 and reply.view == view_message(ref.position)
+        # A refused frame does not use up its number: after the refusals above, seq 3 is still the next one.
+        resigned = await match.alice.resign()
+        assert isinstance(resigned, m.Position) and resigned.seq == 3 and resigned.status == "resigned", resigned
+        await match.unaffected(match.state(), "bob")
+        await match.close()
+
+    run(case())
+
+
+def test_a_hint_frame_that_skips_a_seq_is_refused_and_a_retry_after_resume_gets_the_same_answer(
+        srv: ServerProcess) -> None:
+    """Hints are numbered on their own (1, 2, ...: the player's hints so far): hint 2 before hint 1 is refused
+    and not counted; hint 1 retried on a new connection is answered again with the same suggestion, not counted."""
+    from server.engine import redact
+    from server.engine.hint import hint
+
+    async def case() -> None:
+        created = create_match(srv.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False, hints=True)
+        solo = new_player(srv.ws_url)
+        await solo.connect()
+        await solo.join(created["code"], "solo")
+        await solo.send(m.Ready())
+        first = await solo.expect(m.Started)
+        assert isinstance(first, m.Started) and first.hints == 0, first
+        await solo.send(m.Hint(2))
+        readable(await solo.expect(m.Suggestion), "seq_gap", "seq 1")  # expect returns an Error at once
+        expected = hint(redact(reference().position), find_variant(VARIANT))
+        assert expected, "the reference deal has a hint"
+        await solo.send(m.Hint(1))
+        suggestion = await solo.expect(m.Suggestion)
+        assert isinstance(suggestion, m.Suggestion), suggestion
+        assert (suggestion.seq, suggestion.command, suggestion.hints) == (1, expected, 1)
+        await solo.close()
+        back = new_player(srv.ws_url)
+        back.token = solo.token
+        await back.connect()
+        await back.resume(created["code"])
+        resumed = await back.expect(m.Started)
+        assert isinstance(resumed, m.Started) and resumed.hints == 1, resumed
+        await back.send(m.Hint(1))  # its answer was lost with the connection: sent again
+        again = await back.expect(m.Suggestion)
+        assert isinstance(again, m.Suggestion) and (again.seq, again.command, again.hints) == (1, expected, 1), again
+        await back.send(m.Hint(3))
+        readable(await back.expect(m.Suggestion), "seq_gap", "seq 2")
+        resigned = await back.resign()
+        assert isinstance(resigned, m.Position) and resigned.seq == 1, resigned
+        results = await back.expect(m.Results)
+        assert isinstance(results, m.Results) and results.ranking[0].hints == 1, results
+
+    run(case())
+
+
 def test_ready_after_the_start_is_refused_and_changes_nothing(srv: ServerProcess) -> None:
     async def case() -> None:
         created, alice, bob = await lobby(srv, ready=False)
