@@ -271,7 +271,11 @@ class Position(_Message, tag="position"):
 
 
 class Rejected(_Message, tag="rejected"):
-    """Command ``seq`` was refused; nothing changed. ``code`` is stable, ``reason`` readable."""
+    """Command ``seq`` was refused; nothing changed, and ``seq`` is not used up (the next command carries it).
+
+    ``code`` is stable: ``illegal`` (the rules refuse it now), ``undo_refused`` (the undo policy),
+    ``game_over`` (the game is over) or ``malformed`` (not valid notation); ``reason`` is readable.
+    """
 
     seq: int
     command: str
@@ -373,7 +377,8 @@ ServerMessage = (
 
 ERROR_CODES = {
     "frame_too_large": "the frame is larger than the server accepts",
-    "malformed": "the frame is not valid msgpack, or not a known message with the right fields",
+    "malformed": "the frame is not valid msgpack, or not a known message with the right fields (in ``rejected``: "
+                 "the command is not valid notation)",
     "version": "the client speaks another protocol version",
     "hello_first": "the first frame must be hello",
     "no_match": "no match with that code",
@@ -408,4 +413,5 @@ ERROR_CODES = {
     "not_found": "no such path (HTTP 404)",
     "method_not_allowed": "that HTTP method is not allowed on that path (HTTP 405)",
 }
-"""Stable error codes and what they mean."""
+"""Stable error codes and what they mean: every code an ``error`` frame, a ``rejected`` frame or an HTTP error body
+can carry (the README's "Error codes" table says which carries which)."""
