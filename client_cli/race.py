@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -38,7 +39,7 @@ import websockets
 from protocol import messages as m
 
 from .commands import resolve
-from .connection import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state
+from .connection import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state, server_option
 from .state import ENDED, RaceState, with_card_symbols
 from .tokens import TokenStore
 
@@ -108,7 +109,7 @@ class RaceClient:
                     raise
                 failing_since = failing_since or time.monotonic()
                 if time.monotonic() - failing_since > GIVE_UP_S:
-                    raise Unreachable(f"gave up reconnecting after {GIVE_UP_S:.0f} s: {error}") from None
+                    raise Unreachable(self._gave_up(error), error.cause) from None
                 self.state.message = "connection lost: reconnecting…"
                 self.on_change()
                 await asyncio.sleep(next(delays))
@@ -138,6 +139,15 @@ class RaceClient:
                 self.state.message = "connection lost: reconnecting…"
                 self.on_change()
                 await asyncio.sleep(next(delays))
+
+    def _gave_up(self, error: Unreachable) -> str:
+        """What to tell the player when the server went away mid-match and :data:`GIVE_UP_S` of reconnecting
+        failed: what happened, that the game is kept, and the command that resumes it (not the advice for a
+        wrong address: this address worked until the connection dropped)."""
+        resume = f"forty-thieves join {self.code} --name {shlex.quote(self.name)}{server_option(self.server)}"
+        return (f"lost the connection to the server at {self.server} and gave up reconnecting after "
+                f"{GIVE_UP_S:.0f} s ({error.cause or error}). The server keeps your game (its time limit still "
+                f"counts); once the server is back, resume it with: {resume}")
 
     async def _enter(self, connection: Connection) -> None:
         """Resume with a kept token, else join; store the (new) token."""

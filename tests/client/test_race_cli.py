@@ -192,3 +192,32 @@ def test_unreachable_server_and_version_mismatch_are_explained(client_env: dict[
                 await Connection.open(f"http://127.0.0.1:{port}")
 
     asyncio.run(old_server())
+
+
+def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resume(make_server, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server goes away mid-game and does not come back: after GIVE_UP_S (120 s; 1 s here) the client stops.
+    Its message told the player to give the server's address with --server, which was right all along."""
+    import client_cli.race as race
+    from client_cli.connection import Unreachable
+    from client_cli.tokens import TokenStore
+    from tests.integration.wsclient import create_match
+
+    monkeypatch.setattr(race, "GIVE_UP_S", 1.0)
+    server = make_server()
+    code = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)["code"]
+
+    async def run() -> str:
+        client = race.RaceClient(server.url, code, "ann lee", store=TokenStore(tmp_path / "tokens.json"),
+                                 auto_ready=True)
+        runner = asyncio.ensure_future(client.run())
+        await asyncio.wait_for(client.started.wait(), 30)
+        server.kill()
+        with pytest.raises(Unreachable) as caught:
+            await asyncio.wait_for(runner, 60)
+        return str(caught.value)
+
+    text = asyncio.run(run())
+    assert "--server URL" not in text and "Is it running?" not in text, text
+    assert f"lost the connection to the server at {server.url}" in text and "1 s" in text, text
+    assert f"forty-thieves join {code} --name 'ann lee' --server {server.url}" in text, text
