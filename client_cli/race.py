@@ -93,6 +93,8 @@ class RaceClient:
         self._allowance = 0.0
         self._allowance_at = 0.0
         self._pacing = asyncio.Lock()
+        self._ready_after_lobby = False
+        """Say ready when the next ``lobby`` frame shows the match still in its lobby (set by a resume)."""
 
     # ------------------------------------------------------------ the connection loop
 
@@ -150,7 +152,9 @@ class RaceClient:
                 f"counts); once the server is back, resume it with: {resume}")
 
     async def _enter(self, connection: Connection) -> None:
-        """Resume with a kept token, else join; store the (new) token."""
+        """Resume with a kept token, else join; store the (new) token. With ``auto_ready``, say ready: at once
+        after a join (the match is in its lobby), after a resume only if the ``lobby`` frame that follows says
+        it still is (a ready to a started or ended match is refused, and the refusal showed on the screen)."""
         token = self.store.get(self.server, self.code).get("players", {}).get(self.name)
         if token:
             await connection.send(m.Resume(self.code, token))
@@ -158,18 +162,34 @@ class RaceClient:
             if isinstance(reply, m.Error) and reply.code == "bad_token":
                 token = None  # a token of another server's Redis, or an expired match: join anew
             elif isinstance(reply, m.Error):
-                raise self._fail(ServerRefused(reply.code, reply.message))
+                raise self._fail(await self._refused(reply))
         if not token:
             await connection.send(m.Join(self.code, self.name))
             reply = await self._until_joined(connection)
             if isinstance(reply, m.Error):
-                raise self._fail(ServerRefused(reply.code, reply.message))
+                raise self._fail(await self._refused(reply))
         assert isinstance(reply, m.Joined)
         self._keep_token(reply.token)
         self.state.apply(reply)
         self._emit(reply)
-        if self.auto_ready and self.state.phase in ("connecting", "preparing", "lobby"):
+        self._ready_after_lobby = False
+        if self.auto_ready and not token:
             await connection.send(m.Ready())
+        elif self.auto_ready:
+            self._ready_after_lobby = True
+
+    async def _refused(self, reply: m.Error) -> ServerRefused:
+        """A refused join or resume, as the user reads it: for a match that has ended, the server's message says
+        where its results are, and this adds the client's command that prints them."""
+        message = reply.message
+        if reply.code == "already_started":
+            try:
+                ended = (await match_state(self.server, self.code)).get("state") == "finished"
+            except ClientError:
+                ended = False
+            if ended:
+                message += f" (forty-thieves watch {self.code}{server_option(self.server)} prints them)"
+        return ServerRefused(reply.code, message)
 
     def _fail(self, error: ClientError) -> ClientError:
         self.fatal = error
@@ -211,6 +231,10 @@ class RaceClient:
                 if sent is not None:
                     self.state.clock_offset_ms = int(server_ms - (sent + time.time() * 1000) / 2)
                 return
+            case m.Lobby(state=state) if self._ready_after_lobby:  # the first lobby frame after a resume
+                self._ready_after_lobby = False
+                if state in ("preparing", "lobby"):
+                    await self.send(m.Ready())
             case m.Lobby(state="lobby") if self.auto_ready and before == "preparing":
                 await self.send(m.Ready())  # readiness sent while the deal was prepared does not start the match
             case m.Started(seq=seq, hints=hints):

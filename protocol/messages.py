@@ -388,7 +388,8 @@ ERROR_CODES = {
     "not_joined": "join or resume a match first",
     "not_started": "the match has not started yet",
     "game_over": "your game has ended",
-    "already_started": "the match has already started",
+    "already_started": "the match has left its lobby (it has started, or ended: the message says which, and where "
+                       "an ended match's results are)",
     "closed": "the match did not start in time and was closed",
     "rate_limited": "too many messages: slow down",
     "not_host": "only the host may do that",

@@ -248,6 +248,14 @@ def _seq_gap(seq: int, last: int, sequence: str) -> ServiceError:
                                    f"accepted was {last}); nothing was applied")
 
 
+def _too_late(code: str, state: str | None) -> ServiceError:
+    """The ``already_started`` refusal of ``join``, ``ready`` or ``start`` once match ``code`` has left its lobby
+    (``state``): a finished match says it has ended and where its results are, not that it has started."""
+    if state == "finished":
+        return ServiceError("already_started", f"match {code} has ended: its results are at /matches/{code}/results")
+    return ServiceError("already_started", "the match has already started")
+
+
 def commitment(seed: str, nonce: str) -> str:
     """SHA-256 (hex) of ``nonce + seed``, published at creation; both are revealed at the end.
 
@@ -460,8 +468,18 @@ class MatchService:
     # ------------------------------------------------------------ joining
 
     async def join(self, session: Session, code: str, name: str) -> None:
+        """Join match ``code`` in its lobby as ``name``: ``joined`` (with the new player token) to the session,
+        ``lobby`` to all.
+
+        Raises :class:`ServiceError`: ``no_match`` (none, or its keys expired: then the message says where
+        its results are), ``malformed`` (the name), ``already_started`` (the match left its lobby; a finished
+        one says it has ended and where its results are), ``closed``, ``name_taken``, ``match_full``.
+        """
         meta = await self.store.meta(code)
         if meta is None:
+            if await self.store.results(code) is not None:  # ended, its keys expired; the results are kept
+                raise ServiceError("no_match", f"match {code} has ended and is no longer kept; its results are at "
+                                               f"/matches/{code}/results")
             raise ServiceError("no_match", f"no match with code {code!r}")
         if any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name) or name != name.strip():
             raise ServiceError("malformed", "a display name has no control characters and no outer spaces")
@@ -470,9 +488,10 @@ class MatchService:
         status, _ = await self.store.join(code, name, token_hash(token), settings.players, self.clock.now_ms(),
                                           name_key(name))
         if status != "ok":
-            started = "the match is over: see its results" if meta.get("state") == "finished" \
-                else "the match has already started"
-            messages = {"no_match": f"no match with code {code!r}", "already_started": started,
+            if status == "already_started":
+                now = await self.store.meta(code)  # it may have ended since it was read above
+                raise _too_late(code, (now or meta).get("state"))
+            messages = {"no_match": f"no match with code {code!r}",
                         "closed": "the match was closed: it did not start in time",
                         "name_taken": f"the name {name!r} (or one that looks the same) is already taken in this match",
                         "match_full": f"the match has all its {settings.players} players"}
@@ -584,7 +603,7 @@ class MatchService:
         self._require_joined(session)
         meta = await self._lobby_meta(session.code)
         if meta["state"] not in ("lobby", "preparing"):
-            raise ServiceError("already_started", "the match has already started")
+            raise _too_late(session.code, meta["state"])
         async with self._lobby_lock(session.code):  # the lobby frame and the start decision in one order
             await self.store.set_player(session.code, session.name, ready=1)
             await self.publish_lobby(session.code)
@@ -624,7 +643,7 @@ class MatchService:
         if meta["state"] == "preparing":
             raise ServiceError("not_started", "the deal is still being prepared; start again in a moment")
         if meta["state"] != "lobby":
-            raise ServiceError("already_started", "the match has already started")
+            raise _too_late(session.code, meta["state"])
         async with self._lobby_lock(session.code):
             await self.start_countdown(session.code)
 

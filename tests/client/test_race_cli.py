@@ -221,3 +221,61 @@ def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resume(make
     assert "--server URL" not in text and "Is it running?" not in text, text
     assert f"lost the connection to the server at {server.url}" in text and "1 s" in text, text
     assert f"forty-thieves join {code} --name 'ann lee' --server {server.url}" in text, text
+
+
+def test_coming_back_to_a_started_match_sends_no_ready_and_hears_no_refusal(server: ServerProcess,
+                                                                            tmp_path: Path) -> None:
+    """The client said ready after every resume, also to a match long started (or ended): the server's answer,
+    "the match has already started", then stood on the player's screen."""
+    from client_cli.race import RaceClient
+    from client_cli.tokens import TokenStore
+    from tests.integration.wsclient import create_match
+
+    code = create_match(server.url, variant=VARIANT, seed=SEED, players=2, solvable_only=False)["code"]
+    store = TokenStore(tmp_path / "ann.json")
+
+    async def run() -> list[m.ServerMessage]:
+        ann = RaceClient(server.url, code, "ann", store=store, auto_ready=True)
+        bob = RaceClient(server.url, code, "bob", store=TokenStore(tmp_path / "bob.json"), auto_ready=True)
+        first, bobs = asyncio.ensure_future(ann.run()), asyncio.ensure_future(bob.run())
+        await asyncio.wait_for(asyncio.gather(ann.started.wait(), bob.started.wait()), 30)
+        first.cancel()  # ann leaves mid-game; the same command brings her back
+        await asyncio.gather(first, return_exceptions=True)
+        await ann.close()
+        heard: list[m.ServerMessage] = []
+        back = RaceClient(server.url, code, "ann", store=store, auto_ready=True, listener=heard.append)
+        again = asyncio.ensure_future(back.run())
+        await asyncio.wait_for(back.started.wait(), 30)
+        played = await asyncio.wait_for(back.play("s"), 30)
+        assert isinstance(played, m.Position) and played.seq == 1 and played.moves == 1, played
+        for client in (bob, back):
+            resigned = await asyncio.wait_for(client.resign(), 30)
+            assert isinstance(resigned, m.Position) and resigned.status == "resigned", resigned
+        await asyncio.wait_for(asyncio.gather(again, bobs), 30)
+        await asyncio.sleep(0.3)  # an answer to a late ready would come now
+        return heard
+
+    heard = asyncio.run(run())
+    assert isinstance(heard[-1], m.Results) and sorted(r.name for r in heard[-1].ranking) == ["ann", "bob"]
+    assert [x for x in heard if isinstance(x, m.Error)] == []
+
+
+def test_joining_a_finished_match_says_it_has_ended_and_where_the_results_are(server: ServerProcess,
+                                                                             client_env: dict[str, str]) -> None:
+    done = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "create", "--json",
+                           "--variant", VARIANT, "--seed", SEED, "--players", "1"], cwd=ROOT, env=client_env,
+                          capture_output=True, text=True, timeout=30, check=False)
+    code = json.loads(done.stdout)["code"]
+
+    def join(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "join", code, "--name",
+                               name, "--script", "-"], cwd=ROOT, env=client_env, capture_output=True, text=True,
+                              input="s\n", timeout=60, check=False)
+
+    first = join("ann")
+    assert first.returncode == 0 and "ann                  resigned" in first.stdout, first
+    late = join("carol")
+    assert late.returncode == 2, late
+    assert "has ended" in late.stderr and "already started" not in late.stderr, late.stderr
+    assert f"/matches/{code}/results" in late.stderr, late.stderr
+    assert f"forty-thieves watch {code} --server {server.url} prints them" in late.stderr, late.stderr

@@ -692,18 +692,52 @@ def test_commands_after_the_game_ended(srv: ServerProcess) -> None:
         assert isinstance(results, m.Results)
         after = match.state()
         assert after["state"] == "finished"
+        results_at = f"/matches/{match.code}/results"
         for player in (match.alice, match.bob):
             await player.send(m.Play(player.seq + 1, "s"))
             readable(await player.expect(m.Error), "game_over")
+            # Not "the match has already started": it has ended, and its results are there.
             await player.send(m.Start(match.created["host_token"]))
-            readable(await player.expect(m.Error), "already_started")
+            readable(await player.expect(m.Error), "already_started", "has ended", results_at)
+            await player.send(m.Ready())
+            readable(await player.expect(m.Error), "already_started", "has ended", results_at)
             await still_usable(player)
+        assert httpx.get(srv.url + results_at, timeout=10).json()["ranking"] == msgspec.to_builtins(results.ranking)
         late = await mallory(srv)
         await late.send(m.Join(match.code, "carol"))
-        readable(await late.recv(), "already_started", "the match is over")  # not "started": it has ended
+        readable(await late.recv(), "already_started", "has ended", results_at)
         assert match.state() == after
         await late.close()
         await match.close()
+
+    run(case())
+
+
+def test_joining_a_finished_match_whose_keys_expired_says_where_its_results_are(make_server: Any) -> None:
+    """After the retention period a match's keys are gone but its results stay: "no match with code X" hid them."""
+    server = make_server(FTR_RETENTION_S="1")
+
+    async def case() -> None:
+        created = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)
+        solo = new_player(server.ws_url)
+        await solo.connect()
+        await solo.join(created["code"], "solo")
+        await solo.send(m.Ready())
+        assert isinstance(await solo.expect(m.Started), m.Started)
+        assert isinstance(await solo.resign(), m.Position)
+        results = await solo.expect(m.Results)
+        assert isinstance(results, m.Results)
+        results_at = f"/matches/{created['code']}/results"
+        deadline = time.monotonic() + 10
+        while httpx.get(f"{server.url}/matches/{created['code']}", timeout=10).status_code != 404:
+            assert time.monotonic() < deadline, "the match's keys never expired"
+            await asyncio.sleep(0.2)
+        assert httpx.get(server.url + results_at, timeout=10).json()["ranking"][0]["name"] == "solo"
+        late = await mallory(server)
+        await late.send(m.Join(created["code"], "carol"))
+        readable(await late.recv(), "no_match", "has ended", results_at)
+        await late.send(m.Join("nosuchmatch", "carol"))
+        readable(await late.recv(), "no_match", "no match with code")
 
     run(case())
 
