@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import unicodedata
 import json
-import re
 import logging
 import secrets
 import time
@@ -35,6 +33,7 @@ from .engine.dead import Verdict, is_dead, stock_exhausted
 from .engine.deal import deal as deal_of
 from .engine.hint import hint
 from .engine.view import redact
+from .names import name_key, name_problem
 from .ranking import Standing, rank
 from .settings import Settings
 from .store import SPECTATOR_KINDS, Store, follow_streams, token_hash
@@ -207,23 +206,6 @@ def _initial_game(meta: dict[str, str], settings: m.Settings) -> Game:
     """A match's game before any command: its deal (meta ``deal``) after the auto-play that comes with it."""
     variant = find_variant(settings.variant)
     return Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
-
-
-_INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
-                        "\U000e0100-\U000e01ef]")
-"""Default-ignorable code points (Unicode's DerivedCoreProperties) that are not format or control
-characters, so the display-name check lets them through: they draw as nothing."""
-
-
-def name_key(name: str) -> str:
-    """The identity of a display name: default-ignorable characters dropped, then NFKC, case-folded, NFKC
-    again (Unicode's NFKC_Casefold in short).
-
-    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ", "é" composed or not, "Ann" with an
-    invisible variation selector): in a match the first to join takes the key; in the daily challenge, the
-    first claimed.
-    """
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _INVISIBLE.sub("", name)).casefold())
 
 
 def _is_retry(seq: int, last: int, sequence: str) -> bool:
@@ -481,8 +463,9 @@ class MatchService:
                 raise ServiceError("no_match", f"match {code} has ended and is no longer kept; its results are at "
                                                f"/matches/{code}/results")
             raise ServiceError("no_match", f"no match with code {code!r}")
-        if any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name) or name != name.strip():
-            raise ServiceError("malformed", "a display name has no control characters and no outer spaces")
+        problem = name_problem(name)  # the daily challenge's rule too (server/names.py)
+        if problem is not None:
+            raise ServiceError("malformed", problem)
         token = secrets.token_urlsafe(24)
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)
         status, _ = await self.store.join(code, name, token_hash(token), settings.players, self.clock.now_ms(),

@@ -521,6 +521,33 @@ def test_names_with_other_control_characters_are_refused(srv: ServerProcess) -> 
     run(case())
 
 
+def test_race_names_follow_the_daily_challenges_rule_and_refusals_say_why(srv: ServerProcess) -> None:
+    """Races took names that mix scripts (a Cyrillic "А" among Latin letters), which the daily challenge refuses;
+    and refused "ann" with an emoji sequence (a zero width joiner between two emoji) as "control characters"."""
+    async def case() -> None:
+        created, alice, bob = await lobby(srv, players=4, ready=False)
+        before = public_state(srv.url, created["code"])
+        carol = await mallory(srv)
+        for name, words in (("\u0410nn", ["CYRILLIC", "LATIN", "script"]),
+                            ("al\u200dice", ["U+200D", "invisible"]), ("ann\u200b", ["U+200B", "invisible"])):
+            await carol.send(m.Join(created["code"], name))
+            refused = await carol.recv()
+            readable(refused, "malformed", "name", *words)
+            assert "control" not in refused.message, refused
+        assert public_state(srv.url, created["code"]) == before
+        coder = "ann \U0001f469\u200d\U0001f4bb"  # ann, then the one picture "woman technologist"
+        joined = await carol.join(created["code"], coder)
+        assert joined.name == coder
+        assert [p["name"] for p in public_state(srv.url, created["code"])["players"]] == ["alice", "bob", coder]
+        dave = await mallory(srv)
+        await dave.send(m.Join(created["code"], "ANN \U0001f469\U0001f4bb"))  # where it shows as its parts
+        readable(await dave.recv(), "name_taken", "taken")
+        for player in (carol, dave, alice, bob):
+            await player.close()
+
+    run(case())
+
+
 def test_a_name_that_looks_like_a_players_name_is_taken(srv: ServerProcess) -> None:
     """Two players whose names differ only by case or Unicode form ("alice" and "ALICE", "é" composed and
     decomposed, full-width letters) could not be told apart in the standings and the results."""

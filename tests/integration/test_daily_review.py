@@ -89,6 +89,20 @@ def test_lookalike_names_cannot_be_claimed(day_server: ServerProcess) -> None:
         assert response.status_code == 200, (name, response.text)
 
 
+def test_daily_names_take_emoji_sequences_and_refusals_say_why(day_server: ServerProcess) -> None:
+    """An emoji sequence (two emoji joined by a zero width joiner) is a picture, not a control character; the
+    refusals name the character or the scripts at fault (one message for every rule before)."""
+    coder = "Cy \U0001f469\u200d\U0001f4bb"
+    response = attempt(day_server, coder)
+    assert response.status_code == 200 and response.json()["name"] == coder, response.text
+    for name, words in (("\u0410nn Cy", ["CYRILLIC", "LATIN"]), ("Cy\u200dra", ["U+200D", "invisible"]),
+                        ("Cy\tra", ["U+0009", "control character"])):
+        response = attempt(day_server, name)
+        assert response.status_code == 400 and response.json()["error"] == "malformed", (name, response.text)
+        for word in words:
+            assert word in response.json()["message"], (name, response.json())
+
+
 def test_a_finished_attempt_shows_no_board_or_replay_before_the_day_ends(day_server: ServerProcess) -> None:
     """A daily attempt's match holds the day's whole deal: the match routes must not give it out while the
     day runs (one throwaway name, resign at once, then ask the match's replay: it carried the stock)."""
