@@ -342,6 +342,40 @@ def test_ctrl_c_stops_the_server_without_a_traceback(redis_url: str, tmp_path: P
     assert "Shutting down" in text and "Traceback" not in text, text[-3000:]
 
 
+def test_ctrl_c_just_after_the_workers_start_logs_no_failure(redis_url: str, tmp_path: Path) -> None:
+    """Ctrl-C within the first second: the solver worker was still starting (its interpreter not yet ignoring
+    SIGINT), died of it, and the server logged "deal pool failed" with a traceback, for a shutdown."""
+    port = free_port()
+    log_path = tmp_path / "server.log"
+    url = redis_url.rsplit("/", 1)[0] + "/12"  # a database of its own, emptied: the worker has deals to find
+    redis.Redis.from_url(url).flushdb()
+    env = dict(os.environ, REDIS_URL=url, FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="2")
+    with open(log_path, "wb") as log, subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)],
+                                                       cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                       start_new_session=True) as process:
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+        deadline = time.monotonic() + 60
+        while True:  # until the server has spawned its solver worker (the deal pool asks for a deal at once)
+            assert time.monotonic() < deadline and process.poll() is None, log_path.read_text()[-2000:]
+            try:
+                spawned = any(b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+                              for pid in children.read_text().split())
+            except OSError:  # a child gone meanwhile
+                spawned = False
+            if spawned:
+                break
+            time.sleep(0.001)
+        os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C, while the worker starts
+        try:
+            process.wait(30)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+    text = log_path.read_text()
+    assert "Shutting down" in text, text[-3000:]
+    assert " ERROR " not in text and "Traceback" not in text and "KeyboardInterrupt" not in text, text[-3000:]
+
+
 def test_an_untimed_limit_of_0_means_no_deadline_at_all(make_server) -> None:  # type: ignore[no-untyped-def]
     """FTR_UNTIMED_LIMIT_S 0: an operator's "no limit" (it ended every untimed match at its start)."""
     server = make_server(FTR_UNTIMED_LIMIT_S="0")
