@@ -207,7 +207,7 @@ redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', %d, '*', 'd', ARGV[5])
 return 1
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 UNCLAIM = """
 -- KEYS: names ; ARGV: name key, the claim's value: delete the claim if it is still that one

@@ -658,11 +658,12 @@ class MatchService:
         await self.store.add_timer(code, "start", start_at)
         if deadline:
             await self.store.add_timer(code, "deadline", deadline)
-        if await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at, deadline_ms=deadline):
-            if meta.get("daily") and self.daily is not None:
-                foundation = _initial_game(meta, settings).position.foundation_cards
-                for name in await self.store.roster(code):
-                    await self.daily.started(meta, name, start_at, foundation)
+        moved = await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at,
+                                            deadline_ms=deadline)
+        if moved and meta.get("daily") and self.daily is not None:
+            foundation = _initial_game(meta, settings).position.foundation_cards
+            for name in await self.store.roster(code):
+                await self.daily.started(meta, name, start_at, foundation)
 
     async def _timer_early(self, code: str, kind: str, now: int) -> bool:
         """True (and the timer set again to the stored instant) when a ``start`` or ``deadline`` timer fired

@@ -179,7 +179,7 @@ end
 local active = -1
 if a[11] == 1 then active = redis.call('HINCRBY', KEYS[4], 'active', -1) end
 return {'ok', last, active}
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 START = """
 -- KEYS: meta, roster, events, player-prefix ; ARGV: event frame, foundation cards of the deal
@@ -190,7 +190,7 @@ for _, name in ipairs(names) do redis.call('HSET', KEYS[4] .. name, 'status', 'p
 redis.call('HSET', KEYS[1], 'active', #names)
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'start')
 return 1
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 END_PLAYER = """
 -- KEYS: player, events, meta ; ARGV: status, time_ms, event frame
@@ -199,7 +199,7 @@ redis.call('HSET', KEYS[1], 'status', ARGV[1], 'time_ms', ARGV[2])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'ended', 'n', redis.call('HGET', KEYS[1], 'name'),
   's', ARGV[1])
 return {'ok', redis.call('HINCRBY', KEYS[3], 'active', -1)}
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 CLOSE = """
 -- KEYS: meta, roster, tokens, events, player-prefix ; ARGV: event frame, seconds the keys are kept
@@ -211,7 +211,7 @@ redis.call('XADD', KEYS[4], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'public')
 for _, name in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do redis.call('EXPIRE', KEYS[5] .. name, ARGV[2]) end
 for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
 return 1
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 TRANSITION = """
 -- KEYS: meta, events ; ARGV: from state, to state, event frame ('' none), field/value pairs...
@@ -220,7 +220,7 @@ redis.call('HSET', KEYS[1], 'state', ARGV[2])
 for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 if ARGV[3] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'public') end
 return 1
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 
 @dataclass
@@ -243,8 +243,8 @@ class PlayerRecord:
     """The answer to the player's last hint (``""``: none, or no hint asked), sent again for a retried hint."""
 
     @classmethod
-    def from_hash(cls, data: dict[bytes, bytes]) -> "PlayerRecord":
-        get = lambda k: data.get(k.encode(), b"0").decode()  # noqa: E731
+    def from_hash(cls, data: dict[bytes, bytes]) -> PlayerRecord:
+        get = lambda k: data.get(k.encode(), b"0").decode()
         return cls(
             name=get("name"), epoch=int(get("epoch")), ready=get("ready") == "1", connected=get("connected") != "0",
             seq=int(get("seq")), moves=int(get("moves")), undos=int(get("undos")), hints=int(get("hints")),

@@ -22,7 +22,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.context import SpawnContext, SpawnProcess
 
-
 WORKER_NICENESS = 10
 """Added to a worker's nice value: on a small machine the solver and the dead-game checks yield the CPU to
 the event loop (a dead check that took a core at bot pace made players' p99 round trip several times worse),

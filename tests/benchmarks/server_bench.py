@@ -55,6 +55,7 @@ import argparse
 import array
 import asyncio
 import collections
+import contextlib
 import multiprocessing
 import os
 import random
@@ -74,8 +75,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from protocol import messages as m  # noqa: E402
-from protocol.codec import decode_server, encode  # noqa: E402
+from protocol import messages as m
+from protocol.codec import decode_server, encode
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 VARIANTS = ("classic", "relaxed")
@@ -305,7 +306,7 @@ class RawWebSocket(asyncio.Protocol):
         self.key = b""
 
     @classmethod
-    async def connect(cls, url: str) -> "RawWebSocket":
+    async def connect(cls, url: str) -> RawWebSocket:
         import base64
 
         rest = url.split("://", 1)[1]
@@ -425,7 +426,7 @@ class RawWebSocket(asyncio.Protocol):
 
 class Bot:
     def __init__(self, job: dict[str, Any], code: str, name: str, seed: int, result: BotResult,
-                 ready: "Countdown") -> None:
+                 ready: Countdown) -> None:
         self.job, self.code, self.name = job, code, name
         self.rng = random.Random(seed)
         self.result, self.ready = result, ready
@@ -444,8 +445,8 @@ class Bot:
             message = await self.recv(timeout)
             if isinstance(message, kind):
                 return message
-            if isinstance(message, m.Error):
-                raise RuntimeError(f"{self.name}: {message.code}: {message.message}")
+            if isinstance(message, m.Error):  # the server refused (not a wrong type): the report counts RuntimeError
+                raise RuntimeError(f"{self.name}: {message.code}: {message.message}")  # noqa: TRY004
 
     async def setup(self) -> list[Any]:
         if self.job["client"] == "raw":
@@ -483,10 +484,8 @@ class Bot:
         except Exception as error:  # noqa: BLE001 - counted and reported
             self.result.errors[f"{type(error).__name__}: {error}"[:120]] += 1
         finally:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken connection may fail in many ways
                 await self.ws.close()
-            except Exception:  # noqa: BLE001
-                pass
 
     async def play(self, legal: list[Any], go_time: float, deadline: float) -> None:
         job, rng, result = self.job, self.rng, self.result
@@ -782,7 +781,7 @@ def report_phase(figures: PhaseFigures, unit: str = "moves") -> tuple[float, flo
     machine = cpu_share(samples, "machine")
     me = cpu_share(samples, "me")
     others = [max(0.0, a - b - c - d - e - f) for a, b, c, d, e, f in zip(machine, server, workers, redis_cpu, clients, me)]
-    pct = lambda xs: spread([100 * x for x in xs], ".0f")  # noqa: E731
+    pct = lambda xs: spread([100 * x for x in xs], ".0f")
     us_per = {"server": float("nan"), "clients": float("nan")}
     if samples and len(samples) > 1 and figures.moves:
         span_t = samples[-1].t - samples[0].t
@@ -841,7 +840,7 @@ class Bench:
         env.update({"REDIS_URL": self.redis_url, "FTR_SOLVER_WORKERS": "0", "FTR_COUNTDOWN_S": "0.5",
                     "FTR_RATE": "1000", "FTR_BURST": "1000", "FTR_MATCHES_PER_MIN": "100000",
                     "PYTHONWARNINGS": "ignore"})
-        self.server_log = open(os.path.join(self.tmp, "server.log"), "wb")
+        self.server_log = open(os.path.join(self.tmp, "server.log"), "wb")  # noqa: SIM115 - the server's, until stop
         self.server_process = subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)], cwd=ROOT, env=env,
                                                stdout=self.server_log, stderr=subprocess.STDOUT)
         wait_http(self.base_url + "/healthz")

@@ -194,11 +194,11 @@ def test_unreachable_server_and_version_mismatch_are_explained(client_env: dict[
     asyncio.run(old_server())
 
 
-def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resume(make_server, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resume(  # type: ignore[no-untyped-def]
+        make_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The server goes away mid-game and does not come back: after GIVE_UP_S (120 s; 1 s here) the client stops.
     Its message told the player to give the server's address with --server, which was right all along."""
-    import client_cli.race as race
+    from client_cli import race
     from client_cli.connection import Unreachable
     from client_cli.tokens import TokenStore
     from tests.integration.wsclient import create_match

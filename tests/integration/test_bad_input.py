@@ -15,11 +15,10 @@ move count (checked against the engine).
 
 from __future__ import annotations
 
-import os
-
 import asyncio
 import itertools
 import math
+import os
 import re
 import time
 import typing
@@ -30,18 +29,17 @@ import httpx
 import msgspec
 import pytest
 import websockets
-from websockets.protocol import State
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from websockets.protocol import State
 
 from protocol import messages as m
-from protocol.codec import decode_server, encode
+from protocol.codec import encode
 from server.engine import Game, deal, find_variant
 from server.views import legal_message, view_message
 
 from .conftest import ServerProcess
 from .wsclient import Player, create_match, public_state
-
 
 CI_DERANDOMIZE = bool(os.environ.get("CI"))
 """In CI the fuzz examples are fixed (a landing must not depend on luck); locally they vary."""
@@ -729,7 +727,8 @@ def test_commands_after_the_game_ended(srv: ServerProcess) -> None:
             await player.send(m.Ready())
             readable(await player.expect(m.Error), "already_started", "has ended", results_at)
             await still_usable(player)
-        assert httpx.get(srv.url + results_at, timeout=10).json()["ranking"] == msgspec.to_builtins(results.ranking)
+        published = await asyncio.to_thread(httpx.get, srv.url + results_at, timeout=10)
+        assert published.json()["ranking"] == msgspec.to_builtins(results.ranking)
         late = await mallory(srv)
         await late.send(m.Join(match.code, "carol"))
         readable(await late.recv(), "already_started", "has ended", results_at)
@@ -756,10 +755,12 @@ def test_joining_a_finished_match_whose_keys_expired_says_where_its_results_are(
         assert isinstance(results, m.Results)
         results_at = f"/matches/{created['code']}/results"
         deadline = time.monotonic() + 10
-        while httpx.get(f"{server.url}/matches/{created['code']}", timeout=10).status_code != 404:
+        match_url = f"{server.url}/matches/{created['code']}"
+        while (await asyncio.to_thread(httpx.get, match_url, timeout=10)).status_code != 404:
             assert time.monotonic() < deadline, "the match's keys never expired"
             await asyncio.sleep(0.2)
-        assert httpx.get(server.url + results_at, timeout=10).json()["ranking"][0]["name"] == "solo"
+        kept = await asyncio.to_thread(httpx.get, server.url + results_at, timeout=10)
+        assert kept.json()["ranking"][0]["name"] == "solo"
         late = await mallory(server)
         await late.send(m.Join(created["code"], "carol"))
         readable(await late.recv(), "no_match", "has ended", results_at)
@@ -838,7 +839,7 @@ def test_a_flood_is_rate_limited_then_closed_and_others_are_unaffected(slow: Ser
                 break
         bob_reply = await match.move("bob")  # bob's round trip is served meanwhile
         assert bob_reply.moves == 1
-        code, reason = await alice.wait_closed(10)
+        code, _reason = await alice.wait_closed(10)
         flood_s = time.monotonic() - flood_started
         assert code is not None, "a persistent flood closes the connection"
         accepted = [f for f in alice.inbox if isinstance(f, m.Position)]

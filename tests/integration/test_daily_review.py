@@ -189,7 +189,8 @@ async def after_midnight(server: ServerProcess) -> None:
     await player.close()
     # The day closes (neither of them played) and reveals; an attempt connected later still gets a clear answer.
     deadline = time.monotonic() + 20
-    while httpx.get(f"{server.url}/daily/{date}/{VARIANT}/reveal", timeout=10).status_code != 200:
+    reveal = f"{server.url}/daily/{date}/{VARIANT}/reveal"
+    while (await asyncio.to_thread(httpx.get, reveal, timeout=10)).status_code != 200:
         assert time.monotonic() < deadline, "the day never closed"
         await asyncio.sleep(0.2)
     player = Player(server.ws_url)
@@ -199,7 +200,7 @@ async def after_midnight(server: ServerProcess) -> None:
     error = await player.expect(m.Error, timeout=10)
     assert isinstance(error, m.Error) and error.code == "closed", error
     await player.close()
-    board = httpx.get(f"{server.url}/daily/{date}/{VARIANT}/leaderboard", timeout=10).json()
+    board = (await asyncio.to_thread(httpx.get, f"{server.url}/daily/{date}/{VARIANT}/leaderboard", timeout=10)).json()
     assert board["final"] is True
     assert not {e["name"] for e in board["entries"]} & {"early bird", "night owl"}  # never started: no entry
     assert "Traceback" not in server.logs()

@@ -175,7 +175,7 @@ def test_two_server_processes_serve_one_match(make_server) -> None:  # type: ign
     a, b = make_server(), make_server()
 
     async def run() -> None:
-        code, alice, bob = await started_pair(a.url, a.ws_url, b.ws_url)
+        _code, alice, bob = await started_pair(a.url, a.ws_url, b.ws_url)
         for command in ("s", "s", "s"):
             await alice.play(command)
         progress = await bob.expect(m.Progress)
@@ -252,7 +252,7 @@ def test_a_match_that_never_starts_is_closed_and_a_started_one_is_not(make_serve
         return waiting["code"], solo["code"]
 
     codes = asyncio.run(run())
-    import redis  # noqa: PLC0415 - the keys of the closed match expire (a TTL is set on each)
+    import redis  # the keys of the closed match expire (a TTL is set on each)
 
     client = redis.Redis.from_url(server.env["REDIS_URL"])
     closed_keys = list(client.scan_iter(match=f"{{m:{codes[0]}}}:*"))
@@ -265,7 +265,7 @@ def test_a_start_timer_that_fires_early_does_not_deal_before_the_announced_insta
     """Two processes starting one countdown at once each set the start timer; the loser's may be earlier
     than the instant stored with the match. Simulated by moving the timer to now: the deal still comes at
     the announced start instant, not before (DESIGN.md: the deal is sent with the start signal)."""
-    import redis  # noqa: PLC0415
+    import redis
 
     server = make_server(FTR_COUNTDOWN_S="2")
     client = redis.Redis.from_url(server.env["REDIS_URL"])

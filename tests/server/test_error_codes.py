@@ -82,7 +82,7 @@ def sent_codes() -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
                         literal("problem", pair.elts[0], where)
             elif isinstance(node, ast.FunctionDef) and node.name == "__init__":
                 for arg, default in zip(node.args.args[::-1], node.args.defaults[::-1]):
-                    if arg.arg == "code":  # ProtocolError(message, code="malformed"), IllegalCommandError(..., "illegal")
+                    if arg.arg == "code":  # ProtocolError(..., code="malformed"), IllegalCommandError(..., "illegal")
                         literal("default", default, where)
     return found, dynamic
 
@@ -96,7 +96,7 @@ def readme_table() -> dict[str, str]:
     """The README's error code table: code -> its "sent in" column."""
     text = (ROOT / "README.md").read_text()
     section = text.split("#### Error codes", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", section, re.M)
+    rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", section, re.MULTILINE)
     assert len(rows) == len({code for code, _ in rows}), "a code listed twice"
     return {code: where.strip() for code, where in rows}
 
@@ -111,6 +111,7 @@ def test_the_source_reading_finds_what_it_must() -> None:
     assert {"not_found", "method_not_allowed", "not_finished"} <= found["_error"] | found["error_response"]
     assert {"illegal", "malformed"} <= found["default"]
     assert join_statuses() == {"no_match", "closed", "already_started", "name_taken", "match_full"}
+    assert ("server/matches.py", "status") in dynamic and ("server/play.py", "error.code") in dynamic
 
 
 def test_every_code_the_server_sends_is_declared_and_every_declared_code_is_sent() -> None:
