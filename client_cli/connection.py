@@ -38,7 +38,11 @@ class ClientError(Exception):
 
 
 class Unreachable(ClientError):
-    """No server answers at the address."""
+    """No server answers at the address; ``cause`` says what failed (``"ConnectionRefusedError: ..."``)."""
+
+    def __init__(self, message: str, cause: str = "") -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 class VersionMismatch(ClientError):
@@ -77,8 +81,9 @@ def ws_url(server: str) -> str:
 
 
 def _unreachable(server: str, error: Exception) -> Unreachable:
-    return Unreachable(f"cannot reach the server at {server} ({error.__class__.__name__}: {error}). "
-                       "Is it running? Give its address with --server URL or FTR_SERVER.")
+    cause = f"{error.__class__.__name__}: {error}"
+    return Unreachable(f"cannot reach the server at {server} ({cause}). "
+                       "Is it running? Give its address with --server URL or FTR_SERVER.", cause)
 
 
 async def _request(method: str, server: str, path: str, **kwargs: Any) -> httpx.Response:

@@ -11,6 +11,14 @@ written at once; commands sent but not answered are sent again with the
 same ``seq`` (the server acknowledges a repeated ``seq`` again and never
 applies it twice).
 
+Numbering: ``play`` and ``resign`` count 1, 2, 3, ... over the commands
+the server accepted, and ``hint`` counts its own 1, 2, 3, ... over the
+hints answered; the server refuses a number that skips ahead
+(``seq_gap``). So one numbered request is out at a time: the next is
+numbered when the one before has been answered, and a refused one
+(``rejected``, ``error``) leaves its number to the next. After a
+reconnect ``started`` says where both sequences stand.
+
 The interactive screen is :mod:`client_cli.ui`; the scripted mode is
 :func:`run_script` here.
 """
@@ -19,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -30,12 +39,17 @@ import websockets
 from protocol import messages as m
 
 from .commands import resolve
-from .connection import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state
+from .connection import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state, server_option
 from .state import ENDED, RaceState, with_card_symbols
 from .tokens import TokenStore
 
 GIVE_UP_S = 120.0
 """Seconds of failed reconnects after which the client stops trying."""
+
+ANSWERS_A_COMMAND = frozenset({"malformed", "seq_gap", "game_over", "not_started", "not_joined", "no_hints",
+                               "internal"})
+"""Codes of an ``error`` that answers the numbered request waiting (other errors, e.g. ``already_started``
+for a ``ready``, answer something else and must not take its place)."""
 
 Listener = Callable[[m.ServerMessage], None]
 
@@ -64,8 +78,14 @@ class RaceClient:
         self.state = RaceState(server=server, code=code, name=name, host=bool(self.host_token))
         self.connection: Connection | None = None
         self.seq = 0
-        self.pending: dict[int, m.ClientMessage] = {}
-        self.waiting: dict[int, asyncio.Future[m.ServerMessage]] = {}
+        """The last ``play``/``resign`` seq the server accepted (``started``, ``position``): the next is this + 1."""
+        self.hints_used = 0
+        """Hints the server answered (``started``, ``suggestion``): the next ``hint`` seq is this + 1."""
+        self.pending: dict[tuple[str, int], m.ClientMessage] = {}
+        """Numbered requests sent and not answered, by (sequence, seq): sent again after a reconnect."""
+        self.waiting: dict[tuple[str, int], asyncio.Future[m.ServerMessage]] = {}
+        self._numbering = asyncio.Lock()
+        """Held from numbering a request until its answer: one numbered request out at a time."""
         self.done = asyncio.Event()
         self.started = asyncio.Event()
         self.fatal: ClientError | None = None
@@ -73,6 +93,8 @@ class RaceClient:
         self._allowance = 0.0
         self._allowance_at = 0.0
         self._pacing = asyncio.Lock()
+        self._ready_after_lobby = False
+        """Say ready when the next ``lobby`` frame shows the match still in its lobby (set by a resume)."""
 
     # ------------------------------------------------------------ the connection loop
 
@@ -89,7 +111,7 @@ class RaceClient:
                     raise
                 failing_since = failing_since or time.monotonic()
                 if time.monotonic() - failing_since > GIVE_UP_S:
-                    raise Unreachable(f"gave up reconnecting after {GIVE_UP_S:.0f} s: {error}") from None
+                    raise Unreachable(self._gave_up(error), error.cause) from None
                 self.state.message = "connection lost: reconnecting…"
                 self.on_change()
                 await asyncio.sleep(next(delays))
@@ -120,8 +142,19 @@ class RaceClient:
                 self.on_change()
                 await asyncio.sleep(next(delays))
 
+    def _gave_up(self, error: Unreachable) -> str:
+        """What to tell the player when the server went away mid-match and :data:`GIVE_UP_S` of reconnecting
+        failed: what happened, that the game is kept, and the command that resumes it (not the advice for a
+        wrong address: this address worked until the connection dropped)."""
+        resume = f"forty-thieves join {self.code} --name {shlex.quote(self.name)}{server_option(self.server)}"
+        return (f"lost the connection to the server at {self.server} and gave up reconnecting after "
+                f"{GIVE_UP_S:.0f} s ({error.cause or error}). The server keeps your game (its time limit still "
+                f"counts); once the server is back, resume it with: {resume}")
+
     async def _enter(self, connection: Connection) -> None:
-        """Resume with a kept token, else join; store the (new) token."""
+        """Resume with a kept token, else join; store the (new) token. With ``auto_ready``, say ready: at once
+        after a join (the match is in its lobby), after a resume only if the ``lobby`` frame that follows says
+        it still is (a ready to a started or ended match is refused, and the refusal showed on the screen)."""
         token = self.store.get(self.server, self.code).get("players", {}).get(self.name)
         if token:
             await connection.send(m.Resume(self.code, token))
@@ -129,18 +162,34 @@ class RaceClient:
             if isinstance(reply, m.Error) and reply.code == "bad_token":
                 token = None  # a token of another server's Redis, or an expired match: join anew
             elif isinstance(reply, m.Error):
-                raise self._fail(ServerRefused(reply.code, reply.message))
+                raise self._fail(await self._refused(reply))
         if not token:
             await connection.send(m.Join(self.code, self.name))
             reply = await self._until_joined(connection)
             if isinstance(reply, m.Error):
-                raise self._fail(ServerRefused(reply.code, reply.message))
+                raise self._fail(await self._refused(reply))
         assert isinstance(reply, m.Joined)
         self._keep_token(reply.token)
         self.state.apply(reply)
         self._emit(reply)
-        if self.auto_ready and self.state.phase in ("connecting", "preparing", "lobby"):
+        self._ready_after_lobby = False
+        if self.auto_ready and not token:
             await connection.send(m.Ready())
+        elif self.auto_ready:
+            self._ready_after_lobby = True
+
+    async def _refused(self, reply: m.Error) -> ServerRefused:
+        """A refused join or resume, as the user reads it: for a match that has ended, the server's message says
+        where its results are, and this adds the client's command that prints them."""
+        message = reply.message
+        if reply.code == "already_started":
+            try:
+                ended = (await match_state(self.server, self.code)).get("state") == "finished"
+            except ClientError:
+                ended = False
+            if ended:
+                message += f" (forty-thieves watch {self.code}{server_option(self.server)} prints them)"
+        return ServerRefused(reply.code, message)
 
     def _fail(self, error: ClientError) -> ClientError:
         self.fatal = error
@@ -182,20 +231,26 @@ class RaceClient:
                 if sent is not None:
                     self.state.clock_offset_ms = int(server_ms - (sent + time.time() * 1000) / 2)
                 return
+            case m.Lobby(state=state) if self._ready_after_lobby:  # the first lobby frame after a resume
+                self._ready_after_lobby = False
+                if state in ("preparing", "lobby"):
+                    await self.send(m.Ready())
             case m.Lobby(state="lobby") if self.auto_ready and before == "preparing":
                 await self.send(m.Ready())  # readiness sent while the deal was prepared does not start the match
-            case m.Started(seq=seq):
-                self.seq = max(self.seq, seq)
+            case m.Started(seq=seq, hints=hints):
+                self.seq, self.hints_used = max(self.seq, seq), max(self.hints_used, hints)
                 self.started.set()
                 if not message.legal:
                     asyncio.ensure_future(self._learn_status())
-            case m.Position(seq=seq) | m.Rejected(seq=seq) | m.Suggestion(seq=seq):
-                if isinstance(message, m.Position) and message.seq in self.pending:
-                    self.state.message = ""
-                self.pending.pop(seq, None)
-                future = self.waiting.pop(seq, None)
-                if future is not None and not future.done():
-                    future.set_result(message)
+            case m.Position(seq=seq) | m.Rejected(seq=seq):
+                if isinstance(message, m.Position):
+                    self.seq = max(self.seq, seq)
+                    if ("command", seq) in self.pending:
+                        self.state.message = ""
+                self._answer(("command", seq), message)
+            case m.Suggestion(seq=seq, hints=hints):
+                self.hints_used = max(self.hints_used, hints)
+                self._answer(("hint", seq), message)
             case m.Error(code="rate_limited") if self.waiting:
                 asyncio.ensure_future(self._send_again(min(self.waiting)))  # refused unread: send it again later
                 return
@@ -203,13 +258,9 @@ class RaceClient:
                 self.fatal = ClientError("another client resumed this game with your token and took over")
             case m.Error(code="closed", message=text):  # the match never started: nothing left to wait for
                 self.fatal = ClientError(text)
-            case m.Error():
-                if self.waiting:  # an error answers the oldest command waiting (game_over, not_started, ...)
-                    seq = min(self.waiting)
-                    self.pending.pop(seq, None)
-                    future = self.waiting.pop(seq)
-                    if not future.done():
-                        future.set_result(message)
+            case m.Error(code=code) if code in ANSWERS_A_COMMAND:
+                if self.waiting:  # the numbered request waiting (one at a time) was refused
+                    self._answer(min(self.waiting), message)
             case m.Results():
                 self.done.set()
         self._emit(message)
@@ -243,9 +294,16 @@ class RaceClient:
                 self.state.time_ms = int(player.get("time_ms", 0))
                 self.on_change()
 
-    async def _send_again(self, seq: int) -> None:
+    def _answer(self, key: tuple[str, int], message: m.ServerMessage) -> None:
+        """``message`` answers the numbered request ``key`` (sequence, seq), if it is waiting."""
+        self.pending.pop(key, None)
+        future = self.waiting.pop(key, None)
+        if future is not None and not future.done():
+            future.set_result(message)
+
+    async def _send_again(self, key: tuple[str, int]) -> None:
         await asyncio.sleep(1.0)
-        message = self.pending.get(seq)
+        message = self.pending.get(key)
         if message is not None:
             await self.send(message)
 
@@ -283,25 +341,43 @@ class RaceClient:
         except (websockets.ConnectionClosed, OSError):
             return False
 
-    def _numbered(self, make: Callable[[int], m.ClientMessage]) -> asyncio.Future[m.ServerMessage]:
-        self.seq += 1
-        message = make(self.seq)
+    def _numbered(self, sequence: str, make: Callable[[int], m.ClientMessage]) -> asyncio.Future[m.ServerMessage]:
+        """Send ``make(seq)`` once every numbered request before it has been answered; the future gets the answer."""
         future: asyncio.Future[m.ServerMessage] = asyncio.get_running_loop().create_future()
-        self.waiting[self.seq] = future
-        if not isinstance(message, m.Hint):
-            self.pending[self.seq] = message
-        asyncio.ensure_future(self.send(message))
+        asyncio.ensure_future(self._send_numbered(sequence, make, future))
         return future
+
+    async def _send_numbered(self, sequence: str, make: Callable[[int], m.ClientMessage],
+                             future: asyncio.Future[m.ServerMessage]) -> None:
+        """Number a request of ``sequence`` (``"command"``: play and resign; ``"hint"``) one past the last the
+        server accepted, send it, and wait for its answer before the next request is numbered: a refused request
+        leaves its number to the next, so no number is ever skipped (the server refuses a skip: ``seq_gap``)."""
+        async with self._numbering:
+            seq = (self.hints_used if sequence == "hint" else self.seq) + 1
+            key = (sequence, seq)
+            answer: asyncio.Future[m.ServerMessage] = asyncio.get_running_loop().create_future()
+            self.waiting[key] = answer
+            self.pending[key] = make(seq)  # sent again after a reconnect until answered
+            try:
+                await self.send(self.pending[key])
+                reply = await answer
+            finally:
+                self.waiting.pop(key, None)
+                self.pending.pop(key, None)
+        if not future.done():
+            future.set_result(reply)
 
     def play(self, command: str) -> asyncio.Future[m.ServerMessage]:
         """Send a canonical command; the future gets its ``position``, ``rejected`` or ``error``."""
-        return self._numbered(lambda seq: m.Play(seq, command))
+        return self._numbered("command", lambda seq: m.Play(seq, command))
 
     def resign(self) -> asyncio.Future[m.ServerMessage]:
-        return self._numbered(lambda seq: m.Resign(seq))
+        """Give up; the future gets the ``position`` (status ``resigned``) or the ``error``."""
+        return self._numbered("command", lambda seq: m.Resign(seq))
 
     def hint(self) -> asyncio.Future[m.ServerMessage]:
-        return self._numbered(lambda seq: m.Hint(seq))
+        """Ask for a hint; the future gets the ``suggestion`` or the ``error``."""
+        return self._numbered("hint", lambda seq: m.Hint(seq))
 
     async def ready(self) -> None:
         """Say ready now, and again after a reconnect or once a preparing match opens its lobby."""

@@ -25,11 +25,11 @@ from rich.console import Console
 from rich.text import Text
 
 from protocol import messages as m
-from protocol.cards import SUIT_SYMBOLS, SUITS, UNKNOWN
+from protocol.cards import UNKNOWN
 
 from .commands import table_moves
 from .connection import server_option
-from .state import ENDED, RaceState
+from .state import ENDED, RaceState, card_label
 
 COLUMN_WIDTH = 5
 """Characters per column: a card is at most 3 wide (``10♠``), two spaces between."""
@@ -55,14 +55,6 @@ def _crop(line: Text, cells: int) -> Text:
     line = line.copy()
     line.truncate(cells, overflow="crop")
     return line
-
-
-def card_label(card: str) -> str:
-    """``"TD"`` -> ``"10♦"``, ``"AS"`` -> ``"A♠"``, ``"??"`` stays."""
-    if card == UNKNOWN or len(card) != 2 or card[1] not in SUITS:
-        return card
-    rank = "10" if card[0] == "T" else card[0]
-    return rank + SUIT_SYMBOLS[SUITS.index(card[1])]
 
 
 def card_text(card: str, *, top: bool = False, width: int = 3) -> Text:

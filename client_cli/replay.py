@@ -39,7 +39,7 @@ from protocol import messages as m
 
 from .connection import ClientError
 from .render import clock, plain_view, screen, to_ansi
-from .state import RaceState
+from .state import RaceState, with_card_symbols
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,7 @@ def state_of(step: Step, total: int, variant: str, name: str) -> RaceState:
     state.settings = m.Settings(variant, True, 1, 0, True, "safe", False)
     line = state.line(name)  # the players' panel: the one player of the record
     line.moves, line.foundation, line.status = step.moves, step.foundation, step.status
-    verdict = "" if step.ok else f" REFUSED: {step.reason}"
+    verdict = "" if step.ok else f" REFUSED: {with_card_symbols(step.reason)}"  # cards as the screen shows them
     state.message = (f"step {step.index}/{total}" + (f": {step.command}" if step.command else ": the deal")
                      + verdict + "   (Right/n next, Left/p back, Home/End, q quit)")
     return state

@@ -22,10 +22,19 @@ ENDED = ("won", "dead", "resigned", "timeout")
 _CARD = re.compile(r"(?<![0-9A-Za-z])(10|[2-9TJQKA])([CDHS])(?![0-9A-Za-z])")
 
 
+def card_label(card: str) -> str:
+    """A card as the screen shows it: ``"TD"`` -> ``"10♦"``, ``"AS"`` -> ``"A♠"``; ``"??"`` (or anything that
+    is not a card code) stays as it is."""
+    if card == UNKNOWN or len(card) != 2 or card[1] not in SUITS:
+        return card
+    rank = "10" if card[0] == "T" else card[0]
+    return rank + SUIT_SYMBOLS[SUITS.index(card[1])]
+
+
 def with_card_symbols(text: str) -> str:
-    """Card codes in a server's text as the screen shows cards: ``"2H"`` -> ``"2♥"``, ``"TD"`` -> ``"10♦"``."""
-    return _CARD.sub(lambda found: ("10" if found[1] in ("T", "10") else found[1]) + SUIT_SYMBOLS[SUITS.index(found[2])],
-                     text)
+    """Card codes in a text (the engine's reasons: ``"2C does not fit on TC"``) as the screen shows cards, by
+    :func:`card_label`: ``"2♣ does not fit on 10♣"``. Codes inside longer words (``AS2H``) stay."""
+    return _CARD.sub(lambda found: card_label(("T" if found[1] == "10" else found[1]) + found[2]), text)
 
 
 @dataclass

@@ -103,8 +103,15 @@ class Start(_Message, tag="start"):
 class Play(_Message, tag="play"):
     """One command in the pinned notation (RULES.md section 10).
 
-    ``seq`` numbers the player's commands from 1; a frame whose ``seq`` was
-    already accepted is acknowledged again, never applied twice.
+    ``seq`` numbers the player's accepted commands (``play`` and ``resign``
+    share one sequence) from 1, with no gap: the next frame carries the
+    last accepted ``seq`` plus 1 (``started`` says the last accepted one).
+    A refused frame (``rejected`` or ``error``) uses up no number: the next
+    command carries the same ``seq``. A frame whose ``seq`` was already
+    accepted is acknowledged again with a ``position``, never applied
+    twice; one that skips ahead (more than the last accepted plus 1) is
+    refused with ``error`` ``seq_gap``, whose message names the ``seq``
+    expected, and nothing changes.
     """
 
     seq: Seq
@@ -112,13 +119,21 @@ class Play(_Message, tag="play"):
 
 
 class Resign(_Message, tag="resign"):
-    """Give up the game (numbered like ``play``)."""
+    """Give up the game. ``seq`` is the next number of the sequence ``play`` uses (same rules: a retry is
+    acknowledged again, a skipped number is refused with ``error`` ``seq_gap``)."""
 
     seq: Seq
 
 
 class Hint(_Message, tag="hint"):
-    """Ask for a suggested command (only where the match allows hints; counted in the results)."""
+    """Ask for a suggested command (only where the match allows hints; counted in the results).
+
+    Hints have a sequence of their own: ``seq`` n asks for the player's
+    n-th hint (``started`` says how many were answered: ``hints``). A
+    ``seq`` already answered gets the same ``suggestion`` again, not
+    counted again; one that skips ahead is refused with ``error``
+    ``seq_gap`` (the message names the ``seq`` expected), not counted.
+    """
 
     seq: Seq
 
@@ -229,8 +244,11 @@ class Started(_Message, tag="started"):
     legal: list[LegalMove]
     moves: int
     seq: int
+    """The last ``play`` or ``resign`` seq accepted (0: none yet): the next one carries this plus 1."""
     status: str = "playing"
     """``playing``, or how the game ended (a resumed player whose game is over)."""
+    hints: int = 0
+    """Hints answered so far, which is the last ``hint`` seq accepted: the next ``hint`` carries this plus 1."""
 
 
 class Position(_Message, tag="position"):
@@ -253,7 +271,11 @@ class Position(_Message, tag="position"):
 
 
 class Rejected(_Message, tag="rejected"):
-    """Command ``seq`` was refused; nothing changed. ``code`` is stable, ``reason`` readable."""
+    """Command ``seq`` was refused; nothing changed, and ``seq`` is not used up (the next command carries it).
+
+    ``code`` is stable: ``illegal`` (the rules refuse it now), ``undo_refused`` (the undo policy),
+    ``game_over`` (the game is over) or ``malformed`` (not valid notation); ``reason`` is readable.
+    """
 
     seq: int
     command: str
@@ -355,7 +377,8 @@ ServerMessage = (
 
 ERROR_CODES = {
     "frame_too_large": "the frame is larger than the server accepts",
-    "malformed": "the frame is not valid msgpack, or not a known message with the right fields",
+    "malformed": "the frame is not valid msgpack, or not a known message with the right fields (in ``rejected``: "
+                 "the command is not valid notation)",
     "version": "the client speaks another protocol version",
     "hello_first": "the first frame must be hello",
     "no_match": "no match with that code",
@@ -365,7 +388,8 @@ ERROR_CODES = {
     "not_joined": "join or resume a match first",
     "not_started": "the match has not started yet",
     "game_over": "your game has ended",
-    "already_started": "the match has already started",
+    "already_started": "the match has left its lobby (it has started, or ended: the message says which, and where "
+                       "an ended match's results are)",
     "closed": "the match did not start in time and was closed",
     "rate_limited": "too many messages: slow down",
     "not_host": "only the host may do that",
@@ -382,10 +406,13 @@ ERROR_CODES = {
     "already_played": "one daily attempt per name, day and variant",
     "too_many_watchers": "the match has as many spectators as this server streams it to; try again later",
     "too_slow": "a spectator fell behind the match's events; resume from its last event id",
+    "seq_gap": "a play, resign or hint frame skipped a number: its seq must be the last accepted plus 1 (the "
+               "message names it); nothing changed",
     "illegal": "the rules refuse that command now (in ``rejected``); nothing changed",
     "undo_refused": "the match's undo policy refuses that undo (in ``rejected``)",
     "internal": "the server failed to handle the frame; nothing changed",
     "not_found": "no such path (HTTP 404)",
     "method_not_allowed": "that HTTP method is not allowed on that path (HTTP 405)",
 }
-"""Stable error codes and what they mean."""
+"""Stable error codes and what they mean: every code an ``error`` frame, a ``rejected`` frame or an HTTP error body
+can carry (the README's "Error codes" table says which carries which)."""

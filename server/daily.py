@@ -52,7 +52,6 @@ import json
 import logging
 import re
 import secrets
-import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -64,7 +63,8 @@ from protocol.errors import NotationError
 
 from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
-from .matches import MatchService, Watcher, name_key
+from .matches import MatchService, Watcher
+from .names import name_key, name_problem, valid_name
 from .ranking import Standing
 from .store import Store, follow_streams, token_hash
 
@@ -164,29 +164,6 @@ def pack_score(standing: Standing) -> int:
         | (time_ms << _MOVE_BITS) | moves
 
 
-_HAN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "BOPOMOFO"})
-"""Scripts written together (Japanese, Chinese, Korean names): one script for :func:`valid_name`."""
-
-
-def _scripts(name: str) -> set[str]:
-    """The scripts of the letters of ``name`` after NFKC (the first word of each letter's Unicode name)."""
-    scripts = set()
-    for c in unicodedata.normalize("NFKC", name):
-        if unicodedata.category(c) in ("Lu", "Ll", "Lt", "Lo"):
-            script = unicodedata.name(c, "?").split(" ", 1)[0]
-            scripts.add("CJK" if script in _HAN else script)
-    return scripts
-
-
-def valid_name(name: str) -> bool:
-    """A display name: 1..24 characters, no control or separator characters but spaces, no outer spaces,
-    letters of one script (digits and punctuation go with any): a Cyrillic "а" among Latin letters would show
-    as another player's name."""
-    return (0 < len(name) <= m.MAX_NAME and name == name.strip()
-            and not any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name)
-            and len(_scripts(name)) <= 1)
-
-
 class DailyError(Exception):
     """A refusal: HTTP ``status``, stable ``code`` and a readable ``message``."""
 
@@ -230,7 +207,7 @@ redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', %d, '*', 'd', ARGV[5])
 return 1
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 UNCLAIM = """
 -- KEYS: names ; ARGV: name key, the claim's value: delete the claim if it is still that one
@@ -506,9 +483,9 @@ class DailyService:
         ``already_played`` (the name's attempt of today has ended).
         """
         variant = self.variant_of(variant_text)
-        if not isinstance(name, str) or not valid_name(name):
-            raise DailyError(400, "malformed", "a name is 1..24 characters, no control characters, no outer spaces, "
-                                           "letters of one script")
+        problem = name_problem(name) if isinstance(name, str) else "a display name is a string"
+        if problem is not None:  # the rule of race names too (server/names.py)
+            raise DailyError(400, "malformed", problem)
         name_token = None
         claim = await self.store.name_claim(name)
         if claim is None:

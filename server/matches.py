@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import unicodedata
 import json
-import re
 import logging
 import secrets
 import time
@@ -35,6 +33,7 @@ from .engine.dead import Verdict, is_dead, stock_exhausted
 from .engine.deal import deal as deal_of
 from .engine.hint import hint
 from .engine.view import redact
+from .names import name_key, name_problem
 from .ranking import Standing, rank
 from .settings import Settings
 from .store import SPECTATOR_KINDS, Store, follow_streams, token_hash
@@ -126,8 +125,8 @@ class Session:
     last_found_ms: int = 0
     dead_check: asyncio.Task[Any] | None = None
     queue: asyncio.Queue[bytes | None] = field(default_factory=lambda: asyncio.Queue(maxsize=512))
-    last_hint_seq: int = 0
     last_hint: str = ""
+    """The answer to the player's last hint (hint number :attr:`hints`), for a retried hint frame."""
     deadline_ms: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -209,26 +208,34 @@ def _initial_game(meta: dict[str, str], settings: m.Settings) -> Game:
     return Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
 
 
-_INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
-                        "\U000e0100-\U000e01ef]")
-"""Default-ignorable code points (Unicode's DerivedCoreProperties) that are not format or control
-characters, so the display-name check lets them through: they draw as nothing."""
+def _is_retry(seq: int, last: int, sequence: str) -> bool:
+    """Check a frame's ``seq`` against ``last``, the last number accepted in its sequence (``sequence`` names it
+    for the message: ``"play or resign"``, or ``"hint"``; each sequence counts 1, 2, 3, ... with no gap).
 
-
-def name_key(name: str) -> str:
-    """The identity of a display name: default-ignorable characters dropped, then NFKC, case-folded, NFKC
-    again (Unicode's NFKC_Casefold in short).
-
-    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ", "é" composed or not, "Ann" with an
-    invisible variation selector): in a match the first to join takes the key; in the daily challenge, the
-    first claimed.
+    Returns True for a retry (``seq <= last``: that frame was accepted, so it is acknowledged again and never
+    applied twice) and False for the next frame (``seq == last + 1``). Raises :class:`ServiceError`
+    ``malformed`` for ``seq < 1`` and ``seq_gap`` for ``seq > last + 1`` (a number was skipped: the frame is
+    not applied, does not use up its number, and the message names the one expected).
     """
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _INVISIBLE.sub("", name)).casefold())
-
-
-def _check_seq(seq: int) -> None:
     if seq < 1:
         raise ServiceError("malformed", "seq numbers a player's commands from 1")
+    if seq > last + 1:
+        raise _seq_gap(seq, last, sequence)
+    return seq <= last
+
+
+def _seq_gap(seq: int, last: int, sequence: str) -> ServiceError:
+    """The ``seq_gap`` refusal of frame ``seq`` when ``last`` was the last number accepted (see :func:`_is_retry`)."""
+    return ServiceError("seq_gap", f"seq {seq} skips ahead: the next {sequence} must be seq {last + 1} (the last "
+                                   f"accepted was {last}); nothing was applied")
+
+
+def _too_late(code: str, state: str | None) -> ServiceError:
+    """The ``already_started`` refusal of ``join``, ``ready`` or ``start`` once match ``code`` has left its lobby
+    (``state``): a finished match says it has ended and where its results are, not that it has started."""
+    if state == "finished":
+        return ServiceError("already_started", f"match {code} has ended: its results are at /matches/{code}/results")
+    return ServiceError("already_started", "the match has already started")
 
 
 def commitment(seed: str, nonce: str) -> str:
@@ -443,19 +450,31 @@ class MatchService:
     # ------------------------------------------------------------ joining
 
     async def join(self, session: Session, code: str, name: str) -> None:
+        """Join match ``code`` in its lobby as ``name``: ``joined`` (with the new player token) to the session,
+        ``lobby`` to all.
+
+        Raises :class:`ServiceError`: ``no_match`` (none, or its keys expired: then the message says where
+        its results are), ``malformed`` (the name), ``already_started`` (the match left its lobby; a finished
+        one says it has ended and where its results are), ``closed``, ``name_taken``, ``match_full``.
+        """
         meta = await self.store.meta(code)
         if meta is None:
+            if await self.store.results(code) is not None:  # ended, its keys expired; the results are kept
+                raise ServiceError("no_match", f"match {code} has ended and is no longer kept; its results are at "
+                                               f"/matches/{code}/results")
             raise ServiceError("no_match", f"no match with code {code!r}")
-        if any(unicodedata.category(c)[0] in "CZ" and c != " " for c in name) or name != name.strip():
-            raise ServiceError("malformed", "a display name has no control characters and no outer spaces")
+        problem = name_problem(name)  # the daily challenge's rule too (server/names.py)
+        if problem is not None:
+            raise ServiceError("malformed", problem)
         token = secrets.token_urlsafe(24)
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)
         status, _ = await self.store.join(code, name, token_hash(token), settings.players, self.clock.now_ms(),
                                           name_key(name))
         if status != "ok":
-            started = "the match is over: see its results" if meta.get("state") == "finished" \
-                else "the match has already started"
-            messages = {"no_match": f"no match with code {code!r}", "already_started": started,
+            if status == "already_started":
+                now = await self.store.meta(code)  # it may have ended since it was read above
+                raise _too_late(code, (now or meta).get("state"))
+            messages = {"no_match": f"no match with code {code!r}",
                         "closed": "the match was closed: it did not start in time",
                         "name_taken": f"the name {name!r} (or one that looks the same) is already taken in this match",
                         "match_full": f"the match has all its {settings.players} players"}
@@ -567,7 +586,7 @@ class MatchService:
         self._require_joined(session)
         meta = await self._lobby_meta(session.code)
         if meta["state"] not in ("lobby", "preparing"):
-            raise ServiceError("already_started", "the match has already started")
+            raise _too_late(session.code, meta["state"])
         async with self._lobby_lock(session.code):  # the lobby frame and the start decision in one order
             await self.store.set_player(session.code, session.name, ready=1)
             await self.publish_lobby(session.code)
@@ -607,7 +626,7 @@ class MatchService:
         if meta["state"] == "preparing":
             raise ServiceError("not_started", "the deal is still being prepared; start again in a moment")
         if meta["state"] != "lobby":
-            raise ServiceError("already_started", "the match has already started")
+            raise _too_late(session.code, meta["state"])
         async with self._lobby_lock(session.code):
             await self.start_countdown(session.code)
 
@@ -639,11 +658,12 @@ class MatchService:
         await self.store.add_timer(code, "start", start_at)
         if deadline:
             await self.store.add_timer(code, "deadline", deadline)
-        if await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at, deadline_ms=deadline):
-            if meta.get("daily") and self.daily is not None:
-                foundation = _initial_game(meta, settings).position.foundation_cards
-                for name in await self.store.roster(code):
-                    await self.daily.started(meta, name, start_at, foundation)
+        moved = await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at,
+                                            deadline_ms=deadline)
+        if moved and meta.get("daily") and self.daily is not None:
+            foundation = _initial_game(meta, settings).position.foundation_cards
+            for name in await self.store.roster(code):
+                await self.daily.started(meta, name, start_at, foundation)
 
     async def _timer_early(self, code: str, kind: str, now: int) -> bool:
         """True (and the timer set again to the stored instant) when a ``start`` or ``deadline`` timer fired
@@ -799,12 +819,12 @@ class MatchService:
             session.start_at_ms = int(meta["start_at_ms"])
             session.deadline_ms = int(meta.get("deadline_ms", 0) or 0)
             session.last_found_ms = record.last_found_ms
-            session.hints, session.hints_allowed = record.hints, settings.hints
+            session.hints, session.hints_allowed, session.last_hint = record.hints, settings.hints, record.last_hint
             session.open_boards = settings.open_boards
             legal = game.legal_moves() if record.status == "playing" else []
             session.push(encode(m.Started(session.start_at_ms, int(meta.get("deadline_ms", 0) or 0),
                                           view_message(game.position), legal_message(legal), game.moves,
-                                          record.seq, record.status)))
+                                          record.seq, record.status, record.hints)))
 
     async def _open_game_logged(self, session: Session, meta: dict[str, str]) -> None:
         try:
@@ -835,8 +855,7 @@ class MatchService:
         self._require_joined(session)
         async with session.lock:
             game = self._started_game(session)
-            _check_seq(seq)
-            if seq <= session.last_seq:  # a retried frame: acknowledged again, never applied twice
+            if _is_retry(seq, session.last_seq, "play or resign"):  # acknowledged again, never applied twice
                 session.push(encode(self._position(session, seq, "")))
                 return
             if session.deadline_ms and self.clock.now_ms() >= session.deadline_ms:
@@ -878,6 +897,8 @@ class MatchService:
                 if result == "dup":
                     session.push(encode(self._position(session, seq, "")))
                     return
+                if result == "seq_gap":  # Redis holds fewer commands than this process knew of: Redis decides
+                    raise _seq_gap(seq, session.last_seq, "play or resign")
                 raise ServiceError("game_over", "your game has ended")
             session.last_seq = seq
             session.status = status
@@ -971,22 +992,22 @@ class MatchService:
             if not session.hints_allowed:
                 raise ServiceError("no_hints", "this match does not allow hints")
             self._require_playing(session)
-            _check_seq(seq)
-            if seq <= session.last_hint_seq:  # a retried frame: the same answer, not counted again
+            # Hints are numbered on their own: hint n is the player's n-th, so the count kept with the player is
+            # the last number accepted, on any connection.
+            if _is_retry(seq, session.hints, "hint"):  # the same answer again, not counted again
                 session.push(encode(m.Suggestion(seq, session.last_hint, session.hints)))
                 return
             suggestion = hint(redact(game.position), game.variant) or ""
-            await self.store.set_player(session.code, session.name, hints=session.hints + 1)
+            await self.store.set_player(session.code, session.name, hints=session.hints + 1, last_hint=suggestion)
             session.hints += 1
-            session.last_hint_seq, session.last_hint = seq, suggestion
+            session.last_hint = suggestion
             session.push(encode(m.Suggestion(seq, suggestion, session.hints)))
 
     async def resign(self, session: Session, seq: int) -> None:
         self._require_joined(session)
         async with session.lock:
             game = self._started_game(session)
-            _check_seq(seq)
-            if seq <= session.last_seq:
+            if _is_retry(seq, session.last_seq, "play or resign"):  # acknowledged again, never applied twice
                 session.push(encode(self._position(session, seq, "")))
                 return
             self._require_playing(session)
@@ -998,7 +1019,14 @@ class MatchService:
                                                      events)
             if result != "ok":
                 await self._reload(session)
-                raise ServiceError("game_over" if result != "stale" else "replaced", "your game has ended")
+                if result == "stale":
+                    raise ServiceError("replaced", "another connection with your token took over this game")
+                if result == "dup":
+                    session.push(encode(self._position(session, seq, "")))
+                    return
+                if result == "seq_gap":
+                    raise _seq_gap(seq, session.last_seq, "play or resign")
+                raise ServiceError("game_over", "your game has ended")
             session.last_seq, session.status = seq, "resigned"
             session.push(encode(self._position(session, seq, "resign", time_ms)))
         if active == 0:

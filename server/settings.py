@@ -40,9 +40,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from starlette.config import Config
-
 import platformdirs
+from starlette.config import Config
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +72,7 @@ class Settings:
     max_watchers: int = 500
 
     @classmethod
-    def from_environ(cls, environ: dict[str, str] | None = None) -> "Settings":
+    def from_environ(cls, environ: dict[str, str] | None = None) -> Settings:
         """Read every setting from ``environ`` (default: ``os.environ``)."""
         config = Config(environ=environ if environ is not None else dict(os.environ))
         return cls(

@@ -25,7 +25,8 @@ key                        holds
 A player's game is its deal plus its move log; :data:`COMMIT` writes one
 accepted command, the player's progress and the public event in one
 script (one round trip), after checking the connection's epoch and the
-command's sequence number so a retried frame is never applied twice.
+command's sequence number so a retried frame is never applied twice and
+one that skips a number is not applied at all.
 """
 
 from __future__ import annotations
@@ -161,6 +162,7 @@ local a = cmsgpack.unpack(ARGV[1])
 local p = redis.call('HMGET', KEYS[1], 'epoch', 'seq', 'status')
 if p[1] ~= a[1] then return {'stale'} end
 if tonumber(p[2]) >= tonumber(a[2]) then return {'dup'} end
+if tonumber(a[2]) > tonumber(p[2]) + 1 then return {'seq_gap'} end
 if p[3] ~= 'playing' then return {'game_over'} end
 if redis.call('HGET', KEYS[4], 'state') ~= 'playing' then return {'not_playing'} end
 if a[3] ~= '' then redis.call('RPUSH', KEYS[2], a[3]) end
@@ -177,7 +179,7 @@ end
 local active = -1
 if a[11] == 1 then active = redis.call('HINCRBY', KEYS[4], 'active', -1) end
 return {'ok', last, active}
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 START = """
 -- KEYS: meta, roster, events, player-prefix ; ARGV: event frame, foundation cards of the deal
@@ -188,7 +190,7 @@ for _, name in ipairs(names) do redis.call('HSET', KEYS[4] .. name, 'status', 'p
 redis.call('HSET', KEYS[1], 'active', #names)
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'start')
 return 1
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 END_PLAYER = """
 -- KEYS: player, events, meta ; ARGV: status, time_ms, event frame
@@ -197,7 +199,7 @@ redis.call('HSET', KEYS[1], 'status', ARGV[1], 'time_ms', ARGV[2])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'ended', 'n', redis.call('HGET', KEYS[1], 'name'),
   's', ARGV[1])
 return {'ok', redis.call('HINCRBY', KEYS[3], 'active', -1)}
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 CLOSE = """
 -- KEYS: meta, roster, tokens, events, player-prefix ; ARGV: event frame, seconds the keys are kept
@@ -209,7 +211,7 @@ redis.call('XADD', KEYS[4], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'public')
 for _, name in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do redis.call('EXPIRE', KEYS[5] .. name, ARGV[2]) end
 for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
 return 1
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 TRANSITION = """
 -- KEYS: meta, events ; ARGV: from state, to state, event frame ('' none), field/value pairs...
@@ -218,7 +220,7 @@ redis.call('HSET', KEYS[1], 'state', ARGV[2])
 for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 if ARGV[3] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'public') end
 return 1
-""" % EVENTS_MAXLEN
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 
 @dataclass
@@ -237,15 +239,17 @@ class PlayerRecord:
     status: str
     time_ms: int
     last_found_ms: int
+    last_hint: str = ""
+    """The answer to the player's last hint (``""``: none, or no hint asked), sent again for a retried hint."""
 
     @classmethod
-    def from_hash(cls, data: dict[bytes, bytes]) -> "PlayerRecord":
-        get = lambda k: data.get(k.encode(), b"0").decode()  # noqa: E731
+    def from_hash(cls, data: dict[bytes, bytes]) -> PlayerRecord:
+        get = lambda k: data.get(k.encode(), b"0").decode()
         return cls(
             name=get("name"), epoch=int(get("epoch")), ready=get("ready") == "1", connected=get("connected") != "0",
             seq=int(get("seq")), moves=int(get("moves")), undos=int(get("undos")), hints=int(get("hints")),
             foundation=int(get("foundation")), status=get("status"), time_ms=int(get("time_ms")),
-            last_found_ms=int(get("last_found_ms")),
+            last_found_ms=int(get("last_found_ms")), last_hint=data.get(b"last_hint", b"").decode(),
         )
 
 
@@ -389,6 +393,10 @@ class Store:
     async def commit(self, code: str, name: str, epoch: int, seq: int, entry: str, record: dict[str, Any],
                      ends: bool, events: list[bytes], boards: list[bytes] | None = None) -> tuple[str, int]:
         """Write one accepted command atomically; returns (status, players still playing or -1).
+
+        Status ``ok``, or why nothing was written: ``stale`` (another connection's ``epoch`` is newer),
+        ``dup`` (``seq`` was accepted already), ``seq_gap`` (``seq`` skips a number: it is not the stored
+        one plus 1), ``game_over`` (the player's game has ended), ``not_playing`` (the match is not playing).
 
         ``events`` go to the match's stream as public events (players and
         spectators), ``boards`` as kind ``board`` (spectators only; an

@@ -15,8 +15,8 @@ from protocol.commands import UNDO, Command, parse_command
 
 from .errors import IllegalCommandError
 from .position import Position
-from .text import format_position, parse_position
 from .rules import LegalMove, apply, autoplay, legal_moves
+from .text import format_position, parse_position
 from .variants import Variant
 
 

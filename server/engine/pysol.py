@@ -100,18 +100,18 @@ if TYPE_CHECKING:
     from .variants import Variant
 
 __all__ = [
+    "PYSOL_GAMES",
+    "PYSOL_LC_LIMIT",
+    "PYSOL_MAX_NUMBER",
+    "PYSOL_MIN_NUMBER",
     "LCRandom31",
     "MTRandom",
-    "PYSOL_MIN_NUMBER",
-    "PYSOL_MAX_NUMBER",
-    "PYSOL_LC_LIMIT",
-    "PYSOL_GAMES",
     "PySolGame",
-    "pysol_random",
-    "pysol_create_cards",
     "ms_rearrange",
-    "pysol_shuffle",
+    "pysol_create_cards",
     "pysol_layout",
+    "pysol_random",
+    "pysol_shuffle",
 ]
 
 #: Smallest valid game number.  Current PySolFC hands 0 to pysol-cards'
@@ -169,7 +169,7 @@ class LCRandom31(_PySolRandomBase):
 
     def __init__(self, seed: int) -> None:
         if not 1 <= seed <= self.MAX_SEED:
-            raise ValueError("LCRandom31 seed out of range: %r" % (seed,))
+            raise ValueError(f"LCRandom31 seed out of range: {seed!r}")
         self.seed = seed
         self.seedx = seed if seed < 0x100000000 else seed - 0x100000000
 
@@ -321,11 +321,10 @@ _REFUSED = {
 
 def _check_number(number: int) -> None:
     if isinstance(number, bool) or not isinstance(number, int):
-        raise TypeError("PySolFC game number must be an int, not %r" % (number,))
+        raise TypeError(f"PySolFC game number must be an int, not {number!r}")
     if not PYSOL_MIN_NUMBER <= number <= PYSOL_MAX_NUMBER:
         raise ValueError(
-            "PySolFC game number must be between %d and %d, got %d"
-            % (PYSOL_MIN_NUMBER, PYSOL_MAX_NUMBER, number)
+            f"PySolFC game number must be between {PYSOL_MIN_NUMBER:d} and {PYSOL_MAX_NUMBER:d}, got {number:d}"
         )
 
 
@@ -353,11 +352,11 @@ def pysol_layout(number: int, game: str) -> tuple[list[list[str]], list[str], li
     """
     key = _ALIASES.get(game, game)
     if key in _REFUSED:
-        raise ValueError("cannot deal %r from a PySolFC game number: %s" % (game, _REFUSED[key]))
+        raise ValueError(f"cannot deal {game!r} from a PySolFC game number: {_REFUSED[key]}")
     spec = PYSOL_GAMES.get(key)
     if spec is None:
         known = sorted(set(PYSOL_GAMES) | set(_ALIASES) | set(_REFUSED))
-        raise ValueError("unknown preset %r (known: %s)" % (game, ", ".join(known)))
+        raise ValueError(f"unknown preset {game!r} (known: {', '.join(known)})")
     _check_number(number)
 
     talon = pysol_shuffle(pysol_create_cards(spec.decks), number)
@@ -368,13 +367,13 @@ def pysol_layout(number: int, game: str) -> tuple[list[list[str]], list[str], li
         face_down = row < spec.down_rows
         for col in columns:
             card = deal_order[k]
-            col.append("(%s)" % card if face_down else card)
+            col.append(f"({card})" if face_down else card)
             k += 1
     stock = deal_order[k:]
     return columns, stock, []
 
 
-def pysol_position(number: int, variant: "Variant") -> "Position":
+def pysol_position(number: int, variant: Variant) -> Position:
     """PySolFC's deal ``number`` for ``variant`` as an engine :class:`~server.engine.position.Position`.
 
     PySolFC turns the first stock card onto the waste at the start; ours

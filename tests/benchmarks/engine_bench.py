@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from server.engine import Game, deal, find_variant, legal_moves  # noqa: E402
+from server.engine import Game, deal, find_variant, legal_moves
 
 
 def random_game(seed: str, rng: random.Random, max_commands: int) -> tuple[list[str], list]:

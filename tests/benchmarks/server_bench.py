@@ -62,6 +62,7 @@ import argparse
 import array
 import asyncio
 import collections
+import contextlib
 import multiprocessing
 import os
 import random
@@ -81,8 +82,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from protocol import messages as m  # noqa: E402
-from protocol.codec import decode_server, encode  # noqa: E402
+from protocol import messages as m
+from protocol.codec import decode_server, encode
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 VARIANTS = ("classic", "relaxed")
@@ -315,7 +316,7 @@ class RawWebSocket(asyncio.Protocol):
         self.key = b""
 
     @classmethod
-    async def connect(cls, url: str) -> "RawWebSocket":
+    async def connect(cls, url: str) -> RawWebSocket:
         import base64
 
         rest = url.split("://", 1)[1]
@@ -435,7 +436,7 @@ class RawWebSocket(asyncio.Protocol):
 
 class Bot:
     def __init__(self, job: dict[str, Any], code: str, name: str, seed: int, result: BotResult,
-                 ready: "Countdown") -> None:
+                 ready: Countdown) -> None:
         self.job, self.code, self.name = job, code, name
         self.rng = random.Random(seed)
         self.result, self.ready = result, ready
@@ -454,8 +455,8 @@ class Bot:
             message = await self.recv(timeout)
             if isinstance(message, kind):
                 return message
-            if isinstance(message, m.Error):
-                raise RuntimeError(f"{self.name}: {message.code}: {message.message}")
+            if isinstance(message, m.Error):  # the server refused (not a wrong type): the report counts RuntimeError
+                raise RuntimeError(f"{self.name}: {message.code}: {message.message}")  # noqa: TRY004
 
     async def setup(self) -> list[Any]:
         url = self.job["ws_url"]
@@ -496,10 +497,8 @@ class Bot:
         except Exception as error:  # noqa: BLE001 - counted and reported
             self.result.errors[f"{type(error).__name__}: {error}"[:120]] += 1
         finally:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken connection may fail in many ways
                 await self.ws.close()
-            except Exception:  # noqa: BLE001
-                pass
 
     async def play(self, legal: list[Any], go_time: float, deadline: float) -> None:
         job, rng, result = self.job, self.rng, self.result
@@ -507,7 +506,7 @@ class Bot:
         paced = hi > 0
         next_send = go_time + (rng.uniform(0, hi) if paced else 0.0)
         await asyncio.sleep(max(0.0, next_send - time.monotonic()))
-        seq, moves, status = 0, 0, "playing"
+        seq, moves, status = 0, 0, "playing"  # seq: the last one the server accepted (a refused one uses up none)
         sends, rtts = result.sends, result.rtts
         monotonic, ws, Position, Rejected, Error = time.monotonic, self.ws, m.Position, m.Rejected, m.Error
         while moves < job["max_moves"]:
@@ -520,14 +519,13 @@ class Bot:
             choices = [move.command for move in legal if move.command != "u"] or [move.command for move in legal]
             if not choices:
                 break  # nothing legal (the server's dead-game check ends the game): resign below
-            seq += 1
-            frame = encode(m.Play(seq, rng.choice(choices)))
+            frame = encode(m.Play(seq + 1, rng.choice(choices)))
             t0 = monotonic()
             await ws.send(frame)
             while True:
                 message = await self.recv()
                 kind = type(message)
-                if (kind is Position or kind is Rejected) and message.seq == seq:
+                if (kind is Position or kind is Rejected) and message.seq == seq + 1:
                     break
                 if kind is Error:
                     break
@@ -546,17 +544,17 @@ class Bot:
             if kind is Rejected:
                 result.rejected += 1
                 continue
+            seq = message.seq
             legal = message.legal
             if message.status != "playing":
                 status = message.status
                 break
         if status == "playing":  # the phase is over (or max moves): resign so that the match finishes
             for attempt in range(20):
-                seq += 1
-                await ws.send(encode(m.Resign(seq)))
+                await ws.send(encode(m.Resign(seq + 1)))
                 while True:
                     message = await self.recv(30)
-                    if type(message) in (Position, Rejected) and message.seq == seq or type(message) is Error:
+                    if type(message) in (Position, Rejected) and message.seq == seq + 1 or type(message) is Error:
                         break
                 if type(message) is Position:
                     status = "resigned" if attempt == 0 else f"resigned at attempt {attempt + 1}"
@@ -879,7 +877,7 @@ def report_phase(figures: PhaseFigures, unit: str = "moves") -> tuple[float, flo
     machine = cpu_share(samples, "machine")
     me = cpu_share(samples, "me")
     others = [max(0.0, a - b - c - d - e - f) for a, b, c, d, e, f in zip(machine, server, workers, redis_cpu, clients, me)]
-    pct = lambda xs: spread([100 * x for x in xs], ".0f")  # noqa: E731
+    pct = lambda xs: spread([100 * x for x in xs], ".0f")
     us_per = {"server": float("nan"), "clients": float("nan")}
     if samples and len(samples) > 1 and figures.moves:
         span_t = samples[-1].t - samples[0].t
@@ -939,7 +937,7 @@ class Bench:
         env.update({"REDIS_URL": self.redis_url, "FTR_SOLVER_WORKERS": "0", "FTR_COUNTDOWN_S": "0.5",
                     "FTR_RATE": "1000", "FTR_BURST": "1000", "FTR_MATCHES_PER_MIN": "100000",
                     "PYTHONWARNINGS": "ignore"})
-        self.server_log = open(os.path.join(self.tmp, "server.log"), "wb")
+        self.server_log = open(os.path.join(self.tmp, "server.log"), "wb")  # noqa: SIM115 - the server's, until stop
         self.server_process = subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)], cwd=ROOT, env=env,
                                                stdout=self.server_log, stderr=subprocess.STDOUT)
         wait_http(self.base_url + "/healthz")

@@ -36,8 +36,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from server.engine import deal, find_variant  # noqa: E402
-from server.engine.solver import Budget, find_solution, solve  # noqa: E402
+from server.engine import deal, find_variant
+from server.engine.solver import Budget, find_solution, solve
 
 
 def run_deal(job: tuple[str, str, float, int, int, str]) -> tuple[str, str, str, int, float, int, str, str]:

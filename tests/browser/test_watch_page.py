@@ -184,7 +184,8 @@ def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None:  # typ
                            FTR_DAILY_VARIANTS="relaxed")
 
     async def play_and_resign(name: str, commands: int) -> None:
-        answer = httpx.post(f"{server.url}/daily/relaxed/attempt", json={"name": name}, timeout=120)
+        answer = await asyncio.to_thread(httpx.post, f"{server.url}/daily/relaxed/attempt", json={"name": name},
+                                         timeout=120)
         assert answer.status_code == 200, answer.text
         body = answer.json()
         player = Player(server.ws_url)
@@ -203,7 +204,8 @@ def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None:  # typ
         await player.close()
 
     async def run() -> None:
-        date = httpx.get(f"{server.url}/daily", timeout=120).json()["date"]  # the day's deal is ready now
+        day = await asyncio.to_thread(httpx.get, f"{server.url}/daily", timeout=120)
+        date = day.json()["date"]  # the day's deal is ready now
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = await browser.new_page(viewport={"width": 1100, "height": 640})
@@ -218,7 +220,8 @@ def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None:  # typ
             await play_and_resign("bob", 6)
             for name in ("ann", "bob"):
                 await panel.locator(f'tr[data-name="{name}"] .pill.resigned').wait_for(timeout=15_000)
-            board = httpx.get(f"{server.url}/daily/{date}/relaxed/leaderboard", timeout=10).json()
+            leaderboard = f"{server.url}/daily/{date}/relaxed/leaderboard"
+            board = (await asyncio.to_thread(httpx.get, leaderboard, timeout=10)).json()
             await page.wait_for_function(
                 "document.querySelector('section[data-variant=relaxed] .note').textContent.startsWith('2 attempts')")
             rows = await panel.locator("tbody tr").evaluate_all(
@@ -233,7 +236,7 @@ def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None:  # typ
         assert headline == f"Daily challenge · {date}" and not errors, errors
         assert rows == [[str(e["rank"]), e["name"], str(e["moves"])] for e in board["entries"]]
         assert sorted(e["name"] for e in board["entries"]) == ["ann", "bob"] and chip == "relaxed 2 attempts"
-        today = httpx.get(f"{server.url}/daily", timeout=10).json()
+        today = (await asyncio.to_thread(httpx.get, f"{server.url}/daily", timeout=10)).json()
         assert commitment == today["variants"][0]["commitment"]
         seed_record = redis.Redis.from_url(url).hget(f"{{d:{date}:relaxed}}:deal", "seed")
         assert seed_record and seed_record.decode() not in text  # the seed stays hidden while the day runs

@@ -77,6 +77,30 @@ def test_two_scripted_players_race_from_create_to_ranked_results(server: ServerP
         assert hashlib.sha256((results["nonce"] + SEED).encode()).hexdigest() == created["commitment"]
 
 
+def test_a_scripted_player_numbers_commands_and_hints_without_a_gap(server: ServerProcess,
+                                                                     client_env: dict[str, str],
+                                                                     tmp_path: Path) -> None:
+    """The server refuses a seq that skips a number (seq_gap). The client used one counter for commands and hints
+    and counted refused commands too, so after a hint or a refusal its next command skipped a number."""
+    moves = solution()
+    created = create(server, client_env, "--variant", VARIANT, "--seed", SEED, "--players", "1", "--hints")
+    (tmp_path / "solo.txt").write_text("\n".join(["hint", "3 3", "hint", moves[0], "3 3", *moves[1:]]) + "\n")
+    solo = run_client(["--server", server.url, "join", created["code"], "--name", "solo", "--script",
+                       str(tmp_path / "solo.txt"), "--json"], client_env)
+    out, err = solo.communicate(timeout=60)
+    assert solo.returncode == 0, err
+    received = events(out)
+    assert not [e for e in received if e["type"] == "error"], received
+    # A refused command leaves its number to the next one: the first "3 3" and the first move are both seq 1.
+    assert [(e["seq"], e["command"]) for e in received if e["type"] == "rejected"] == [(1, "3-3"), (2, "3-3")]
+    assert [(e["seq"], e["hints"]) for e in received if e["type"] == "suggestion"] == [(1, 1), (2, 2)]
+    positions = [e for e in received if e["type"] == "position"]
+    assert [(p["seq"], p["command"]) for p in positions] == list(enumerate(moves, 1))
+    assert positions[-1]["status"] == "won"
+    ranking = received[-1]["ranking"]
+    assert [(r["name"], r["status"], r["moves"], r["hints"]) for r in ranking] == [("solo", "won", len(moves), 2)]
+
+
 def test_a_dropped_connection_resumes_the_same_game(make_server, client_env: dict[str, str],  # type: ignore[no-untyped-def]
                                                     tmp_path: Path) -> None:
     """Kill the server mid-game and start a new one on the same port and Redis: the client resumes by itself."""
@@ -168,3 +192,90 @@ def test_unreachable_server_and_version_mismatch_are_explained(client_env: dict[
                 await Connection.open(f"http://127.0.0.1:{port}")
 
     asyncio.run(old_server())
+
+
+def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resume(  # type: ignore[no-untyped-def]
+        make_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server goes away mid-game and does not come back: after GIVE_UP_S (120 s; 1 s here) the client stops.
+    Its message told the player to give the server's address with --server, which was right all along."""
+    from client_cli import race
+    from client_cli.connection import Unreachable
+    from client_cli.tokens import TokenStore
+    from tests.integration.wsclient import create_match
+
+    monkeypatch.setattr(race, "GIVE_UP_S", 1.0)
+    server = make_server()
+    code = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)["code"]
+
+    async def run() -> str:
+        client = race.RaceClient(server.url, code, "ann lee", store=TokenStore(tmp_path / "tokens.json"),
+                                 auto_ready=True)
+        runner = asyncio.ensure_future(client.run())
+        await asyncio.wait_for(client.started.wait(), 30)
+        server.kill()
+        with pytest.raises(Unreachable) as caught:
+            await asyncio.wait_for(runner, 60)
+        return str(caught.value)
+
+    text = asyncio.run(run())
+    assert "--server URL" not in text and "Is it running?" not in text, text
+    assert f"lost the connection to the server at {server.url}" in text and "1 s" in text, text
+    assert f"forty-thieves join {code} --name 'ann lee' --server {server.url}" in text, text
+
+
+def test_coming_back_to_a_started_match_sends_no_ready_and_hears_no_refusal(server: ServerProcess,
+                                                                            tmp_path: Path) -> None:
+    """The client said ready after every resume, also to a match long started (or ended): the server's answer,
+    "the match has already started", then stood on the player's screen."""
+    from client_cli.race import RaceClient
+    from client_cli.tokens import TokenStore
+    from tests.integration.wsclient import create_match
+
+    code = create_match(server.url, variant=VARIANT, seed=SEED, players=2, solvable_only=False)["code"]
+    store = TokenStore(tmp_path / "ann.json")
+
+    async def run() -> list[m.ServerMessage]:
+        ann = RaceClient(server.url, code, "ann", store=store, auto_ready=True)
+        bob = RaceClient(server.url, code, "bob", store=TokenStore(tmp_path / "bob.json"), auto_ready=True)
+        first, bobs = asyncio.ensure_future(ann.run()), asyncio.ensure_future(bob.run())
+        await asyncio.wait_for(asyncio.gather(ann.started.wait(), bob.started.wait()), 30)
+        first.cancel()  # ann leaves mid-game; the same command brings her back
+        await asyncio.gather(first, return_exceptions=True)
+        await ann.close()
+        heard: list[m.ServerMessage] = []
+        back = RaceClient(server.url, code, "ann", store=store, auto_ready=True, listener=heard.append)
+        again = asyncio.ensure_future(back.run())
+        await asyncio.wait_for(back.started.wait(), 30)
+        played = await asyncio.wait_for(back.play("s"), 30)
+        assert isinstance(played, m.Position) and played.seq == 1 and played.moves == 1, played
+        for client in (bob, back):
+            resigned = await asyncio.wait_for(client.resign(), 30)
+            assert isinstance(resigned, m.Position) and resigned.status == "resigned", resigned
+        await asyncio.wait_for(asyncio.gather(again, bobs), 30)
+        await asyncio.sleep(0.3)  # an answer to a late ready would come now
+        return heard
+
+    heard = asyncio.run(run())
+    assert isinstance(heard[-1], m.Results) and sorted(r.name for r in heard[-1].ranking) == ["ann", "bob"]
+    assert [x for x in heard if isinstance(x, m.Error)] == []
+
+
+def test_joining_a_finished_match_says_it_has_ended_and_where_the_results_are(server: ServerProcess,
+                                                                             client_env: dict[str, str]) -> None:
+    done = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "create", "--json",
+                           "--variant", VARIANT, "--seed", SEED, "--players", "1"], cwd=ROOT, env=client_env,
+                          capture_output=True, text=True, timeout=30, check=False)
+    code = json.loads(done.stdout)["code"]
+
+    def join(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "join", code, "--name",
+                               name, "--script", "-"], cwd=ROOT, env=client_env, capture_output=True, text=True,
+                              input="s\n", timeout=60, check=False)
+
+    first = join("ann")
+    assert first.returncode == 0 and "ann                  resigned" in first.stdout, first
+    late = join("carol")
+    assert late.returncode == 2, late
+    assert "has ended" in late.stderr and "already started" not in late.stderr, late.stderr
+    assert f"/matches/{code}/results" in late.stderr, late.stderr
+    assert f"forty-thieves watch {code} --server {server.url} prints them" in late.stderr, late.stderr

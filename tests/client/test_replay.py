@@ -93,3 +93,17 @@ def test_a_replay_file_with_a_huge_status_or_name_still_draws_at_once() -> None:
     lines = screen(state_of(steps[-1], 2, variant, "n" * 32_000), 80, 24, now=0)
     assert time.monotonic() - started < 10  # milliseconds now; before, it never returned
     assert len(lines) == 23 and all(line.cell_len <= 80 for line in lines)
+
+
+def test_a_refused_step_names_cards_with_suit_symbols_like_the_rest_of_the_screen() -> None:
+    """The replay's screen (the race screen's renderer) showed the engine's reason with card codes (2C, TC)."""
+    from client_cli.render import screen, to_ansi
+    from client_cli.replay import state_of
+
+    moves = solution()[:3]
+    steps, variant = steps_of(record([*moves, "w-1"]))
+    refused = steps[-1]
+    assert not refused.ok and refused.reason == "2C does not fit on TC"  # the engine's words, in notation
+    shown = to_ansi(screen(state_of(refused, 4, variant, "ann"), 100, 24, now=0), 100, color=False)
+    assert "REFUSED: 2♣ does not fit on 10♣" in shown, shown
+    assert "2C" not in shown and "TC" not in shown

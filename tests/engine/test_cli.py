@@ -17,7 +17,7 @@ EXAMPLES = sorted((Path(__file__).parent / "examples").glob("*.json"))
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "server.engine", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, check=False)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

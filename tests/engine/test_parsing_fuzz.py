@@ -11,7 +11,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.engine import NotationError, PRESETS, deal, format_position, parse_position, parse_record, parse_view
+from server.engine import PRESETS, NotationError, deal, format_position, parse_position, parse_record, parse_view
 
 from .strategies import variants
 

@@ -14,7 +14,6 @@ from server.engine import (
     IllegalCommandError,
     Position,
     apply,
-    autoplay as autoplay_of,
     deal,
     format_position,
     format_view,
@@ -25,6 +24,7 @@ from server.engine import (
     redact,
     replay,
 )
+from server.engine import autoplay as autoplay_of
 from server.engine.variants import Variant
 
 from .strategies import played_games, seeds, variants
@@ -235,9 +235,9 @@ def brute_force_can_clear(position: Position) -> bool:
                 continue
             card = position.tableau[i][h - 1]
             for s, top in enumerate(tops):
-                if top == card - 1 and card % 13:
-                    if clear(heights[:i] + (h - 1,) + heights[i + 1:], tops[:s] + (card,) + tops[s + 1:]):
-                        return True
+                if top == card - 1 and card % 13 and clear(heights[:i] + (h - 1,) + heights[i + 1:],
+                                                           tops[:s] + (card,) + tops[s + 1:]):
+                    return True
         return False
 
     return clear(tuple(len(c) for c in position.tableau), tuple(sorted(position.foundations)))

@@ -31,7 +31,7 @@ import pytest
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 
-from server.engine.pysol import (  # noqa: E402
+from server.engine.pysol import (
     PYSOL_GAMES,
     PYSOL_MAX_NUMBER,
     LCRandom31,
@@ -45,7 +45,7 @@ from server.engine.pysol import (  # noqa: E402
 pc_cards = pytest.importorskip("pysol_cards.cards")
 pc_random = pytest.importorskip("pysol_cards.random")
 pc_deal = pytest.importorskip("pysol_cards.deal_game")
-from pysol_cards.random_base import RandomBase  # noqa: E402
+from pysol_cards.random_base import RandomBase
 
 NUMBERS = [
     1,
@@ -122,7 +122,7 @@ class _PySolFCFortyThieves(pc_deal.Game):
 
         def s(card):
             t = r.to_s(card)
-            return "(%s)" % t[1:-1] if t.startswith("<") else t
+            return f"({t[1:-1]})" if t.startswith("<") else t
 
         columns = [[s(c) for c in col] for col in self.board.columns.cols]
         return columns, [s(c) for c in self.board.talon], []

@@ -1750,22 +1750,22 @@ def test_s8_redacted_view_hides_the_stock_and_face_down_cards(make_position):
     position = make_position(VIEW, "emperor")
     view = redact(position)
     text = format_view(view)
-    assert text == "\n".join([
-        "Foundations: KC KC QD KD 9H KH 8S KS",
-        "Stock: 2",
-        "Waste:",
-        "Redeals left: 0",
-        "1: ?? ?? 9S",
-        "2: TH",
-        "3: KS",
-        "4: QS",
-        "5: TS",
-        "6: JH",
-        "7:",
-        "8:",
-        "9:",
-        "10:",
-    ])
+    assert text == (
+        "Foundations: KC KC QD KD 9H KH 8S KS\n"
+        "Stock: 2\n"
+        "Waste:\n"
+        "Redeals left: 0\n"
+        "1: ?? ?? 9S\n"
+        "2: TH\n"
+        "3: KS\n"
+        "4: QS\n"
+        "5: TS\n"
+        "6: JH\n"
+        "7:\n"
+        "8:\n"
+        "9:\n"
+        "10:"
+    )
     assert "JS" not in text and "QH" not in text
     assert view.stock_count == 2
     assert not hasattr(view, "stock")

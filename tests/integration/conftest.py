@@ -73,7 +73,8 @@ class ServerProcess:
                         "FTR_RATE": "5000", "FTR_BURST": "5000"})
         environ.update(env)
         self.env = environ
-        self.log = tempfile.NamedTemporaryFile(prefix="ftr-server-", suffix=".log", delete=False)
+        # Open for the process's life (its stdout and stderr), closed by stop(): no with block can hold it.
+        self.log = tempfile.NamedTemporaryFile(prefix="ftr-server-", suffix=".log", delete=False)  # noqa: SIM115
         self.process: subprocess.Popen[bytes] | None = None
         self.start()
 

@@ -15,11 +15,10 @@ move count (checked against the engine).
 
 from __future__ import annotations
 
-import os
-
 import asyncio
 import itertools
 import math
+import os
 import re
 import time
 import typing
@@ -30,18 +29,17 @@ import httpx
 import msgspec
 import pytest
 import websockets
-from websockets.protocol import State
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from websockets.protocol import State
 
 from protocol import messages as m
-from protocol.codec import decode_server, encode
+from protocol.codec import encode
 from server.engine import Game, deal, find_variant
 from server.views import legal_message, view_message
 
 from .conftest import ServerProcess
 from .wsclient import Player, create_match, public_state
-
 
 CI_DERANDOMIZE = bool(os.environ.get("CI"))
 """In CI the fuzz examples are fixed (a landing must not depend on luck); locally they vary."""
@@ -521,6 +519,33 @@ def test_names_with_other_control_characters_are_refused(srv: ServerProcess) -> 
     run(case())
 
 
+def test_race_names_follow_the_daily_challenges_rule_and_refusals_say_why(srv: ServerProcess) -> None:
+    """Races took names that mix scripts (a Cyrillic "А" among Latin letters), which the daily challenge refuses;
+    and refused "ann" with an emoji sequence (a zero width joiner between two emoji) as "control characters"."""
+    async def case() -> None:
+        created, alice, bob = await lobby(srv, players=4, ready=False)
+        before = public_state(srv.url, created["code"])
+        carol = await mallory(srv)
+        for name, words in (("\u0410nn", ["CYRILLIC", "LATIN", "script"]),
+                            ("al\u200dice", ["U+200D", "invisible"]), ("ann\u200b", ["U+200B", "invisible"])):
+            await carol.send(m.Join(created["code"], name))
+            refused = await carol.recv()
+            readable(refused, "malformed", "name", *words)
+            assert "control" not in refused.message, refused
+        assert public_state(srv.url, created["code"]) == before
+        coder = "ann \U0001f469\u200d\U0001f4bb"  # ann, then the one picture "woman technologist"
+        joined = await carol.join(created["code"], coder)
+        assert joined.name == coder
+        assert [p["name"] for p in public_state(srv.url, created["code"])["players"]] == ["alice", "bob", coder]
+        dave = await mallory(srv)
+        await dave.send(m.Join(created["code"], "ANN \U0001f469\U0001f4bb"))  # where it shows as its parts
+        readable(await dave.recv(), "name_taken", "taken")
+        for player in (carol, dave, alice, bob):
+            await player.close()
+
+    run(case())
+
+
 def test_a_name_that_looks_like_a_players_name_is_taken(srv: ServerProcess) -> None:
     """Two players whose names differ only by case or Unicode form ("alice" and "ALICE", "é" composed and
     decomposed, full-width letters) could not be told apart in the standings and the results."""
@@ -692,18 +717,55 @@ def test_commands_after_the_game_ended(srv: ServerProcess) -> None:
         assert isinstance(results, m.Results)
         after = match.state()
         assert after["state"] == "finished"
+        results_at = f"/matches/{match.code}/results"
         for player in (match.alice, match.bob):
             await player.send(m.Play(player.seq + 1, "s"))
             readable(await player.expect(m.Error), "game_over")
+            # Not "the match has already started": it has ended, and its results are there.
             await player.send(m.Start(match.created["host_token"]))
-            readable(await player.expect(m.Error), "already_started")
+            readable(await player.expect(m.Error), "already_started", "has ended", results_at)
+            await player.send(m.Ready())
+            readable(await player.expect(m.Error), "already_started", "has ended", results_at)
             await still_usable(player)
+        published = await asyncio.to_thread(httpx.get, srv.url + results_at, timeout=10)
+        assert published.json()["ranking"] == msgspec.to_builtins(results.ranking)
         late = await mallory(srv)
         await late.send(m.Join(match.code, "carol"))
-        readable(await late.recv(), "already_started", "the match is over")  # not "started": it has ended
+        readable(await late.recv(), "already_started", "has ended", results_at)
         assert match.state() == after
         await late.close()
         await match.close()
+
+    run(case())
+
+
+def test_joining_a_finished_match_whose_keys_expired_says_where_its_results_are(make_server: Any) -> None:
+    """After the retention period a match's keys are gone but its results stay: "no match with code X" hid them."""
+    server = make_server(FTR_RETENTION_S="1")
+
+    async def case() -> None:
+        created = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)
+        solo = new_player(server.ws_url)
+        await solo.connect()
+        await solo.join(created["code"], "solo")
+        await solo.send(m.Ready())
+        assert isinstance(await solo.expect(m.Started), m.Started)
+        assert isinstance(await solo.resign(), m.Position)
+        results = await solo.expect(m.Results)
+        assert isinstance(results, m.Results)
+        results_at = f"/matches/{created['code']}/results"
+        deadline = time.monotonic() + 10
+        match_url = f"{server.url}/matches/{created['code']}"
+        while (await asyncio.to_thread(httpx.get, match_url, timeout=10)).status_code != 404:
+            assert time.monotonic() < deadline, "the match's keys never expired"
+            await asyncio.sleep(0.2)
+        kept = await asyncio.to_thread(httpx.get, server.url + results_at, timeout=10)
+        assert kept.json()["ranking"][0]["name"] == "solo"
+        late = await mallory(server)
+        await late.send(m.Join(created["code"], "carol"))
+        readable(await late.recv(), "no_match", "has ended", results_at)
+        await late.send(m.Join("nosuchmatch", "carol"))
+        readable(await late.recv(), "no_match", "no match with code")
 
     run(case())
 
@@ -777,7 +839,7 @@ def test_a_flood_is_rate_limited_then_closed_and_others_are_unaffected(slow: Ser
                 break
         bob_reply = await match.move("bob")  # bob's round trip is served meanwhile
         assert bob_reply.moves == 1
-        code, reason = await alice.wait_closed(10)
+        code, _reason = await alice.wait_closed(10)
         flood_s = time.monotonic() - flood_started
         assert code is not None, "a persistent flood closes the connection"
         accepted = [f for f in alice.inbox if isinstance(f, m.Position)]
@@ -896,6 +958,78 @@ def test_seq_zero_is_not_acknowledged_as_an_accepted_command(srv: ServerProcess)
         reply = await match.alice.expect((m.Position, m.Rejected))  # type: ignore[arg-type]
         assert not (isinstance(reply, m.Position) and reply.command == "resign" and reply.status == "playing"), reply
         await match.close()
+
+    run(case())
+
+
+def test_a_play_or_resign_frame_that_skips_a_seq_is_refused_and_changes_nothing(srv: ServerProcess) -> None:
+    """seq 3 after seq 1 was accepted (it skips 2): refused with seq_gap naming 2, nothing applied. The server
+    used to apply it, and then acknowledged a later seq 2 as a "retry" of a command it had never applied."""
+    async def case() -> None:
+        match = await started(srv)
+        await match.move("alice")  # seq 1
+        before = match.state()
+        ref = match.refs["alice"]
+        command = first_command(ref)
+        for frame in (m.Play(3, command), m.Play(1000, command), m.Resign(3)):
+            await match.alice.send(frame)
+            refused = await match.alice.expect((m.Position, m.Rejected))  # type: ignore[arg-type]  # or an Error
+            readable(refused, "seq_gap", "seq 2")
+            assert match.state() == before
+        await still_usable(match.alice)
+        # seq 2 is the next: applied (a new command, not acknowledged as a retry), counted as the engine counts it.
+        reply = await match.alice.play(command)
+        assert isinstance(reply, m.Position) and reply.seq == 2 and reply.command == command, reply
+        ref.play(command)
+        assert reply.moves == ref.moves == 2 and reply.view == view_message(ref.position)
+        # A refused frame does not use up its number: after the refusals above, seq 3 is still the next one.
+        resigned = await match.alice.resign()
+        assert isinstance(resigned, m.Position) and resigned.seq == 3 and resigned.status == "resigned", resigned
+        await match.unaffected(match.state(), "bob")
+        await match.close()
+
+    run(case())
+
+
+def test_a_hint_frame_that_skips_a_seq_is_refused_and_a_retry_after_resume_gets_the_same_answer(
+        srv: ServerProcess) -> None:
+    """Hints are numbered on their own (1, 2, ...: the player's hints so far): hint 2 before hint 1 is refused
+    and not counted; hint 1 retried on a new connection is answered again with the same suggestion, not counted."""
+    from server.engine import redact
+    from server.engine.hint import hint
+
+    async def case() -> None:
+        created = create_match(srv.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False, hints=True)
+        solo = new_player(srv.ws_url)
+        await solo.connect()
+        await solo.join(created["code"], "solo")
+        await solo.send(m.Ready())
+        first = await solo.expect(m.Started)
+        assert isinstance(first, m.Started) and first.hints == 0, first
+        await solo.send(m.Hint(2))
+        readable(await solo.expect(m.Suggestion), "seq_gap", "seq 1")  # expect returns an Error at once
+        expected = hint(redact(reference().position), find_variant(VARIANT))
+        assert expected, "the reference deal has a hint"
+        await solo.send(m.Hint(1))
+        suggestion = await solo.expect(m.Suggestion)
+        assert isinstance(suggestion, m.Suggestion), suggestion
+        assert (suggestion.seq, suggestion.command, suggestion.hints) == (1, expected, 1)
+        await solo.close()
+        back = new_player(srv.ws_url)
+        back.token = solo.token
+        await back.connect()
+        await back.resume(created["code"])
+        resumed = await back.expect(m.Started)
+        assert isinstance(resumed, m.Started) and resumed.hints == 1, resumed
+        await back.send(m.Hint(1))  # its answer was lost with the connection: sent again
+        again = await back.expect(m.Suggestion)
+        assert isinstance(again, m.Suggestion) and (again.seq, again.command, again.hints) == (1, expected, 1), again
+        await back.send(m.Hint(3))
+        readable(await back.expect(m.Suggestion), "seq_gap", "seq 2")
+        resigned = await back.resign()
+        assert isinstance(resigned, m.Position) and resigned.seq == 1, resigned
+        results = await back.expect(m.Results)
+        assert isinstance(results, m.Results) and results.ranking[0].hints == 1, results
 
     run(case())
 

@@ -296,7 +296,7 @@ async def whole_day(server: ServerProcess, connections: list[Player]) -> None:
     # The reveal, once the day is closed.
     deadline = time.monotonic() + 30
     while True:
-        response = httpx.get(f"{server.url}/daily/{date}/{VARIANT}/reveal", timeout=10)
+        response = await asyncio.to_thread(httpx.get, f"{server.url}/daily/{date}/{VARIANT}/reveal", timeout=10)
         if response.status_code == 200 or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.2)
@@ -304,8 +304,9 @@ async def whole_day(server: ServerProcess, connections: list[Player]) -> None:
     revealed = response.json()
     assert revealed["seed"] == seed and revealed["attempt_index"] == index and revealed["date"] == date
     assert hashlib.sha256(revealed["seed"].encode()).hexdigest() == revealed["commitment"] == commitments[VARIANT]
-    rebuilt = subprocess.run([sys.executable, "-m", "server.engine", "deal", "--seed", revealed["seed"],
-                              "--variant", VARIANT], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    deal_command = [sys.executable, "-m", "server.engine", "deal", "--seed", revealed["seed"], "--variant", VARIANT]
+    rebuilt = (await asyncio.to_thread(subprocess.run, deal_command, cwd=ROOT, capture_output=True, text=True,
+                                       check=True)).stdout
     assert rebuilt.strip() == revealed["deal"].strip() == format_position(dealt).strip()
     played = Game(parse_position(rebuilt, variant), variant, autoplay=True, undo="safe")
     assert all(p.started is not None and p.started.view == view_message(played.position) for p in players)
@@ -319,7 +320,7 @@ async def whole_day(server: ServerProcess, connections: list[Player]) -> None:
         return (0, time_ms, moves) if status == "won" else (1, -foundation, last_found, moves)
 
     expected = sorted(observed, key=lambda n: (key(n), n))
-    final = httpx.get(f"{server.url}/daily/{date}/{VARIANT}/leaderboard", timeout=10).json()
+    final = (await asyncio.to_thread(httpx.get, f"{server.url}/daily/{date}/{VARIANT}/leaderboard", timeout=10)).json()
     assert final["final"] is True and final["total"] == 5
     assert [e["name"] for e in final["entries"]] == expected
     assert set(expected[:2]) == {"alice", "bob"}  # the winners first (each timed from their own deal)
@@ -331,16 +332,18 @@ async def whole_day(server: ServerProcess, connections: list[Player]) -> None:
     # the two winners play the same line at the same pace, so they can tie to the millisecond.
     ranks = [next(i + 1 for i, other in enumerate(expected) if key(other) == key(name)) for name in expected]
     assert [e["rank"] for e in final["entries"]] == ranks and ranks[2:] == [3, 4, 5]
-    page = httpx.get(f"{server.url}/daily/{date}/{VARIANT}/leaderboard?offset=3&limit=2", timeout=10).json()
+    second_page = f"{server.url}/daily/{date}/{VARIANT}/leaderboard?offset=3&limit=2"
+    page = (await asyncio.to_thread(httpx.get, second_page, timeout=10)).json()
     assert [(e["rank"], e["name"]) for e in page["entries"]] == [(4, expected[3]), (5, expected[4])]
 
     # Replays after the day: alice's record replays to a win on the revealed deal.
-    record = httpx.get(f"{server.url}/daily/{date}/{VARIANT}/replay/alice", timeout=10).json()
+    replay_url = f"{server.url}/daily/{date}/{VARIANT}/replay/alice"
+    record = (await asyncio.to_thread(httpx.get, replay_url, timeout=10)).json()
     assert record["seed"] == seed and record["moves"] == solution
     assert replay(parse_record(json.dumps(record).encode())).status == "won"
 
     # The next day is ready at once (prepared ahead), with a new commitment and nobody's attempt yet.
-    tomorrow = httpx.get(server.url + "/daily", timeout=10).json()
+    tomorrow = (await asyncio.to_thread(httpx.get, server.url + "/daily", timeout=10)).json()
     assert tomorrow["date"] > date and all(v["attempts"] == 0 for v in tomorrow["variants"])
     assert {v["variant"]: v["commitment"] for v in tomorrow["variants"]}[VARIANT] != commitments[VARIANT]
     events = sse(f"{server.url}/daily/{date}/{VARIANT}/events", 10)

@@ -89,6 +89,20 @@ def test_lookalike_names_cannot_be_claimed(day_server: ServerProcess) -> None:
         assert response.status_code == 200, (name, response.text)
 
 
+def test_daily_names_take_emoji_sequences_and_refusals_say_why(day_server: ServerProcess) -> None:
+    """An emoji sequence (two emoji joined by a zero width joiner) is a picture, not a control character; the
+    refusals name the character or the scripts at fault (one message for every rule before)."""
+    coder = "Cy \U0001f469\u200d\U0001f4bb"
+    response = attempt(day_server, coder)
+    assert response.status_code == 200 and response.json()["name"] == coder, response.text
+    for name, words in (("\u0410nn Cy", ["CYRILLIC", "LATIN"]), ("Cy\u200dra", ["U+200D", "invisible"]),
+                        ("Cy\tra", ["U+0009", "control character"])):
+        response = attempt(day_server, name)
+        assert response.status_code == 400 and response.json()["error"] == "malformed", (name, response.text)
+        for word in words:
+            assert word in response.json()["message"], (name, response.json())
+
+
 def test_a_finished_attempt_shows_no_board_or_replay_before_the_day_ends(day_server: ServerProcess) -> None:
     """A daily attempt's match holds the day's whole deal: the match routes must not give it out while the
     day runs (one throwaway name, resign at once, then ask the match's replay: it carried the stock)."""
@@ -175,7 +189,8 @@ async def after_midnight(server: ServerProcess) -> None:
     await player.close()
     # The day closes (neither of them played) and reveals; an attempt connected later still gets a clear answer.
     deadline = time.monotonic() + 20
-    while httpx.get(f"{server.url}/daily/{date}/{VARIANT}/reveal", timeout=10).status_code != 200:
+    reveal = f"{server.url}/daily/{date}/{VARIANT}/reveal"
+    while (await asyncio.to_thread(httpx.get, reveal, timeout=10)).status_code != 200:
         assert time.monotonic() < deadline, "the day never closed"
         await asyncio.sleep(0.2)
     player = Player(server.ws_url)
@@ -185,7 +200,7 @@ async def after_midnight(server: ServerProcess) -> None:
     error = await player.expect(m.Error, timeout=10)
     assert isinstance(error, m.Error) and error.code == "closed", error
     await player.close()
-    board = httpx.get(f"{server.url}/daily/{date}/{VARIANT}/leaderboard", timeout=10).json()
+    board = (await asyncio.to_thread(httpx.get, f"{server.url}/daily/{date}/{VARIANT}/leaderboard", timeout=10)).json()
     assert board["final"] is True
     assert not {e["name"] for e in board["entries"]} & {"early bird", "night owl"}  # never started: no entry
     assert "Traceback" not in server.logs()

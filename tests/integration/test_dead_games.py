@@ -112,7 +112,7 @@ Redeals left: 0
 
 
 def test_the_shuffle_only_position_is_dead_by_the_engine() -> None:
-    from server.engine.dead import Verdict, is_dead  # noqa: PLC0415 - the engine's own verdict
+    from server.engine.dead import Verdict, is_dead  # the engine's own verdict
 
     variant = find_variant("classic")
     game = Game(parse_position(SHUFFLE_ONLY, variant), variant, autoplay=True, undo="none")

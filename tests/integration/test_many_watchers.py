@@ -219,9 +219,9 @@ def test_a_slow_watcher_is_dropped_and_never_slows_the_players(make_server, redi
     assert seen and seen == expected[: len(seen)] and len(seen) < len(expected)
 
     async def resume() -> list[dict]:
-        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
-            async with http.stream("GET", f"/matches/{code}/events", headers={"Last-Event-ID": seen[-1]}) as response:
-                return await read_events(response, stop_type="results")
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http, \
+                http.stream("GET", f"/matches/{code}/events", headers={"Last-Event-ID": seen[-1]}) as response:
+            return await read_events(response, stop_type="results")
 
     rest = [e["id"] for e in asyncio.run(resume())]
     assert seen + rest == expected  # resumed from its last id: nothing lost, nothing repeated

@@ -388,8 +388,8 @@ Redeals left: 0
 
 def test_the_dead_game_verdict_does_not_depend_on_face_down_cards(server: ServerProcess) -> None:
     variant = find_variant("emperor")
-    from server.engine import parse_position  # noqa: PLC0415 - only this test parses position text
-    from server.engine.dead import Verdict, is_dead  # noqa: PLC0415
+    from server.engine import parse_position  # only this test parses position text
+    from server.engine.dead import Verdict, is_dead
 
     texts = {"A": DEAD_OR_ALIVE.format(x1="TS", x2="KS"), "B": DEAD_OR_ALIVE.format(x1="KS", x2="TS")}
     games = {k: Game(parse_position(t, variant), variant, autoplay=True, undo="safe") for k, t in texts.items()}

@@ -91,9 +91,9 @@ def test_results_over_http_after_the_end(server: ServerProcess) -> None:
         created, alice, bob = await lobby_of_two(server)
         await alice.expect(m.Started)
         await bob.expect(m.Started)
-        before = httpx.get(f"{server.url}/matches/{created['code']}/results")
+        before = await asyncio.to_thread(httpx.get, f"{server.url}/matches/{created['code']}/results")
         assert before.status_code == 409
-        public = httpx.get(f"{server.url}/matches/{created['code']}").json()
+        public = (await asyncio.to_thread(httpx.get, f"{server.url}/matches/{created['code']}")).json()
         assert public["state"] == "playing" and "seed" not in public
         await bob.play("s")
         await alice.resign()
@@ -122,7 +122,7 @@ def test_hints_only_where_allowed_and_counted_in_the_results(server: ServerProce
     from server.engine.hint import hint
 
     async def run() -> None:
-        created, alice, bob = await lobby_of_two(server, hints=True)
+        _created, alice, bob = await lobby_of_two(server, hints=True)
         await alice.expect(m.Started)
         await bob.expect(m.Started)
         await alice.send(m.Hint(1))
@@ -153,7 +153,7 @@ def test_hints_only_where_allowed_and_counted_in_the_results(server: ServerProce
 
 def test_the_time_limit_ends_every_game_and_ranks_by_foundation(server: ServerProcess) -> None:
     async def run() -> None:
-        created, alice, bob = await lobby_of_two(server, time_limit_s=1)
+        _created, alice, bob = await lobby_of_two(server, time_limit_s=1)
         started = await alice.expect(m.Started)
         await bob.expect(m.Started)
         assert isinstance(started, m.Started) and started.deadline_ms == started.start_at_ms + 1000

@@ -175,7 +175,7 @@ def test_two_server_processes_serve_one_match(make_server) -> None:  # type: ign
     a, b = make_server(), make_server()
 
     async def run() -> None:
-        code, alice, bob = await started_pair(a.url, a.ws_url, b.ws_url)
+        _code, alice, bob = await started_pair(a.url, a.ws_url, b.ws_url)
         for command in ("s", "s", "s"):
             await alice.play(command)
         progress = await bob.expect(m.Progress)
@@ -252,7 +252,7 @@ def test_a_match_that_never_starts_is_closed_and_a_started_one_is_not(make_serve
         return waiting["code"], solo["code"]
 
     codes = asyncio.run(run())
-    import redis  # noqa: PLC0415 - the keys of the closed match expire (a TTL is set on each)
+    import redis  # the keys of the closed match expire (a TTL is set on each)
 
     client = redis.Redis.from_url(server.env["REDIS_URL"])
     closed_keys = list(client.scan_iter(match=f"{{m:{codes[0]}}}:*"))
@@ -265,7 +265,7 @@ def test_a_start_timer_that_fires_early_does_not_deal_before_the_announced_insta
     """Two processes starting one countdown at once each set the start timer; the loser's may be earlier
     than the instant stored with the match. Simulated by moving the timer to now: the deal still comes at
     the announced start instant, not before (DESIGN.md: the deal is sent with the start signal)."""
-    import redis  # noqa: PLC0415
+    import redis
 
     server = make_server(FTR_COUNTDOWN_S="2")
     client = redis.Redis.from_url(server.env["REDIS_URL"])
@@ -340,6 +340,40 @@ def test_ctrl_c_stops_the_server_without_a_traceback(redis_url: str, tmp_path: P
                 os.killpg(process.pid, signal.SIGKILL)
     text = log_path.read_text()
     assert "Shutting down" in text and "Traceback" not in text, text[-3000:]
+
+
+def test_ctrl_c_just_after_the_workers_start_logs_no_failure(redis_url: str, tmp_path: Path) -> None:
+    """Ctrl-C within the first second: the solver worker was still starting (its interpreter not yet ignoring
+    SIGINT), died of it, and the server logged "deal pool failed" with a traceback, for a shutdown."""
+    port = free_port()
+    log_path = tmp_path / "server.log"
+    url = redis_url.rsplit("/", 1)[0] + "/12"  # a database of its own, emptied: the worker has deals to find
+    redis.Redis.from_url(url).flushdb()
+    env = dict(os.environ, REDIS_URL=url, FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="2")
+    with open(log_path, "wb") as log, subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)],
+                                                       cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                       start_new_session=True) as process:
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+        deadline = time.monotonic() + 60
+        while True:  # until the server has spawned its solver worker (the deal pool asks for a deal at once)
+            assert time.monotonic() < deadline and process.poll() is None, log_path.read_text()[-2000:]
+            try:
+                spawned = any(b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+                              for pid in children.read_text().split())
+            except OSError:  # a child gone meanwhile
+                spawned = False
+            if spawned:
+                break
+            time.sleep(0.001)
+        os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C, while the worker starts
+        try:
+            process.wait(30)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+    text = log_path.read_text()
+    assert "Shutting down" in text, text[-3000:]
+    assert " ERROR " not in text and "Traceback" not in text and "KeyboardInterrupt" not in text, text[-3000:]
 
 
 def test_an_untimed_limit_of_0_means_no_deadline_at_all(make_server) -> None:  # type: ignore[no-untyped-def]

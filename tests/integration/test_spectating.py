@@ -13,7 +13,7 @@ import redis
 
 from protocol import messages as m
 
-from .test_race import SEED, VARIANT, lobby_of_two, solution
+from .test_race import SEED, lobby_of_two, solution
 from .wsclient import Player
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -150,7 +150,7 @@ def test_the_watch_websocket_carries_the_same_events_and_resumes(server, redis_u
 def test_spectators_past_the_limit_are_refused_and_the_others_keep_their_streams(make_server) -> None:  # type: ignore[no-untyped-def]
     """FTR_MAX_WATCHERS per match and process: the next SSE watcher gets 503 too_many_watchers, the next
     WebSocket watcher that error and close 1013; when one leaves, a new one is let in."""
-    import websockets  # noqa: PLC0415
+    import websockets
 
     server = make_server(FTR_MAX_WATCHERS="2")
     created = httpx.post(server.url + "/matches", json={"players": 2, "solvable_only": False}, timeout=10).json()

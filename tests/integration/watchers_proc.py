@@ -20,7 +20,6 @@ import httpx
 import msgspec
 import websockets
 
-
 RECEIVING: set[int] = set()
 """Readers (by id()) that have received at least one event."""
 

@@ -20,6 +20,7 @@ class Player:
         self.ws: Any = None
         self.inbox: list[Any] = []
         self.seq = 0
+        """The last play/resign seq the server accepted: the next one carries this plus 1."""
         self.token = ""
         self.code = ""
         self.frames: list[bytes | str] = []
@@ -67,9 +68,14 @@ class Player:
         return joined
 
     async def play(self, command: str) -> Any:
-        self.seq += 1
-        await self.send(m.Play(self.seq, command))
-        return await self.expect_reply(self.seq)
+        """Send ``command`` as the next ``play`` (the last accepted seq plus 1: a refused one uses up no number)."""
+        await self.send(m.Play(self.seq + 1, command))
+        return self._accepted(await self.expect_reply(self.seq + 1))
+
+    def _accepted(self, reply: Any) -> Any:
+        if isinstance(reply, m.Position):
+            self.seq = max(self.seq, reply.seq)
+        return reply
 
     async def expect_reply(self, seq: int) -> Any:
         while True:
@@ -78,9 +84,8 @@ class Player:
                 return message
 
     async def resign(self) -> Any:
-        self.seq += 1
-        await self.send(m.Resign(self.seq))
-        return await self.expect_reply(self.seq)
+        await self.send(m.Resign(self.seq + 1))
+        return self._accepted(await self.expect_reply(self.seq + 1))
 
     async def close(self) -> None:
         if self.ws is not None:

@@ -203,7 +203,7 @@ class Position:
         self.redeals_left = redeals_left
         self.columns = columns
 
-    def copy(self) -> "Position":
+    def copy(self) -> Position:
         # Cards and (card, face_up) entries are immutable tuples.
         return Position(list(self.foundations), list(self.stock), list(self.waste),
                         self.redeals_left, [list(col) for col in self.columns])
@@ -346,7 +346,7 @@ def run_length(col, build) -> int:
     n = 1
     i = len(col) - 1
     while i > 0:
-        card, up = col[i]
+        card, _up = col[i]
         below, below_up = col[i - 1]
         if not below_up or not fits_on(card, below, build):
             break
@@ -878,9 +878,8 @@ def replay(record: dict, dead_budget: int = 200000) -> dict:
                 pos = before
             else:
                 new, info = apply_command(pos, variant, cmd)
-                if auto:
-                    if autoplay(new, variant):
-                        info["flipped"] = True
+                if auto and autoplay(new, variant):
+                    info["flipped"] = True
                 history.append((pos, info))
                 pos = new
         except IllegalCommand as exc:

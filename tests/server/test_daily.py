@@ -5,17 +5,27 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import itertools
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.daily import (day_bounds, day_of, daily_seed, find_daily_deal, name_key, next_day, pack_score, parse_date,
-                          seed_commitment, valid_name)
+from server.daily import (
+    daily_seed,
+    day_bounds,
+    day_of,
+    find_daily_deal,
+    name_key,
+    next_day,
+    pack_score,
+    parse_date,
+    seed_commitment,
+    valid_name,
+)
 from server.engine import deal, find_variant
 from server.engine.solver import Budget, solve
 from server.ranking import Standing, rank
-
-import pytest
 
 
 def ms(text: str) -> int:
@@ -91,7 +101,7 @@ def test_score_orders_as_the_ranking(entries: list[Standing]) -> None:
     by_score = sorted(entries, key=lambda s: (pack_score(s), s.name))
     ranked = rank(entries)
     assert [s.name for s in by_score] == [s.name for _, s in ranked]
-    for (rank_a, a), (rank_b, b) in zip(ranked, ranked[1:]):
+    for (rank_a, a), (rank_b, b) in itertools.pairwise(ranked):
         assert (rank_a == rank_b) == (pack_score(a) == pack_score(b))
     for s in entries:
         assert 0 <= pack_score(s) < 2**53 and float(pack_score(s)) == pack_score(s)

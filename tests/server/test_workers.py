@@ -14,3 +14,27 @@ def test_workers_run_at_a_lower_priority_than_the_server() -> None:
     finally:
         pool.shutdown()
     assert worker_nice == min(19, os.nice(0) + WORKER_NICENESS)
+
+
+def test_a_worker_interrupted_while_it_starts_keeps_working() -> None:
+    """Ctrl-C reaches every process of the terminal's group, workers included. A worker ignored SIGINT only once
+    its initializer ran; one interrupted while its interpreter was still starting died, the pool broke, and the
+    server logged "deal pool failed" for what was a shutdown. SIGINT is sent here right after the spawn."""
+    import multiprocessing
+    import signal
+
+    before = set(multiprocessing.active_children())
+    pool = worker_pool(1)
+    try:
+        future = pool.submit(pow, 2, 10)  # spawns the worker process now
+        started = set(multiprocessing.active_children()) - before
+        assert len(started) == 1, started
+        for worker in started:
+            os.kill(worker.pid, signal.SIGINT)  # long before its interpreter has started
+        assert future.result(timeout=60) == 1024
+        assert pool.submit(pow, 3, 4).result(timeout=60) == 81
+        for worker in started:
+            os.kill(worker.pid, signal.SIGINT)  # and once it runs
+        assert pool.submit(pow, 5, 2).result(timeout=60) == 25
+    finally:
+        pool.shutdown()

@@ -13,10 +13,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.engine import Position, Verdict, find_variant, format_position, is_dead, parse_position
-from tests.reference import ref_rules
+from server.engine import Position, find_variant, format_position, is_dead, parse_position
 from server.engine.position import EMPTY_SLOT
 from server.engine.solver import can_progress
+from tests.reference import ref_rules
 
 VARIANTS = [find_variant(name) for name in ("classic", "relaxed", "josephine", "maria", "indian", "emperor", "lucas")]
 

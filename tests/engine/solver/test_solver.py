@@ -15,7 +15,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.engine import Game, IllegalCommandError, Position, Variant, apply, autoplay, deal, find_variant, legal_moves, parse_position
+from server.engine import (
+    Game,
+    IllegalCommandError,
+    Position,
+    Variant,
+    apply,
+    autoplay,
+    deal,
+    find_variant,
+    legal_moves,
+    parse_position,
+)
 from server.engine.position import EMPTY_SLOT
 from server.engine.solver import Budget, solve
 
@@ -264,10 +275,10 @@ def test_solutions_win_under_the_independent_implementation() -> None:
 
     for name, seed in (("relaxed", "4"), ("relaxed", "10"), ("classic", "7")):
         variant = find_variant(name)
-        for autoplay in (True, False):
-            result = solve(deal(seed, variant), variant, Budget(nodes=60_000), autoplay_on=autoplay)
+        for autoplay_on in (True, False):
+            result = solve(deal(seed, variant), variant, Budget(nodes=60_000), autoplay_on=autoplay_on)
             assert result.result == "solved", (name, seed)
-            record = {"format": 1, "variant": name, "autoplay": autoplay, "undo": "none",
+            record = {"format": 1, "variant": name, "autoplay": autoplay_on, "undo": "none",
                       "deal": format_position(deal(seed, variant)), "moves": list(result.moves)}
             replayed = ref_rules.replay(record)
             assert replayed["status"] == "won" and all(r["ok"] for r in replayed["results"])

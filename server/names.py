@@ -1,0 +1,117 @@
+"""Display names: the one rule for races and the daily challenge, and the identity of a name.
+
+:func:`name_problem` says why a name is refused (or ``None``): 1..24
+characters, no space at either end, no control characters, no spaces but
+the plain one, no invisible formatting characters (a zero width joiner is
+fine inside an emoji sequence such as "woman technologist", where it joins
+two pictures into one), no private-use or unassigned code points, and the
+letters of one script (digits, punctuation and emoji go with any): a
+Cyrillic "а" among Latin letters, or an invisible character, would make a
+name look like another player's.
+
+:func:`name_key` is a name's identity: names with one key look alike, and
+only the first to join a match (or claim the name for the daily challenge)
+gets it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from protocol.messages import MAX_NAME
+
+ZWJ = "\u200d"
+"""ZERO WIDTH JOINER: allowed between two emoji (an emoji ZWJ sequence), refused elsewhere."""
+
+_INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0"
+                        "\U000e0100-\U000e01ef\u200d]")
+"""Characters that draw as nothing and that a valid name may hold, dropped from its key: default-ignorable
+code points (Unicode's DerivedCoreProperties) that are not format or control characters (variation
+selectors, Hangul fillers, ...), and the zero width joiner of an emoji sequence (where the sequence is not
+drawn as one picture, it shows as its parts)."""
+
+_EMOJI_MODIFIERS = frozenset({"\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))})
+"""Variation selector 16 (emoji presentation) and the skin tone modifiers: they may stand between an emoji and
+the joiner that follows it."""
+
+_HAN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "BOPOMOFO"})
+"""Scripts written together (Japanese, Chinese, Korean names): one script for :func:`scripts_of`."""
+
+
+def scripts_of(name: str) -> set[str]:
+    """The scripts of the letters of ``name`` after NFKC (the first word of each letter's Unicode name:
+    ``{"LATIN"}``, ``{"CYRILLIC", "LATIN"}``; the Han, kana, Hangul and Bopomofo letters count as one, ``CJK``)."""
+    scripts = set()
+    for c in unicodedata.normalize("NFKC", name):
+        if unicodedata.category(c) in ("Lu", "Ll", "Lt", "Lo"):
+            script = unicodedata.name(c, "?").split(" ", 1)[0]
+            scripts.add("CJK" if script in _HAN else script)
+    return scripts
+
+
+def _is_emoji(c: str) -> bool:
+    """A pictograph an emoji ZWJ sequence joins (Unicode's ``So``, other symbols: 👩, 💻, 🏳, ❤, ♀ ...)."""
+    return unicodedata.category(c) == "So"
+
+
+def _joins_emoji(name: str, i: int) -> bool:
+    """Whether the zero width joiner at ``name[i]`` stands between two emoji (skin tones and VS16 may follow
+    the first)."""
+    before = i - 1
+    while before >= 0 and name[before] in _EMOJI_MODIFIERS:
+        before -= 1
+    return before >= 0 and _is_emoji(name[before]) and i + 1 < len(name) and _is_emoji(name[i + 1])
+
+
+def _named(c: str) -> str:
+    """``U+200B (ZERO WIDTH SPACE)``."""
+    label = unicodedata.name(c, "")
+    return f"U+{ord(c):04X}" + (f" ({label})" if label else "")
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a display name (a sentence naming the character or scripts at fault), or ``None``
+    when it can. The rule is in the module docstring; races and the daily challenge both use it."""
+    if not 0 < len(name) <= MAX_NAME:
+        return f"a display name is 1..{MAX_NAME} characters, not {len(name)}"
+    for i, c in enumerate(name):
+        category = unicodedata.category(c)
+        if category == "Cc":
+            return f"a display name cannot hold a control character ({_named(c)})"
+        if category == "Cf" and not (c == ZWJ and _joins_emoji(name, i)):
+            where = " outside an emoji sequence" if c == ZWJ else ""
+            return f"a display name cannot hold {_named(c)}{where}: it is an invisible formatting character"
+        if category == "Co":
+            return f"a display name cannot hold a private-use character ({_named(c)})"
+        if category in ("Cn", "Cs"):
+            return f"a display name cannot hold {_named(c)}: it is not an assigned character"
+        if category in ("Zl", "Zp") or category == "Zs" and c != " ":
+            return f"a display name cannot hold {_named(c)}: the only space it may hold is the plain space"
+    if name.startswith(" ") or name.endswith(" "):
+        return "a display name cannot start or end with a space"
+    scripts = scripts_of(name)
+    if len(scripts) > 1:
+        return (f"a display name's letters are of one script, not {' and '.join(sorted(scripts))}: a letter of "
+                "another script can make a name look like someone else's")
+    return None
+
+
+def valid_name(name: str) -> bool:
+    """True when :func:`name_problem` finds nothing wrong with ``name``."""
+    return name_problem(name) is None
+
+
+def name_key(name: str) -> str:
+    """The identity of a display name: the invisible characters a valid name may hold dropped (variation
+    selectors, an emoji sequence's joiner ...), then NFKC, case-folded, NFKC again (Unicode's NFKC_Casefold in
+    short).
+
+    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ", "é" composed or not, "Ann" with an
+    invisible variation selector, an emoji sequence and its parts): in a match the first to join takes the
+    key; in the daily challenge, the first claimed.
+    """
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _INVISIBLE.sub("", name)).casefold())
+
+
+__all__ = ["ZWJ", "name_key", "name_problem", "scripts_of", "valid_name"]

@@ -1,0 +1,49 @@
+"""Display names (server/names.py): one rule for races and the daily challenge, refusals that say what is wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.names import name_key, name_problem, valid_name
+
+ANN_CODING = "ann \U0001f469\u200d\U0001f4bb"
+"""ann + WOMAN, ZERO WIDTH JOINER, PERSONAL COMPUTER: the emoji sequence "woman technologist", one picture."""
+
+
+@pytest.mark.parametrize("name", ["alice", "Anna Lena", "x" * 24, "Łukasz-2", "Иван", "Ωμέγα", "山田 たろう", "ｙｏｕ",
+                                  ANN_CODING, "\U0001f3f3\ufe0f\u200d\U0001f308 flag",  # rainbow flag (VS16 first)
+                                  "\U0001f468\U0001f3fd\u200d\U0001f4bb bob",  # man, skin tone, joiner, computer
+                                  "\U0001f468\u200d\U0001f469\u200d\U0001f467"])  # a family of three
+def test_names_accepted(name: str) -> None:
+    assert name_problem(name) is None and valid_name(name)
+
+
+@pytest.mark.parametrize("name, words", [
+    ("", ["1..24"]), ("x" * 25, ["1..24", "25"]),
+    (" alice", ["start or end with a space"]), ("alice ", ["start or end with a space"]),
+    ("a\tb", ["U+0009", "control character"]), ("a\nb", ["U+000A", "control character"]),
+    ("carol\x85", ["U+0085", "control character"]),
+    ("a\u200bb", ["U+200B", "ZERO WIDTH SPACE", "invisible"]),
+    ("al\u200dice", ["U+200D", "ZERO WIDTH JOINER", "invisible", "emoji"]),  # a joiner between letters
+    ("\u200d\U0001f4bb", ["U+200D"]), ("\U0001f469\u200d", ["U+200D"]),  # a joiner with no emoji on one side
+    ("a\u00a0b", ["U+00A0", "NO-BREAK SPACE", "plain space"]),
+    ("a\u2028b", ["U+2028"]),
+    ("a\ue000b", ["U+E000", "private-use"]),
+    ("a\U000e0067b", ["U+E0067", "invisible"]),
+    ("\u0410nn", ["CYRILLIC", "LATIN", "script"]), ("\u0391nn Lee", ["GREEK", "LATIN"]),
+    ("Аnn \U0001f469\u200d\U0001f4bb", ["CYRILLIC", "LATIN"]),
+])
+def test_names_refused_say_what_is_wrong(name: str, words: list[str]) -> None:
+    problem = name_problem(name)
+    assert problem is not None and not valid_name(name), name
+    assert "name" in problem
+    for word in words:
+        assert word in problem, (name, problem)
+    assert "control" not in problem or "control character" in problem and "U+00" in problem, problem
+
+
+def test_a_joiner_or_variation_selector_makes_no_new_name() -> None:
+    """Where an emoji sequence is not drawn as one picture it shows as its parts: the same key, so one player."""
+    assert name_key(ANN_CODING) == name_key("ann \U0001f469\U0001f4bb") == name_key("ANN \U0001f469\U0001f4bb")
+    assert name_key("\U0001f3f3\ufe0f\u200d\U0001f308") == name_key("\U0001f3f3\U0001f308")
+    assert name_key("Ann") == name_key("ANN") == name_key("Ａｎｎ") == "ann"
