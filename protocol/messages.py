@@ -43,8 +43,12 @@ from typing import Annotated, Literal
 
 import msgspec
 
-PROTOCOL_VERSION = 1
-"""Version of this message set. A client with another version is refused with ``error`` code ``version``."""
+PROTOCOL_VERSION = 2
+"""Version of this message set. A client with another version is refused with ``error`` code ``version``.
+
+2 (session 4): a ``play``/``resign``/``hint`` whose ``seq`` skips a number is refused (``error`` ``seq_gap``;
+version 1 servers accepted it, and version 1 clients skipped numbers after a refusal or a hint);
+``started`` carries ``hints``."""
 
 MAX_NAME = 24
 """Longest display name, in characters."""
