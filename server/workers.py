@@ -11,16 +11,26 @@ mask is inherited through the spawn's fork and exec), so the signal cannot
 reach it even while its interpreter is still starting, before any Python
 code of its own runs: a worker that died there broke the pool, and the
 server logged "deal pool failed" for what was only a shutdown.
+
+A worker that dies for a real reason (the OOM killer, a crash) breaks a
+``ProcessPoolExecutor`` for good: :class:`WorkerPool` replaces the broken
+pool with a fresh one, so only the jobs that were running fail.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import signal
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import SpawnContext, SpawnProcess
+
+log = logging.getLogger("forty_thieves.workers")
 
 WORKER_NICENESS = 10
 """Added to a worker's nice value: on a small machine the solver and the dead-game checks yield the CPU to
@@ -68,8 +78,75 @@ class _WorkerContext(SpawnContext):
     Process = _WorkerProcess
 
 
-def worker_pool(workers: int) -> ProcessPoolExecutor:
+class WorkerPool(Executor):
+    """A process pool that replaces itself when a worker dies.
+
+    Jobs run in a ``ProcessPoolExecutor`` of ``workers`` processes. When a
+    worker dies (its jobs' futures fail with ``BrokenProcessPool``, and that
+    pool refuses every later job), the next :meth:`submit` or the failed
+    job's completion swaps in a fresh pool: the jobs that were running fail,
+    later ones run. After :meth:`shutdown`, ``submit`` raises ``RuntimeError``.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        self.restarts = 0
+        """How many broken pools were replaced."""
+        self._lock = threading.Lock()
+        self._closed = False
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=_WorkerContext(),
+                                   initializer=_start_worker, initargs=(os.getpid(),))
+
+    def submit(self, fn: Callable[..., object], /, *args: object, **kwargs: object) -> Future[object]:
+        """Run ``fn(*args, **kwargs)`` in a worker; a pool found broken is replaced first.
+
+        Raises ``RuntimeError`` after :meth:`shutdown`."""
+        for _ in range(3):  # a pool replaced by another thread meanwhile: try the new one
+            with self._lock:
+                if self._closed:
+                    raise RuntimeError("cannot schedule new futures after shutdown")
+                pool = self._pool
+            try:
+                future = pool.submit(fn, *args, **kwargs)
+            except BrokenProcessPool:
+                self._replace(pool)
+                continue
+            except RuntimeError:  # that pool was shut down by a replacement
+                if self._pool is pool:
+                    raise
+                continue
+            future.add_done_callback(functools.partial(self._check, pool))
+            return future
+        raise BrokenProcessPool("the worker processes keep dying")
+
+    def _check(self, pool: ProcessPoolExecutor, future: Future[object]) -> None:
+        if not future.cancelled() and isinstance(future.exception(), BrokenProcessPool):
+            self._replace(pool)
+
+    def _replace(self, broken: ProcessPoolExecutor) -> ProcessPoolExecutor:
+        """Swap ``broken`` for a fresh pool (once, whoever notices first); returns the current pool."""
+        with self._lock:
+            if self._pool is broken and not self._closed:
+                broken.shutdown(wait=False, cancel_futures=True)
+                self._pool = self._new_pool()
+                self.restarts += 1
+                log.warning("a worker process died; its jobs failed, a new pool of %d takes the next ones",
+                            self.workers)
+            return self._pool
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Shut the current pool down (``concurrent.futures.Executor.shutdown``); it is not replaced again."""
+        with self._lock:
+            self._closed = True
+            pool = self._pool
+        pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def worker_pool(workers: int) -> WorkerPool:
     """A pool of ``workers`` spawned processes that die with this one, at a lower priority
-    (:data:`WORKER_NICENESS`), and that SIGINT (Ctrl-C) never interrupts, from their start on."""
-    return ProcessPoolExecutor(max_workers=max(1, workers), mp_context=_WorkerContext(),
-                               initializer=_start_worker, initargs=(os.getpid(),))
+    (:data:`WORKER_NICENESS`), that SIGINT (Ctrl-C) never interrupts, from their start on, and that
+    replaces itself when a worker dies (:class:`WorkerPool`)."""
+    return WorkerPool(workers)

@@ -50,3 +50,46 @@ def test_a_solvable_only_match_is_prepared_then_dealt_a_solvable_deal(make_serve
     variant = find_variant("relaxed")
     proof = solve(deal(results.seed, variant), variant, Budget(nodes=200_000))
     assert proof.result == "solved"  # checked independently of the server's stored solution
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The server's worker processes (spawned children running multiprocessing's spawn_main)."""
+    import subprocess
+
+    out = subprocess.run(["pgrep", "-P", str(pid), "-f", "spawn_main"], check=False, capture_output=True, text=True).stdout
+    return [int(line) for line in out.split()]
+
+
+def test_a_solver_worker_killed_by_the_system_is_replaced_and_deals_keep_coming(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
+    """The OOM killer (or a crash) ends a solver worker: the process pool broke for good, every later job failed
+    at once ("deal pool failed" twice a second) and a solvable-only match stayed "preparing" until a restart."""
+    import os
+    import signal
+
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    client.delete("pool:relaxed")
+    server = make_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="5",
+                         FTR_DAILY_VARIANTS="")
+    deadline = time.monotonic() + 90
+    while client.llen("pool:relaxed") < 1 and time.monotonic() < deadline:  # the worker has done a job
+        time.sleep(0.2)
+    workers = _workers_of(server.process.pid)
+    assert client.llen("pool:relaxed") == 1 and len(workers) == 1, workers
+    os.kill(workers[0], signal.SIGKILL)
+    time.sleep(0.5)
+
+    created = create_match(server.url, variant="relaxed", players=1)  # takes the pooled deal; the refill needs a worker
+    second = create_match(server.url, variant="relaxed", players=1)
+    state = httpx.get(f"{server.url}/matches/{second['code']}").json()
+    while state["state"] == "preparing" and time.monotonic() < deadline:
+        time.sleep(0.25)
+        state = httpx.get(f"{server.url}/matches/{second['code']}").json()
+    assert created["state"] == "lobby"
+    assert state["state"] == "lobby" and len(state["commitment"]) == 64
+    replacement = _workers_of(server.process.pid)
+    assert len(replacement) == 1 and replacement != workers
+    from pathlib import Path
+
+    assert "a worker process died" in Path(server.log.name).read_text(errors="replace")

@@ -38,3 +38,31 @@ def test_a_worker_interrupted_while_it_starts_keeps_working() -> None:
         assert pool.submit(pow, 5, 2).result(timeout=60) == 25
     finally:
         pool.shutdown()
+
+
+def _die() -> None:
+    os._exit(3)  # a worker killed mid-job (the OOM killer, a crash in the C solver): no exception, just gone
+
+
+def test_a_pool_whose_worker_died_replaces_it_and_keeps_working() -> None:
+    """A ProcessPoolExecutor whose worker dies is broken for good: every later job fails at once with
+    BrokenProcessPool, so the deal pool stopped filling (matches stayed "preparing deal") and the dead-game
+    checks stopped until a restart. The job that was running fails; the next ones run on fresh workers."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    import pytest
+
+    pool = worker_pool(1)
+    try:
+        assert pool.submit(pow, 2, 5).result(timeout=60) == 32
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(_die).result(timeout=60)
+        assert pool.submit(pow, 3, 3).result(timeout=60) == 27
+        assert [pool.submit(pow, 2, k).result(timeout=60) for k in range(4)] == [1, 2, 4, 8]
+        with pytest.raises(BrokenProcessPool):  # and again: it heals every time
+            pool.submit(_die).result(timeout=60)
+        assert pool.submit(pow, 7, 2).result(timeout=60) == 49
+    finally:
+        pool.shutdown()
+    with pytest.raises(RuntimeError):  # shut down means shut down: no new workers
+        pool.submit(pow, 1, 1)
