@@ -642,7 +642,6 @@ def client_process(conn: Any, job: dict[str, Any]) -> None:
 
 def echo_server(port: int) -> None:
     """A bare Starlette app echoing binary frames, on uvicorn with the race server's settings."""
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import WebSocketRoute
     from starlette.websockets import WebSocket
