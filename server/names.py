@@ -2,12 +2,14 @@
 
 :func:`name_problem` says why a name is refused (or ``None``): 1..24
 characters, no space at either end, no control characters, no spaces but
-the plain one, no invisible formatting characters (a zero width joiner is
-fine inside an emoji sequence such as "woman technologist", where it joins
-two pictures into one), no private-use or unassigned code points, and the
-letters of one script (digits, punctuation and emoji go with any): a
-Cyrillic "а" among Latin letters, or an invisible character, would make a
-name look like another player's.
+the plain one (nor a character that draws as a blank without being a
+space: the Hangul fillers, the blank Braille pattern), no invisible
+formatting characters (a zero width joiner is fine inside an emoji
+sequence such as "woman technologist", where it joins two pictures into
+one), no private-use or unassigned code points, and the letters of one
+script (digits, punctuation and emoji go with any): a Cyrillic "а" among
+Latin letters, or an invisible character, would make a name look like
+another player's.
 
 :func:`name_key` is a name's identity: names with one key look alike, and
 only the first to join a match (or claim the name for the daily challenge)
@@ -30,6 +32,10 @@ _INVISIBLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe0
 code points (Unicode's DerivedCoreProperties) that are not format or control characters (variation
 selectors, Hangul fillers, ...), and the zero width joiner of an emoji sequence (where the sequence is not
 drawn as one picture, it shows as its parts)."""
+
+_BLANKS = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+"""Characters that draw as a blank but are no space (Unicode's Lo and So: the Hangul fillers, BRAILLE PATTERN
+BLANK): "Ann\u2800Lee" would look like "Ann Lee" with another key, "Ann\u2800" like "Ann"."""
 
 _EMOJI_MODIFIERS = frozenset({"\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))})
 """Variation selector 16 (emoji presentation) and the skin tone modifiers: they may stand between an emoji and
@@ -88,6 +94,9 @@ def name_problem(name: str) -> str | None:
             return f"a display name cannot hold {_named(c)}: it is not an assigned character"
         if category in ("Zl", "Zp") or category == "Zs" and c != " ":
             return f"a display name cannot hold {_named(c)}: the only space it may hold is the plain space"
+        if c in _BLANKS:
+            return (f"a display name cannot hold {_named(c)}: it draws as a blank, and the only space it may hold "
+                    "is the plain space")
     if name.startswith(" ") or name.endswith(" "):
         return "a display name cannot start or end with a space"
     scripts = scripts_of(name)

@@ -47,3 +47,18 @@ def test_a_joiner_or_variation_selector_makes_no_new_name() -> None:
     assert name_key(ANN_CODING) == name_key("ann \U0001f469\U0001f4bb") == name_key("ANN \U0001f469\U0001f4bb")
     assert name_key("\U0001f3f3\ufe0f\u200d\U0001f308") == name_key("\U0001f3f3\U0001f308")
     assert name_key("Ann") == name_key("ANN") == name_key("Ａｎｎ") == "ann"
+
+
+@pytest.mark.parametrize("name, looks_like", [
+    ("Ann\u2800Lee", "Ann Lee"),  # BRAILLE PATTERN BLANK: a symbol, not a space, but it draws as one
+    ("Ann\u2800", "Ann"),  # ... and at the end it is an outer space nobody sees
+    ("\uae40\u3164\ubbfc", "\uae40 \ubbfc"),  # HANGUL FILLER between two syllables: 김ㅤ민 looks like 김 민
+    ("\ud55c\uffa0\uae00", "\ud55c \uae00"),  # HALFWIDTH HANGUL FILLER: 한ﾠ글 looks like 한 글
+])
+def test_a_character_that_draws_as_a_blank_is_refused(name: str, looks_like: str) -> None:
+    """These draw as a blank but are no space (So, Lo): the name looked like another player's (the plain space, or
+    nothing) with another key, so both joined one match."""
+    assert name_key(name) != name_key(looks_like)  # two players, one look, were it accepted
+    problem = name_problem(name)
+    assert problem is not None and "U+" in problem and "blank" in problem, (name, problem)
+
