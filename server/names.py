@@ -6,10 +6,11 @@ the plain one (nor a character that draws as a blank without being a
 space: the Hangul fillers, the blank Braille pattern), no invisible
 formatting characters (a zero width joiner is fine inside an emoji
 sequence such as "woman technologist", where it joins two pictures into
-one), no private-use or unassigned code points, and the letters of one
-script (digits, punctuation and emoji go with any): a Cyrillic "а" among
-Latin letters, or an invisible character, would make a name look like
-another player's.
+one), no private-use or unassigned code points, something visible (not
+only characters that draw as nothing), and the letters of one script
+(digits, punctuation and emoji go with any): a Cyrillic "а" among Latin
+letters, or an invisible character, would make a name look like another
+player's.
 
 :func:`name_key` is a name's identity: names with one key look alike, and
 only the first to join a match (or claim the name for the daily challenge)
@@ -99,6 +100,8 @@ def name_problem(name: str) -> str | None:
                     "is the plain space")
     if name.startswith(" ") or name.endswith(" "):
         return "a display name cannot start or end with a space"
+    if not name_key(name):  # variation selectors, a combining grapheme joiner ... and nothing else
+        return "a display name must show something: this one holds only characters that draw as nothing"
     scripts = scripts_of(name)
     if len(scripts) > 1:
         return (f"a display name's letters are of one script, not {' and '.join(sorted(scripts))}: a letter of "

@@ -62,3 +62,11 @@ def test_a_character_that_draws_as_a_blank_is_refused(name: str, looks_like: str
     problem = name_problem(name)
     assert problem is not None and "U+" in problem and "blank" in problem, (name, problem)
 
+
+@pytest.mark.parametrize("name", ["\ufe0f", "\u034f", "\u180b", "\U000e0100\U000e0101", "\u17b4"])
+def test_a_name_of_invisible_characters_only_is_refused(name: str) -> None:
+    """Variation selectors, the combining grapheme joiner, ...: each may stand in a valid name (they draw as nothing
+    and leave its key), but a name of nothing else showed as an empty line in the standings."""
+    assert name_key(name) == ""
+    problem = name_problem(name)
+    assert problem is not None and "nothing" in problem, (name, problem)
