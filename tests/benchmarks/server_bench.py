@@ -642,7 +642,6 @@ def client_process(conn: Any, job: dict[str, Any]) -> None:
 
 def echo_server(port: int) -> None:
     """A bare Starlette app echoing binary frames, on uvicorn with the race server's settings."""
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import WebSocketRoute
     from starlette.websockets import WebSocket
@@ -698,10 +697,8 @@ def floor_server(port: int, redis_url: str) -> None:
         origin = fields.get(b"n", b"").decode()
         for name, websocket in list(sockets[code].items()):
             if name != origin:
-                try:
+                with contextlib.suppress(Exception):  # the peer went away
                     await websocket.send_bytes(fields[b"m"])
-                except Exception:  # noqa: BLE001 - the peer went away
-                    pass
 
     @asynccontextmanager
     async def lifespan(app: Any) -> Any:
