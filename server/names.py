@@ -7,10 +7,10 @@ space: the Hangul fillers, the blank Braille pattern), no invisible
 formatting characters (a zero width joiner is fine inside an emoji
 sequence such as "woman technologist", where it joins two pictures into
 one), no private-use or unassigned code points, something visible (not
-only characters that draw as nothing), and the letters of one script
-(digits, punctuation and emoji go with any): a Cyrillic "а" among Latin
-letters, or an invisible character, would make a name look like another
-player's.
+only characters that draw as nothing), and the letters and digits of one
+script (ASCII digits, punctuation and emoji go with any): a Cyrillic "а"
+or a Devanagari zero among Latin letters, or an invisible character, would
+make a name look like another player's.
 
 :func:`name_key` is a name's identity: names with one key look alike, and
 only the first to join a match (or claim the name for the daily challenge)
@@ -46,14 +46,23 @@ _HAN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", 
 """Scripts written together (Japanese, Chinese, Korean names): one script for :func:`scripts_of`."""
 
 
+_ARABIC_DIGITS = frozenset({"ARABIC-INDIC", "EXTENDED"})
+"""First words of the names of the digits Arabic-script names use (ARABIC-INDIC DIGIT ONE, EXTENDED
+ARABIC-INDIC DIGIT ONE): the script ``ARABIC`` for :func:`scripts_of`."""
+
+
 def scripts_of(name: str) -> set[str]:
-    """The scripts of the letters of ``name`` after NFKC (the first word of each letter's Unicode name:
-    ``{"LATIN"}``, ``{"CYRILLIC", "LATIN"}``; the Han, kana, Hangul and Bopomofo letters count as one, ``CJK``)."""
+    """The scripts of the letters and the non-ASCII digits of ``name`` after NFKC (the first word of each one's
+    Unicode name: ``{"LATIN"}``, ``{"CYRILLIC", "LATIN"}``, ``{"DEVANAGARI", "LATIN"}`` for "B\u0966b"; the Han,
+    kana, Hangul and Bopomofo letters count as one, ``CJK``). ASCII digits (and the forms NFKC makes them)
+    belong to no script: a native digit does, since many look like a Latin letter (most native zeros are a
+    small circle, an "o")."""
     scripts = set()
     for c in unicodedata.normalize("NFKC", name):
-        if unicodedata.category(c) in ("Lu", "Ll", "Lt", "Lo"):
+        category = unicodedata.category(c)
+        if category in ("Lu", "Ll", "Lt", "Lo") or category == "Nd" and not "0" <= c <= "9":
             script = unicodedata.name(c, "?").split(" ", 1)[0]
-            scripts.add("CJK" if script in _HAN else script)
+            scripts.add("CJK" if script in _HAN else "ARABIC" if script in _ARABIC_DIGITS else script)
     return scripts
 
 
@@ -104,8 +113,8 @@ def name_problem(name: str) -> str | None:
         return "a display name must show something: this one holds only characters that draw as nothing"
     scripts = scripts_of(name)
     if len(scripts) > 1:
-        return (f"a display name's letters are of one script, not {' and '.join(sorted(scripts))}: a letter of "
-                "another script can make a name look like someone else's")
+        return (f"a display name's letters and digits are of one script, not {' and '.join(sorted(scripts))}: a "
+                "letter or digit of another script can make a name look like someone else's")
     return None
 
 
