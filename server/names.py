@@ -2,12 +2,15 @@
 
 :func:`name_problem` says why a name is refused (or ``None``): 1..24
 characters, no space at either end, no control characters, no spaces but
-the plain one, no invisible formatting characters (a zero width joiner is
-fine inside an emoji sequence such as "woman technologist", where it joins
-two pictures into one), no private-use or unassigned code points, and the
-letters of one script (digits, punctuation and emoji go with any): a
-Cyrillic "а" among Latin letters, or an invisible character, would make a
-name look like another player's.
+the plain one (nor a character that draws as a blank without being a
+space: the Hangul fillers, the blank Braille pattern), no invisible
+formatting characters (a zero width joiner is fine inside an emoji
+sequence such as "woman technologist", where it joins two pictures into
+one), no private-use or unassigned code points, something visible (not
+only characters that draw as nothing), and the letters and digits of one
+script (ASCII digits, punctuation and emoji go with any): a Cyrillic "а"
+or a Devanagari zero among Latin letters, or an invisible character, would
+make a name look like another player's.
 
 :func:`name_key` is a name's identity: names with one key look alike, and
 only the first to join a match (or claim the name for the daily challenge)
@@ -31,6 +34,10 @@ code points (Unicode's DerivedCoreProperties) that are not format or control cha
 selectors, Hangul fillers, ...), and the zero width joiner of an emoji sequence (where the sequence is not
 drawn as one picture, it shows as its parts)."""
 
+_BLANKS = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+"""Characters that draw as a blank but are no space (Unicode's Lo and So: the Hangul fillers, BRAILLE PATTERN
+BLANK): "Ann\u2800Lee" would look like "Ann Lee" with another key, "Ann\u2800" like "Ann"."""
+
 _EMOJI_MODIFIERS = frozenset({"\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))})
 """Variation selector 16 (emoji presentation) and the skin tone modifiers: they may stand between an emoji and
 the joiner that follows it."""
@@ -39,14 +46,23 @@ _HAN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", 
 """Scripts written together (Japanese, Chinese, Korean names): one script for :func:`scripts_of`."""
 
 
+_ARABIC_DIGITS = frozenset({"ARABIC-INDIC", "EXTENDED"})
+"""First words of the names of the digits Arabic-script names use (ARABIC-INDIC DIGIT ONE, EXTENDED
+ARABIC-INDIC DIGIT ONE): the script ``ARABIC`` for :func:`scripts_of`."""
+
+
 def scripts_of(name: str) -> set[str]:
-    """The scripts of the letters of ``name`` after NFKC (the first word of each letter's Unicode name:
-    ``{"LATIN"}``, ``{"CYRILLIC", "LATIN"}``; the Han, kana, Hangul and Bopomofo letters count as one, ``CJK``)."""
+    """The scripts of the letters and the non-ASCII digits of ``name`` after NFKC (the first word of each one's
+    Unicode name: ``{"LATIN"}``, ``{"CYRILLIC", "LATIN"}``, ``{"DEVANAGARI", "LATIN"}`` for "B\u0966b"; the Han,
+    kana, Hangul and Bopomofo letters count as one, ``CJK``). ASCII digits (and the forms NFKC makes them)
+    belong to no script: a native digit does, since many look like a Latin letter (most native zeros are a
+    small circle, an "o")."""
     scripts = set()
     for c in unicodedata.normalize("NFKC", name):
-        if unicodedata.category(c) in ("Lu", "Ll", "Lt", "Lo"):
+        category = unicodedata.category(c)
+        if category in ("Lu", "Ll", "Lt", "Lo") or category == "Nd" and not "0" <= c <= "9":
             script = unicodedata.name(c, "?").split(" ", 1)[0]
-            scripts.add("CJK" if script in _HAN else script)
+            scripts.add("CJK" if script in _HAN else "ARABIC" if script in _ARABIC_DIGITS else script)
     return scripts
 
 
@@ -88,12 +104,17 @@ def name_problem(name: str) -> str | None:
             return f"a display name cannot hold {_named(c)}: it is not an assigned character"
         if category in ("Zl", "Zp") or category == "Zs" and c != " ":
             return f"a display name cannot hold {_named(c)}: the only space it may hold is the plain space"
+        if c in _BLANKS:
+            return (f"a display name cannot hold {_named(c)}: it draws as a blank, and the only space it may hold "
+                    "is the plain space")
     if name.startswith(" ") or name.endswith(" "):
         return "a display name cannot start or end with a space"
+    if not name_key(name):  # variation selectors, a combining grapheme joiner ... and nothing else
+        return "a display name must show something: this one holds only characters that draw as nothing"
     scripts = scripts_of(name)
     if len(scripts) > 1:
-        return (f"a display name's letters are of one script, not {' and '.join(sorted(scripts))}: a letter of "
-                "another script can make a name look like someone else's")
+        return (f"a display name's letters and digits are of one script, not {' and '.join(sorted(scripts))}: a "
+                "letter or digit of another script can make a name look like someone else's")
     return None
 
 

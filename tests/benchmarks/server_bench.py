@@ -697,10 +697,8 @@ def floor_server(port: int, redis_url: str) -> None:
         origin = fields.get(b"n", b"").decode()
         for name, websocket in list(sockets[code].items()):
             if name != origin:
-                try:
+                with contextlib.suppress(Exception):  # the peer went away
                     await websocket.send_bytes(fields[b"m"])
-                except Exception:  # noqa: BLE001 - the peer went away
-                    pass
 
     @asynccontextmanager
     async def lifespan(app: Any) -> Any:

@@ -138,3 +138,14 @@ def test_the_readme_lists_every_code_and_where_it_is_sent() -> None:
         assert "HTTP" in table[code], (code, table[code])
     for code, where in table.items():
         assert where, code
+
+
+def test_the_readme_states_the_protocol_version_the_server_speaks() -> None:
+    """Version 2 refuses a seq gap (PROTOCOL_VERSION); the README's protocol section still said "Version 1.", so a
+    client written from it sent hello with 1 and was refused with ``version``."""
+    from protocol.messages import PROTOCOL_VERSION
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("### Protocol (WebSocket `/play`", 1)[1].split("\n#", 1)[0]
+    stated = re.findall(r"\bVersion (\d+)\b", section)
+    assert stated == [str(PROTOCOL_VERSION)], stated

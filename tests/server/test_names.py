@@ -47,3 +47,49 @@ def test_a_joiner_or_variation_selector_makes_no_new_name() -> None:
     assert name_key(ANN_CODING) == name_key("ann \U0001f469\U0001f4bb") == name_key("ANN \U0001f469\U0001f4bb")
     assert name_key("\U0001f3f3\ufe0f\u200d\U0001f308") == name_key("\U0001f3f3\U0001f308")
     assert name_key("Ann") == name_key("ANN") == name_key("Ａｎｎ") == "ann"
+
+
+@pytest.mark.parametrize("name, looks_like", [
+    ("Ann\u2800Lee", "Ann Lee"),  # BRAILLE PATTERN BLANK: a symbol, not a space, but it draws as one
+    ("Ann\u2800", "Ann"),  # ... and at the end it is an outer space nobody sees
+    ("\uae40\u3164\ubbfc", "\uae40 \ubbfc"),  # HANGUL FILLER between two syllables: 김ㅤ민 looks like 김 민
+    ("\ud55c\uffa0\uae00", "\ud55c \uae00"),  # HALFWIDTH HANGUL FILLER: 한ﾠ글 looks like 한 글
+])
+def test_a_character_that_draws_as_a_blank_is_refused(name: str, looks_like: str) -> None:
+    """These draw as a blank but are no space (So, Lo): the name looked like another player's (the plain space, or
+    nothing) with another key, so both joined one match."""
+    assert name_key(name) != name_key(looks_like)  # two players, one look, were it accepted
+    problem = name_problem(name)
+    assert problem is not None and "U+" in problem and "blank" in problem, (name, problem)
+
+
+@pytest.mark.parametrize("name", ["\ufe0f", "\u034f", "\u180b", "\U000e0100\U000e0101", "\u17b4"])
+def test_a_name_of_invisible_characters_only_is_refused(name: str) -> None:
+    """Variation selectors, the combining grapheme joiner, ...: each may stand in a valid name (they draw as nothing
+    and leave its key), but a name of nothing else showed as an empty line in the standings."""
+    assert name_key(name) == ""
+    problem = name_problem(name)
+    assert problem is not None and "nothing" in problem, (name, problem)
+
+
+@pytest.mark.parametrize("name, looks_like", [
+    ("B\u0966b", "Bob"),  # DEVANAGARI DIGIT ZERO: a small circle, an "o" among Latin letters
+    ("J\u1040hn", "John"),  # MYANMAR DIGIT ZERO
+    ("B\u0ce6b", "Bob"),  # KANNADA DIGIT ZERO
+    ("Ann\u0661", "Ann1"),  # ARABIC-INDIC DIGIT ONE
+])
+def test_a_digit_of_another_script_is_refused_among_latin_letters(name: str, looks_like: str) -> None:
+    """Only the letters' scripts were compared, so a native digit shaped like a Latin letter (most native zeros are
+    a small circle) made a name that looked like another player's with another key."""
+    assert name_key(name) != name_key(looks_like)
+    problem = name_problem(name)
+    assert problem is not None and "LATIN" in problem and "script" in problem, (name, problem)
+
+
+@pytest.mark.parametrize("name", ["\u0623\u062d\u0645\u062f\u0661\u0662",  # Arabic letters, Arabic-Indic digits
+                                  "\u0639\u0644\u06cc\u06f1\u06f2",  # Persian letters, extended Arabic-Indic digits
+                                  "\u0930\u093e\u092e\u0967",  # Devanagari letters and digit
+                                  "\u0e2a\u0e21\u0e0a\u0e32\u0e22\u0e51",  # Thai letters and digit
+                                  "bob 42", "\u0412\u0430\u043d\u044f 7", "\u674e\u96f7 2000", "\uff11\uff12 ann"])
+def test_digits_of_the_names_own_script_or_ascii_digits_are_fine(name: str) -> None:
+    assert name_problem(name) is None, name_problem(name)
