@@ -10,6 +10,7 @@ exhaustive brute force below.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -101,8 +102,11 @@ def replay_wins(start: Position, variant: Variant, moves: tuple[str, ...] | list
     return game.is_won
 
 
-def brute_force(start: Position, variant: Variant, autoplay_on: bool, limit: int = 200_000) -> bool:
-    """Exhaustive search over the engine's legal_moves/apply: is a win reachable?
+def _reaches(start: Position, variant: Variant, autoplay_on: bool, limit: int,
+             goal: Callable[[Position, Position], bool], draws: bool = True) -> bool:
+    """Exhaustive depth-first search over the engine's legal_moves/apply (auto-play after each command when
+    ``autoplay_on``, and on ``start`` first; without draws and redeals unless ``draws``): is a position
+    ``p`` with ``goal(p, start)`` reachable (``start`` as auto-played)?
 
     No canonical key, no pruning: every distinct position is visited.
     Raises if ``limit`` positions are exceeded (the test positions are small).
@@ -113,9 +117,11 @@ def brute_force(start: Position, variant: Variant, autoplay_on: bool, limit: int
     stack = [start]
     while stack:
         current = stack.pop()
-        if current.is_won:
+        if goal(current, start):
             return True
         for legal in legal_moves(current, variant):
+            if not draws and str(legal.command) in ("s", "r"):
+                continue
             nxt = apply(current, variant, legal.command).position
             if autoplay_on:
                 nxt = autoplay(nxt, variant).position
@@ -125,6 +131,11 @@ def brute_force(start: Position, variant: Variant, autoplay_on: bool, limit: int
                 if len(seen) > limit:
                     raise RuntimeError("brute force limit exceeded")
     return False
+
+
+def brute_force(start: Position, variant: Variant, autoplay_on: bool, limit: int = 200_000) -> bool:
+    """Exhaustive search over the engine's legal_moves/apply (:func:`_reaches`): is a win reachable?"""
+    return _reaches(start, variant, autoplay_on, limit, lambda current, _: current.is_won)
 
 
 @pytest.mark.parametrize("autoplay_on", [True, False])
@@ -388,29 +399,10 @@ def test_classic_deal_80_is_proven_unsolvable_by_the_lock_pruning() -> None:
 
 
 def waste_top_moves(start: Position, variant: Variant, autoplay_on: bool, limit: int = 300_000) -> bool:
-    """Exhaustive search over the engine's legal_moves/apply without draws or redeals: can the waste's top
-    card ever leave the waste (by a command or by auto-play)?"""
-    if autoplay_on:
-        start = autoplay(start, variant).position
-    size = len(start.waste)
-    seen = {start}
-    stack = [start]
-    while stack:
-        current = stack.pop()
-        if len(current.waste) < size:
-            return True
-        for legal in legal_moves(current, variant):
-            if str(legal.command) in ("s", "r"):
-                continue
-            nxt = apply(current, variant, legal.command).position
-            if autoplay_on:
-                nxt = autoplay(nxt, variant).position
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-                if len(seen) > limit:
-                    raise RuntimeError("brute force limit exceeded")
-    return False
+    """Exhaustive search over the engine's legal_moves/apply without draws or redeals (:func:`_reaches`): can
+    the waste's top card ever leave the waste (by a command or by auto-play)?"""
+    return _reaches(start, variant, autoplay_on, limit, lambda current, first: len(current.waste) < len(first.waste),
+                    draws=False)
 
 
 def test_a_stuck_waste_top_is_only_claimed_where_no_column_play_moves_it() -> None:
