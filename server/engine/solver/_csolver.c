@@ -368,6 +368,8 @@ static int score(const Search *x, const St *s) {
 /* ---- lock check (lock.locked) and stuck waste top (lock.waste_top_stuck): the same least fixpoints ---- */
 
 #define COULD_LEAVE(card) ((card) % 13 == 0 || up[(card) - 1] || ((card) % 13 != 12 && top[(card) + 1]))
+/* Set flag[card], noting that the fixpoint moved. */
+#define MARK(flag, card) do { if (!(flag)[card]) { (flag)[card] = 1; changed = 1; } } while (0)
 
 /* The fixpoint of lock.py over the columns, plus (draws) the stock and the waste. Returns 0 as soon as a
  * column could be emptied (no claim), else 1 with up/top at the fixpoint. */
@@ -395,21 +397,14 @@ static int fixpoint(const Search *x, const St *s, int draws, uint8_t *up, uint8_
     while (changed) {
         changed = 0;
         for (int c = 0; c < 52; c++)
-            if (exposed[c] && !up[c] && (c % 13 == 0 || up[c - 1])) {
-                up[c] = 1;
-                changed = 1;
-            }
+            if (exposed[c] && (c % 13 == 0 || up[c - 1]))
+                MARK(up, c);
         for (int c = 51; c >= 0; c--)
-            if (exposed[c] && !top[c] && c % 13 != 12 && top[c + 1]) {
-                top[c] = 1;
-                changed = 1;
-            }
+            if (exposed[c] && c % 13 != 12 && top[c + 1])
+                MARK(top, c);
         while (pile) {
             int card = s->tal[pile - 1];
-            if (!exposed[card]) {
-                exposed[card] = 1;
-                changed = 1;
-            }
+            MARK(exposed, card);
             if (!COULD_LEAVE(card))
                 break;
             pile--;
@@ -418,14 +413,8 @@ static int fixpoint(const Search *x, const St *s, int draws, uint8_t *up, uint8_
             int r = reach[i];
             while (r) {
                 int card = s->col[i][r - 1];
-                if (!top[card]) {
-                    top[card] = 1;
-                    changed = 1;
-                }
-                if (!exposed[card]) {
-                    exposed[card] = 1;
-                    changed = 1;
-                }
+                MARK(top, card);
+                MARK(exposed, card);
                 if (!COULD_LEAVE(card))
                     break;
                 r--;
@@ -454,6 +443,7 @@ static int waste_top_stuck(const Search *x, const St *s) {
 }
 
 #undef COULD_LEAVE
+#undef MARK
 
 /* ---- canonical key ---- */
 
