@@ -30,6 +30,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def worker_pids(pid: int) -> list[int]:
+    """The worker processes process ``pid`` has spawned (its children running multiprocessing's ``spawn_main``),
+    read from /proc (fast enough to poll every millisecond); a child gone meanwhile is left out."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:  # the process is gone
+        return []
+    workers = []
+    for child in children:
+        try:
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                workers.append(int(child))
+        except OSError:
+            pass
+    return workers
+
+
 def redis_binary() -> str:
     found = shutil.which("redis-server")
     if found:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import websockets
 from protocol import messages as m
 from server.engine import Game, deal, find_variant
 
-from .conftest import ROOT, free_port
+from .conftest import ROOT, free_port, worker_pids
 from .test_race import SEED, VARIANT, solution
 from .wsclient import Player, create_match, public_state
 
@@ -316,28 +318,41 @@ def test_a_match_without_time_limit_still_ends_after_the_untimed_limit(make_serv
     asyncio.run(run())
 
 
+@contextlib.contextmanager
+def _server_in_its_own_group(redis_url: str, log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``python -m server`` as the README's first command runs it in a terminal: the leader of its own process
+    group (the group Ctrl-C reaches), one solver worker with deals to find (an emptied database of its own, 12),
+    its output in ``log_path``. Killed with its group if still running at the end."""
+    url = redis_url.rsplit("/", 1)[0] + "/12"
+    redis.Redis.from_url(url).flushdb()
+    env = dict(os.environ, REDIS_URL=url, FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="2")
+    with open(log_path, "wb") as log, subprocess.Popen([sys.executable, "-m", "server", "--port", str(free_port())],
+                                                       cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                       start_new_session=True) as process:
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def _ctrl_c(process: subprocess.Popen[bytes]) -> None:
+    """What the terminal does on Ctrl-C: SIGINT to the whole process group; then wait for the server to end."""
+    os.killpg(process.pid, signal.SIGINT)
+    process.wait(30)
+
+
 def test_ctrl_c_stops_the_server_without_a_traceback(redis_url: str, tmp_path: Path) -> None:
     """Ctrl-C in the terminal of the README's first command sends SIGINT to the whole process group, worker
     processes included: each idle worker printed a KeyboardInterrupt traceback into the server's log."""
-    port = free_port()
     log_path = tmp_path / "server.log"
-    url = redis_url.rsplit("/", 1)[0] + "/12"  # a database of its own, emptied: the workers have deals to find
-    redis.Redis.from_url(url).flushdb()
-    env = dict(os.environ, REDIS_URL=url, FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="2")
-    with open(log_path, "wb") as log, subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)],
-                                                       cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                       start_new_session=True) as process:
+    with _server_in_its_own_group(redis_url, log_path) as process:
         deadline = time.monotonic() + 60
         while "deal pool: " not in log_path.read_text() and "daily " not in log_path.read_text():
             assert time.monotonic() < deadline, log_path.read_text()[-2000:]
             assert process.poll() is None, log_path.read_text()[-2000:]
             time.sleep(0.2)  # a worker process has run a job by now
-        os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
-        try:
-            process.wait(30)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
+        _ctrl_c(process)
     text = log_path.read_text()
     assert "Shutting down" in text and "Traceback" not in text, text[-3000:]
 
@@ -345,32 +360,14 @@ def test_ctrl_c_stops_the_server_without_a_traceback(redis_url: str, tmp_path: P
 def test_ctrl_c_just_after_the_workers_start_logs_no_failure(redis_url: str, tmp_path: Path) -> None:
     """Ctrl-C within the first second: the solver worker was still starting (its interpreter not yet ignoring
     SIGINT), died of it, and the server logged "deal pool failed" with a traceback, for a shutdown."""
-    port = free_port()
     log_path = tmp_path / "server.log"
-    url = redis_url.rsplit("/", 1)[0] + "/12"  # a database of its own, emptied: the worker has deals to find
-    redis.Redis.from_url(url).flushdb()
-    env = dict(os.environ, REDIS_URL=url, FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="2")
-    with open(log_path, "wb") as log, subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)],
-                                                       cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                       start_new_session=True) as process:
-        children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    with _server_in_its_own_group(redis_url, log_path) as process:
         deadline = time.monotonic() + 60
-        while True:  # until the server has spawned its solver worker (the deal pool asks for a deal at once)
+        # Until the server has spawned its solver worker (the deal pool asks for a deal at once).
+        while not worker_pids(process.pid):
             assert time.monotonic() < deadline and process.poll() is None, log_path.read_text()[-2000:]
-            try:
-                spawned = any(b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
-                              for pid in children.read_text().split())
-            except OSError:  # a child gone meanwhile
-                spawned = False
-            if spawned:
-                break
             time.sleep(0.001)
-        os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C, while the worker starts
-        try:
-            process.wait(30)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
+        _ctrl_c(process)  # while the worker starts
     text = log_path.read_text()
     assert "Shutting down" in text, text[-3000:]
     assert " ERROR " not in text and "Traceback" not in text and "KeyboardInterrupt" not in text, text[-3000:]

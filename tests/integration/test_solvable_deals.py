@@ -13,6 +13,7 @@ from protocol import messages as m
 from server.engine import deal, find_variant
 from server.engine.solver import Budget, solve
 
+from .conftest import worker_pids
 from .wsclient import Player, create_match
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -52,14 +53,6 @@ def test_a_solvable_only_match_is_prepared_then_dealt_a_solvable_deal(make_serve
     assert proof.result == "solved"  # checked independently of the server's stored solution
 
 
-def _workers_of(pid: int) -> list[int]:
-    """The server's worker processes (spawned children running multiprocessing's spawn_main)."""
-    import subprocess
-
-    out = subprocess.run(["pgrep", "-P", str(pid), "-f", "spawn_main"], check=False, capture_output=True, text=True).stdout
-    return [int(line) for line in out.split()]
-
-
 def test_a_solver_worker_killed_by_the_system_is_replaced_and_deals_keep_coming(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
     """The OOM killer (or a crash) ends a solver worker: the process pool broke for good, every later job failed
     at once ("deal pool failed" twice a second) and a solvable-only match stayed "preparing" until a restart."""
@@ -75,7 +68,7 @@ def test_a_solver_worker_killed_by_the_system_is_replaced_and_deals_keep_coming(
     deadline = time.monotonic() + 90
     while client.llen("pool:relaxed") < 1 and time.monotonic() < deadline:  # the worker has done a job
         time.sleep(0.2)
-    workers = _workers_of(server.process.pid)
+    workers = worker_pids(server.process.pid)
     assert client.llen("pool:relaxed") == 1 and len(workers) == 1, workers
     os.kill(workers[0], signal.SIGKILL)
     time.sleep(0.5)
@@ -88,7 +81,7 @@ def test_a_solver_worker_killed_by_the_system_is_replaced_and_deals_keep_coming(
         state = httpx.get(f"{server.url}/matches/{second['code']}").json()
     assert created["state"] == "lobby"
     assert state["state"] == "lobby" and len(state["commitment"]) == 64
-    replacement = _workers_of(server.process.pid)
+    replacement = worker_pids(server.process.pid)
     assert len(replacement) == 1 and replacement != workers
     from pathlib import Path
 
