@@ -188,6 +188,19 @@ async def started(server: ServerProcess) -> Match:
     return Match(server, created, alice, bob)
 
 
+async def solo_started(server: ServerProcess, **settings: Any) -> tuple[dict[str, Any], Player, m.Started]:
+    """A one-player match of the reference deal (``settings``: more of ``POST /matches``, e.g. ``hints``) whose
+    player "solo" has joined, said ready and received ``started``: (the creation answer, solo, its ``started``)."""
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False, **settings)
+    solo = new_player(server.ws_url)
+    await solo.connect()
+    await solo.join(created["code"], "solo")
+    await solo.send(m.Ready())
+    first = await solo.expect(m.Started)
+    assert isinstance(first, m.Started), first
+    return created, solo, first
+
+
 async def mallory(server: ServerProcess, greet: bool = True) -> Player:
     """A third connection that sends the bad input."""
     player = new_player(server.ws_url)
@@ -744,12 +757,7 @@ def test_joining_a_finished_match_whose_keys_expired_says_where_its_results_are(
     server = make_server(FTR_RETENTION_S="1")
 
     async def case() -> None:
-        created = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)
-        solo = new_player(server.ws_url)
-        await solo.connect()
-        await solo.join(created["code"], "solo")
-        await solo.send(m.Ready())
-        assert isinstance(await solo.expect(m.Started), m.Started)
+        created, solo, _ = await solo_started(server)
         assert isinstance(await solo.resign(), m.Position)
         results = await solo.expect(m.Results)
         assert isinstance(results, m.Results)
@@ -798,12 +806,7 @@ def test_a_retried_play_frame_is_acknowledged_not_applied_twice(srv: ServerProce
 
 def test_a_retried_hint_frame_is_not_counted_twice(srv: ServerProcess) -> None:
     async def case() -> None:
-        created = create_match(srv.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False, hints=True)
-        solo = new_player(srv.ws_url)
-        await solo.connect()
-        await solo.join(created["code"], "solo")
-        await solo.send(m.Ready())
-        assert isinstance(await solo.expect(m.Started), m.Started)
+        _, solo, _ = await solo_started(srv, hints=True)
         counts = []
         for _ in range(2):
             await solo.send_raw(encode(m.Hint(1)))
@@ -999,13 +1002,8 @@ def test_a_hint_frame_that_skips_a_seq_is_refused_and_a_retry_after_resume_gets_
     from server.engine.hint import hint
 
     async def case() -> None:
-        created = create_match(srv.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False, hints=True)
-        solo = new_player(srv.ws_url)
-        await solo.connect()
-        await solo.join(created["code"], "solo")
-        await solo.send(m.Ready())
-        first = await solo.expect(m.Started)
-        assert isinstance(first, m.Started) and first.hints == 0, first
+        created, solo, first = await solo_started(srv, hints=True)
+        assert first.hints == 0, first
         await solo.send(m.Hint(2))
         readable(await solo.expect(m.Suggestion), "seq_gap", "seq 1")  # expect returns an Error at once
         expected = hint(redact(reference().position), find_variant(VARIANT))
