@@ -891,15 +891,8 @@ class MatchService:
                 session.last_found_ms = saved_found_ms
                 raise
             if result != "ok":
-                await self._reload(session)
-                if result == "stale":
-                    raise ServiceError("replaced", "another connection with your token took over this game")
-                if result == "dup":
-                    session.push(encode(self._position(session, seq, "")))
-                    return
-                if result == "seq_gap":  # Redis holds fewer commands than this process knew of: Redis decides
-                    raise _seq_gap(seq, session.last_seq, "play or resign")
-                raise ServiceError("game_over", "your game has ended")
+                await self._refused_commit(session, seq, result)
+                return
             session.last_seq = seq
             session.status = status
             legal = game.legal_moves() if status == "playing" else []
@@ -926,6 +919,21 @@ class MatchService:
             time_ms = max(0, self.clock.now_ms() - session.start_at_ms)
         return m.Position(seq, command, view_message(game.position), legal_message(legal), game.moves, game.undos,
                           game.position.foundation_cards, session.status, time_ms)
+
+    async def _refused_commit(self, session: Session, seq: int, result: str) -> None:
+        """Redis did not store command ``seq`` (COMMIT answered ``result``): the session takes what Redis holds,
+        then a ``dup`` is acknowledged again (``position``); the rest raise :class:`ServiceError`: ``replaced``
+        (``stale``: another connection took over), ``seq_gap`` (Redis holds fewer commands than this process
+        knew of: Redis decides), ``game_over``."""
+        await self._reload(session)
+        if result == "stale":
+            raise ServiceError("replaced", "another connection with your token took over this game")
+        if result == "dup":
+            session.push(encode(self._position(session, seq, "")))
+            return
+        if result == "seq_gap":
+            raise _seq_gap(seq, session.last_seq, "play or resign")
+        raise ServiceError("game_over", "your game has ended")
 
     async def _reload(self, session: Session) -> None:
         meta = await self.store.meta(session.code)
@@ -1018,15 +1026,8 @@ class MatchService:
             result, active = await self.store.commit(session.code, session.name, session.epoch, seq, "", record, True,
                                                      events)
             if result != "ok":
-                await self._reload(session)
-                if result == "stale":
-                    raise ServiceError("replaced", "another connection with your token took over this game")
-                if result == "dup":
-                    session.push(encode(self._position(session, seq, "")))
-                    return
-                if result == "seq_gap":
-                    raise _seq_gap(seq, session.last_seq, "play or resign")
-                raise ServiceError("game_over", "your game has ended")
+                await self._refused_commit(session, seq, result)
+                return
             session.last_seq, session.status = seq, "resigned"
             session.push(encode(self._position(session, seq, "resign", time_ms)))
         if active == 0:
