@@ -355,17 +355,14 @@ class RaceClient:
         async with self._numbering:
             seq = (self.hints_used if sequence == "hint" else self.seq) + 1
             key = (sequence, seq)
-            answer: asyncio.Future[m.ServerMessage] = asyncio.get_running_loop().create_future()
-            self.waiting[key] = answer
+            self.waiting[key] = future  # _answer sets it
             self.pending[key] = make(seq)  # sent again after a reconnect until answered
             try:
                 await self.send(self.pending[key])
-                reply = await answer
+                await asyncio.wait({future})  # until _answer sets it (no caller cancels it)
             finally:
                 self.waiting.pop(key, None)
                 self.pending.pop(key, None)
-        if not future.done():
-            future.set_result(reply)
 
     def play(self, command: str) -> asyncio.Future[m.ServerMessage]:
         """Send a canonical command; the future gets its ``position``, ``rejected`` or ``error``."""
