@@ -29,7 +29,7 @@ import os
 import sys
 from typing import Any
 
-from .connection import ClientError, create_match, server_option, server_url
+from .connection import ClientError, create_match, join_link, server_option, server_url
 from .tokens import TokenStore
 
 
@@ -150,6 +150,7 @@ async def _create(server: str, args: argparse.Namespace) -> int:
     TokenStore().update(server, created["code"], host_token=created["host_token"])
     print(f"Match {created['code']} created ({args.variant}; {created['state']}).")
     print(f"Friends join with:  forty-thieves join {created['code']} --name NAME{server_option(server)}")
+    print(f"or in a browser:    {join_link(server, created['code'])}")
     if created["state"] == "preparing":
         print("Preparing a solvable deal: this may take a while for classic...")
     name = args.name or _login_name()

@@ -21,7 +21,7 @@ import os
 import random
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 import websockets
@@ -71,6 +71,11 @@ def server_option(server: str) -> str:
     if not server or server == DEFAULT_SERVER:
         return ""
     return f" --server {server}"
+
+
+def join_link(server: str, code: str) -> str:
+    """The page friends open to join match ``code`` in a browser: ``http://host:port/join/CODE``."""
+    return f"{server.rstrip('/')}/join/{quote(code, safe='')}"
 
 
 def ws_url(server: str) -> str:

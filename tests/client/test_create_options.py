@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from client_cli.connection import DEFAULT_SERVER, server_option
+from client_cli.connection import DEFAULT_SERVER, join_link, server_option
 
 
 @pytest.mark.parametrize("value, message", [("-5", "0 (no limit) .. 86400"), ("86401", "0 (no limit) .. 86400"),
@@ -23,3 +23,8 @@ def test_friends_are_told_the_server_unless_it_is_the_default(monkeypatch: pytes
     monkeypatch.setenv("FTR_SERVER", "http://race.example:8000")  # the host's own setting: friends lack it
     assert server_option("http://race.example:8000") == " --server http://race.example:8000"
     assert server_option(DEFAULT_SERVER) == ""
+
+
+def test_the_browser_link_friends_open_is_the_join_page_of_the_code() -> None:
+    assert join_link("http://race.example:8000/", "ab3k") == "http://race.example:8000/join/ab3k"
+    assert join_link(DEFAULT_SERVER, "a b/c") == "http://localhost:8000/join/a%20b%2Fc"
