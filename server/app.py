@@ -4,7 +4,7 @@ Routes: ``/play`` (WebSocket, players), ``POST /matches``,
 ``GET /matches/{code}``, ``GET /matches/{code}/results``, ``GET /healthz``,
 ``GET /metrics``; spectators: ``GET /matches/{code}/events`` (SSE),
 ``/matches/{code}/watch`` (WebSocket), ``GET /matches/{code}/replays/{name}``,
-and the web page (``/``, ``/watch/{code}``, ``/daily``, ``/static/``); the
+and the web pages (``/``, ``/join/{code}``, ``/watch/{code}``, ``/daily``, ``/static/``); the
 daily challenge's routes (:mod:`server.daily_web`). Resources (Redis or the
 embedded Redis, the solver process pool, the match service and its
 background tasks) are opened in the lifespan and closed there.
@@ -33,7 +33,7 @@ from .dealpool import fill_pool
 from .embedded_redis import EmbeddedRedis
 from .httpjson import error_response, over_rate, read_json
 from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
-from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, watch_page
+from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_page, watch_page
 from .play import player_endpoint
 from .replays import match_replay
 from .settings import Settings
@@ -172,6 +172,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             # Spectating (issue 7): replays once a match ended, and the web page (server/pages.py).
             Route("/matches/{code}/replays/{name:path}", match_replay),  # a name may hold "/"
             Route("/watch/{code}", watch_page),
+            Route("/join/{code}", play_page),
             Route("/", index_page),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
             Route("/healthz", healthz),

@@ -1,9 +1,12 @@
-"""The spectators' web page (issue 7 item 5): static HTML, CSS and JavaScript, no build step.
+"""The web pages: static HTML, CSS and JavaScript, no build step.
 
 =====================  ======================================================
 path                   serves
 =====================  ======================================================
-``/``                  ``index.html``: enter a match code, links to the daily
+``/``                  ``index.html``: create a race (``POST /matches``) or
+                       enter a match code, links to the daily
+``/join/{code}``       ``play.html``: the link friends are sent: join by name,
+                       ready, race, results, rematch (WebSocket ``/play``)
 ``/watch/{code}``      ``watch.html``: live standings, countdown, clock, then
                        the final ranking and each player's replay
 ``/daily``             ``daily.html`` for a browser (``Accept: text/html``);
@@ -12,10 +15,11 @@ path                   serves
 ``/static/NAME``       the files of ``server/static/``
 =====================  ======================================================
 
-The pages read only the public endpoints (``GET /matches/{code}``,
+The spectators' pages read only the public endpoints (``GET /matches/{code}``,
 ``/results``, ``/replays/{name}?positions=1``, the Server-Sent Events of
-``/matches/{code}/events`` and of the daily challenge) and hold no rules:
-the server sends every position.
+``/matches/{code}/events`` and of the daily challenge); the play page speaks
+the players' protocol (``/play``, msgpack frames) like any client. None holds
+rules: the server sends every position and every legal move.
 """
 
 from __future__ import annotations
@@ -47,6 +51,11 @@ async def watch_page(request: Request) -> Response:
     return _page("watch.html")
 
 
+async def play_page(request: Request) -> Response:
+    """``GET /join/{code}``: the play page (the code is read by the page's script from its address)."""
+    return _page("play.html")
+
+
 class PagesMiddleware:
     """Serves ``daily.html`` for a browser's ``GET /daily``; everything else passes through untouched.
 
@@ -67,4 +76,4 @@ class PagesMiddleware:
         await self.app(scope, receive, send)
 
 
-__all__ = ["STATIC_DIR", "PagesMiddleware", "StaticFiles", "index_page", "watch_page"]
+__all__ = ["STATIC_DIR", "PagesMiddleware", "StaticFiles", "index_page", "play_page", "watch_page"]

@@ -134,8 +134,17 @@ const FTR = (() => {
     return { close: () => { clearTimeout(retry); if (source) source.close(); } };
   }
 
-  const STATUS = { playing: "playing", won: "won", dead: "stuck", resigned: "resigned", timeout: "time up",
-                   lobby: "in lobby" };
+  /** Is SHA-256(nonce + seed), in hex, the commitment published at creation (README "commitment")?
+      {seed, nonce, commitment} -> true / false, or null where the browser has no SubtleCrypto. */
+  async function verifyCommitment(data) {
+    if (!(window.crypto && crypto.subtle)) return null;
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(data.nonce + data.seed));
+    const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    return hex === data.commitment;
+  }
 
-  return { el, cardEl, boardEl, changed, formatMs, getJSON, follow, STATUS, parseCard };
+  const STATUS = { playing: "playing", won: "won", dead: "stuck", resigned: "resigned", timeout: "time up",
+                   lobby: "in lobby", ready: "ready" };
+
+  return { el, cardEl, boardEl, changed, formatMs, getJSON, follow, STATUS, parseCard, verifyCommitment };
 })();

@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const { el, boardEl, changed, formatMs, getJSON, follow, STATUS } = FTR;
+  const { el, boardEl, changed, formatMs, getJSON, follow, STATUS, verifyCommitment } = FTR;
   const $ = (id) => document.getElementById(id);
   const code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
 
@@ -218,13 +218,6 @@
     feed(`Results: ${winnerLine()}`);
     renderHero(); renderStandings(); renderBoards(); tick();
     setupReplays();
-  }
-
-  async function verifyCommitment(data) {
-    if (!(window.crypto && crypto.subtle)) return null;
-    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(data.nonce + data.seed));
-    const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-    return hex === data.commitment;
   }
 
   function setupReplays() {

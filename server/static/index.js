@@ -1,0 +1,43 @@
+/* /: create a race (POST /matches; the host token stays in local storage for the play page's Start
+   button) or go to a code's play or watch page. */
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const onlySolvable = new Set(["classic", "relaxed"]);  // the variants the server keeps solvable deals of
+
+  $("variant").addEventListener("change", () => {
+    const pooled = onlySolvable.has($("variant").value);
+    $("solvable").checked = pooled;
+    $("solvable").disabled = !pooled;
+  });
+
+  $("create").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    $("create-error").textContent = "";
+    $("create-button").disabled = true;
+    const settings = {
+      variant: $("variant").value, players: Number($("players").value), time_limit_s: Number($("time-limit").value) * 60,
+      undo: $("undo").value, hints: $("hints").checked, solvable_only: $("solvable").checked && !$("solvable").disabled,
+    };
+    try {
+      const response = await fetch("/matches", { method: "POST", headers: { "Content-Type": "application/json" },
+                                                  body: JSON.stringify(settings) });
+      const body = await response.json();
+      if (response.status !== 201) { $("create-error").textContent = body.message || `refused (${response.status})`; return; }
+      localStorage.setItem(`ftr:host:${body.code}`, body.host_token);
+      location.href = `/join/${encodeURIComponent(body.code)}`;
+    } catch (error) {
+      $("create-error").textContent = `could not reach the server: ${error}`;
+    } finally {
+      $("create-button").disabled = false;
+    }
+  });
+
+  const code = () => $("code").value.trim();
+  $("go").addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (code()) location.href = "/join/" + encodeURIComponent(code());
+  });
+  $("go-watch").addEventListener("click", () => { if (code()) location.href = "/watch/" + encodeURIComponent(code()); });
+})();

@@ -1,0 +1,502 @@
+/* /join/{code}: join a race by name, ready, race, see the results, rematch. The render functions draw
+   only from the state (race-state.js reduces the server's frames into it) and turn clicks, taps, drags
+   and typed notation into commands for the connection (connection.js). No rules here: legal targets
+   are the server's `legal` list, and a refused command shows the server's reason. */
+"use strict";
+
+(() => {
+  const { el, formatMs, getJSON, STATUS, verifyCommitment } = FTR;
+  const { reduce, targets, mostFrom, can, gameOver, elapsed } = FTRRace;
+  const $ = (id) => document.getElementById(id);
+
+  const RANK_NAMES = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
+  const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
+  const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
+
+  /** "TH" -> "10 of hearts" (a card button's accessible name). */
+  function cardName(text) {
+    return `${RANK_NAMES[text[0]] || text[0]} of ${SUIT_NAMES[text[1]]}`;
+  }
+  /** "TH" -> "10♥" (what the card shows). */
+  function cardShort(text) {
+    return (text[0] === "T" ? "10" : text[0]) + SUIT_SYMBOLS[text[1]];
+  }
+  /** Card codes in a server reason shown with symbols: "2C does not fit on TC" -> "2♣ does not fit on 10♣". */
+  const withSymbols = (text) => text.replace(/(?<![0-9A-Za-z])([2-9TJQKA])([CDHS])(?![0-9A-Za-z])/g,
+    (_, r, s) => cardShort(r + s));
+
+  let code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
+  let state = FTRRace.initial(code);
+  let selection = null;   // {source: "3" | "w" | "f2", count}
+  let conn = null;
+  let confirmingResign = false;
+  let rematchAsked = false;
+
+  function dispatch(frame) {
+    const before = state;
+    state = reduce(state, frame);
+    if (frame.type === "position" || frame.type === "started") selection = null;
+    if (frame.type === "next_round") { nextRound(frame); return; }
+    if (frame.type === "results" && before.phase !== "finished") afterResults();
+    if (frame.type === "joined" || frame.type === "lobby" || frame.type === "results") refreshMatch();
+    render();
+  }
+
+  function say(text, kind) { dispatch({ type: "page/message", text, kind }); }
+
+  function connect() {
+    conn = new FTRConnection.Connection(code, {
+      onFrame: dispatch,
+      onStatus: (status) => dispatch({ type: "page/status", status }),
+    });
+    conn.open();
+  }
+
+  async function refreshMatch() {
+    const { status, body } = await getJSON(`/matches/${encodeURIComponent(code)}`);
+    if (status === 200 && body.code === code) dispatch({ type: "page/match", state: body });
+  }
+
+  // ------------------------------------------------------------------ commands
+
+  function send(command) {
+    selection = null;
+    if (!state.view || gameOver(state)) { say("your game has ended", "error"); return; }
+    conn.play(command);
+    render();
+  }
+
+  function typed(text) {
+    const result = FTRNotation.resolve(text, state.legal, state.view);
+    switch (result.action) {
+      case "play": send(result.command); return true;
+      case "help": say(FTRNotation.HELP, "hint"); return true;
+      case "hint": askHint(); return true;
+      case "resign": conn.resign(); return true;
+      case "ready": conn.ready(); return true;
+      case "start": conn.start(); return true;
+      case "quit": say("close the tab to leave: the game goes on, and this link brings you back", "hint"); return true;
+      case "none": return false;
+      default: say(result.message, "error"); return false;
+    }
+  }
+
+  function askHint() {
+    if (!(state.settings && state.settings.hints)) { say("this match does not allow hints", "error"); return; }
+    conn.hint();
+  }
+
+  /** A click or tap on a pile: `source`/`count` when it was a card that can be picked up, `pile` the
+      target it stands for ("3", "f", "w"). */
+  function clickPile(source, count, pile) {
+    if (gameOver(state) || state.phase !== "playing") return;
+    if (selection) {
+      const options = targets(state, selection);
+      if (source === selection.source && count === selection.count) {  // a second click: the best target
+        if (options.length) send(options[0].command);
+        else { selection = null; render(); }
+        return;
+      }
+      const chosen = options.find((t) => t.target === pile);
+      if (chosen) { send(chosen.command); return; }
+    }
+    if (!source) { selection = null; render(); return; }
+    select(source, count, true);
+  }
+
+  function select(source, count, allowAtOnce) {
+    selection = { source, count };
+    const options = targets(state, selection);
+    if (allowAtOnce && count === 1 && options.length === 1) { send(options[0].command); return; }
+    render();
+  }
+
+  function clickStock() {
+    if (state.phase !== "playing" || gameOver(state)) return;
+    if (can(state, "s")) send("s");
+    else if (can(state, "r")) send("r");
+    else say("the stock is empty and there is no redeal left", "error");
+  }
+
+  // ------------------------------------------------------------------ the board
+
+  function cardButton(text, source, count, pile, extra) {
+    const lifted = selection && selection.source === source && count <= selection.count;
+    const red = text[1] === "H" || text[1] === "D";
+    const button = el("button", {
+      type: "button", class: `card${red ? " red" : ""}${lifted ? " lifted" : ""}${extra ? " " + extra : ""}`,
+      "aria-label": cardName(text), "data-key": `${pile}:${count}`, draggable: source ? "true" : "false",
+      "aria-pressed": source ? String(Boolean(lifted)) : undefined,
+    }, el("span", { class: "corner", text: cardShort(text) }), el("span", { class: "big", text: SUIT_SYMBOLS[text[1]] }));
+    button.addEventListener("click", (event) => { event.stopPropagation(); clickPile(source, count, pile); });
+    if (source) {
+      button.addEventListener("dragstart", (event) => {
+        event.dataTransfer.setData("text/plain", `${source}:${count}`);
+        event.dataTransfer.effectAllowed = "move";
+        select(source, count, false);
+      });
+    }
+    return button;
+  }
+
+  /** A drop zone: a pile that takes the dragged selection when it is one of its targets. */
+  function dropZone(node, pile) {
+    node.addEventListener("dragover", (event) => {
+      if (selection && targets(state, selection).some((t) => t.target === pile)) event.preventDefault();
+    });
+    node.addEventListener("drop", (event) => {
+      event.preventDefault();
+      const chosen = selection && targets(state, selection).find((t) => t.target === pile);
+      if (chosen) send(chosen.command);
+    });
+    node.addEventListener("click", () => clickPile(null, 0, pile));
+    return node;
+  }
+
+  function renderBoard() {
+    const view = state.view;
+    const board = $("board");
+    if (!view) { board.replaceChildren(); return; }
+    const options = selection ? targets(state, selection) : [];
+    const best = options.length ? options[0].target : null;
+    const isTarget = (pile) => options.some((t) => t.target === pile);
+    const mark = (pile) => (isTarget(pile) ? (pile === best ? " target best" : " target") : "");
+
+    const tableMoves = FTRNotation.tableMoves(state.legal);
+    const stockLabel = view.stock ? `Stock: ${view.stock} cards` : (can(state, "r") ? "Stock: empty, redeal" : "Stock: empty");
+    const stock = el("button", { type: "button", class: "card stock" + (view.stock ? "" : " slot"), id: "stock",
+                                 "aria-label": stockLabel, "data-key": "stock" },
+      el("span", { text: view.stock ? String(view.stock) : (can(state, "r") ? "↺" : "") }));
+    stock.addEventListener("click", clickStock);
+    const stockPile = el("div", { class: "pile" }, el("span", { class: "label",
+      text: view.redeals_left ? `Stock · ${view.redeals_left} redeal` : "Stock" }), stock,
+      tableMoves && view.stock ? el("span", { class: "table-note", text: "moves on the table" }) : null);
+
+    const shown = view.waste.slice(-4);
+    const waste = el("div", { class: "cards-row waste" }, shown.length ? shown.map((t, i) => (i === shown.length - 1
+      ? cardButton(t, "w", 1, "w", "") : el("div", { class: "card under" + (t[1] === "H" || t[1] === "D" ? " red" : ""),
+                                                    "aria-hidden": "true" }, el("span", { class: "corner", text: cardShort(t) }))))
+      : el("div", { class: "card slot", "aria-label": "Waste: empty", role: "img" }));
+    const wastePile = el("div", { class: "pile", role: "group", "aria-label": "Waste" },
+      el("span", { class: "label", text: `Waste ${view.waste.length}` }), waste);
+
+    const slots = view.foundations.map((top, i) => {
+      const source = `f${i + 1}`;
+      const movable = top !== "-" && mostFrom(state, source) > 0;
+      if (top === "-") {
+        return el("button", { type: "button", class: "card slot", "aria-label": `Foundation ${i + 1}: empty`,
+                              "data-key": `f${i}`, onclick: () => clickPile(null, 0, "f") });
+      }
+      const button = cardButton(top, movable ? source : null, 1, "f", "");
+      button.setAttribute("aria-label", `Foundation ${i + 1}: ${cardName(top)}`);
+      return button;
+    });
+    const foundations = dropZone(el("div", { class: "pile foundations" + mark("f"), role: "group", "aria-label": "Foundations" },
+      el("span", { class: "label", text: "Foundations" + (isTarget("f") ? (best === "f" ? " ◀ best" : " ◀") : "") }),
+      el("div", { class: "cards-row" }, slots)), "f");
+
+    const columns = view.tableau.map((cards, i) => {
+      const pile = String(i + 1);
+      const hidden = view.hidden[i] || 0;
+      const column = dropZone(el("div", { class: "column" + mark(pile), role: "group", "aria-label": `Column ${pile}` },
+        el("span", { class: "num", "aria-hidden": "true", text: pile + (pile === best ? " ▼" : "") })), pile);
+      if (isTarget(pile)) column.append(el("span", { class: "sr-only", text: pile === best ? "best target" : "target" }));
+      for (let h = 0; h < hidden; h++) column.append(el("div", { class: "card down", role: "img", "aria-label": "face down" }));
+      cards.forEach((t, j) => column.append(cardButton(t, pile, cards.length - j, pile, "")));
+      if (!hidden && !cards.length) {
+        column.append(el("button", { type: "button", class: "card slot", "aria-label": `Column ${pile}: empty`,
+                                     "data-key": `${pile}:empty`, onclick: (e) => { e.stopPropagation(); clickPile(null, 0, pile); } }));
+      }
+      return column;
+    });
+    board.replaceChildren(
+      el("div", { class: "row" }, stockPile, wastePile, foundations),
+      el("div", { class: "tableau", style: `--columns: ${view.tableau.length}` }, columns));
+  }
+
+  function renderSelection() {
+    const bar = $("selection");
+    bar.hidden = !selection;
+    if (!selection) return;
+    const options = targets(state, selection);
+    const most = mostFrom(state, selection.source);
+    const where = selection.source === "w" ? "the waste" : selection.source.startsWith("f")
+      ? `foundation ${selection.source.slice(1)}` : `column ${selection.source}`;
+    let text = `${selection.count} card${selection.count === 1 ? "" : "s"} from ${where}: `;
+    if (options.length) text += `${options.length} target${options.length === 1 ? "" : "s"}, best ${options[0].command}`;
+    else text += most && selection.count > most ? `at most ${most} at once` : "no legal move";
+    $("selection-text").textContent = text;
+    const faceUp = selection.source === "w" || selection.source.startsWith("f") ? 1
+      : state.view.tableau[Number(selection.source) - 1].length;
+    $("more").disabled = selection.count >= faceUp;
+    $("less").disabled = selection.count <= 1;
+  }
+
+  // ------------------------------------------------------------------ around the board
+
+  function renderHero() {
+    const s = state;
+    const me = s.players[s.name];
+    const phase = s.phase;
+    $("state").className = "state " + ({ playing: "live", countdown: "countdown", finished: "finished" }[phase] || "");
+    $("state").textContent = s.connection === "closed" ? "reconnecting…" : ({ connecting: "connecting",
+      preparing: "preparing the deal", lobby: "lobby", countdown: "countdown", playing: "live", finished: "finished",
+      closed: "closed" }[phase] || phase);
+    const count = Object.keys(s.players).length, wanted = s.settings ? s.settings.players : 0;
+    $("headline").textContent = {
+      connecting: `Match ${code}`, preparing: "Shuffling a solvable deal…",
+      lobby: `Waiting for players · ${count}/${wanted}`, countdown: "Get ready…",
+      playing: s.status === "playing" ? "Race on" : `Your game: ${STATUS[s.status] || s.status}`,
+      finished: winnerLine(), closed: "This match was closed",
+    }[phase] || "";
+    const ready = Object.values(s.players).filter((p) => p.ready).length;
+    $("subline").textContent = {
+      lobby: me ? `${ready} of ${count} ready · the race starts when everyone is ready` : "Type your name to join",
+      countdown: "Everyone gets the same deal at the same instant.",
+      playing: `${Object.values(s.players).filter((p) => p.status === "playing").length} of ${count} still playing`,
+      finished: "The seed is revealed: checked against the commitment below.",
+    }[phase] || "";
+    const chips = [el("span", { class: "chip" }, "code ", el("b", { text: code }))];
+    if (s.settings) {
+      chips.push(el("span", { class: "chip" }, el("b", { text: s.settings.variant })));
+      if (s.settings.time_limit_s) chips.push(el("span", { class: "chip" }, "limit ", el("b", { text: formatMs(s.settings.time_limit_s * 1000) })));
+      chips.push(el("span", { class: "chip" }, "undo ", el("b", { text: s.settings.undo })));
+    }
+    if (s.round > 1) chips.push(el("span", { class: "chip", id: "round-chip" }, "round ", el("b", { text: String(s.round) })));
+    $("chips").replaceChildren(...chips);
+    $("round-line").textContent = s.name ? `you race as ${s.name}` : "race from a link";
+  }
+
+  function winnerLine() {
+    if (!state.results) return "Race over";
+    const first = state.results.ranking.filter((r) => r.rank === 1).map((r) => r.name);
+    return first.length === 1 ? `${first[0]} wins!` : `${first.join(" and ")} share first place`;
+  }
+
+  function tick() {
+    const now = Date.now();
+    let label = "waiting", value = "–:––";
+    const clock = $("clock");
+    clock.classList.toggle("countdown", state.phase === "countdown");
+    if (state.phase === "countdown") {
+      label = "starts in"; value = FTRRace.countdown(state, now).toFixed(1);
+    } else if (state.phase === "playing" || state.phase === "finished") {
+      label = state.phase === "finished" || FTRRace.ENDED.has(state.status) ? "your time" : "your clock";
+      value = formatMs(elapsed(state, now), true);
+      if (state.deadline && state.phase === "playing" && state.status === "playing") {
+        label += ` · ${formatMs(Math.max(0, state.deadline - now - state.clockOffset))} left`;
+      }
+    }
+    $("clock-label").textContent = label;
+    $("clock-value").textContent = value;
+  }
+
+  function renderRace() {
+    const won = (p) => (p.status === "won" ? 0 : 1);
+    const rows = Object.values(state.players).sort((a, b) => won(a) - won(b)
+      || (won(a) ? b.foundation - a.foundation : a.time_ms - b.time_ms) || a.moves - b.moves || a.name.localeCompare(b.name));
+    const total = state.view ? cardTotal(state.view) : 104;
+    $("race").querySelector("tbody").replaceChildren(...rows.map((p) => {
+      const lobby = ["lobby", "preparing", "connecting"].includes(state.phase);
+      const status = lobby ? (p.ready ? "ready" : "lobby") : p.status;
+      return el("tr", { "data-name": p.name },
+        el("td", { class: "who" }, p.name, p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
+          p.connected ? null : el("span", { class: "away", text: "away" })),
+        el("td", {}, el("span", { class: `pill ${status}`, text: STATUS[status] || status })),
+        el("td", {}, el("div", { class: "bar" }, el("div", { class: "track" },
+          el("div", { class: "fill" + (p.status === "won" ? " won" : ""), style: `width: ${Math.round(100 * p.foundation / total)}%` })),
+          el("span", { class: "count" }, el("b", { class: "foundation", text: String(p.foundation) })))),
+        el("td", { class: "num moves", text: String(p.moves) }));
+    }));
+  }
+
+  /** Every card of the deal, counted from the view (what lies anywhere plus what is up). */
+  function cardTotal(view) {
+    return view.tableau.reduce((n, c) => n + c.length, 0) + view.hidden.reduce((n, h) => n + h, 0) + view.stock
+      + view.waste.length + FTRRace.foundationCount(view);
+  }
+
+  function renderCounters() {
+    const s = state;
+    const parts = [el("span", {}, "Moves ", el("b", { id: "moves", text: String(s.moves) })),
+      el("span", {}, "Foundations ", el("b", { text: `${s.foundation}` })), el("span", {}, "Undos ", el("b", { text: String(s.undos) }))];
+    $("counters").replaceChildren(...parts);
+    const playing = s.phase === "playing" && !gameOver(s);
+    $("draw").disabled = !playing || !(can(s, "s") || can(s, "r"));
+    $("draw").textContent = can(s, "s") || !can(s, "r") ? "Draw" : "Redeal";
+    $("finish").hidden = !can(s, "finish");
+    $("undo").disabled = !playing || !can(s, "u");
+    $("hint").hidden = !(s.settings && s.settings.hints);
+    $("hint").disabled = !playing;
+    $("resign").disabled = !playing;
+    $("resign").hidden = confirmingResign;
+    $("confirm-resign").hidden = !confirmingResign || !playing;
+    $("command").disabled = !playing && s.phase !== "lobby";
+    $("game-actions").classList.toggle("dead", s.status === "dead");
+  }
+
+  function renderMessage() {
+    const box = $("message");
+    let text = state.message ? withSymbols(state.message) : "";
+    let kind = state.messageKind;
+    if (!text && state.status === "dead" && state.phase === "playing") {
+      text = can(state, "u") ? "No card can reach the foundations any more: Undo, or Resign."
+        : "No card can reach the foundations any more: Resign to end your game.";
+      kind = "error";
+    } else if (!text && state.phase === "playing" && gameOver(state)) {
+      text = `Your game is over (${STATUS[state.status] || state.status}): waiting for the others…`;
+    }
+    box.textContent = text;
+    box.className = "message" + (kind ? " " + kind : "");
+  }
+
+  function renderLobby() {
+    const me = state.players[state.name];
+    const inLobby = ["lobby", "preparing"].includes(state.phase);
+    $("join-panel").hidden = !(inLobby || state.phase === "connecting") || Boolean(state.name)
+      || Boolean(FTRConnection.savedPlayer(code));
+    $("lobby-panel").hidden = !inLobby || !state.name;
+    $("ready").disabled = !me || me.ready;
+    $("ready").textContent = me && me.ready ? "Ready ✓" : "Ready";
+    $("start").hidden = !FTRConnection.hostToken(code);
+    const link = `${location.origin}/join/${encodeURIComponent(code)}`;
+    $("share-link").href = link;
+    $("share-link").textContent = link;
+    $("lobby-note").textContent = state.settings
+      ? `${state.settings.variant} · ${state.settings.players} players · undo ${state.settings.undo}` : "";
+  }
+
+  function renderResults() {
+    const r = state.results;
+    $("results-panel").hidden = !r;
+    if (!r) return;
+    $("results").replaceChildren(...r.ranking.map((row) => el("li", { class: `place p${row.rank}`, "data-name": row.name },
+      el("span", { class: `rank r${row.rank}`, text: String(row.rank) }), " ",
+      el("b", { class: "name", text: row.name }), " ",
+      el("span", { class: `pill ${row.status}`, text: STATUS[row.status] || row.status }),
+      el("span", { class: "line", text: ` ${row.foundation} cards · ${row.moves} moves · ${formatMs(row.time_ms, true)}`
+        + (row.undos ? ` · ${row.undos} undos` : "") + (row.hints ? ` · ${row.hints} hints` : "") }))));
+    $("rematch").disabled = rematchAsked;
+    $("replays-link").href = `/watch/${encodeURIComponent(code)}`;
+    const names = state.rematch.names;
+    $("rematch-note").textContent = names.length ? `${names.join(", ")} want${names.length === 1 ? "s" : ""} a rematch` : "";
+    const series = state.series;
+    $("series").hidden = !(series && series.standings && series.standings.length && series.rounds.length > 1);
+    if (series && series.standings) {
+      $("series-body").replaceChildren(...series.standings.map((row) => el("tr", { "data-name": row.name },
+        el("td", { class: "who", text: row.name }), el("td", { class: "num", text: String(row.rounds_won) }),
+        el("td", { class: "num", text: String(row.foundation) }), el("td", { class: "num", text: formatMs(row.time_ms) }))));
+    }
+  }
+
+  async function afterResults() {
+    const r = state.results;
+    const verify = $("verify");
+    if (!r.seed) { verify.textContent = "The seed stays secret until the daily challenge's day is over."; return; }
+    verify.replaceChildren(el("div", {}, "seed ", el("code", { text: r.seed.length > 80 ? "(a dealt position)" : r.seed }),
+      " · nonce ", el("code", { text: r.nonce }), " · commitment ", el("code", { text: r.commitment })));
+    const ok = await verifyCommitment(r);
+    if (ok !== null) {
+      verify.append(el("div", { class: ok ? "ok" : "bad", id: "verified" }, ok
+        ? "✓ SHA-256(nonce + seed) equals the commitment published before the deal"
+        : "✗ SHA-256(nonce + seed) does NOT equal the commitment"));
+    }
+  }
+
+  function render() {
+    const playing = ["playing", "finished"].includes(state.phase) && state.view;
+    $("table-panel").hidden = !playing;
+    $("race-panel").hidden = state.phase === "connecting" && !Object.keys(state.players).length;
+    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
+    renderHero();
+    renderLobby();
+    renderBoard();
+    renderSelection();
+    renderCounters();
+    renderMessage();
+    renderRace();
+    renderResults();
+    tick();
+    if (focused) {
+      const again = document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
+      if (again) again.focus();
+    }
+  }
+
+  // ------------------------------------------------------------------ rounds
+
+  function nextRound(frame) {
+    FTRConnection.savePlayer(frame.match, state.name, frame.token);
+    FTRConnection.saveHostToken(frame.match, frame.host_token);
+    const series = state.series;
+    const name = state.name;
+    conn.close();
+    code = frame.match;
+    history.pushState(null, "", `/join/${encodeURIComponent(code)}`);
+    state = { ...FTRRace.initial(code), name, series, round: frame.round || state.round + 1 };
+    selection = null;
+    rematchAsked = false;
+    connect();
+    refreshMatch();
+    render();
+  }
+
+  /** A late friend's link may be of a round that has ended: go to the newest round of the series. */
+  async function newestRound() {
+    for (let hops = 0; hops < 50; hops++) {
+      const { status, body } = await getJSON(`/matches/${encodeURIComponent(code)}`);
+      if (status === 404) { dispatch({ type: "page/message", text: `There is no match with the code “${code}”.`, kind: "error" }); return false; }
+      if (status !== 200) return true;
+      dispatch({ type: "page/match", state: body });
+      if (!body.next_round || FTRConnection.savedPlayer(code)) return true;
+      code = body.next_round;
+      history.replaceState(null, "", `/join/${encodeURIComponent(code)}`);
+      state = FTRRace.initial(code);
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------------ wiring
+
+  function wire() {
+    $("join-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const name = $("name").value.trim();
+      if (!name) return;
+      localStorage.setItem("ftr:name", name);
+      conn.join(name);
+    });
+    $("ready").addEventListener("click", () => conn.ready());
+    $("start").addEventListener("click", () => conn.start());
+    $("draw").addEventListener("click", clickStock);
+    $("finish").addEventListener("click", () => send("finish"));
+    $("undo").addEventListener("click", () => send("u"));
+    $("hint").addEventListener("click", askHint);
+    $("resign").addEventListener("click", () => { confirmingResign = true; render(); $("resign-yes").focus(); });
+    $("resign-no").addEventListener("click", () => { confirmingResign = false; render(); $("resign").focus(); });
+    $("resign-yes").addEventListener("click", () => { confirmingResign = false; selection = null; conn.resign(); render(); });
+    $("rematch").addEventListener("click", () => {
+      conn.rematch();
+      rematchAsked = true;
+      render();
+      say("Rematch asked: the next round starts with everyone who clicks in time", "hint");
+    });
+    $("more").addEventListener("click", () => { if (selection) select(selection.source, selection.count + 1, false); });
+    $("less").addEventListener("click", () => { if (selection && selection.count > 1) select(selection.source, selection.count - 1, false); });
+    $("cancel").addEventListener("click", () => { selection = null; render(); });
+    $("command-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (typed($("command").value)) $("command").value = "";
+    });
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && selection) { selection = null; render(); }
+    });
+    $("command-help").textContent = FTRNotation.HELP;
+    $("name").value = localStorage.getItem("ftr:name") || "";
+    setInterval(tick, 100);
+  }
+
+  wire();
+  render();
+  newestRound().then((ok) => { if (ok) { connect(); render(); } });
+})();
