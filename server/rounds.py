@@ -69,6 +69,23 @@ def may_start(meta: dict[str, str], names: list[str]) -> bool:
     return bool(meta.get("window_over")) or set(json.loads(meta["expected"])) <= set(names)
 
 
+def _not_joined(status: str, code: str, number: int, players: int, name: str) -> Exception:
+    """The refusal of a rematch whose next round ``code`` (round ``number``) did not take the player
+    (:meth:`server.store.Store.round_join` answered ``status``)."""
+    from .matches import ServiceError
+
+    if status == "already_started":
+        return ServiceError("already_started", f"round {number} ({code}) has already started: watch it at "
+                                               f"/watch/{code}")
+    if status == "closed":
+        return ServiceError("closed", f"round {number} ({code}) was closed: it did not start in time")
+    if status == "match_full":
+        return ServiceError("match_full", f"round {number} ({code}) has all its {players} players")
+    if status == "name_taken":
+        return ServiceError("name_taken", f"someone joined round {number} ({code}) as {name!r} first")
+    return ServiceError("no_match", "the next round no longer exists")
+
+
 class Rounds:
     """The rematch and series side of a :class:`~server.matches.MatchService` (see the module docstring)."""
 
@@ -100,22 +117,17 @@ class Rounds:
         status, code, claimed, names = await self.store.claim_next(old, name, new_code())
         if status == "not_finished":
             raise ServiceError("not_finished", "the match has not ended yet: ask for a rematch after the results")
-        if status != "ok":
-            raise ServiceError("no_match" if status == "no_match" else "not_joined",
-                               f"no rematch: {status.replace('_', ' ')}")
+        if status == "no_match":
+            raise ServiceError("no_match", "the match no longer exists")
+        if status != "ok":  # no_player: the player's record is gone
+            raise ServiceError("not_joined", "you are not a player of this match: join or resume it first")
         new_meta = await self._created(old, code, meta, claimed)
         settings = msgspec.json.decode(new_meta["settings"], type=m.Settings)
         token = secrets.token_urlsafe(24)
         joined = await self.store.round_join(code, name, token_hash(token), settings.players,
                                              service.clock.now_ms(), name_key(name), old)
         if joined not in ("ok", "again"):
-            messages = {"already_started": f"round {new_meta.get('round')} ({code}) has already started: watch it "
-                                           f"at /watch/{code}",
-                        "closed": f"round {new_meta.get('round')} ({code}) was closed: it did not start in time",
-                        "match_full": f"round {new_meta.get('round')} ({code}) has all its {settings.players} players",
-                        "name_taken": f"someone joined round {new_meta.get('round')} ({code}) as {name!r} first",
-                        "no_match": "the next round no longer exists"}
-            raise ServiceError(joined, messages[joined])
+            raise _not_joined(joined, code, int(new_meta.get("round", 2)), settings.players, name)
         host_token = secrets.token_urlsafe(24)
         hosts = await self.store.round_host(code, name, token_hash(host_token))
         session.next_round = code
