@@ -23,6 +23,8 @@ Client to server (imperatives)
 ``resign``  give up (with a sequence number).
 ``hint``    ask for a suggested command (where the match allows hints).
 ``ping``    keep-alive; answered by ``pong``.
+``rematch`` after the match's results: the player wants the next round
+            (answer ``next_round``; a retried frame answers the same round).
 
 Server to client (facts)
 ------------------------
@@ -33,7 +35,9 @@ moves), ``rejected`` (a refused command: code and reason; nothing
 changed), ``progress`` (another player's public progress), ``finished``
 (a player's game ended), ``results`` (ranked, with the revealed seed),
 ``suggestion`` (a hint, from the player's view only), ``error`` (stable
-code, readable message), ``pong``. Spectators' streams also carry
+code, readable message), ``pong``, ``next_round`` (answer to ``rematch``:
+the next round's code and the player's token in it), ``rematch`` (who
+wants the next round: on the ended round's streams). Spectators' streams also carry
 ``board`` (a player's redacted view) when the host opened the boards.
 """
 
@@ -148,7 +152,18 @@ class Ping(_Message, tag="ping"):
     nonce: Annotated[int, msgspec.Meta(ge=0, le=2**53)] = 0
 
 
-ClientMessage = Hello | Join | Resume | Ready | Start | Play | Resign | Hint | Ping
+class Rematch(_Message, tag="rematch"):
+    """After the match's results: this player wants the next round (same settings, a new deal).
+
+    Answered by :class:`NextRound`; the player then sends ``resume`` with
+    its code and token (on the same connection) and is in the next round's
+    lobby, ready. Every player who sends it is one next round: a retried or
+    concurrent ``rematch`` answers the same round. Before the results:
+    ``error`` ``not_finished``, nothing changes.
+    """
+
+
+ClientMessage = Hello | Join | Resume | Ready | Start | Play | Resign | Hint | Ping | Rematch
 """Every message a client may send."""
 
 
@@ -373,9 +388,38 @@ class Pong(_Message, tag="pong"):
     server_time_ms: int
 
 
+class NextRound(_Message, tag="next_round"):
+    """Answer to ``rematch``: round ``round`` of the series is match ``match``; resume it with ``token``.
+
+    ``host_token``: the host token of that round when this player hosts it
+    (the previous round's host when they asked for the rematch, else the
+    first player who did), ``""`` otherwise. ``window_ms``: ms left of the
+    rematch window (``FTR_REMATCH_WINDOW_S``): the round starts when every
+    player of the previous round is in and ready, or once the window is
+    over with whoever is in and ready. A retried ``rematch`` answers the
+    same ``match`` with a new ``token`` (the one before stays valid until
+    the new one is used, as with ``resume``).
+    """
+
+    match: str
+    round: int
+    token: str
+    host_token: str = ""
+    window_ms: int = 0
+
+
+class RematchOffer(_Message, tag="rematch"):
+    """On an ended match's streams (players and spectators): players ``names`` (in the order they asked)
+    want the next round, match ``next``."""
+
+    match: str
+    next: str
+    names: list[str]
+
+
 ServerMessage = (
     Welcome | Joined | Lobby | Countdown | Started | Position | Rejected | Progress | Finished | Results | Suggestion
-    | Error | Pong | Board
+    | Error | Pong | Board | NextRound | RematchOffer
 )
 """Every message a server may send."""
 
@@ -399,7 +443,7 @@ ERROR_CODES = {
     "not_host": "only the host may do that",
     "no_hints": "this match does not allow hints",
     "replaced": "another connection with your token took over",
-    "not_finished": "the match has not ended yet (results, replays)",
+    "not_finished": "the match has not ended yet (results, replays, rematch)",
     "no_player": "no player of that name in this match",
     "no_daily": "this server runs no daily challenge",
     "no_variant": "no daily challenge for that variant",

@@ -35,6 +35,7 @@ from .engine.hint import hint
 from .engine.view import redact
 from .names import name_key, name_problem
 from .ranking import Standing, rank
+from .rounds import Rounds, may_start
 from .settings import Settings
 from .store import SPECTATOR_KINDS, Store, follow_streams, token_hash
 from .views import legal_message, view_message
@@ -128,6 +129,8 @@ class Session:
     last_hint: str = ""
     """The answer to the player's last hint (hint number :attr:`hints`), for a retried hint frame."""
     deadline_ms: int = 0
+    next_round: str = ""
+    """The code of the next round a ``rematch`` put this player in: ``resume`` may go there on this connection."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     close_with: tuple[int, str] = (1000, "")
@@ -268,6 +271,8 @@ class MatchService:
         self._lobby_locks: dict[str, asyncio.Lock] = {}
         self.watchers: dict[str, set[Watcher]] = {}
         self._wakeup = asyncio.Event()
+        self.rounds = Rounds(self)
+        """Rematch and the series of rounds (:mod:`server.rounds`)."""
 
     # ------------------------------------------------------------ background tasks
 
@@ -432,6 +437,7 @@ class MatchService:
         if state == "finished":
             result["seed"] = meta.get("seed", "")
             result["nonce"] = meta.get("nonce", "")
+        result.update(await self.rounds.public(code, meta))
         return result
 
     async def lobby_message(self, code: str) -> m.Lobby:
@@ -463,6 +469,7 @@ class MatchService:
                 raise ServiceError("no_match", f"match {code} has ended and is no longer kept; its results are at "
                                                f"/matches/{code}/results")
             raise ServiceError("no_match", f"no match with code {code!r}")
+        code, meta = await self.rounds.joinable(code, meta)  # an ended round's link joins its next round
         problem = name_problem(name)  # the daily challenge's rule too (server/names.py)
         if problem is not None:
             raise ServiceError("malformed", problem)
@@ -615,7 +622,8 @@ class MatchService:
         assert meta is not None
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)
         players = await self.store.players(code)
-        if meta["state"] == "lobby" and len(players) >= settings.players and all(p.ready for p in players):
+        if meta["state"] == "lobby" and players and all(p.ready for p in players) and (
+                len(players) >= settings.players or may_start(meta, [p.name for p in players])):
             await self.start_countdown(code)
 
     async def host_start(self, session: Session, host_token: str) -> None:
@@ -709,6 +717,8 @@ class MatchService:
                         continue
                 elif kind == "finalize":
                     await self.finalize(code)
+                elif kind == "window":
+                    await self.rounds.window_over(code)
                 elif kind == "close":
                     timeout = self.settings.lobby_timeout_s
                     await self.store.close_unstarted(code, encode(m.Error(

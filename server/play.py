@@ -140,8 +140,10 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
                 raise ServiceError("malformed", "this connection has joined a match already")
             await service.join(session, code, name)
         case m.Resume(match=code, token=token):
-            if session.code:
+            if session.code and not (session.next_round and code == session.next_round):
                 raise ServiceError("malformed", "this connection has joined a match already")
+            if session.code:  # into the next round a rematch answered: the ended match is left first
+                await service.rounds.leave_for_next_round(session)
             await service.resume(session, code, token)
         case m.Ready():
             await service.ready(session)
@@ -151,6 +153,8 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
             await service.resign(session, seq)
         case m.Hint(seq=seq):
             await service.hint(session, seq)
+        case m.Rematch():
+            await service.rounds.rematch(session)
         case m.Ping(nonce=nonce):
             session.push(encode(m.Pong(nonce, service.clock.now_ms())))
         case m.Hello():

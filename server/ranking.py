@@ -41,3 +41,47 @@ def rank(standings: list[Standing]) -> list[tuple[int, Standing]]:
         else:
             ranked.append((index + 1, standing))
     return ranked
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """One player's line in one round's ranked results (a ``ResultRow``'s fields the series needs)."""
+
+    name: str
+    rank: int
+    status: str
+    foundation: int
+    time_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesStanding:
+    """A player's totals over the rounds of a series: rounds won, foundation cards, time (ms)."""
+
+    name: str
+    rounds_won: int
+    foundation: int
+    time_ms: int
+
+
+def series_standings(rounds: list[list[RoundResult]]) -> list[SeriesStanding]:
+    """Totals per player over the ended ``rounds`` of a series, best first.
+
+    A round is won by the player ranked first in it with status ``won``
+    (two winners tied at rank 1 both win it; a round nobody won counts for
+    nobody). ``foundation`` and ``time_ms`` add up every round the player
+    played. Order: more rounds won, then more foundation cards, then less
+    time, then name (so the order is total).
+    """
+    won: dict[str, int] = {}
+    cards: dict[str, int] = {}
+    time: dict[str, int] = {}
+    for results in rounds:
+        for row in results:
+            won.setdefault(row.name, 0)
+            if row.rank == 1 and row.status == "won":
+                won[row.name] += 1
+            cards[row.name] = cards.get(row.name, 0) + row.foundation
+            time[row.name] = time.get(row.name, 0) + row.time_ms
+    totals = [SeriesStanding(name, won[name], cards[name], time[name]) for name in won]
+    return sorted(totals, key=lambda s: (-s.rounds_won, -s.foundation, s.time_ms, s.name))

@@ -32,6 +32,10 @@ variable                   default    meaning
 ``FTR_MAX_WATCHERS``       500        spectator connections per match (per server process)
 ``FTR_WATCHER_QUEUE``      1024       events a spectator may fall behind by before
                                       it is dropped (it resumes from its last id)
+``FTR_REMATCH_WINDOW_S``   30         seconds after the first ``rematch`` in which the
+                                      previous round's players join the next round: it
+                                      starts when all are in and ready, or after the
+                                      window with whoever is in and ready
 =========================  =========  ==============================================
 """
 
@@ -70,6 +74,7 @@ class Settings:
     clock_offset_ms: int = 0
     watcher_queue: int = 1024
     max_watchers: int = 500
+    rematch_window_s: float = 30.0
 
     @classmethod
     def from_environ(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -99,6 +104,7 @@ class Settings:
             clock_offset_ms=config("FTR_CLOCK_OFFSET_MS", cast=int, default=0),
             watcher_queue=config("FTR_WATCHER_QUEUE", cast=int, default=1024),
             max_watchers=config("FTR_MAX_WATCHERS", cast=int, default=500),
+            rematch_window_s=config("FTR_REMATCH_WINDOW_S", cast=float, default=30.0),
         )
 
 
@@ -106,6 +112,6 @@ ENVIRONMENT_VARIABLES = (
     "FTR_HOST", "FTR_PORT", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
     "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
     "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_SOLVER", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
-    "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS",
+    "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS", "FTR_REMATCH_WINDOW_S",
 )
 """Every environment variable the server reads (a test checks docker-compose.yml names only these)."""

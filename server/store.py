@@ -18,9 +18,17 @@ key                        holds
 ``{m:C}:events``           stream: events (field ``m``: msgpack frame, ``k``:
                            kind, see :data:`SPECTATOR_KINDS`)
 ``{m:C}:results``          the final results frame (msgpack)
+``{m:F}:series``           list: the match codes of a series of rounds, in
+                           order, under the hash tag of its first round F
 ``timers``                 sorted set: ``CODE start|deadline`` by due time (ms)
 ``pool:VARIANT``           list: verified solvable deals (msgpack)
 =========================  ===================================================
+
+Rounds (:mod:`server.rounds`): an ended match's meta holds ``next`` (the
+next round's code, set once by :data:`CLAIM_NEXT`) and ``rematch`` (who
+asked, JSON); the next round's own keys are another match's (another
+slot), and the series list a third: each step is one script on one slot,
+safe to repeat, so a Redis Cluster can serve them.
 
 A player's game is its deal plus its move log; :data:`COMMIT` writes one
 accepted command, the player's progress and the public event in one
@@ -81,6 +89,11 @@ def events_key(code: str) -> str:
 
 def results_key(code: str) -> str:
     return f"{{m:{code}}}:results"
+
+
+def series_key(first: str) -> str:
+    """The series of rounds whose first round is match ``first`` (its hash tag)."""
+    return f"{{m:{first}}}:series"
 
 
 TIMERS = "timers"
@@ -222,6 +235,82 @@ if ARGV[3] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', A
 return 1
 """ % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
+CLAIM_NEXT = """
+-- KEYS: meta, player-prefix (an ended match) ; ARGV: name, candidate code of the next round
+-- The first rematch of a match sets its next round's code (once: a concurrent or retried one reads it);
+-- every one adds its player to the names who asked (in order, once each).
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'no_match'} end
+if state ~= 'finished' then return {'not_finished', state} end
+if redis.call('EXISTS', KEYS[2] .. ARGV[1]) == 0 then return {'no_player'} end
+local nxt = redis.call('HGET', KEYS[1], 'next')
+local claimed = 0
+if not nxt then
+  nxt = ARGV[2]
+  redis.call('HSET', KEYS[1], 'next', nxt)
+  claimed = 1
+end
+local names = cjson.decode(redis.call('HGET', KEYS[1], 'rematch') or '[]')
+local seen = false
+for _, n in ipairs(names) do if n == ARGV[1] then seen = true end end
+if not seen then
+  table.insert(names, ARGV[1])
+  redis.call('HSET', KEYS[1], 'rematch', cjson.encode(names))
+end
+return {'ok', nxt, claimed, cjson.encode(names)}
+"""
+
+ROUND_JOIN = """
+-- KEYS: meta, roster, tokens, player (the next round) ; ARGV: name, token hash, max players, now ms, name key,
+--   code of the round before
+-- A player of the round before, in the next round as a ready player. Asked again (a retried rematch): a new
+-- newest token, the one before valid until the new one is used (as ISSUE); a name someone else joined with
+-- stays theirs.
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'no_match'} end
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  if redis.call('HGET', KEYS[4], 'via') ~= ARGV[6] then return {'name_taken'} end
+  local current = redis.call('HGET', KEYS[4], 'token')
+  local previous = redis.call('HGET', KEYS[4], 'prev_token')
+  if previous and previous ~= current then redis.call('HDEL', KEYS[3], previous) end
+  if current then redis.call('HSET', KEYS[4], 'prev_token', current) end
+  redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
+  redis.call('HSET', KEYS[4], 'token', ARGV[2])
+  return {'again'}
+end
+if state == 'closed' then return {'closed'} end
+if state ~= 'lobby' and state ~= 'preparing' then return {'already_started'} end
+if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[3]) then return {'match_full'} end
+if redis.call('HSETNX', KEYS[1], 'name:' .. ARGV[5], ARGV[1]) == 0 then return {'name_taken'} end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[4], 'name', ARGV[1], 'token', ARGV[2], 'epoch', 0, 'ready', 1, 'connected', 0,
+  'seq', 0, 'moves', 0, 'undos', 0, 'hints', 0, 'foundation', 0, 'status', 'lobby', 'time_ms', 0,
+  'last_found_ms', 0, 'joined_ms', ARGV[4], 'via', ARGV[6])
+redis.call('HINCRBY', KEYS[1], 'active', 1)
+return {'ok'}
+"""
+
+ROUND_HOST = """
+-- KEYS: meta (the next round) ; ARGV: name, host token hash
+-- The previous round's host (meta prev_host) takes the host role whenever they ask; anyone else only while no
+-- one holds it, or again when they hold it (a retry: the new host token replaces theirs).
+local holder = redis.call('HGET', KEYS[1], 'host_name')
+if ARGV[1] == redis.call('HGET', KEYS[1], 'prev_host') or not holder or holder == '' or holder == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'host', ARGV[2], 'host_name', ARGV[1])
+  return 1
+end
+return 0
+"""
+
+SERIES_ADD = """
+-- KEYS: series ; ARGV: the first round's code, a round's code, seconds the list is kept
+if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], ARGV[1]) end
+if not redis.call('LPOS', KEYS[1], ARGV[2]) then redis.call('RPUSH', KEYS[1], ARGV[2]) end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return redis.call('LRANGE', KEYS[1], 0, -1)
+"""
+
 
 @dataclass
 class PlayerRecord:
@@ -283,6 +372,10 @@ class Store:
         self._flushes: set[asyncio.Task[None]] = set()
         self._end_player = client.register_script(END_PLAYER)
         self._close = client.register_script(CLOSE)
+        self._claim_next = client.register_script(CLAIM_NEXT)
+        self._round_join = client.register_script(ROUND_JOIN)
+        self._round_host = client.register_script(ROUND_HOST)
+        self._series_add = client.register_script(SERIES_ADD)
 
     async def time_ms(self) -> int:
         """Redis ``TIME`` in ms: the one clock all processes share."""
@@ -471,6 +564,41 @@ class Store:
             for key in keys:
                 pipe.expire(key, self.retention_s)
             await pipe.execute()
+
+    # ------------------------------------------------------------ rounds
+
+    async def claim_next(self, code: str, name: str, candidate: str) -> tuple[str, str, bool, list[str]]:
+        """Player ``name`` of ended match ``code`` asks for the next round (:data:`CLAIM_NEXT`):
+        ``("ok", next code, whether this call set it to ``candidate``, names who asked)``, or an error status
+        (``no_match``, ``not_finished``, ``no_player``) with empty fields."""
+        result = await self._claim_next(keys=[meta_key(code), f"{{m:{code}}}:p:"], args=[name, candidate])
+        status = result[0].decode()
+        if status != "ok":
+            return status, "", False, []
+        return status, result[1].decode(), int(result[2]) == 1, json.loads(result[3])
+
+    async def round_join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int,
+                         name_key: str, via: str) -> str:
+        """Put player ``name`` of round ``via`` into round ``code`` as ready (:data:`ROUND_JOIN`): ``ok``,
+        ``again`` (in already: a new token), or why not (``name_taken``, ``match_full``, ``already_started``,
+        ``closed``, ``no_match``)."""
+        result = await self._round_join(
+            keys=[meta_key(code), roster_key(code), tokens_key(code), player_key(code, name)],
+            args=[name, token_digest, max_players, now_ms, name_key, via])
+        return result[0].decode()
+
+    async def round_host(self, code: str, name: str, host_digest: str) -> bool:
+        """Give ``name`` the host role of round ``code`` with a new host token, if it is theirs (:data:`ROUND_HOST`)."""
+        return bool(await self._round_host(keys=[meta_key(code)], args=[name, host_digest]))
+
+    async def series_add(self, first: str, code: str) -> list[str]:
+        """Append round ``code`` to the series of round ``first`` (once); the series' codes in order."""
+        codes = await self._series_add(keys=[series_key(first)], args=[first, code, 2 * self.retention_s])
+        return [c.decode() for c in codes]
+
+    async def series(self, first: str) -> list[str]:
+        """The codes of the series whose first round is ``first`` (``[]``: it has one round only)."""
+        return [c.decode() for c in await self.redis.lrange(series_key(first), 0, -1)]
 
     # ------------------------------------------------------------ timers
 

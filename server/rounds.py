@@ -1,0 +1,265 @@
+"""Rounds and rematch: the next round of an ended match, and the series of rounds.
+
+After a match's results, a player's ``rematch`` (:class:`protocol.messages.Rematch`)
+asks for the next round: the same settings, a new deal (a new random seed, or a
+solvable deal from the pool where the settings ask for one; never the host's seed
+or deal of round 1 again), a new nonce and commitment. Every player who asks is in
+the same next round, ready; it starts when every player of the round before is in
+and ready, or once the rematch window (``FTR_REMATCH_WINDOW_S``) is over with
+whoever is in and ready. The host role passes on: the old host if they asked, else
+the first player who did.
+
+Redis (DESIGN.md "Redis", :mod:`server.store`): the rounds' keys are in different
+slots, so a rematch is a few steps, each one script on one slot and each safe to
+repeat (a retried frame, two processes at once, a process dying midway):
+
+1. :data:`~server.store.CLAIM_NEXT` on the ended match: its ``next`` code is set once;
+2. the next round's meta is created (``CREATE`` is "if absent");
+3. the round is appended to the series list ``{m:FIRST}:series`` (once);
+4. :data:`~server.store.ROUND_JOIN` puts the player in it as ready (again: a new token);
+5. :data:`~server.store.ROUND_HOST` gives the host role where it is the player's;
+6. a public ``rematch`` event on the ended match's stream says who asked.
+
+Only the process that claimed the code creates the round; another one that finds
+it missing waits briefly, then creates it itself (the claimer died).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from protocol import messages as m
+from protocol.codec import decode_server, encode
+
+from .engine import find_variant, format_position
+from .engine.deal import deal as deal_of
+from .names import name_key
+from .ranking import RoundResult, SeriesStanding, series_standings
+from .store import token_hash
+
+if TYPE_CHECKING:
+    from .matches import MatchService, Session
+
+CREATION_WAIT_S = 2.0
+"""Seconds a process that did not claim the next round waits for its claimer to create it before creating it
+itself (the claimer died between the two steps)."""
+
+
+def new_code() -> str:
+    """A new match code (as ``POST /matches`` makes them)."""
+    return secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
+
+
+def host_player(meta: dict[str, str], roster: list[str]) -> str:
+    """The player who hosts a round: the one the round's meta names (a round after the first), else the
+    player who joined first (the one who created the match, as the CLI's and the page's ``create`` do)."""
+    return meta.get("host_name") or (roster[0] if roster else "")
+
+
+def may_start(meta: dict[str, str], names: list[str]) -> bool:
+    """Whether a round after the first may start with the players ``names`` in it (all ready): every player of
+    the round before is in, or its rematch window is over (meta ``window_over``). False for a first round."""
+    if "expected" not in meta:
+        return False
+    return bool(meta.get("window_over")) or set(json.loads(meta["expected"])) <= set(names)
+
+
+def _not_joined(status: str, code: str, number: int, players: int, name: str) -> Exception:
+    """The refusal of a rematch whose next round ``code`` (round ``number``) did not take the player
+    (:meth:`server.store.Store.round_join` answered ``status``)."""
+    from .matches import ServiceError
+
+    if status == "already_started":
+        return ServiceError("already_started", f"round {number} ({code}) has already started: watch it at "
+                                               f"/watch/{code}")
+    if status == "closed":
+        return ServiceError("closed", f"round {number} ({code}) was closed: it did not start in time")
+    if status == "match_full":
+        return ServiceError("match_full", f"round {number} ({code}) has all its {players} players")
+    if status == "name_taken":
+        return ServiceError("name_taken", f"someone joined round {number} ({code}) as {name!r} first")
+    return ServiceError("no_match", "the next round no longer exists")
+
+
+class Rounds:
+    """The rematch and series side of a :class:`~server.matches.MatchService` (see the module docstring)."""
+
+    def __init__(self, service: MatchService) -> None:
+        self.service = service
+        self.store = service.store
+
+    # ------------------------------------------------------------ rematch
+
+    async def rematch(self, session: Session) -> None:
+        """Put the session's player into the next round of its ended match; answer ``next_round``.
+
+        Raises :class:`~server.matches.ServiceError`: ``not_joined``, ``not_finished`` (no results yet;
+        nothing changes), ``malformed`` (a daily attempt has no next round), ``no_match``, and for a next
+        round that is no longer open ``already_started``, ``closed``, ``match_full`` or ``name_taken``
+        (a friend joined it under this name first).
+        """
+        from .matches import ServiceError
+
+        service = self.service
+        if not session.code:
+            raise ServiceError("not_joined", "join or resume a match first")
+        old, name = session.code, session.name
+        meta = await self.store.meta(old)
+        if meta is None:
+            raise ServiceError("no_match", "the match no longer exists")
+        if meta.get("daily"):
+            raise ServiceError("malformed", "a daily attempt has no rematch: one attempt per name, day and variant")
+        status, code, claimed, names = await self.store.claim_next(old, name, new_code())
+        if status == "not_finished":
+            raise ServiceError("not_finished", "the match has not ended yet: ask for a rematch after the results")
+        if status == "no_match":
+            raise ServiceError("no_match", "the match no longer exists")
+        if status != "ok":  # no_player: the player's record is gone
+            raise ServiceError("not_joined", "you are not a player of this match: join or resume it first")
+        new_meta = await self._created(old, code, meta, claimed)
+        settings = msgspec.json.decode(new_meta["settings"], type=m.Settings)
+        token = secrets.token_urlsafe(24)
+        joined = await self.store.round_join(code, name, token_hash(token), settings.players,
+                                             service.clock.now_ms(), name_key(name), old)
+        if joined not in ("ok", "again"):
+            raise _not_joined(joined, code, int(new_meta.get("round", 2)), settings.players, name)
+        host_token = secrets.token_urlsafe(24)
+        hosts = await self.store.round_host(code, name, token_hash(host_token))
+        session.next_round = code
+        window_ms = max(0, int(new_meta.get("window_end_ms", 0) or 0) - service.clock.now_ms())
+        session.push(encode(m.NextRound(code, int(new_meta.get("round", 2)), token, host_token if hosts else "",
+                                        window_ms)))
+        if joined == "ok":
+            await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
+            async with service._lobby_lock(code):
+                await service.publish_lobby(code)
+                await service._start_if_all_ready(code)
+
+    async def _created(self, old: str, code: str, meta: dict[str, str], claimed: bool) -> dict[str, str]:
+        """The meta of round ``code`` after ended match ``old`` (meta ``meta``), created here when this call
+        claimed it (or its claimer did not create it within :data:`CREATION_WAIT_S`), and in the series."""
+        new_meta = await self.store.meta(code)
+        if new_meta is None and not claimed:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + CREATION_WAIT_S
+            while new_meta is None and loop.time() < deadline:
+                await asyncio.sleep(0.05)
+                new_meta = await self.store.meta(code)
+        if new_meta is None:
+            await self._create_round(old, code, meta)
+            new_meta = await self.store.meta(code)
+            assert new_meta is not None
+        await self.store.series_add(new_meta["series"], code)
+        return new_meta
+
+    async def _create_round(self, old: str, code: str, meta: dict[str, str]) -> None:
+        """Create round ``code`` after ``old``: its settings, a new deal, nonce and commitment; its timers.
+
+        A seed or deal the host gave round 1 is not dealt again: a new random seed (or, solvable-only, the
+        pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does).
+        """
+        from .matches import commitment
+
+        service = self.service
+        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        variant = find_variant(settings.variant)
+        roster = await self.store.roster(old)
+        now = service.clock.now_ms()
+        seed: str | None = None
+        item: bytes | None = None
+        solution, state = "", "lobby"
+        if settings.solvable_only:
+            item = await self.store.pool_pop(variant.name)
+            if item is not None:
+                seed, moves = msgspec.msgpack.decode(item)
+                solution = json.dumps(moves)
+            else:
+                state = "preparing"
+        else:
+            seed = secrets.token_hex(16)
+        nonce = secrets.token_hex(16)
+        window_end = now + int(service.settings.rematch_window_s * 1000)
+        fields: dict[str, Any] = {
+            "state": state, "settings": meta["settings"], "host": "", "created_ms": now, "active": 0,
+            "solution": solution, "nonce": nonce, "commitment": "",
+            "round": int(meta.get("round", 1) or 1) + 1, "series": meta.get("series") or old, "prev": old,
+            "expected": json.dumps(roster), "prev_host": host_player(meta, roster), "window_end_ms": window_end,
+        }
+        if seed is not None:
+            fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
+        if not await self.store.create_match(code, fields):
+            if item is not None:  # another process created it meanwhile: the deal goes back to the pool
+                await self.store.pool_push(variant.name, item)
+            return
+        if state == "preparing":
+            await self.store.add_timer(code, "prepare", now)
+        await self.store.add_timer(code, "close", now + service.settings.lobby_timeout_s * 1000)
+        await self.store.add_timer(code, "window", window_end)
+
+    async def window_over(self, code: str) -> None:
+        """The ``window`` timer of round ``code``: its rematch window is over; it starts with whoever is in
+        and ready (now, if all are)."""
+        meta = await self.store.meta(code)
+        if meta is None or meta["state"] not in ("lobby", "preparing"):
+            return
+        await self.store.set_meta(code, window_over=1)
+        async with self.service._lobby_lock(code):
+            await self.service._start_if_all_ready(code)
+
+    async def leave_for_next_round(self, session: Session) -> None:
+        """The session's player resumes the next round on this connection: it leaves the ended match (its
+        player marked away there) and starts afresh, as a new connection would."""
+        from .matches import Session
+
+        await self.service.disconnected(session)
+        fresh = Session()
+        for field in ("code", "name", "epoch", "game", "last_seq", "status", "start_at_ms", "undos", "hints",
+                      "hints_allowed", "open_boards", "last_found_ms", "dead_check", "last_hint", "deadline_ms",
+                      "next_round"):
+            setattr(session, field, getattr(fresh, field))
+
+    # ------------------------------------------------------------ joining by an old code
+
+    async def joinable(self, code: str, meta: dict[str, str]) -> tuple[str, dict[str, str]]:
+        """The match a ``join`` naming ``code`` joins: an ended match whose next round (or the one after
+        it, ...) is in its lobby sends the late friend there; any other match is itself."""
+        for _ in range(100):  # a bound against a cycle that cannot be made, not a limit of rounds
+            nxt = meta.get("next") if meta.get("state") == "finished" else None
+            if not nxt:
+                break
+            following = await self.store.meta(nxt)
+            if following is None:
+                break
+            code, meta = nxt, following
+        return code, meta
+
+    # ------------------------------------------------------------ the series
+
+    async def public(self, code: str, meta: dict[str, str]) -> dict[str, Any]:
+        """What ``GET /matches/{code}`` says of rounds: ``round``, ``next_round`` (code or None),
+        ``rematch`` (names who asked for the next round) and ``series`` (its rounds' codes in order, and
+        the standings over the rounds that have results: :func:`server.ranking.series_standings`)."""
+        first = meta.get("series") or code
+        codes = await self.store.series(first) or [code]
+        rounds: list[list[RoundResult]] = []
+        for round_code in codes:
+            frame = await self.store.results(round_code)
+            if frame is None:
+                continue
+            results = decode_server(frame)
+            if isinstance(results, m.Results):
+                rounds.append([RoundResult(r.name, r.rank, r.status, r.foundation, r.time_ms)
+                               for r in results.ranking])
+        standings: list[SeriesStanding] = series_standings(rounds)
+        return {
+            "round": int(meta.get("round", 1) or 1), "next_round": meta.get("next") or None,
+            "rematch": json.loads(meta.get("rematch") or "[]"),
+            "series": {"rounds": codes, "standings": [
+                {"name": s.name, "rounds_won": s.rounds_won, "foundation": s.foundation, "time_ms": s.time_ms}
+                for s in standings]},
+        }
