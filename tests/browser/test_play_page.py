@@ -1,0 +1,319 @@
+"""The play page (/join/{code}) in a real headless browser: people race from a link.
+
+A real server and Redis, Debian's chromium driven by Playwright (never
+``playwright install``), the page read by roles and labels. Two browser
+contexts (a desktop and a phone) join one match by name, ready and race: the
+desktop wins a relaxed deal by playing the solver's solution through clicks on
+cards and targets, the phone resigns; both see the ranked results with the
+seed checked against the commitment; both press Rematch and round 2 starts
+with a new deal. A browser player and a protocol client in one match see each
+other's progress and the same results, and nothing the page receives before
+the end names a card it cannot see or the seed. The notation port gives the
+Python client's answers. Screenshots go to ``tests/browser/artifacts/``
+(gitignored); their paths are printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import msgspec
+import pytest
+
+from client_cli.commands import resolve
+from protocol import messages as m
+from server.engine import Game, deal, find_variant
+from server.views import legal_message, view_message
+from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
+from tests.integration.test_no_leaks import CARD, script_for, strings_in, visible_cards
+from tests.integration.test_race import SEED, VARIANT, solution
+from tests.integration.wsclient import Player, create_match, public_state
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+DESKTOP = {"viewport": {"width": 1280, "height": 900}}
+STRIP = {"x": 12, "y": 8}
+"""Where a person clicks a card that lies under others: the strip at its top that stays visible."""
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
+
+
+async def join(page: Any, url: str, name: str) -> None:
+    """Open the link, type the name, Join, Ready (by label and role, as a person would)."""
+    await page.goto(url)
+    await page.get_by_label("Name").fill(name)
+    await page.get_by_role("button", name="Join").click()
+    await page.get_by_role("button", name="Ready").click()
+
+
+async def moves_shown(page: Any, count: int) -> None:
+    await page.wait_for_function(f"document.getElementById('moves')?.textContent === '{count}'", timeout=10_000)
+
+
+async def click_command(page: Any, game: Game, command: str) -> None:
+    """Play ``command`` by clicking: the source card (as many from the top as the legal list says the move
+    takes), then the target unless the page sent it at once (a single card with one possible target)."""
+    if command in ("s", "r"):
+        await page.get_by_role("button", name=re.compile("^Stock")).click()
+        return
+    if command == "finish":
+        await page.get_by_role("button", name="Finish").click()
+        return
+    legal = game.legal_moves()
+    cards = next(move.cards for move in legal if str(move.command) == command)
+    source, target = command.split("-")
+    target = target.split("x")[0]
+    if source == "w":
+        await page.get_by_role("group", name="Waste").get_by_role("button").click()
+    else:
+        await page.get_by_role("group", name=f"Column {source}", exact=True).get_by_role("button").nth(-cards).click(position=STRIP)
+    same = [move for move in legal if str(move.command).split("-")[0] == source and move.cards == cards]
+    if cards == 1 and len(same) == 1:
+        return  # one card, one possible target: it goes at once
+    where = "Foundations" if target.startswith("f") else f"Column {target}"
+    await page.get_by_role("group", name=where, exact=True).click()
+
+
+def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # type: ignore[no-untyped-def]
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    moves = solution()
+    variant = find_variant(VARIANT)
+    ARTIFACTS.mkdir(exist_ok=True)
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    code = created["code"]
+    link = f"{server.url}/join/{code}"
+
+    async def run() -> None:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            ann_context, bob_context = await browser.new_context(**DESKTOP), await browser.new_context(**PHONE)
+            ann, bob = await ann_context.new_page(), await bob_context.new_page()
+            errors: list[str] = []
+            for page in (ann, bob):
+                page.on("pageerror", lambda error: errors.append(str(error)))
+            # ann created the match: the host token is in her browser's local storage, as / leaves it.
+            await ann.goto(f"{server.url}/")
+            await ann.evaluate(f"localStorage.setItem('ftr:host:{code}', '{created['host_token']}')")
+            await join(ann, link, "ann")
+            host_start = await ann.get_by_role("button", name="Start").is_visible()
+            await join(bob, link, "bob")
+            bob_start = await bob.get_by_role("button", name="Start").is_visible()
+            await ann.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            await bob.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            deal_round_1 = await ann.locator("#board .tableau").inner_text()
+
+            game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+            shot_taken = False
+            for i, command in enumerate(moves):
+                if not shot_taken and "-" in command and command[0] != "w" and i > 20:
+                    # a selection with its targets lit, for the screenshot
+                    cards = next(mv.cards for mv in game.legal_moves() if str(mv.command) == command)
+                    source = command.split("-")[0]
+                    column = ann.get_by_role("group", name=f"Column {source}", exact=True)
+                    await column.get_by_role("button").nth(-cards).click(position=STRIP)
+                    if await ann.locator("#selection").is_visible():
+                        await ann.screenshot(path=str(ARTIFACTS / "play-selection.png"), full_page=True)
+                        lifted = await column.locator("button[aria-pressed=true]").count()
+                        lit = await ann.locator(".target").count()
+                        best_marked = await ann.locator(".target.best").count()
+                        await ann.get_by_role("button", name="Cancel").click()
+                        shot_taken = True
+                        assert (lifted, best_marked) == (cards, 1) and lit >= 1, (lifted, lit, best_marked)
+                    else:  # it went at once; that is this move
+                        game.play(command)
+                        await moves_shown(ann, i + 1)
+                        continue
+                await click_command(ann, game, command)
+                game.play(command)
+                await moves_shown(ann, i + 1)
+                if i == 60:
+                    # bob's phone shows ann's progress live
+                    await bob.wait_for_function(
+                        "document.querySelector('#race tr[data-name=ann] .moves')?.textContent === '61'")
+                    await bob.screenshot(path=str(ARTIFACTS / "play-phone.png"), full_page=True)
+                    overflow = await bob.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                    columns_top = await bob.locator("#board .column").evaluate_all(
+                        "cols => cols.map(c => Math.round(c.getBoundingClientRect().top))")
+            assert game.is_won
+            await bob.get_by_role("button", name="Resign", exact=True).click()
+            await bob.get_by_role("button", name="Yes, resign").click()
+            for page in (ann, bob):
+                await page.get_by_role("list", name="Results").wait_for(timeout=15_000)
+                await page.locator("#verified").wait_for(timeout=10_000)
+            ranking = [await page.get_by_role("list", name="Results").get_by_role("listitem").evaluate_all(
+                "items => items.map(i => [i.querySelector('.rank').textContent, i.dataset.name,"
+                " i.querySelector('.pill').textContent])") for page in (ann, bob)]
+            verified = [await page.locator("#verified").inner_text() for page in (ann, bob)]
+            await ann.screenshot(path=str(ARTIFACTS / "play-results.png"), full_page=True)
+            await bob.screenshot(path=str(ARTIFACTS / "play-results-phone.png"), full_page=True)
+
+            # Rematch: both press it; round 2 is a new match with a new deal, its link in the address bar.
+            await ann.get_by_role("button", name="Rematch").click()
+            await bob.get_by_role("button", name="Rematch").click()
+            for page in (ann, bob):
+                await page.wait_for_function(f"!location.pathname.endsWith('/{code}')", timeout=15_000)
+                await page.locator("#round-chip").wait_for(timeout=15_000)
+                await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=20_000)
+            round_codes = [ann.url.rsplit("/", 1)[1], bob.url.rsplit("/", 1)[1]]
+            round_chip = await ann.locator("#round-chip").inner_text()
+            deal_round_2 = await ann.locator("#board .tableau").inner_text()
+            moves_round_2 = await ann.locator("#moves").inner_text()
+            await ann.screenshot(path=str(ARTIFACTS / "play-round-2.png"), full_page=True)
+            await browser.close()
+            print("\nscreenshots:", *(ARTIFACTS / n for n in ("play-selection.png", "play-phone.png", "play-results.png",
+                                                           "play-results-phone.png", "play-round-2.png")))
+
+            assert not errors, errors
+            assert host_start and not bob_start  # only the host's browser holds the host token
+            assert ranking[0] == ranking[1] == [["1", "ann", "won"], ["2", "bob", "resigned"]], ranking
+            assert all("equals the commitment" in text for text in verified), verified
+            assert overflow <= 0, f"the phone page scrolls sideways by {overflow} px"
+            assert len(set(columns_top)) == 2 and columns_top.count(min(columns_top)) == 5, columns_top
+            assert round_codes[0] == round_codes[1] != code and round_chip == "round 2"
+            assert moves_round_2 == "0" and deal_round_2 != deal_round_1
+            state = public_state(server.url, round_codes[0])
+            assert state["round"] == 2 and state["state"] == "playing", state
+            assert state["series"]["rounds"][:2] == [code, round_codes[0]], state["series"]
+            first = public_state(server.url, code)
+            assert first["next_round"] == round_codes[0]
+
+    asyncio.run(run())
+
+
+def test_a_browser_and_a_protocol_client_see_each_other_and_the_page_gets_only_the_redacted_protocol(
+        server) -> None:  # type: ignore[no-untyped-def]
+    """``web`` plays in the browser (typed notation, clicks on Draw), ``cli`` over a plain WebSocket; each sees
+    the other's progress, both get the same results. Every frame the page's WebSocket received before the
+    results is checked as the leak test checks a client's: it names no card either player cannot see, holds
+    no seed, and every view and legal list is the engine's redacted one for web's game."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    variant_name = "emperor"  # face-down cards: a leak of one would show
+    seed = "page-leak-check-5d1e"
+    variant = find_variant(variant_name)
+    start = deal(seed, variant)
+    script = script_for(start, variant_name)[:12]
+    created = create_match(server.url, variant=variant_name, seed=seed, players=2, solvable_only=False)
+    code = created["code"]
+
+    async def run() -> None:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await (await browser.new_context(**DESKTOP)).new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            frames: list[bytes] = []
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(
+                payload if isinstance(payload, bytes) else payload.encode())))
+            await join(page, f"{server.url}/join/{code}", "web")
+            cli = Player(server.ws_url)
+            await cli.connect()
+            await cli.join(code, "cli")
+            await cli.send(m.Ready())
+            started = await cli.expect(m.Started)
+            cli.seq = started.seq
+            await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            web = Game(start, variant, autoplay=True, undo="safe")
+            them = Game(start, variant, autoplay=True, undo="safe")
+            seen_web: list[int] = []
+            for i, command in enumerate(script):
+                if command == "s" and i % 2:
+                    await page.get_by_role("button", name="Draw").click()
+                else:
+                    await page.get_by_label("Command").fill(command)
+                    await page.get_by_label("Command").press("Enter")
+                web.play(command)
+                await moves_shown(page, i + 1)
+                if i < 4:
+                    reply = await cli.play(script[i])
+                    assert isinstance(reply, m.Position), reply
+                    them.play(script[i])
+                    await page.wait_for_function(
+                        f"document.querySelector('#race tr[data-name=cli] .moves')?.textContent === '{i + 1}'")
+                progress = [x for x in await cli.drain(0.05) if isinstance(x, m.Progress) and x.name == "web"]
+                seen_web += [x.moves for x in progress]
+            # a refused command shows the server's reason and changes nothing
+            await page.get_by_label("Command").fill("9-9")
+            await page.get_by_label("Command").press("Enter")
+            await page.wait_for_function("document.getElementById('message').textContent.startsWith('9-9')")
+            refused = await page.locator("#message").inner_text()
+            moves_after = await page.locator("#moves").inner_text()
+            before_end = len(frames)
+            await cli.resign()
+            await page.get_by_role("button", name="Resign", exact=True).click()
+            await page.get_by_role("button", name="Yes, resign").click()
+            results = await cli.expect(m.Results)
+            await page.get_by_role("list", name="Results").wait_for(timeout=15_000)
+            shown = await page.get_by_role("list", name="Results").get_by_role("listitem").evaluate_all(
+                "items => items.map(i => [Number(i.querySelector('.rank').textContent), i.dataset.name])")
+            await browser.close()
+            await cli.close()
+
+            assert not errors, errors
+            assert seen_web and seen_web == sorted(seen_web) and seen_web[-1] == len(script), seen_web
+            assert shown == [[row.rank, row.name] for row in results.ranking]
+            assert refused.startswith("9-9: ") and moves_after == str(len(script))
+            # The leak check on what the page received before the end.
+            visible = visible_cards(web) | visible_cards(them)
+            replay = Game(start, variant, autoplay=True, undo="safe")
+            played = 0
+            decoded = [msgspec.msgpack.decode(frame) for frame in frames[:before_end]]
+            assert any(f.get("type") == "started" for f in decoded) and any(f.get("type") == "progress" for f in decoded)
+            for frame, raw in zip(frames[:before_end], decoded, strict=True):
+                assert seed.encode() not in frame and b"Stock:" not in frame
+                hidden = {card for s in strings_in(raw) for card in CARD.findall(s)} - visible
+                assert not hidden, f"the page got a frame naming cards it cannot see: {hidden}: {raw}"
+                message = msgspec.msgpack.decode(frame, type=m.ServerMessage)
+                if isinstance(message, m.Position) and message.command != "9-9":
+                    replay.play(script[played])
+                    played += 1
+                if isinstance(message, (m.Started, m.Position)):
+                    assert isinstance(message.view.stock, int)
+                    assert message.view == view_message(replay.position)
+                    assert message.legal == legal_message(replay.legal_moves())
+            assert played == len(script)
+
+    asyncio.run(run())
+
+
+NOTATION_CASES = ["3-7", "37", "3 7", "3 7 2", "3 7x2", "3-7 x2", "w7", "w 7", "wf", "3f", "3 f2", "f3 5", "d",
+                  "draw", "redeal", "undo", "fin", "finish", "s", "S", "u", "1", "2", "w", "112", "9", "10", "0",
+                  "03-7", "3-7x0", "w-f", "W-F", "f1-f2", "hint", "?", "resign", "give up", "q", "ready", "start",
+                  "x", "3>7", "3,7", "", "  2  ", "1-10", "110", "3-7x2", "5-f2", "w-f2", "f3-5"]
+
+
+def test_the_command_field_reads_what_the_command_line_client_reads(server) -> None:  # type: ignore[no-untyped-def]
+    """notation.js is a port of client_cli.commands.resolve: on a real position and its legal list, every
+    form gives the same action and command (and the same message for refusals)."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    variant = find_variant(VARIANT)
+    game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+    for command in solution()[:40]:
+        game.play(command)
+    view, legal = view_message(game.position), legal_message(game.legal_moves())
+    expected = [resolve(text, legal, view) for text in NOTATION_CASES]
+    wire_view = msgspec.to_builtins(view)
+    wire_legal = [[x.command, x.cards] for x in legal]
+
+    async def run() -> list[dict[str, str]]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await browser.new_page()
+            await page.goto(f"{server.url}/join/none-such")
+            await page.wait_for_function("typeof FTRNotation === 'object'")
+            got = await page.evaluate("([cases, legal, view]) => cases.map(c => FTRNotation.resolve(c, legal, view))",
+                                      [NOTATION_CASES, wire_legal, wire_view])
+            await browser.close()
+            return got
+
+    got = asyncio.run(run())
+    for text, want, have in zip(NOTATION_CASES, expected, got, strict=True):
+        assert have["action"] == want.action, (text, want, have)
+        assert have.get("command", "") == want.command, (text, want, have)
+        assert have.get("message", "") == want.message, (text, want, have)
