@@ -29,6 +29,33 @@
       el("td", { class: "num hide-sm", text: formatMs(entry.time_ms || 0, true) }));
   }
 
+  /** "Play today's deal": the attempt (POST /daily/{variant}/attempt) with the name's token kept in local
+      storage (as the CLI's tokens file keeps it), then the play page resumes it with the player token. */
+  function playForm(variant) {
+    const id = `daily-name-${variant}`;
+    const input = el("input", { id, maxlength: 24, autocomplete: "nickname", required: true,
+                                value: localStorage.getItem("ftr:name") || "" });
+    const problem = el("div", { class: "message error", role: "alert" });
+    const form = el("form", { class: "inline-form daily-play" }, el("label", { for: id, text: "Name" }), input,
+      el("button", { type: "submit", text: `Play today's ${variant} deal` }), problem);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const name = input.value.trim();
+      const names = JSON.parse(localStorage.getItem("ftr:daily:names") || "{}");
+      problem.textContent = "";
+      const response = await fetch(`/daily/${encodeURIComponent(variant)}/attempt`, {
+        method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify({ name, token: names[name] || null }) });
+      const body = await response.json().catch(() => ({}));
+      if (response.status !== 200) { problem.textContent = body.message || `refused (${response.status})`; return; }
+      if (body.name_token) { names[name] = body.name_token; localStorage.setItem("ftr:daily:names", JSON.stringify(names)); }
+      localStorage.setItem("ftr:name", name);
+      localStorage.setItem(`ftr:player:${body.match}`, JSON.stringify({ name, token: body.player_token }));
+      location.href = `/join/${encodeURIComponent(body.match)}`;
+    });
+    return form;
+  }
+
   function variantPanel(info) {
     const tbody = el("tbody");
     const note = el("span", { class: "note", text: `${info.attempts} attempts · ${info.finished} finished` });
@@ -40,7 +67,7 @@
         el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }), el("th", { text: "Status" }),
           el("th", { text: "Foundations" }), el("th", { class: "num", text: "Moves" }), el("th", { class: "num hide-sm", text: "Time" }))),
         tbody)),
-      empty, reveal);
+      empty, reveal, playForm(info.variant));
     const base = `/daily/${today.date}/${encodeURIComponent(info.variant)}`;
     let pending = null;
     async function load() {

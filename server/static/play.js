@@ -301,7 +301,7 @@
       const status = lobby ? (p.ready ? "ready" : "lobby") : p.status;
       return el("tr", { "data-name": p.name },
         el("td", { class: "who" }, p.name, p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
-          p.connected ? null : el("span", { class: "away", text: "away" })),
+          p.connected || !lobby ? null : el("span", { class: "away", text: "away" })),
         el("td", {}, el("span", { class: `pill ${status}`, text: STATUS[status] || status })),
         el("td", {}, el("div", { class: "bar" }, el("div", { class: "track" },
           el("div", { class: "fill" + (p.status === "won" ? " won" : ""), style: `width: ${Math.round(100 * p.foundation / total)}%` })),

@@ -162,9 +162,19 @@ def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # type: ig
             deal_round_2 = await ann.locator("#board .tableau").inner_text()
             moves_round_2 = await ann.locator("#moves").inner_text()
             await ann.screenshot(path=str(ARTIFACTS / "play-round-2.png"), full_page=True)
+            # Both give round 2 up: the series standings (rounds won, cards, time) appear on the page.
+            for page in (ann, bob):
+                await page.get_by_role("button", name="Resign", exact=True).click()
+                await page.get_by_role("button", name="Yes, resign").click()
+            series_table = ann.get_by_role("table", name="Series standings")
+            await series_table.wait_for(timeout=15_000)
+            series_rows = await series_table.locator("tbody tr").evaluate_all(
+                "rows => rows.map(r => [r.dataset.name, r.children[1].textContent])")
+            await ann.screenshot(path=str(ARTIFACTS / "play-series.png"), full_page=True)
             await browser.close()
             print("\nscreenshots:", *(ARTIFACTS / n for n in ("play-selection.png", "play-phone.png", "play-results.png",
-                                                           "play-results-phone.png", "play-round-2.png")))
+                                                           "play-results-phone.png", "play-round-2.png",
+                                                           "play-series.png")))
 
             assert not errors, errors
             assert host_start and not bob_start  # only the host's browser holds the host token
@@ -175,8 +185,11 @@ def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # type: ig
             assert round_codes[0] == round_codes[1] != code and round_chip == "round 2"
             assert moves_round_2 == "0" and deal_round_2 != deal_round_1
             state = public_state(server.url, round_codes[0])
-            assert state["round"] == 2 and state["state"] == "playing", state
+            assert state["round"] == 2 and state["state"] == "finished", state
             assert state["series"]["rounds"][:2] == [code, round_codes[0]], state["series"]
+            assert dict(series_rows)["ann"] == "1" and dict(series_rows)["bob"] == "0", series_rows
+            assert series_rows == [[row["name"], str(row["rounds_won"])]
+                                   for row in public_state(server.url, round_codes[0])["series"]["standings"]]
             first = public_state(server.url, code)
             assert first["next_round"] == round_codes[0]
 
@@ -317,3 +330,55 @@ def test_the_command_field_reads_what_the_command_line_client_reads(server) -> N
         assert have["action"] == want.action, (text, want, have)
         assert have.get("command", "") == want.command, (text, want, have)
         assert have.get("message", "") == want.message, (text, want, have)
+
+
+DAILY_DB = 10
+"""This test's own Redis database (flushed): the daily challenge's keys are global to a database."""
+
+
+def test_the_daily_page_plays_todays_deal_on_the_play_page(redis_url) -> None:  # type: ignore[no-untyped-def]
+    """/daily: a name and "Play today's relaxed deal" -> the play page, the deal dealt (no countdown), the name
+    token kept in local storage; a reload resumes the same attempt."""
+    _browser_available()
+    import redis
+    from playwright.async_api import async_playwright
+
+    from tests.integration.conftest import ServerProcess
+
+    url = redis_url.rsplit("/", 1)[0] + f"/{DAILY_DB}"
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    server = ServerProcess(url, FTR_DAILY_SECRET="play page test", FTR_DAILY_VARIANTS="relaxed")
+
+    async def run() -> None:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await (await browser.new_context(**DESKTOP)).new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto(server.url + "/daily")
+            panel = page.locator('section[data-variant="relaxed"]')
+            await panel.get_by_label("Name").fill("dora")
+            await panel.get_by_role("button", name="Play today's relaxed deal").click()
+            await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=30_000)
+            match = page.url.rsplit("/", 1)[1]
+            await page.get_by_label("Command").fill("s")
+            await page.get_by_label("Command").press("Enter")
+            await moves_shown(page, 1)
+            names = await page.evaluate("JSON.parse(localStorage.getItem('ftr:daily:names'))")
+            await page.reload()
+            await moves_shown(page, 1)  # resumed, not joined anew
+            await page.screenshot(path=str(ARTIFACTS / "play-daily.png"), full_page=True)
+            await browser.close()
+            assert not errors, errors
+            assert set(names) == {"dora"} and names["dora"]
+            state = public_state(server.url, match)
+            assert [(x["name"], x["moves"], x["status"]) for x in state["players"]] == [("dora", 1, "playing")]
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        asyncio.run(run())
+    finally:
+        server.stop()
+        with redis.Redis.from_url(url) as client:
+            client.flushdb()
