@@ -242,9 +242,9 @@ def test_a_browser_and_a_protocol_client_see_each_other_and_the_page_gets_only_t
                 web.play(command)
                 await moves_shown(page, i + 1)
                 if i < 4:
-                    reply = await cli.play(script[i])
+                    reply = await cli.play(command)
                     assert isinstance(reply, m.Position), reply
-                    them.play(script[i])
+                    them.play(command)
                     await page.wait_for_function(
                         f"document.querySelector('#race tr[data-name=cli] .moves')?.textContent === '{i + 1}'")
                 progress = [x for x in await cli.drain(0.05) if isinstance(x, m.Progress) and x.name == "web"]
