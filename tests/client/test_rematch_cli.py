@@ -54,3 +54,40 @@ def test_rematch_on_the_results_screen_races_round_two_and_shows_the_series(
                    and f" {standing['foundation']} " in line for line in shown.splitlines()), shown
     terminal.type("q")
     terminal.wait_for("seed")
+
+
+def test_watch_follow_goes_on_to_the_next_round(server, client_env: dict[str, str]) -> None:
+    import asyncio
+
+    from protocol import messages as m
+    from tests.integration.wsclient import Player, create_match
+
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
+    code = created["code"]
+    watcher = run_client(["--server", server.url, "watch", code, "--follow", "--follow-wait", "3",
+                          "--interval", "0.2"], client_env)
+
+    async def two_rounds() -> str:
+        ann = Player(server.ws_url)
+        await ann.connect()
+        await ann.join(code, "ann")
+        await ann.send(m.Ready())
+        await ann.expect(m.Started)
+        await ann.resign()
+        await ann.expect(m.Results)
+        await asyncio.sleep(0.5)  # the watcher prints round 1's results and waits for a rematch
+        await ann.send(m.Rematch())
+        answer = await ann.expect(m.NextRound)
+        await ann.send(m.Resume(answer.match, answer.token))
+        await ann.expect(m.Started)
+        ann.seq = 0
+        await ann.resign()
+        await ann.expect(m.Results)
+        await ann.close()
+        return answer.match
+
+    next_code = asyncio.run(two_rounds())
+    out, err = watcher.communicate(timeout=40)
+    assert watcher.returncode == 0, err
+    assert f"round 2: match {next_code}" in out
+    assert out.count("seed ") == 2  # both rounds' results, each with its revealed seed
