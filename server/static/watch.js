@@ -63,7 +63,7 @@
       countdown: "Get ready…", playing: "Race on", finished: winnerLine(),
       missing: "No such match", connecting: "Connecting…",
     }[state] || "";
-    $("headline").textContent = headline;
+    $("headline").textContent = (match.round > 1 && headline ? `Round ${match.round} · ` : "") + headline;
     const ready = [...players.values()].filter((p) => p.ready).length;
     const sub = {
       preparing: "The server is proving a deal solvable before anyone sees it.",
@@ -324,7 +324,7 @@
     offset = serverNow ? serverNow - Date.now() : 0;
     Object.assign(match, { state: body.state, settings: body.settings, startAt: body.start_at_ms,
       deadline: body.deadline_ms, cards: body.cards || 104, openBoards: body.settings.open_boards, round: body.round || 1 });
-    if (match.round > 1) $("code").textContent = `${code} · round ${match.round}`;
+    if (match.round > 1) document.title = `Match ${code} · round ${match.round} · Forty Thieves Race`;
     for (const p of body.players) Object.assign(player(p.name), p);
     renderChips(); renderHero(); renderStandings();
     setInterval(tick, 100);
