@@ -6,7 +6,7 @@
                                         [--time-limit SECONDS] [--hints] [--undo none|safe|full]
                                         [--name NAME] [--json]
     forty-thieves [--server URL] join CODE [--name NAME] [--script FILE|-] [--json]
-    forty-thieves [--server URL] watch CODE [--json]
+    forty-thieves [--server URL] watch CODE [--json] [--follow]
     forty-thieves replay FILE [--json]
     forty-thieves [--server URL] daily [--variant V] --name NAME [--script FILE|-] [--json]
     forty-thieves [--server URL] daily --leaderboard [--date D] [--variant V] [--json]
@@ -61,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("code")
     watch.add_argument("--json", action="store_true", help="one JSON line per change of the public state")
     watch.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
+    watch.add_argument("--follow", action="store_true", help="after the results, watch the next round (a rematch)")
+    watch.add_argument("--follow-wait", type=float, default=60.0, metavar="S",
+                       help="with --follow: seconds to wait for a rematch (default 60)")
 
     replay = commands.add_parser("replay", help="step through a game record (RULES.md section 10) locally")
     replay.add_argument("file")
@@ -126,7 +129,8 @@ async def _run(args: argparse.Namespace) -> int:
     if args.command == "watch":
         from .watch import watch
 
-        return await watch(server, args.code, as_json=args.json, interval=args.interval)
+        return await watch(server, args.code, as_json=args.json, interval=args.interval, follow=args.follow,
+                           follow_wait_s=args.follow_wait)
     if args.command == "daily":
         from .daily import daily
 

@@ -43,7 +43,7 @@ from protocol.commands import parse_command
 from protocol.errors import NotationError
 from protocol.messages import LegalMove, View
 
-Action = Literal["play", "help", "hint", "resign", "ready", "start", "quit", "error", "none"]
+Action = Literal["play", "help", "hint", "resign", "ready", "start", "rematch", "quit", "error", "none"]
 
 LOCAL_WORDS: dict[str, Action] = {
     "?": "help", "help": "help", "h": "help",
@@ -51,6 +51,7 @@ LOCAL_WORDS: dict[str, Action] = {
     "resign": "resign", "give up": "resign",
     "ready": "ready",
     "start": "start",
+    "rematch": "rematch",
     "quit": "quit", "exit": "quit", "q": "quit",
 }
 """Words the client handles itself (``q`` quits the client; the game goes on until resigned or timed out)."""
@@ -71,6 +72,7 @@ Commands (RULES.md notation; short forms in brackets):
   u            undo (where the match allows it)
   hint         a suggestion (where the match allows hints)
   ready        (lobby) you are ready; start: (host) start now
+  rematch      (results) the next round: same players and settings, a new deal
   resign       give up; q quits the client (the game goes on: join again to come back)
 Tab completes the legal moves; Up/Down browse the history."""
 

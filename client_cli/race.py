@@ -262,6 +262,7 @@ class RaceClient:
                 if self.waiting:  # the numbered request waiting (one at a time) was refused
                     self._answer(min(self.waiting), message)
             case m.Results():
+                await self._learn_series()
                 self.done.set()
         self._emit(message)
         self.on_change()
@@ -281,6 +282,15 @@ class RaceClient:
                 line.moves, line.foundation = int(player.get("moves", 0)), int(player.get("foundation", 0))
                 line.status, line.time_ms = str(player.get("status", line.status)), int(player.get("time_ms", 0))
         self.on_change()
+
+    async def _learn_series(self) -> None:
+        """The match's round and, after the first, the series standings (``GET /matches/{code}``)."""
+        try:
+            public = await match_state(self.server, self.code)
+        except ClientError:
+            return
+        self.state.round = int(public.get("round", 1))
+        self.state.series = list(public.get("series", {}).get("standings", []))
 
     async def _learn_status(self) -> None:
         """A resumed game with no legal moves has ended: read my status from the public state."""
@@ -387,6 +397,50 @@ class RaceClient:
             return False
         await self.send(m.Start(self.host_token))
         return True
+
+    async def rematch(self) -> m.NextRound:
+        """After the results: ask for the next round and make this client that round's player.
+
+        On a connection of its own: ``resume`` the ended match with the kept token, send ``rematch``, and
+        take the ``next_round`` answer: its token is kept in the tokens file under the new code (as a join
+        does), the host token too when this player hosts the round, and the client's state starts afresh for
+        it, so :meth:`run` then resumes the next round (the server has the player in it, ready). Raises
+        :class:`ServerRefused` with the server's refusal (``not_finished``, ``already_started``, ...) and
+        :class:`Unreachable` when the server is.
+        """
+        token = self.store.get(self.server, self.code).get("players", {}).get(self.name)
+        if not token:
+            raise ClientError(f"no token of {self.name} kept for match {self.code}: join the next round with its code")
+        connection = await Connection.open(self.server)
+        try:
+            await connection.send(m.Resume(self.code, token))
+            reply = await self._until_joined(connection)
+            if isinstance(reply, m.Error):
+                raise ServerRefused(reply.code, reply.message)
+            self._keep_token(reply.token)
+            await connection.send(m.Rematch())
+            while True:
+                answer = await asyncio.wait_for(connection.recv(), 30)
+                if isinstance(answer, m.Error):
+                    raise ServerRefused(answer.code, answer.message)
+                if isinstance(answer, m.NextRound):
+                    break
+        finally:
+            await connection.close()
+        self._follow_round(answer)
+        return answer
+
+    def _follow_round(self, answer: m.NextRound) -> None:
+        """Become the player of round ``answer.round`` (match ``answer.match``), with nothing of the round before."""
+        self.code, self.host_token = answer.match, answer.host_token or None
+        self.store.update(self.server, self.code, players={self.name: answer.token}, last_name=self.name,
+                          **({"host_token": answer.host_token} if answer.host_token else {}))
+        self.state = RaceState(server=self.server, code=self.code, name=self.name, host=bool(self.host_token),
+                               round=answer.round)
+        self.seq = self.hints_used = 0
+        self.pending.clear()
+        self.waiting.clear()
+        self.done, self.started, self.fatal = asyncio.Event(), asyncio.Event(), None
 
     async def close(self) -> None:
         connection = self.connection

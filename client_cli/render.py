@@ -195,6 +195,20 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
     return lines
 
 
+def series_lines(state: RaceState) -> list[Text]:
+    """The series standings after a round after the first (rounds won, cards, total time), else nothing."""
+    if state.round <= 1 or not state.series:
+        return []
+    lines = [Text(""), Text(f"Series after round {state.round}", style="bold underline"),
+             Text("    name                 rounds won  cards   total time", style="bold")]
+    for place, standing in enumerate(state.series, 1):
+        style = "bold" if standing.get("name") == state.name else ""
+        lines.append(Text(f"{place:>2}  {fit(str(standing.get('name', '')), 20)} {int(standing.get('rounds_won', 0)):>10} "
+                          f"{int(standing.get('foundation', 0)):>6} {clock(int(standing.get('time_ms', 0))):>12}",
+                          style=style))
+    return lines
+
+
 def _notice(state: RaceState) -> Text:
     """The line under the board: the last message, or what the position offers."""
     if state.message:
@@ -207,7 +221,9 @@ def _notice(state: RaceState) -> Text:
     if state.phase == "countdown":
         return Text("Get ready: the deal comes at the start instant.", style="cyan")
     if state.phase == "finished":
-        return Text("The match is over. q quits.", style="cyan")
+        others = [name for name in state.rematch if name != state.name]
+        wanted = f"{', '.join(others)} want{'s' if len(others) == 1 else ''} a rematch. " if others else ""
+        return Text(f"The match is over. {wanted}Type rematch for the next round; q quits.", style="cyan")
     if state.status == "dead":
         choice = "u to undo, or resign" if state.can("u") else "resign"
         return Text(f"No card can reach a foundation any more: {choice}.", style="bold red")
@@ -229,8 +245,10 @@ def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None 
     body: list[Text] = []
     view = state.view
     if state.phase == "finished" and state.results is not None:
-        body = [Text("Results", style="bold underline")] + results_lines(state.results, state.name)
-        if view is not None:
+        round_label = f" of round {state.round}" if state.round > 1 else ""
+        body = [Text(f"Results{round_label}", style="bold underline")] + results_lines(state.results, state.name)
+        body += series_lines(state)
+        if view is not None and state.round <= 1:
             body += [Text(""), _foundations(view)]
     elif view is not None:
         body = [_foundations(view), _stock_waste(state, view, width)]
@@ -300,7 +318,7 @@ def plain(state: RaceState, now: int | None = None) -> str:
     head = f"match {state.code} {variant} {state.phase}: moves {state.moves}, time {clock(state.elapsed_ms(now))}"
     out = [f"{head}, status {state.status}"]
     if state.phase == "finished" and state.results is not None:
-        out += [t.plain for t in results_lines(state.results, state.name)]
+        out += [t.plain for t in results_lines(state.results, state.name) + series_lines(state)]
     elif state.view is not None:
         out.append(plain_view(state.view))
         out.append("legal: " + " ".join(x.command for x in state.legal))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol import messages as m
 from protocol.cards import SUIT_SYMBOLS, SUITS, UNKNOWN, parse_card, rank_of
@@ -74,6 +75,13 @@ class RaceState:
     total_cards: int = 0
     players: dict[str, PlayerLine] = field(default_factory=dict)
     results: m.Results | None = None
+    round: int = 1
+    """The match's round in its series (1: the first; ``rematch`` on the results screen makes the next)."""
+    series: list[dict[str, Any]] = field(default_factory=list)
+    """The series standings over the rounds ended so far (``GET /matches/{code}``'s ``series.standings``:
+    name, rounds_won, foundation, time_ms), read once a round after the first has its results."""
+    rematch: list[str] = field(default_factory=list)
+    """Players who asked for the next round (the ``rematch`` event), in order."""
     message: str = ""
     """The last thing to tell the player (a refusal's reason, a hint, a notice)."""
     connected: bool = False
@@ -180,6 +188,8 @@ class RaceState:
                     "hint: none (nothing left to draw): try a move of your own, undo, or resign"
             case m.Error(code=code, message=text):
                 self.message = f"{text} [{code}]"
+            case m.RematchOffer(names=names):
+                self.rematch = list(names)
             case m.Pong():
                 pass
 

@@ -30,6 +30,7 @@ from rich.text import Text
 from protocol import messages as m
 
 from .commands import HELP, completions, resolve
+from .connection import ClientError
 from .race import RaceClient
 from .render import screen, to_ansi
 from .state import RaceState
@@ -40,6 +41,8 @@ def words_now(state: RaceState) -> tuple[str, ...]:
     where the match allows it) after it; the server refuses the others."""
     if state.phase in ("preparing", "lobby", "countdown"):
         return ("ready", "start", "help", "quit")
+    if state.phase == "finished":
+        return ("rematch", "help", "quit")
     hints = ("hint",) if state.settings is not None and state.settings.hints else ()
     return (*hints, "resign", "help", "quit")
 
@@ -65,6 +68,8 @@ class RaceScreen:
         self.client = client
         self.show_help = False
         self.color = not os.environ.get("NO_COLOR")
+        self.runner: asyncio.Future[None] | None = None
+        self.error: BaseException | None = None
         client.on_change = self.refresh
         self.buffer = Buffer(completer=LegalCompleter(client), history=InMemoryHistory(), multiline=False,
                              complete_while_typing=False, accept_handler=self._accept)
@@ -116,6 +121,12 @@ class RaceScreen:
         elif action == "start":
             asyncio.ensure_future(self.client.start())
             state.message = "" if self.client.host_token else "only the host (who created the match) can start it"
+        elif action == "rematch":
+            if state.phase != "finished":
+                state.message = "rematch comes after the results"
+            else:
+                state.message = "asking for a rematch…"
+                asyncio.ensure_future(self._rematch())
         elif action in ("play", "resign", "hint"):
             if state.phase != "playing":
                 state.message = "the match has not started yet" if state.phase != "finished" else "the match is over"
@@ -128,33 +139,49 @@ class RaceScreen:
         self.refresh()
         return False
 
-    async def run(self) -> int:
-        """Run the screen and the client together; 0 when the match ended with results, 1 when left early."""
-        runner = asyncio.ensure_future(self.client.run())
-        error: BaseException | None = None
+    async def _rematch(self) -> None:
+        """``rematch`` on the results screen: into the next round (see :meth:`RaceClient.rematch`), raced on
+        this same screen; a refusal shows as the message."""
+        try:
+            answer = await self.client.rematch()
+        except ClientError as error:
+            self.client.state.message = str(error)
+            self.refresh()
+            return
+        self.client.state.message = f"round {answer.round}: match {answer.match}"
+        self._run_client()
+
+    def _run_client(self) -> None:
+        """Run the client (the match, or the next round after a rematch); a failure ends the screen."""
+        runner = self.runner = asyncio.ensure_future(self.client.run())
 
         def finished(task: asyncio.Future[None]) -> None:
-            nonlocal error
             if not task.cancelled() and task.exception() is not None:
-                error = task.exception()
+                self.error = task.exception()
                 self.app.exit()
             self.refresh()
 
         runner.add_done_callback(finished)
+
+    async def run(self) -> int:
+        """Run the screen and the client together; 0 when the match ended with results, 1 when left early."""
+        self._run_client()
         try:
             await self.app.run_async()
         finally:
-            if not runner.done():
+            runner = self.runner
+            if runner is not None and not runner.done():
                 runner.cancel()
                 await asyncio.gather(runner, return_exceptions=True)
             await self.client.close()
-        if error is not None:
-            raise error
+        if self.error is not None:
+            raise self.error
         state = self.client.state
         if state.results is not None:
-            from .render import results_lines
+            from .render import results_lines, series_lines
 
-            print("\n".join(line.plain for line in results_lines(state.results, state.name)))
+            lines = results_lines(state.results, state.name) + series_lines(state)
+            print("\n".join(line.plain for line in lines))
             return 0
         if state.phase == "playing" and not state.my_game_over:
             print(f"Left match {state.code}; your game goes on. Run the same join command to come back.")

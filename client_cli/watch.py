@@ -11,6 +11,11 @@ open only makes it slower. When the match is finished it prints the ranked
 results of ``GET /matches/{code}/results`` with the revealed seed and
 exits 0. With ``--json`` it prints the public state as one JSON line each
 time it changes, then the results.
+
+Rounds: when players asked for a rematch, the results are followed by the
+command that watches the next round; with ``--follow`` it waits for the
+next round (as long as ``--follow-wait`` seconds, 60 by default, for the
+first ``rematch``) and watches it too, round after round.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from .connection import match_results, match_state
+from .connection import match_results, match_state, server_option
 from .render import clock
 
 STATUS_ORDER = {"won": 0}
@@ -82,8 +87,43 @@ async def follow_events(server: str, code: str, nudge: asyncio.Event) -> None:
         await asyncio.sleep(1.0)
 
 
-async def watch(server: str, code: str, *, as_json: bool = False, interval: float = 2.0) -> int:
-    """Draw the standings at every event (or every ``interval`` seconds) until the match is finished."""
+async def watch(server: str, code: str, *, as_json: bool = False, interval: float = 2.0, follow: bool = False,
+                follow_wait_s: float = 60.0) -> int:
+    """Draw the standings at every event (or every ``interval`` seconds) until the match is finished; with
+    ``follow``, then the next round's (see the module docstring). 0 when the last match watched ended."""
+    while True:
+        status = await watch_match(server, code, as_json=as_json, interval=interval)
+        if status != 0:
+            return status
+        following = await next_round(server, code, follow_wait_s if follow else 0.0, interval)
+        if following is None:
+            return 0
+        if not follow:
+            if not as_json:
+                print(f"round {following[1]}: forty-thieves watch {following[0]}{server_option(server)}", flush=True)
+            return 0
+        if not as_json:
+            print(f"\nround {following[1]}: match {following[0]}", flush=True)
+        code = following[0]
+
+
+async def next_round(server: str, code: str, wait_s: float, interval: float) -> tuple[str, int] | None:
+    """The next round of ended match ``code`` (its code and number) once a player asked for it, waiting up to
+    ``wait_s`` seconds; None when none came."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    while True:
+        public = await match_state(server, code)
+        if public.get("next_round"):
+            return str(public["next_round"]), int(public.get("round", 1)) + 1
+        if loop.time() >= deadline:
+            return None
+        await asyncio.sleep(min(interval, max(0.05, deadline - loop.time())))
+
+
+async def watch_match(server: str, code: str, *, as_json: bool = False, interval: float = 2.0) -> int:
+    """Draw one match's standings at every event (or every ``interval`` seconds) until it is finished, then
+    its results; 1 when it never had results."""
     console = Console(no_color=bool(os.environ.get("NO_COLOR")) or None)
     last: dict[str, Any] | None = None
     live = Live(console=console, auto_refresh=False) if console.is_terminal and not as_json else None

@@ -4,6 +4,9 @@ Winners first, by time, then by moves. Then the rest by cards on the
 foundations (more is better), then by the time of their last foundation
 card (earlier is better), then by moves. Equal keys share a rank
 (competition ranking: 1, 2, 2, 4).
+
+A series of rounds (a match and its rematches) has standings of its own:
+:func:`series_standings` (rounds won, then foundation cards, then time).
 """
 
 from __future__ import annotations

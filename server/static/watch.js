@@ -63,7 +63,7 @@
       countdown: "Get ready…", playing: "Race on", finished: winnerLine(),
       missing: "No such match", connecting: "Connecting…",
     }[state] || "";
-    $("headline").textContent = headline;
+    $("headline").textContent = (match.round > 1 && headline ? `Round ${match.round} · ` : "") + headline;
     const ready = [...players.values()].filter((p) => p.ready).length;
     const sub = {
       preparing: "The server is proving a deal solvable before anyone sees it.",
@@ -175,6 +175,10 @@
       renderStandings(data.name); renderHero();
     },
     results(data) { showResults(data); },
+    rematch(data) {
+      feed(`${data.names.join(", ")} ${data.names.length === 1 ? "wants" : "want"} a rematch`);
+      showNextRound(data.next, data.names);
+    },
     board(data) {
       // The start boards are written just after the start: a quick first move's board may come before.
       if (data.moves === 0 && data.time_ms === 0 && boards.has(data.name)) return;
@@ -218,6 +222,15 @@
     feed(`Results: ${winnerLine()}`);
     renderHero(); renderStandings(); renderBoards(); tick();
     setupReplays();
+  }
+
+  // The next round of a series (a rematch): a link to watch it, and who asked for it.
+  function showNextRound(next, names) {
+    if (!next) return;
+    const line = $("next-round");
+    line.hidden = false;
+    line.replaceChildren(el("a", { href: `/watch/${encodeURIComponent(next)}`, text: `round ${(match.round || 1) + 1} →` }),
+      names && names.length ? ` ${names.join(", ")} ${names.length === 1 ? "wants" : "want"} a rematch` : "");
   }
 
   function setupReplays() {
@@ -303,7 +316,8 @@
     const serverNow = Number(headers.get("X-Server-Time-Ms"));
     offset = serverNow ? serverNow - Date.now() : 0;
     Object.assign(match, { state: body.state, settings: body.settings, startAt: body.start_at_ms,
-      deadline: body.deadline_ms, cards: body.cards || 104, openBoards: body.settings.open_boards });
+      deadline: body.deadline_ms, cards: body.cards || 104, openBoards: body.settings.open_boards, round: body.round || 1 });
+    if (match.round > 1) document.title = `Match ${code} · round ${match.round} · Forty Thieves Race`;
     for (const p of body.players) Object.assign(player(p.name), p);
     renderChips(); renderHero(); renderStandings();
     setInterval(tick, 100);
@@ -312,6 +326,7 @@
     if (body.state === "finished") {
       const final = await getJSON(`/matches/${encodeURIComponent(code)}/results`);
       if (final.status === 200) showResults(final.body);
+      showNextRound(body.next_round, body.rematch);
     }
   }
 

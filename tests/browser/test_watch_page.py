@@ -248,3 +248,45 @@ def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None:  # typ
         server.stop()
         with redis.Redis.from_url(url) as client:
             client.flushdb()
+
+
+def test_the_watch_page_links_the_next_round_and_says_who_asked(server) -> None:  # type: ignore[no-untyped-def]
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    async def run() -> None:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            created, alice, bob = await lobby_of_two(server)
+            code = created["code"]
+            await alice.expect(m.Started)
+            await bob.expect(m.Started)
+            await alice.resign()
+            await bob.resign()
+            await alice.expect(m.Results)
+            await page.goto(f"{server.url}/watch/{code}")
+            await page.locator("#final-panel").wait_for(state="visible", timeout=15_000)
+            hidden_before = await page.locator("#next-round").is_hidden()
+            await alice.send(m.Rematch())  # while the page watches: the rematch event shows the link
+            answer = await alice.expect(m.NextRound)
+            link = page.get_by_role("link", name="round 2 →")
+            await link.wait_for(timeout=10_000)
+            line = await page.locator("#next-round").inner_text()
+            await link.click()
+            await page.wait_for_url(f"**/watch/{answer.match}", timeout=10_000)
+            await page.get_by_text("Round 2 ·").wait_for(timeout=10_000)
+            heading = await page.locator("#headline").inner_text()
+            title = await page.title()
+            await browser.close()
+            await alice.close()
+            await bob.close()
+
+            assert not errors, errors
+            assert hidden_before
+            assert "alice wants a rematch" in line
+            assert heading.startswith("Round 2 · ") and answer.match in title and "round 2" in title
+
+    asyncio.run(run())
