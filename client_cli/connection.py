@@ -73,6 +73,14 @@ def server_option(server: str) -> str:
     return f" --server {server}"
 
 
+def public_server(created: dict[str, Any], server: str) -> str:
+    """The address friends reach the server at: the base of the ``join_url`` of ``POST /matches``' answer
+    (``FTR_PUBLIC_URL`` on the server, else the address this client used), else ``server``."""
+    join_url = str(created.get("join_url") or "")
+    suffix = f"/join/{created.get('code', '')}"
+    return join_url[:-len(suffix)] if join_url.endswith(suffix) else server
+
+
 def ws_url(server: str) -> str:
     """``http://host:port`` -> ``ws://host:port/play`` (``https`` -> ``wss``)."""
     parts = urlsplit(server)
@@ -103,7 +111,7 @@ def _refusal(response: httpx.Response) -> ServerRefused:
 
 
 async def create_match(server: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """``POST /matches``: ``{"code", "host_token", "commitment", "state"}``."""
+    """``POST /matches``: ``{"code", "host_token", "commitment", "state", "join_url"}``."""
     response = await _request("POST", server, "/matches", json=settings)
     if response.status_code != 201:
         raise _refusal(response)
