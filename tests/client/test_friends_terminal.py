@@ -1,5 +1,6 @@
 """The race screen and the daily in a real terminal (tmux, 80x24): Tab's completions, the daily asks first."""
 
+# ruff: noqa: F811 - pytest fixtures imported from test_interactive are parameters here
 from __future__ import annotations
 
 import shlex
@@ -12,7 +13,7 @@ import httpx
 from tests.integration.wsclient import create_match
 
 from .conftest import ROOT, SEED, VARIANT, ServerProcess
-from .test_interactive import Terminal, pytestmark, terminal  # noqa: F401, F811 - the tmux fixture, its skip mark
+from .test_interactive import Terminal, pytestmark, terminal  # noqa: F401 - the tmux fixture, its skip mark
 
 
 def test_tab_lists_moves_on_the_help_line_without_card_counts(server: ServerProcess, terminal: Terminal) -> None:
