@@ -29,14 +29,21 @@ import os
 import sys
 from typing import Any
 
-from .connection import ClientError, create_match, join_link, server_option, server_url
+from protocol.codes import canonical_code
+
+from .connection import ClientError, create_match, join_link, public_server, server_option, server_url
 from .tokens import TokenStore
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forty-thieves", description="Race friends on the identical Forty Thieves deal.")
-    parser.add_argument("--server", help="server URL (default: $FTR_SERVER, else http://localhost:8000)")
-    commands = parser.add_subparsers(dest="command", required=True)
+    server_help = "server URL (default: $FTR_SERVER, else http://localhost:8000)"
+    parser.add_argument("--server", help=server_help)
+    # The same option after the subcommand (the join line printed for friends puts it there); SUPPRESS leaves
+    # a value given before the subcommand alone when it is not repeated after it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--server", default=argparse.SUPPRESS, help=server_help)
+    commands = _Commands(parser.add_subparsers(dest="command", required=True), common)
 
     create = commands.add_parser("create", help="create a match, print its code, and join it as the host")
     create.add_argument("--variant", default="classic", help="classic (default), relaxed, or another preset")
@@ -89,6 +96,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Commands:
+    """``add_subparsers()`` whose every subcommand also takes the global options (``parents``)."""
+
+    def __init__(self, actions: Any, common: argparse.ArgumentParser) -> None:
+        self.actions, self.common = actions, common
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return self.actions.add_parser(name, parents=[self.common], **kwargs)  # type: ignore[no-any-return]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     try:
@@ -122,6 +139,8 @@ def _time_limit(text: str) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     server = server_url(args.server)
+    if getattr(args, "code", None) is not None:
+        args.code = canonical_code(args.code)  # typed in lower case, or with O for 0: the same match
     if args.command == "create":
         return await _create(server, args)
     if args.command == "join":
@@ -152,13 +171,16 @@ async def _create(server: str, args: argparse.Namespace) -> int:
         print(json.dumps(created))
         return 0
     TokenStore().update(server, created["code"], host_token=created["host_token"])
+    public = public_server(created, server)
     print(f"Match {created['code']} created ({args.variant}; {created['state']}).")
-    print(f"Friends join with:  forty-thieves join {created['code']} --name NAME{server_option(server)}")
-    print(f"or in a browser:    {join_link(server, created['code'])}")
+    if args.players > 1:
+        print(f"Friends join with:  forty-thieves join {created['code']} --name NAME{server_option(public)}")
+    print(f"or in a browser:    {join_link(public, created['code'])}")
     if created["state"] == "preparing":
         print("Preparing a solvable deal: this may take a while for classic...")
     name = args.name or _login_name()
-    return await _join(server, created["code"], name, script=None, as_json=False, host_token=created["host_token"])
+    return await _join(server, created["code"], name, script=None, as_json=False, host_token=created["host_token"],
+                       public=public)
 
 
 def _login_name() -> str:
@@ -169,17 +191,19 @@ def _login_name() -> str:
 
 
 async def _join(server: str, code: str, name: str | None, *, script: str | None, as_json: bool,
-                host_token: str | None = None, auto_ready: bool | None = None) -> int:
+                host_token: str | None = None, auto_ready: bool | None = None, public: str = "",
+                title: str = "") -> int:
     from .race import RaceClient, run_script
 
     interactive = script is None and sys.stdin.isatty() and sys.stdout.isatty() and not as_json
     if auto_ready is None:
         auto_ready = not interactive
     client = RaceClient(server, code, name, host_token=host_token, auto_ready=auto_ready)
+    client.state.public_server, client.state.title = public or server, title
     if interactive:
         from .ui import RaceScreen
 
-        return await RaceScreen(client).run()
+        return await RaceScreen(client, daily=bool(title)).run()
     if not as_json and script is None:
         print("not a terminal: reading commands from standard input, one a line", file=sys.stderr)
     return await run_script(client, _script_lines(script), as_json=as_json)

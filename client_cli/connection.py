@@ -78,6 +78,14 @@ def join_link(server: str, code: str) -> str:
     return f"{server.rstrip('/')}/join/{quote(code, safe='')}"
 
 
+def public_server(created: dict[str, Any], server: str) -> str:
+    """The address friends reach the server at: the base of the ``join_url`` of ``POST /matches``' answer
+    (``FTR_PUBLIC_URL`` on the server, else the address this client used), else ``server``."""
+    join_url = str(created.get("join_url") or "")
+    suffix = f"/join/{created.get('code', '')}"
+    return join_url[:-len(suffix)] if join_url.endswith(suffix) else server
+
+
 def ws_url(server: str) -> str:
     """``http://host:port`` -> ``ws://host:port/play`` (``https`` -> ``wss``)."""
     parts = urlsplit(server)
@@ -108,7 +116,7 @@ def _refusal(response: httpx.Response) -> ServerRefused:
 
 
 async def create_match(server: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """``POST /matches``: ``{"code", "host_token", "commitment", "state"}``."""
+    """``POST /matches``: ``{"code", "host_token", "commitment", "state", "join_url"}``."""
     response = await _request("POST", server, "/matches", json=settings)
     if response.status_code != 201:
         raise _refusal(response)

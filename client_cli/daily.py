@@ -16,6 +16,7 @@ seed is shown too (``GET /daily/{date}/{variant}/reveal``).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 import sys
@@ -52,7 +53,8 @@ async def start_attempt(server: str, variant: str, name: str, store: TokenStore)
     if attempt.get("name_token"):
         names[name] = attempt["name_token"]
         store.update(server, DAILY_ENTRY, names=names)
-    store.update(server, attempt["match"], players={name: attempt["player_token"]}, last_name=name)
+    store.update(server, attempt["match"], players={name: attempt["player_token"]}, last_name=name,
+                 daily=f"{attempt['date']} {attempt['variant']}")
     return attempt
 
 
@@ -93,6 +95,29 @@ async def leaderboard(server: str, date: str | None, variant: str, as_json: bool
     return 0
 
 
+async def _resuming(server: str, variant: str, name: str, store: TokenStore) -> bool:
+    """Whether this machine holds a player token for today's attempt of ``name`` (coming back to it)."""
+    today = (await _get(server, "/daily"))["date"]
+    for key, entry in store.entries(server):
+        if entry.get("daily") == f"{today} {variant}" and name in entry.get("players", {}):
+            return True
+    return False
+
+
+async def _ask_to_start(server: str, variant: str, name: str) -> bool:
+    """Say what the attempt is and wait for Enter (True) or anything else / end of input (False): the one
+    attempt of the day starts its clock with the deal, so it is dealt only when the player says so."""
+    today = (await _get(server, "/daily"))["date"]
+    print(f"Daily challenge {today} ({variant}) as {name}: one attempt a day, timed from the deal.")
+    print("Press Enter to deal and start the clock (anything else, or Ctrl-C, to leave it for later): ",
+          end="", flush=True)
+    try:
+        answer = await asyncio.to_thread(sys.stdin.readline)
+    except (KeyboardInterrupt, EOFError):
+        return False
+    return answer in ("\n", "\r\n")
+
+
 async def daily(server: str, args: argparse.Namespace) -> int:
     """``forty-thieves daily ...`` (see the module docstring)."""
     if args.leaderboard:
@@ -113,11 +138,18 @@ async def daily(server: str, args: argparse.Namespace) -> int:
         if not any(True for _ in script_lines(lines)):
             raise ClientError("the script has no command: it would resign your one attempt of the day; give "
                               "commands with --script FILE or on standard input, or run this in a terminal")
-    attempt = await start_attempt(server, args.variant, args.name, TokenStore())
+    store = TokenStore()
+    if interactive and not await _resuming(server, args.variant, args.name, store) and not await _ask_to_start(
+            server, args.variant, args.name):
+        print("Not started: the attempt of the day is still yours to play.")
+        return 0
+    attempt = await start_attempt(server, args.variant, args.name, store)
     if not args.json:
         print(f"Daily challenge {attempt['date']} ({attempt['variant']}) as {args.name}: "
               f"commitment {attempt['commitment'][:16]}…; the clock starts with the deal.", file=sys.stderr)
     if interactive:
-        return await _join(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False)
+        title = f"Daily {attempt['variant']} {attempt['date']}"
+        return await _join(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False,
+                           title=title)
     return await run_script(RaceClient(server, attempt["match"], args.name, auto_ready=False), lines,
                             as_json=args.json)

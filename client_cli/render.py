@@ -76,7 +76,7 @@ def clock(ms: int) -> str:
 
 def _header(state: RaceState, width: int, now: int) -> Text:
     variant = state.settings.variant if state.settings else ""
-    left = f" Forty Thieves Race  {state.code}  {variant}"
+    left = f" Forty Thieves Race  {state.title}" if state.title else f" Forty Thieves Race  {state.code}  {variant}"
     if state.phase == "countdown":
         right = f"starts in {state.countdown_s(now):.0f} s "
     elif state.phase in ("playing", "finished"):
@@ -106,7 +106,8 @@ def _stock_waste(state: RaceState, view: m.View, width: int) -> Text:
     if view.redeals_left:
         line.append(f"(redeals {view.redeals_left}) ", style="dim")
     if view.stock and table_moves(state.legal):
-        line.append("moves on the table ", style="cyan")
+        # In brackets after a gap: right after the count, "Stock 22 moves on the table" read as 22 moves.
+        line.append(" (table has moves)  ", style="cyan")
     line.append("Waste ", style="bold")
     room = max(1, (width - len(line.plain) - 6) // 4)
     shown = view.waste[-room:]
@@ -209,6 +210,26 @@ def series_lines(state: RaceState) -> list[Text]:
     return lines
 
 
+def plural(count: int, word: str) -> str:
+    """``1 player``, ``2 players``, ``0 undos``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def waiting_for(state: RaceState) -> list[str]:
+    """The other players still playing (their names, in the standings' order)."""
+    return [p.name for p in sorted(state.players.values(), key=lambda p: (-p.foundation, p.moves, p.name))
+            if p.name != state.name and p.status == "playing"]
+
+
+def won_banner(state: RaceState) -> Text:
+    """``You won in 4:12, 167 moves``."""
+    return Text(f"★ You won in {clock(state.time_ms)}, {plural(state.moves, 'move')} ★", style="bold green")
+
+
+def _waiting_text(names: list[str]) -> str:
+    return "waiting for " + (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0])
+
+
 def _notice(state: RaceState) -> Text:
     """The line under the board: the last message, or what the position offers."""
     if state.message:
@@ -227,14 +248,20 @@ def _notice(state: RaceState) -> Text:
     if state.status == "dead":
         choice = "u to undo, or resign" if state.can("u") else "resign"
         return Text(f"No card can reach a foundation any more: {choice}.", style="bold red")
+    if state.status == "won":
+        others = waiting_for(state)
+        return Text(f"You won! {_waiting_text(others)}…" if others else "You won!", style="bold green")
     if state.status in ENDED:
-        return Text(f"Your game ended ({state.status}); waiting for the others…", style="cyan")
+        others = waiting_for(state)
+        return Text(f"Your game ended ({state.status}); {_waiting_text(others) if others else 'waiting for the others'}…",
+                    style="cyan")
     if state.can("finish"):
         return Text("Everything can go up: type finish", style="bold green")
     return Text("")
 
 
 HELP_LINE = "? help  Tab: legal moves  37 = 3-7  w-f  s draw  u undo  hint  resign  q quit"
+FINAL_HELP_LINE = "q quits (the results stay printed)"
 
 
 def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None = None) -> list[Text]:
@@ -244,20 +271,24 @@ def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None 
     body_rows = height - 1 - FOOTER_LINES
     body: list[Text] = []
     view = state.view
+    offset = 2 if view is not None else 0
     if state.phase == "finished" and state.results is not None:
         round_label = f" of round {state.round}" if state.round > 1 else ""
-        body = [Text(f"Results{round_label}", style="bold underline")] + results_lines(state.results, state.name)
+        body = [won_banner(state), Text("")] if state.status == "won" else []
+        body += [Text(f"Results{round_label}", style="bold underline")] + results_lines(state.results, state.name)
         body += series_lines(state)
-        if view is not None and state.round <= 1:
-            body += [Text(""), _foundations(view)]
+    elif view is not None and state.status == "won":  # nothing left on the table: the win, and who still plays
+        others = waiting_for(state)
+        body = [_foundations(view), Text(""), Text(""), won_banner(state), Text("")]
+        if others:
+            body.append(Text(_waiting_text(others) + " (still playing)", style="cyan"))
     elif view is not None:
         body = [_foundations(view), _stock_waste(state, view, width)]
         body += _tableau(view, body_rows - len(body) - 1, width - SIDE_WIDTH)
     else:
-        body = _lobby(state)
+        body, offset = _lobby(state, width)
     side = _players(state)
     main_width = width - SIDE_WIDTH
-    offset = 2 if view is not None else 0
     for row in range(body_rows):
         left = body[row] if row < len(body) else Text("")
         if state.phase == "finished" or row < offset:
@@ -268,23 +299,40 @@ def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None 
         left.pad_right(main_width - left.cell_len)
         lines.append(Text.assemble(left, _crop(right, SIDE_WIDTH)))
     lines.append(_crop(_notice(state), width))
-    lines.append(Text(HELP_LINE[:width], style="dim"))
+    lines.append(Text((FINAL_HELP_LINE if state.phase == "finished" else HELP_LINE)[:width], style="dim"))
     return lines
 
 
-def _lobby(state: RaceState) -> list[Text]:
+def join_lines(code: str, server: str, width: int) -> list[str]:
+    """The command friends type to join, indented by two; when it is wider than ``width``, cut before
+    ``--server`` with a shell line continuation (pasted whole, the two lines still run as one command)."""
+    command = f"forty-thieves join {code} --name NAME"
+    option = server_option(server)
+    if 2 + len(command) + len(option) <= width or not option:
+        return [f"  {command}{option}"]
+    return [f"  {command} \\", f"   {option}"]
+
+
+def _lobby(state: RaceState, width: int = 80) -> tuple[list[Text], int]:
+    """The lobby's lines, and how many of the first ones take the full width (the players' panel starts below
+    them: the join command must not be cut)."""
     lines = [Text(f"Match {state.code}", style="bold"), Text("")]
+    players = state.settings.players if state.settings else 2
     if state.settings:
         s = state.settings
-        lines.append(Text(f"{s.variant}, {s.players} players, time limit {clock(s.time_limit_s * 1000) if s.time_limit_s else 'none'}, undo {s.undo}, "
+        limit = clock(s.time_limit_s * 1000) if s.time_limit_s else "none"
+        lines.append(Text(f"{s.variant}, {plural(s.players, 'player')}, time limit {limit}, undo {s.undo}, "
                           f"hints {'on' if s.hints else 'off'}"))
-    lines.append(Text("Friends join with:"))
-    lines.append(Text(f"  forty-thieves join {state.code} --name NAME" + server_option(state.server), style="bold"))
+    if players > 1:
+        lines.append(Text("Friends join with:"))
+        lines += [Text(line, style="bold") for line in join_lines(state.code, state.public_server or state.server,
+                                                                  width)]
+    full = len(lines)
     if state.commitment:
         lines.append(Text(f"commitment {state.commitment[:32]}…", style="dim"))
     if state.phase == "countdown":
         lines += [Text(""), Text(f"Starting in {state.countdown_s(now_ms()):.1f} s", style="bold green")]
-    return lines
+    return lines, full
 
 
 def to_ansi(lines: list[Text], width: int = 80, color: bool = True) -> str:

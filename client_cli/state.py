@@ -17,6 +17,10 @@ from protocol import messages as m
 from protocol.cards import SUIT_SYMBOLS, SUITS, UNKNOWN, parse_card, rank_of
 
 ENDED = ("won", "dead", "resigned", "timeout")
+
+NOT_STARTED = "the match has not started yet"
+STALE_AT_START = frozenset({NOT_STARTED, "ready: the match starts when everyone is"})
+"""Messages about the lobby that the deal makes untrue: cleared when it arrives."""
 """Statuses a player's game ends with (``dead`` ends it only when no undo is left; the server says which)."""
 
 
@@ -56,6 +60,10 @@ class RaceState:
     """The client's picture of one match (see the module docstring)."""
 
     server: str = ""
+    public_server: str = ""
+    """The address friends are told to join at (the server's ``FTR_PUBLIC_URL``); empty: :attr:`server`."""
+    title: str = ""
+    """What the header names instead of the match code (``Daily classic 2026-12-01``); empty: the code."""
     code: str = ""
     name: str = ""
     host: bool = False
@@ -156,6 +164,12 @@ class RaceState:
                 self._take_view(message.view, message.legal, foundation_count(message.view))
                 if self.status == "lobby":
                     self.status = "playing"
+                mine = self.line(self.name)  # a resumed game: my own line as far as the deal says
+                mine.moves, mine.foundation = message.moves, self.foundation
+                if mine.status == "lobby":
+                    mine.status = "playing"
+                if self.message in STALE_AT_START:
+                    self.message = ""
                 for line in self.players.values():  # the identical deal: everyone starts where I start
                     if line.status == "lobby":
                         line.status, line.foundation = "playing", self.foundation

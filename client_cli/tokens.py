@@ -51,6 +51,12 @@ class TokenStore:
         entry = self._load().get(self.key(server, code))
         return dict(entry) if isinstance(entry, dict) else {}
 
+    def entries(self, server: str) -> list[tuple[str, dict[str, Any]]]:
+        """``(code, entry)`` of every match of ``server`` this machine holds."""
+        prefix = self.key(server, "")
+        return [(key[len(prefix):], dict(entry)) for key, entry in self._load().items()
+                if key.startswith(prefix) and isinstance(entry, dict)]
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Several clients (two players on one machine) may write at once: one at a time."""

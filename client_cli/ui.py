@@ -21,8 +21,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
-from prompt_toolkit.layout import BufferControl, Float, FloatContainer, FormattedTextControl, HSplit, Layout, Window
-from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.layout import BufferControl, FormattedTextControl, HSplit, Layout, Window
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output.color_depth import ColorDepth
 from rich.text import Text
@@ -33,7 +32,7 @@ from .commands import HELP, completions, resolve
 from .connection import ClientError
 from .race import RaceClient
 from .render import screen, to_ansi
-from .state import RaceState
+from .state import NOT_STARTED, RaceState
 
 
 def words_now(state: RaceState) -> tuple[str, ...]:
@@ -55,18 +54,36 @@ class LegalCompleter(Completer):
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         prefix = document.text_before_cursor
-        cards = {move.command: move.cards for move in self.client.state.legal}
         for word in completions(prefix, self.client.state.legal, words_now(self.client.state)):
-            meta = f"{cards[word]} card{'s' if cards[word] != 1 else ''}" if word in cards and word != "s" else ""
-            yield Completion(word, start_position=-len(prefix), display_meta=meta)
+            yield Completion(word, start_position=-len(prefix))
+
+
+CONFIRM_WORDS = frozenset({"resign", "yes", "y"})
+"""What confirms a ``resign`` typed just before (anything else keeps the game going)."""
+
+
+def completion_line(buffer: Buffer, width: int) -> Text | None:
+    """The completions Tab offers, on one line in place of the help line (a menu drawn over the board hid the
+    message line), the chosen one in reverse video; ``None`` when Tab is not completing."""
+    state = buffer.complete_state
+    if state is None or not state.completions:
+        return None
+    line = Text("Tab: ", style="dim")
+    for i, completion in enumerate(state.completions):
+        line.append(completion.text, style="reverse" if i == state.complete_index else "")
+        line.append(" ")
+    line.truncate(width, overflow="ellipsis")
+    return line
 
 
 class RaceScreen:
     """The application and what the player's lines do (see the module docstring)."""
 
-    def __init__(self, client: RaceClient) -> None:
+    def __init__(self, client: RaceClient, *, daily: bool = False) -> None:
         self.client = client
+        self.daily = daily
         self.show_help = False
+        self.confirming_resign = False
         self.color = not os.environ.get("NO_COLOR")
         self.runner: asyncio.Future[None] | None = None
         self.error: BaseException | None = None
@@ -75,8 +92,7 @@ class RaceScreen:
                              complete_while_typing=False, accept_handler=self._accept)
         board = Window(FormattedTextControl(self._board, focusable=False), wrap_lines=False, always_hide_cursor=True)
         prompt = Window(BufferControl(self.buffer, input_processors=[BeforeInput("> ", style="bold")]), height=1)
-        root = FloatContainer(HSplit([board, prompt]),
-                              floats=[Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8))])
+        root = HSplit([board, prompt])
         keys = KeyBindings()
 
         @keys.add("c-c")
@@ -101,6 +117,9 @@ class RaceScreen:
             lines = [Text(line) for line in HELP.splitlines()]
         else:
             lines = screen(self.client.state, width, height)
+            offered = completion_line(self.buffer, width)
+            if offered is not None:
+                lines[-1] = offered
         return ANSI(to_ansi(lines, width, self.color).rstrip("\n"))
 
     def _accept(self, buffer: Buffer) -> bool:
@@ -109,6 +128,15 @@ class RaceScreen:
         state = self.client.state
         resolved = resolve(text, state.legal, state.view)
         action = resolved.action
+        confirmed = self.confirming_resign and text.strip().lower() in CONFIRM_WORDS
+        self.confirming_resign = False
+        if action == "resign" and not confirmed and state.phase == "playing" and not state.my_game_over:
+            self.confirming_resign = True
+            state.message = "Resign and end your game for good? Type resign again (or y) to resign; anything else plays on"
+            self.refresh()
+            return False
+        if confirmed:
+            action = "resign"
         if action == "help":
             self.show_help = True
         elif action == "quit":
@@ -129,7 +157,7 @@ class RaceScreen:
                 asyncio.ensure_future(self._rematch())
         elif action in ("play", "resign", "hint"):
             if state.phase != "playing":
-                state.message = "the match has not started yet" if state.phase != "finished" else "the match is over"
+                state.message = NOT_STARTED if state.phase != "finished" else "the match is over"
             else:
                 future = (self.client.play(resolved.command) if action == "play" else
                           self.client.resign() if action == "resign" else self.client.hint())
@@ -183,6 +211,10 @@ class RaceScreen:
             lines = results_lines(state.results, state.name) + series_lines(state)
             print("\n".join(line.plain for line in lines))
             return 0
+        if self.daily and state.phase in ("preparing", "lobby", "countdown", "playing") and not state.my_game_over:
+            print("Left today's daily challenge; your attempt goes on and its clock runs. Run the same daily "
+                  "command to come back.")
+            return 0  # leaving is how the daily is paused: the command did what was asked
         if state.phase == "playing" and not state.my_game_over:
             print(f"Left match {state.code}; your game goes on. Run the same join command to come back.")
         return 1

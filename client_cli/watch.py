@@ -24,6 +24,8 @@ import asyncio
 import json
 import os
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -31,7 +33,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from .connection import match_results, match_state, server_option
+from .connection import Unreachable, backoff, match_results, match_state, server_option
 from .render import clock
 
 STATUS_ORDER = {"won": 0}
@@ -47,10 +49,23 @@ def standings(public: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(public.get("players", []), key=key)
 
 
-def table(public: dict[str, Any]) -> Table:
+def race_time_ms(public: dict[str, Any], player: dict[str, Any], now_ms: int) -> int:
+    """The time column: a player still playing is on the race clock (now minus the start, capped at the time
+    limit), one whose game ended shows the time it ended at."""
+    start = int(public.get("start_at_ms") or 0)
+    if public.get("state") == "playing" and player.get("status") == "playing" and start:
+        elapsed = max(0, now_ms - start)
+        deadline = int(public.get("deadline_ms") or 0)
+        return min(elapsed, deadline - start) if deadline else elapsed
+    return int(player.get("time_ms", 0))
+
+
+def table(public: dict[str, Any], now_ms: int | None = None, note: str = "") -> Table:
     settings = public.get("settings", {})
-    title = f"match {public.get('code', '')} · {settings.get('variant', '')} · {public.get('state', '')}"
-    grid = Table(title=title, expand=False)
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    title = f"match {public.get('code', '')} · {settings.get('variant', '')} · {public.get('state', '')}{note}"
+    grid = Table(title=title, expand=False, caption="time: the race clock while a player plays, else when the "
+                 "game ended")
     for header, justify in (("#", "right"), ("name", "left"), ("status", "left"), ("cards", "right"),
                             ("moves", "right"), ("time", "right")):
         grid.add_column(header, justify=justify)  # type: ignore[arg-type]
@@ -61,22 +76,25 @@ def table(public: dict[str, Any]) -> Table:
         if not player.get("connected", True) and status in ("playing", "joined", "ready"):
             status += " (away)"
         grid.add_row(str(i), player.get("name", ""), status, str(player.get("foundation", 0)),
-                     str(player.get("moves", 0)), clock(int(player.get("time_ms", 0))),
+                     str(player.get("moves", 0)), clock(race_time_ms(public, player, now)),
                      style="green" if player.get("status") == "won" else None)
     return grid
 
 
 async def follow_events(server: str, code: str, nudge: asyncio.Event) -> None:
-    """Set ``nudge`` at every Server-Sent Event of the match; reconnect after 1 s with ``Last-Event-ID``
-    when the stream drops or cannot be opened. Runs until cancelled."""
+    """Set ``nudge`` at every Server-Sent Event of the match; when the stream drops or cannot be opened (the
+    server restarted), reconnect with ``Last-Event-ID`` after the players' reconnect delays
+    (:func:`~client_cli.connection.backoff`). Runs until cancelled."""
     url = f"{server.rstrip('/')}/matches/{code}/events"
     last = ""
+    delays = backoff()
     while True:
         try:
             async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=60)) as client:
                 headers = {"Last-Event-ID": last} if last else {}
                 async with client.stream("GET", url, headers=headers) as response:
                     if response.status_code == 200:
+                        delays = backoff()
                         async for line in response.aiter_lines():
                             if line.startswith("id:"):
                                 last = line[3:].strip()
@@ -84,7 +102,23 @@ async def follow_events(server: str, code: str, nudge: asyncio.Event) -> None:
                                 nudge.set()
         except httpx.HTTPError:
             pass
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(next(delays))
+
+
+async def _state(server: str, code: str, on_wait: Callable[[], None]) -> dict[str, Any]:
+    """``GET /matches/{code}``; while the server cannot be reached (it restarts), try again after the players'
+    reconnect delays for up to :data:`~client_cli.race.GIVE_UP_S` seconds, calling ``on_wait`` each time."""
+    from . import race
+
+    delays, since = backoff(), time.monotonic()
+    while True:
+        try:
+            return await match_state(server, code)
+        except Unreachable:
+            if time.monotonic() - since > race.GIVE_UP_S:
+                raise
+            on_wait()
+            await asyncio.sleep(next(delays))
 
 
 async def watch(server: str, code: str, *, as_json: bool = False, interval: float = 2.0, follow: bool = False,
@@ -129,26 +163,35 @@ async def watch_match(server: str, code: str, *, as_json: bool = False, interval
     live = Live(console=console, auto_refresh=False) if console.is_terminal and not as_json else None
     nudge = asyncio.Event()
     events = asyncio.create_task(follow_events(server, code, nudge))
+
+    def reconnecting() -> None:
+        if live is not None and last is not None:
+            live.update(table(last, note=" · reconnecting…"), refresh=True)
+
+    public = await match_state(server, code)  # a wrong code or address: say so at once
     try:
         if live is not None:
             live.start()
         while True:
-            public = await match_state(server, code)
             if public != last:
                 last = public
                 if as_json:
                     print(json.dumps(public), flush=True)
-                elif live is not None:
-                    live.update(table(public), refresh=True)
-                else:
+                elif live is None:
                     console.print(table(public))
+            if live is not None:
+                live.update(table(public), refresh=True)  # the race clock runs between events
             if public.get("state") == "finished":
                 break
-            try:
-                await asyncio.wait_for(nudge.wait(), interval)
-            except TimeoutError:
-                pass
+            read_at = time.monotonic() + interval
+            while not nudge.is_set() and time.monotonic() < read_at:
+                try:
+                    await asyncio.wait_for(nudge.wait(), min(1.0, max(0.01, read_at - time.monotonic())))
+                except TimeoutError:
+                    if live is not None:
+                        live.update(table(public), refresh=True)
             nudge.clear()
+            public = await _state(server, code, reconnecting)
     finally:
         events.cancel()
         if live is not None:

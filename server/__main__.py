@@ -11,6 +11,17 @@ import uvicorn
 from .settings import Settings
 
 
+def start_line(host: str, port: int, public_url: str) -> str:
+    """What the server says at start: where it listens, who can reach it, and the address friends are told
+    (README "Hosting a race for friends")."""
+    where = f"listening on {host}:{port}"
+    if host in ("127.0.0.1", "localhost", "::1"):
+        where += (" (this machine only; for friends on your network: --host 0.0.0.0, for the internet: behind a "
+                  "TLS proxy, clients then use https://)")
+    told = public_url or "the address each client came to (set FTR_PUBLIC_URL to the one friends reach)"
+    return f"{where}; join lines name {told}"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run uvicorn with the app (WebSocket frames capped, no deflate)."""
     defaults = Settings.from_environ()
@@ -20,6 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     os.environ["FTR_HOST"], os.environ["FTR_PORT"] = args.host, str(args.port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("forty_thieves.server").info("%s", start_line(args.host, args.port, defaults.public_url))
     uvicorn.run(
         "server.app:create_app", factory=True, host=args.host, port=args.port,
         ws_max_size=64 * 1024, ws_per_message_deflate=False, timeout_graceful_shutdown=2, log_level="info",

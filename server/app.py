@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -26,6 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from protocol.codec import decode_server
+from protocol.codes import canonical_code
 
 from .daily import DailyService
 from .daily_web import ROUTES as DAILY_ROUTES
@@ -61,6 +63,27 @@ class Metrics:
 _error = error_response
 
 
+class MatchCode(Convertor[str]):
+    """``{code:match}`` in a route: the code as typed, read by :func:`protocol.codes.canonical_code` (any case,
+    ``O``/``I``/``L`` for ``0``/``1``; an older code stays as it is), so every route finds the same match."""
+
+    regex = "[^/]+"
+
+    def convert(self, value: str) -> str:
+        return canonical_code(value[:32])
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("match", MatchCode())
+
+
+def public_url(request: Request) -> str:
+    """The address friends reach this server at: ``FTR_PUBLIC_URL``, else the one this request came to."""
+    return request.app.state.settings.public_url or str(request.base_url).rstrip("/")
+
+
 async def create_match(request: Request) -> Response:
     service: MatchService = request.app.state.service
     if await over_rate(request, request.app.state.create_limiters, service.settings.matches_per_min):
@@ -73,6 +96,7 @@ async def create_match(request: Request) -> Response:
     except ServiceError as error:
         return _error(400, error.code, error.message)
     request.app.state.metrics.matches.inc()
+    created["join_url"] = f"{public_url(request)}/join/{created['code']}"
     return JSONResponse(created, status_code=201)
 
 
@@ -164,15 +188,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
         exception_handlers={HTTPException: http_error},
         routes=[
             WebSocketRoute("/play", player_endpoint),
-            WebSocketRoute("/matches/{code}/watch", watch_endpoint),
+            WebSocketRoute("/matches/{code:match}/watch", watch_endpoint),
             Route("/matches", create_match, methods=["POST"]),
-            Route("/matches/{code}", match_state),
-            Route("/matches/{code}/results", match_results),
-            Route("/matches/{code}/events", match_events),
+            Route("/matches/{code:match}", match_state),
+            Route("/matches/{code:match}/results", match_results),
+            Route("/matches/{code:match}/events", match_events),
             # Spectating (issue 7): replays once a match ended, and the web page (server/pages.py).
-            Route("/matches/{code}/replays/{name:path}", match_replay),  # a name may hold "/"
-            Route("/watch/{code}", watch_page),
-            Route("/join/{code}", play_page),
+            Route("/matches/{code:match}/replays/{name:path}", match_replay),  # a name may hold "/"
+            Route("/watch/{code:match}", watch_page),
+            Route("/join/{code:match}", play_page),
             Route("/", index_page),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
             Route("/healthz", healthz),

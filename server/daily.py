@@ -59,12 +59,13 @@ import msgspec
 
 from protocol import messages as m
 from protocol.codec import encode
+from protocol.codes import new_code
 from protocol.errors import NotationError
 
 from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
 from .matches import MatchService, Watcher
-from .names import name_key, name_problem, valid_name
+from .names import legacy_name_key, name_key, name_problem, valid_name
 from .ranking import Standing
 from .store import Store, follow_streams, token_hash
 
@@ -275,6 +276,8 @@ class DailyStore:
     async def name_claim(self, name: str) -> tuple[str, str] | None:
         """``(token digest, display name as claimed)`` of the claim on ``name``'s key; None when unclaimed."""
         value = await self.redis.hget(NAMES_KEY, name_key(name))
+        if value is None:  # claimed before names were keyed by their confusable skeleton
+            value = await self.redis.hget(NAMES_KEY, legacy_name_key(name))
         if value is None:
             return None
         digest, _, claimed = value.decode().partition(" ")
@@ -543,7 +546,7 @@ class DailyService:
         store, now = self.matches.store, self.matches.clock.now_ms()
         settings = m.Settings(variant, True, 1, 0, True, "safe", False)
         while True:
-            code = secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
+            code = new_code()
             fields: dict[str, Any] = {
                 "state": "lobby", "settings": msgspec.json.encode(settings).decode(),
                 "host": token_hash(secrets.token_urlsafe(24)), "created_ms": now, "active": 0,

@@ -26,6 +26,7 @@ import msgspec
 
 from protocol import messages as m
 from protocol.codec import encode
+from protocol.codes import new_code
 from protocol.errors import NotationError
 
 from .engine import Game, IllegalCommandError, find_variant, format_position, parse_position
@@ -346,7 +347,7 @@ class MatchService:
                 deal_position = parse_position(request.deal, variant)
             except NotationError as error:
                 raise ServiceError("malformed", f"the deal is not a valid {variant.name} position: {error}") from None
-        code = secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
+        code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
         host_token = secrets.token_urlsafe(24)
         seed = request.seed if deal_position is None else format_position(deal_position)
         solution = ""

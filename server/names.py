@@ -12,15 +12,18 @@ script (ASCII digits, punctuation and emoji go with any): a Cyrillic "а"
 or a Devanagari zero among Latin letters, or an invisible character, would
 make a name look like another player's.
 
-:func:`name_key` is a name's identity: names with one key look alike, and
-only the first to join a match (or claim the name for the daily challenge)
-gets it.
+:func:`name_key` is a name's identity: names with one key look alike (by
+Unicode's confusable detection, the UTS #39 skeleton that ICU's spoof
+checker computes from Unicode's confusables.txt), and only the first to
+join a match (or claim the name for the daily challenge) gets it.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+import icu
 
 from protocol.messages import MAX_NAME
 
@@ -123,16 +126,36 @@ def valid_name(name: str) -> bool:
     return name_problem(name) is None
 
 
-def name_key(name: str) -> str:
-    """The identity of a display name: the invisible characters a valid name may hold dropped (variation
-    selectors, an emoji sequence's joiner ...), then NFKC, case-folded, NFKC again (Unicode's NFKC_Casefold in
-    short).
+_SPOOF = icu.SpoofChecker()
+"""ICU's spoof checker (UTS #39, Unicode Security Mechanisms); only its skeleton is used."""
 
-    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ", "é" composed or not, "Ann" with an
-    invisible variation selector, an emoji sequence and its parts): in a match the first to join takes the
-    key; in the daily challenge, the first claimed.
-    """
+
+def skeleton(text: str) -> str:
+    """The UTS #39 skeleton of ``text`` (section 4, "Confusable Detection"): NFD, each character replaced by its
+    prototype in confusables.txt, NFD again. Two strings with one skeleton are confusable ("I1l" and "lll",
+    "rn" and "m", a Cyrillic "а" and a Latin "a")."""
+    return str(_SPOOF.getSkeleton(0, text))
+
+
+def legacy_name_key(name: str) -> str:
+    """The key before names were keyed by skeletons (NFKC_Casefold alone): where a daily name was claimed under
+    it, the claim still holds."""
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _INVISIBLE.sub("", name)).casefold())
 
 
-__all__ = ["ZWJ", "name_key", "name_problem", "scripts_of", "valid_name"]
+def name_key(name: str) -> str:
+    """The identity of a display name: the invisible characters a valid name may hold dropped (variation
+    selectors, an emoji sequence's joiner ...), NFKC, the UTS #39 :func:`skeleton`, then NFKC_Casefold and the
+    skeleton again (skeletons are case-sensitive: "I" and "l" share one, but "i" does not; folding first
+    would part "BiII" from "Bill").
+
+    Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ", "é" composed or not, "Ann" with an
+    invisible variation selector, an emoji sequence and its parts, "BiII" and "Bill", "B0b" and "BOB"): in a
+    match the first to join takes the key; in the daily challenge, the first claimed.
+    """
+    visible = unicodedata.normalize("NFKC", _INVISIBLE.sub("", name))
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", skeleton(visible)).casefold())
+    return skeleton(folded)
+
+
+__all__ = ["ZWJ", "legacy_name_key", "name_key", "name_problem", "scripts_of", "skeleton", "valid_name"]

@@ -16,6 +16,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol import messages as m
 from protocol.codec import ProtocolError, decode_client, encode
+from protocol.codes import canonical_code
 
 from .matches import MatchService, ServiceError, Session
 
@@ -138,13 +139,13 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
         case m.Join(match=code, name=name):
             if session.code:
                 raise ServiceError("malformed", "this connection has joined a match already")
-            await service.join(session, code, name)
+            await service.join(session, canonical_code(code), name)
         case m.Resume(match=code, token=token):
-            if session.code and not (session.next_round and code == session.next_round):
+            if session.code and not (session.next_round and canonical_code(code) == session.next_round):
                 raise ServiceError("malformed", "this connection has joined a match already")
             if session.code:  # into the next round a rematch answered: the ended match is left first
                 await service.rounds.leave_for_next_round(session)
-            await service.resume(session, code, token)
+            await service.resume(session, canonical_code(code), token)
         case m.Ready():
             await service.ready(session)
         case m.Start(host_token=token):

@@ -5,6 +5,10 @@ variable                   default    meaning
 =========================  =========  ==============================================
 ``FTR_HOST``               127.0.0.1  address to listen on
 ``FTR_PORT``               8000       port to listen on
+``FTR_PUBLIC_URL``         (unset)    address friends reach the server at (``https://race.example.org``
+                                      behind a TLS proxy, ``http://192.168.1.20:8000`` on a LAN):
+                                      the join line and ``join_url`` use it; unset: the address
+                                      each request came to
 ``REDIS_URL``              (unset)    Redis to use; unset: start an embedded Redis
 ``FTR_DATA_DIR``           user data  folder of the embedded Redis's database file
 ``FTR_COUNTDOWN_S``        3          seconds between "start" and the deal
@@ -54,6 +58,7 @@ class Settings:
 
     host: str = "127.0.0.1"
     port: int = 8000
+    public_url: str = ""
     redis_url: str | None = None
     data_dir: str = ""
     countdown_s: float = 3.0
@@ -83,6 +88,7 @@ class Settings:
         return cls(
             host=config("FTR_HOST", default="127.0.0.1"),
             port=config("FTR_PORT", cast=int, default=8000),
+            public_url=config("FTR_PUBLIC_URL", default="").strip().rstrip("/"),
             redis_url=config("REDIS_URL", default=None) or None,
             data_dir=config("FTR_DATA_DIR", default="") or platformdirs.user_data_dir("forty-thieves-race"),
             countdown_s=config("FTR_COUNTDOWN_S", cast=float, default=3.0),
@@ -109,7 +115,7 @@ class Settings:
 
 
 ENVIRONMENT_VARIABLES = (
-    "FTR_HOST", "FTR_PORT", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
+    "FTR_HOST", "FTR_PORT", "FTR_PUBLIC_URL", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
     "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
     "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_SOLVER", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
     "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS", "FTR_REMATCH_WINDOW_S",

@@ -20,10 +20,13 @@ gathered at most every :data:`BATCH_S` seconds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
+import anyio
 import msgspec
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
@@ -67,6 +70,10 @@ def _encoded_once(kind: str, code: str, entry_id: str, build: Callable[[], bytes
     return data
 
 
+_SHUTDOWN: Any = object()
+"""Put in a spectator's queue at server shutdown: its stream ends."""
+
+
 def _sse(code: str, entry_id: str, frame: bytes) -> bytes:
     """One Server-Sent Event: ``id`` = stream id, ``event`` = the message type, ``data`` = the message as JSON."""
     def build() -> bytes:
@@ -93,9 +100,20 @@ async def match_events(request: Request) -> Response:
         return JSONResponse({"error": error.code, "message": error.message}, status_code=503,
                             headers={"Retry-After": "30"})
 
+    # At server shutdown sse-starlette sets ``stop`` and waits a moment: the stream then ends by itself and its
+    # response is completed. Cancelled instead, uvicorn logged "ASGI callable returned without completing
+    # response" at every Ctrl-C with a spectator connected.
+    stop = anyio.Event()
+
+    async def wake_at_stop() -> None:
+        await stop.wait()
+        with contextlib.suppress(asyncio.QueueFull):  # a full queue is being drained: the grace period ends it
+            watcher.queue.put_nowait(_SHUTDOWN)
+
     async def events() -> AsyncIterator[ServerSentEvent | bytes]:
         # Events waiting together go out in one write (one send through the ASGI stack per batch).
         sent = _order(after)
+        waker = asyncio.ensure_future(wake_at_stop())
         try:
             async for missed in service.store.spectator_events_after(code, after, page=200):
                 sent = _order(missed[-1][0])
@@ -106,6 +124,10 @@ async def match_events(request: Request) -> Response:
                     items.append(watcher.queue.get_nowait())
                 chunk = []
                 for item in items:
+                    if item is _SHUTDOWN:
+                        if chunk:
+                            yield b"".join(chunk)
+                        return
                     if item is None:
                         if chunk:
                             yield b"".join(chunk)
@@ -121,9 +143,10 @@ async def match_events(request: Request) -> Response:
                     yield b"".join(chunk)
                 await asyncio.sleep(BATCH_S)
         finally:
+            waker.cancel()
             service.unwatch(code, watcher)
 
-    return EventSourceResponse(events(), ping=15)
+    return EventSourceResponse(events(), ping=15, shutdown_event=stop, shutdown_grace_period=1.0)
 
 
 def _frame(code: str, entry_id: str, frame: bytes) -> bytes:

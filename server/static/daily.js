@@ -8,6 +8,7 @@
   const $ = (id) => document.getElementById(id);
   let offset = 0, endsAt = 0, today = null;
   const CARDS = 104;
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
   function notice(title, text) {
     $("state").textContent = "unavailable";
@@ -19,7 +20,8 @@
   function rowOf(entry) {
     const pct = Math.min(100, (100 * (entry.foundation || 0)) / CARDS);
     return el("tr", { "data-name": entry.name },
-      el("td", {}, el("span", { class: `rank r${entry.rank || ""}`, text: entry.rank || "·" })),
+      el("td", {}, // A medal colour only for a win: a resigned attempt with 0 cards ranks first of nobody but is no gold.
+      el("span", { class: `rank ${entry.status === "won" ? "r" + (entry.rank || "") : ""}`, text: entry.rank || "·" })),
       el("td", { class: "who", text: entry.name }),
       el("td", {}, el("span", { class: `pill ${entry.status}`, text: STATUS[entry.status] || entry.status })),
       el("td", {}, el("div", { class: "bar" },
@@ -58,7 +60,7 @@
 
   function variantPanel(info) {
     const tbody = el("tbody");
-    const note = el("span", { class: "note", text: `${info.attempts} attempts · ${info.finished} finished` });
+    const note = el("span", { class: "note", text: `${plural(info.attempts, "attempt")} · ${info.finished} finished` });
     const empty = el("div", { class: "empty", text: "No attempt yet today: be the first." });
     const reveal = el("div", { class: "verify" }, "commitment ", el("code", { text: info.commitment }));
     const panel = el("section", { class: "panel", "data-variant": info.variant },
@@ -75,9 +77,9 @@
       if (status !== 200) { empty.textContent = (body && body.message) || "The leaderboard is not available."; return; }
       tbody.replaceChildren(...body.entries.map(rowOf));
       empty.hidden = body.entries.length > 0;
-      note.textContent = `${body.total} attempts${body.final ? " · final" : ""}`;
+      note.textContent = `${plural(body.total, "attempt")}${body.final ? " · final" : ""}`;
       const chip = document.querySelector(`#chips [data-variant="${CSS.escape(info.variant)}"] .n`);
-      if (chip) chip.textContent = ` ${body.total} attempts`;
+      if (chip) chip.textContent = ` ${plural(body.total, "attempt")}`;
       if (body.final) {
         const revealed = await getJSON(`${base}/reveal`);
         if (revealed.status === 200) reveal.append(el("div", {}, "seed ", el("code", { text: revealed.body.seed })));
@@ -104,6 +106,8 @@
   }
 
   async function start() {
+    // The command as it runs from another machine: this page's own address as the server.
+    $("daily-command").textContent = `forty-thieves daily --name YOUR_NAME --server ${location.origin}`;
     let answer;
     try { answer = await getJSON("/daily"); } catch (error) { answer = { status: 0 }; }
     if (answer.status === 404 || answer.status === 405) {
@@ -121,7 +125,7 @@
     $("state").textContent = "live";
     $("headline").textContent = `Daily challenge · ${today.date}`;
     $("chips").replaceChildren(...today.variants.map((v) => el("span", { class: "chip", "data-variant": v.variant },
-      el("b", { text: v.variant }), el("span", { class: "n", text: ` ${v.attempts} attempts` }))));
+      el("b", { text: v.variant }), el("span", { class: "n", text: ` ${plural(v.attempts, "attempt")}` }))));
     $("variants").replaceChildren(...today.variants.map(variantPanel));
     setInterval(tick, 500);
     tick();

@@ -17,6 +17,7 @@
   const replay = { name: null, index: 0, timer: null };
 
   const now = () => Date.now() + offset;
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
   function player(name) {
     if (!players.has(name)) {
@@ -35,7 +36,7 @@
       chips.push(el("span", { class: "chip" }, el("b", { text: s.players }), s.players === 1 ? " player" : " players"));
       if (s.time_limit_s) chips.push(el("span", { class: "chip" }, "limit ", el("b", { text: formatMs(s.time_limit_s * 1000) })));
       chips.push(el("span", { class: "chip", id: "boards-chip" }, "boards ",
-        el("b", { text: s.open_boards ? "open" : "hidden until the end" })));
+        el("b", { text: s.open_boards ? "open" : results ? "in the replays below" : "hidden until the end" })));
     }
     $("chips").replaceChildren(...chips);
   }
@@ -46,9 +47,23 @@
   }
 
   function winnerLine() {
+    // "wins" only for a win: when nobody won (all resigned, stuck or out of time), who ranks first and why.
     if (!results) return "Race over";
-    const first = results.ranking.filter((r) => r.rank === 1).map((r) => r.name);
-    return first.length === 1 ? `${first[0]} wins!` : `${first.join(" and ")} share first place`;
+    const first = results.ranking.filter((r) => r.rank === 1);
+    const names = first.map((r) => r.name);
+    const both = names.join(" and ");
+    if (first.every((r) => r.status === "won")) return names.length === 1 ? `${names[0]} wins!` : `${both} share the win`;
+    const cards = first[0] ? first[0].foundation : 0;
+    return `Nobody won · ${both} ${names.length === 1 ? "ranks" : "rank"} first with ${plural(cards, "card")} up`;
+  }
+
+  function raceTime(p) {
+    // A player still playing is on the race clock; an ended game shows when it ended (results: its time).
+    if (!results && effectiveState() === "playing" && p.status === "playing" && match.startAt) {
+      const elapsed = Math.max(0, now() - match.startAt);
+      return match.deadline ? Math.min(elapsed, match.deadline - match.startAt) : elapsed;
+    }
+    return p.time_ms;
   }
 
   function renderHero() {
@@ -93,6 +108,12 @@
     }
     $("clock-label").textContent = label;
     $("clock-value").textContent = value;
+    if (state === "playing") {  // the running race time of the players still playing
+      for (const row of $("standings").querySelectorAll("tbody tr")) {
+        const p = players.get(row.dataset.name), cell = row.querySelector(".time");
+        if (p && cell && p.status === "playing") cell.textContent = formatMs(raceTime(p), true);
+      }
+    }
     if (state !== tick.lastState) { tick.lastState = state; renderHero(); renderStandings(); }
   }
 
@@ -129,7 +150,7 @@
           el("span", { class: "count" }, el("b", { class: "foundation", text: p.foundation }),
             el("span", { class: "of", text: ` / ${match.cards}` })))),
         el("td", { class: "num moves", text: p.moves }),
-        el("td", { class: "num hide-sm time", text: p.time_ms ? formatMs(p.time_ms, true) : "–" })));
+        el("td", { class: "num hide-sm time", text: raceTime(p) ? formatMs(raceTime(p), true) : "–" })));
     }
     tbody.replaceChildren(...rows);
     $("no-players").hidden = ordered.length > 0;
@@ -209,9 +230,9 @@
         el("span", { class: "name", text: r.name })),
       el("span", { class: "line", text: `${STATUS[r.status] || r.status} · ${formatMs(r.time_ms, true)}` }),
       el("span", { class: "line", text: `${r.moves} moves · ${r.foundation}/${match.cards} cards up` +
-        (r.undos ? ` · ${r.undos} undos` : "") + (r.hints ? ` · ${r.hints} hints` : "") }))));
+        (r.undos ? ` · ${plural(r.undos, "undo")}` : "") + (r.hints ? ` · ${plural(r.hints, "hint")}` : "") }))));
     $("final-panel").hidden = false;
-    $("final-note").textContent = `${data.ranking.length} players`;
+    $("final-note").textContent = plural(data.ranking.length, "player");
     const verify = $("verify");
     verify.replaceChildren(el("div", {}, "seed ", el("code", { text: data.seed.length > 80 ? "(a dealt position)" : data.seed }),
       " · nonce ", el("code", { text: data.nonce })), el("div", {}, "commitment ", el("code", { text: data.commitment })));
@@ -220,7 +241,7 @@
         ok ? "✓ SHA-256(nonce + seed) equals the commitment published before the start" : "✗ the commitment does not match"));
     });
     feed(`Results: ${winnerLine()}`);
-    renderHero(); renderStandings(); renderBoards(); tick();
+    renderChips(); renderHero(); renderStandings(); renderBoards(); tick();
     setupReplays();
   }
 

@@ -101,6 +101,8 @@ def test_type_moves_read_the_screen_quit_and_come_back(server: ServerProcess, cl
     back = terminal.wait_for("moves 4 ")
     assert "Stock 62" in back and "carol (you)" in back
     terminal.type("resign")
+    terminal.wait_for("Type resign again")  # resign asks first
+    terminal.type("resign")
     results = terminal.wait_for("Results")
     assert "bob" in results and "carol" in results and "resigned" in results
     bob.communicate(timeout=30)

@@ -80,8 +80,9 @@ def test_a_name_of_invisible_characters_only_is_refused(name: str) -> None:
 ])
 def test_a_digit_of_another_script_is_refused_among_latin_letters(name: str, looks_like: str) -> None:
     """Only the letters' scripts were compared, so a native digit shaped like a Latin letter (most native zeros are
-    a small circle) made a name that looked like another player's with another key."""
-    assert name_key(name) != name_key(looks_like)
+    a small circle) made a name that looked like another player's with another key. The name is refused; and were
+    it accepted, its UTS #39 skeleton key is now the look-alike's own, so it could not join beside it."""
+    assert name_key(name) == name_key(looks_like)
     problem = name_problem(name)
     assert problem is not None and "LATIN" in problem and "script" in problem, (name, problem)
 
@@ -93,3 +94,26 @@ def test_a_digit_of_another_script_is_refused_among_latin_letters(name: str, loo
                                   "bob 42", "\u0412\u0430\u043d\u044f 7", "\u674e\u96f7 2000", "\uff11\uff12 ann"])
 def test_digits_of_the_names_own_script_or_ascii_digits_are_fine(name: str) -> None:
     assert name_problem(name) is None, name_problem(name)
+
+
+@pytest.mark.parametrize("name, looks_like", [
+    ("BiII", "Bill"),  # capital I for l: same script, same case-folded letters differ ("biii", "bill")
+    ("B0b", "BOB"),  # a zero for an O
+    ("Sarn", "Sam"),  # "rn" for "m" (confusables.txt)
+    ("C1aire", "Claire"),  # a one for an l
+    ("\u0391\u039d\u039d", "ANN"),  # GREEK ALPHA and NU: a whole name of another script that looks Latin
+])
+def test_look_alikes_by_the_unicode_standard_share_one_key(name: str, looks_like: str) -> None:
+    """Both names are valid alone (one script each) and look alike; the hand-written key (NFKC_Casefold) told them
+    apart, so two players with one look could join one match. The UTS #39 skeleton (ICU's spoof checker over
+    Unicode's confusables.txt) gives them one key; the refusal a second one gets is the clear "name taken"."""
+    from server.names import legacy_name_key, skeleton
+
+    assert name_problem(name) is None and name_problem(looks_like) is None
+    assert legacy_name_key(name) != legacy_name_key(looks_like)  # what the key was: two names
+    assert name_key(name) == name_key(looks_like)
+    assert skeleton("\u0430") == "a" and skeleton("l") == skeleton("I") == skeleton("1")  # the standard's data
+
+
+def test_names_that_only_look_different_keep_their_own_keys() -> None:
+    assert len({name_key(n) for n in ("Ann", "Anna", "Bob", "Bill", "Sam", "Claire", "Ivan", "Иван")}) == 8
