@@ -484,7 +484,9 @@ class MatchService:
                 raise _too_late(code, (now or meta).get("state"))
             messages = {"no_match": f"no match with code {code!r}",
                         "closed": "the match was closed: it did not start in time",
-                        "name_taken": f"the name {name!r} (or one that looks the same) is already taken in this match",
+                        "name_taken": f"the name {name!r} (or one that looks the same) is already taken in this match"
+                                      + (" (or kept for a player of the round before until its rematch window ends)"
+                                         if "expected" in meta and not meta.get("window_over") else ""),
                         "match_full": f"the match has all its {settings.players} players"}
             raise ServiceError(status, messages[status])
         await self._attach(session, code, name, 0)

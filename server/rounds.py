@@ -6,8 +6,12 @@ solvable deal from the pool where the settings ask for one; never the host's see
 or deal of round 1 again), a new nonce and commitment. Every player who asks is in
 the same next round, ready; it starts when every player of the round before is in
 and ready, or once the rematch window (``FTR_REMATCH_WINDOW_S``) is over with
-whoever is in and ready. The host role passes on: the old host if they asked, else
-the first player who did.
+whoever is in and ready. The first player into the next round hosts it (the one
+whose rematch came first, decided in Redis: exactly one player is given a host
+token however many processes ask at once). The names of the round before are kept
+for its players until the window's end: a stranger joining by the old code cannot
+take one of them meanwhile (``name_taken``); after it, a name is anyone's who comes
+first, as in any lobby.
 
 Redis (DESIGN.md "Redis", :mod:`server.store`): the rounds' keys are in different
 slots, so a rematch is a few steps, each one script on one slot and each safe to
@@ -15,10 +19,16 @@ repeat (a retried frame, two processes at once, a process dying midway):
 
 1. :data:`~server.store.CLAIM_NEXT` on the ended match: its ``next`` code is set once;
 2. the next round's meta is created (``CREATE`` is "if absent");
-3. the round is appended to the series list ``{m:FIRST}:series`` (once);
-4. :data:`~server.store.ROUND_JOIN` puts the player in it as ready (again: a new token);
-5. :data:`~server.store.ROUND_HOST` gives the host role where it is the player's;
-6. a public ``rematch`` event on the ended match's stream says who asked.
+3. its missing timers (lobby close, window end, deal preparation) are added (ZADD NX,
+   due instants taken from its meta: every process that reaches the round adds
+   them, so a creator dying before its timers leaves none missing);
+4. the round is appended to the series list ``{m:FIRST}:series`` (once);
+5. :data:`~server.store.ROUND_JOIN` puts the player in it as ready (again: a new token)
+   and gives the host role to the first player in;
+6. while the round is in its lobby: a public ``rematch`` event on the ended match's
+   stream says who asked (a retry repeats it: the list of names is the whole state,
+   not a change), the lobby is published and the start checked;
+7. the ``next_round`` answer, once every step before is done.
 
 Only the process that claimed the code creates the round; another one that finds
 it missing waits briefly, then creates it itself (the claimer died).
@@ -55,12 +65,6 @@ def new_code() -> str:
     return secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
 
 
-def host_player(meta: dict[str, str], roster: list[str]) -> str:
-    """The player who hosts a round: the one the round's meta names (a round after the first), else the
-    player who joined first (the one who created the match, as the CLI's and the page's ``create`` do)."""
-    return meta.get("host_name") or (roster[0] if roster else "")
-
-
 def may_start(meta: dict[str, str], names: list[str]) -> bool:
     """Whether a round after the first may start with the players ``names`` in it (all ready): every player of
     the round before is in, or its rematch window is over (meta ``window_over``). False for a first round."""
@@ -82,7 +86,8 @@ def _not_joined(status: str, code: str, number: int, players: int, name: str) ->
     if status == "match_full":
         return ServiceError("match_full", f"round {number} ({code}) has all its {players} players")
     if status == "name_taken":
-        return ServiceError("name_taken", f"someone joined round {number} ({code}) as {name!r} first")
+        return ServiceError("name_taken", f"someone joined round {number} ({code}) as {name!r} (or a name that "
+                                          f"looks the same) after its rematch window, before you asked")
     return ServiceError("no_match", "the next round no longer exists")
 
 
@@ -101,7 +106,7 @@ class Rounds:
         Raises :class:`~server.matches.ServiceError`: ``not_joined``, ``not_finished`` (no results yet;
         nothing changes), ``malformed`` (a daily attempt has no next round), ``no_match``, and for a next
         round that is no longer open ``already_started``, ``closed``, ``match_full`` or ``name_taken``
-        (a friend joined it under this name first).
+        (after the rematch window, a friend joined it under this name first).
         """
         from .matches import ServiceError
 
@@ -123,22 +128,25 @@ class Rounds:
             raise ServiceError("not_joined", "you are not a player of this match: join or resume it first")
         new_meta = await self._created(old, code, meta, claimed)
         settings = msgspec.json.decode(new_meta["settings"], type=m.Settings)
-        token = secrets.token_urlsafe(24)
-        joined = await self.store.round_join(code, name, token_hash(token), settings.players,
-                                             service.clock.now_ms(), name_key(name), old)
+        token, host_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        joined, hosts = await self.store.round_join(code, name, token_hash(token), settings.players,
+                                                    service.clock.now_ms(), name_key(name), old,
+                                                    token_hash(host_token))
         if joined not in ("ok", "again"):
             raise _not_joined(joined, code, int(new_meta.get("round", 2)), settings.players, name)
-        host_token = secrets.token_urlsafe(24)
-        hosts = await self.store.round_host(code, name, token_hash(host_token))
+        # Also on a retry ("again"): the process that joined the player may have died before these steps,
+        # and each is safe to repeat (the offer names everyone who asked so far; the start happens once).
+        async with service._lobby_lock(code):
+            now_meta = await self.store.meta(code)
+            if now_meta is not None and now_meta["state"] in ("lobby", "preparing"):
+                await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
+                await service.publish_lobby(code)
+                await service._start_if_all_ready(code)
+        # The answer comes last: a player who has it knows every step is done (one who has not asks again).
         session.next_round = code
         window_ms = max(0, int(new_meta.get("window_end_ms", 0) or 0) - service.clock.now_ms())
         session.push(encode(m.NextRound(code, int(new_meta.get("round", 2)), token, host_token if hosts else "",
                                         window_ms)))
-        if joined == "ok":
-            await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
-            async with service._lobby_lock(code):
-                await service.publish_lobby(code)
-                await service._start_if_all_ready(code)
 
     async def _created(self, old: str, code: str, meta: dict[str, str], claimed: bool) -> dict[str, str]:
         """The meta of round ``code`` after ended match ``old`` (meta ``meta``), created here when this call
@@ -154,11 +162,28 @@ class Rounds:
             await self._create_round(old, code, meta)
             new_meta = await self.store.meta(code)
             assert new_meta is not None
+        await self.add_missing_timers(code, new_meta)
         await self.store.series_add(new_meta["series"], code)
         return new_meta
 
+    async def add_missing_timers(self, code: str, meta: dict[str, str]) -> None:
+        """Add the timers round ``code`` (meta ``meta``) still needs and lacks: its lobby close, its window's
+        end (until it is over) and, while its solvable deal is awaited, ``prepare``. Each instant comes from
+        the meta, so whichever process adds a timer adds the same one; a timer that fired already and is
+        added again (a concurrent call read the meta before) finds nothing left to do."""
+        if "expected" not in meta or meta["state"] not in ("lobby", "preparing"):
+            return
+        created = int(meta["created_ms"])
+        due = {"close": created + self.service.settings.lobby_timeout_s * 1000}
+        if not meta.get("window_over"):
+            due["window"] = int(meta["window_end_ms"])
+        if meta["state"] == "preparing":
+            due["prepare"] = created
+        await self.store.add_missing_timers(code, due)
+
     async def _create_round(self, old: str, code: str, meta: dict[str, str]) -> None:
-        """Create round ``code`` after ``old``: its settings, a new deal, nonce and commitment; its timers.
+        """Create round ``code`` after ``old``: its settings, a new deal, nonce and commitment, and the names
+        of ``old``'s players kept for them (its timers: :meth:`add_missing_timers`).
 
         A seed or deal the host gave round 1 is not dealt again: a new random seed (or, solvable-only, the
         pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does).
@@ -188,26 +213,24 @@ class Rounds:
             "state": state, "settings": meta["settings"], "host": "", "created_ms": now, "active": 0,
             "solution": solution, "nonce": nonce, "commitment": "",
             "round": int(meta.get("round", 1) or 1) + 1, "series": meta.get("series") or old, "prev": old,
-            "expected": json.dumps(roster), "prev_host": host_player(meta, roster), "window_end_ms": window_end,
+            "expected": json.dumps(roster), "window_end_ms": window_end,
         }
+        # The round before's names are kept for its players during the window (ROUND_JOIN, WINDOW_OVER).
+        fields.update({f"name:{name_key(name)}": name for name in roster})
         if seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
-        if not await self.store.create_match(code, fields):
-            if item is not None:  # another process created it meanwhile: the deal goes back to the pool
-                await self.store.pool_push(variant.name, item)
-            return
-        if state == "preparing":
-            await self.store.add_timer(code, "prepare", now)
-        await self.store.add_timer(code, "close", now + service.settings.lobby_timeout_s * 1000)
-        await self.store.add_timer(code, "window", window_end)
+        if not await self.store.create_match(code, fields) and item is not None:
+            await self.store.pool_push(variant.name, item)  # another process created it meanwhile: back to the pool
 
     async def window_over(self, code: str) -> None:
         """The ``window`` timer of round ``code``: its rematch window is over; it starts with whoever is in
-        and ready (now, if all are)."""
+        and ready (now, if all are), and the names kept for players of the round before are free."""
         meta = await self.store.meta(code)
         if meta is None or meta["state"] not in ("lobby", "preparing"):
             return
-        await self.store.set_meta(code, window_over=1)
+        expected = json.loads(meta.get("expected") or "[]")
+        if not await self.store.round_window_over(code, {name: name_key(name) for name in expected}):
+            return
         async with self.service._lobby_lock(code):
             await self.service._start_if_all_ready(code)
 
@@ -236,6 +259,7 @@ class Rounds:
             if following is None:
                 break
             code, meta = nxt, following
+        await self.add_missing_timers(code, meta)  # a friend may reach a round whose creator died before them
         return code, meta
 
     # ------------------------------------------------------------ the series

@@ -28,7 +28,11 @@ Rounds (:mod:`server.rounds`): an ended match's meta holds ``next`` (the
 next round's code, set once by :data:`CLAIM_NEXT`) and ``rematch`` (who
 asked, JSON); the next round's own keys are another match's (another
 slot), and the series list a third: each step is one script on one slot,
-safe to repeat, so a Redis Cluster can serve them.
+safe to repeat, so a Redis Cluster can serve them. A round after the first
+also holds ``expected`` (the round before's players, JSON),
+``window_end_ms``, ``window_over``, ``host_name`` (set once, by the first
+:data:`ROUND_JOIN`) and, until :data:`WINDOW_OVER`, the ``name:KEY``
+fields of the round before's players (their names kept for them).
 
 A player's game is its deal plus its move log; :data:`COMMIT` writes one
 accepted command, the player's progress and the public event in one
@@ -262,45 +266,63 @@ return {'ok', nxt, claimed, cjson.encode(names)}
 
 ROUND_JOIN = """
 -- KEYS: meta, roster, tokens, player (the next round) ; ARGV: name, token hash, max players, now ms, name key,
---   code of the round before
--- A player of the round before, in the next round as a ready player. Asked again (a retried rematch): a new
--- newest token, the one before valid until the new one is used (as ISSUE); a name someone else joined with
--- stays theirs.
+--   code of the round before, host token hash
+-- A player of the round before, in the next round as a ready player: {status, 1 when the player hosts it}.
+-- The host role goes to the first player into the round (HSETNX of host_name here, in the same script as the
+-- join, so however many processes ask at once exactly one player is ever given a host token); a retried
+-- rematch of the host gets a new host token (the one before no longer starts the round), anyone else none.
+-- Asked again (a retried rematch): a new newest token, the one before valid until the new one is used (as
+-- ISSUE); a name someone else joined with stays theirs. A name key held for this very name and no player yet
+-- is the seat kept for this player of the round before until its rematch window ends (see WINDOW_OVER).
 local state = redis.call('HGET', KEYS[1], 'state')
-if not state then return {'no_match'} end
+if not state then return {'no_match', 0} end
 if redis.call('EXISTS', KEYS[4]) == 1 then
-  if redis.call('HGET', KEYS[4], 'via') ~= ARGV[6] then return {'name_taken'} end
+  if redis.call('HGET', KEYS[4], 'via') ~= ARGV[6] then return {'name_taken', 0} end
   local current = redis.call('HGET', KEYS[4], 'token')
   local previous = redis.call('HGET', KEYS[4], 'prev_token')
   if previous and previous ~= current then redis.call('HDEL', KEYS[3], previous) end
   if current then redis.call('HSET', KEYS[4], 'prev_token', current) end
   redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
   redis.call('HSET', KEYS[4], 'token', ARGV[2])
-  return {'again'}
+  if redis.call('HGET', KEYS[1], 'host_name') == ARGV[1] then
+    redis.call('HSET', KEYS[1], 'host', ARGV[7])
+    return {'again', 1}
+  end
+  return {'again', 0}
 end
-if state == 'closed' then return {'closed'} end
-if state ~= 'lobby' and state ~= 'preparing' then return {'already_started'} end
-if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[3]) then return {'match_full'} end
-if redis.call('HSETNX', KEYS[1], 'name:' .. ARGV[5], ARGV[1]) == 0 then return {'name_taken'} end
+if state == 'closed' then return {'closed', 0} end
+if state ~= 'lobby' and state ~= 'preparing' then return {'already_started', 0} end
+if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[3]) then return {'match_full', 0} end
+local holder = redis.call('HGET', KEYS[1], 'name:' .. ARGV[5])
+if holder and holder ~= ARGV[1] then return {'name_taken', 0} end
+redis.call('HSET', KEYS[1], 'name:' .. ARGV[5], ARGV[1])
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[4], 'name', ARGV[1], 'token', ARGV[2], 'epoch', 0, 'ready', 1, 'connected', 0,
   'seq', 0, 'moves', 0, 'undos', 0, 'hints', 0, 'foundation', 0, 'status', 'lobby', 'time_ms', 0,
   'last_found_ms', 0, 'joined_ms', ARGV[4], 'via', ARGV[6])
 redis.call('HINCRBY', KEYS[1], 'active', 1)
-return {'ok'}
+if redis.call('HSETNX', KEYS[1], 'host_name', ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'host', ARGV[7])
+  return {'ok', 1}
+end
+return {'ok', 0}
 """
 
-ROUND_HOST = """
--- KEYS: meta (the next round) ; ARGV: name, host token hash
--- The previous round's host (meta prev_host) takes the host role whenever they ask; anyone else only while no
--- one holds it, or again when they hold it (a retry: the new host token replaces theirs).
-local holder = redis.call('HGET', KEYS[1], 'host_name')
-if ARGV[1] == redis.call('HGET', KEYS[1], 'prev_host') or not holder or holder == '' or holder == ARGV[1] then
-  redis.call('HSET', KEYS[1], 'host', ARGV[2], 'host_name', ARGV[1])
-  return 1
+WINDOW_OVER = """
+-- KEYS: meta, player-prefix (a round after the first) ; ARGV: name, name key of each player of the round before
+-- Its rematch window is over (once; in the lobby only): it may start with whoever is in, and the names kept
+-- for the players of the round before who did not ask are free for anyone (first come, as in any lobby).
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'lobby' and state ~= 'preparing' then return 0 end
+redis.call('HSET', KEYS[1], 'window_over', 1)
+for i = 1, #ARGV, 2 do
+  local field = 'name:' .. ARGV[i + 1]
+  if redis.call('EXISTS', KEYS[2] .. ARGV[i]) == 0 and redis.call('HGET', KEYS[1], field) == ARGV[i] then
+    redis.call('HDEL', KEYS[1], field)
+  end
 end
-return 0
+return 1
 """
 
 SERIES_ADD = """
@@ -374,7 +396,7 @@ class Store:
         self._close = client.register_script(CLOSE)
         self._claim_next = client.register_script(CLAIM_NEXT)
         self._round_join = client.register_script(ROUND_JOIN)
-        self._round_host = client.register_script(ROUND_HOST)
+        self._window_over = client.register_script(WINDOW_OVER)
         self._series_add = client.register_script(SERIES_ADD)
 
     async def time_ms(self) -> int:
@@ -578,18 +600,21 @@ class Store:
         return status, result[1].decode(), int(result[2]) == 1, json.loads(result[3])
 
     async def round_join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int,
-                         name_key: str, via: str) -> str:
-        """Put player ``name`` of round ``via`` into round ``code`` as ready (:data:`ROUND_JOIN`): ``ok``,
-        ``again`` (in already: a new token), or why not (``name_taken``, ``match_full``, ``already_started``,
-        ``closed``, ``no_match``)."""
+                         name_key: str, via: str, host_digest: str) -> tuple[str, bool]:
+        """Put player ``name`` of round ``via`` into round ``code`` as ready (:data:`ROUND_JOIN`):
+        ``(status, hosts)``. Status ``ok``, ``again`` (in already: a new token), or why not (``name_taken``,
+        ``match_full``, ``already_started``, ``closed``, ``no_match``); ``hosts``: the player hosts the round
+        and ``host_digest`` (a new host token's SHA-256) is now its host token."""
         result = await self._round_join(
             keys=[meta_key(code), roster_key(code), tokens_key(code), player_key(code, name)],
-            args=[name, token_digest, max_players, now_ms, name_key, via])
-        return result[0].decode()
+            args=[name, token_digest, max_players, now_ms, name_key, via, host_digest])
+        return result[0].decode(), int(result[1]) == 1
 
-    async def round_host(self, code: str, name: str, host_digest: str) -> bool:
-        """Give ``name`` the host role of round ``code`` with a new host token, if it is theirs (:data:`ROUND_HOST`)."""
-        return bool(await self._round_host(keys=[meta_key(code)], args=[name, host_digest]))
+    async def round_window_over(self, code: str, names: dict[str, str]) -> bool:
+        """Round ``code``'s rematch window is over (:data:`WINDOW_OVER`); ``names`` maps each player of the
+        round before to its name key. False (nothing changed) when the round has left its lobby."""
+        args = [item for pair in names.items() for item in pair]
+        return bool(await self._window_over(keys=[meta_key(code), f"{{m:{code}}}:p:"], args=args))
 
     async def series_add(self, first: str, code: str) -> list[str]:
         """Append round ``code`` to the series of round ``first`` (once); the series' codes in order."""
@@ -604,6 +629,12 @@ class Store:
 
     async def add_timer(self, code: str, kind: str, due_ms: int) -> None:
         await self.redis.zadd(TIMERS, {f"{code} {kind}": due_ms})
+
+    async def add_missing_timers(self, code: str, due_ms: dict[str, int]) -> None:
+        """Add the match's timers ``{kind: due ms}`` that are not set (ZADD NX: a timer set already keeps
+        its instant), so any process may repeat it."""
+        if due_ms:
+            await self.redis.zadd(TIMERS, {f"{code} {kind}": due for kind, due in due_ms.items()}, nx=True)
 
     async def due_timers(self, now_ms: int, limit: int = 50) -> list[tuple[str, str]]:
         members = await self.redis.zrangebyscore(TIMERS, "-inf", now_ms, start=0, num=limit)

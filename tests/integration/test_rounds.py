@@ -11,6 +11,7 @@ import hashlib
 import re
 
 import httpx
+import msgspec
 import pytest
 
 from protocol import messages as m
@@ -92,7 +93,7 @@ def test_both_rematch_get_one_next_round_with_a_new_deal_and_series_standings(se
         answer_a = await rematch(alice)
         answer_b = await rematch(bob)
         assert answer_a.match == answer_b.match != created["code"] and answer_a.round == answer_b.round == 2
-        assert answer_a.host_token and not answer_b.host_token  # alice joined first: she hosts round 1 and 2
+        assert answer_a.host_token and not answer_b.host_token  # alice asked first: she hosts round 2
         again = await rematch(bob)  # a retried rematch: the same round, never a second one
         assert again.match == answer_b.match and again.round == 2
         offer = await alice.expect(m.RematchOffer)
@@ -187,16 +188,16 @@ def test_one_player_rematches_and_races_alone_after_the_window(make_server) -> N
     asyncio.run(scenario())
 
 
-def test_the_host_role_passes_to_the_first_who_asks_when_the_host_does_not(server: ServerProcess) -> None:
+def test_the_first_who_asks_hosts_the_next_round_even_before_the_old_host(server: ServerProcess) -> None:
     async def scenario() -> None:
         created = create_match(server.url, variant=VARIANT, seed=SEED, players=3)
         alice, bob, carol = await players(server, created["code"], "alice", "bob", "carol")
         await race_to_results(created, [alice, bob, carol])
         answer_c = await rematch(carol)
-        answer_b = await rematch(bob)
-        assert answer_c.host_token and not answer_b.host_token  # alice (round 1's host) has not asked
+        answer_a = await rematch(alice)  # round 1's host asks after carol: the role stays carol's
+        assert answer_c.host_token and not answer_a.host_token
         await follow(carol, answer_c)
-        await carol.send(m.Start(answer_c.host_token))  # carol may start round 2: bob is in, alice not
+        await carol.send(m.Start(answer_c.host_token))  # bob has not asked: only the host's start counts down
         assert isinstance(await carol.expect(m.Countdown), m.Countdown)
         for player in (alice, bob, carol):
             await player.close()
@@ -229,10 +230,20 @@ def test_a_late_friend_joins_the_next_round_with_the_old_code(server: ServerProc
     asyncio.run(scenario())
 
 
+async def start_answer(player: Player, host_token: str) -> str:
+    """What ``start`` with ``host_token`` answers once the round is counting down: ``already_started`` for the
+    round's host token (it passed the host check), ``not_host`` for any other."""
+    await player.send(m.Start(host_token))
+    answer = await player.expect(m.Error)
+    assert isinstance(answer, m.Error), answer
+    return answer.code
+
+
 def test_two_processes_asked_at_once_make_one_next_round(make_server) -> None:  # type: ignore[no-untyped-def]
     one, two = make_server(), make_server()
 
     async def scenario() -> None:
+        hosts = []
         for attempt in range(3):  # the race is real: try it several times
             created = create_match(one.url, variant=VARIANT, seed=SEED, players=2)
             alice, = await players(one, created["code"], "alice")
@@ -242,12 +253,28 @@ def test_two_processes_asked_at_once_make_one_next_round(make_server) -> None:  
             answers = await asyncio.gather(alice.expect(m.NextRound), bob.expect(m.NextRound))
             assert all(isinstance(a, m.NextRound) for a in answers), answers
             assert answers[0].match == answers[1].match, attempt
-            assert bool(answers[0].host_token) and not answers[1].host_token
+            # Exactly one host, whichever process was first; asked again (both at once), the host gets a new
+            # host token and the other still none.
+            assert [bool(a.host_token) for a in answers].count(True) == 1, answers
+            host = 0 if answers[0].host_token else 1
+            hosts.append(host)
+            await asyncio.gather(alice.send(m.Rematch()), bob.send(m.Rematch()))
+            again = await asyncio.gather(alice.expect(m.NextRound), bob.expect(m.NextRound))
+            assert again[0].match == again[1].match == answers[0].match
+            assert again[host].host_token and again[host].host_token != answers[host].host_token
+            assert not again[1 - host].host_token
             state = public_state(two.url, answers[0].match)
             assert {p["name"] for p in state["players"]} == {"alice", "bob"} and state["round"] == 2
-            await follow(alice, answers[0])
-            await follow(bob, answers[1])
-            started = [await alice.expect(m.Started), await bob.expect(m.Started)]
+            await follow(alice, again[0])
+            await follow(bob, again[1])
+            racers = (alice, bob)
+            await racers[host].expect(m.Countdown)  # both in and ready: the round counts down by itself
+            mark = len(racers[host].inbox)
+            assert await start_answer(racers[host], again[host].host_token) == "already_started"
+            assert await start_answer(racers[host], answers[host].host_token) == "not_host"  # replaced
+            early = [x for x in racers[host].inbox[mark:] if isinstance(x, m.Started)]  # came meanwhile
+            started = [early[0] if early and i == host else await player.expect(m.Started)
+                       for i, player in enumerate(racers)]
             assert started[0].view == started[1].view
             assert public_state(one.url, created["code"])["series"]["rounds"] == [created["code"], answers[0].match]
             await alice.close()
@@ -262,6 +289,17 @@ async def text_of(server: ServerProcess, code: str) -> str:
 
 
 CARD = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[CDHS](?![0-9A-Za-z])")
+
+SECRET_TOKENS = ("token", "host_token")
+"""Fields holding a player's own random tokens (URL-safe base64: ``-`` and ``_`` among letters and digits),
+which can spell a card by chance (``'k-KH_x...'``, about one token in a thousand): not a deal's card."""
+
+
+def card_text(frame: bytes | str) -> str:
+    """A frame as text for the search for card names: its message without the player's own tokens."""
+    message = decode(frame)
+    blanked = {field: "" for field in SECRET_TOKENS if hasattr(message, field)}
+    return str(msgspec.structs.replace(message, **blanked) if blanked else message)
 
 
 def test_no_round_reveals_its_deal_or_seed_before_its_time(server: ServerProcess) -> None:
@@ -292,7 +330,7 @@ def test_no_round_reveals_its_deal_or_seed_before_its_time(server: ServerProcess
         # Before round 1's start: no card anywhere; before round 1's results: not its seed or nonce.
         for player, count in zip((alice, bob), before_start_1):
             for frame in player.frames[:count]:
-                assert not CARD.search(str(decode(frame)))
+                assert not CARD.search(card_text(frame))
         for player in (alice, bob):
             upto = next(i for i, f in enumerate(player.frames) if isinstance(decode(f), m.Results))
             for frame in player.frames[:upto]:
@@ -302,7 +340,7 @@ def test_no_round_reveals_its_deal_or_seed_before_its_time(server: ServerProcess
         tail = alice.frames[start_2:]
         round_2_start = next(i for i, f in enumerate(tail) if isinstance(decode(f), m.Started))
         for frame in tail[:round_2_start]:
-            assert not CARD.search(str(decode(frame)))
+            assert not CARD.search(card_text(frame))
         for player in (alice, bob):
             upto = max(i for i, f in enumerate(player.frames) if isinstance(decode(f), m.Results))
             for frame in player.frames[:upto]:
@@ -315,6 +353,88 @@ def test_no_round_reveals_its_deal_or_seed_before_its_time(server: ServerProcess
         assert results_1.seed in http[1][1] and results_2.seed not in http[1][1]
         assert starts[0].view == starts[1].view
         for player in (alice, bob):
+            await player.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_rematch_repeated_after_a_process_died_midway_completes_the_round(server: ServerProcess,
+                                                                            redis_url: str) -> None:
+    """The steps a dead process left undone are done by the retried rematch: the round's timers (its creator
+    died before adding them), the offer on the ended match's stream and the start (bob's process died right
+    after putting him in the round: his retry is answered ``again``)."""
+    import redis.asyncio as aioredis
+
+    from server.names import name_key
+    from server.store import TIMERS, Store, token_hash
+
+    async def scenario() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        store = Store(client, 600)
+        created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+        alice, bob = await players(server, created["code"], "alice", "bob")
+        await race_to_results(created, [alice, bob])
+        answer_a = await rematch(alice)  # answered once its steps are done: the round waits for bob
+        code = answer_a.match
+        await client.zrem(TIMERS, f"{code} window", f"{code} close")  # as if its creator had died first
+        status = await store.round_join(code, "bob", token_hash("lost"), 2, await store.time_ms(), name_key("bob"),
+                                        created["code"], token_hash("lost host"))
+        assert status == ("ok", False)  # alice hosts: she was in first
+        answer_b = await rematch(bob)  # the retry
+        assert answer_b.match == code and not answer_b.host_token
+        meta = await store.meta(code)
+        assert meta is not None
+        assert await client.zscore(TIMERS, f"{code} window") == int(meta["window_end_ms"])
+        assert await client.zscore(TIMERS, f"{code} close") is not None
+        offer = await alice.expect(m.RematchOffer)  # alice is still on round 1's stream
+        while offer.names != ["alice", "bob"]:
+            offer = await alice.expect(m.RematchOffer)
+        await follow(alice, answer_a)
+        await follow(bob, answer_b)
+        # Both in and ready: it starts now, not at the window's end (30 s).
+        started = [await alice.expect(m.Started), await bob.expect(m.Started)]
+        assert all(isinstance(s, m.Started) for s in started), started
+        for player in (alice, bob):
+            await player.close()
+        await client.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_the_names_of_the_round_before_are_kept_for_its_players_until_the_window_ends(make_server) -> None:  # type: ignore[no-untyped-def]
+    window_s = 3.0
+    server = make_server(FTR_REMATCH_WINDOW_S=str(window_s))
+
+    async def scenario() -> None:
+        created = create_match(server.url, variant=VARIANT, seed=SEED, players=4)
+        alice, bob = await players(server, created["code"], "alice", "bob")
+        await alice.send(m.Start(created["host_token"]))
+        await race_to_results(created, [alice, bob], ready=False)
+        loop = asyncio.get_running_loop()
+        answer = await rematch(alice)
+        asked_at = loop.time()
+        carol = Player(server.ws_url)  # a friend in the lobby, not ready: the round waits past the window
+        await carol.connect()
+        assert (await carol.join(created["code"], "carol")).match == answer.match
+        stranger = Player(server.ws_url)
+        await stranger.connect()
+        await stranger.send(m.Join(created["code"], "Bob"))  # looks like bob's name: kept for him
+        refused = await stranger.expect(m.Joined)
+        assert loop.time() - asked_at < window_s, "too slow to test inside the window"
+        assert isinstance(refused, m.Error) and refused.code == "name_taken", refused
+        assert "rematch window" in refused.message
+        await stranger.close()
+
+        await asyncio.sleep(max(0.0, asked_at + window_s + 1.0 - loop.time()))  # the window is over
+        late = Player(server.ws_url)
+        await late.connect()
+        assert (await late.join(created["code"], "Bob")).match == answer.match  # now anyone's
+        await bob.send(m.Rematch())
+        taken = await bob.expect(m.NextRound)
+        assert isinstance(taken, m.Error) and taken.code == "name_taken", taken
+        state = public_state(server.url, answer.match)
+        assert [p["name"] for p in state["players"]] == ["alice", "carol", "Bob"] and state["state"] == "lobby"
+        for player in (alice, bob, carol, late):
             await player.close()
 
     asyncio.run(scenario())
