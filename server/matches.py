@@ -36,7 +36,7 @@ from .engine.view import redact
 from .names import name_key, name_problem
 from .ranking import Standing, rank
 from .settings import Settings
-from .store import SPECTATOR_KINDS, Store, follow_streams, token_hash
+from .store import SPECTATOR_KINDS, PlayerRecord, Store, follow_streams, token_hash
 from .views import legal_message, view_message
 
 log = logging.getLogger("forty_thieves.matches")
@@ -206,6 +206,18 @@ def _initial_game(meta: dict[str, str], settings: m.Settings) -> Game:
     """A match's game before any command: its deal (meta ``deal``) after the auto-play that comes with it."""
     variant = find_variant(settings.variant)
     return Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
+
+
+LOBBY_EVENT_TRIES = 5
+"""Times :meth:`MatchService.publish_lobby` reads the lobby again when it changed before its event was written."""
+
+
+def _lobby(code: str, meta: dict[str, str], players: list[PlayerRecord]) -> m.Lobby:
+    """The ``lobby`` frame of match ``code`` from its meta hash and its players (join order)."""
+    return m.Lobby(match=code, state=meta["state"],  # type: ignore[arg-type]
+                   players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
+                   settings=msgspec.json.decode(meta["settings"], type=m.Settings),
+                   commitment=meta.get("commitment", ""))
 
 
 def _is_retry(seq: int, last: int, sequence: str) -> bool:
@@ -437,15 +449,24 @@ class MatchService:
     async def lobby_message(self, code: str) -> m.Lobby:
         meta = await self.store.meta(code)
         assert meta is not None
-        players = await self.store.players(code)
-        return m.Lobby(
-            match=code, state=meta["state"],  # type: ignore[arg-type]
-            players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
-            settings=msgspec.json.decode(meta["settings"], type=m.Settings), commitment=meta.get("commitment", ""),
-        )
+        return _lobby(code, meta, await self.store.players(code))
 
     async def publish_lobby(self, code: str) -> None:
-        await self.store.add_event(code, encode(await self.lobby_message(code)))
+        """Append the lobby as Redis holds it to the match's stream, while the match is in its lobby.
+
+        The frame is written only if nothing it shows changed since it was read (else it is read again, up to
+        :data:`LOBBY_EVENT_TRIES` times; a change that keeps racing publishes its own), and never once the
+        match has left its lobby: on every process the stream's lobby events follow the match's state in
+        Redis, so none contradicts the countdown or a lobby event before it. Raises what redis-py raises."""
+        for _ in range(LOBBY_EVENT_TRIES):
+            meta = await self.store.meta(code)
+            if meta is None or meta["state"] not in ("lobby", "preparing"):
+                return
+            players = await self.store.players(code)
+            written = await self.store.add_lobby_event(code, encode(_lobby(code, meta, players)), meta["state"],
+                                                       meta.get("commitment", ""), players)
+            if written != "changed":
+                return
 
     # ------------------------------------------------------------ joining
 
@@ -588,7 +609,10 @@ class MatchService:
         if meta["state"] not in ("lobby", "preparing"):
             raise _too_late(session.code, meta["state"])
         async with self._lobby_lock(session.code):  # the lobby frame and the start decision in one order
-            await self.store.set_player(session.code, session.name, ready=1)
+            state = await self.store.set_ready(session.code, session.name)  # not once the countdown has begun
+            if state not in ("lobby", "preparing"):
+                await self._lobby_meta(session.code)  # closed, or gone
+                raise _too_late(session.code, state)
             await self.publish_lobby(session.code)
             await self._start_if_all_ready(session.code)
 
@@ -603,7 +627,8 @@ class MatchService:
         return meta
 
     def _lobby_lock(self, code: str) -> asyncio.Lock:
-        """Serialises this process's lobby events of one match, so no lobby frame follows the countdown."""
+        """Serialises this process's lobby changes and start decisions of one match (the order of the lobby
+        events across processes is Redis's: :meth:`publish_lobby`)."""
         lock = self._lobby_locks.get(code)
         if lock is None:
             lock = self._lobby_locks[code] = asyncio.Lock()

@@ -223,6 +223,35 @@ return 1
 """ % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
 
+LOBBY_EVENT = """
+-- KEYS: meta, roster, events, player-prefix
+-- ARGV: event frame, then what it was built from: state, commitment, and name, ready, connected (0|1) per player
+-- The lobby event is written only while the match is in its lobby and only if it shows the lobby as it is now
+-- (the stream's lobby events follow the match's state in Redis: none contradicts the countdown or an earlier one).
+local meta = redis.call('HMGET', KEYS[1], 'state', 'commitment')
+if meta[1] ~= 'lobby' and meta[1] ~= 'preparing' then return 'not_lobby' end
+if meta[1] ~= ARGV[2] or (meta[2] or '') ~= ARGV[3] then return 'changed' end
+local names = redis.call('LRANGE', KEYS[2], 0, -1)
+if #names * 3 ~= #ARGV - 3 then return 'changed' end
+for i, name in ipairs(names) do
+  local p = redis.call('HMGET', KEYS[4] .. name, 'ready', 'connected')
+  local ready, connected = '0', '0'
+  if p[1] == '1' then ready = '1' end
+  if p[2] and p[2] ~= '0' then connected = '1' end
+  local at = 3 + (i - 1) * 3
+  if ARGV[at + 1] ~= name or ARGV[at + 2] ~= ready or ARGV[at + 3] ~= connected then return 'changed' end
+end
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'public')
+return 'ok'
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
+
+READY = """
+-- KEYS: meta, player ; ARGV: none. The player is ready, only while the match is in its lobby: the match's state.
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'lobby' or state == 'preparing' then redis.call('HSET', KEYS[2], 'ready', 1) end
+return state or ''
+"""
+
 @dataclass
 class PlayerRecord:
     """A player's stored record (times in ms from the start instant)."""
@@ -283,6 +312,8 @@ class Store:
         self._flushes: set[asyncio.Task[None]] = set()
         self._end_player = client.register_script(END_PLAYER)
         self._close = client.register_script(CLOSE)
+        self._lobby_event = client.register_script(LOBBY_EVENT)
+        self._ready = client.register_script(READY)
 
     async def time_ms(self) -> int:
         """Redis ``TIME`` in ms: the one clock all processes share."""
@@ -332,6 +363,22 @@ class Store:
         result = await self._end_player(keys=[player_key(code, name), events_key(code), meta_key(code)],
                                         args=[status, time_ms, event])
         return result[0].decode(), int(result[1])
+
+    async def add_lobby_event(self, code: str, frame: bytes, state: str, commitment: str,
+                              players: list[PlayerRecord]) -> str:
+        """Append lobby ``frame``, built from ``state``, ``commitment`` and ``players`` (join order), unless the
+        lobby has changed since they were read (see :data:`LOBBY_EVENT`): ``ok``, ``changed`` (read again and
+        retry) or ``not_lobby`` (the match has left its lobby: no lobby event any more)."""
+        args: list[Any] = [frame, state, commitment]
+        for p in players:
+            args += [p.name, 1 if p.ready else 0, 1 if p.connected else 0]
+        keys = [meta_key(code), roster_key(code), events_key(code), f"{{m:{code}}}:p:"]
+        return (await self._lobby_event(keys=keys, args=args)).decode()
+
+    async def set_ready(self, code: str, name: str) -> str:
+        """Mark the player ready if the match is still in its lobby (``lobby`` or ``preparing``); returns the
+        match's state (``""``: no such match)."""
+        return (await self._ready(keys=[meta_key(code), player_key(code, name)])).decode()
 
     async def roster(self, code: str) -> list[str]:
         return [n.decode() for n in await self.redis.lrange(roster_key(code), 0, -1)]
