@@ -208,6 +208,10 @@ def _initial_game(meta: dict[str, str], settings: m.Settings) -> Game:
     return Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
 
 
+FINALIZE_GRACE_MS = 2000
+"""Ms after a game's end at which the ``finalize`` timer fires, should the process that ended the last game not
+have published the results by then (it died, or Redis failed it)."""
+
 LOBBY_EVENT_TRIES = 5
 """Times :meth:`MatchService.publish_lobby` reads the lobby again when it changed before its event was written."""
 
@@ -528,10 +532,13 @@ class MatchService:
             session.push(encode(m.Countdown(start_at, max(0.0, (start_at - self.clock.now_ms()) / 1000))))
         elif meta["state"] in ("playing", "finished"):
             await self._open_game(session, meta)
-            for other in await self.store.players(code):  # what the player missed while away
+            players = await self.store.players(code)
+            for other in players:  # what the player missed while away
                 if other.name != name:
                     session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.status,
                                                    other.time_ms)))
+            if meta["state"] == "playing" and not any(p.status == "playing" for p in players):
+                await self.finalize(code)  # every game ended, and no process finalized: the results come now
             if meta["state"] == "finished":
                 results = await self.store.results(code)
                 if results:
@@ -733,7 +740,10 @@ class MatchService:
                         await self.store.release(f"{code} {kind}")
                         continue
                 elif kind == "finalize":
-                    await self.finalize(code)
+                    if not await self._finalize_if_ended(code):
+                        # A game still plays: its end sets this timer again (maybe just now, for later).
+                        await self.store.done_timer_if_due(code, kind, now)
+                        continue
                 elif kind == "close":
                     timeout = self.settings.lobby_timeout_s
                     await self.store.close_unstarted(code, encode(m.Error(
@@ -908,6 +918,8 @@ class MatchService:
             boards = [encode(m.Board(session.name, game.moves, found, status, time_ms, view_message(game.position)))] \
                 if session.open_boards else []
             try:
+                if ends:
+                    await self._arm_finalize(session.code)
                 result, active = await self.store.commit(session.code, session.name, session.epoch, seq,
                                                          f"{command} {time_ms}", record, ends, events, boards)
             except Exception:
@@ -1007,6 +1019,7 @@ class MatchService:
                 session.push(encode(msgspec.structs.replace(frame, status="dead")))
                 return
             found = game.position.foundation_cards
+            await self._arm_finalize(session.code)
             status, active = await self.store.end_player(
                 session.code, session.name, "dead", time_ms,
                 encode(m.Finished(session.name, "dead", time_ms, game.moves, found)))
@@ -1048,6 +1061,7 @@ class MatchService:
             found = game.position.foundation_cards
             record = _progress_record(session, game, "resigned", time_ms)
             events = [encode(m.Finished(session.name, "resigned", time_ms, game.moves, found))]
+            await self._arm_finalize(session.code)
             result, active = await self.store.commit(session.code, session.name, session.epoch, seq, "", record, True,
                                                      events)
             if result != "ok":
@@ -1060,15 +1074,33 @@ class MatchService:
 
     # ------------------------------------------------------------ the end
 
-    async def end_match(self, code: str) -> None:
-        """Every player has ended: finalize now, with a timer as the safety net.
+    async def _arm_finalize(self, code: str) -> None:
+        """Set the ``finalize`` timer before writing a command that may end a player's game.
 
-        The timer (under a lease) retries :meth:`finalize` if this process
-        fails or dies midway, so a match never stays stuck without results.
+        Written before the commit, not after it: whenever a process dies, once every player has ended
+        there is a timer that makes any process finalize (:meth:`_finalize_if_ended`), well before the
+        deadline. A timer that finds a game still playing is dropped, and the next game's end sets it again.
+        (The timer set and the commit cannot be one script: the timers are global keys, a match's keys
+        share its hash tag, and on a Redis Cluster every script touches one slot.)
         """
-        await self.store.add_timer(code, "finalize", self.clock.now_ms() + 2000)
+        await self.store.add_timer(code, "finalize", self.clock.now_ms() + FINALIZE_GRACE_MS)
+
+    async def end_match(self, code: str) -> None:
+        """Every player has ended: finalize now; the timer :meth:`_arm_finalize` set is the safety net (under a
+        lease it finalizes if this process fails or dies midway), then removed."""
         await self.finalize(code)
         await self.store.done_timer(code, "finalize")
+
+    async def _finalize_if_ended(self, code: str) -> bool:
+        """Finalize a playing match none of whose players is still playing (whoever ended the last game, and
+        whether or not its process lived to finalize); False (nothing done) while a game still plays."""
+        meta = await self.store.meta(code)
+        if meta is None or meta["state"] != "playing":
+            return True
+        if any(p.status == "playing" for p in await self.store.players(code)):
+            return False
+        await self.finalize(code)
+        return True
 
     async def finalize(self, code: str) -> None:
         """Every player has ended: rank, reveal the seed, publish the results (once)."""

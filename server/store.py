@@ -252,6 +252,14 @@ if state == 'lobby' or state == 'preparing' then redis.call('HSET', KEYS[2], 're
 return state or ''
 """
 
+DONE_IF_DUE = """
+-- KEYS: timers ; ARGV: member, now ms. Remove a timer that is due, not one set again for later meanwhile.
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+"""
+
+
 @dataclass
 class PlayerRecord:
     """A player's stored record (times in ms from the start instant)."""
@@ -314,6 +322,7 @@ class Store:
         self._close = client.register_script(CLOSE)
         self._lobby_event = client.register_script(LOBBY_EVENT)
         self._ready = client.register_script(READY)
+        self._done_if_due = client.register_script(DONE_IF_DUE)
 
     async def time_ms(self) -> int:
         """Redis ``TIME`` in ms: the one clock all processes share."""
@@ -541,6 +550,11 @@ class Store:
 
     async def done_timer(self, code: str, kind: str) -> None:
         await self.redis.zrem(TIMERS, f"{code} {kind}")
+        await self.redis.delete(f"lease:{code} {kind}")
+
+    async def done_timer_if_due(self, code: str, kind: str, now_ms: int) -> None:
+        """Remove the timer unless it was set again for after ``now_ms`` meanwhile; release its lease."""
+        await self._done_if_due(keys=[TIMERS], args=[f"{code} {kind}", now_ms])
         await self.redis.delete(f"lease:{code} {kind}")
 
     # ------------------------------------------------------------ events
