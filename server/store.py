@@ -40,6 +40,8 @@ from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import NoScriptError
 
 EVENTS_MAXLEN = 20000
@@ -134,6 +136,7 @@ elseif current then
 end
 redis.call('HSET', KEYS[1], ARGV[2], name)
 redis.call('HSET', pkey, 'token', ARGV[2])
+redis.call('HDEL', pkey, 'fence')  -- a takeover: the old connection's FENCE, sent again, finds it replaced
 local epoch = redis.call('HINCRBY', pkey, 'epoch', 1)
 return {'ok', name, epoch}
 """
@@ -180,6 +183,21 @@ local active = -1
 if a[11] == 1 then active = redis.call('HINCRBY', KEYS[4], 'active', -1) end
 return {'ok', last, active}
 """ % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
+
+FENCE = """
+-- KEYS: player, log, meta ; ARGV: the connection's epoch, a nonce of the connection's
+-- After a COMMIT whose answer was lost (a timeout): the connection takes a new epoch, so that the COMMIT, if it
+-- is still on its way, is refused ('stale') whenever it arrives, and reads what Redis holds. Sent again with
+-- the same nonce (its own answer lost too) it takes no other epoch; a takeover (RESUME) voids the nonce.
+local p = redis.call('HMGET', KEYS[1], 'epoch', 'fence')
+if p[2] ~= ARGV[2] then
+  if p[1] ~= ARGV[1] then return {'stale'} end
+  redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+  redis.call('HSET', KEYS[1], 'fence', ARGV[2])
+end
+return {'ok', redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1),
+  redis.call('HMGET', KEYS[3], 'deal', 'settings')}
+"""
 
 START = """
 -- KEYS: meta, roster, events, player-prefix ; ARGV: event frame, foundation cards of the deal
@@ -313,6 +331,7 @@ class Store:
         self._resume = client.register_script(RESUME)
         self._issue = client.register_script(ISSUE)
         self._commit = client.register_script(COMMIT)
+        self._fence = client.register_script(FENCE)
         self._transition = client.register_script(TRANSITION)
         self._start = client.register_script(START)
         self._create = client.register_script(CREATE)
@@ -439,12 +458,7 @@ class Store:
 
     async def log(self, code: str, name: str) -> list[tuple[str, int]]:
         """A player's accepted commands with their times (ms from the start)."""
-        entries = await self.redis.lrange(log_key(code, name), 0, -1)
-        result = []
-        for entry in entries:
-            command, _, ms = entry.decode().partition(" ")
-            result.append((command, int(ms or 0)))
-        return result
+        return _log_entries(await self.redis.lrange(log_key(code, name), 0, -1))
 
     async def commit(self, code: str, name: str, epoch: int, seq: int, entry: str, record: dict[str, Any],
                      ends: bool, events: list[bytes], boards: list[bytes] | None = None) -> tuple[str, int]:
@@ -475,6 +489,35 @@ class Store:
         result = await future
         status = result[0].decode()
         return status, int(result[2]) if status == "ok" else -1
+
+    async def fence(self, code: str, name: str, epoch: int, nonce: str,
+                    within_s: float) -> tuple[PlayerRecord, list[tuple[str, int]], str, str] | None:
+        """After a :meth:`commit` whose answer was lost: void the connection's ``epoch`` (a new one is stored, see
+        :data:`FENCE`) and read what Redis holds, in one step, so that nothing of the lost commit can land later.
+
+        Returns the player's record (with its new epoch), its log as :meth:`log` gives it, and the match's deal
+        and settings (JSON); None when another connection has taken over (``epoch`` is not the stored one).
+        Tried again (redis-py's :class:`~redis.asyncio.retry.Retry`, jittered exponential backoff, on connection
+        errors and timeouts) for at most ``within_s`` seconds, then raises :class:`TimeoutError`; raises what
+        redis-py raises for other failures. ``nonce`` makes a repeated call, its first answer lost, harmless.
+        """
+        keys = [player_key(code, name), log_key(code, name), meta_key(code)]
+        retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=-1)  # bounded by within_s
+
+        async def attempt() -> Any:
+            return await self._fence(keys=keys, args=[epoch, nonce])
+
+        async def failed(_error: Exception) -> None:
+            return None  # redis-py has dropped the failed connection already
+
+        async with asyncio.timeout(within_s):
+            reply = await retry.call_with_retry(attempt, failed)
+        if reply[0] != b"ok":
+            return None
+        flat = reply[1]
+        record = PlayerRecord.from_hash(dict(zip(flat[::2], flat[1::2])))
+        deal, settings = (value.decode() for value in reply[3])
+        return record, _log_entries(reply[2]), deal, settings
 
     def _flush_soon(self) -> None:
         batch, self._pending = self._pending, []
@@ -630,6 +673,15 @@ async def follow_streams(ids: dict[Any, str], wakeup: asyncio.Event,
                 ids[stream] = entry_id
         if events and pause_s:
             await asyncio.sleep(pause_s)
+
+
+def _log_entries(entries: list[bytes]) -> list[tuple[str, int]]:
+    """A move log's entries (``b"cmd ms"``) as (command, ms from the start) pairs."""
+    result = []
+    for entry in entries:
+        command, _, ms = entry.decode().partition(" ")
+        result.append((command, int(ms or 0)))
+    return result
 
 
 def _plain(value: Any) -> Any:
