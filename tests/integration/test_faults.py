@@ -230,6 +230,10 @@ class FreezingProxy:
         self.loop.call_soon_threadsafe(self.server.close)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        for task in asyncio.all_tasks(self.loop):  # connections of the killed process, still held back
+            task.cancel()
+        self.loop.run_until_complete(asyncio.sleep(0))
+        self.loop.close()
 
 
 async def resigned_pair(server: ServerProcess) -> tuple[str, Player]:
