@@ -948,8 +948,9 @@ class MatchService:
                 game.restore(saved)
                 session.last_found_ms = saved_found_ms
                 await self._lost_commit(session, seq, error)
-                active = -1
+                lost, active = True, -1
             else:
+                lost = False
                 if result != "ok":
                     await self._refused_commit(session, seq, result)
                     return
@@ -958,12 +959,12 @@ class MatchService:
                 session.commands.append((command, time_ms))
                 legal = game.legal_moves() if status == "playing" else []
                 session.push(encode(self._position(session, seq, command, time_ms, legal)))
-        if session.status != "playing":
-            if active == 0:
-                await self.end_match(session.code)
-            elif active == -1:  # stored, its answer lost: whether it was the last game is not known here
+        if lost:  # stored, its answer lost: whether it ended the last game is not known here
+            if session.status != "playing":
                 await self._finalize_if_ended(session.code)
-        elif active != -1 and stock_exhausted(game.position, game.variant):
+        elif ends and active == 0:
+            await self.end_match(session.code)
+        elif status == "playing" and stock_exhausted(game.position, game.variant):
             if not legal:
                 # No command at all is legal, undo included: dead by RULES.md section 5 (no sequence of legal
                 # moves exists), decided from what the player sees, so it reveals nothing. No worker needed.
@@ -1174,7 +1175,7 @@ class MatchService:
                 session.push(encode(self._position(session, seq, "resign", time_ms)))
         if active == 0:
             await self.end_match(session.code)
-        elif active == -1 and session.status != "playing":
+        elif result == "lost" and session.status != "playing":  # whether it ended the last game is not known
             await self._finalize_if_ended(session.code)
 
     # ------------------------------------------------------------ the end
