@@ -112,7 +112,7 @@ async def player_endpoint(websocket: WebSocket) -> None:
                 session.push(encode(m.Error(error.code, error.message)))
             except Exception:  # a server bug or a Redis failure must not take the connection or the process down
                 log.exception("handling a %s frame failed", type(request).__name__)
-                session.push(encode(m.Error("internal", "the server failed to handle that frame; nothing changed")))
+                session.push(encode(m.Error("internal", "the server failed to handle that frame")))
     except WebSocketDisconnect:
         pass
     finally:

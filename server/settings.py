@@ -40,6 +40,9 @@ variable                   default    meaning
                                       previous round's players join the next round: it
                                       starts when all are in and ready, or after the
                                       window with whoever is in and ready
+``FTR_RESOLVE_S``          10         seconds the server keeps asking Redis whether a command
+                                      whose commit got no answer was stored, before it tells
+                                      the player ``unknown_outcome``
 =========================  =========  ==============================================
 """
 
@@ -80,6 +83,7 @@ class Settings:
     watcher_queue: int = 1024
     max_watchers: int = 500
     rematch_window_s: float = 30.0
+    resolve_s: float = 10.0
 
     @classmethod
     def from_environ(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -111,6 +115,7 @@ class Settings:
             watcher_queue=config("FTR_WATCHER_QUEUE", cast=int, default=1024),
             max_watchers=config("FTR_MAX_WATCHERS", cast=int, default=500),
             rematch_window_s=config("FTR_REMATCH_WINDOW_S", cast=float, default=30.0),
+            resolve_s=config("FTR_RESOLVE_S", cast=float, default=10.0),
         )
 
 
@@ -118,6 +123,6 @@ ENVIRONMENT_VARIABLES = (
     "FTR_HOST", "FTR_PORT", "FTR_PUBLIC_URL", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
     "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
     "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_SOLVER", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
-    "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS", "FTR_REMATCH_WINDOW_S",
+    "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS", "FTR_REMATCH_WINDOW_S", "FTR_RESOLVE_S",
 )
 """Every environment variable the server reads (a test checks docker-compose.yml names only these)."""
