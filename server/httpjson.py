@@ -4,6 +4,7 @@ read no further than that limit, and the check of a Redis Stream id a client sen
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import TypeVar
 
@@ -41,7 +42,8 @@ async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) 
 
     The body is read as it arrives and reading stops at the first chunk past ``max_bytes`` (a declared
     ``Content-Length`` over the limit is refused before reading anything), so a huge or endless chunked
-    body costs the server at most ``max_bytes`` plus one chunk of memory."""
+    body costs the server at most ``max_bytes`` plus one chunk of memory; a body that takes longer than
+    ``FTR_HEADER_TIMEOUT_S`` to arrive gets 408 ``malformed``."""
     too_large = error_response(413, "frame_too_large", f"the request body is larger than {max_bytes // 1024} KiB")
     too_large.headers["Connection"] = "close"  # uvicorn then closes the socket: the rest of the body is not read
     declared = request.headers.get("content-length", "")
@@ -49,11 +51,18 @@ async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) 
         return too_large
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            return too_large
-        chunks.append(chunk)
+    seconds = request.app.state.settings.header_timeout_s
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > max_bytes:
+                    return too_large
+                chunks.append(chunk)
+    except TimeoutError:
+        answer = error_response(408, "malformed", f"the request body did not arrive within {seconds:g} s")
+        answer.headers["Connection"] = "close"
+        return answer
     body = b"".join(chunks)
     try:
         return msgspec.json.decode(body or b"{}", type=kind)

@@ -166,9 +166,10 @@ WATCH_CLOSE_CODES = {"malformed": 1008, "no_match": 4004, "too_many_watchers": 1
 """Close code of the spectators' WebSocket after each ``error`` it sends (README "Spectating")."""
 
 
-async def _refuse(websocket: WebSocket, code: str, message: str) -> None:
-    await websocket.send_bytes(encode(m.Error(code, message)))
-    await websocket.close(code=WATCH_CLOSE_CODES[code], reason=message[:120])
+async def _refuse(websocket: WebSocket, error: m.Error) -> None:
+    """Send ``error``, then close with its code's close code (:data:`WATCH_CLOSE_CODES`)."""
+    await websocket.send_bytes(encode(error))
+    await websocket.close(code=WATCH_CLOSE_CODES[error.code], reason=error.message[:120])
 
 
 async def _until_disconnect(websocket: WebSocket) -> None:
@@ -191,7 +192,7 @@ async def _send_events(websocket: WebSocket, service: MatchService, code: str, a
             item = await watcher.queue.get()
             if item is None:
                 if not watcher.closed:
-                    await _refuse(websocket, "too_slow", "you fell behind: resume with ?from=LAST_ID")
+                    await _refuse(websocket, m.Error("too_slow", "you fell behind: resume with ?from=LAST_ID"))
                 return
             entry_id, frame = item
             if _order(entry_id) > sent:
@@ -223,13 +224,13 @@ async def watch_endpoint(websocket: WebSocket) -> None:
     code = websocket.path_params["code"][:32]
     after = websocket.query_params.get("from") or "0-0"
     if not valid_stream_id(after):
-        return await _refuse(websocket, "malformed", f"from is {STREAM_ID_HELP}")
+        return await _refuse(websocket, m.Error("malformed", f"from is {STREAM_ID_HELP}"))
     if await service.store.meta(code) is None:
-        return await _refuse(websocket, "no_match", "no match with that code")
+        return await _refuse(websocket, m.Error("no_match", "no match with that code"))
     try:
         watcher = await service.watch(code)
     except ServiceError as error:
-        return await _refuse(websocket, error.code, error.message)
+        return await _refuse(websocket, m.Error(error.code, error.message))
     sender = asyncio.create_task(_send_events(websocket, service, code, after, watcher))
     # A sender that outlives the handler (its cancellation lost inside the Redis client) may still fail:
     # its exception is taken here so that asyncio does not log it as never retrieved.
