@@ -184,16 +184,27 @@ class Watcher:
         self.limit = max(1, limit)
         self.queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue(maxsize=self.limit + 1)
         self.dropped = False
+        self.closed = False
 
     def push(self, entry_id: str, frame: bytes) -> None:
         """Queue one event (stream id, msgpack frame); past ``limit`` queued the watcher is dropped instead."""
-        if self.dropped:
+        if self.dropped or self.closed:
             return
         if self.queue.qsize() >= self.limit:
             self.dropped = True
             self.queue.put_nowait(None)
             return
         self.queue.put_nowait((entry_id, frame))
+
+    def close(self) -> None:
+        """The spectator's connection ended: whatever waits on the queue gets ``None`` with ``closed`` set
+        (so a sender that missed its cancellation still stops), and nothing more is queued."""
+        if self.closed:
+            return
+        self.closed = True
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(None)
 
 
 def _progress_record(session: Session, game: Game, status: str, time_ms: int) -> dict[str, Any]:
