@@ -16,6 +16,17 @@ make a name look like another player's.
 Unicode's confusable detection, the UTS #39 skeleton that ICU's spoof
 checker computes from Unicode's confusables.txt), and only the first to
 join a match (or claim the name for the daily challenge) gets it.
+
+One name: "Ann", "ANN" and full-width "Ａｎｎ"; "BiII" and "Bill"; "B0b" and
+"BOB"; "Sarn" and "Sam" (confusables.txt draws "m" as "rn"); "C1aire" and
+"Claire"; Greek "ΑΝΝ" and "ANN"; "ß" and "ss"; a name with and without an
+invisible variation selector. Two names: "vv" and "w", "cl" and "d" (no
+entry in confusables.txt), "José" and "Jose" (an accent is not dropped),
+"5am" and "Sam", Latin "Ivan" and Cyrillic "Иван" (the standard's
+whole-script prototypes differ there), "Ann" and "Anna". The skeleton
+comes from the confusables.txt of the ICU that the ``pyicu-wheels`` wheel
+bundles (PyICU's module ``icu``); a newer Unicode version can move a few
+names into or out of one key.
 """
 
 from __future__ import annotations

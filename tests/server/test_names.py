@@ -117,3 +117,16 @@ def test_look_alikes_by_the_unicode_standard_share_one_key(name: str, looks_like
 
 def test_names_that_only_look_different_keep_their_own_keys() -> None:
     assert len({name_key(n) for n in ("Ann", "Anna", "Bob", "Bill", "Sam", "Claire", "Ivan", "Иван")}) == 8
+
+
+@pytest.mark.parametrize("name, other", [
+    ("vv", "w"), ("cl", "d"),  # they can look alike in some fonts, but confusables.txt has no such entry
+    ("José", "Jose"),  # the skeleton keeps accents
+    ("5am", "Sam"),  # a five is no S in confusables.txt
+    ("Ivan", "\u0418\u0432\u0430\u043d"),  # Latin and Cyrillic spellings of one name do not look alike
+])
+def test_what_the_unicode_standard_does_not_merge_stays_two_names(name: str, other: str) -> None:
+    """The key is the UTS #39 skeleton and nothing more: where confusables.txt maps no character of one name to
+    the other's, they are two names (the module docstring lists these)."""
+    assert name_problem(name) is None and name_problem(other) is None
+    assert name_key(name) != name_key(other)
