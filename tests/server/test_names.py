@@ -101,6 +101,7 @@ def test_digits_of_the_names_own_script_or_ascii_digits_are_fine(name: str) -> N
     ("B0b", "BOB"),  # a zero for an O
     ("Sarn", "Sam"),  # "rn" for "m" (confusables.txt)
     ("C1aire", "Claire"),  # a one for an l
+    ("Kai", "Kal"),  # "KAI", the same name in capitals, looks like "Kal"
     ("\u0391\u039d\u039d", "ANN"),  # GREEK ALPHA and NU: a whole name of another script that looks Latin
 ])
 def test_look_alikes_by_the_unicode_standard_share_one_key(name: str, looks_like: str) -> None:
@@ -113,6 +114,18 @@ def test_look_alikes_by_the_unicode_standard_share_one_key(name: str, looks_like
     assert legacy_name_key(name) != legacy_name_key(looks_like)  # what the key was: two names
     assert name_key(name) == name_key(looks_like)
     assert skeleton("\u0430") == "a" and skeleton("l") == skeleton("I") == skeleton("1")  # the standard's data
+
+
+@pytest.mark.parametrize("name, other", [
+    ("ALICE", "alice"),  # the skeleton of "ALICE" is "ALlCE" (a capital I is an l), of "alice" "alice"
+    ("IVY", "ivy"), ("Iris", "IRIS"), ("LILI", "lili"),
+    ("\u0421\u0410\u0428\u0410", "\u0421\u0430\u0448\u0430"),  # Cyrillic "САША" and "Саша"
+])
+def test_names_that_differ_only_by_case_share_one_key(name: str, other: str) -> None:
+    """Skeletons are case-sensitive, so a key taken as a skeleton then folded gave "ALICE" and "alice" two keys:
+    both could join one match."""
+    assert name.casefold() == other.casefold() and name != other
+    assert name_key(name) == name_key(other)
 
 
 def test_names_that_only_look_different_keep_their_own_keys() -> None:
