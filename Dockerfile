@@ -1,9 +1,7 @@
 # The race server. Build: docker compose build; run: docker compose up (see docker-compose.yml).
 # Stage 1 builds the wheels, the solver's optional C search included (it needs gcc, which the slim image lacks).
 FROM python:3.11-slim AS build
-# PyICU (the names' look-alike check) builds against ICU: g++, pkg-config and libicu-dev here, libicu72 below.
-RUN apt-get update && apt-get install -y --no-install-recommends gcc g++ libc6-dev pkg-config libicu-dev \
-    && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY protocol ./protocol
@@ -13,7 +11,6 @@ RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 # Stage 2 runs them, without the compiler.
 FROM python:3.11-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libicu72 && rm -rf /var/lib/apt/lists/*
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
 EXPOSE 8000

@@ -459,7 +459,10 @@ ERROR_CODES = {
                "message names it); nothing changed",
     "illegal": "the rules refuse that command now (in ``rejected``); nothing changed",
     "undo_refused": "the match's undo policy refuses that undo (in ``rejected``)",
-    "internal": "the server failed to handle the frame; nothing changed",
+    "internal": "the server failed to handle the frame (a bug, or Redis failed: for a play or resign the message "
+                "says whether it was stored)",
+    "unknown_outcome": "Redis did not answer in time: whether that play or resign was stored is not known; send the "
+                       "same frame again (a retry is acknowledged as what was stored)",
     "not_found": "no such path (HTTP 404)",
     "method_not_allowed": "that HTTP method is not allowed on that path (HTTP 405)",
 }

@@ -8,7 +8,11 @@ import os
 
 import uvicorn
 
+from .connections import protocol_classes
 from .settings import Settings
+
+WS_PING_S = 20.0
+"""The server pings every WebSocket this often, and closes one whose pong is this late (1011)."""
 
 
 def start_line(host: str, port: int, public_url: str) -> str:
@@ -23,7 +27,10 @@ def start_line(host: str, port: int, public_url: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Parse the command line and run uvicorn with the app (WebSocket frames capped, no deflate)."""
+    """Parse the command line and run uvicorn with the app: WebSocket frames capped, no deflate, the
+    connection limits of :mod:`server.connections`, keep-alive pings, and forwarded headers trusted only
+    from ``FTR_FORWARDED_ALLOW_IPS`` (uvicorn alone trusts them from 127.0.0.1, so on a machine with no
+    proxy anyone could claim any address)."""
     defaults = Settings.from_environ()
     parser = argparse.ArgumentParser(prog="forty-thieves-server", description="Forty Thieves Race server")
     parser.add_argument("--host", default=defaults.host)
@@ -31,10 +38,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     os.environ["FTR_HOST"], os.environ["FTR_PORT"] = args.host, str(args.port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("forty_thieves.server").info("%s", start_line(args.host, args.port, defaults.public_url))
+    settings = Settings.from_environ()
+    http, ws = protocol_classes(settings)
+    logging.getLogger("forty_thieves.server").info("%s", start_line(args.host, args.port, settings.public_url))
     uvicorn.run(
         "server.app:create_app", factory=True, host=args.host, port=args.port,
-        ws_max_size=64 * 1024, ws_per_message_deflate=False, timeout_graceful_shutdown=2, log_level="info",
+        http=http, ws=ws, ws_max_size=64 * 1024, ws_per_message_deflate=False,
+        ws_ping_interval=WS_PING_S, ws_ping_timeout=WS_PING_S, timeout_keep_alive=settings.keepalive_s,
+        proxy_headers=bool(settings.forwarded_allow_ips), forwarded_allow_ips=settings.forwarded_allow_ips or "",
+        timeout_graceful_shutdown=2, log_level="info",
     )
 
 

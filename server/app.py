@@ -58,6 +58,14 @@ class Metrics:
                                          registry=self.registry,
                                          buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5))
         self.matches = Counter("ftr_matches_created_total", "matches created", registry=self.registry)
+        self.spectators = Gauge("ftr_spectators", "open spectator streams in this process (SSE and WebSocket), "
+                                "of a match or of a day of the daily challenge", ["of"], registry=self.registry)
+
+    def count_spectators(self, service: MatchService) -> None:
+        """Have ``ftr_spectators`` read the service's spectator registries whenever /metrics is scraped."""
+        self.spectators.labels("match").set_function(lambda: sum(map(len, service.watchers.values())))
+        self.spectators.labels("daily").set_function(
+            lambda: sum(map(len, service.daily.watchers.values())) if service.daily is not None else 0)
 
 
 _error = error_response
@@ -151,6 +159,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         store = Store(client, settings.retention_s)
         service = MatchService(store, settings, executor, dead_executor)
         service.metrics = app.state.metrics
+        app.state.metrics.count_spectators(service)
         app.state.service = service
         await service.start_background()
         if settings.daily_variants:  # the daily challenge (server/daily.py): deals prepared ahead, days closed

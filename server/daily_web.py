@@ -24,15 +24,15 @@ from typing import Any
 
 import msgspec
 from aiolimiter import AsyncLimiter
-from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from sse_starlette.sse import ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .daily import DailyError, DailyService
-from .httpjson import error_response, over_rate, read_json
+from .httpjson import STREAM_ID_HELP, error_response, over_rate, read_json, valid_stream_id
+from .watch import SpectatorStream
 
-_STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 _NUMBER = re.compile(r"[0-9]{1,10}")
 MAX_LIMIT = 200
 
@@ -135,8 +135,8 @@ async def events(request: Request) -> Response:
     except DailyError as error:
         return _error(error.status, error.code, error.message)
     after = request.headers.get("last-event-id") or request.query_params.get("from") or "0-0"
-    if not _STREAM_ID.fullmatch(after):
-        return _error(400, "malformed", "Last-Event-ID is a stream id such as 1700000000000-0")
+    if not valid_stream_id(after):
+        return _error(400, "malformed", f"Last-Event-ID is {STREAM_ID_HELP}")
 
     def order(entry_id: str) -> tuple[int, int]:
         ms, _, seq = entry_id.partition("-")
@@ -147,25 +147,27 @@ async def events(request: Request) -> Response:
     except DailyError as error:
         return _error(error.status, error.code, error.message)
 
+    def release() -> None:
+        service.unwatch(date, variant, watcher)
+        watcher.close()
+
     async def stream() -> AsyncIterator[ServerSentEvent]:
         sent = order(after)
-        try:
-            for entry_id, data in await service.store.events_after(date, variant, after):
+        for entry_id, data in await service.store.events_after(date, variant, after):
+            sent = order(entry_id)
+            yield ServerSentEvent(data=data.decode(), event="attempt", id=entry_id)
+        while True:
+            item = await watcher.queue.get()
+            if item is None:
+                if not watcher.closed:
+                    yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}', event="dropped")
+                return
+            entry_id, data = item
+            if order(entry_id) > sent:
                 sent = order(entry_id)
                 yield ServerSentEvent(data=data.decode(), event="attempt", id=entry_id)
-            while True:
-                item = await watcher.queue.get()
-                if item is None:
-                    yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}', event="dropped")
-                    return
-                entry_id, data = item
-                if order(entry_id) > sent:
-                    sent = order(entry_id)
-                    yield ServerSentEvent(data=data.decode(), event="attempt", id=entry_id)
-        finally:
-            service.unwatch(date, variant, watcher)
 
-    return EventSourceResponse(stream(), ping=15)
+    return SpectatorStream(stream(), release, ping=15)
 
 
 ROUTES = [

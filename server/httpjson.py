@@ -1,8 +1,11 @@
-"""Small helpers shared by the HTTP routes (matches and the daily challenge): JSON errors, per-address
-rate limits and JSON request bodies decoded into declared types (msgspec), with a size limit."""
+"""Small helpers shared by the HTTP routes (matches, spectators and the daily challenge): JSON errors,
+per-address rate limits, JSON request bodies decoded into declared types (msgspec) with a size limit
+read no further than that limit, and the check of a Redis Stream id a client sends to resume from."""
 
 from __future__ import annotations
 
+import asyncio
+import re
 from typing import TypeVar
 
 import msgspec
@@ -35,10 +38,32 @@ async def over_rate(request: Request, limiters: dict[str, AsyncLimiter], per_min
 async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) -> T | JSONResponse:
     """The request body decoded as JSON into ``kind`` (an empty body is ``{}``), or the error to answer:
     413 ``frame_too_large`` past ``max_bytes`` bytes, 400 ``malformed`` for bad JSON or a wrong shape
-    (``what`` names the body in the message)."""
-    body = await request.body()
-    if len(body) > max_bytes:
-        return error_response(413, "frame_too_large", f"the request body is larger than {max_bytes // 1024} KiB")
+    (``what`` names the body in the message).
+
+    The body is read as it arrives and reading stops at the first chunk past ``max_bytes`` (a declared
+    ``Content-Length`` over the limit is refused before reading anything), so a huge or endless chunked
+    body costs the server at most ``max_bytes`` plus one chunk of memory; a body that takes longer than
+    ``FTR_HEADER_TIMEOUT_S`` to arrive gets 408 ``malformed``."""
+    too_large = error_response(413, "frame_too_large", f"the request body is larger than {max_bytes // 1024} KiB")
+    too_large.headers["Connection"] = "close"  # uvicorn then closes the socket: the rest of the body is not read
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
+        return too_large
+    chunks: list[bytes] = []
+    size = 0
+    seconds = request.app.state.settings.header_timeout_s
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > max_bytes:
+                    return too_large
+                chunks.append(chunk)
+    except TimeoutError:
+        answer = error_response(408, "malformed", f"the request body did not arrive within {seconds:g} s")
+        answer.headers["Connection"] = "close"
+        return answer
+    body = b"".join(chunks)
     try:
         return msgspec.json.decode(body or b"{}", type=kind)
     except msgspec.ValidationError as error:
@@ -47,4 +72,24 @@ async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) 
         return error_response(400, "malformed", f"the body is not JSON: {error}")
 
 
-__all__ = ["error_response", "over_rate", "read_json"]
+_STREAM_ID = re.compile(r"([0-9]{1,20})-([0-9]{1,20})")
+_ID_PART_LIMIT = 2**64
+
+
+def valid_stream_id(text: str) -> bool:
+    """True when ``text`` is a Redis Stream entry id ``MS-SEQ`` that Redis accepts as the exclusive start
+    of an XRANGE: two decimal numbers, each an unsigned 64-bit integer (below 2**64; Redis's
+    ``streamParseID``), and not the largest id of all (nothing can follow it: Redis refuses ``(`` on it).
+    A client's ``Last-Event-ID`` or ``from`` passes this check before it reaches Redis."""
+    found = _STREAM_ID.fullmatch(text)
+    if found is None:
+        return False
+    ms, seq = int(found[1]), int(found[2])
+    return ms < _ID_PART_LIMIT and seq < _ID_PART_LIMIT and (ms, seq) != (_ID_PART_LIMIT - 1, _ID_PART_LIMIT - 1)
+
+
+STREAM_ID_HELP = "a stream id such as 1700000000000-0 (two whole numbers, each below 2**64)"
+"""What a refused stream id is told it should have been (the ``malformed`` message of every stream route)."""
+
+
+__all__ = ["STREAM_ID_HELP", "error_response", "over_rate", "read_json", "valid_stream_id"]

@@ -38,7 +38,7 @@ from .names import name_key, name_problem
 from .ranking import Standing, rank
 from .rounds import Rounds, may_start
 from .settings import Settings
-from .store import SPECTATOR_KINDS, Store, follow_streams, token_hash
+from .store import SPECTATOR_KINDS, PlayerRecord, Store, follow_streams, token_hash
 from .views import legal_message, view_message
 
 log = logging.getLogger("forty_thieves.matches")
@@ -133,6 +133,14 @@ class Session:
     next_round: str = ""
     """The code of the next round a ``rematch`` put this player in: ``resume`` may go there on this connection."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    commands: list[tuple[str, int]] = field(default_factory=list)
+    """The player's move log as Redis holds it: (command, ms from the start) per accepted ``play``, so
+    ``commands[seq - 1]`` is the command of ``seq`` (a ``resign`` is the one seq after them)."""
+    unsure: bool = False
+    """A commit's outcome could not be learnt from Redis: the game here may differ from Redis's, so the next
+    numbered frame first reloads it (:meth:`MatchService._resolve`)."""
+    fence: str = ""
+    """The nonce of this connection's unanswered :data:`server.store.FENCE` (``""``: none)."""
 
     close_with: tuple[int, str] = (1000, "")
     closing: bool = False
@@ -176,16 +184,27 @@ class Watcher:
         self.limit = max(1, limit)
         self.queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue(maxsize=self.limit + 1)
         self.dropped = False
+        self.closed = False
 
     def push(self, entry_id: str, frame: bytes) -> None:
         """Queue one event (stream id, msgpack frame); past ``limit`` queued the watcher is dropped instead."""
-        if self.dropped:
+        if self.dropped or self.closed:
             return
         if self.queue.qsize() >= self.limit:
             self.dropped = True
             self.queue.put_nowait(None)
             return
         self.queue.put_nowait((entry_id, frame))
+
+    def close(self) -> None:
+        """The spectator's connection ended: whatever waits on the queue gets ``None`` with ``closed`` set
+        (so a sender that missed its cancellation still stops), and nothing more is queued."""
+        if self.closed:
+            return
+        self.closed = True
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(None)
 
 
 def _progress_record(session: Session, game: Game, status: str, time_ms: int) -> dict[str, Any]:
@@ -210,6 +229,31 @@ def _initial_game(meta: dict[str, str], settings: m.Settings) -> Game:
     """A match's game before any command: its deal (meta ``deal``) after the auto-play that comes with it."""
     variant = find_variant(settings.variant)
     return Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
+
+
+FINALIZE_GRACE_MS = 2000
+"""Ms after a game's end at which the ``finalize`` timer fires, should the process that ended the last game not
+have published the results by then (it died, or Redis failed it)."""
+
+LOBBY_EVENT_TRIES = 5
+"""Times :meth:`MatchService.publish_lobby` reads the lobby again when it changed before its event was written."""
+
+
+def _lobby(code: str, meta: dict[str, str], players: list[PlayerRecord]) -> m.Lobby:
+    """The ``lobby`` frame of match ``code`` from its meta hash and its players (join order)."""
+    return m.Lobby(match=code, state=meta["state"],  # type: ignore[arg-type]
+                   players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
+                   settings=msgspec.json.decode(meta["settings"], type=m.Settings),
+                   commitment=meta.get("commitment", ""))
+
+
+def _replayed(deal: str, settings: m.Settings, commands: list[tuple[str, int]]) -> Game:
+    """A player's game rebuilt from the match's ``deal`` (position text) and its move log ``commands``."""
+    variant = find_variant(settings.variant)
+    game = Game(parse_position(deal, variant), variant, autoplay=settings.autoplay, undo=settings.undo)
+    for command, _ in commands:
+        game.play(command)
+    return game
 
 
 def _is_retry(seq: int, last: int, sequence: str) -> bool:
@@ -444,15 +488,24 @@ class MatchService:
     async def lobby_message(self, code: str) -> m.Lobby:
         meta = await self.store.meta(code)
         assert meta is not None
-        players = await self.store.players(code)
-        return m.Lobby(
-            match=code, state=meta["state"],  # type: ignore[arg-type]
-            players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
-            settings=msgspec.json.decode(meta["settings"], type=m.Settings), commitment=meta.get("commitment", ""),
-        )
+        return _lobby(code, meta, await self.store.players(code))
 
     async def publish_lobby(self, code: str) -> None:
-        await self.store.add_event(code, encode(await self.lobby_message(code)))
+        """Append the lobby as Redis holds it to the match's stream, while the match is in its lobby.
+
+        The frame is written only if nothing it shows changed since it was read (else it is read again, up to
+        :data:`LOBBY_EVENT_TRIES` times; a change that keeps racing publishes its own), and never once the
+        match has left its lobby: on every process the stream's lobby events follow the match's state in
+        Redis, so none contradicts the countdown or a lobby event before it. Raises what redis-py raises."""
+        for _ in range(LOBBY_EVENT_TRIES):
+            meta = await self.store.meta(code)
+            if meta is None or meta["state"] not in ("lobby", "preparing"):
+                return
+            players = await self.store.players(code)
+            written = await self.store.add_lobby_event(code, encode(_lobby(code, meta, players)), meta["state"],
+                                                       meta.get("commitment", ""), players)
+            if written != "changed":
+                return
 
     # ------------------------------------------------------------ joining
 
@@ -517,10 +570,13 @@ class MatchService:
             session.push(encode(m.Countdown(start_at, max(0.0, (start_at - self.clock.now_ms()) / 1000))))
         elif meta["state"] in ("playing", "finished"):
             await self._open_game(session, meta)
-            for other in await self.store.players(code):  # what the player missed while away
+            players = await self.store.players(code)
+            for other in players:  # what the player missed while away
                 if other.name != name:
                     session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.status,
                                                    other.time_ms)))
+            if meta["state"] == "playing" and not any(p.status == "playing" for p in players):
+                await self.finalize(code)  # every game ended, and no process finalized: the results come now
             if meta["state"] == "finished":
                 results = await self.store.results(code)
                 if results:
@@ -598,7 +654,10 @@ class MatchService:
         if meta["state"] not in ("lobby", "preparing"):
             raise _too_late(session.code, meta["state"])
         async with self._lobby_lock(session.code):  # the lobby frame and the start decision in one order
-            await self.store.set_player(session.code, session.name, ready=1)
+            state = await self.store.set_ready(session.code, session.name)  # not once the countdown has begun
+            if state not in ("lobby", "preparing"):
+                await self._lobby_meta(session.code)  # closed, or gone
+                raise _too_late(session.code, state)
             await self.publish_lobby(session.code)
             await self._start_if_all_ready(session.code)
 
@@ -613,7 +672,8 @@ class MatchService:
         return meta
 
     def _lobby_lock(self, code: str) -> asyncio.Lock:
-        """Serialises this process's lobby events of one match, so no lobby frame follows the countdown."""
+        """Serialises this process's lobby changes and start decisions of one match (the order of the lobby
+        events across processes is Redis's: :meth:`publish_lobby`)."""
         lock = self._lobby_locks.get(code)
         if lock is None:
             lock = self._lobby_locks[code] = asyncio.Lock()
@@ -719,7 +779,10 @@ class MatchService:
                         await self.store.release(f"{code} {kind}")
                         continue
                 elif kind == "finalize":
-                    await self.finalize(code)
+                    if not await self._finalize_if_ended(code):
+                        # A game still plays: its end sets this timer again (maybe just now, for later).
+                        await self.store.done_timer_if_due(code, kind, now)
+                        continue
                 elif kind == "window":
                     await self.rounds.window_over(code)
                 elif kind == "close":
@@ -811,22 +874,21 @@ class MatchService:
 
     # ------------------------------------------------------------ playing
 
-    async def _load_game(self, code: str, name: str, meta: dict[str, str]) -> tuple[Game, m.Settings]:
-        """A player's game, event-sourced: the match's deal plus the player's move log."""
+    async def _load_game(self, code: str, name: str,
+                         meta: dict[str, str]) -> tuple[Game, m.Settings, list[tuple[str, int]]]:
+        """A player's game, event-sourced: the match's deal plus the player's move log (also returned)."""
         settings = msgspec.json.decode(meta["settings"], type=m.Settings)
-        variant = find_variant(settings.variant)
-        game = Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
-        for command, _ in await self.store.log(code, name):
-            game.play(command)
-        return game, settings
+        commands = await self.store.log(code, name)
+        return _replayed(meta["deal"], settings, commands), settings, commands
 
     async def _open_game(self, session: Session, meta: dict[str, str]) -> None:
         """Rebuild the player's game from the deal and the move log; send ``started``."""
         async with session.lock:
-            game, settings = await self._load_game(session.code, session.name, meta)
+            game, settings, session.commands = await self._load_game(session.code, session.name, meta)
             record = await self.store.player(session.code, session.name)
             assert record is not None
             session.game = game
+            session.unsure = False
             session.status = record.status
             session.last_seq = record.seq
             session.start_at_ms = int(meta["start_at_ms"])
@@ -864,12 +926,17 @@ class MatchService:
             raise ServiceError("not_joined", "join or resume a match first")
 
     async def play(self, session: Session, seq: int, command: str) -> None:
-        """Validate and apply one command; answer ``position`` or ``rejected``."""
+        """Validate and apply one command; answer ``position`` or ``rejected``.
+
+        When Redis does not answer the commit (a timeout, a lost connection), its outcome is learnt from Redis
+        before any answer (:meth:`_resolve`): ``position`` if Redis holds it, an ``internal`` error saying
+        nothing changed if Redis does not and never will, ``unknown_outcome`` if Redis cannot tell in time.
+        """
         self._require_joined(session)
         async with session.lock:
-            game = self._started_game(session)
+            game = await self._settled_game(session)
             if _is_retry(seq, session.last_seq, "play or resign"):  # acknowledged again, never applied twice
-                session.push(encode(self._position(session, seq, "")))
+                session.push(encode(self._acknowledged(session, seq)))
                 return
             if session.deadline_ms and self.clock.now_ms() >= session.deadline_ms:
                 raise ServiceError("game_over", "the time limit is over")
@@ -896,21 +963,30 @@ class MatchService:
             boards = [encode(m.Board(session.name, game.moves, found, status, time_ms, view_message(game.position)))] \
                 if session.open_boards else []
             try:
+                if ends:
+                    await self._arm_finalize(session.code)
                 result, active = await self.store.commit(session.code, session.name, session.epoch, seq,
                                                          f"{command} {time_ms}", record, ends, events, boards)
-            except Exception:
-                # Not stored, so not played: the game must stay what Redis says it is.
+            except Exception as error:  # noqa: BLE001 - any failure: what was stored is learnt from Redis
+                # Not known to be stored, so not played here: the game is what Redis says once Redis is asked.
                 game.restore(saved)
                 session.last_found_ms = saved_found_ms
-                raise
-            if result != "ok":
-                await self._refused_commit(session, seq, result)
-                return
-            session.last_seq = seq
-            session.status = status
-            legal = game.legal_moves() if status == "playing" else []
-            session.push(encode(self._position(session, seq, command, time_ms, legal)))
-        if ends and active == 0:
+                await self._lost_commit(session, seq, error)
+                lost, active = True, -1
+            else:
+                lost = False
+                if result != "ok":
+                    await self._refused_commit(session, seq, result)
+                    return
+                session.last_seq = seq
+                session.status = status
+                session.commands.append((command, time_ms))
+                legal = game.legal_moves() if status == "playing" else []
+                session.push(encode(self._position(session, seq, command, time_ms, legal)))
+        if lost:  # stored, its answer lost: whether it ended the last game is not known here
+            if session.status != "playing":
+                await self._finalize_if_ended(session.code)
+        elif ends and active == 0:
             await self.end_match(session.code)
         elif status == "playing" and stock_exhausted(game.position, game.variant):
             if not legal:
@@ -919,6 +995,76 @@ class MatchService:
                 await self._end_dead(session, game, game.moves)
             elif _needs_dead_check(game, legal) and (session.dead_check is None or session.dead_check.done()):
                 session.dead_check = self.spawn(self._check_dead(session))
+
+    async def _settled_game(self, session: Session) -> Game:
+        """The player's game, reloaded from Redis first when a commit's outcome is still unknown (the session
+        may differ from Redis: it must not accept a command on the wrong game). Raises :class:`ServiceError`
+        ``not_started`` before the deal, and what :meth:`_resolve` raises."""
+        self._started_game(session)
+        if session.unsure:
+            await self._resolve(session, 0)
+        return self._started_game(session)
+
+    async def _lost_commit(self, session: Session, seq: int, error: Exception) -> None:
+        """The commit of ``seq`` got no answer: learn from Redis whether it is stored (:meth:`_resolve`), then
+        acknowledge it (``position`` naming the command Redis holds as ``seq``) or raise :class:`ServiceError`
+        ``internal`` (known not stored, and fenced off: nothing changed); ``unknown_outcome`` when Redis
+        cannot tell in time, ``replaced`` when another connection took over."""
+        log.warning("the commit of %s/%s seq %d got no answer from Redis: asking Redis", session.code, session.name,
+                    seq, exc_info=error)
+        await self._resolve(session, seq)
+        if session.last_seq >= seq:
+            session.push(encode(self._acknowledged(session, seq)))
+            return
+        raise ServiceError("internal", f"Redis failed while storing seq {seq}; it is not stored and nothing changed: "
+                                       f"send it again")
+
+    async def _resolve(self, session: Session, seq: int) -> None:
+        """Make the session what Redis holds, after a commit whose answer was lost (``seq``; 0: an earlier one).
+
+        One :meth:`Store.fence <server.store.Store.fence>` gives the connection a new epoch, so that the lost
+        commit can no longer land later, and reads the player's record and log; the game is rebuilt from them.
+        Tried for ``FTR_RESOLVE_S`` seconds; then the session stays :attr:`Session.unsure` (the next numbered
+        frame tries again before anything else) and :class:`ServiceError` ``unknown_outcome`` is raised.
+        Raises ``replaced`` when another connection has taken over the player."""
+        session.unsure = True
+        session.fence = session.fence or uuid.uuid4().hex
+        try:
+            fenced = await self.store.fence(session.code, session.name, session.epoch, session.fence,
+                                            self.settings.resolve_s)
+        except Exception:  # whatever failed, Redis did not say what it holds
+            log.warning("could not learn %s/%s's game from Redis", session.code, session.name, exc_info=True)
+            which = f"seq {seq}" if seq else "your last play or resign"
+            raise ServiceError("unknown_outcome", f"Redis did not answer in time: whether {which} was stored is not "
+                                                  f"known; send the same frame again (a retry is acknowledged as "
+                                                  f"what was stored)") from None
+        session.fence = ""
+        if fenced is None:
+            session.unsure = False
+            raise ServiceError("replaced", "another connection with your token took over this game")
+        record, commands, deal, settings = fenced
+        session.game = _replayed(deal, msgspec.json.decode(settings, type=m.Settings), commands)
+        session.commands = commands
+        session.epoch, session.last_seq, session.status = record.epoch, record.seq, record.status
+        session.last_found_ms, session.hints, session.last_hint = record.last_found_ms, record.hints, record.last_hint
+        session.unsure = False
+
+    def _acknowledged(self, session: Session, seq: int) -> m.Position:
+        """The answer to a ``seq`` accepted already: the position right after the command Redis holds as ``seq``,
+        naming it. The last one accepted: the game's position now, with its legal moves; an older one: the
+        position it made, its time, and no legal moves (it is not the game's position any more)."""
+        game = session.game
+        assert game is not None
+        if seq > len(session.commands):  # the resign that ended the game, after the last logged command
+            return self._position(session, seq, "resign")
+        command, time_ms = session.commands[seq - 1]
+        if seq == session.last_seq:
+            return self._position(session, seq, command, time_ms)
+        then = Game(game.deal, game.variant, autoplay=game.autoplay, undo=game.undo_policy)
+        for earlier, _ in session.commands[:seq]:
+            then.play(earlier)
+        return m.Position(seq, command, view_message(then.position), [], then.moves, then.undos,
+                          then.position.foundation_cards, "playing", time_ms)
 
     def _position(self, session: Session, seq: int, command: str, time_ms: int | None = None,
                   legal: list[Any] | None = None) -> m.Position:
@@ -942,7 +1088,7 @@ class MatchService:
         if result == "stale":
             raise ServiceError("replaced", "another connection with your token took over this game")
         if result == "dup":
-            session.push(encode(self._position(session, seq, "")))
+            session.push(encode(self._acknowledged(session, seq)))
             return
         if result == "seq_gap":
             raise _seq_gap(seq, session.last_seq, "play or resign")
@@ -951,7 +1097,7 @@ class MatchService:
     async def _reload(self, session: Session) -> None:
         meta = await self.store.meta(session.code)
         if meta is not None:
-            session.game, _ = await self._load_game(session.code, session.name, meta)
+            session.game, _, session.commands = await self._load_game(session.code, session.name, meta)
             record = await self.store.player(session.code, session.name)
             if record is not None:
                 session.last_seq, session.status = record.seq, record.status
@@ -987,14 +1133,15 @@ class MatchService:
         """The game at ``moves`` moves is dead: with an undo left the player is told (status ``dead`` in a
         ``position``); with none the player's game ends as ``dead`` (issue 4, DESIGN.md)."""
         async with session.lock:
-            if session.game is not game or game.moves != moves or session.status != "playing":
-                return  # the player moved on meanwhile
+            if session.game is not game or game.moves != moves or session.status != "playing" or session.unsure:
+                return  # the player moved on meanwhile (or the game here may not be Redis's)
             time_ms = max(0, self.clock.now_ms() - session.start_at_ms)
             if game.undo_refusal() is None:
                 frame = self._position(session, session.last_seq, "", time_ms)
                 session.push(encode(msgspec.structs.replace(frame, status="dead")))
                 return
             found = game.position.foundation_cards
+            await self._arm_finalize(session.code)
             status, active = await self.store.end_player(
                 session.code, session.name, "dead", time_ms,
                 encode(m.Finished(session.name, "dead", time_ms, game.moves, found)))
@@ -1009,7 +1156,7 @@ class MatchService:
         """A suggestion from the player's redacted view only (RULES.md section 8); counted."""
         self._require_joined(session)
         async with session.lock:
-            game = self._started_game(session)
+            game = await self._settled_game(session)
             if not session.hints_allowed:
                 raise ServiceError("no_hints", "this match does not allow hints")
             self._require_playing(session)
@@ -1025,38 +1172,65 @@ class MatchService:
             session.push(encode(m.Suggestion(seq, suggestion, session.hints)))
 
     async def resign(self, session: Session, seq: int) -> None:
+        """End the player's game as ``resigned`` (numbered like ``play``; a lost commit is resolved as there)."""
         self._require_joined(session)
         async with session.lock:
-            game = self._started_game(session)
+            game = await self._settled_game(session)
             if _is_retry(seq, session.last_seq, "play or resign"):  # acknowledged again, never applied twice
-                session.push(encode(self._position(session, seq, "")))
+                session.push(encode(self._acknowledged(session, seq)))
                 return
             self._require_playing(session)
             time_ms = max(0, self.clock.now_ms() - session.start_at_ms)
             found = game.position.foundation_cards
             record = _progress_record(session, game, "resigned", time_ms)
             events = [encode(m.Finished(session.name, "resigned", time_ms, game.moves, found))]
-            result, active = await self.store.commit(session.code, session.name, session.epoch, seq, "", record, True,
-                                                     events)
-            if result != "ok":
+            try:
+                await self._arm_finalize(session.code)
+                result, active = await self.store.commit(session.code, session.name, session.epoch, seq, "", record,
+                                                         True, events)
+            except Exception as error:  # noqa: BLE001 - any failure: what was stored is learnt from Redis
+                await self._lost_commit(session, seq, error)
+                result, active = "lost", -1
+            if result not in ("ok", "lost"):
                 await self._refused_commit(session, seq, result)
                 return
-            session.last_seq, session.status = seq, "resigned"
-            session.push(encode(self._position(session, seq, "resign", time_ms)))
+            if result == "ok":
+                session.last_seq, session.status = seq, "resigned"
+                session.push(encode(self._position(session, seq, "resign", time_ms)))
         if active == 0:
             await self.end_match(session.code)
+        elif result == "lost" and session.status != "playing":  # whether it ended the last game is not known
+            await self._finalize_if_ended(session.code)
 
     # ------------------------------------------------------------ the end
 
-    async def end_match(self, code: str) -> None:
-        """Every player has ended: finalize now, with a timer as the safety net.
+    async def _arm_finalize(self, code: str) -> None:
+        """Set the ``finalize`` timer before writing a command that may end a player's game.
 
-        The timer (under a lease) retries :meth:`finalize` if this process
-        fails or dies midway, so a match never stays stuck without results.
+        Written before the commit, not after it: whenever a process dies, once every player has ended
+        there is a timer that makes any process finalize (:meth:`_finalize_if_ended`), well before the
+        deadline. A timer that finds a game still playing is dropped, and the next game's end sets it again.
+        (The timer set and the commit cannot be one script: the timers are global keys, a match's keys
+        share its hash tag, and on a Redis Cluster every script touches one slot.)
         """
-        await self.store.add_timer(code, "finalize", self.clock.now_ms() + 2000)
+        await self.store.add_timer(code, "finalize", self.clock.now_ms() + FINALIZE_GRACE_MS)
+
+    async def end_match(self, code: str) -> None:
+        """Every player has ended: finalize now; the timer :meth:`_arm_finalize` set is the safety net (under a
+        lease it finalizes if this process fails or dies midway), then removed."""
         await self.finalize(code)
         await self.store.done_timer(code, "finalize")
+
+    async def _finalize_if_ended(self, code: str) -> bool:
+        """Finalize a playing match none of whose players is still playing (whoever ended the last game, and
+        whether or not its process lived to finalize); False (nothing done) while a game still plays."""
+        meta = await self.store.meta(code)
+        if meta is None or meta["state"] != "playing":
+            return True
+        if any(p.status == "playing" for p in await self.store.players(code)):
+            return False
+        await self.finalize(code)
+        return True
 
     async def finalize(self, code: str) -> None:
         """Every player has ended: rank, reveal the seed, publish the results (once)."""

@@ -16,6 +16,19 @@ make a name look like another player's.
 Unicode's confusable detection, the UTS #39 skeleton that ICU's spoof
 checker computes from Unicode's confusables.txt), and only the first to
 join a match (or claim the name for the daily challenge) gets it.
+
+One name: "Ann", "ANN" and full-width "Ａｎｎ"; "BiII" and "Bill"; "B0b" and
+"BOB"; "Sarn" and "Sam" (confusables.txt draws "m" as "rn"); "C1aire" and
+"Claire"; "alice" and "ALICE"; "Kai" and "Kal" (in capitals "KAI" looks
+like "Kal"); Greek "ΑΝΝ" and "ANN"; "ß" and "ss"; a name with and without
+an invisible variation selector. Two names: "vv" and "w", "cl" and "d" (no
+entry in confusables.txt), "José" and "Jose" (an accent is not dropped),
+"5am" and "Sam", Latin "Ivan" and Cyrillic "Иван" (the standard's
+prototypes differ there), "Ann" and "Anna"; and the few names in small
+letters whose capitals have other prototypes (Cyrillic "Иван" and "ИВАН",
+see :func:`name_key`). The skeleton comes from the confusables.txt of the
+ICU that the ``pyicu-wheels`` wheel bundles (PyICU's module ``icu``); a
+newer Unicode version can move a few names into or out of one key.
 """
 
 from __future__ import annotations
@@ -145,17 +158,23 @@ def legacy_name_key(name: str) -> str:
 
 def name_key(name: str) -> str:
     """The identity of a display name: the invisible characters a valid name may hold dropped (variation
-    selectors, an emoji sequence's joiner ...), NFKC, the UTS #39 :func:`skeleton`, then NFKC_Casefold and the
-    skeleton again (skeletons are case-sensitive: "I" and "l" share one, but "i" does not; folding first
-    would part "BiII" from "Bill").
+    selectors, an emoji sequence's joiner ...), NFKC, the UTS #39 :func:`skeleton`, the skeleton of that in
+    capitals, then NFKC_Casefold and the skeleton again.
+
+    Skeletons are case-sensitive: capital "I" and "l" share one, small "i" does not. Folding first would part
+    "BiII" from "Bill"; folding only after the skeleton parts "ALICE" ("ALlCE") from "alice". Capitals between
+    the two skeletons give both one key, and so "Kai" and "Kal" are one name too ("KAI" looks like "Kal").
 
     Names with one key look alike ("Ann", "ANN", full-width "Ａｎｎ", "é" composed or not, "Ann" with an
-    invisible variation selector, an emoji sequence and its parts, "BiII" and "Bill", "B0b" and "BOB"): in a
-    match the first to join takes the key; in the daily challenge, the first claimed.
+    invisible variation selector, an emoji sequence and its parts, "BiII" and "Bill", "B0b" and "BOB",
+    "alice" and "ALICE"): in a match the first to join takes the key; in the daily challenge, the first
+    claimed. Where confusables.txt gives a small letter and its capital prototypes that look nothing alike
+    (Cyrillic "в" a small capital "ʙ", "В" a "B"; Greek "ν" a "v", "Ν" an "N"), a name in small letters and
+    the same name in capitals keep two keys ("Иван" and "ИВАН").
     """
     visible = unicodedata.normalize("NFKC", _INVISIBLE.sub("", name))
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", skeleton(visible)).casefold())
-    return skeleton(folded)
+    capitals = skeleton(unicodedata.normalize("NFKC", skeleton(visible)).upper())
+    return skeleton(unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", capitals).casefold()))
 
 
 __all__ = ["ZWJ", "legacy_name_key", "name_key", "name_problem", "scripts_of", "skeleton", "valid_name"]

@@ -25,8 +25,6 @@ log = logging.getLogger("forty_thieves.play")
 MAX_STRIKES = 20
 """Rate-limited frames within :data:`STRIKE_WINDOW_S` before the connection is closed (code 1008)."""
 STRIKE_WINDOW_S = 10.0
-HELLO_TIMEOUT_S = 10.0
-"""Seconds a new connection has to send ``hello`` before it is closed (code 1008)."""
 
 
 async def _writer(websocket: WebSocket, session: Session) -> None:
@@ -52,6 +50,8 @@ async def player_endpoint(websocket: WebSocket) -> None:
     writer = asyncio.create_task(_writer(websocket, session))
     limiter = AsyncLimiter(settings.burst, settings.burst / settings.rate)
     loop = asyncio.get_running_loop()
+    # The hello's deadline runs from the connection's start: frames other than hello do not move it.
+    hello_by = loop.time() + settings.hello_timeout_s
     greeted = False
     strikes: list[float] = []
     metrics = websocket.app.state.metrics
@@ -62,9 +62,11 @@ async def player_endpoint(websocket: WebSocket) -> None:
                 message = await websocket.receive()
             else:
                 try:
-                    message = await asyncio.wait_for(websocket.receive(), HELLO_TIMEOUT_S)
+                    async with asyncio.timeout_at(hello_by):
+                        message = await websocket.receive()
                 except TimeoutError:
-                    session.push(encode(m.Error("hello_first", f"no hello within {HELLO_TIMEOUT_S:g} s")))
+                    log.info("closed a connection that sent no hello within %g s", settings.hello_timeout_s)
+                    session.push(encode(m.Error("hello_first", f"no hello within {settings.hello_timeout_s:g} s")))
                     session.close(1008, "no hello")
                     break
             if message["type"] == "websocket.disconnect":
@@ -112,7 +114,7 @@ async def player_endpoint(websocket: WebSocket) -> None:
                 session.push(encode(m.Error(error.code, error.message)))
             except Exception:  # a server bug or a Redis failure must not take the connection or the process down
                 log.exception("handling a %s frame failed", type(request).__name__)
-                session.push(encode(m.Error("internal", "the server failed to handle that frame; nothing changed")))
+                session.push(encode(m.Error("internal", "the server failed to handle that frame")))
     except WebSocketDisconnect:
         pass
     finally:

@@ -1,46 +1,68 @@
 """Server settings, read from the environment in one place (Starlette ``Config``).
 
-=========================  =========  ==============================================
-variable                   default    meaning
-=========================  =========  ==============================================
-``FTR_HOST``               127.0.0.1  address to listen on
-``FTR_PORT``               8000       port to listen on
-``FTR_PUBLIC_URL``         (unset)    address friends reach the server at (``https://race.example.org``
-                                      behind a TLS proxy, ``http://192.168.1.20:8000`` on a LAN):
-                                      the join line and ``join_url`` use it; unset: the address
-                                      each request came to
-``REDIS_URL``              (unset)    Redis to use; unset: start an embedded Redis
-``FTR_DATA_DIR``           user data  folder of the embedded Redis's database file
-``FTR_COUNTDOWN_S``        3          seconds between "start" and the deal
-``FTR_RETENTION_S``        86400      seconds a finished match's keys are kept
-``FTR_MAX_PLAYERS``        8          most players one match may have
-``FTR_RATE``               20         messages per second a connection may send
-``FTR_BURST``              40         messages a connection may send at once
-``FTR_MAX_FRAME_BYTES``    4096       largest WebSocket frame accepted (bytes)
-``FTR_MATCHES_PER_MIN``    30         matches one address may create per minute
-``FTR_POOL_TARGET``        2          verified solvable deals kept ready per variant
-``FTR_SOLVER_WORKERS``     1          solver worker processes (0: no deal pool)
-``FTR_SOLVER_SECONDS``     10         solver budget per candidate deal (seconds)
-``FTR_DEAD_BUDGET``        20000      dead-game search budget (positions)
-``FTR_SOLVER``             (unset)    ``python``: the solver runs its pure search even where the
-                                      optional C search is built (read by the engine's solver,
-                                      server/engine/solver/search.py ``implementation``)
-``FTR_LOBBY_TIMEOUT_S``    7200       seconds a match may wait to start before it is closed
-``FTR_UNTIMED_LIMIT_S``    86400      time limit of a match created with ``time_limit_s`` 0
-                                      (so an abandoned game cannot keep it open for ever;
-                                      0: such matches have none)
-``FTR_DAILY_SECRET``       (unset)    secret of the daily seeds; unset: made once, kept in Redis
-``FTR_DAILY_VARIANTS``     classic,   variants of the daily challenge (comma-separated;
-                           relaxed    empty: no daily challenge)
-``FTR_CLOCK_OFFSET_MS``    0          shift of the server's clock (ms; tests and demos only)
-``FTR_MAX_WATCHERS``       500        spectator connections per match (per server process)
-``FTR_WATCHER_QUEUE``      1024       events a spectator may fall behind by before
-                                      it is dropped (it resumes from its last id)
-``FTR_REMATCH_WINDOW_S``   30         seconds after the first ``rematch`` in which the
-                                      previous round's players join the next round: it
-                                      starts when all are in and ready, or after the
-                                      window with whoever is in and ready
-=========================  =========  ==============================================
+=====================================  =========  ==============================================
+variable                               default    meaning
+=====================================  =========  ==============================================
+``FTR_HOST``                           127.0.0.1  address to listen on
+``FTR_PORT``                           8000       port to listen on
+``FTR_PUBLIC_URL``                     (unset)    address friends reach the server at (``https://race.example.org``
+                                                  behind a TLS proxy, ``http://192.168.1.20:8000`` on a LAN):
+                                                  the join line and ``join_url`` use it; unset: the address
+                                                  each request came to
+``REDIS_URL``                          (unset)    Redis to use; unset: start an embedded Redis
+``FTR_DATA_DIR``                       user data  folder of the embedded Redis's database file
+``FTR_COUNTDOWN_S``                    3          seconds between "start" and the deal
+``FTR_RETENTION_S``                    86400      seconds a finished match's keys are kept
+``FTR_MAX_PLAYERS``                    8          most players one match may have
+``FTR_RATE``                           20         messages per second a connection may send
+``FTR_BURST``                          40         messages a connection may send at once
+``FTR_MAX_FRAME_BYTES``                4096       largest WebSocket frame accepted (bytes)
+``FTR_MATCHES_PER_MIN``                30         matches one address may create per minute
+``FTR_POOL_TARGET``                    2          verified solvable deals kept ready per variant
+``FTR_SOLVER_WORKERS``                 1          solver worker processes (0: no deal pool)
+``FTR_SOLVER_SECONDS``                 10         solver budget per candidate deal (seconds)
+``FTR_DEAD_BUDGET``                    20000      dead-game search budget (positions)
+``FTR_SOLVER``                         (unset)    ``python``: the solver runs its pure search even where the
+                                                  optional C search is built (read by the engine's solver,
+                                                  server/engine/solver/search.py ``implementation``)
+``FTR_LOBBY_TIMEOUT_S``                7200       seconds a match may wait to start before it is closed
+``FTR_UNTIMED_LIMIT_S``                86400      time limit of a match created with ``time_limit_s`` 0
+                                                  (so an abandoned game cannot keep it open for ever;
+                                                  0: such matches have none)
+``FTR_DAILY_SECRET``                   (unset)    secret of the daily seeds; unset: made once, kept in Redis
+``FTR_DAILY_VARIANTS``                 classic,   variants of the daily challenge (comma-separated;
+                                       relaxed    empty: no daily challenge)
+``FTR_CLOCK_OFFSET_MS``                0          shift of the server's clock (ms; tests and demos only)
+``FTR_MAX_WATCHERS``                   500        spectator connections per match (per server process)
+``FTR_WATCHER_QUEUE``                  1024       events a spectator may fall behind by before
+                                                  it is dropped (it resumes from its last id)
+``FTR_REMATCH_WINDOW_S``               30         seconds after the first ``rematch`` in which the
+                                                  previous round's players join the next round: it
+                                                  starts when all are in and ready, or after the
+                                                  window with whoever is in and ready
+``FTR_RESOLVE_S``                      10         seconds the server keeps asking Redis whether a command
+                                                  whose commit got no answer was stored, before it tells
+                                                  the player ``unknown_outcome``
+``FTR_HELLO_TIMEOUT_S``                10         seconds from a ``/play`` connection's start to
+                                                  its ``hello`` (then ``hello_first``, close 1008)
+``FTR_HEADER_TIMEOUT_S``               10         seconds a connection has to send a whole request
+                                                  head, from its start or the previous answer,
+                                                  and a request body (then closed)
+``FTR_KEEPALIVE_S``                    5          seconds an idle HTTP connection is kept open
+                                                  between requests
+``FTR_MAX_HEADER_BYTES``               16384      largest request head (bytes; then 431, closed)
+``FTR_MAX_CONNECTIONS_PER_ADDRESS``    256        open connections (HTTP and WebSocket) one
+                                                  address may hold; past it a new one is closed
+``FTR_MAX_WRITE_BUFFER_BYTES``         1048576    unsent bytes a WebSocket may pile up (a client
+                                                  that never reads) before it is closed (1008)
+``FTR_FORWARDED_ALLOW_IPS``            (unset)    proxies (comma-separated addresses, or ``*``)
+                                                  whose ``X-Forwarded-For`` / ``-Proto`` headers
+                                                  are trusted; unset: none, the TCP peer counts
+=====================================  =========  ==============================================
+
+Pings, pongs and unfinished message fragments, which never reach the application's rate limit, have a
+budget of their own per connection of the same ``FTR_RATE`` a second and ``FTR_BURST`` at once (past it
+the connection is closed with 1008; server/connections.py).
 """
 
 from __future__ import annotations
@@ -80,6 +102,14 @@ class Settings:
     watcher_queue: int = 1024
     max_watchers: int = 500
     rematch_window_s: float = 30.0
+    resolve_s: float = 10.0
+    hello_timeout_s: float = 10.0
+    header_timeout_s: float = 10.0
+    keepalive_s: int = 5
+    max_header_bytes: int = 16384
+    max_connections_per_address: int = 256
+    max_write_buffer_bytes: int = 1 << 20
+    forwarded_allow_ips: str = ""
 
     @classmethod
     def from_environ(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -111,6 +141,14 @@ class Settings:
             watcher_queue=config("FTR_WATCHER_QUEUE", cast=int, default=1024),
             max_watchers=config("FTR_MAX_WATCHERS", cast=int, default=500),
             rematch_window_s=config("FTR_REMATCH_WINDOW_S", cast=float, default=30.0),
+            resolve_s=config("FTR_RESOLVE_S", cast=float, default=10.0),
+            hello_timeout_s=config("FTR_HELLO_TIMEOUT_S", cast=float, default=10.0),
+            header_timeout_s=config("FTR_HEADER_TIMEOUT_S", cast=float, default=10.0),
+            keepalive_s=config("FTR_KEEPALIVE_S", cast=int, default=5),
+            max_header_bytes=config("FTR_MAX_HEADER_BYTES", cast=int, default=16384),
+            max_connections_per_address=config("FTR_MAX_CONNECTIONS_PER_ADDRESS", cast=int, default=256),
+            max_write_buffer_bytes=config("FTR_MAX_WRITE_BUFFER_BYTES", cast=int, default=1 << 20),
+            forwarded_allow_ips=config("FTR_FORWARDED_ALLOW_IPS", default="").strip(),
         )
 
 
@@ -118,6 +156,7 @@ ENVIRONMENT_VARIABLES = (
     "FTR_HOST", "FTR_PORT", "FTR_PUBLIC_URL", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
     "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
     "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_SOLVER", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
-    "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS", "FTR_REMATCH_WINDOW_S",
+    "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS", "FTR_REMATCH_WINDOW_S", "FTR_RESOLVE_S", "FTR_HELLO_TIMEOUT_S", "FTR_HEADER_TIMEOUT_S", "FTR_KEEPALIVE_S",
+    "FTR_MAX_HEADER_BYTES", "FTR_MAX_CONNECTIONS_PER_ADDRESS", "FTR_MAX_WRITE_BUFFER_BYTES", "FTR_FORWARDED_ALLOW_IPS",
 )
 """Every environment variable the server reads (a test checks docker-compose.yml names only these)."""

@@ -52,6 +52,8 @@ from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import NoScriptError
 
 EVENTS_MAXLEN = 20000
@@ -151,6 +153,7 @@ elseif current then
 end
 redis.call('HSET', KEYS[1], ARGV[2], name)
 redis.call('HSET', pkey, 'token', ARGV[2])
+redis.call('HDEL', pkey, 'fence')  -- a takeover: the old connection's FENCE, sent again, finds it replaced
 local epoch = redis.call('HINCRBY', pkey, 'epoch', 1)
 return {'ok', name, epoch}
 """
@@ -197,6 +200,21 @@ local active = -1
 if a[11] == 1 then active = redis.call('HINCRBY', KEYS[4], 'active', -1) end
 return {'ok', last, active}
 """ % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
+
+FENCE = """
+-- KEYS: player, log, meta ; ARGV: the connection's epoch, a nonce of the connection's
+-- After a COMMIT whose answer was lost (a timeout): the connection takes a new epoch, so that the COMMIT, if it
+-- is still on its way, is refused ('stale') whenever it arrives, and reads what Redis holds. Sent again with
+-- the same nonce (its own answer lost too) it takes no other epoch; a takeover (RESUME) voids the nonce.
+local p = redis.call('HMGET', KEYS[1], 'epoch', 'fence')
+if p[2] ~= ARGV[2] then
+  if p[1] ~= ARGV[1] then return {'stale'} end
+  redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+  redis.call('HSET', KEYS[1], 'fence', ARGV[2])
+end
+return {'ok', redis.call('HGETALL', KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1),
+  redis.call('HMGET', KEYS[3], 'deal', 'settings')}
+"""
 
 START = """
 -- KEYS: meta, roster, events, player-prefix ; ARGV: event frame, foundation cards of the deal
@@ -334,6 +352,43 @@ return redis.call('LRANGE', KEYS[1], 0, -1)
 """
 
 
+LOBBY_EVENT = """
+-- KEYS: meta, roster, events, player-prefix
+-- ARGV: event frame, then what it was built from: state, commitment, and name, ready, connected (0|1) per player
+-- The lobby event is written only while the match is in its lobby and only if it shows the lobby as it is now
+-- (the stream's lobby events follow the match's state in Redis: none contradicts the countdown or an earlier one).
+local meta = redis.call('HMGET', KEYS[1], 'state', 'commitment')
+if meta[1] ~= 'lobby' and meta[1] ~= 'preparing' then return 'not_lobby' end
+if meta[1] ~= ARGV[2] or (meta[2] or '') ~= ARGV[3] then return 'changed' end
+local names = redis.call('LRANGE', KEYS[2], 0, -1)
+if #names * 3 ~= #ARGV - 3 then return 'changed' end
+for i, name in ipairs(names) do
+  local p = redis.call('HMGET', KEYS[4] .. name, 'ready', 'connected')
+  local ready, connected = '0', '0'
+  if p[1] == '1' then ready = '1' end
+  if p[2] and p[2] ~= '0' then connected = '1' end
+  local at = 3 + (i - 1) * 3
+  if ARGV[at + 1] ~= name or ARGV[at + 2] ~= ready or ARGV[at + 3] ~= connected then return 'changed' end
+end
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'public')
+return 'ok'
+""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
+
+READY = """
+-- KEYS: meta, player ; ARGV: none. The player is ready, only while the match is in its lobby: the match's state.
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'lobby' or state == 'preparing' then redis.call('HSET', KEYS[2], 'ready', 1) end
+return state or ''
+"""
+
+DONE_IF_DUE = """
+-- KEYS: timers ; ARGV: member, now ms. Remove a timer that is due, not one set again for later meanwhile.
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+"""
+
+
 @dataclass
 class PlayerRecord:
     """A player's stored record (times in ms from the start instant)."""
@@ -387,6 +442,7 @@ class Store:
         self._resume = client.register_script(RESUME)
         self._issue = client.register_script(ISSUE)
         self._commit = client.register_script(COMMIT)
+        self._fence = client.register_script(FENCE)
         self._transition = client.register_script(TRANSITION)
         self._start = client.register_script(START)
         self._create = client.register_script(CREATE)
@@ -398,6 +454,9 @@ class Store:
         self._round_join = client.register_script(ROUND_JOIN)
         self._window_over = client.register_script(WINDOW_OVER)
         self._series_add = client.register_script(SERIES_ADD)
+        self._lobby_event = client.register_script(LOBBY_EVENT)
+        self._ready = client.register_script(READY)
+        self._done_if_due = client.register_script(DONE_IF_DUE)
 
     async def time_ms(self) -> int:
         """Redis ``TIME`` in ms: the one clock all processes share."""
@@ -447,6 +506,22 @@ class Store:
         result = await self._end_player(keys=[player_key(code, name), events_key(code), meta_key(code)],
                                         args=[status, time_ms, event])
         return result[0].decode(), int(result[1])
+
+    async def add_lobby_event(self, code: str, frame: bytes, state: str, commitment: str,
+                              players: list[PlayerRecord]) -> str:
+        """Append lobby ``frame``, built from ``state``, ``commitment`` and ``players`` (join order), unless the
+        lobby has changed since they were read (see :data:`LOBBY_EVENT`): ``ok``, ``changed`` (read again and
+        retry) or ``not_lobby`` (the match has left its lobby: no lobby event any more)."""
+        args: list[Any] = [frame, state, commitment]
+        for p in players:
+            args += [p.name, 1 if p.ready else 0, 1 if p.connected else 0]
+        keys = [meta_key(code), roster_key(code), events_key(code), f"{{m:{code}}}:p:"]
+        return (await self._lobby_event(keys=keys, args=args)).decode()
+
+    async def set_ready(self, code: str, name: str) -> str:
+        """Mark the player ready if the match is still in its lobby (``lobby`` or ``preparing``); returns the
+        match's state (``""``: no such match)."""
+        return (await self._ready(keys=[meta_key(code), player_key(code, name)])).decode()
 
     async def roster(self, code: str) -> list[str]:
         return [n.decode() for n in await self.redis.lrange(roster_key(code), 0, -1)]
@@ -498,12 +573,7 @@ class Store:
 
     async def log(self, code: str, name: str) -> list[tuple[str, int]]:
         """A player's accepted commands with their times (ms from the start)."""
-        entries = await self.redis.lrange(log_key(code, name), 0, -1)
-        result = []
-        for entry in entries:
-            command, _, ms = entry.decode().partition(" ")
-            result.append((command, int(ms or 0)))
-        return result
+        return _log_entries(await self.redis.lrange(log_key(code, name), 0, -1))
 
     async def commit(self, code: str, name: str, epoch: int, seq: int, entry: str, record: dict[str, Any],
                      ends: bool, events: list[bytes], boards: list[bytes] | None = None) -> tuple[str, int]:
@@ -534,6 +604,35 @@ class Store:
         result = await future
         status = result[0].decode()
         return status, int(result[2]) if status == "ok" else -1
+
+    async def fence(self, code: str, name: str, epoch: int, nonce: str,
+                    within_s: float) -> tuple[PlayerRecord, list[tuple[str, int]], str, str] | None:
+        """After a :meth:`commit` whose answer was lost: void the connection's ``epoch`` (a new one is stored, see
+        :data:`FENCE`) and read what Redis holds, in one step, so that nothing of the lost commit can land later.
+
+        Returns the player's record (with its new epoch), its log as :meth:`log` gives it, and the match's deal
+        and settings (JSON); None when another connection has taken over (``epoch`` is not the stored one).
+        Tried again (redis-py's :class:`~redis.asyncio.retry.Retry`, jittered exponential backoff, on connection
+        errors and timeouts) for at most ``within_s`` seconds, then raises :class:`TimeoutError`; raises what
+        redis-py raises for other failures. ``nonce`` makes a repeated call, its first answer lost, harmless.
+        """
+        keys = [player_key(code, name), log_key(code, name), meta_key(code)]
+        retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=-1)  # bounded by within_s
+
+        async def attempt() -> Any:
+            return await self._fence(keys=keys, args=[epoch, nonce])
+
+        async def failed(_error: Exception) -> None:
+            return None  # redis-py has dropped the failed connection already
+
+        async with asyncio.timeout(within_s):
+            reply = await retry.call_with_retry(attempt, failed)
+        if reply[0] != b"ok":
+            return None
+        flat = reply[1]
+        record = PlayerRecord.from_hash(dict(zip(flat[::2], flat[1::2])))
+        deal, settings = (value.decode() for value in reply[3])
+        return record, _log_entries(reply[2]), deal, settings
 
     def _flush_soon(self) -> None:
         batch, self._pending = self._pending, []
@@ -655,6 +754,11 @@ class Store:
         await self.redis.zrem(TIMERS, f"{code} {kind}")
         await self.redis.delete(f"lease:{code} {kind}")
 
+    async def done_timer_if_due(self, code: str, kind: str, now_ms: int) -> None:
+        """Remove the timer unless it was set again for after ``now_ms`` meanwhile; release its lease."""
+        await self._done_if_due(keys=[TIMERS], args=[f"{code} {kind}", now_ms])
+        await self.redis.delete(f"lease:{code} {kind}")
+
     # ------------------------------------------------------------ events
 
     async def read_events(self, streams: dict[str, str], block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
@@ -728,6 +832,15 @@ async def follow_streams(ids: dict[Any, str], wakeup: asyncio.Event,
                 ids[stream] = entry_id
         if events and pause_s:
             await asyncio.sleep(pause_s)
+
+
+def _log_entries(entries: list[bytes]) -> list[tuple[str, int]]:
+    """A move log's entries (``b"cmd ms"``) as (command, ms from the start) pairs."""
+    result = []
+    for entry in entries:
+        command, _, ms = entry.decode().partition(" ")
+        result.append((command, int(ms or 0)))
+    return result
 
 
 def _plain(value: Any) -> Any:

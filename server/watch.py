@@ -15,13 +15,19 @@ falls ``Settings.watcher_queue`` events behind is dropped (``event:
 dropped``) and can resume from its last id; it never slows the players.
 Each event is encoded once per process, and a connection sends what
 gathered at most every :data:`BATCH_S` seconds.
+
+A spectator's slot (``FTR_MAX_WATCHERS``) is released when its connection
+ends, however it ends (a reset during the catch-up read included), by the
+code that owns the connection and not by code that a cancellation has to
+reach: a cancellation can be lost inside the Redis client, and a handler
+that missed it would otherwise wait on its queue for ever.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
+import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -31,14 +37,16 @@ import msgspec
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol import messages as m
 from protocol.codec import encode
 
-from .matches import MatchService, ServiceError
+from .httpjson import STREAM_ID_HELP, valid_stream_id
+from .matches import MatchService, ServiceError, Watcher
 
-_STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
+log = logging.getLogger("forty_thieves.watch")
 
 BATCH_S = 0.25
 """A spectator's connection sends what gathered at most this often (seconds): one write for several
@@ -84,16 +92,35 @@ def _sse(code: str, entry_id: str, frame: bytes) -> bytes:
     return _encoded_once("sse", code, entry_id, build)
 
 
+class SpectatorStream(EventSourceResponse):
+    """An SSE response that calls ``release`` once it ends, however it ends (the client gone, an error,
+    or the body never started: a generator that never ran never runs its ``finally``)."""
+
+    def __init__(self, content: AsyncIterator[Any], release: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
+def _malformed_id() -> JSONResponse:
+    return JSONResponse({"error": "malformed", "message": f"Last-Event-ID (or from) is {STREAM_ID_HELP}"},
+                        status_code=400)
+
+
 async def match_events(request: Request) -> Response:
     """``GET /matches/{code}/events``: the match's public events as Server-Sent Events."""
     service: MatchService = request.app.state.service
     code = request.path_params["code"][:32]
+    after = request.headers.get("last-event-id") or request.query_params.get("from") or "0-0"
+    if not valid_stream_id(after):
+        return _malformed_id()
     if await service.store.meta(code) is None:
         return JSONResponse({"error": "no_match", "message": "no match with that code"}, status_code=404)
-    after = request.headers.get("last-event-id") or request.query_params.get("from") or "0-0"
-    if not _STREAM_ID.fullmatch(after):
-        return JSONResponse({"error": "malformed", "message": "Last-Event-ID is a stream id such as 1700000000000-0"},
-                            status_code=400)
     try:
         watcher = await service.watch(code)  # first: live events queue up while the missed ones are read
     except ServiceError as error:
@@ -104,6 +131,10 @@ async def match_events(request: Request) -> Response:
     # response is completed. Cancelled instead, uvicorn logged "ASGI callable returned without completing
     # response" at every Ctrl-C with a spectator connected.
     stop = anyio.Event()
+
+    def release() -> None:
+        service.unwatch(code, watcher)
+        watcher.close()
 
     async def wake_at_stop() -> None:
         await stop.wait()
@@ -129,6 +160,8 @@ async def match_events(request: Request) -> Response:
                             yield b"".join(chunk)
                         return
                     if item is None:
+                        if watcher.closed:
+                            return
                         if chunk:
                             yield b"".join(chunk)
                         yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}',
@@ -144,9 +177,8 @@ async def match_events(request: Request) -> Response:
                 await asyncio.sleep(BATCH_S)
         finally:
             waker.cancel()
-            service.unwatch(code, watcher)
 
-    return EventSourceResponse(events(), ping=15, shutdown_event=stop, shutdown_grace_period=1.0)
+    return SpectatorStream(events(), release, ping=15, shutdown_event=stop, shutdown_grace_period=1.0)
 
 
 def _frame(code: str, entry_id: str, frame: bytes) -> bytes:
@@ -155,42 +187,26 @@ def _frame(code: str, entry_id: str, frame: bytes) -> bytes:
                          lambda: msgspec.msgpack.encode({"id": entry_id, "event": msgspec.Raw(frame)}))
 
 
-async def watch_endpoint(websocket: WebSocket) -> None:
-    """``/matches/{code}/watch[?from=ID]``: the same public events as msgpack frames ``{"id", "event"}``.
+WATCH_CLOSE_CODES = {"malformed": 1008, "no_match": 4004, "too_many_watchers": 1013, "too_slow": 4002}
+"""Close code of the spectators' WebSocket after each ``error`` it sends (README "Spectating")."""
 
-    A spectator sends nothing; a late one first gets what it missed (after
-    ``from``, exclusive); one that falls behind gets ``error`` ``too_slow``
-    and is closed (code 4002): it can resume with ``from`` = its last id.
-    """
-    service: MatchService = websocket.app.state.service
-    await websocket.accept()
-    code = websocket.path_params["code"][:32]
-    after = websocket.query_params.get("from") or "0-0"
-    if await service.store.meta(code) is None or not _STREAM_ID.fullmatch(after):
-        problem = ("no_match", "no match with that code") if _STREAM_ID.fullmatch(after) else \
-            ("malformed", "from is a stream id such as 1700000000000-0")
-        await websocket.send_bytes(encode(m.Error(*problem)))
-        await websocket.close(code=4004 if problem[0] == "no_match" else 4000, reason=problem[1])
-        return
-    try:
-        watcher = await service.watch(code)
-    except ServiceError as error:
-        await websocket.send_bytes(encode(m.Error(error.code, error.message)))
-        await websocket.close(code=1013, reason="too many spectators: try again later")
-        return
 
-    async def until_disconnect() -> None:  # Starlette notices a disconnect only on receive
-        while (await websocket.receive())["type"] != "websocket.disconnect":
-            pass
+async def _refuse(websocket: WebSocket, error: m.Error) -> None:
+    """Send ``error``, then close with its code's close code (:data:`WATCH_CLOSE_CODES`)."""
+    await websocket.send_bytes(encode(error))
+    await websocket.close(code=WATCH_CLOSE_CODES[error.code], reason=error.message[:120])
 
-    gone = asyncio.create_task(until_disconnect())
-    sender = asyncio.current_task()
-    assert sender is not None
 
-    def left(_: object) -> None:  # the spectator left: stop sending (no asyncio.wait per event)
-        sender.cancel()
+async def _until_disconnect(websocket: WebSocket) -> None:
+    """Receive until the spectator leaves (a spectator sends nothing; Starlette notices a disconnect only on
+    receive)."""
+    while (await websocket.receive())["type"] != "websocket.disconnect":
+        pass
 
-    gone.add_done_callback(left)
+
+async def _send_events(websocket: WebSocket, service: MatchService, code: str, after: str, watcher: Watcher) -> None:
+    """Send what the spectator missed after ``after``, then the live events from ``watcher``'s queue, until the
+    watcher is closed or dropped (then ``too_slow``, close 4002) or the socket fails."""
     try:
         sent = _order(after)
         async for missed in service.store.spectator_events_after(code, after):
@@ -200,8 +216,8 @@ async def watch_endpoint(websocket: WebSocket) -> None:
         while True:
             item = await watcher.queue.get()
             if item is None:
-                await websocket.send_bytes(encode(m.Error("too_slow", "you fell behind: resume with ?from=LAST_ID")))
-                await websocket.close(code=4002, reason="too slow")
+                if not watcher.closed:
+                    await _refuse(websocket, m.Error("too_slow", "you fell behind: resume with ?from=LAST_ID"))
                 return
             entry_id, frame = item
             if _order(entry_id) > sent:
@@ -209,14 +225,51 @@ async def watch_endpoint(websocket: WebSocket) -> None:
                 await websocket.send_bytes(_frame(code, entry_id, frame))
             if watcher.queue.empty():
                 await asyncio.sleep(BATCH_S)
-    except asyncio.CancelledError:
-        if not gone.done():
-            raise  # cancelled from outside (shutdown), not by the spectator leaving
-        sender.uncancel()
-        return
-    except (WebSocketDisconnect, RuntimeError):
-        return
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        return  # the spectator went away
+
+
+async def watch_endpoint(websocket: WebSocket) -> None:
+    """``/matches/{code}/watch[?from=ID]``: the same public events as msgpack frames ``{"id", "event"}``.
+
+    A spectator sends nothing; a late one first gets what it missed (after
+    ``from``, exclusive); one that falls behind gets ``error`` ``too_slow``
+    and is closed (code 4002): it can resume with ``from`` = its last id.
+    A ``from`` that is no stream id gets ``error`` ``malformed`` and close
+    1008, an unknown match ``no_match`` and close 4004, a full match
+    ``too_many_watchers`` and close 1013.
+
+    The sending runs in a task of its own while this handler receives: when
+    the spectator leaves, the handler releases the slot and closes the
+    watcher (which wakes the sender) without waiting for the sender to see
+    its cancellation.
+    """
+    service: MatchService = websocket.app.state.service
+    await websocket.accept()
+    code = websocket.path_params["code"][:32]
+    after = websocket.query_params.get("from") or "0-0"
+    if not valid_stream_id(after):
+        return await _refuse(websocket, m.Error("malformed", f"from is {STREAM_ID_HELP}"))
+    if await service.store.meta(code) is None:
+        return await _refuse(websocket, m.Error("no_match", "no match with that code"))
+    try:
+        watcher = await service.watch(code)
+    except ServiceError as error:
+        return await _refuse(websocket, m.Error(error.code, error.message))
+    sender = asyncio.create_task(_send_events(websocket, service, code, after, watcher))
+    # A sender that outlives the handler (its cancellation lost inside the Redis client) may still fail:
+    # its exception is taken here so that asyncio does not log it as never retrieved.
+    sender.add_done_callback(lambda task: task.cancelled() or task.exception())
+    gone = asyncio.create_task(_until_disconnect(websocket))
+    try:
+        await asyncio.wait((sender, gone), return_when=asyncio.FIRST_COMPLETED)
+        if sender.done() and not sender.cancelled() and sender.exception() is not None:  # Redis failed
+            log.warning("streaming match %s to a spectator failed", code, exc_info=sender.exception())
+            await websocket.close(code=1011, reason="the server could not read the match's events")
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        pass
     finally:
-        gone.remove_done_callback(left)
-        gone.cancel()
         service.unwatch(code, watcher)
+        watcher.close()
+        gone.cancel()
+        sender.cancel()

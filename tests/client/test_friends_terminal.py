@@ -61,5 +61,5 @@ def test_the_daily_asks_before_it_deals_and_leaving_it_says_so(server: ServerPro
     assert "Daily relaxed" in header, header
     assert attempts() == before + 1
     terminal.type("q")
-    left = terminal.wait_for("exit=").replace("\n", "")  # the terminal wrapped the long line
+    left = terminal.wait_for("exit=0").replace("\n", "")  # the terminal wrapped the long line
     assert "run the same daily command" in left.lower() and "join command" not in left and "exit=0" in left, left

@@ -34,6 +34,8 @@ def test_rematch_on_the_results_screen_races_round_two_and_shows_the_series(
                      client_env)
     terminal.wait_for("Foundations")
     terminal.type("resign")
+    terminal.wait_for("Type resign again")  # resign asks first
+    terminal.type("resign")
     terminal.wait_for("Type rematch")
     bob.communicate(timeout=30)
     terminal.type("rematch")
@@ -43,6 +45,8 @@ def test_rematch_on_the_results_screen_races_round_two_and_shows_the_series(
     assert next_code and next_code in board
     tokens = json.loads((Path(client_env["FTR_CLIENT_DATA"]) / "tokens.json").read_text())
     assert any(next_code in key and "carol" in entry.get("players", {}) for key, entry in tokens.items())
+    terminal.type("resign")
+    terminal.wait_for("Type resign again")  # resign asks first
     terminal.type("resign")
     shown = terminal.wait_for("Series after round 2")
     round_2 = httpx.get(f"{server.url}/matches/{next_code}", timeout=10).json()

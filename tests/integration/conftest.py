@@ -64,7 +64,9 @@ def redis_url() -> Iterator[str]:
         return
     port = free_port()
     folder = tempfile.mkdtemp(prefix="ftr-redis-")
-    process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", folder],
+    # DEBUG from local connections: the fault tests stall Redis with DEBUG SLEEP.
+    process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", folder,
+                                "--enable-debug-command", "local"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:

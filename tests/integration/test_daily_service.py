@@ -20,11 +20,12 @@ import redis.asyncio as aioredis
 
 from protocol import messages as m
 from protocol.codec import decode_server, encode
-from server.daily import DailyError, DailyService, pack_score
+from server.daily import NAMES_KEY, DailyError, DailyService, pack_score
 from server.matches import MatchService, Session
+from server.names import legacy_name_key, name_key
 from server.ranking import Standing, rank
 from server.settings import Settings
-from server.store import TIMERS, Store
+from server.store import TIMERS, Store, token_hash
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -246,6 +247,26 @@ def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -> None
         assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
 
     run(redis_url, ms("2026-11-30T23:59:59.000"), body)
+
+
+def test_a_name_claimed_under_the_old_key_is_still_found(redis_url: str) -> None:
+    """Daily names were once keyed by NFKC_Casefold alone (``legacy_name_key``); a claim made then stays under that
+    key in Redis. Its token still opens the name, no second claim is made under the skeleton key, and another
+    spelling is refused as taken."""
+    async def body(daily: DailyService, clock: FakeClock) -> None:
+        token = "token kept from before"
+        assert legacy_name_key("Sam") == "sam" != name_key("Sam")  # the skeleton key is another ("sarn")
+        await daily.store.redis.hset(NAMES_KEY, "sam", f"{hashlib.sha256(token.encode()).hexdigest()} Sam")
+        assert token_hash(token) == hashlib.sha256(token.encode()).hexdigest()
+        assert await daily.store.name_claim("Sam") == (token_hash(token), "Sam")
+        assert (await refused(daily.attempt("relaxed", "Sam", None))).code == "bad_token"
+        assert (await refused(daily.attempt("relaxed", "Sam", "not the token"))).code == "bad_token"
+        assert (await refused(daily.attempt("relaxed", "SAM", None))).code == "name_taken"
+        first = await daily.attempt("relaxed", "Sam", token)
+        assert first["name"] == "Sam" and "name_token" not in first
+        assert await daily.store.redis.hkeys(NAMES_KEY) == [b"sam"]  # the old claim, and no new one
+
+    run(redis_url, ms("2026-11-30T12:00:00.000"), body)
 
 
 def test_a_name_claimed_by_a_refused_request_is_free_again(redis_url: str) -> None:

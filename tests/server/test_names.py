@@ -101,6 +101,7 @@ def test_digits_of_the_names_own_script_or_ascii_digits_are_fine(name: str) -> N
     ("B0b", "BOB"),  # a zero for an O
     ("Sarn", "Sam"),  # "rn" for "m" (confusables.txt)
     ("C1aire", "Claire"),  # a one for an l
+    ("Kai", "Kal"),  # "KAI", the same name in capitals, looks like "Kal"
     ("\u0391\u039d\u039d", "ANN"),  # GREEK ALPHA and NU: a whole name of another script that looks Latin
 ])
 def test_look_alikes_by_the_unicode_standard_share_one_key(name: str, looks_like: str) -> None:
@@ -115,5 +116,30 @@ def test_look_alikes_by_the_unicode_standard_share_one_key(name: str, looks_like
     assert skeleton("\u0430") == "a" and skeleton("l") == skeleton("I") == skeleton("1")  # the standard's data
 
 
+@pytest.mark.parametrize("name, other", [
+    ("ALICE", "alice"),  # the skeleton of "ALICE" is "ALlCE" (a capital I is an l), of "alice" "alice"
+    ("IVY", "ivy"), ("Iris", "IRIS"), ("LILI", "lili"),
+    ("\u0421\u0410\u0428\u0410", "\u0421\u0430\u0448\u0430"),  # Cyrillic "САША" and "Саша"
+])
+def test_names_that_differ_only_by_case_share_one_key(name: str, other: str) -> None:
+    """Skeletons are case-sensitive, so a key taken as a skeleton then folded gave "ALICE" and "alice" two keys:
+    both could join one match."""
+    assert name.casefold() == other.casefold() and name != other
+    assert name_key(name) == name_key(other)
+
+
 def test_names_that_only_look_different_keep_their_own_keys() -> None:
     assert len({name_key(n) for n in ("Ann", "Anna", "Bob", "Bill", "Sam", "Claire", "Ivan", "Иван")}) == 8
+
+
+@pytest.mark.parametrize("name, other", [
+    ("vv", "w"), ("cl", "d"),  # they can look alike in some fonts, but confusables.txt has no such entry
+    ("José", "Jose"),  # the skeleton keeps accents
+    ("5am", "Sam"),  # a five is no S in confusables.txt
+    ("Ivan", "\u0418\u0432\u0430\u043d"),  # Latin and Cyrillic spellings of one name do not look alike
+])
+def test_what_the_unicode_standard_does_not_merge_stays_two_names(name: str, other: str) -> None:
+    """The key is the UTS #39 skeleton and nothing more: where confusables.txt maps no character of one name to
+    the other's, they are two names (the module docstring lists these)."""
+    assert name_problem(name) is None and name_problem(other) is None
+    assert name_key(name) != name_key(other)
