@@ -35,6 +35,7 @@ import msgspec
 
 from protocol import messages as m
 from protocol.codec import decode_server, encode
+from protocol.codes import new_code
 
 from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
@@ -48,11 +49,6 @@ if TYPE_CHECKING:
 CREATION_WAIT_S = 2.0
 """Seconds a process that did not claim the next round waits for its claimer to create it before creating it
 itself (the claimer died between the two steps)."""
-
-
-def new_code() -> str:
-    """A new match code (as ``POST /matches`` makes them)."""
-    return secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
 
 
 def host_player(meta: dict[str, str], roster: list[str]) -> str:

@@ -92,6 +92,8 @@ def test_both_rematch_get_one_next_round_with_a_new_deal_and_series_standings(se
         answer_a = await rematch(alice)
         answer_b = await rematch(bob)
         assert answer_a.match == answer_b.match != created["code"] and answer_a.round == answer_b.round == 2
+        # A later round's code is read aloud and typed like the first's: 12 Crockford base32 symbols.
+        assert re.fullmatch("[0-9A-HJKMNP-TV-Z]{12}", answer_a.match), answer_a.match
         assert answer_a.host_token and not answer_b.host_token  # alice joined first: she hosts round 1 and 2
         again = await rematch(bob)  # a retried rematch: the same round, never a second one
         assert again.match == answer_b.match and again.round == 2
