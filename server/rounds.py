@@ -6,8 +6,8 @@ solvable deal from the pool where the settings ask for one; never the host's see
 or deal of round 1 again), a new nonce and commitment. Every player who asks is in
 the same next round, ready; it starts when every player of the round before is in
 and ready, or once the rematch window (``FTR_REMATCH_WINDOW_S``) is over with
-whoever is in and ready. The host role passes on: the old host if they asked, else
-the first player who did.
+whoever is in and ready. The host role passes on to the first player who asks (the
+host of the round before, when they ask first), and is never taken back.
 
 Redis (DESIGN.md "Redis", :mod:`server.store`): the rounds' keys are in different
 slots, so a rematch is a few steps, each one script on one slot and each safe to
@@ -49,12 +49,6 @@ if TYPE_CHECKING:
 CREATION_WAIT_S = 2.0
 """Seconds a process that did not claim the next round waits for its claimer to create it before creating it
 itself (the claimer died between the two steps)."""
-
-
-def host_player(meta: dict[str, str], roster: list[str]) -> str:
-    """The player who hosts a round: the one the round's meta names (a round after the first), else the
-    player who joined first (the one who created the match, as the CLI's and the page's ``create`` do)."""
-    return meta.get("host_name") or (roster[0] if roster else "")
 
 
 def may_start(meta: dict[str, str], names: list[str]) -> bool:
@@ -184,7 +178,7 @@ class Rounds:
             "state": state, "settings": meta["settings"], "host": "", "created_ms": now, "active": 0,
             "solution": solution, "nonce": nonce, "commitment": "",
             "round": int(meta.get("round", 1) or 1) + 1, "series": meta.get("series") or old, "prev": old,
-            "expected": json.dumps(roster), "prev_host": host_player(meta, roster), "window_end_ms": window_end,
+            "expected": json.dumps(roster), "window_end_ms": window_end,
         }
         if seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))

@@ -311,10 +311,11 @@ return {'ok'}
 
 ROUND_HOST = """
 -- KEYS: meta (the next round) ; ARGV: name, host token hash
--- The previous round's host (meta prev_host) takes the host role whenever they ask; anyone else only while no
--- one holds it, or again when they hold it (a retry: the new host token replaces theirs).
+-- The first player who asks takes the host role; asked again by its holder (a retry), the new host token
+-- replaces theirs. A role once given is never taken back: a player told it hosts keeps a working host token
+-- (when the previous round's host could take it back at any time, a friend who asked first held a dead one).
 local holder = redis.call('HGET', KEYS[1], 'host_name')
-if ARGV[1] == redis.call('HGET', KEYS[1], 'prev_host') or not holder or holder == '' or holder == ARGV[1] then
+if not holder or holder == '' or holder == ARGV[1] then
   redis.call('HSET', KEYS[1], 'host', ARGV[2], 'host_name', ARGV[1])
   return 1
 end
