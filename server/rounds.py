@@ -160,18 +160,8 @@ class Rounds:
         variant = find_variant(settings.variant)
         roster = await self.store.roster(old)
         now = service.clock.now_ms()
-        seed: str | None = None
-        item: bytes | None = None
-        solution, state = "", "lobby"
-        if settings.solvable_only:
-            item = await self.store.pool_pop(variant.name)
-            if item is not None:
-                seed, moves = msgspec.msgpack.decode(item)
-                solution = json.dumps(moves)
-            else:
-                state = "preparing"
-        else:
-            seed = secrets.token_hex(16)
+        seed, solution, item = await service.draw_deal(variant.name, settings.solvable_only)
+        state = "lobby" if seed is not None else "preparing"
         nonce = secrets.token_hex(16)
         window_end = now + int(service.settings.rematch_window_s * 1000)
         fields: dict[str, Any] = {
