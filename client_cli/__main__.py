@@ -103,6 +103,7 @@ class _Commands:
         self.actions, self.common = actions, common
 
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        """The subcommand ``name``'s parser (``kwargs`` as for argparse's ``add_parser``), global options included."""
         return self.actions.add_parser(name, parents=[self.common], **kwargs)  # type: ignore[no-any-return]
 
 

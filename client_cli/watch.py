@@ -61,6 +61,9 @@ def race_time_ms(public: dict[str, Any], player: dict[str, Any], now_ms: int) ->
 
 
 def table(public: dict[str, Any], now_ms: int | None = None, note: str = "") -> Table:
+    """The standings of ``public`` (a ``GET /matches/{code}`` answer) as a rich table: rank, name, status,
+    foundation cards, moves and time (the race clock at ``now_ms``, ms since the epoch, default now, for a
+    player still playing); ``note`` is added to the title."""
     settings = public.get("settings", {})
     now = int(time.time() * 1000) if now_ms is None else now_ms
     title = f"match {public.get('code', '')} · {settings.get('variant', '')} · {public.get('state', '')}{note}"

@@ -58,6 +58,7 @@ class ConnectionLimits:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ConnectionLimits:
+        """The limits the settings give (``FTR_MAX_CONNECTIONS_PER_ADDRESS``, ``FTR_HEADER_TIMEOUT_S``, ...)."""
         return cls(settings.max_connections_per_address, settings.header_timeout_s, settings.max_header_bytes,
                    settings.max_write_buffer_bytes, settings.rate, settings.burst)
 
@@ -135,6 +136,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self.transport.close()
 
     def data_received(self, data: bytes) -> None:
+        """uvicorn's parsing, then the head's size: bytes received while no whole head has arrived count."""
         counting = self.in_head
         super().data_received(data)
         if counting and self.in_head and not self.transport.is_closing():
@@ -180,6 +182,8 @@ class LimitedWebSocketProtocol(WebSocketsSansIOProtocol):
         super().connection_lost(exc)
 
     def handle_events(self) -> None:
+        """The events of one read: a control frame or fragment past the budget, or a write backlog past its
+        bound, closes the connection (1008) before any of them is dispatched; else uvicorn's dispatch."""
         events = self.conn.events_received()
         # Before anything is dispatched: websockets has already queued a pong for every ping of this read.
         for event in events:

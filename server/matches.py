@@ -394,21 +394,14 @@ class MatchService:
         code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
         host_token = secrets.token_urlsafe(24)
         seed = request.seed if deal_position is None else format_position(deal_position)
-        solution = ""
-        state = "lobby"
+        solution, item = "", None
         solvable_only = request.solvable_only and seed is None
         if solvable_only and variant.name not in OFFERED_POOL_VARIANTS:
             raise ServiceError("malformed", f"solvable deals are prepared for {' and '.join(OFFERED_POOL_VARIANTS)}; "
                                             f"for {variant.name} create the match with solvable_only false (forty-thieves create --any-deal)")
-        if seed is None and request.solvable_only:
-            item = await self.store.pool_pop(variant.name)
-            if item is not None:
-                seed, moves = msgspec.msgpack.decode(item)
-                solution = json.dumps(moves)
-            else:
-                state = "preparing"
-        if seed is None and not request.solvable_only:
-            seed = secrets.token_hex(16)
+        if seed is None:
+            seed, solution, item = await self.draw_deal(variant.name, solvable_only)
+        state = "lobby" if seed is not None else "preparing"
         # A seed or deal the host chose is dealt as given: not proven solvable, and the settings say so.
         settings = m.Settings(variant.name, solvable_only, request.players, request.time_limit_s,
                               request.autoplay, request.undo, request.hints, request.open_boards)
@@ -424,6 +417,8 @@ class MatchService:
         else:
             fields.update(commitment="")  # set with the deal once the pool delivers one (_prepare)
         if not await self.store.create_match(code, fields):
+            if item is not None:  # the pool's deal is not used up by a match that was not made
+                await self.store.pool_push(variant.name, item)
             raise ServiceError("internal", "match code collision: create the match again")
         if state == "preparing":
             await self.store.add_timer(code, "prepare", self.clock.now_ms())
@@ -431,6 +426,22 @@ class MatchService:
         meta = await self.store.meta(code)
         assert meta is not None
         return {"code": code, "host_token": host_token, "commitment": meta.get("commitment", ""), "state": state}
+
+    async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
+        """The deal of a new match (or round) no one chose: ``(seed, solution, pool_item)``.
+
+        Solvable-only: the pool's next deal of ``variant`` (its seed, its proof as JSON text of the
+        command list, and the pool item to push back should the match not be created), or
+        ``(None, "", None)`` when the pool is empty: the match is then ``preparing`` until
+        :meth:`_prepare` finds one. Otherwise a random seed of 128 bits, with no proof.
+        """
+        if not solvable_only:
+            return secrets.token_hex(16), "", None
+        item = await self.store.pool_pop(variant)
+        if item is None:
+            return None, "", None
+        seed, moves = msgspec.msgpack.decode(item)
+        return seed, json.dumps(moves), item
 
     async def _prepare(self, code: str) -> bool:
         """Give a preparing match a solvable deal from the pool and open its lobby.

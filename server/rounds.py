@@ -45,6 +45,7 @@ import msgspec
 
 from protocol import messages as m
 from protocol.codec import decode_server, encode
+from protocol.codes import new_code
 
 from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
@@ -58,11 +59,6 @@ if TYPE_CHECKING:
 CREATION_WAIT_S = 2.0
 """Seconds a process that did not claim the next round waits for its claimer to create it before creating it
 itself (the claimer died between the two steps)."""
-
-
-def new_code() -> str:
-    """A new match code (as ``POST /matches`` makes them)."""
-    return secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
 
 
 def may_start(meta: dict[str, str], names: list[str]) -> bool:
@@ -195,18 +191,8 @@ class Rounds:
         variant = find_variant(settings.variant)
         roster = await self.store.roster(old)
         now = service.clock.now_ms()
-        seed: str | None = None
-        item: bytes | None = None
-        solution, state = "", "lobby"
-        if settings.solvable_only:
-            item = await self.store.pool_pop(variant.name)
-            if item is not None:
-                seed, moves = msgspec.msgpack.decode(item)
-                solution = json.dumps(moves)
-            else:
-                state = "preparing"
-        else:
-            seed = secrets.token_hex(16)
+        seed, solution, item = await service.draw_deal(variant.name, settings.solvable_only)
+        state = "lobby" if seed is not None else "preparing"
         nonce = secrets.token_hex(16)
         window_end = now + int(service.settings.rematch_window_s * 1000)
         fields: dict[str, Any] = {

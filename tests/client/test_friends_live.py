@@ -89,7 +89,9 @@ def test_watch_follows_the_match_across_a_server_restart(make_server, client_env
     server = make_server()
     code = create_match(server.url, variant=VARIANT, seed=SEED, players=1)["code"]
     watcher = run_client(["--server", server.url, "watch", code, "--json"], client_env)
-    time.sleep(1.5)
+    assert watcher.stdout is not None
+    first = watcher.stdout.readline()  # the watcher has read the match (a line, or '' if it quit) before the kill
+    assert json.loads(first)["state"] == "lobby", first
     server.kill()
     time.sleep(1.0)
     server.start()  # same port, same Redis
@@ -97,7 +99,7 @@ def test_watch_follows_the_match_across_a_server_restart(make_server, client_env
     assert played.returncode == 0, played.stderr
     out, err = watcher.communicate(timeout=60)
     assert watcher.returncode == 0, err
-    states = [json.loads(line) for line in out.splitlines() if line.strip()]
+    states = [json.loads(line) for line in (first + out).splitlines() if line.strip()]
     assert states[-2]["state"] == "finished" and states[-1]["ranking"][0]["name"] == "ann"
 
 

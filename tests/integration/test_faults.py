@@ -182,6 +182,7 @@ class FreezingProxy:
         self.sha = hashlib.sha1(store.COMMIT.encode()).hexdigest().encode()
         self.frozen = threading.Event()
         self.loop = asyncio.new_event_loop()
+        self.writers: list[asyncio.StreamWriter] = []  # every connection's two ends, closed in close()
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -199,6 +200,7 @@ class FreezingProxy:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection(self.redis_host, self.redis_port)
+        self.writers += [writer, up_writer]
         armed = asyncio.Event()
 
         async def to_redis() -> None:
@@ -230,9 +232,19 @@ class FreezingProxy:
         self.loop.call_soon_threadsafe(self.server.close)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
-        for task in asyncio.all_tasks(self.loop):  # connections of the killed process, still held back
+        tasks = asyncio.all_tasks(self.loop)
+        for task in tasks:  # connections of the killed process, still held back
             task.cancel()
-        self.loop.run_until_complete(asyncio.sleep(0))
+        for writer in self.writers:
+            writer.transport.abort()
+
+        async def settle() -> None:
+            await asyncio.gather(*tasks, return_exceptions=True)
+            # A transport closes its socket in a callback after abort(): wait for each one, or a socket left
+            # open is reported (ResourceWarning, an error here) inside whichever later test collects it.
+            await asyncio.gather(*(w.wait_closed() for w in self.writers), return_exceptions=True)
+
+        self.loop.run_until_complete(settle())
         self.loop.close()
 
 

@@ -93,6 +93,8 @@ def test_both_rematch_get_one_next_round_with_a_new_deal_and_series_standings(se
         answer_a = await rematch(alice)
         answer_b = await rematch(bob)
         assert answer_a.match == answer_b.match != created["code"] and answer_a.round == answer_b.round == 2
+        # A later round's code is read aloud and typed like the first's: 12 Crockford base32 symbols.
+        assert re.fullmatch("[0-9A-HJKMNP-TV-Z]{12}", answer_a.match), answer_a.match
         assert answer_a.host_token and not answer_b.host_token  # alice asked first: she hosts round 2
         again = await rematch(bob)  # a retried rematch: the same round, never a second one
         assert again.match == answer_b.match and again.round == 2
@@ -188,18 +190,20 @@ def test_one_player_rematches_and_races_alone_after_the_window(make_server) -> N
     asyncio.run(scenario())
 
 
-def test_the_first_who_asks_hosts_the_next_round_even_before_the_old_host(server: ServerProcess) -> None:
+def test_the_host_role_passes_to_the_first_who_asks_and_is_kept(server: ServerProcess) -> None:
+    """Round 1's host (alice) asks after carol: carol, told she hosts round 2, still does (dave never asks, so
+    the round does not start by itself once alice is in)."""
     async def scenario() -> None:
-        created = create_match(server.url, variant=VARIANT, seed=SEED, players=3)
-        alice, bob, carol = await players(server, created["code"], "alice", "bob", "carol")
-        await race_to_results(created, [alice, bob, carol])
+        created = create_match(server.url, variant=VARIANT, seed=SEED, players=4)
+        alice, bob, carol, dave = await players(server, created["code"], "alice", "bob", "carol", "dave")
+        await race_to_results(created, [alice, bob, carol, dave])
         answer_c = await rematch(carol)
         answer_a = await rematch(alice)  # round 1's host asks after carol: the role stays carol's
         assert answer_c.host_token and not answer_a.host_token
         await follow(carol, answer_c)
         await carol.send(m.Start(answer_c.host_token))  # bob has not asked: only the host's start counts down
         assert isinstance(await carol.expect(m.Countdown), m.Countdown)
-        for player in (alice, bob, carol):
+        for player in (alice, bob, carol, dave):
             await player.close()
 
     asyncio.run(scenario())
