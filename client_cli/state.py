@@ -160,7 +160,7 @@ class RaceState:
                 if self.phase != "finished":
                     self.phase = "playing"
                 self.start_at_ms, self.deadline_ms = message.start_at_ms, message.deadline_ms
-                self.moves, self.total_cards = message.moves, 0
+                self.moves, self.undos, self.total_cards = message.moves, message.undos, 0
                 self._take_view(message.view, message.legal, foundation_count(message.view))
                 if self.status == "lobby":
                     self.status = "playing"

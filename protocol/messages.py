@@ -268,6 +268,8 @@ class Started(_Message, tag="started"):
     """``playing``, or how the game ended (a resumed player whose game is over)."""
     hints: int = 0
     """Hints answered so far, which is the last ``hint`` seq accepted: the next ``hint`` carries this plus 1."""
+    undos: int = 0
+    """Undos taken so far (a resumed game shows its counter as it was, not from 0)."""
 
 
 class Position(_Message, tag="position"):

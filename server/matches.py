@@ -910,7 +910,7 @@ class MatchService:
             legal = game.legal_moves() if record.status == "playing" else []
             session.push(encode(m.Started(session.start_at_ms, int(meta.get("deadline_ms", 0) or 0),
                                           view_message(game.position), legal_message(legal), game.moves,
-                                          record.seq, record.status, record.hints)))
+                                          record.seq, record.status, record.hints, record.undos)))
 
     async def _open_game_logged(self, session: Session, meta: dict[str, str]) -> None:
         try:

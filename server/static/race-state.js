@@ -56,10 +56,14 @@ const FTRRace = (() => {
         const foundation = foundationCount(frame.view);
         let next = { ...state, phase: state.phase === "finished" ? "finished" : "playing",
                      startAt: frame.start_at_ms, deadline: frame.deadline_ms, view: frame.view, legal: frame.legal,
-                     moves: frame.moves, foundation, status: frame.status || "playing" };
+                     moves: frame.moves, undos: frame.undos || 0, foundation,
+                     status: frame.status || "playing" };
         for (const p of Object.values(next.players)) {
           if (p.status === "lobby") next = withPlayer(next, p.name, { status: "playing", foundation });
         }
+        // A resumed game is past move 0: my row of the race table shows what `started` says of it (the
+        // others' rows come from the `progress` frames the server sends right after).
+        if (state.name) next = withPlayer(next, state.name, { moves: frame.moves, foundation, status: next.status });
         return next;
       }
       case "position": {

@@ -101,9 +101,10 @@ def test_the_side_panel_after_a_resume_and_no_stale_lobby_message() -> None:
     state.apply(m.Joined("C", "alice", "t"))
     state.message = "the match has not started yet"
     view = m.View([["AS"]] + [[] for _ in range(9)], [0] * 10, ["AC"] + ["-"] * 7, 60, [], 0)
-    state.apply(m.Started(1_000, 0, view, [m.LegalMove("s", 1)], 3, 0))  # a resume: 3 moves played
+    state.apply(m.Started(1_000, 0, view, [m.LegalMove("s", 1)], 3, 0, undos=1))  # a resume: 3 moves, 1 an undo
     assert state.message == ""
     assert (state.players["alice"].moves, state.players["alice"].foundation) == (3, 1)
+    assert state.undos == 1
     text = ANSI.sub("", to_ansi(screen(state, 80, 24, now=5_000), 80))
     assert "  1/" in text and "  3m" in text and "0m" not in text, text
 
