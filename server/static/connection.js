@@ -103,6 +103,7 @@ const FTRConnection = (() => {
           break;
         case "joined":
           savePlayer(frame.match, frame.name, frame.token);
+          this.code = frame.match;  // the server's spelling of the code: a reconnect resumes under it
           this.intent = { type: "resume" };
           break;
         case "started":

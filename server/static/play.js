@@ -37,6 +37,10 @@
     state = reduce(state, frame);
     if (frame.type === "position" || frame.type === "started") selection = null;
     if (frame.type === "next_round") { nextRound(frame); return; }
+    if (frame.type === "joined" && frame.match && frame.match !== code) {  // the server's spelling of the code
+      code = frame.match;
+      history.replaceState(null, "", `/join/${encodeURIComponent(code)}`);
+    }
     if (frame.type === "results" && before.phase !== "finished") afterResults();
     if (frame.type === "joined" || frame.type === "lobby" || frame.type === "results") refreshMatch();
     render();
@@ -239,7 +243,8 @@
     const me = s.players[s.name];
     const phase = s.phase;
     $("state").className = "state " + ({ playing: "live", countdown: "countdown", finished: "finished" }[phase] || "");
-    $("state").textContent = s.connection === "closed" ? "reconnecting…" : ({ connecting: "connecting",
+    const visitor = phase === "connecting" && s.connection === "open" && !s.name;  // connected, not joined (yet)
+    $("state").textContent = s.connection === "closed" ? "reconnecting…" : visitor ? "not joined" : ({ connecting: "connecting",
       preparing: "preparing the deal", lobby: "lobby", countdown: "countdown", playing: "live", finished: "finished",
       closed: "closed" }[phase] || phase);
     const count = Object.keys(s.players).length, wanted = s.settings ? s.settings.players : 0;
@@ -250,7 +255,7 @@
       finished: winnerLine(), closed: "This match was closed",
     }[phase] || "";
     const ready = Object.values(s.players).filter((p) => p.ready).length;
-    $("subline").textContent = {
+    $("subline").textContent = visitor ? "Type your name to join" : {
       lobby: me ? `${ready} of ${count} ready · the race starts when everyone is ready` : "Type your name to join",
       countdown: "Everyone gets the same deal at the same instant.",
       playing: `${Object.values(s.players).filter((p) => p.status === "playing").length} of ${count} still playing`,
@@ -268,9 +273,15 @@
   }
 
   function winnerLine() {
+    // "wins" only for a win, as the watch page and the series standings count it: when nobody won (all
+    // resigned, stuck or out of time), who ranks first and with how many cards.
     if (!state.results) return "Race over";
-    const first = state.results.ranking.filter((r) => r.rank === 1).map((r) => r.name);
-    return first.length === 1 ? `${first[0]} wins!` : `${first.join(" and ")} share first place`;
+    const first = state.results.ranking.filter((r) => r.rank === 1);
+    const names = first.map((r) => r.name);
+    const both = names.join(" and ");
+    if (first.every((r) => r.status === "won")) return names.length === 1 ? `${names[0]} wins!` : `${both} share the win`;
+    const cards = first[0] ? first[0].foundation : 0;
+    return `Nobody won · ${both} ${names.length === 1 ? "ranks" : "rank"} first with ${cards} card${cards === 1 ? "" : "s"} up`;
   }
 
   function tick() {
@@ -297,7 +308,7 @@
       || (won(a) ? b.foundation - a.foundation : a.time_ms - b.time_ms) || a.moves - b.moves || a.name.localeCompare(b.name));
     const total = state.view ? cardTotal(state.view) : 104;
     $("race").querySelector("tbody").replaceChildren(...rows.map((p) => {
-      const lobby = ["lobby", "preparing", "connecting"].includes(state.phase);
+      const lobby = ["lobby", "preparing", "connecting", "countdown"].includes(state.phase);
       const status = lobby ? (p.ready ? "ready" : "lobby") : p.status;
       return el("tr", { "data-name": p.name },
         el("td", { class: "who" }, p.name, p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
@@ -332,6 +343,7 @@
     $("resign").hidden = confirmingResign;
     $("confirm-resign").hidden = !confirmingResign || !playing;
     $("command").disabled = !playing && s.phase !== "lobby";
+    $("send").disabled = $("command").disabled;
     $("game-actions").classList.toggle("dead", s.status === "dead");
   }
 
@@ -447,6 +459,13 @@
       const { status, body } = await getJSON(`/matches/${encodeURIComponent(code)}`);
       if (status === 404) { dispatch({ type: "page/message", text: `There is no match with the code “${code}”.`, kind: "error" }); return false; }
       if (status !== 200) return true;
+      if (body.code && body.code !== code) {
+        // The server's spelling of the code ("k7qm..." typed in lower case, O for 0): the token is kept
+        // under it (connection.js saves the `joined` frame's match), so a reload finds it again.
+        code = body.code;
+        history.replaceState(null, "", `/join/${encodeURIComponent(code)}`);
+        state = { ...state, code };
+      }
       dispatch({ type: "page/match", state: body });
       if (!body.next_round || FTRConnection.savedPlayer(code)) return true;
       code = body.next_round;

@@ -382,3 +382,73 @@ def test_the_daily_page_plays_todays_deal_on_the_play_page(redis_url) -> None:  
         server.stop()
         with redis.Redis.from_url(url) as client:
             client.flushdb()
+
+
+def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter(server) -> None:  # type: ignore[no-untyped-def]
+    """A friend types the code in lower case on ``/``: the play page takes the server's spelling of it (so
+    the token saved at ``joined`` is found again), says "not joined" until the name is in, and after a
+    reload mid-game shows the moves, the undos and the race table's own row as the server has them (the
+    engine replays the same commands to say what they are); a game nobody won is not called a win."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    variant = find_variant(VARIANT)
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
+    code = created["code"]
+    assert code.lower() != code  # the form of today's codes: capitals (else this test shows nothing)
+    game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+    commands: list[str] = []
+    for command in solution():
+        commands.append(command)
+        game.play(command)
+        if command not in ("s", "r") and game.undo_refusal() is None:
+            break
+    commands.append("u")
+    game.play("u")
+    foundation = game.position.foundation_cards
+
+    async def run() -> None:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await (await browser.new_context(**DESKTOP)).new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await page.goto(f"{server.url}/")
+            await page.get_by_label("Match code").fill(code.lower())
+            await page.get_by_role("button", name="Join").click()
+            await page.wait_for_function(f"location.pathname === '/join/{code}'", timeout=10_000)
+            await page.wait_for_function("document.getElementById('state').textContent === 'not joined'")
+            visitor = [await page.locator(s).text_content() for s in ("#state", "#subline")]
+            await page.get_by_label("Name").fill("ann")
+            await page.get_by_role("button", name="Join").click()
+            await page.get_by_role("button", name="Ready").click()
+            await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            for i, command in enumerate(commands):
+                await page.get_by_label("Command").fill(command)
+                await page.get_by_label("Command").press("Enter")
+                await moves_shown(page, i + 1)
+            before = await page.locator("#counters").inner_text()
+            await page.reload()
+            await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            await moves_shown(page, game.moves)
+            after = await page.locator("#counters").inner_text()
+            row = await page.locator("#race tr[data-name=ann]").evaluate(
+                "r => [r.querySelector('.moves').textContent, r.querySelector('.foundation').textContent]")
+            await page.get_by_role("button", name="Resign", exact=True).click()
+            await page.get_by_role("button", name="Yes, resign").click()
+            await page.get_by_role("list", name="Results").wait_for(timeout=15_000)
+            headline = await page.locator("#headline").inner_text()
+            await page.screenshot(path=str(ARTIFACTS / "play-resumed-nobody-won.png"), full_page=True)
+            await browser.close()
+
+            assert not errors, errors
+            assert visitor == ["not joined", "Type your name to join"], visitor
+            assert before == after, (before, after)
+            assert " ".join(after.split()) == f"Moves {game.moves} Foundations {foundation} Undos {game.undos}", after
+            assert game.undos == 1
+            assert row == [str(game.moves), str(foundation)], row
+            cards = f"{foundation} card{'' if foundation == 1 else 's'}"
+            assert headline == f"Nobody won · ann ranks first with {cards} up", headline
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    asyncio.run(run())
