@@ -77,9 +77,13 @@
       if (status !== 200) { empty.textContent = (body && body.message) || "The leaderboard is not available."; return; }
       tbody.replaceChildren(...body.entries.map(rowOf));
       empty.hidden = body.entries.length > 0;
-      note.textContent = `${plural(body.total, "attempt")}${body.final ? " · final" : ""}`;
+      // The leaderboard's total counts ended attempts only; GET /daily counts the attempts made too.
+      const counts = await getJSON("/daily");
+      const made = (counts.status === 200 && counts.body.variants.find((v) => v.variant === info.variant)) || info;
+      note.textContent = `${plural(Math.max(made.attempts, body.total), "attempt")} · ${body.total} finished`
+        + (body.final ? " · final" : "");
       const chip = document.querySelector(`#chips [data-variant="${CSS.escape(info.variant)}"] .n`);
-      if (chip) chip.textContent = ` ${plural(body.total, "attempt")}`;
+      if (chip) chip.textContent = ` ${plural(Math.max(made.attempts, body.total), "attempt")}`;
       if (body.final) {
         const revealed = await getJSON(`${base}/reveal`);
         if (revealed.status === 200) reveal.append(el("div", {}, "seed ", el("code", { text: revealed.body.seed })));
