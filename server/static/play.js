@@ -13,6 +13,9 @@
   const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
   const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
 
+  /** "1 card", "2 cards". */
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
   /** "TH" -> "10 of hearts" (a card button's accessible name). */
   function cardName(text) {
     return `${RANK_NAMES[text[0]] || text[0]} of ${SUIT_NAMES[text[1]]}`;
@@ -167,13 +170,13 @@
     const mark = (pile) => (isTarget(pile) ? (pile === best ? " target best" : " target") : "");
 
     const tableMoves = FTRNotation.tableMoves(state.legal);
-    const stockLabel = view.stock ? `Stock: ${view.stock} cards` : (can(state, "r") ? "Stock: empty, redeal" : "Stock: empty");
+    const stockLabel = view.stock ? `Stock: ${plural(view.stock, "card")}` : (can(state, "r") ? "Stock: empty, redeal" : "Stock: empty");
     const stock = el("button", { type: "button", class: "card stock" + (view.stock ? "" : " slot"), id: "stock",
                                  "aria-label": stockLabel, "data-key": "stock" },
       el("span", { text: view.stock ? String(view.stock) : (can(state, "r") ? "↺" : "") }));
     stock.addEventListener("click", clickStock);
     const stockPile = el("div", { class: "pile" }, el("span", { class: "label",
-      text: view.redeals_left ? `Stock · ${view.redeals_left} redeal` : "Stock" }), stock,
+      text: view.redeals_left ? `Stock · ${plural(view.redeals_left, "redeal")}` : "Stock" }), stock,
       tableMoves && view.stock ? el("span", { class: "table-note", text: "moves on the table" }) : null);
 
     const shown = view.waste.slice(-4);
@@ -281,7 +284,7 @@
     const both = names.join(" and ");
     if (first.every((r) => r.status === "won")) return names.length === 1 ? `${names[0]} wins!` : `${both} share the win`;
     const cards = first[0] ? first[0].foundation : 0;
-    return `Nobody won · ${both} ${names.length === 1 ? "ranks" : "rank"} first with ${cards} card${cards === 1 ? "" : "s"} up`;
+    return `Nobody won · ${both} ${names.length === 1 ? "ranks" : "rank"} first with ${plural(cards, "card")} up`;
   }
 
   function tick() {
@@ -386,8 +389,9 @@
       el("span", { class: `rank r${row.rank}`, text: String(row.rank) }), " ",
       el("b", { class: "name", text: row.name }), " ",
       el("span", { class: `pill ${row.status}`, text: STATUS[row.status] || row.status }),
-      el("span", { class: "line", text: ` ${row.foundation} cards · ${row.moves} moves · ${formatMs(row.time_ms, true)}`
-        + (row.undos ? ` · ${row.undos} undos` : "") + (row.hints ? ` · ${row.hints} hints` : "") }))));
+      el("span", { class: "line", text: ` ${plural(row.foundation, "card")} · ${plural(row.moves, "move")} · `
+        + formatMs(row.time_ms, true) + (row.undos ? ` · ${plural(row.undos, "undo")}` : "")
+        + (row.hints ? ` · ${plural(row.hints, "hint")}` : "") }))));
     $("rematch").disabled = rematchAsked;
     $("replays-link").href = `/watch/${encodeURIComponent(code)}`;
     const names = state.rematch.names;

@@ -438,6 +438,8 @@ def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter(serve
             await page.get_by_role("button", name="Yes, resign").click()
             await page.get_by_role("list", name="Results").wait_for(timeout=15_000)
             headline = await page.locator("#headline").inner_text()
+            line = await page.locator("#results li[data-name=ann] .line").inner_text()
+            send_disabled = await page.get_by_role("button", name="Send").is_disabled()
             await page.screenshot(path=str(ARTIFACTS / "play-resumed-nobody-won.png"), full_page=True)
             await browser.close()
 
@@ -447,8 +449,13 @@ def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter(serve
             assert " ".join(after.split()) == f"Moves {game.moves} Foundations {foundation} Undos {game.undos}", after
             assert game.undos == 1
             assert row == [str(game.moves), str(foundation)], row
-            cards = f"{foundation} card{'' if foundation == 1 else 's'}"
-            assert headline == f"Nobody won · ann ranks first with {cards} up", headline
+            def plural(n: int, word: str) -> str:
+                return f"{n} {word}{'' if n == 1 else 's'}"
+
+            assert headline == f"Nobody won · ann ranks first with {plural(foundation, 'card')} up", headline
+            words = line.split(" · ")
+            assert (words[:2], words[3:]) == ([plural(foundation, "card"), plural(game.moves, "move")], ["1 undo"]), line
+            assert send_disabled  # the game is over: the Command field and its button both
 
     ARTIFACTS.mkdir(exist_ok=True)
     asyncio.run(run())
