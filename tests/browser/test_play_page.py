@@ -459,3 +459,34 @@ def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter(serve
 
     ARTIFACTS.mkdir(exist_ok=True)
     asyncio.run(run())
+
+
+def test_the_home_page_fits_a_phone(server) -> None:  # type: ignore[no-untyped-def]
+    """``/`` on a 390 px phone: nothing sticks out sideways (the variant select's long option text once pushed
+    the settings form past the screen), and the form still creates a race."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    async def run() -> tuple[int, list[float], str]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await (await browser.new_context(**PHONE)).new_page()
+            await page.goto(f"{server.url}/")
+            # Measured against the phone's width: on a mobile viewport the layout viewport (innerWidth) widens
+            # to what sticks out, so it would hide the overflow it should show.
+            width = PHONE["viewport"]["width"]
+            overflow = await page.evaluate(f"document.documentElement.scrollWidth - {width}")
+            rights = await page.locator("#create select, #create input, #create button").evaluate_all(
+                f"nodes => nodes.map(n => n.getBoundingClientRect().right - {width})")
+            await page.screenshot(path=str(ARTIFACTS / "home-phone.png"), full_page=True)
+            await page.get_by_role("button", name="Create race").click()
+            await page.wait_for_url("**/join/**", timeout=10_000)
+            url = page.url
+            await browser.close()
+            return overflow, rights, url
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    overflow, rights, url = asyncio.run(run())
+    assert overflow <= 0, f"the home page scrolls sideways by {overflow} px on a phone"
+    assert max(rights) <= 0, rights
+    assert public_state(server.url, url.rsplit("/", 1)[1])["settings"]["variant"] == "relaxed"
