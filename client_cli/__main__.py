@@ -26,12 +26,14 @@ import asyncio
 import getpass
 import json
 import os
+import shutil
 import sys
 from typing import Any
 
 from protocol.codes import canonical_code
 
-from .connection import ClientError, create_match, join_link, public_server, server_option, server_url
+from .connection import ClientError, create_match, join_link, public_server, server_url
+from .render import join_lines
 from .tokens import TokenStore
 
 
@@ -174,9 +176,14 @@ async def _create(server: str, args: argparse.Namespace) -> int:
     TokenStore().update(server, created["code"], host_token=created["host_token"])
     public = public_server(created, server)
     print(f"Match {created['code']} created ({args.variant}; {created['state']}).")
+    # Printed whole on lines of their own (as in the lobby): these stay in the scrollback, where a line wider
+    # than the terminal wraps in the middle of the address.
+    width = shutil.get_terminal_size().columns
     if args.players > 1:
-        print(f"Friends join with:  forty-thieves join {created['code']} --name NAME{server_option(public)}")
-    print(f"or in a browser:    {join_link(public, created['code'])}")
+        print("Friends join with:")
+        print("\n".join(join_lines(created["code"], public, width)))
+    print("or in a browser:")
+    print(f"  {join_link(public, created['code'])}")
     if created["state"] == "preparing":
         print("Preparing a solvable deal: this may take a while for classic...")
     name = args.name or _login_name()

@@ -135,3 +135,38 @@ def test_ctrl_c_with_a_spectator_connected_logs_no_error(redis_url: str, tmp_pat
         spectator.join(10)
     text = log_path.read_text()
     assert "Shutting down" in text and "ASGI callable returned without completing response" not in text, text[-3000:]
+
+
+def test_the_join_line_create_prints_fits_80_columns_and_runs(server: ServerProcess,
+                                                               client_env: dict[str, str]) -> None:
+    """The lines ``create`` prints before its screen stay in the terminal's scrollback: at 80 columns the
+    join command must not wrap in the middle of the address."""
+    env = {**client_env, "COLUMNS": "80"}
+    process = run_client(["create", "--variant", VARIANT, "--players", "2", "--name", "ann", "--server",
+                          server.url], env)
+    printed: list[str] = []
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + 30
+        while not any("/join/" in line for line in printed):
+            assert time.monotonic() < deadline and process.poll() is None, printed
+            printed.append(process.stdout.readline().rstrip("\n"))
+    finally:
+        process.kill()
+        process.communicate(timeout=10)  # closes its pipes
+    assert all(len(line) <= 80 for line in printed), printed
+    command = [line for line in printed if "forty-thieves join" in line]
+    assert len(command) == 1, printed
+    at = printed.index(command[0])
+    words = " ".join(line.rstrip("\\") for line in printed[at:at + 2 if command[0].endswith("\\") else at + 1])
+    code = words.split()[2]
+    assert httpx.get(f"{server.url}/matches/{code}", timeout=10).json()["state"] in ("preparing", "lobby")
+    bob = run_client(words.strip().replace("NAME", "bob").split()[1:] + ["--script", "-"], client_env)
+    try:
+        deadline = time.monotonic() + 30
+        while "bob" not in [p["name"] for p in httpx.get(f"{server.url}/matches/{code}", timeout=10).json()["players"]]:
+            assert time.monotonic() < deadline and bob.poll() is None, bob.poll()
+            time.sleep(0.2)
+    finally:
+        bob.kill()
+        bob.communicate(timeout=10)
