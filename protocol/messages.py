@@ -392,8 +392,8 @@ class NextRound(_Message, tag="next_round"):
     """Answer to ``rematch``: round ``round`` of the series is match ``match``; resume it with ``token``.
 
     ``host_token``: the host token of that round when this player hosts it
-    (the previous round's host when they asked for the rematch, else the
-    first player who did), ``""`` otherwise. ``window_ms``: ms left of the
+    (the first player who asked for the rematch, in the order Redis took
+    the asks; the role does not pass on), ``""`` otherwise. ``window_ms``: ms left of the
     rematch window (``FTR_REMATCH_WINDOW_S``): the round starts when every
     player of the previous round is in and ready, or once the window is
     over with whoever is in and ready. A retried ``rematch`` answers the

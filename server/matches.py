@@ -537,7 +537,8 @@ class MatchService:
                 raise _too_late(code, (now or meta).get("state"))
             messages = {"no_match": f"no match with code {code!r}",
                         "closed": "the match was closed: it did not start in time",
-                        "name_taken": f"the name {name!r} (or one that looks the same) is already taken in this match",
+                        "name_taken": (f"the name {name!r} (or one that looks the same) is already taken in this match"
+                                       + (", or kept for a player of the round before" if "expected" in meta else "")),
                         "match_full": f"the match has all its {settings.players} players"}
             raise ServiceError(status, messages[status])
         await self._attach(session, code, name, 0)
@@ -546,10 +547,18 @@ class MatchService:
             await self.publish_lobby(code)
 
     async def resume(self, session: Session, code: str, token: str) -> None:
+        """Resume match ``code`` as the player whose token is ``token``: ``joined`` (a new token), the lobby, and
+        the game and results as far as they go. A session in an ended match (the caller allows that only for
+        the next round its ``rematch`` answered) leaves it once the token is accepted.
+
+        Raises :class:`ServiceError` ``bad_token`` (no player of that match has it; nothing changes).
+        """
         new_token = secrets.token_urlsafe(24)
         status, name, epoch = await self.store.resume(code, token_hash(token), token_hash(new_token))
         if status != "ok":
             raise ServiceError("bad_token", "that token does not belong to a player of this match")
+        if session.code:  # into the next round a rematch answered: the ended match is left only now the token
+            await self.rounds.leave_for_next_round(session)  # is known good (a refused one changes nothing)
         await self._attach(session, code, name, epoch)
         await self.store.add_event(code, msgspec.msgpack.encode([name, epoch]), kind="takeover")
         session.push(encode(m.Joined(code, name, new_token)))

@@ -6,18 +6,19 @@ solvable deal from the pool where the settings ask for one; never the host's see
 or deal of round 1 again), a new nonce and commitment. Every player who asks is in
 the same next round, ready; it starts when every player of the round before is in
 and ready, or once the rematch window (``FTR_REMATCH_WINDOW_S``) is over with
-whoever is in and ready. The host role passes on: the old host if they asked, else
-the first player who did.
+whoever is in and ready. The first player who asked hosts it (the order of the
+claims in Redis: one host, whatever processes the players are on).
 
 Redis (DESIGN.md "Redis", :mod:`server.store`): the rounds' keys are in different
 slots, so a rematch is a few steps, each one script on one slot and each safe to
 repeat (a retried frame, two processes at once, a process dying midway):
 
 1. :data:`~server.store.CLAIM_NEXT` on the ended match: its ``next`` code is set once;
-2. the next round's meta is created (``CREATE`` is "if absent");
+2. the next round's meta is created (``CREATE`` is "if absent"), and the ended match marks it made
+   (:data:`~server.store.NEXT_MADE`: once its keys expire, it is not made again);
 3. the round is appended to the series list ``{m:FIRST}:series`` (once);
 4. :data:`~server.store.ROUND_JOIN` puts the player in it as ready (again: a new token);
-5. :data:`~server.store.ROUND_HOST` gives the host role where it is the player's;
+5. :data:`~server.store.ROUND_HOST` gives the host role to the first who asked (again on a retry);
 6. a public ``rematch`` event on the ended match's stream says who asked.
 
 Only the process that claimed the code creates the round; another one that finds
@@ -53,12 +54,6 @@ itself (the claimer died between the two steps)."""
 def new_code() -> str:
     """A new match code (as ``POST /matches`` makes them)."""
     return secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")[:10]
-
-
-def host_player(meta: dict[str, str], roster: list[str]) -> str:
-    """The player who hosts a round: the one the round's meta names (a round after the first), else the
-    player who joined first (the one who created the match, as the CLI's and the page's ``create`` do)."""
-    return meta.get("host_name") or (roster[0] if roster else "")
 
 
 def may_start(meta: dict[str, str], names: list[str]) -> bool:
@@ -129,7 +124,9 @@ class Rounds:
         if joined not in ("ok", "again"):
             raise _not_joined(joined, code, int(new_meta.get("round", 2)), settings.players, name)
         host_token = secrets.token_urlsafe(24)
-        hosts = await self.store.round_host(code, name, token_hash(host_token))
+        # The first who asked (Redis's order of the claims, one order for every process) hosts, for good: a
+        # role that passed on later would have named two hosts, the first one's token then refused.
+        hosts = names[:1] == [name] and await self.store.round_host(code, name, token_hash(host_token))
         session.next_round = code
         window_ms = max(0, int(new_meta.get("window_end_ms", 0) or 0) - service.clock.now_ms())
         session.push(encode(m.NextRound(code, int(new_meta.get("round", 2)), token, host_token if hosts else "",
@@ -143,8 +140,14 @@ class Rounds:
     async def _created(self, old: str, code: str, meta: dict[str, str], claimed: bool) -> dict[str, str]:
         """The meta of round ``code`` after ended match ``old`` (meta ``meta``), created here when this call
         claimed it (or its claimer did not create it within :data:`CREATION_WAIT_S`), and in the series."""
+        from .matches import ServiceError
+
         new_meta = await self.store.meta(code)
         if new_meta is None and not claimed:
+            # Made once and gone: its keys expired (a closed round is kept 10 minutes). It is not made again:
+            # its players' tokens, its commitment and its place in the series were that round's.
+            if meta.get("next_made"):
+                raise ServiceError("no_match", f"the next round ({code}) no longer exists")
             loop = asyncio.get_running_loop()
             deadline = loop.time() + CREATION_WAIT_S
             while new_meta is None and loop.time() < deadline:
@@ -153,7 +156,10 @@ class Rounds:
         if new_meta is None:
             await self._create_round(old, code, meta)
             new_meta = await self.store.meta(code)
-            assert new_meta is not None
+            if new_meta is None:  # created and already gone: as above
+                raise ServiceError("no_match", f"the next round ({code}) no longer exists")
+        if not meta.get("next_made"):
+            await self.store.next_made(old)
         await self.store.series_add(new_meta["series"], code)
         return new_meta
 
@@ -188,8 +194,11 @@ class Rounds:
             "state": state, "settings": meta["settings"], "host": "", "created_ms": now, "active": 0,
             "solution": solution, "nonce": nonce, "commitment": "",
             "round": int(meta.get("round", 1) or 1) + 1, "series": meta.get("series") or old, "prev": old,
-            "expected": json.dumps(roster), "prev_host": host_player(meta, roster), "window_end_ms": window_end,
+            "expected": json.dumps(roster), "window_end_ms": window_end,
         }
+        # The names of the round before are theirs in this one: a friend joining by link cannot take one (and
+        # with it that player's seat and place in the series standings) before its player asks for the rematch.
+        fields.update({f"name:{name_key(name)}": name for name in roster})
         if seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
         if not await self.store.create_match(code, fields):

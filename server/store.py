@@ -25,8 +25,8 @@ key                        holds
 =========================  ===================================================
 
 Rounds (:mod:`server.rounds`): an ended match's meta holds ``next`` (the
-next round's code, set once by :data:`CLAIM_NEXT`) and ``rematch`` (who
-asked, JSON); the next round's own keys are another match's (another
+next round's code, set once by :data:`CLAIM_NEXT`), ``next_made`` (that
+round was created, :data:`NEXT_MADE`) and ``rematch`` (who asked, JSON); the next round's own keys are another match's (another
 slot), and the series list a third: each step is one script on one slot,
 safe to repeat, so a Redis Cluster can serve them.
 
@@ -299,7 +299,10 @@ end
 if state == 'closed' then return {'closed'} end
 if state ~= 'lobby' and state ~= 'preparing' then return {'already_started'} end
 if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[3]) then return {'match_full'} end
-if redis.call('HSETNX', KEYS[1], 'name:' .. ARGV[5], ARGV[1]) == 0 then return {'name_taken'} end
+-- The round's creation reserved the names of the round before (name key -> that player's name).
+local holder = redis.call('HGET', KEYS[1], 'name:' .. ARGV[5])
+if holder and holder ~= ARGV[1] then return {'name_taken'} end
+redis.call('HSET', KEYS[1], 'name:' .. ARGV[5], ARGV[1])
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[4], 'name', ARGV[1], 'token', ARGV[2], 'epoch', 0, 'ready', 1, 'connected', 0,
@@ -311,14 +314,21 @@ return {'ok'}
 
 ROUND_HOST = """
 -- KEYS: meta (the next round) ; ARGV: name, host token hash
--- The previous round's host (meta prev_host) takes the host role whenever they ask; anyone else only while no
--- one holds it, or again when they hold it (a retry: the new host token replaces theirs).
+-- The host role, while no one holds it, or again to its holder (a retry: the new host token replaces theirs);
+-- never taken from a holder (the caller asks only for the first player who asked for the rematch).
 local holder = redis.call('HGET', KEYS[1], 'host_name')
-if ARGV[1] == redis.call('HGET', KEYS[1], 'prev_host') or not holder or holder == '' or holder == ARGV[1] then
+if not holder or holder == '' or holder == ARGV[1] then
   redis.call('HSET', KEYS[1], 'host', ARGV[2], 'host_name', ARGV[1])
   return 1
 end
 return 0
+"""
+
+NEXT_MADE = """
+-- KEYS: meta (an ended match) ; marks its next round as made (only while the match's keys exist: an expired
+-- match is not brought back as a hash with this field alone)
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HSET', KEYS[1], 'next_made', 1)
 """
 
 SERIES_ADD = """
@@ -431,6 +441,7 @@ class Store:
         self._claim_next = client.register_script(CLAIM_NEXT)
         self._round_join = client.register_script(ROUND_JOIN)
         self._round_host = client.register_script(ROUND_HOST)
+        self._next_made = client.register_script(NEXT_MADE)
         self._series_add = client.register_script(SERIES_ADD)
         self._lobby_event = client.register_script(LOBBY_EVENT)
         self._ready = client.register_script(READY)
@@ -689,6 +700,11 @@ class Store:
     async def round_host(self, code: str, name: str, host_digest: str) -> bool:
         """Give ``name`` the host role of round ``code`` with a new host token, if it is theirs (:data:`ROUND_HOST`)."""
         return bool(await self._round_host(keys=[meta_key(code)], args=[name, host_digest]))
+
+    async def next_made(self, code: str) -> None:
+        """Mark ended match ``code``'s next round as made (:data:`NEXT_MADE`): once its keys expire, a rematch
+        is refused instead of making it again."""
+        await self._next_made(keys=[meta_key(code)])
 
     async def series_add(self, first: str, code: str) -> list[str]:
         """Append round ``code`` to the series of round ``first`` (once); the series' codes in order."""
