@@ -559,10 +559,18 @@ class MatchService:
             await self.publish_lobby(code)
 
     async def resume(self, session: Session, code: str, token: str) -> None:
+        """Resume match ``code`` as the player whose token is ``token``: ``joined`` (a new token), the lobby, and
+        the game and results as far as they go. A session in an ended match (the caller allows that only for
+        the next round its ``rematch`` answered) leaves it once the token is accepted.
+
+        Raises :class:`ServiceError` ``bad_token`` (no player of that match has it; nothing changes).
+        """
         new_token = secrets.token_urlsafe(24)
         status, name, epoch = await self.store.resume(code, token_hash(token), token_hash(new_token))
         if status != "ok":
             raise ServiceError("bad_token", "that token does not belong to a player of this match")
+        if session.code:  # into the next round a rematch answered: the ended match is left only now the token
+            await self.rounds.leave_for_next_round(session)  # is known good (a refused one changes nothing)
         await self._attach(session, code, name, epoch)
         await self.store.add_event(code, msgspec.msgpack.encode([name, epoch]), kind="takeover")
         session.push(encode(m.Joined(code, name, new_token)))

@@ -145,8 +145,6 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
         case m.Resume(match=code, token=token):
             if session.code and not (session.next_round and canonical_code(code) == session.next_round):
                 raise ServiceError("malformed", "this connection has joined a match already")
-            if session.code:  # into the next round a rematch answered: the ended match is left first
-                await service.rounds.leave_for_next_round(session)
             await service.resume(session, canonical_code(code), token)
         case m.Ready():
             await service.ready(session)

@@ -18,7 +18,8 @@ slots, so a rematch is a few steps, each one script on one slot and each safe to
 repeat (a retried frame, two processes at once, a process dying midway):
 
 1. :data:`~server.store.CLAIM_NEXT` on the ended match: its ``next`` code is set once;
-2. the next round's meta is created (``CREATE`` is "if absent");
+2. the next round's meta is created (``CREATE`` is "if absent"), and the ended match marks it made
+   (:data:`~server.store.NEXT_MADE`: once its keys expire, it is not made again);
 3. its missing timers (lobby close, window end, deal preparation) are added (ZADD NX,
    due instants taken from its meta: every process that reaches the round adds
    them, so a creator dying before its timers leaves none missing);
@@ -147,8 +148,14 @@ class Rounds:
     async def _created(self, old: str, code: str, meta: dict[str, str], claimed: bool) -> dict[str, str]:
         """The meta of round ``code`` after ended match ``old`` (meta ``meta``), created here when this call
         claimed it (or its claimer did not create it within :data:`CREATION_WAIT_S`), and in the series."""
+        from .matches import ServiceError
+
         new_meta = await self.store.meta(code)
         if new_meta is None and not claimed:
+            # Made once and gone: its keys expired (a closed round is kept 10 minutes). It is not made again:
+            # its players' tokens, its commitment and its place in the series were that round's.
+            if meta.get("next_made"):
+                raise ServiceError("no_match", f"the next round ({code}) no longer exists")
             loop = asyncio.get_running_loop()
             deadline = loop.time() + CREATION_WAIT_S
             while new_meta is None and loop.time() < deadline:
@@ -157,7 +164,10 @@ class Rounds:
         if new_meta is None:
             await self._create_round(old, code, meta)
             new_meta = await self.store.meta(code)
-            assert new_meta is not None
+            if new_meta is None:  # created and already gone: as above
+                raise ServiceError("no_match", f"the next round ({code}) no longer exists")
+        if not meta.get("next_made"):
+            await self.store.next_made(old)
         await self.add_missing_timers(code, new_meta)
         await self.store.series_add(new_meta["series"], code)
         return new_meta

@@ -25,8 +25,8 @@ key                        holds
 =========================  ===================================================
 
 Rounds (:mod:`server.rounds`): an ended match's meta holds ``next`` (the
-next round's code, set once by :data:`CLAIM_NEXT`) and ``rematch`` (who
-asked, JSON); the next round's own keys are another match's (another
+next round's code, set once by :data:`CLAIM_NEXT`), ``next_made`` (that
+round was created, :data:`NEXT_MADE`) and ``rematch`` (who asked, JSON); the next round's own keys are another match's (another
 slot), and the series list a third: each step is one script on one slot,
 safe to repeat, so a Redis Cluster can serve them. A round after the first
 also holds ``expected`` (the round before's players, JSON),
@@ -343,6 +343,13 @@ end
 return 1
 """
 
+NEXT_MADE = """
+-- KEYS: meta (an ended match) ; marks its next round as made (only while the match's keys exist: an expired
+-- match is not brought back as a hash with this field alone)
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HSET', KEYS[1], 'next_made', 1)
+"""
+
 SERIES_ADD = """
 -- KEYS: series ; ARGV: the first round's code, a round's code, seconds the list is kept
 if redis.call('LLEN', KEYS[1]) == 0 then redis.call('RPUSH', KEYS[1], ARGV[1]) end
@@ -453,6 +460,7 @@ class Store:
         self._claim_next = client.register_script(CLAIM_NEXT)
         self._round_join = client.register_script(ROUND_JOIN)
         self._window_over = client.register_script(WINDOW_OVER)
+        self._next_made = client.register_script(NEXT_MADE)
         self._series_add = client.register_script(SERIES_ADD)
         self._lobby_event = client.register_script(LOBBY_EVENT)
         self._ready = client.register_script(READY)
@@ -714,6 +722,11 @@ class Store:
         round before to its name key. False (nothing changed) when the round has left its lobby."""
         args = [item for pair in names.items() for item in pair]
         return bool(await self._window_over(keys=[meta_key(code), f"{{m:{code}}}:p:"], args=args))
+
+    async def next_made(self, code: str) -> None:
+        """Mark ended match ``code``'s next round as made (:data:`NEXT_MADE`): once its keys expire, a rematch
+        is refused instead of making it again."""
+        await self._next_made(keys=[meta_key(code)])
 
     async def series_add(self, first: str, code: str) -> list[str]:
         """Append round ``code`` to the series of round ``first`` (once); the series' codes in order."""

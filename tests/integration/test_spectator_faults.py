@@ -119,6 +119,29 @@ def test_watch_sockets_reset_during_catch_up_release_their_slots(make_server) ->
     assert "Task exception was never retrieved" not in server.logs()
 
 
+def test_a_spectator_is_served_after_many_watch_sockets_reset_on_a_lobby_nobody_joined(make_server) -> None:  # type: ignore[no-untyped-def]
+    """What the spectators see, nothing else (no metrics): three times ``FTR_MAX_WATCHERS`` WebSocket
+    handshakes on a match nobody joined, each reset (an RST) right after the handshake, then one more spectator
+    of that match is served (its first frame is the lobby when a player joins), not ``too_many_watchers``. Each
+    reset used to keep its slot: the handler waited on the watcher's queue for an event that never came."""
+    server = make_server(FTR_MAX_WATCHERS=str(SLOTS), FTR_MATCHES_PER_MIN="1000")
+
+    async def run() -> None:
+        code = create_match(server.url, variant="classic", players=2, solvable_only=False)["code"]
+        heads = await reset_many(server.port, ws_upgrade(f"/matches/{code}/watch"), RESETS)
+        assert all(head.startswith(b"HTTP/1.1 101") for head in heads)
+        await asyncio.sleep(1)  # time for the server to see the resets
+        async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch") as watcher:
+            joining = Player(server.ws_url)
+            await joining.connect()
+            await joining.join(code, "carol")
+            first = msgspec.msgpack.decode(await asyncio.wait_for(watcher.recv(), 10))
+            await joining.ws.close()
+        assert first.get("event", {}).get("type") == "lobby", first  # served, not too_many_watchers
+
+    asyncio.run(run())
+
+
 def test_event_streams_reset_during_catch_up_release_their_slots(make_server) -> None:  # type: ignore[no-untyped-def]
     """The same for the SSE streams of a match and of a day of the daily challenge."""
     server = make_server(FTR_MAX_WATCHERS=str(SLOTS), FTR_MATCHES_PER_MIN="1000")
