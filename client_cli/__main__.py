@@ -1,4 +1,4 @@
-"""``forty-thieves``: the command-line client of Forty Thieves Race (issue 5).
+"""``forty-thieves``: the command-line client of Forty Thieves Race.
 
 ::
 

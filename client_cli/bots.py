@@ -1,4 +1,4 @@
-"""``forty-thieves bots --count N``: a load generator of bot players (issue 5).
+"""``forty-thieves bots --count N``: a load generator of bot players.
 
 Each bot is a :class:`~client_cli.race.RaceClient` (the same connection,
 resume and reconnect code as a person's client) that joins a match, says

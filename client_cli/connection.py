@@ -1,4 +1,4 @@
-"""The client's I/O: the server's HTTP API and one WebSocket connection (issue 5).
+"""The client's I/O: the server's HTTP API and one WebSocket connection.
 
 - :func:`server_url`: the address, from ``--server``, else ``FTR_SERVER``,
   else ``http://localhost:8000``;

@@ -1,4 +1,4 @@
-"""``forty-thieves replay FILE``: step through a game record, forwards and backwards (issue 5).
+"""``forty-thieves replay FILE``: step through a game record, forwards and backwards.
 
 The client has no rules of its own, and a record is only a deal and the
 commands played, so the positions must be computed by the rules engine.

@@ -1,4 +1,4 @@
-"""The msgpack codec of the race protocol, with hard limits (issue 4).
+"""The msgpack codec of the race protocol, with hard limits.
 
 One decoder per direction, built once (msgspec). Limits, checked before
 and during decoding:

@@ -1,4 +1,4 @@
-"""Message types of the race protocol, both directions (issue 4).
+"""Message types of the race protocol, both directions.
 
 Every frame is one msgpack map with a ``type`` tag naming its message;
 the types are frozen :class:`msgspec.Struct` declarations, and the codec
@@ -50,7 +50,7 @@ import msgspec
 PROTOCOL_VERSION = 2
 """Version of this message set. A client with another version is refused with ``error`` code ``version``.
 
-2 (session 4): a ``play``/``resign``/``hint`` whose ``seq`` skips a number is refused (``error`` ``seq_gap``;
+2: a ``play``/``resign``/``hint`` whose ``seq`` skips a number is refused (``error`` ``seq_gap``;
 version 1 servers accepted it, and version 1 clients skipped numbers after a refusal or a hint);
 ``started`` carries ``hints``."""
 

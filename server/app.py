@@ -202,7 +202,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/matches/{code:match}", match_state),
             Route("/matches/{code:match}/results", match_results),
             Route("/matches/{code:match}/events", match_events),
-            # Spectating (issue 7): replays once a match ended, and the web page (server/pages.py).
+            # Spectating: replays once a match ended, and the web page (server/pages.py).
             Route("/matches/{code:match}/replays/{name:path}", match_replay),  # a name may hold "/"
             Route("/watch/{code:match}", watch_page),
             Route("/join/{code:match}", play_page),

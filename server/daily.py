@@ -1,4 +1,4 @@
-"""The daily challenge: one verified deal a day per variant, one attempt per name (issue 6).
+"""The daily challenge: one verified deal a day per variant, one attempt per name.
 
 Pure parts (no I/O, no clock: they take ``now_ms`` or a date): the day
 arithmetic (:func:`day_of`, :func:`day_bounds`), the seed of the day

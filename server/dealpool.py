@@ -1,4 +1,4 @@
-"""The pool of verified solvable deals (RULES.md section 9; issue 4 item 5).
+"""The pool of verified solvable deals (RULES.md section 9).
 
 Solver worker processes (never the event loop) look for seeds whose deal
 the solver proves solvable; each process's filler task keeps

@@ -1,4 +1,4 @@
-"""The match service: lifecycle, commands, timers and fan-out (issue 4).
+"""The match service: lifecycle, commands, timers and fan-out.
 
 One :class:`MatchService` per server process. It holds no match state of
 its own beyond caches: Redis (:mod:`server.store`) is the truth, so any

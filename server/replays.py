@@ -1,4 +1,4 @@
-"""Replays of a finished match (issue 7 item 4): ``GET /matches/{code}/replays/{name}``.
+"""Replays of a finished match: ``GET /matches/{code}/replays/{name}``.
 
 The answer is the player's game record (RULES.md section 10: ``format``,
 ``variant``, ``autoplay``, ``undo``, ``deal``, ``seed``, ``moves``,

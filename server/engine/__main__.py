@@ -5,7 +5,7 @@
 - ``replay RECORD.json [--json]``: replay a game record; exit 0 when every
   move was legal, 1 when any was not, 2 for a malformed record.
 - ``solve (--seed S | --deal FILE) [--variant V] [--autoplay/--no-autoplay]
-  [--nodes N] [--timeout SECONDS] [--json]``: search for a win (issue 3);
+  [--nodes N] [--timeout SECONDS] [--json]``: search for a win;
   ``--json`` prints ``{"result", "moves", "autoplay", "nodes", "seconds"}``.
   Exit 0 for an answer (solved, unsolvable or unknown), 2 for bad input.
 """

@@ -1,4 +1,4 @@
-"""The solver: proves deals solvable, with the winning command list as the proof (issue 3).
+"""The solver: proves deals solvable, with the winning command list as the proof.
 
 Pure (no I/O, no clock of its own). :func:`solve` answers ``solved`` (with
 moves replayed through the engine), ``unsolvable`` (search exhausted) or

@@ -1,5 +1,5 @@
 /*
- * The solver's hot loop in C: an optional accelerator of search._search (issue 3).
+ * The solver's hot loop in C: an optional accelerator of search._search.
  *
  * One best-first stage, node for node the pure search of search.py: the same
  * moves in the same order (search._Expander.moves), auto-play of safe cards in
