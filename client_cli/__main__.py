@@ -208,6 +208,7 @@ async def _join(server: str, code: str, name: str | None, *, script: str | None,
         auto_ready = not interactive
     client = RaceClient(server, code, name, host_token=host_token, auto_ready=auto_ready)
     client.state.public_server, client.state.title = public or server, title
+    client.state.daily = bool(title)  # only the daily names itself by a title
     if interactive:
         from .ui import RaceScreen
 
