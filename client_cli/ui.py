@@ -132,7 +132,7 @@ class RaceScreen:
         self.confirming_resign = False
         if action == "resign" and not confirmed and state.phase == "playing" and not state.my_game_over:
             self.confirming_resign = True
-            state.message = "Resign and end your game for good? Type resign again (or y) to resign; anything else plays on"
+            state.message = "Resign for good? Type resign again (or y) to resign; anything else plays on"
             self.refresh()
             return False
         if confirmed:
