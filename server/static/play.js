@@ -267,11 +267,8 @@
     $("round-line").textContent = s.name ? `you race as ${s.name}` : "race from a link";
   }
 
-  function winnerLine() {
-    if (!state.results) return "Race over";
-    const first = state.results.ranking.filter((r) => r.rank === 1).map((r) => r.name);
-    return first.length === 1 ? `${first[0]} wins!` : `${first.join(" and ")} share first place`;
-  }
+  // "wins" only for a win (the same headline as the watch page's).
+  function winnerLine() { return FTR.winnerLine(state.results); }
 
   function tick() {
     const now = Date.now();
