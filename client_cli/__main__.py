@@ -173,7 +173,6 @@ async def _create(server: str, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(created))
         return 0
-    TokenStore().update(server, created["code"], host_token=created["host_token"])
     public = public_server(created, server)
     print(f"Match {created['code']} created ({args.variant}; {created['state']}).")
     # Printed whole on lines of their own (as in the lobby): these stay in the scrollback, where a line wider
@@ -187,6 +186,7 @@ async def _create(server: str, args: argparse.Namespace) -> int:
     if created["state"] == "preparing":
         print("Preparing a solvable deal: this may take a while for classic...")
     name = args.name or _login_name()
+    TokenStore().keep_host(server, created["code"], name, created["host_token"])
     return await _join(server, created["code"], name, script=None, as_json=False, host_token=created["host_token"],
                        public=public)
 
@@ -208,6 +208,7 @@ async def _join(server: str, code: str, name: str | None, *, script: str | None,
         auto_ready = not interactive
     client = RaceClient(server, code, name, host_token=host_token, auto_ready=auto_ready)
     client.state.public_server, client.state.title = public or server, title
+    client.state.daily = bool(title)  # only the daily names itself by a title
     if interactive:
         from .ui import RaceScreen
 

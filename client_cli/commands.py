@@ -73,7 +73,7 @@ Commands (RULES.md notation; short forms in brackets):
   hint         a suggestion (where the match allows hints)
   ready        (lobby) you are ready; start: (host) start now
   rematch      (results) the next round: same players and settings, a new deal
-  resign       give up; q quits the client (the game goes on: join again to come back)
+  resign       give up (asks first); q quits (the game goes on: join again)
 Tab completes the legal moves; Up/Down browse the history."""
 
 

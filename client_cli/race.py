@@ -71,7 +71,7 @@ class RaceClient:
         if not name:
             raise ClientError("give your display name with --name NAME")
         self.name: str = name
-        self.host_token = host_token or entry.get("host_token")
+        self.host_token = host_token or self.store.host_token(server, code, name)
         self.auto_ready = auto_ready
         self.listener = listener
         self.on_change = on_change or (lambda: None)
@@ -202,13 +202,9 @@ class RaceClient:
                 return message
 
     def _keep_token(self, token: str) -> None:
-        entry = self.store.get(self.server, self.code)
-        players = dict(entry.get("players", {}))
-        players[self.name] = token
-        fields: dict[str, Any] = {"players": players, "last_name": self.name}
+        self.store.keep_player(self.server, self.code, self.name, token)
         if self.host_token:
-            fields["host_token"] = self.host_token
-        self.store.update(self.server, self.code, **fields)
+            self.store.keep_host(self.server, self.code, self.name, self.host_token)
 
     async def _ping(self) -> None:
         nonce = len(self._ping_sent) + 1
@@ -433,8 +429,10 @@ class RaceClient:
     def _follow_round(self, answer: m.NextRound) -> None:
         """Become the player of round ``answer.round`` (match ``answer.match``), with nothing of the round before."""
         self.code, self.host_token = answer.match, answer.host_token or None
-        self.store.update(self.server, self.code, players={self.name: answer.token}, last_name=self.name,
-                          **({"host_token": answer.host_token} if answer.host_token else {}))
+        # Merged, not replaced: another player of this machine may be in the same round.
+        self.store.keep_player(self.server, self.code, self.name, answer.token)
+        if self.host_token:
+            self.store.keep_host(self.server, self.code, self.name, self.host_token)
         self.state = RaceState(server=self.server, code=self.code, name=self.name, host=bool(self.host_token),
                                round=answer.round)
         self.seq = self.hints_used = 0

@@ -241,6 +241,8 @@ def _notice(state: RaceState) -> Text:
                     style="cyan")
     if state.phase == "countdown":
         return Text("Get ready: the deal comes at the start instant.", style="cyan")
+    if state.phase == "finished" and state.daily:
+        return Text("Your attempt is over: forty-thieves daily --leaderboard shows the board. q quits", style="cyan")
     if state.phase == "finished":
         others = [name for name in state.rematch if name != state.name]
         wanted = f"{', '.join(others)} want{'s' if len(others) == 1 else ''} a rematch. " if others else ""

@@ -64,6 +64,8 @@ class RaceState:
     """The address friends are told to join at (the server's ``FTR_PUBLIC_URL``); empty: :attr:`server`."""
     title: str = ""
     """What the header names instead of the match code (``Daily classic 2026-12-01``); empty: the code."""
+    daily: bool = False
+    """A daily challenge attempt: one a day, so its results offer no next round."""
     code: str = ""
     name: str = ""
     host: bool = False

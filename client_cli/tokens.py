@@ -4,7 +4,9 @@ One JSON file, ``tokens.json`` in the platformdirs user data folder of
 ``forty-thieves-race`` (``$XDG_DATA_HOME/forty-thieves-race`` on Linux),
 keyed by ``"<server url> <match code>"``. An entry holds the player's
 ``name`` and secret ``token`` (rotated by the server on every resume: the
-newest is written at once), and for the creator the ``host_token``.
+newest is written at once), and for the creator the ``host_token`` with
+its ``host_name``. Two players on one machine share the file: each keeps
+its own token under its name, and only the host's name is the host.
 The file is written whole to a temporary file and renamed, readable by
 its owner only.
 """
@@ -78,11 +80,33 @@ class TokenStore:
         with self._locked():
             self._update(server, code, fields)
 
-    def _update(self, server: str, code: str, fields: dict[str, Any]) -> None:
+    def keep_player(self, server: str, code: str, name: str, token: str) -> None:
+        """Keep ``token`` as ``name``'s in the match's entry, beside the other players of this machine (read and
+        written under the lock: two clients resuming at once keep both tokens)."""
+        with self._locked():
+            self._update(server, code, {"last_name": name}, player=(name, token))
+
+    def keep_host(self, server: str, code: str, name: str, host_token: str) -> None:
+        """Keep the host token of the match (or round) ``name`` hosts: only ``name`` is its host."""
+        self.update(server, code, host_token=host_token, host_name=name)
+
+    def host_token(self, server: str, code: str, name: str) -> str | None:
+        """The host token kept for ``name`` in this match: ``None`` when another player of this machine hosts
+        it (an entry without ``host_name``, written before it was kept, counts for any name)."""
+        entry = self.get(server, code)
+        token = entry.get("host_token")
+        if not isinstance(token, str) or not token or entry.get("host_name", name) != name:
+            return None
+        return token
+
+    def _update(self, server: str, code: str, fields: dict[str, Any], player: tuple[str, str] | None = None) -> None:
         data = self._load()
         entry = data.get(self.key(server, code))
         entry = dict(entry) if isinstance(entry, dict) else {}
         entry.update(fields)
+        if player is not None:
+            players = entry.get("players")
+            entry["players"] = {**(players if isinstance(players, dict) else {}), player[0]: player[1]}
         data[self.key(server, code)] = entry
         fd, name = tempfile.mkstemp(prefix=".tokens-", dir=self.path.parent)
         try:

@@ -41,7 +41,7 @@ def words_now(state: RaceState) -> tuple[str, ...]:
     if state.phase in ("preparing", "lobby", "countdown"):
         return ("ready", "start", "help", "quit")
     if state.phase == "finished":
-        return ("rematch", "help", "quit")
+        return ("help", "quit") if state.daily else ("rematch", "help", "quit")
     hints = ("hint",) if state.settings is not None and state.settings.hints else ()
     return (*hints, "resign", "help", "quit")
 
@@ -132,7 +132,7 @@ class RaceScreen:
         self.confirming_resign = False
         if action == "resign" and not confirmed and state.phase == "playing" and not state.my_game_over:
             self.confirming_resign = True
-            state.message = "Resign and end your game for good? Type resign again (or y) to resign; anything else plays on"
+            state.message = "Resign for good? Type resign again (or y) to resign; anything else plays on"
             self.refresh()
             return False
         if confirmed:
@@ -150,7 +150,9 @@ class RaceScreen:
             asyncio.ensure_future(self.client.start())
             state.message = "" if self.client.host_token else "only the host (who created the match) can start it"
         elif action == "rematch":
-            if state.phase != "finished":
+            if state.daily:
+                state.message = "the daily challenge has no rematch: one attempt a day"
+            elif state.phase != "finished":
                 state.message = "rematch comes after the results"
             else:
                 state.message = "asking for a rematch…"

@@ -146,5 +146,20 @@ const FTR = (() => {
   const STATUS = { playing: "playing", won: "won", dead: "stuck", resigned: "resigned", timeout: "time up",
                    lobby: "in lobby", ready: "ready" };
 
-  return { el, cardEl, boardEl, changed, formatMs, getJSON, follow, STATUS, parseCard, verifyCommitment };
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+  /** The headline of a match's results ({ranking: [{rank, name, status, foundation}]}): "wins" only for a win;
+      when nobody won (all resigned, stuck or out of time), who ranks first and with how many cards. */
+  function winnerLine(results) {
+    if (!results) return "Race over";
+    const first = results.ranking.filter((r) => r.rank === 1);
+    const names = first.map((r) => r.name);
+    const both = names.join(" and ");
+    if (first.every((r) => r.status === "won")) return names.length === 1 ? `${names[0]} wins!` : `${both} share the win`;
+    const cards = first[0] ? first[0].foundation : 0;
+    return `Nobody won · ${both} ${names.length === 1 ? "ranks" : "rank"} first with ${plural(cards, "card")} up`;
+  }
+
+  return { el, cardEl, boardEl, changed, formatMs, getJSON, follow, STATUS, parseCard, verifyCommitment, plural,
+           winnerLine };
 })();

@@ -275,17 +275,8 @@
     $("round-line").textContent = s.name ? `you race as ${s.name}` : "race from a link";
   }
 
-  function winnerLine() {
-    // "wins" only for a win, as the watch page and the series standings count it: when nobody won (all
-    // resigned, stuck or out of time), who ranks first and with how many cards.
-    if (!state.results) return "Race over";
-    const first = state.results.ranking.filter((r) => r.rank === 1);
-    const names = first.map((r) => r.name);
-    const both = names.join(" and ");
-    if (first.every((r) => r.status === "won")) return names.length === 1 ? `${names[0]} wins!` : `${both} share the win`;
-    const cards = first[0] ? first[0].foundation : 0;
-    return `Nobody won · ${both} ${names.length === 1 ? "ranks" : "rank"} first with ${plural(cards, "card")} up`;
-  }
+  // "wins" only for a win (the same headline as the watch page's).
+  function winnerLine() { return FTR.winnerLine(state.results); }
 
   function tick() {
     const now = Date.now();

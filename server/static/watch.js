@@ -46,16 +46,7 @@
     return match.state;
   }
 
-  function winnerLine() {
-    // "wins" only for a win: when nobody won (all resigned, stuck or out of time), who ranks first and why.
-    if (!results) return "Race over";
-    const first = results.ranking.filter((r) => r.rank === 1);
-    const names = first.map((r) => r.name);
-    const both = names.join(" and ");
-    if (first.every((r) => r.status === "won")) return names.length === 1 ? `${names[0]} wins!` : `${both} share the win`;
-    const cards = first[0] ? first[0].foundation : 0;
-    return `Nobody won · ${both} ${names.length === 1 ? "ranks" : "rank"} first with ${plural(cards, "card")} up`;
-  }
+  function winnerLine() { return FTR.winnerLine(results); }
 
   function raceTime(p) {
     // A player still playing is on the race clock; an ended game shows when it ended (results: its time).

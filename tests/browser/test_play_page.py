@@ -168,6 +168,7 @@ def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # type: ig
                 await page.get_by_role("button", name="Yes, resign").click()
             series_table = ann.get_by_role("table", name="Series standings")
             await series_table.wait_for(timeout=15_000)
+            headline = await ann.locator("#headline").inner_text()  # both resigned: nobody won
             series_rows = await series_table.locator("tbody tr").evaluate_all(
                 "rows => rows.map(r => [r.dataset.name, r.children[1].textContent])")
             await ann.screenshot(path=str(ARTIFACTS / "play-series.png"), full_page=True)
@@ -188,6 +189,7 @@ def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # type: ig
             assert state["round"] == 2 and state["state"] == "finished", state
             assert state["series"]["rounds"][:2] == [code, round_codes[0]], state["series"]
             assert dict(series_rows)["ann"] == "1" and dict(series_rows)["bob"] == "0", series_rows
+            assert "wins" not in headline and "Nobody won" in headline and " first with " in headline, headline
             assert series_rows == [[row["name"], str(row["rounds_won"])]
                                    for row in public_state(server.url, round_codes[0])["series"]["standings"]]
             first = public_state(server.url, code)

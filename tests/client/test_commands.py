@@ -79,3 +79,10 @@ def test_completion_offers_the_legal_moves_in_the_servers_order() -> None:
 def test_table_moves_count_what_is_not_draw_redeal_undo_or_finish() -> None:
     assert table_moves(LEGAL) == 10
     assert table_moves([LegalMove("s", 1), LegalMove("u", 1)]) == 0
+
+
+def test_the_help_fits_80_columns() -> None:
+    """``?`` draws the help on the race screen, which is 80 columns wide at the least: no line wraps."""
+    from client_cli.commands import HELP
+
+    assert [line for line in HELP.splitlines() if len(line) > 80] == []

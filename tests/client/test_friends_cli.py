@@ -170,3 +170,16 @@ def test_resign_asks_first_on_the_screen(typed: str) -> None:
         return sent
 
     assert asyncio.run(run()) == ["resign"]
+
+
+def test_the_daily_results_offer_no_rematch() -> None:
+    """One attempt a day: the end of a daily attempt names the leaderboard, not a next round."""
+    from client_cli.ui import words_now
+
+    state = playing_state(0)
+    state.title, state.daily = "Daily relaxed 2026-12-01", True
+    ranking = [m.ResultRow(1, "alice", "resigned", 9_000, 3, 0, 0, 2)]
+    state.apply(m.Results("abcDEF1234", ranking, "", "c" * 64, ""))
+    final = ANSI.sub("", to_ansi(screen(state, 80, 24, now=30_000), 80))
+    assert "rematch" not in final.lower() and "--leaderboard shows the board. q quits\n" in final + "\n", final
+    assert "rematch" not in words_now(state)

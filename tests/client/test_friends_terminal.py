@@ -38,7 +38,8 @@ def test_tab_lists_moves_on_the_help_line_without_card_counts(server: ServerProc
     assert " s " in offered + " " and "resign" in offered, offered
     terminal.tmux("send-keys", "-t", "t", "C-u")
     terminal.type("resign")
-    terminal.wait_for("Type resign again")
+    asked = terminal.wait_for("Type resign again")
+    assert "anything else plays on" in asked, asked  # the whole question fits the 80 columns
     assert httpx.get(f"{server.url}/matches/{code}", timeout=10).json()["players"][0]["status"] == "playing"
     terminal.type("resign")
     terminal.wait_for("Results")
