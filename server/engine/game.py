@@ -145,6 +145,20 @@ class Game:
         self.moves += 1
         return Outcome(command, after, applied.cards, autoplayed, after.is_won)
 
+    def copy(self) -> Game:
+        """An independent game in the same state: :meth:`play` on either leaves the other as it was.
+
+        Linear in the history's length (its list of steps is copied; the steps and positions are
+        immutable values, shared). The server plays a command on a copy and keeps it only once the
+        command is stored, so a command that could not be stored needs no way back.
+        """
+        other = object.__new__(Game)
+        other.variant, other.deal, other.autoplay, other.undo_policy = (
+            self.variant, self.deal, self.autoplay, self.undo_policy)
+        other.moves, other.undos, other.position = self.moves, self.undos, self.position
+        other.history = list(self.history)
+        return other
+
     def snapshot(self) -> tuple[Position, int, int, int, Step | None]:
         """Everything :meth:`play` may change, for :meth:`restore`, in constant time: one :meth:`play`
         appends one step to the history or (an undo) takes the last one off, so its length and last step

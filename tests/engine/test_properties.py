@@ -123,6 +123,27 @@ def test_restore_undoes_one_command_exactly(case: tuple[Game, list[str]], rng: r
 
 
 @SETTINGS
+@given(played_games(undo="full"), st.randoms(use_true_random=False))
+def test_a_copy_is_independent(case: tuple[Game, list[str]], rng: random.Random) -> None:
+    """Game.copy (the server plays a command on a copy, kept once it is stored): any one accepted command,
+    undo included, played on the copy leaves the original's position, counters, history and legal moves as
+    they were, and the copy ends where the same command played on the original ends."""
+    game, _ = case
+    legal = game.legal_moves()
+    if not legal:
+        return
+    before = (game.position, game.moves, game.undos, list(game.history))
+    command = rng.choice(legal).command
+    other = game.copy()
+    other.play(command)
+    assert (game.position, game.moves, game.undos, list(game.history)) == before
+    assert game.legal_moves() == legal
+    game.play(command)
+    assert (other.position, other.moves, other.undos, other.history) == (
+        game.position, game.moves, game.undos, game.history)
+
+
+@SETTINGS
 @given(played_games())
 def test_replay_is_deterministic(case: tuple[Game, list[str]]) -> None:
     """A record of the commands replays to the same position, twice identically."""
