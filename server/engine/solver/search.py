@@ -17,6 +17,7 @@ from typing import Literal
 
 from ..game import Game
 from ..position import Position
+from ..rules import move_limit, run_length
 from ..variants import BuildRule, MoveRule, Variant
 from .lock import locked, waste_top_stuck
 from .state import Rules, State, accepts, autoplay, from_position, key, place, take
@@ -125,10 +126,7 @@ class _Expander:
         if got is None:
             table = self.rules.builds_on
             n = len(column)
-            i = n - 1
-            while i > h and column[i] in table[column[i - 1]]:
-                i -= 1
-            run = n - i
+            run = run_length(column, h, self.rules.variant)
             breaks = h
             for j in range(max(h, 1), n):
                 if column[j] not in table[column[j - 1]]:
@@ -215,7 +213,8 @@ class _Expander:
                 under.setdefault(column[-1], []).append(j)
             else:
                 empty.append(j)
-        onto_limit, empty_limit = rules.limits(len(empty))
+        onto_limit = move_limit(rules.variant, len(empty), False)
+        empty_limit = move_limit(rules.variant, len(empty), True) if empty else 0
         reverse = rules.builds_on_reverse
         info = self.column_info
         # Column to column.
