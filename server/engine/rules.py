@@ -90,6 +90,13 @@ def move_limit(variant: Variant, empty_columns: int, into_empty: bool) -> int:
     return 1 << (empty_columns - 1 if into_empty else empty_columns)
 
 
+def stock_exhausted(position: Position, variant: Variant) -> bool:
+    """True when no draw and no redeal is possible any more (RULES.md sections 4 and 5)."""
+    if position.stock:
+        return False
+    return not (position.waste and position.redeals_left > 0 and variant.redeals > 0)
+
+
 def slot_for(position: Position, card: int) -> int:
     """Index (0-based) of the lowest-numbered foundation slot that takes ``card``, or -1.
 

@@ -25,9 +25,9 @@ from .state import Rules, State, accepts, autoplay, from_position, key, place, t
 Outcome = Literal["solved", "unsolvable", "unknown"]
 
 try:  # the optional C accelerator of one search stage (_csolver.c; pyproject.toml builds it when a compiler is there)
-    from . import _csolver
+    from ._csolver import search as _csolver_search
 except ImportError:  # pragma: no cover - depends on the build
-    _csolver = None  # type: ignore[assignment]
+    _csolver_search = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +88,7 @@ def implementation(position: Position, variant: Variant) -> str:
     which is the reference: the C search repeats it node for node
     (README.md, tests/engine/solver/test_csolver.py).
     """
-    if _csolver is None or os.environ.get("FTR_SOLVER", "").lower() == "python":
+    if _csolver_search is None or os.environ.get("FTR_SOLVER", "").lower() == "python":
         return "python"
     if (variant.decks != 2 or variant.build_rule is not BuildRule.SAME_SUIT or variant.foundation_to_column
             or any(position.hidden) or not 1 <= len(position.tableau) <= 16
@@ -407,7 +407,7 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
     if e:
         raise ValueError("the C search has no buried-card term")
     seconds = budget.seconds if budget.seconds is not None and clock is not None else -1.0
-    outcome, moves, nodes, states = _csolver.search(
+    outcome, moves, nodes, states = _csolver_search(
         start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
         incomplete, 5 if locks else 0, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
     if outcome == "solved":
