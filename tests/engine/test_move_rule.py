@@ -152,7 +152,7 @@ def _move(source: int, target: int, count: int):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("variant", [CLASSIC, RELAXED, SINGLE], ids=lambda v: v.name)
-def test_the_c_search_allows_the_same_moves(monkeypatch: pytest.MonkeyPatch, variant: Variant) -> None:
+def test_the_c_search_allows_the_same_moves(variant: Variant) -> None:
     """The C search's copy of the rule (``run_length`` and the limits in ``gen_moves``, _csolver.c): on
     stressed positions it expands the same nodes as the pure search, which uses the engine's functions, so
     it generates the same moves (a move more or less changes the states seen)."""
@@ -163,6 +163,6 @@ def test_the_c_search_allows_the_same_moves(monkeypatch: pytest.MonkeyPatch, var
     rng = random.Random(f"c {variant.name}")
     for _ in range(40):
         position = stressed(rng, variant)
-        pure, fast = both(monkeypatch, position, variant, budget=Budget(200))
+        pure, fast = both(position, variant, budget=Budget(200))
         assert (fast.result, fast.nodes, fast.states, fast.moves) == (pure.result, pure.nodes, pure.states,
                                                                       pure.moves)
