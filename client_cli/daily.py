@@ -1,4 +1,4 @@
-"""``forty-thieves daily``: play today's daily challenge, or show a day's leaderboard (issue 6, item 4).
+"""``forty-thieves daily``: play today's daily challenge, or show a day's leaderboard.
 
 Playing: ``POST /daily/{variant}/attempt`` with the name and, once the
 name is claimed, its secret token (kept in the token file under the

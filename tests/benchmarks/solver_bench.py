@@ -1,4 +1,4 @@
-"""Benchmark of the solver (issue 3 item 6): prints figures, asserts nothing.
+"""Benchmark of the solver: prints figures, asserts nothing.
 
 - deals "1".."200" of classic and "1".."100" of relaxed, each with a
   wall-clock cap (``--seconds``, default 10) and a large node budget, in

@@ -1,4 +1,4 @@
-"""The engine's command line (issue 2 items 2 and 6), run as a real subprocess."""
+"""The engine's command line (``deal``, ``replay``, ``solve``), run as a real subprocess, as people and scripts run it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""docker-compose.yml parses and names only settings the server knows (issue 4 item 9)."""
+"""docker-compose.yml parses and names only settings the server knows (a misspelt variable would be ignored silently)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The optional C search (server/engine/solver/_csolver.c) against the pure reference (issue 3).
+"""The optional C search (server/engine/solver/_csolver.c) against the pure reference.
 
 The pure search in search.py is the reference. The C search claims to
 expand the same nodes in the same order, so on the same input and node
