@@ -130,18 +130,19 @@ def seed_commitment(seed: str) -> str:
 
 
 def find_daily_deal(secret: str, date: str, variant_name: str, nodes: int = DAILY_NODES,
-                    max_index: int = MAX_INDEX) -> tuple[int, str, list[str]]:
+                    max_index: int = MAX_INDEX, pure: bool = False) -> tuple[int, str, list[str]]:
     """The deal of the day: the first index 0, 1, 2 ... whose seed the solver proves solvable.
 
     Runs in a solver worker process (CPU-heavy). Deterministic: a node
     budget, no time limit, so any process finds the same index. Returns
     ``(index, seed, winning commands)``; raises ``RuntimeError`` when
-    ``max_index`` indexes all fail.
+    ``max_index`` indexes all fail. ``pure`` forces the solver's pure search
+    (``FTR_SOLVER=python``; the same answer, only slower).
     """
     variant = find_variant(variant_name)
     for index in range(max_index):
         seed = daily_seed(secret, date, variant.name, index)
-        result = solve(deal(seed, variant), variant, Budget(nodes=nodes))
+        result = solve(deal(seed, variant), variant, Budget(nodes=nodes), pure=pure)
         if result.result == "solved":
             return index, seed, list(result.moves)
     raise RuntimeError(f"no solvable {variant.name} deal for {date} within {max_index} indexes")
@@ -459,7 +460,8 @@ class DailyService:
             secret = await self.store.secret(self.configured_secret)
             loop = asyncio.get_running_loop()
             index, seed, moves = await loop.run_in_executor(self.matches.executor, find_daily_deal, secret, date,
-                                                            variant, self.nodes)
+                                                            variant, self.nodes, MAX_INDEX,
+                                                            self.matches.settings.pure_solver)
             fields = {"seed": seed, "commitment": seed_commitment(seed), "attempt_index": index,
                       "deal": format_position(deal(seed, find_variant(variant))), "solution": json.dumps(moves),
                       "closed": 0}

@@ -1,4 +1,4 @@
-"""Load benchmark of the race server (issue 4): prints figures, asserts nothing.
+"""Load benchmark of the race server: prints figures (server CPU per move among them), asserts nothing.
 
 Starts its own ``redis-server`` (free loopback port, no persistence) and
 ONE server process (``python -m server``, ``FTR_SOLVER_WORKERS=0``,
