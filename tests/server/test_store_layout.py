@@ -175,3 +175,11 @@ def test_every_script_touches_only_the_keys_of_one_hash_tag(script: scripts.Scri
     assert len({hash_tag(key) for key in built}) == 1, (script.name, built)
     if script.scope == "global":
         assert len(built) == 1
+
+
+@pytest.mark.parametrize("module", ["keys.py", "records.py", "scripts.py"])
+def test_the_layout_modules_of_the_store_are_pure(module: str) -> None:
+    """Key names, records and script texts do no I/O: only the two store classes talk to Redis."""
+    from tests.test_purity import FORBIDDEN, ROOT, imported_modules
+
+    assert not imported_modules(ROOT / "server" / "store" / module) & FORBIDDEN
