@@ -686,7 +686,8 @@ def floor_server(port: int, redis_url: str) -> None:
 
     from protocol.codec import decode_client
     from server.matches import READER_PAUSE_S
-    from server.store import Store, follow_streams, meta_key, player_key, redis_client
+    from server.store import Store, follow_streams, redis_client
+    from server.store.keys import meta_key, player_key
 
     sockets: dict[str, dict[str, WebSocket]] = collections.defaultdict(dict)
     ids: dict[str, str] = {}
