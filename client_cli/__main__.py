@@ -33,6 +33,7 @@ from typing import Any
 from protocol.codes import canonical_code
 
 from .connection import ClientError, create_match, join_link, public_server, server_url
+from .join import join_and_play
 from .render import join_lines
 from .tokens import TokenStore
 
@@ -147,7 +148,7 @@ async def _run(args: argparse.Namespace) -> int:
     if args.command == "create":
         return await _create(server, args)
     if args.command == "join":
-        return await _join(server, args.code, args.name, script=args.script, as_json=args.json)
+        return await join_and_play(server, args.code, args.name, script=args.script, as_json=args.json)
     if args.command == "watch":
         from .watch import watch
 
@@ -187,8 +188,8 @@ async def _create(server: str, args: argparse.Namespace) -> int:
         print("Preparing a solvable deal: this may take a while for classic...")
     name = args.name or _login_name()
     TokenStore().keep_host(server, created["code"], name, created["host_token"])
-    return await _join(server, created["code"], name, script=None, as_json=False, host_token=created["host_token"],
-                       public=public)
+    return await join_and_play(server, created["code"], name, script=None, as_json=False,
+                               host_token=created["host_token"], public=public)
 
 
 def _login_name() -> str:
@@ -196,37 +197,6 @@ def _login_name() -> str:
         return getpass.getuser()[:24] or "host"
     except Exception:  # noqa: BLE001 - no login name on this system
         return "host"
-
-
-async def _join(server: str, code: str, name: str | None, *, script: str | None, as_json: bool,
-                host_token: str | None = None, auto_ready: bool | None = None, public: str = "",
-                title: str = "") -> int:
-    from .race import RaceClient, run_script
-
-    interactive = script is None and sys.stdin.isatty() and sys.stdout.isatty() and not as_json
-    if auto_ready is None:
-        auto_ready = not interactive
-    client = RaceClient(server, code, name, host_token=host_token, auto_ready=auto_ready)
-    client.state.public_server, client.state.title = public or server, title
-    client.state.daily = bool(title)  # only the daily names itself by a title
-    if interactive:
-        from .ui import RaceScreen
-
-        return await RaceScreen(client, daily=bool(title)).run()
-    if not as_json and script is None:
-        print("not a terminal: reading commands from standard input, one a line", file=sys.stderr)
-    return await run_script(client, _script_lines(script), as_json=as_json)
-
-
-def _script_lines(script: str | None) -> list[str]:
-    """The whole script, read before the race (``None`` or ``-``: standard input)."""
-    if script is None or script == "-":
-        return sys.stdin.read().splitlines()
-    try:
-        with open(script, encoding="utf-8") as file:
-            return file.read().splitlines()
-    except OSError as error:
-        raise ClientError(f"cannot read the script {script}: {error}") from None
 
 
 if __name__ == "__main__":

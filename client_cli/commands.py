@@ -1,4 +1,4 @@
-"""What a player types, turned into what the client sends (issue 5, item 3).
+"""What a player types, turned into what the client sends.
 
 Pure: no I/O. The client knows no rules: every decision here is taken
 from the legal-move list the server sent (``[command, cards]`` pairs,

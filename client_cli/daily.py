@@ -1,4 +1,4 @@
-"""``forty-thieves daily``: play today's daily challenge, or show a day's leaderboard (issue 6, item 4).
+"""``forty-thieves daily``: play today's daily challenge, or show a day's leaderboard.
 
 Playing: ``POST /daily/{variant}/attempt`` with the name and, once the
 name is claimed, its secret token (kept in the token file under the
@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .connection import ClientError, _refusal, _request
+from .join import join_and_play, read_script
 from .render import clock, fit
 from .tokens import TokenStore
 
@@ -126,7 +127,6 @@ async def daily(server: str, args: argparse.Namespace) -> int:
         raise ClientError("--date goes with --leaderboard: only today's challenge can be played")
     if not args.name:
         raise ClientError("give your name with --name NAME (the first use claims it for this machine)")
-    from .__main__ import _join, _script_lines
     from .race import RaceClient, run_script, script_lines
 
     interactive = args.script is None and sys.stdin.isatty() and sys.stdout.isatty() and not args.json
@@ -134,7 +134,7 @@ async def daily(server: str, args: argparse.Namespace) -> int:
     if not interactive:  # read first: a script that ran out resigns, so an empty one would spend the day for nothing
         if not args.json and args.script is None:
             print("not a terminal: reading commands from standard input, one a line", file=sys.stderr)
-        lines = _script_lines(args.script)
+        lines = read_script(args.script)
         if not any(True for _ in script_lines(lines)):
             raise ClientError("the script has no command: it would resign your one attempt of the day; give "
                               "commands with --script FILE or on standard input, or run this in a terminal")
@@ -149,7 +149,7 @@ async def daily(server: str, args: argparse.Namespace) -> int:
               f"commitment {attempt['commitment'][:16]}…; the clock starts with the deal.", file=sys.stderr)
     if interactive:
         title = f"Daily {attempt['variant']} {attempt['date']}"
-        return await _join(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False,
+        return await join_and_play(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False,
                            title=title)
     return await run_script(RaceClient(server, attempt["match"], args.name, auto_ready=False), lines,
                             as_json=args.json)

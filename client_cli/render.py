@@ -1,4 +1,4 @@
-"""Drawing a :class:`~client_cli.state.RaceState`: the race screen and a plain layout (issue 5, item 2).
+"""Drawing a :class:`~client_cli.state.RaceState`: the race screen and a plain layout.
 
 - :func:`screen` builds the race screen as rich text lines for a terminal
   of ``width`` x ``height`` (80 x 24 is the smallest it is made for): the

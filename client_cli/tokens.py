@@ -1,4 +1,4 @@
-"""Player tokens kept on disk, so a restarted client resumes its game (issue 5, item 5).
+"""Player tokens kept on disk, so a restarted client resumes its game.
 
 One JSON file, ``tokens.json`` in the platformdirs user data folder of
 ``forty-thieves-race`` (``$XDG_DATA_HOME/forty-thieves-race`` on Linux),

@@ -1,4 +1,4 @@
-"""The interactive race screen: prompt_toolkit around the rich rendering (issue 5, items 2 and 3).
+"""The interactive race screen: prompt_toolkit around the rich rendering.
 
 A full-screen prompt_toolkit application with two parts: the race screen
 (:func:`client_cli.render.screen`, redrawn whenever a message arrives and

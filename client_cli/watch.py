@@ -1,4 +1,4 @@
-"""``forty-thieves watch CODE``: live standings of a match, as a spectator (issues 5 and 7).
+"""``forty-thieves watch CODE``: live standings of a match, as a spectator.
 
 It follows the match's Server-Sent Events (``GET /matches/{code}/events``,
 reconnecting with ``Last-Event-ID`` when the stream drops) and, at each

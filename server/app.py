@@ -169,7 +169,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             service.spawn(service.run_forever(daily.reader, "daily event reader"))
         for _ in range(settings.solver_workers):
             service.spawn(service.run_forever(
-                lambda: fill_pool(store, executor, OFFERED_POOL_VARIANTS, settings.pool_target, settings.solver_seconds),
+                lambda: fill_pool(store, executor, OFFERED_POOL_VARIANTS, settings.pool_target, settings.solver_seconds,
+                                  settings.pure_solver),
                 "deal pool"))
         try:
             yield

@@ -16,30 +16,8 @@ service calls :meth:`DailyService.record`, which puts the entry on the
 leaderboard and keeps the game for the replay (match keys expire; these
 stay).
 
-Redis keys (a day and variant share the hash tag ``{d:DATE:VARIANT}``):
-
-==============================  ================================================
-key                             holds
-==============================  ================================================
-``daily:secret``                the server secret (when ``FTR_DAILY_SECRET`` is
-                                unset: random, made once, kept)
-``daily:names``                 hash: :func:`name_key` -> "TOKEN-SHA-256 NAME"
-``daily:days``                  sorted set ``DATE VARIANT`` by the day's end (ms):
-                                days with a deal, not yet closed
-``{d:D:V}:deal``                hash: seed, commitment, attempt_index, deal
-                                (position text), solution (JSON; never sent),
-                                closed (1 once every attempt has ended)
-``{d:D:V}:attempts``            hash: name -> match code (one attempt a name)
-``{d:D:V}:open``                hash: name -> match code, attempts not ended
-``{d:D:V}:board``               sorted set: name by :func:`pack_score`
-``{d:D:V}:entries``             hash: name -> JSON of the ended attempt
-``{d:D:V}:replays``             hash: name -> JSON ``{"moves", "times_ms"}``
-``{d:D:V}:events``              stream: public attempt events (JSON, field ``d``)
-==============================  ================================================
-
-When a day closes its ``solution`` is deleted and ``attempts`` and ``events``
-expire after ``FTR_RETENTION_S``; the rest stays (names, deal, board,
-entries, replays).
+Its Redis keys (hash tag ``{d:DATE:VARIANT}``) and scripts are the store's
+(:mod:`server.store.keys`, :class:`server.store.DailyStore`).
 """
 
 from __future__ import annotations
@@ -55,8 +33,6 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
 from protocol import messages as m
 from protocol.codec import encode
 from protocol.codes import new_code
@@ -65,9 +41,11 @@ from protocol.errors import NotationError
 from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
 from .matches import MatchService, Watcher
-from .names import legacy_name_key, name_key, name_problem, valid_name
+from .names import name_key, name_problem, valid_name
 from .ranking import Standing
-from .store import Store, follow_streams, token_hash
+from .store import DailyStore, DayDeal, MatchMeta, follow_streams, token_hash
+from .store.keys import day_lease, day_member
+from .store.records import DailyEntry, DailyReplay
 
 log = logging.getLogger("forty_thieves.daily")
 
@@ -76,7 +54,6 @@ DAILY_NODES = 5_000
 """Solver node budget per attempt index (a node budget, not seconds: every process finds the same index)."""
 MAX_INDEX = 2_000
 """Attempt indexes tried before giving up on a day (never reached in practice: ~15 % of classic deals pass)."""
-EVENTS_MAXLEN = 10_000
 
 # Score layout (DESIGN.md "Ranking"), lower is better, all under 2**53 so a double holds it exactly:
 #   bit 52: 0 won, 1 not won; bits 44-51: 255 - foundation cards (0 for a win);
@@ -130,18 +107,19 @@ def seed_commitment(seed: str) -> str:
 
 
 def find_daily_deal(secret: str, date: str, variant_name: str, nodes: int = DAILY_NODES,
-                    max_index: int = MAX_INDEX) -> tuple[int, str, list[str]]:
+                    max_index: int = MAX_INDEX, pure: bool = False) -> tuple[int, str, list[str]]:
     """The deal of the day: the first index 0, 1, 2 ... whose seed the solver proves solvable.
 
     Runs in a solver worker process (CPU-heavy). Deterministic: a node
     budget, no time limit, so any process finds the same index. Returns
     ``(index, seed, winning commands)``; raises ``RuntimeError`` when
-    ``max_index`` indexes all fail.
+    ``max_index`` indexes all fail. ``pure`` forces the solver's pure search
+    (``FTR_SOLVER=python``; the same answer, only slower).
     """
     variant = find_variant(variant_name)
     for index in range(max_index):
         seed = daily_seed(secret, date, variant.name, index)
-        result = solve(deal(seed, variant), variant, Budget(nodes=nodes))
+        result = solve(deal(seed, variant), variant, Budget(nodes=nodes), pure=pure)
         if result.result == "solved":
             return index, seed, list(result.moves)
     raise RuntimeError(f"no solvable {variant.name} deal for {date} within {max_index} indexes")
@@ -173,218 +151,6 @@ class DailyError(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-# ---------------------------------------------------------------- Redis
-
-
-def _tag(date: str, variant: str) -> str:
-    return f"{{d:{date}:{variant}}}"
-
-
-def deal_key(date: str, variant: str) -> str:
-    """The Redis key of the day's deal record (see the module docstring)."""
-    return f"{_tag(date, variant)}:deal"
-
-
-SECRET_KEY = "daily:secret"
-NAMES_KEY = "daily:names"
-DAYS_KEY = "daily:days"
-
-NEW_ATTEMPT = """
--- KEYS: deal, attempts, open ; ARGV: name, match code
-if redis.call('HGET', KEYS[1], 'closed') == '1' then return {'closed'} end
-local code = redis.call('HGET', KEYS[2], ARGV[1])
-if code then return {'exists', code} end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-return {'new', ARGV[2]}
-"""
-
-RECORD = """
--- KEYS: open, board, entries, replays, events ; ARGV: name, score, entry JSON, replay JSON, event JSON
-if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
-redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', %d, '*', 'd', ARGV[5])
-return 1
-""" % EVENTS_MAXLEN  # noqa: UP031 - Lua tables are braces: an f-string would double them all
-
-UNCLAIM = """
--- KEYS: names ; ARGV: name key, the claim's value: delete the claim if it is still that one
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
-return 0
-"""
-
-CLOSE = """
--- KEYS: deal, open, attempts, events ; ARGV: seconds the attempts and events are kept
--- Close the day once no attempt is open. What only the day itself needed goes: the solution at once, the
--- attempt index and the live event stream after the retention period; the deal (seed, commitment), the
--- board, its entries and the replays stay (DESIGN.md: daily leaderboards stay).
-if redis.call('HLEN', KEYS[2]) > 0 then return 0 end
-redis.call('HSET', KEYS[1], 'closed', '1')
-redis.call('HDEL', KEYS[1], 'solution')
-redis.call('EXPIRE', KEYS[3], ARGV[1])
-redis.call('EXPIRE', KEYS[4], ARGV[1])
-return 1
-"""
-
-
-class DailyStore:
-    """The daily challenge's Redis keys (see the module docstring)."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.redis = store.redis
-        self._new_attempt = self.redis.register_script(NEW_ATTEMPT)
-        self._record = self.redis.register_script(RECORD)
-        self._close = self.redis.register_script(CLOSE)
-        self._unclaim = self.redis.register_script(UNCLAIM)
-
-    @staticmethod
-    def key(date: str, variant: str, what: str) -> str:
-        """The Redis key ``what`` (``attempts``, ``board`` ...) of a day and variant."""
-        return f"{_tag(date, variant)}:{what}"
-
-    async def secret(self, configured: str | None) -> str:
-        """The configured secret, else the one kept in Redis (made at first use)."""
-        if configured:
-            return configured
-        await self.redis.set(SECRET_KEY, secrets.token_hex(32), nx=True)
-        value = await self.redis.get(SECRET_KEY)
-        return value.decode()
-
-    async def deal(self, date: str, variant: str) -> dict[str, str] | None:
-        """The day's deal record (seed, commitment, attempt_index, deal, solution, closed); None when not made."""
-        data = await self.redis.hgetall(deal_key(date, variant))
-        return {k.decode(): v.decode() for k, v in data.items()} if data else None
-
-    async def set_deal(self, date: str, variant: str, fields: dict[str, Any], end_ms: int) -> None:
-        """Store the day's deal record and list the day to close at ``end_ms`` (epoch ms)."""
-        await self.redis.hset(deal_key(date, variant), mapping=fields)
-        await self.redis.zadd(DAYS_KEY, {f"{date} {variant}": end_ms})
-
-    async def claim(self, name: str, digest: str) -> bool:
-        """Claim ``name`` (its :func:`name_key`) for the token with SHA-256 ``digest``; False when the key is
-        claimed already."""
-        return bool(await self.redis.hsetnx(NAMES_KEY, name_key(name), f"{digest} {name}"))
-
-    async def unclaim(self, name: str, digest: str) -> None:
-        """Free ``name``'s key if the token with SHA-256 ``digest`` holds it (a claim whose token was lost)."""
-        await self._unclaim(keys=[NAMES_KEY], args=[name_key(name), f"{digest} {name}"])
-
-    async def name_claim(self, name: str) -> tuple[str, str] | None:
-        """``(token digest, display name as claimed)`` of the claim on ``name``'s key; None when unclaimed."""
-        value = await self.redis.hget(NAMES_KEY, name_key(name))
-        if value is None:  # claimed before names were keyed by their confusable skeleton
-            value = await self.redis.hget(NAMES_KEY, legacy_name_key(name))
-        if value is None:
-            return None
-        digest, _, claimed = value.decode().partition(" ")
-        return digest, claimed
-
-    async def new_attempt(self, date: str, variant: str, name: str, code: str) -> tuple[str, str]:
-        """``("new", code)``, ``("exists", the name's code)`` or ``("closed", "")``."""
-        result = await self._new_attempt(keys=[deal_key(date, variant), self.key(date, variant, "attempts"),
-                                               self.key(date, variant, "open")], args=[name, code])
-        return result[0].decode(), result[1].decode() if len(result) > 1 else ""
-
-    async def attempt_code(self, date: str, variant: str, name: str) -> str | None:
-        """The match code of ``name``'s attempt of the day; None when it has none."""
-        value = await self.redis.hget(self.key(date, variant, "attempts"), name)
-        return value.decode() if value is not None else None
-
-    async def counts(self, date: str, variant: str) -> tuple[int, int]:
-        """(attempts made, attempts ended)."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hlen(self.key(date, variant, "attempts"))
-            pipe.zcard(self.key(date, variant, "board"))
-            made, ended = await pipe.execute()
-        return int(made), int(ended)
-
-    async def open_attempts(self, date: str, variant: str) -> dict[str, str]:
-        """Name -> match code of the day's attempts that have not ended."""
-        data = await self.redis.hgetall(self.key(date, variant, "open"))
-        return {k.decode(): v.decode() for k, v in data.items()}
-
-    async def drop_open(self, date: str, variant: str, name: str) -> None:
-        """Forget ``name``'s open attempt (it never started, or its match is gone): no entry on the board."""
-        await self.redis.hdel(self.key(date, variant, "open"), name)
-
-    async def record(self, date: str, variant: str, name: str, score: int, entry: dict[str, Any],
-                     replay: dict[str, Any], event: dict[str, Any]) -> bool:
-        """Put an ended attempt on the board (once); False when it was there already."""
-        keys = [self.key(date, variant, k) for k in ("open", "board", "entries", "replays", "events")]
-        return bool(await self._record(keys=keys, args=[name, score, json.dumps(entry), json.dumps(replay),
-                                                        json.dumps(event)]))
-
-    async def close(self, date: str, variant: str) -> bool:
-        """Mark the day closed when no attempt is open; True when it is (now). The solution is dropped, the
-        attempts hash and the event stream expire after ``FTR_RETENTION_S`` (see :data:`CLOSE`)."""
-        keys = [deal_key(date, variant), self.key(date, variant, "open"), self.key(date, variant, "attempts"),
-                self.key(date, variant, "events")]
-        closed = bool(await self._close(keys=keys, args=[self.store.retention_s]))
-        if closed:
-            await self.redis.zrem(DAYS_KEY, f"{date} {variant}")
-        return closed
-
-    async def days_ended(self, now_ms: int) -> list[tuple[str, str]]:
-        """``(date, variant)`` of the days with a deal that ended by ``now_ms`` and are not closed yet."""
-        members = await self.redis.zrangebyscore(DAYS_KEY, "-inf", now_ms)
-        return [tuple(member.decode().split(" ", 1)) for member in members]  # type: ignore[misc]
-
-    async def board(self, date: str, variant: str, offset: int, limit: int) -> list[tuple[int, str, dict[str, Any]]]:
-        """``(rank, name, entry)`` for board positions ``offset .. offset + limit - 1`` (competition ranks)."""
-        board = self.key(date, variant, "board")
-        rows = await self.redis.zrange(board, offset, offset + limit - 1, withscores=True)
-        if not rows:
-            return []
-        names = [name.decode() for name, _ in rows]
-        entries = await self.redis.hmget(self.key(date, variant, "entries"), names)
-        first_score = int(rows[0][1])
-        rank = int(await self.redis.zcount(board, "-inf", f"({first_score}")) + 1
-        result = []
-        for index, ((_, score), name, entry) in enumerate(zip(rows, names, entries)):
-            if index and int(score) != int(rows[index - 1][1]):
-                rank = offset + index + 1
-            result.append((rank, name, json.loads(entry) if entry else {}))
-        return result
-
-    async def replay(self, date: str, variant: str, name: str) -> dict[str, Any] | None:
-        """``{"moves", "times_ms"}`` of ``name``'s ended attempt; None when it has none."""
-        value = await self.redis.hget(self.key(date, variant, "replays"), name)
-        return json.loads(value) if value is not None else None
-
-    async def events_after(self, date: str, variant: str, after: str) -> list[tuple[str, bytes]]:
-        """``(stream id, event JSON)`` of the day's attempt events after the id ``after`` (all of them: the stream
-        is capped near ``EVENTS_MAXLEN`` entries, so a late watcher misses nothing that is kept)."""
-        entries = await self.redis.xrange(self.key(date, variant, "events"), min=f"({after}", max="+")
-        return [(entry_id.decode(), fields[b"d"]) for entry_id, fields in entries]
-
-    async def add_event(self, date: str, variant: str, event: dict[str, Any]) -> None:
-        """Append a public attempt event (``{"name", "status", "moves", "foundation", "time_ms"}``)."""
-        await self.redis.xadd(self.key(date, variant, "events"), {"d": json.dumps(event)}, maxlen=EVENTS_MAXLEN,
-                              approximate=True)
-
-    async def last_event_id(self, date: str, variant: str) -> str:
-        """The id of the day's newest attempt event (``0-0`` when none)."""
-        last = await self.redis.xrevrange(self.key(date, variant, "events"), count=1)
-        return last[0][0].decode() if last else "0-0"
-
-    async def read_events(self, streams: dict[tuple[str, str], str], block_ms: int
-                          ) -> list[tuple[tuple[str, str], str, bytes]]:
-        """New events of several days (``(date, variant)`` -> last id seen), waiting up to ``block_ms`` ms:
-        ``((date, variant), stream id, event JSON)``."""
-        keys = {self.key(d, v, "events"): last for (d, v), last in streams.items()}
-        reply = await self.redis.xread(keys, block=block_ms, count=200)
-        result = []
-        for key, entries in reply or []:
-            date, variant = key.decode()[3:].split("}", 1)[0].split(":", 1)
-            for entry_id, fields in entries:
-                result.append(((date, variant), entry_id.decode(), fields[b"d"]))
-        return result
-
-
 # ---------------------------------------------------------------- the service
 
 
@@ -403,7 +169,7 @@ class DailyService:
         self.configured_secret = secret
         self.now_ms = now_ms or matches.clock.now_ms
         self.nodes = nodes
-        self._preparing: dict[tuple[str, str], asyncio.Future[dict[str, str]]] = {}
+        self._preparing: dict[tuple[str, str], asyncio.Future[DayDeal]] = {}
         self.watchers: dict[tuple[str, str], set[Watcher]] = {}
         self.stream_ids: dict[tuple[str, str], str] = {}
         self._wakeup = asyncio.Event()
@@ -433,7 +199,7 @@ class DailyService:
 
     # ------------------------------------------------------------ deals
 
-    async def deal_of_day(self, date: str, variant: str) -> dict[str, str]:
+    async def deal_of_day(self, date: str, variant: str) -> DayDeal:
         """The day's deal record (prepared now if it was not: in the solver pool, under a lease)."""
         found = await self.store.deal(date, variant)
         if found is not None:
@@ -446,8 +212,8 @@ class DailyService:
             future.add_done_callback(lambda _: self._preparing.pop(key, None))
         return await asyncio.shield(future)
 
-    async def _prepare(self, date: str, variant: str) -> dict[str, str]:
-        lease = f"daily {date} {variant}"
+    async def _prepare(self, date: str, variant: str) -> DayDeal:
+        lease = day_lease(date, variant)
         while True:
             found = await self.store.deal(date, variant)
             if found is not None:
@@ -459,10 +225,10 @@ class DailyService:
             secret = await self.store.secret(self.configured_secret)
             loop = asyncio.get_running_loop()
             index, seed, moves = await loop.run_in_executor(self.matches.executor, find_daily_deal, secret, date,
-                                                            variant, self.nodes)
+                                                            variant, self.nodes, MAX_INDEX,
+                                                            self.matches.settings.pure_solver)
             fields = {"seed": seed, "commitment": seed_commitment(seed), "attempt_index": index,
-                      "deal": format_position(deal(seed, find_variant(variant))), "solution": json.dumps(moves),
-                      "closed": 0}
+                      "deal": format_position(deal(seed, find_variant(variant))), "solution": json.dumps(moves), "closed": 0}
             await self.store.set_deal(date, variant, fields, day_bounds(date)[1])
             log.info("daily %s %s: attempt index %d is solvable", date, variant, index)
         finally:
@@ -531,27 +297,27 @@ class DailyService:
                 raise DailyError(409, "day_over", f"the daily challenge of {date} is over")
         meta = await self.matches.store.meta(code)
         player = await self.matches.store.player(code, name)
-        if meta is None or player is None or meta["state"] == "finished" or player.status not in ("lobby", "playing"):
+        if meta is None or player is None or meta.state == "finished" or player.status not in ("lobby", "playing"):
             raise DailyError(409, "already_played", f"{name!r} has played the {variant} daily challenge of {date}: "
                                                     "one attempt a day; see the leaderboard")
         player_token = secrets.token_urlsafe(24)
         await self.matches.store.issue_token(code, name, token_hash(player_token))
         result: dict[str, Any] = {"date": date, "variant": variant, "name": name, "match": code,
-                                  "player_token": player_token, "commitment": record["commitment"],
+                                  "player_token": player_token, "commitment": record.commitment,
                                   "ends_at_ms": day_bounds(date)[1]}
         return result
 
-    async def _create_match(self, date: str, variant: str, name: str, record: dict[str, str]) -> str:
+    async def _create_match(self, date: str, variant: str, name: str, record: DayDeal) -> str:
         """A one-player match with the day's deal and no seed, the player already in it (lobby)."""
         store, now = self.matches.store, self.matches.clock.now_ms()
         settings = m.Settings(variant, True, 1, 0, True, "safe", False)
         while True:
             code = new_code()
             fields: dict[str, Any] = {
-                "state": "lobby", "settings": msgspec.json.encode(settings).decode(),
+                "state": "lobby", "settings": settings,
                 "host": token_hash(secrets.token_urlsafe(24)), "created_ms": now, "active": 0,
-                "solution": record["solution"], "nonce": "", "seed": "", "commitment": record["commitment"],
-                "deal": record["deal"], "daily": f"{date} {variant}", "deadline_at_ms": day_bounds(date)[1],
+                "solution": record.solution, "nonce": "", "seed": "", "commitment": record.commitment,
+                "deal": record.deal, "daily": day_member(date, variant), "deadline_at_ms": day_bounds(date)[1],
             }
             if await store.create_match(code, fields):
                 break
@@ -559,24 +325,25 @@ class DailyService:
         assert status == "ok", status
         return code
 
-    async def started(self, meta: dict[str, str], name: str, start_at_ms: int, foundation: int = 0) -> None:
+    async def started(self, meta: MatchMeta, name: str, start_at_ms: int, foundation: int = 0) -> None:
         """A daily match started (called by the match service): the public ``attempt`` event, with the
         ``foundation`` cards the deal's auto-play put up before the first command."""
-        date, variant = meta["daily"].split(" ", 1)
+        assert meta.day is not None, "not a daily attempt"
+        date, variant = meta.day
         await self.store.add_event(date, variant, {"name": name, "status": "playing", "moves": 0,
                                                    "foundation": foundation, "time_ms": 0})
 
-    async def record(self, code: str, meta: dict[str, str], standing: Standing) -> None:
+    async def record(self, code: str, meta: MatchMeta, standing: Standing) -> None:
         """A daily attempt ended (called by the match service before its results): board, entry, replay.
 
         Idempotent (the match's finalize may run again after a failure).
         """
-        date, variant = meta["daily"].split(" ", 1)
+        assert meta.day is not None, "not a daily attempt"
+        date, variant = meta.day
         log_entries = await self.matches.store.log(code, standing.name)
-        entry = {"status": standing.status, "time_ms": standing.time_ms, "moves": standing.moves,
-                 "foundation": standing.foundation, "undos": standing.undos, "hints": standing.hints,
-                 "last_foundation_ms": standing.last_foundation_ms, "match": code}
-        replay = {"moves": [c for c, _ in log_entries], "times_ms": [t for _, t in log_entries]}
+        entry = DailyEntry(standing.status, standing.time_ms, standing.moves, standing.foundation, standing.undos,
+                           standing.hints, standing.last_foundation_ms, code)
+        replay = DailyReplay([c for c, _ in log_entries], [t for _, t in log_entries])
         event = {"name": standing.name, "status": standing.status, "moves": standing.moves,
                  "foundation": standing.foundation, "time_ms": standing.time_ms}
         await self.store.record(date, variant, standing.name, pack_score(standing), entry, replay, event)
@@ -591,11 +358,11 @@ class DailyService:
         for variant in self.variants:
             record = await self.deal_of_day(date, variant)
             made, ended = await self.store.counts(date, variant)
-            variants.append({"variant": variant, "commitment": record["commitment"], "attempts": made,
+            variants.append({"variant": variant, "commitment": record.commitment, "attempts": made,
                              "finished": ended})
         return {"date": date, "now_ms": now, "ends_at_ms": day_bounds(date)[1], "variants": variants}
 
-    async def known_day(self, date_text: str, variant_text: str) -> tuple[str, str, dict[str, str]]:
+    async def known_day(self, date_text: str, variant_text: str) -> tuple[str, str, DayDeal]:
         """``(date, variant, deal record)`` of a day with a challenge; :class:`DailyError` 400 or 404 otherwise."""
         variant = self.variant_of(variant_text)
         date = self.date_of(date_text)
@@ -607,18 +374,17 @@ class DailyService:
                 raise DailyError(404, "no_day", f"there was no {variant} daily challenge on {date}")
         return date, variant, record
 
-    def _revealed(self, date: str, record: dict[str, str]) -> bool:
+    def _revealed(self, date: str, record: DayDeal) -> bool:
         """After the day, once every attempt has ended (DESIGN.md: the seed is secret while anyone can play)."""
-        return self.now_ms() >= day_bounds(date)[1] and record.get("closed") == "1"
+        return self.now_ms() >= day_bounds(date)[1] and record.closed
 
     async def leaderboard(self, date_text: str, variant_text: str, offset: int, limit: int) -> dict[str, Any]:
         """``GET /daily/{date}/{variant}/leaderboard``: ended attempts, ranked (attempts in play are left out)."""
         date, variant, record = await self.known_day(date_text, variant_text)
         _, total = await self.store.counts(date, variant)
         rows = await self.store.board(date, variant, offset, limit)
-        entries = [{"rank": rank, "name": name, "status": e.get("status", ""), "time_ms": e.get("time_ms", 0),
-                    "moves": e.get("moves", 0), "foundation": e.get("foundation", 0), "undos": e.get("undos", 0),
-                    "hints": e.get("hints", 0)} for rank, name, e in rows]
+        entries = [{"rank": rank, "name": name, "status": e.status, "time_ms": e.time_ms, "moves": e.moves,
+                    "foundation": e.foundation, "undos": e.undos, "hints": e.hints} for rank, name, e in rows]
         return {"date": date, "variant": variant, "total": total, "offset": offset, "limit": limit,
                 "final": self._revealed(date, record), "entries": entries}
 
@@ -628,8 +394,8 @@ class DailyService:
         if not self._revealed(date, record):
             raise DailyError(409, "not_revealed", f"the seed of {date} is revealed once the day is over (UTC) "
                                                   "and every attempt has ended")
-        return {"date": date, "variant": variant, "seed": record["seed"], "commitment": record["commitment"],
-                "attempt_index": int(record["attempt_index"]), "deal": record["deal"]}
+        return {"date": date, "variant": variant, "seed": record.seed, "commitment": record.commitment,
+                "attempt_index": record.attempt_index, "deal": record.deal}
 
     async def replay(self, date_text: str, variant_text: str, name: str) -> dict[str, Any]:
         """An ended attempt's game record (RULES.md section 10), once the day is revealed."""
@@ -639,8 +405,8 @@ class DailyService:
         moves = await self.store.replay(date, variant, name)
         if moves is None:
             raise DailyError(404, "no_attempt", f"{name[:24]!r} has no ended attempt on {date}")
-        return {"format": 1, "variant": variant, "autoplay": True, "undo": "safe", "deal": record["deal"],
-                "seed": record["seed"], "moves": moves["moves"], "times_ms": moves["times_ms"]}
+        return {"format": 1, "variant": variant, "autoplay": True, "undo": "safe", "deal": record.deal,
+                "seed": record.seed, "moves": moves.moves, "times_ms": moves.times_ms}
 
     # ------------------------------------------------------------ background: prepare ahead, close days
 
@@ -666,15 +432,15 @@ class DailyService:
         for date, variant in await self.store.days_ended(self.now_ms()):
             for name, code in (await self.store.open_attempts(date, variant)).items():
                 meta = await self.matches.store.meta(code)
-                if meta is None or meta["state"] == "closed":
+                if meta is None or meta.state == "closed":
                     await self.store.drop_open(date, variant, name)
-                elif meta["state"] == "lobby" and await self.close_unstarted(code, date):
+                elif meta.state == "lobby" and await self.close_unstarted(code, date):
                     await self.store.drop_open(date, variant, name)  # never got the deal: no entry
-                elif meta["state"] == "finished":  # finalized by a process without this service: no entry yet
+                elif meta.state == "finished":  # finalized by a process without this service: no entry yet
                     for p in await self.matches.store.players(code):
                         await self.record(code, meta, Standing(p.name, p.status, p.time_ms, p.moves, p.undos,
                                                                p.hints, p.foundation, p.last_found_ms))
-            if await self.store.close(date, variant):
+            if await self.store.close(date, variant, self.matches.store.retention_s):
                 log.info("daily %s %s closed: the seed is revealed", date, variant)
 
     # ------------------------------------------------------------ live events

@@ -38,7 +38,8 @@ from .names import name_key, name_problem
 from .ranking import Standing, rank
 from .rounds import Rounds, may_start
 from .settings import Settings
-from .store import SPECTATOR_KINDS, PlayerRecord, Store, follow_streams, token_hash
+from .store import SPECTATOR_KINDS, MatchMeta, PlayerRecord, Store, follow_streams, token_hash
+from .store.keys import timer_lease
 from .views import legal_message, view_message
 
 log = logging.getLogger("forty_thieves.matches")
@@ -140,7 +141,7 @@ class Session:
     """A commit's outcome could not be learnt from Redis: the game here may differ from Redis's, so the next
     numbered frame first reloads it (:meth:`MatchService._resolve`)."""
     fence: str = ""
-    """The nonce of this connection's unanswered :data:`server.store.FENCE` (``""``: none)."""
+    """The nonce of this connection's unanswered :data:`server.store.scripts.FENCE` (``""``: none)."""
 
     close_with: tuple[int, str] = (1000, "")
     closing: bool = False
@@ -225,10 +226,10 @@ def _needs_dead_check(game: Game, legal: list[Any]) -> bool:
                    for move in legal)
 
 
-def _initial_game(meta: dict[str, str], settings: m.Settings) -> Game:
+def _initial_game(meta: MatchMeta, settings: m.Settings) -> Game:
     """A match's game before any command: its deal (meta ``deal``) after the auto-play that comes with it."""
     variant = find_variant(settings.variant)
-    return Game(parse_position(meta["deal"], variant), variant, autoplay=settings.autoplay, undo=settings.undo)
+    return Game(parse_position(meta.deal, variant), variant, autoplay=settings.autoplay, undo=settings.undo)
 
 
 FINALIZE_GRACE_MS = 2000
@@ -239,12 +240,12 @@ LOBBY_EVENT_TRIES = 5
 """Times :meth:`MatchService.publish_lobby` reads the lobby again when it changed before its event was written."""
 
 
-def _lobby(code: str, meta: dict[str, str], players: list[PlayerRecord]) -> m.Lobby:
+def _lobby(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> m.Lobby:
     """The ``lobby`` frame of match ``code`` from its meta hash and its players (join order)."""
-    return m.Lobby(match=code, state=meta["state"],  # type: ignore[arg-type]
+    return m.Lobby(match=code, state=meta.state,  # type: ignore[arg-type]
                    players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
-                   settings=msgspec.json.decode(meta["settings"], type=m.Settings),
-                   commitment=meta.get("commitment", ""))
+                   settings=meta.settings,
+                   commitment=meta.commitment)
 
 
 def _replayed(deal: str, settings: m.Settings, commands: list[tuple[str, int]]) -> Game:
@@ -425,7 +426,7 @@ class MatchService:
         await self.store.add_timer(code, "close", self.clock.now_ms() + self.settings.lobby_timeout_s * 1000)
         meta = await self.store.meta(code)
         assert meta is not None
-        return {"code": code, "host_token": host_token, "commitment": meta.get("commitment", ""), "state": state}
+        return {"code": code, "host_token": host_token, "commitment": meta.commitment, "state": state}
 
     async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
         """The deal of a new match (or round) no one chose: ``(seed, solution, pool_item)``.
@@ -450,14 +451,14 @@ class MatchService:
         returns False when the pool is empty (the timer is tried again).
         """
         meta = await self.store.meta(code)
-        if meta is None or meta["state"] != "preparing":
+        if meta is None or meta.state != "preparing":
             return True
-        variant = find_variant(msgspec.json.decode(meta["settings"], type=m.Settings).variant)
+        variant = find_variant(meta.settings.variant)
         item = await self.store.pool_pop(variant.name)
         if item is None:
             return False
         seed, moves = msgspec.msgpack.decode(item)
-        await self.store.set_meta(code, seed=seed, commitment=commitment(seed, meta["nonce"]),
+        await self.store.set_meta(code, seed=seed, commitment=commitment(seed, meta.nonce),
                                   deal=format_position(deal_of(seed, variant)), solution=json.dumps(moves))
         await self.store.transition(code, "preparing", "lobby")
         await self.publish_lobby(code)
@@ -477,22 +478,22 @@ class MatchService:
         if meta is None:
             return None
         players = await self.store.players(code)
-        state = meta["state"]
-        settings = json.loads(meta["settings"])
+        state = meta.state
+        settings = meta.settings
         result: dict[str, Any] = {
-            "code": code, "state": state, "settings": settings,
-            "commitment": meta.get("commitment", ""), "start_at_ms": int(meta.get("start_at_ms", 0) or 0),
-            "deadline_ms": int(meta.get("deadline_ms", 0) or 0),
+            "code": code, "state": state, "settings": msgspec.to_builtins(settings),
+            "commitment": meta.commitment, "start_at_ms": meta.start_at_ms,
+            "deadline_ms": meta.deadline_ms,
             # Boards and replays: public live when the host opened the boards, otherwise once the match ended.
             # A daily attempt's board is the day's deal: never public here (the daily reveal shows it).
-            "boards_public": (bool(settings.get("open_boards")) or state == "finished") and not meta.get("daily"),
-            "cards": find_variant(settings["variant"]).card_total,
+            "boards_public": (settings.open_boards or state == "finished") and not meta.daily,
+            "cards": find_variant(settings.variant).card_total,
             "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.status,
                          "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
         }
         if state == "finished":
-            result["seed"] = meta.get("seed", "")
-            result["nonce"] = meta.get("nonce", "")
+            result["seed"] = meta.seed
+            result["nonce"] = meta.nonce
         result.update(await self.rounds.public(code, meta))
         return result
 
@@ -510,11 +511,11 @@ class MatchService:
         Redis, so none contradicts the countdown or a lobby event before it. Raises what redis-py raises."""
         for _ in range(LOBBY_EVENT_TRIES):
             meta = await self.store.meta(code)
-            if meta is None or meta["state"] not in ("lobby", "preparing"):
+            if meta is None or meta.state not in ("lobby", "preparing"):
                 return
             players = await self.store.players(code)
-            written = await self.store.add_lobby_event(code, encode(_lobby(code, meta, players)), meta["state"],
-                                                       meta.get("commitment", ""), players)
+            written = await self.store.add_lobby_event(code, encode(_lobby(code, meta, players)), meta.state,
+                                                       meta.commitment, players)
             if written != "changed":
                 return
 
@@ -539,18 +540,18 @@ class MatchService:
         if problem is not None:
             raise ServiceError("malformed", problem)
         token = secrets.token_urlsafe(24)
-        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        settings = meta.settings
         status, _ = await self.store.join(code, name, token_hash(token), settings.players, self.clock.now_ms(),
                                           name_key(name))
         if status != "ok":
             if status == "already_started":
                 now = await self.store.meta(code)  # it may have ended since it was read above
-                raise _too_late(code, (now or meta).get("state"))
+                raise _too_late(code, (now or meta).state)
             messages = {"no_match": f"no match with code {code!r}",
                         "closed": "the match was closed: it did not start in time",
                         "name_taken": f"the name {name!r} (or one that looks the same) is already taken in this match"
                                       + (" (or kept for a player of the round before until its rematch window ends)"
-                                         if "expected" in meta and not meta.get("window_over") else ""),
+                                         if meta.expected is not None and not meta.window_over else ""),
                         "match_full": f"the match has all its {settings.players} players"}
             raise ServiceError(status, messages[status])
         await self._attach(session, code, name, 0)
@@ -579,24 +580,24 @@ class MatchService:
         assert record is not None and meta is not None
         session.last_seq = record.seq
         session.push(encode(await self.lobby_message(code)))
-        if meta["state"] == "closed":  # closed unstarted (lobby timeout, a daily attempt after its day)
+        if meta.state == "closed":  # closed unstarted (lobby timeout, a daily attempt after its day)
             session.push(encode(m.Error("closed", "the match did not start in time and was closed")))
-        elif meta["state"] == "lobby" and meta.get("daily"):  # a daily attempt starts when its player connects
+        elif meta.state == "lobby" and meta.daily:  # a daily attempt starts when its player connects
             async with self._lobby_lock(code):
                 await self.start_countdown(code)
-        elif meta["state"] == "countdown":
-            start_at = int(meta["start_at_ms"])
+        elif meta.state == "countdown":
+            start_at = meta.start_at_ms
             session.push(encode(m.Countdown(start_at, max(0.0, (start_at - self.clock.now_ms()) / 1000))))
-        elif meta["state"] in ("playing", "finished"):
+        elif meta.state in ("playing", "finished"):
             await self._open_game(session, meta)
             players = await self.store.players(code)
             for other in players:  # what the player missed while away
                 if other.name != name:
                     session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.status,
                                                    other.time_ms)))
-            if meta["state"] == "playing" and not any(p.status == "playing" for p in players):
+            if meta.state == "playing" and not any(p.status == "playing" for p in players):
                 await self.finalize(code)  # every game ended, and no process finalized: the results come now
-            if meta["state"] == "finished":
+            if meta.state == "finished":
                 results = await self.store.results(code)
                 if results:
                     session.push(results)
@@ -670,8 +671,8 @@ class MatchService:
         """
         self._require_joined(session)
         meta = await self._lobby_meta(session.code)
-        if meta["state"] not in ("lobby", "preparing"):
-            raise _too_late(session.code, meta["state"])
+        if meta.state not in ("lobby", "preparing"):
+            raise _too_late(session.code, meta.state)
         async with self._lobby_lock(session.code):  # the lobby frame and the start decision in one order
             state = await self.store.set_ready(session.code, session.name)  # not once the countdown has begun
             if state not in ("lobby", "preparing"):
@@ -680,13 +681,13 @@ class MatchService:
             await self.publish_lobby(session.code)
             await self._start_if_all_ready(session.code)
 
-    async def _lobby_meta(self, code: str) -> dict[str, str]:
-        """The match's meta hash; raises :class:`ServiceError` ``closed`` for a match closed unstarted
+    async def _lobby_meta(self, code: str) -> MatchMeta:
+        """The match's meta record; raises :class:`ServiceError` ``closed`` for a match closed unstarted
         (``FTR_LOBBY_TIMEOUT_S``) and ``no_match`` once its keys have expired."""
         meta = await self.store.meta(code)
         if meta is None:
             raise ServiceError("no_match", "the match no longer exists")
-        if meta["state"] == "closed":
+        if meta.state == "closed":
             raise ServiceError("closed", "the match did not start in time and was closed")
         return meta
 
@@ -702,21 +703,21 @@ class MatchService:
         """Start the countdown when every expected player has joined and is ready (lobby only)."""
         meta = await self.store.meta(code)
         assert meta is not None
-        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        settings = meta.settings
         players = await self.store.players(code)
-        if meta["state"] == "lobby" and players and all(p.ready for p in players) and (
+        if meta.state == "lobby" and players and all(p.ready for p in players) and (
                 len(players) >= settings.players or may_start(meta, [p.name for p in players])):
             await self.start_countdown(code)
 
     async def host_start(self, session: Session, host_token: str) -> None:
         self._require_joined(session)
         meta = await self._lobby_meta(session.code)
-        if not secrets.compare_digest(meta.get("host", ""), token_hash(host_token)):
+        if not secrets.compare_digest(meta.host, token_hash(host_token)):
             raise ServiceError("not_host", "only the host may start the match (wrong host token)")
-        if meta["state"] == "preparing":
+        if meta.state == "preparing":
             raise ServiceError("not_started", "the deal is still being prepared; start again in a moment")
-        if meta["state"] != "lobby":
-            raise _too_late(session.code, meta["state"])
+        if meta.state != "lobby":
+            raise _too_late(session.code, meta.state)
         async with self._lobby_lock(session.code):
             await self.start_countdown(session.code)
 
@@ -727,9 +728,9 @@ class MatchService:
         happens (the daily service closes it). Raises what redis-py raises when Redis fails."""
         meta = await self.store.meta(code)
         assert meta is not None
-        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        settings = meta.settings
         # A daily attempt (server/daily.py): no countdown, and it ends with its UTC day at the latest.
-        fixed_deadline = int(meta.get("deadline_at_ms", 0) or 0)
+        fixed_deadline = meta.deadline_at_ms
         countdown_s = 0.0 if fixed_deadline else self.settings.countdown_s
         start_at = self.clock.now_ms() + int(countdown_s * 1000)
         # "No time limit" still ends: a player who walked away must not keep the match (and its results) open
@@ -750,7 +751,7 @@ class MatchService:
             await self.store.add_timer(code, "deadline", deadline)
         moved = await self.store.transition(code, "lobby", "countdown", event, start_at_ms=start_at,
                                             deadline_ms=deadline)
-        if moved and meta.get("daily") and self.daily is not None:
+        if moved and meta.daily and self.daily is not None:
             foundation = _initial_game(meta, settings).position.foundation_cards
             for name in await self.store.roster(code):
                 await self.daily.started(meta, name, start_at, foundation)
@@ -758,15 +759,14 @@ class MatchService:
     async def _timer_early(self, code: str, kind: str, now: int) -> bool:
         """True (and the timer set again to the stored instant) when a ``start`` or ``deadline`` timer fired
         before the instant stored with the match (a concurrent countdown's timer overwrote it)."""
-        field = {"start": "start_at_ms", "deadline": "deadline_ms"}.get(kind)
-        if field is None:
+        if kind not in ("start", "deadline"):
             return False
         meta = await self.store.meta(code)
-        due = int(meta.get(field) or 0) if meta is not None else 0
+        due = 0 if meta is None else meta.start_at_ms if kind == "start" else meta.deadline_ms
         if now >= due:
             return False
         await self.store.add_timer(code, kind, due)
-        await self.store.release(f"{code} {kind}")
+        await self.store.release(timer_lease(code, kind))
         return True
 
     # ------------------------------------------------------------ timers
@@ -775,14 +775,14 @@ class MatchService:
         while True:
             now = self.clock.now_ms()
             for code, kind in await self.store.due_timers(now):
-                if not await self.store.lease(f"{code} {kind}", self.process_id, 10_000):
+                if not await self.store.lease(timer_lease(code, kind), self.process_id, 10_000):
                     continue
                 if await self._timer_early(code, kind, now):
                     continue
                 if kind == "prepare":
                     if not await self._prepare(code):
                         await self.store.add_timer(code, kind, now + 500)
-                        await self.store.release(f"{code} {kind}")
+                        await self.store.release(timer_lease(code, kind))
                         continue
                 elif kind == "start":
                     settings = (await self.lobby_message(code)).settings
@@ -795,7 +795,7 @@ class MatchService:
                 elif kind == "deadline":
                     if not await self._deadline(code):  # still in its countdown (the start timer is due too and
                         await self.store.add_timer(code, kind, now + 200)  # run elsewhere): again, or it is lost
-                        await self.store.release(f"{code} {kind}")
+                        await self.store.release(timer_lease(code, kind))
                         continue
                 elif kind == "finalize":
                     if not await self._finalize_if_ended(code):
@@ -830,11 +830,11 @@ class MatchService:
         """The time limit is over: every game still playing ends as ``timeout``, then the results. False (and
         nothing done) while the match is still in its countdown: its start timer has not run yet."""
         meta = await self.store.meta(code)
-        if meta is not None and meta["state"] == "countdown":
+        if meta is not None and meta.state == "countdown":
             return False
-        if meta is None or meta["state"] != "playing":
+        if meta is None or meta.state != "playing":
             return True
-        limit_ms = int(meta["deadline_ms"]) - int(meta["start_at_ms"])
+        limit_ms = meta.deadline_ms - meta.start_at_ms
         for record in await self.store.players(code):
             if record.status == "playing":
                 frame = encode(m.Finished(record.name, "timeout", limit_ms, record.moves, record.foundation))
@@ -894,13 +894,13 @@ class MatchService:
     # ------------------------------------------------------------ playing
 
     async def _load_game(self, code: str, name: str,
-                         meta: dict[str, str]) -> tuple[Game, m.Settings, list[tuple[str, int]]]:
+                         meta: MatchMeta) -> tuple[Game, m.Settings, list[tuple[str, int]]]:
         """A player's game, event-sourced: the match's deal plus the player's move log (also returned)."""
-        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        settings = meta.settings
         commands = await self.store.log(code, name)
-        return _replayed(meta["deal"], settings, commands), settings, commands
+        return _replayed(meta.deal, settings, commands), settings, commands
 
-    async def _open_game(self, session: Session, meta: dict[str, str]) -> None:
+    async def _open_game(self, session: Session, meta: MatchMeta) -> None:
         """Rebuild the player's game from the deal and the move log; send ``started``."""
         async with session.lock:
             game, settings, session.commands = await self._load_game(session.code, session.name, meta)
@@ -910,17 +910,17 @@ class MatchService:
             session.unsure = False
             session.status = record.status
             session.last_seq = record.seq
-            session.start_at_ms = int(meta["start_at_ms"])
-            session.deadline_ms = int(meta.get("deadline_ms", 0) or 0)
+            session.start_at_ms = meta.start_at_ms
+            session.deadline_ms = meta.deadline_ms
             session.last_found_ms = record.last_found_ms
             session.hints, session.hints_allowed, session.last_hint = record.hints, settings.hints, record.last_hint
             session.open_boards = settings.open_boards
             legal = game.legal_moves() if record.status == "playing" else []
-            session.push(encode(m.Started(session.start_at_ms, int(meta.get("deadline_ms", 0) or 0),
+            session.push(encode(m.Started(session.start_at_ms, meta.deadline_ms,
                                           view_message(game.position), legal_message(legal), game.moves,
                                           record.seq, record.status, record.hints, record.undos)))
 
-    async def _open_game_logged(self, session: Session, meta: dict[str, str]) -> None:
+    async def _open_game_logged(self, session: Session, meta: MatchMeta) -> None:
         try:
             await self._open_game(session, meta)
         except Exception:
@@ -1062,7 +1062,7 @@ class MatchService:
             session.unsure = False
             raise ServiceError("replaced", "another connection with your token took over this game")
         record, commands, deal, settings = fenced
-        session.game = _replayed(deal, msgspec.json.decode(settings, type=m.Settings), commands)
+        session.game = _replayed(deal, settings, commands)
         session.commands = commands
         session.epoch, session.last_seq, session.status = record.epoch, record.seq, record.status
         session.last_found_ms, session.hints, session.last_hint = record.last_found_ms, record.hints, record.last_hint
@@ -1244,7 +1244,7 @@ class MatchService:
         """Finalize a playing match none of whose players is still playing (whoever ended the last game, and
         whether or not its process lived to finalize); False (nothing done) while a game still plays."""
         meta = await self.store.meta(code)
-        if meta is None or meta["state"] != "playing":
+        if meta is None or meta.state != "playing":
             return True
         if any(p.status == "playing" for p in await self.store.players(code)):
             return False
@@ -1254,17 +1254,17 @@ class MatchService:
     async def finalize(self, code: str) -> None:
         """Every player has ended: rank, reveal the seed, publish the results (once)."""
         meta = await self.store.meta(code)
-        if meta is None or meta["state"] != "playing":
+        if meta is None or meta.state != "playing":
             return
         players = await self.store.players(code)
         standings = [Standing(p.name, p.status, p.time_ms, p.moves, p.undos, p.hints, p.foundation, p.last_found_ms)
                      for p in players]
-        if meta.get("daily") and self.daily is not None:  # a daily attempt: on the day's leaderboard first
+        if meta.daily and self.daily is not None:  # a daily attempt: on the day's leaderboard first
             for standing in standings:
                 await self.daily.record(code, meta, standing)
         rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation)
                 for r, s in rank(standings)]
-        frame = encode(m.Results(code, rows, meta.get("seed", ""), meta.get("commitment", ""), meta.get("nonce", "")))
+        frame = encode(m.Results(code, rows, meta.seed, meta.commitment, meta.nonce))
         await self.store.store_results(code, frame)
         if await self.store.transition(code, "playing", "finished", frame, finished_ms=self.clock.now_ms()):
             await self.store.done_timer(code, "deadline")

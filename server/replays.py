@@ -78,22 +78,22 @@ async def match_replay(request: Request) -> Response:
         return _error(404, "no_match", "no match with that code")
     if len(name) > m.MAX_NAME or name not in await service.store.roster(code):
         return _error(404, "no_player", f"no player named {name[:m.MAX_NAME]!r} in this match")
-    if meta.get("daily"):  # its deal is the day's: public only through the daily challenge, once the day is over
-        date, _, variant = meta["daily"].partition(" ")
+    if meta.day is not None:  # its deal is the day's: public only through the daily challenge, once the day is over
+        date, variant = meta.day
         return _error(409, "not_revealed", f"this is a daily attempt: its replay is at "
                                            f"/daily/{date}/{variant}/replay/NAME once the day is over")
-    if meta["state"] != "finished":
+    if meta.state != "finished":
         return _error(409, "not_finished", "replays are public once the match has ended: every move stays secret "
                                            "until then")
-    settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+    settings = meta.settings
     log = await service.store.log(code, name)
     player = await service.store.player(code, name)
     assert player is not None
     record: dict[str, Any] = {
         "format": 1, "variant": settings.variant, "autoplay": settings.autoplay, "undo": settings.undo,
-        "deal": meta["deal"], "seed": meta.get("seed", ""),
+        "deal": meta.deal, "seed": meta.seed,
         "moves": [command for command, _ in log], "times_ms": [ms for _, ms in log],
-        "match": code, "name": name, "commitment": meta.get("commitment", ""), "nonce": meta.get("nonce", ""),
+        "match": code, "name": name, "commitment": meta.commitment, "nonce": meta.nonce,
         "result": {"status": player.status, "moves": player.moves, "foundation": player.foundation,
                    "time_ms": player.time_ms},
     }

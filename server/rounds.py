@@ -17,14 +17,14 @@ Redis (DESIGN.md "Redis", :mod:`server.store`): the rounds' keys are in differen
 slots, so a rematch is a few steps, each one script on one slot and each safe to
 repeat (a retried frame, two processes at once, a process dying midway):
 
-1. :data:`~server.store.CLAIM_NEXT` on the ended match: its ``next`` code is set once;
+1. :data:`~server.store.scripts.CLAIM_NEXT` on the ended match: its ``next`` code is set once;
 2. the next round's meta is created (``CREATE`` is "if absent"), and the ended match marks it made
-   (:data:`~server.store.NEXT_MADE`: once its keys expire, it is not made again);
+   (:data:`~server.store.scripts.NEXT_MADE`: once its keys expire, it is not made again);
 3. its missing timers (lobby close, window end, deal preparation) are added (ZADD NX,
    due instants taken from its meta: every process that reaches the round adds
    them, so a creator dying before its timers leaves none missing);
-4. the round is appended to the series list ``{m:FIRST}:series`` (once);
-5. :data:`~server.store.ROUND_JOIN` puts the player in it as ready (again: a new token)
+4. the round is appended to the series list of its first round (once);
+5. :data:`~server.store.scripts.ROUND_JOIN` puts the player in it as ready (again: a new token)
    and gives the host role to the first player in;
 6. while the round is in its lobby: a public ``rematch`` event on the ended match's
    stream says who asked (a retry repeats it: the list of names is the whole state,
@@ -42,8 +42,6 @@ import json
 import secrets
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from protocol import messages as m
 from protocol.codec import decode_server, encode
 from protocol.codes import new_code
@@ -52,7 +50,8 @@ from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
 from .names import name_key
 from .ranking import RoundResult, SeriesStanding, series_standings
-from .store import token_hash
+from .store import MatchMeta, token_hash
+from .store.keys import name_field
 
 if TYPE_CHECKING:
     from .matches import MatchService, Session
@@ -62,12 +61,12 @@ CREATION_WAIT_S = 2.0
 itself (the claimer died between the two steps)."""
 
 
-def may_start(meta: dict[str, str], names: list[str]) -> bool:
+def may_start(meta: MatchMeta, names: list[str]) -> bool:
     """Whether a round after the first may start with the players ``names`` in it (all ready): every player of
     the round before is in, or its rematch window is over (meta ``window_over``). False for a first round."""
-    if "expected" not in meta:
+    if meta.expected is None:
         return False
-    return bool(meta.get("window_over")) or set(json.loads(meta["expected"])) <= set(names)
+    return meta.window_over or set(meta.expected) <= set(names)
 
 
 def _not_joined(status: str, code: str, number: int, players: int, name: str) -> Exception:
@@ -114,7 +113,7 @@ class Rounds:
         meta = await self.store.meta(old)
         if meta is None:
             raise ServiceError("no_match", "the match no longer exists")
-        if meta.get("daily"):
+        if meta.daily:
             raise ServiceError("malformed", "a daily attempt has no rematch: one attempt per name, day and variant")
         status, code, claimed, names = await self.store.claim_next(old, name, new_code())
         if status == "not_finished":
@@ -124,28 +123,28 @@ class Rounds:
         if status != "ok":  # no_player: the player's record is gone
             raise ServiceError("not_joined", "you are not a player of this match: join or resume it first")
         new_meta = await self._created(old, code, meta, claimed)
-        settings = msgspec.json.decode(new_meta["settings"], type=m.Settings)
+        settings = new_meta.settings
         token, host_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         joined, hosts = await self.store.round_join(code, name, token_hash(token), settings.players,
                                                     service.clock.now_ms(), name_key(name), old,
                                                     token_hash(host_token))
         if joined not in ("ok", "again"):
-            raise _not_joined(joined, code, int(new_meta.get("round", 2)), settings.players, name)
+            raise _not_joined(joined, code, new_meta.round, settings.players, name)
         # Also on a retry ("again"): the process that joined the player may have died before these steps,
         # and each is safe to repeat (the offer names everyone who asked so far; the start happens once).
         async with service._lobby_lock(code):
             now_meta = await self.store.meta(code)
-            if now_meta is not None and now_meta["state"] in ("lobby", "preparing"):
+            if now_meta is not None and now_meta.state in ("lobby", "preparing"):
                 await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
                 await service.publish_lobby(code)
                 await service._start_if_all_ready(code)
         # The answer comes last: a player who has it knows every step is done (one who has not asks again).
         session.next_round = code
-        window_ms = max(0, int(new_meta.get("window_end_ms", 0) or 0) - service.clock.now_ms())
-        session.push(encode(m.NextRound(code, int(new_meta.get("round", 2)), token, host_token if hosts else "",
+        window_ms = max(0, new_meta.window_end_ms - service.clock.now_ms())
+        session.push(encode(m.NextRound(code, new_meta.round, token, host_token if hosts else "",
                                         window_ms)))
 
-    async def _created(self, old: str, code: str, meta: dict[str, str], claimed: bool) -> dict[str, str]:
+    async def _created(self, old: str, code: str, meta: MatchMeta, claimed: bool) -> MatchMeta:
         """The meta of round ``code`` after ended match ``old`` (meta ``meta``), created here when this call
         claimed it (or its claimer did not create it within :data:`CREATION_WAIT_S`), and in the series."""
         from .matches import ServiceError
@@ -154,7 +153,7 @@ class Rounds:
         if new_meta is None and not claimed:
             # Made once and gone: its keys expired (a closed round is kept 10 minutes). It is not made again:
             # its players' tokens, its commitment and its place in the series were that round's.
-            if meta.get("next_made"):
+            if meta.next_made:
                 raise ServiceError("no_match", f"the next round ({code}) no longer exists")
             loop = asyncio.get_running_loop()
             deadline = loop.time() + CREATION_WAIT_S
@@ -166,28 +165,28 @@ class Rounds:
             new_meta = await self.store.meta(code)
             if new_meta is None:  # created and already gone: as above
                 raise ServiceError("no_match", f"the next round ({code}) no longer exists")
-        if not meta.get("next_made"):
+        if not meta.next_made:
             await self.store.next_made(old)
         await self.add_missing_timers(code, new_meta)
-        await self.store.series_add(new_meta["series"], code)
+        await self.store.series_add(new_meta.series, code)
         return new_meta
 
-    async def add_missing_timers(self, code: str, meta: dict[str, str]) -> None:
+    async def add_missing_timers(self, code: str, meta: MatchMeta) -> None:
         """Add the timers round ``code`` (meta ``meta``) still needs and lacks: its lobby close, its window's
         end (until it is over) and, while its solvable deal is awaited, ``prepare``. Each instant comes from
         the meta, so whichever process adds a timer adds the same one; a timer that fired already and is
         added again (a concurrent call read the meta before) finds nothing left to do."""
-        if "expected" not in meta or meta["state"] not in ("lobby", "preparing"):
+        if meta.expected is None or meta.state not in ("lobby", "preparing"):
             return
-        created = int(meta["created_ms"])
+        created = meta.created_ms
         due = {"close": created + self.service.settings.lobby_timeout_s * 1000}
-        if not meta.get("window_over"):
-            due["window"] = int(meta["window_end_ms"])
-        if meta["state"] == "preparing":
+        if not meta.window_over:
+            due["window"] = meta.window_end_ms
+        if meta.state == "preparing":
             due["prepare"] = created
         await self.store.add_missing_timers(code, due)
 
-    async def _create_round(self, old: str, code: str, meta: dict[str, str]) -> None:
+    async def _create_round(self, old: str, code: str, meta: MatchMeta) -> None:
         """Create round ``code`` after ``old``: its settings, a new deal, nonce and commitment, and the names
         of ``old``'s players kept for them (its timers: :meth:`add_missing_timers`).
 
@@ -197,7 +196,7 @@ class Rounds:
         from .matches import commitment
 
         service = self.service
-        settings = msgspec.json.decode(meta["settings"], type=m.Settings)
+        settings = meta.settings
         variant = find_variant(settings.variant)
         roster = await self.store.roster(old)
         now = service.clock.now_ms()
@@ -206,13 +205,13 @@ class Rounds:
         nonce = secrets.token_hex(16)
         window_end = now + int(service.settings.rematch_window_s * 1000)
         fields: dict[str, Any] = {
-            "state": state, "settings": meta["settings"], "host": "", "created_ms": now, "active": 0,
+            "state": state, "settings": settings, "host": "", "created_ms": now, "active": 0,
             "solution": solution, "nonce": nonce, "commitment": "",
-            "round": int(meta.get("round", 1) or 1) + 1, "series": meta.get("series") or old, "prev": old,
+            "round": meta.round + 1, "series": meta.series or old, "prev": old,
             "expected": json.dumps(roster), "window_end_ms": window_end,
         }
         # The round before's names are kept for its players during the window (ROUND_JOIN, WINDOW_OVER).
-        fields.update({f"name:{name_key(name)}": name for name in roster})
+        fields.update({name_field(name_key(name)): name for name in roster})
         if seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
         if not await self.store.create_match(code, fields) and item is not None:
@@ -222,9 +221,9 @@ class Rounds:
         """The ``window`` timer of round ``code``: its rematch window is over; it starts with whoever is in
         and ready (now, if all are), and the names kept for players of the round before are free."""
         meta = await self.store.meta(code)
-        if meta is None or meta["state"] not in ("lobby", "preparing"):
+        if meta is None or meta.state not in ("lobby", "preparing"):
             return
-        expected = json.loads(meta.get("expected") or "[]")
+        expected = meta.expected or []
         if not await self.store.round_window_over(code, {name: name_key(name) for name in expected}):
             return
         async with self.service._lobby_lock(code):
@@ -244,11 +243,11 @@ class Rounds:
 
     # ------------------------------------------------------------ joining by an old code
 
-    async def joinable(self, code: str, meta: dict[str, str]) -> tuple[str, dict[str, str]]:
+    async def joinable(self, code: str, meta: MatchMeta) -> tuple[str, MatchMeta]:
         """The match a ``join`` naming ``code`` joins: an ended match whose next round (or the one after
         it, ...) is in its lobby sends the late friend there; any other match is itself."""
         for _ in range(100):  # a bound against a cycle that cannot be made, not a limit of rounds
-            nxt = meta.get("next") if meta.get("state") == "finished" else None
+            nxt = meta.next_round if meta.state == "finished" else None
             if not nxt:
                 break
             following = await self.store.meta(nxt)
@@ -260,11 +259,11 @@ class Rounds:
 
     # ------------------------------------------------------------ the series
 
-    async def public(self, code: str, meta: dict[str, str]) -> dict[str, Any]:
+    async def public(self, code: str, meta: MatchMeta) -> dict[str, Any]:
         """What ``GET /matches/{code}`` says of rounds: ``round``, ``next_round`` (code or None),
         ``rematch`` (names who asked for the next round) and ``series`` (its rounds' codes in order, and
         the standings over the rounds that have results: :func:`server.ranking.series_standings`)."""
-        first = meta.get("series") or code
+        first = meta.series or code
         codes = await self.store.series(first) or [code]
         rounds: list[list[RoundResult]] = []
         for round_code in codes:
@@ -277,8 +276,8 @@ class Rounds:
                                for r in results.ranking])
         standings: list[SeriesStanding] = series_standings(rounds)
         return {
-            "round": int(meta.get("round", 1) or 1), "next_round": meta.get("next") or None,
-            "rematch": json.loads(meta.get("rematch") or "[]"),
+            "round": meta.round, "next_round": meta.next_round or None,
+            "rematch": meta.rematch,
             "series": {"rounds": codes, "standings": [
                 {"name": s.name, "rounds_won": s.rounds_won, "foundation": s.foundation, "time_ms": s.time_ms}
                 for s in standings]},

@@ -23,8 +23,8 @@ variable                               default    meaning
 ``FTR_SOLVER_SECONDS``                 10         solver budget per candidate deal (seconds)
 ``FTR_DEAD_BUDGET``                    20000      dead-game search budget (positions)
 ``FTR_SOLVER``                         (unset)    ``python``: the solver runs its pure search even where the
-                                                  optional C search is built (read by the engine's solver,
-                                                  server/engine/solver/search.py ``implementation``)
+                                                  optional C search is built (read here, passed to the
+                                                  solver as ``pure``: the engine reads no environment)
 ``FTR_LOBBY_TIMEOUT_S``                7200       seconds a match may wait to start before it is closed
 ``FTR_UNTIMED_LIMIT_S``                86400      time limit of a match created with ``time_limit_s`` 0
                                                   (so an abandoned game cannot keep it open for ever;
@@ -94,6 +94,7 @@ class Settings:
     solver_workers: int = 1
     solver_seconds: float = 10.0
     dead_budget: int = 20000
+    pure_solver: bool = False
     lobby_timeout_s: int = 7200
     untimed_limit_s: int = 86400
     daily_secret: str | None = None
@@ -132,6 +133,7 @@ class Settings:
             solver_workers=config("FTR_SOLVER_WORKERS", cast=int, default=1),
             solver_seconds=config("FTR_SOLVER_SECONDS", cast=float, default=10.0),
             dead_budget=config("FTR_DEAD_BUDGET", cast=int, default=20000),
+            pure_solver=config("FTR_SOLVER", default="").strip().lower() == "python",
             lobby_timeout_s=config("FTR_LOBBY_TIMEOUT_S", cast=int, default=7200),
             untimed_limit_s=config("FTR_UNTIMED_LIMIT_S", cast=int, default=86400),
             daily_secret=config("FTR_DAILY_SECRET", default=None) or None,

@@ -8,6 +8,9 @@
   [--nodes N] [--timeout SECONDS] [--json]``: search for a win;
   ``--json`` prints ``{"result", "moves", "autoplay", "nodes", "seconds"}``.
   Exit 0 for an answer (solved, unsolvable or unknown), 2 for bad input.
+  ``FTR_SOLVER=python`` in the environment makes it run the pure search
+  where the C search is built (this command line reads it and passes it
+  to the solver, which reads no environment).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 
 from protocol.errors import NotationError
 
@@ -25,6 +29,12 @@ from .replay import replay
 from .text import format_position
 from .variants import PRESETS, find_variant
 from .view import format_view, redact
+
+
+def _pure_solver(environ: Mapping[str, str]) -> bool:
+    """True when ``FTR_SOLVER`` is ``python`` (any case): run the solver's pure search even where the C search
+    is built (the server's settings read the same variable the same way, :mod:`server.settings`)."""
+    return environ.get("FTR_SOLVER", "").strip().lower() == "python"
 
 
 def _variant(name: str):  # type: ignore[no-untyped-def]
@@ -94,7 +104,7 @@ def _solve(args: argparse.Namespace) -> int:
         position = deal(args.seed, variant)
     started = time.monotonic()
     result = solve(position, variant, Budget(nodes=args.nodes, seconds=args.timeout), autoplay_on=args.autoplay,
-                   clock=time.monotonic)
+                   clock=time.monotonic, pure=_pure_solver(os.environ))
     seconds = round(time.monotonic() - started, 3)
     if args.json:
         print(json.dumps({"result": result.result, "moves": list(result.moves), "autoplay": result.autoplay,

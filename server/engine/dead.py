@@ -13,10 +13,13 @@ from __future__ import annotations
 from enum import Enum
 
 from .position import Position
+from .rules import stock_exhausted
+from .solver.progress import DEFAULT_BUDGET, can_progress
 from .variants import Variant
 
-DEFAULT_BUDGET = 20_000
-"""Positions the dead-game search may expand before answering UNKNOWN."""
+__all__ = ["DEFAULT_BUDGET", "Verdict", "is_dead", "stock_exhausted"]
+"""``stock_exhausted`` (a rule, :mod:`server.engine.rules`) and ``DEFAULT_BUDGET`` (the search's,
+:mod:`server.engine.solver.progress`) are re-exported: callers ask this module the dead-game question."""
 
 
 class Verdict(Enum):
@@ -25,13 +28,6 @@ class Verdict(Enum):
     DEAD = "dead"
     ALIVE = "alive"
     UNKNOWN = "unknown"
-
-
-def stock_exhausted(position: Position, variant: Variant) -> bool:
-    """True when no draw and no redeal is possible any more (RULES.md sections 4 and 5)."""
-    if position.stock:
-        return False
-    return not (position.waste and position.redeals_left > 0 and variant.redeals > 0)
 
 
 def is_dead(position: Position, variant: Variant, budget: int = DEFAULT_BUDGET) -> Verdict:
@@ -43,6 +39,4 @@ def is_dead(position: Position, variant: Variant, budget: int = DEFAULT_BUDGET) 
     is reproducible). A won game, or one whose stock can still be drawn or
     redealt, is ``ALIVE``. The search changes nothing.
     """
-    from .solver.progress import can_progress  # the solver builds on the engine: import it late
-
     return Verdict(can_progress(position, variant, budget))

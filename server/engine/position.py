@@ -4,6 +4,11 @@ A :class:`Position` is an immutable value (a named tuple, cheap to build on
 the engine's hot path): applying a command returns a new
 one, so a refused command cannot change anything and undo is a return to an
 earlier value. Cards are ``int`` codes (:mod:`protocol.cards`).
+
+The canonical full text of a position (:func:`format_position`, RULES.md
+section 10) lives here so that ``str(position)`` needs nothing above this
+module; :mod:`server.engine.text` parses that text and re-exports the
+formatter.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import NamedTuple
 
-from protocol.cards import suit_of
+from protocol.cards import format_card, suit_of
 
 EMPTY_SLOT = -1
 """Value of an empty foundation slot in :attr:`Position.foundations`."""
@@ -65,6 +70,22 @@ class Position(NamedTuple):
         return counts
 
     def __str__(self) -> str:
-        from .text import format_position
-
         return format_position(self)
+
+
+def _line(label: str, items: list[str]) -> str:
+    return f"{label}: {' '.join(items)}" if items else f"{label}:"
+
+
+def format_position(position: Position) -> str:
+    """Canonical full position text of ``position`` (RULES.md section 10; no trailing newline)."""
+    lines = [
+        _line("Foundations", [format_card(t) if t != EMPTY_SLOT else "-" for t in position.foundations]),
+        _line("Stock", [format_card(c) for c in position.stock]),
+        _line("Waste", [format_card(c) for c in position.waste]),
+        f"Redeals left: {position.redeals_left}",
+    ]
+    for number, (column, hidden) in enumerate(zip(position.tableau, position.hidden), 1):
+        cards = [f"({format_card(c)})" if i < hidden else format_card(c) for i, c in enumerate(column)]
+        lines.append(_line(str(number), cards))
+    return "\n".join(lines)

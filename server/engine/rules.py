@@ -10,6 +10,7 @@ Game-level matters (undo, move counting, the won state) live in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from protocol.cards import format_card
@@ -29,11 +30,21 @@ def fits(card: int, onto: int, rule: BuildRule) -> bool:
     return card in _BUILDS_ON[rule][onto]
 
 
-def run_length(column: tuple[int, ...], hidden: int, variant: Variant) -> int:
+def run_length(column: Sequence[int], hidden: int, variant: Variant) -> int:
     """Number of top cards of ``column`` that form a run (RULES.md section 3).
 
     A run is a group of face-up top cards in which each card could be built
-    on the card beneath it. 0 for an empty column, else at least 1.
+    on the card beneath it (the variant's build rule, section 2).
+    ``column`` holds card codes bottom to top (a tuple in a position, bytes
+    in a solver state), ``hidden`` is its count of face-down cards. 0 for an
+    empty column, else at least 1.
+
+    The one definition of a run: the checked path (:func:`apply`),
+    :func:`legal_moves` and the solver's move generator
+    (``server.engine.solver.search``) call it. The C search keeps its own
+    copy, ``run_length`` in ``server/engine/solver/_csolver.c`` (build in
+    suit, no face-down cards: all it supports); tests/engine/test_move_rule.py
+    checks that every path, the C one included, moves the same runs.
     """
     n = len(column)
     if n == 0:
@@ -45,22 +56,45 @@ def run_length(column: tuple[int, ...], hidden: int, variant: Variant) -> int:
     return n - i
 
 
-def move_limit(position: Position, variant: Variant, target_empty: bool) -> int:
+UNLIMITED = 1 << 30
+"""The move limit of the ``sequence`` rule: more cards than any column can hold."""
+
+
+def move_limit(variant: Variant, empty_columns: int, into_empty: bool) -> int:
     """Most cards one column-to-column command may move (RULES.md section 3).
 
-    single: 1. sequence: unlimited (a large number). supermove: 2**e where
-    e is the number of empty columns not counting the target; the source
-    column never counts as empty, even if the move empties it.
+    ``empty_columns`` counts the empty columns of the position before the
+    move, the target included when it is empty; ``into_empty`` tells
+    whether the target is one of them. The source column never counts as
+    empty, even if the move empties it (it is not empty before the move).
+    single: 1. sequence: unlimited (:data:`UNLIMITED`). supermove: 2**e,
+    where e is the number of empty columns not counting the target: onto a
+    card 2**empty_columns, into an empty column 2**(empty_columns - 1).
+    Raises ``ValueError`` for a move into an empty column when
+    ``empty_columns`` is 0.
+
+    The one definition of the limit: the checked path (:func:`apply`),
+    :func:`legal_moves` and the solver's move generator
+    (``server.engine.solver.search``) call it. The C search keeps its own
+    copy, the ``onto``/``into`` limits in ``gen_moves`` of
+    ``server/engine/solver/_csolver.c``; tests/engine/test_move_rule.py
+    checks that every path, the C one included, allows the same moves.
     """
+    if into_empty and empty_columns < 1:
+        raise ValueError("a move into an empty column needs an empty column")
     rule = variant.move_rule
     if rule is MoveRule.SINGLE:
         return 1
     if rule is MoveRule.SEQUENCE:
-        return 1 << 30
-    empty = sum(1 for column in position.tableau if not column)
-    if target_empty:
-        empty -= 1
-    return 1 << empty
+        return UNLIMITED
+    return 1 << (empty_columns - 1 if into_empty else empty_columns)
+
+
+def stock_exhausted(position: Position, variant: Variant) -> bool:
+    """True when no draw and no redeal is possible any more (RULES.md sections 4 and 5)."""
+    if position.stock:
+        return False
+    return not (position.waste and position.redeals_left > 0 and variant.redeals > 0)
 
 
 def slot_for(position: Position, card: int) -> int:
@@ -251,7 +285,7 @@ def _from_column(position: Position, variant: Variant, source: Pile, target: Pil
         if count > run:
             raise IllegalCommandError(f"the top {count} cards of column {src + 1} are not a run")
         _check_fit(column[-count], onto, variant)
-    limit = move_limit(position, variant, not onto)
+    limit = move_limit(variant, sum(1 for c in position.tableau if not c), not onto)
     if count > limit:
         raise IllegalCommandError(f"{count} cards at once, at most {limit} may move")
     moved = column[-count:]
@@ -523,22 +557,14 @@ def legal_moves(position: Position, variant: Variant) -> list[LegalMove]:
         targets = sorted(empty + [j for top in variant.builds_on_reverse[waste_top] for j in under.get(top, ())])
         for j in targets:
             result.append(LegalMove(_cmd(WASTE, _COLUMN_PILES[j]), 1))
-    rule = variant.move_rule
-    if rule is MoveRule.SINGLE:
-        onto_card_limit = into_empty_limit = 1
-    elif rule is MoveRule.SEQUENCE:
-        onto_card_limit = into_empty_limit = 1 << 30
-    else:
-        onto_card_limit, into_empty_limit = 1 << len(empty), 1 << max(len(empty) - 1, 0)
+    onto_card_limit = move_limit(variant, len(empty), False)
+    into_empty_limit = move_limit(variant, len(empty), True) if empty else 0
     reverse = variant.builds_on_reverse
     hidden = position.hidden
     for i, column in enumerate(tableau):
         if not column:
             continue
-        n = len(column)
-        run = 1
-        while run < n - hidden[i] and column[n - run] in table[column[n - run - 1]]:
-            run += 1
+        run = run_length(column, hidden[i], variant)
         source = _COLUMN_PILES[i]
         found: list[tuple[int, int]] = []
         for k in range(1, min(run, onto_card_limit) + 1):

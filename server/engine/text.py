@@ -13,7 +13,8 @@ Full text (the truth, for records and tests)::
 Redacted text (what a player sees, :mod:`server.engine.view`) writes the
 stock as a count (``Stock: 64``) and face-down cards as ``??``.
 
-Formatting is canonical (single spaces, no trailing space); the parser
+Formatting is canonical (single spaces, no trailing space; the formatter
+is :func:`server.engine.position.format_position`, re-exported here); the parser
 ignores blank lines and lines starting with ``#``, accepts runs of spaces,
 and raises :class:`~protocol.errors.NotationError` with the line and what
 was expected.
@@ -24,26 +25,10 @@ from __future__ import annotations
 from protocol.cards import UNKNOWN, format_card, parse_card, rank_of, suit_of
 from protocol.errors import NotationError
 
-from .position import EMPTY_SLOT, Position
+from .position import EMPTY_SLOT, Position, format_position
 from .variants import Variant
 
-
-def _line(label: str, items: list[str]) -> str:
-    return f"{label}: {' '.join(items)}" if items else f"{label}:"
-
-
-def format_position(position: Position) -> str:
-    """Canonical full position text of ``position`` (no trailing newline)."""
-    lines = [
-        _line("Foundations", [format_card(t) if t != EMPTY_SLOT else "-" for t in position.foundations]),
-        _line("Stock", [format_card(c) for c in position.stock]),
-        _line("Waste", [format_card(c) for c in position.waste]),
-        f"Redeals left: {position.redeals_left}",
-    ]
-    for number, (column, hidden) in enumerate(zip(position.tableau, position.hidden), 1):
-        cards = [f"({format_card(c)})" if i < hidden else format_card(c) for i, c in enumerate(column)]
-        lines.append(_line(str(number), cards))
-    return "\n".join(lines)
+__all__ = ["format_foundation", "format_position", "foundation_rank", "parse_position"]
 
 
 def _content_lines(text: str) -> list[tuple[int, str]]:

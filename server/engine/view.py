@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from protocol.cards import UNKNOWN, format_card
 from protocol.errors import NotationError
 
-from .position import EMPTY_SLOT, Position
-from .text import _check_counts, _foundation_counts, _line, _parse, format_foundation
+from .position import EMPTY_SLOT, Position, _line
+from .text import _check_counts, _foundation_counts, _parse, format_foundation
 from .variants import Variant
 
 

@@ -1,4 +1,4 @@
-"""Benchmark of the rules engine (issue 2): prints figures, asserts nothing.
+"""Benchmark of the rules engine: prints figures, asserts nothing.
 
 - commands applied per second, replaying long classic games through the
   checked path (``Game.play`` on notation strings, auto-play on);

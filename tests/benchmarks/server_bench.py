@@ -1,4 +1,4 @@
-"""Load benchmark of the race server (issue 4): prints figures, asserts nothing.
+"""Load benchmark of the race server: prints figures (server CPU per move among them), asserts nothing.
 
 Starts its own ``redis-server`` (free loopback port, no persistence) and
 ONE server process (``python -m server``, ``FTR_SOLVER_WORKERS=0``,
@@ -686,7 +686,8 @@ def floor_server(port: int, redis_url: str) -> None:
 
     from protocol.codec import decode_client
     from server.matches import READER_PAUSE_S
-    from server.store import Store, follow_streams, meta_key, player_key, redis_client
+    from server.store import Store, follow_streams, redis_client
+    from server.store.keys import meta_key, player_key
 
     sockets: dict[str, dict[str, WebSocket]] = collections.defaultdict(dict)
     ids: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""Benchmark of the solver (issue 3 item 6): prints figures, asserts nothing.
+"""Benchmark of the solver: prints figures, asserts nothing.
 
 - deals "1".."200" of classic and "1".."100" of relaxed, each with a
   wall-clock cap (``--seconds``, default 10) and a large node budget, in
@@ -9,7 +9,7 @@
   the honest bounds on it (solved/total at least, (total - unsolvable)/total
   at most, each with its Wilson margin);
 - which implementation ran (``Result.solver``: the C extension or the pure
-  search; ``--solver python`` forces the pure one through ``FTR_SOLVER``),
+  search; ``--solver python`` forces the pure one, passed as ``pure``),
   and with ``--compare N`` the states expanded per second of both on classic
   deals 1..N (``--compare-seconds`` each), with their ratio;
 - the time to find one verified solvable classic deal from random seeds
@@ -42,10 +42,10 @@ from server.engine.solver import Budget, find_solution, solve
 
 def run_deal(job: tuple[str, str, float, int, int, str]) -> tuple[str, str, str, int, float, int, str, str]:
     variant_name, seed, seconds, nodes, states, solver = job
-    os.environ["FTR_SOLVER"] = solver  # read by solve() at each call
     variant = find_variant(variant_name)
     started = time.monotonic()
-    result = solve(deal(seed, variant), variant, Budget(nodes=nodes, seconds=seconds, states=states), clock=time.monotonic)
+    result = solve(deal(seed, variant), variant, Budget(nodes=nodes, seconds=seconds, states=states), clock=time.monotonic,
+                   pure=solver == "python")
     elapsed = time.monotonic() - started
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return variant_name, seed, result.result, result.nodes, elapsed, maxrss, result.solver, result.reason
@@ -54,7 +54,6 @@ def run_deal(job: tuple[str, str, float, int, int, str]) -> tuple[str, str, str,
 def find_one(job: tuple[int, float, int | None, str]) -> tuple[float, int, str]:
     """Try random seeds with a small budget until one is solved; returns (seconds, tries, seed)."""
     rng_seed, seconds, nodes, solver = job
-    os.environ["FTR_SOLVER"] = solver
     rng = random.Random(rng_seed)
     variant = find_variant("classic")
     started = time.monotonic()
@@ -62,7 +61,8 @@ def find_one(job: tuple[int, float, int | None, str]) -> tuple[float, int, str]:
     while True:
         tries += 1
         seed = str(rng.randrange(1, 10**9))
-        result = find_solution(deal(seed, variant), variant, nodes=nodes, seconds=seconds, clock=time.monotonic)
+        result = find_solution(deal(seed, variant), variant, nodes=nodes, seconds=seconds, clock=time.monotonic,
+                               pure=solver == "python")
         if result.result == "solved":
             return time.monotonic() - started, tries, seed
 

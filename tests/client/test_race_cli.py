@@ -19,7 +19,7 @@ from client_cli.connection import Connection, VersionMismatch
 from protocol import messages as m
 from protocol.codec import encode
 from server.engine import Game, deal, find_variant
-from server.store import pool_key
+from server.store.keys import pool_key
 
 from .conftest import ROOT, SEED, VARIANT, ServerProcess, run_client, solution
 

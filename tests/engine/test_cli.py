@@ -1,4 +1,4 @@
-"""The engine's command line (issue 2 items 2 and 6), run as a real subprocess."""
+"""The engine's command line (``deal``, ``replay``, ``solve``), run as a real subprocess, as people and scripts run it."""
 
 from __future__ import annotations
 
@@ -114,3 +114,17 @@ def test_output_into_a_pipe_closed_early_ends_quietly() -> None:
         stderr = process.stderr.read().decode()
         process.wait(60)
     assert "Traceback" not in stderr, stderr
+
+
+@pytest.mark.parametrize(("value", "search"), [("python", "python search"), ("PYTHON", "python search"),
+                                               ("", "c search")])
+def test_solve_passes_ftr_solver_to_the_solver(value: str, search: str) -> None:
+    """The command line reads ``FTR_SOLVER`` (the engine does not) and passes ``pure`` in."""
+    pytest.importorskip("server.engine.solver._csolver", reason="the C extension is not built")
+    import os
+
+    env = {**os.environ, "FTR_SOLVER": value}
+    result = subprocess.run([sys.executable, "-m", "server.engine", "solve", "--seed", "7", "--nodes", "30000"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("solved (") and search in result.stdout.splitlines()[0], result.stdout

@@ -1,4 +1,4 @@
-"""Seeded deals (issue 2 item 2; RULES.md sections 1 and 7; README "The deal algorithm").
+"""Seeded deals (RULES.md sections 1 and 7; README "The deal algorithm").
 
 The golden file pins deal algorithm version 1 forever. The independent
 implementation below is written from the README's description alone, so a

@@ -1,4 +1,4 @@
-"""Property tests of the engine (issue 2 item 7): conservation, legal-move
+"""Property tests of the engine: conservation, legal-move
 soundness and completeness, undo, replay determinism, redaction."""
 
 from __future__ import annotations

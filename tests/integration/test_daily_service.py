@@ -20,12 +20,13 @@ import redis.asyncio as aioredis
 
 from protocol import messages as m
 from protocol.codec import decode_server, encode
-from server.daily import NAMES_KEY, DailyError, DailyService, pack_score
+from server.daily import DailyError, DailyService, pack_score
 from server.matches import MatchService, Session
 from server.names import legacy_name_key, name_key
 from server.ranking import Standing, rank
 from server.settings import Settings
-from server.store import TIMERS, Store, token_hash
+from server.store import DailyEntry, DailyReplay, Store, token_hash
+from server.store.keys import DAILY_NAMES, TIMERS, day_key
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -115,7 +116,7 @@ def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: str) ->
         results = await next_frame(session, m.Results)
         assert results.seed == "" and results.nonce == ""  # nothing of the seed before the day is over
         record = await daily.store.deal("2026-11-30", "relaxed")
-        assert record is not None and results.commitment == hashlib.sha256(record["seed"].encode()).hexdigest()
+        assert record is not None and results.commitment == hashlib.sha256(record.seed.encode()).hexdigest()
         assert (await refused(daily.attempt("relaxed", "ann", token))).code == "already_played"
         board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
         # resigning is no move
@@ -155,13 +156,13 @@ def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) -> None:
         assert replay["moves"] == ["s"] and replay["times_ms"] == [5000] and replay["seed"] == revealed["seed"]
         # What the closed day no longer needs: the solution at once, attempts and events after the retention.
         redis = daily.store.redis
-        deal_fields = await redis.hkeys(daily.store.key("2026-11-30", "relaxed", "deal"))
+        deal_fields = await redis.hkeys(day_key("2026-11-30", "relaxed", "deal"))
         assert b"seed" in deal_fields and b"solution" not in deal_fields
         retention = daily.matches.settings.retention_s
         for what in ("attempts", "events"):
-            assert 0 < await redis.ttl(daily.store.key("2026-11-30", "relaxed", what)) <= retention, what
+            assert 0 < await redis.ttl(day_key("2026-11-30", "relaxed", what)) <= retention, what
         for what in ("deal", "board", "entries", "replays"):
-            assert await redis.ttl(daily.store.key("2026-11-30", "relaxed", what)) == -1, what
+            assert await redis.ttl(day_key("2026-11-30", "relaxed", what)) == -1, what
         # A new day: a new attempt for the same name.
         again = await daily.attempt("relaxed", "late", attempt["name_token"])
         assert again["date"] == "2026-12-01" and again["commitment"] != attempt["commitment"]
@@ -180,7 +181,7 @@ def test_the_day_stays_secret_while_an_attempt_is_open_and_no_shows_are_dropped(
         for _ in range(50):
             await daily.close_days()
             record = await daily.store.deal("2026-11-30", "relaxed")
-            if record and record.get("closed") == "1":
+            if record and record.closed:
                 break
             await asyncio.sleep(0.1)
         assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
@@ -200,10 +201,9 @@ def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
     async def body(daily: DailyService, clock: FakeClock) -> None:
         await daily.deal_of_day("2026-11-30", "classic")
         for s in entries:
-            entry = {"status": s.status, "time_ms": s.time_ms, "moves": s.moves, "foundation": s.foundation,
-                     "undos": 0, "hints": 0}
-            await daily.store.record("2026-11-30", "classic", s.name, pack_score(s), entry,
-                                     {"moves": [], "times_ms": []}, {"name": s.name})
+            entry = DailyEntry(status=s.status, time_ms=s.time_ms, moves=s.moves, foundation=s.foundation)
+            await daily.store.record("2026-11-30", "classic", s.name, pack_score(s), entry, DailyReplay([], []),
+                                     {"name": s.name})
         expected = [(r, s.name) for r, s in rank(entries)]
         board = await daily.leaderboard("2026-11-30", "classic", 0, 200)
         assert [(e["rank"], e["name"]) for e in board["entries"]] == expected
@@ -232,14 +232,15 @@ def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -> None
         await store.add_timer(code, "deadline", end)
         await asyncio.sleep(1.0)  # this process's timer loop runs the deadline timer meanwhile
         meta = await store.meta(code)
-        assert meta is not None and meta["state"] == "countdown"
+        assert meta is not None and meta.state == "countdown"
         assert await store.redis.zscore(TIMERS, f"{code} deadline") is not None, "the deadline timer was dropped"
         settings = (await daily.matches.lobby_message(code)).settings  # the other process's start timer:
         assert await store.start(code, encode(m.Lobby(code, "playing", [], settings, "")))
         clock.now = end + 1000  # the deadline timer, put back 200 ms later, is due again
         for _ in range(50):
             await daily.close_days()
-            if (await daily.store.deal("2026-11-30", "relaxed") or {}).get("closed") == "1":
+            record = await daily.store.deal("2026-11-30", "relaxed")
+            if record is not None and record.closed:
                 break
             await asyncio.sleep(0.1)
         board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
@@ -256,7 +257,7 @@ def test_a_name_claimed_under_the_old_key_is_still_found(redis_url: str) -> None
     async def body(daily: DailyService, clock: FakeClock) -> None:
         token = "token kept from before"
         assert legacy_name_key("Sam") == "sam" != name_key("Sam")  # the skeleton key is another ("sarn")
-        await daily.store.redis.hset(NAMES_KEY, "sam", f"{hashlib.sha256(token.encode()).hexdigest()} Sam")
+        await daily.store.redis.hset(DAILY_NAMES, "sam", f"{hashlib.sha256(token.encode()).hexdigest()} Sam")
         assert token_hash(token) == hashlib.sha256(token.encode()).hexdigest()
         assert await daily.store.name_claim("Sam") == (token_hash(token), "Sam")
         assert (await refused(daily.attempt("relaxed", "Sam", None))).code == "bad_token"
@@ -264,7 +265,7 @@ def test_a_name_claimed_under_the_old_key_is_still_found(redis_url: str) -> None
         assert (await refused(daily.attempt("relaxed", "SAM", None))).code == "name_taken"
         first = await daily.attempt("relaxed", "Sam", token)
         assert first["name"] == "Sam" and "name_token" not in first
-        assert await daily.store.redis.hkeys(NAMES_KEY) == [b"sam"]  # the old claim, and no new one
+        assert await daily.store.redis.hkeys(DAILY_NAMES) == [b"sam"]  # the old claim, and no new one
 
     run(redis_url, ms("2026-11-30T12:00:00.000"), body)
 

@@ -17,7 +17,7 @@ import redis
 
 from protocol import messages as m
 from protocol.codec import decode_server
-from server import store
+from server.store import keys, scripts
 from server.views import view_message
 
 from .conftest import ServerProcess, free_port
@@ -28,7 +28,7 @@ from .wsclient import Player, create_match, public_state
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 SOCKET_TIMEOUT_S = 5
-"""The server's Redis socket timeout (server/store.py ``redis_client``): a stall must outlast it."""
+"""The server's Redis socket timeout (server/store ``redis_client``): a stall must outlast it."""
 
 
 def _debug_allowed(client: redis.Redis) -> bool:
@@ -87,7 +87,7 @@ def stored_log(redis_url: str, code: str, name: str) -> list[str]:
     """The player's move log as Redis holds it: the commands only."""
     client = redis.Redis.from_url(redis_url)
     try:
-        return [entry.decode().split(" ", 1)[0] for entry in client.lrange(store.log_key(code, name), 0, -1)]
+        return [entry.decode().split(" ", 1)[0] for entry in client.lrange(keys.log_key(code, name), 0, -1)]
     finally:
         client.close()
 
@@ -179,7 +179,7 @@ class FreezingProxy:
         self.redis_port = int(port)
         self.port = free_port()
         self.trigger = trigger
-        self.sha = hashlib.sha1(store.COMMIT.encode()).hexdigest().encode()
+        self.sha = hashlib.sha1(scripts.COMMIT.lua.encode()).hexdigest().encode()
         self.frozen = threading.Event()
         self.loop = asyncio.new_event_loop()
         self.writers: list[asyncio.StreamWriter] = []  # every connection's two ends, closed in close()
@@ -315,7 +315,7 @@ def stream_frames(redis_url: str, code: str) -> list[Any]:
     """The public frames of a match's event stream, oldest first."""
     client = redis.Redis.from_url(redis_url)
     try:
-        entries = client.xrange(store.events_key(code))
+        entries = client.xrange(keys.events_key(code))
     finally:
         client.close()
     return [decode_server(fields[b"m"]) for _, fields in entries if fields.get(b"k", b"public") == b"public"]

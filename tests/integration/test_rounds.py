@@ -370,7 +370,8 @@ def test_a_rematch_repeated_after_a_process_died_midway_completes_the_round(serv
     import redis.asyncio as aioredis
 
     from server.names import name_key
-    from server.store import TIMERS, Store, token_hash
+    from server.store import Store, token_hash
+    from server.store.keys import TIMERS
 
     async def scenario() -> None:
         client = aioredis.Redis.from_url(redis_url)
@@ -388,7 +389,7 @@ def test_a_rematch_repeated_after_a_process_died_midway_completes_the_round(serv
         assert answer_b.match == code and not answer_b.host_token
         meta = await store.meta(code)
         assert meta is not None
-        assert await client.zscore(TIMERS, f"{code} window") == int(meta["window_end_ms"])
+        assert await client.zscore(TIMERS, f"{code} window") == meta.window_end_ms
         assert await client.zscore(TIMERS, f"{code} close") is not None
         offer = await alice.expect(m.RematchOffer)  # alice is still on round 1's stream
         while offer.names != ["alice", "bob"]:

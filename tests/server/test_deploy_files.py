@@ -1,4 +1,4 @@
-"""docker-compose.yml parses and names only settings the server knows (issue 4 item 9)."""
+"""docker-compose.yml parses and names only settings the server knows (a misspelt variable would be ignored silently)."""
 
 from __future__ import annotations
 
@@ -29,3 +29,11 @@ def test_every_setting_is_documented_in_the_settings_module() -> None:
 
     for name in ENVIRONMENT_VARIABLES:
         assert f"``{name}``" in (module.__doc__ or ""), name
+
+
+def test_ftr_solver_python_is_read_into_the_settings() -> None:
+    """The server reads ``FTR_SOLVER`` once, into ``pure_solver``, which it passes to the solver."""
+    assert Settings.from_environ({}).pure_solver is False
+    assert Settings.from_environ({"FTR_SOLVER": "python"}).pure_solver is True
+    assert Settings.from_environ({"FTR_SOLVER": " Python "}).pure_solver is True
+    assert Settings.from_environ({"FTR_SOLVER": "c"}).pure_solver is False

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from protocol.errors import NotationError
 from protocol.messages import ERROR_CODES
-from server.store import JOIN
+from server.store.scripts import JOIN
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,8 +87,8 @@ def sent_codes() -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
 
 
 def join_statuses() -> set[str]:
-    """The refusals of the join script (server/store.py JOIN), which MatchService.join sends as error codes."""
-    return set(re.findall(r"return \{'([a-z_]+)'", JOIN)) - {"ok"}
+    """The refusals of the join script (server/store/scripts.py JOIN), which MatchService.join sends as error codes."""
+    return set(re.findall(r"return \{'([a-z_]+)'", JOIN.lua)) - {"ok"}
 
 
 def readme_table() -> dict[str, str]:

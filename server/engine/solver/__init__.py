@@ -8,8 +8,9 @@ short incomplete search for finding solvable deals among random seeds.
 
 Each search stage runs in the optional C extension ``_csolver`` when it is
 built and the input is supported (:func:`implementation`), else in pure
-Python, the reference; ``FTR_SOLVER=python`` forces the pure one. Both
-expand the same nodes in the same order (README.md).
+Python, the reference; ``pure=True`` forces the pure one (the server's
+``FTR_SOLVER=python`` and the engine's command line pass it). Both expand
+the same nodes in the same order (README.md).
 """
 
 from .progress import can_progress

@@ -217,6 +217,9 @@ static int autoplay(Search *x, St *s, int record) {
 
 /* ---- moves (search._Expander.moves, same order) ---- */
 
+/* The C copy of server.engine.rules.run_length (the one definition of a run, RULES.md section 3), for what
+ * this search supports: build in suit (a card one rank lower of the same suit, never an ace on a king) and no
+ * face-down cards. tests/engine/test_move_rule.py checks both move the same runs. */
 static int run_length(const uint8_t *col, int n) {
     int i = n - 1;
     while (i > 0 && col[i] + 1 == col[i - 1] && col[i - 1] % 13 != 0)
@@ -238,6 +241,8 @@ static int gen_moves(const Search *x, const St *s, Move *mv) {
                 empty0 = j;
             empty++;
         }
+    /* The C copy of server.engine.rules.move_limit (RULES.md section 3): onto a card, into an empty column.
+     * tests/engine/test_move_rule.py checks both allow the same moves. */
     int onto, into;
     if (x->rule == RULE_SINGLE) {
         onto = into = 1;

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..dead import DEFAULT_BUDGET, stock_exhausted
 from ..position import Position
+from ..rules import stock_exhausted
 from ..variants import Variant
 from .search import _Expander
 from .state import Rules, State, from_position, key
 
 Progress = Literal["alive", "dead", "unknown"]
 
+DEFAULT_BUDGET = 20_000
+"""Positions the dead-game search may expand before answering ``unknown``."""
 
 
 def can_progress(position: Position, variant: Variant, budget: int = DEFAULT_BUDGET) -> Progress:

@@ -10,13 +10,13 @@ times as many per second (README.md); this module stays the reference.
 from __future__ import annotations
 
 import heapq
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..game import Game
 from ..position import Position
+from ..rules import move_limit, run_length
 from ..variants import BuildRule, MoveRule, Variant
 from .lock import locked, waste_top_stuck
 from .state import Rules, State, accepts, autoplay, from_position, key, place, take
@@ -24,9 +24,9 @@ from .state import Rules, State, accepts, autoplay, from_position, key, place, t
 Outcome = Literal["solved", "unsolvable", "unknown"]
 
 try:  # the optional C accelerator of one search stage (_csolver.c; pyproject.toml builds it when a compiler is there)
-    from . import _csolver
+    from ._csolver import search as _csolver_search
 except ImportError:  # pragma: no cover - depends on the build
-    _csolver = None  # type: ignore[assignment]
+    _csolver_search = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,19 +75,19 @@ class Result:
 _RULE_CODES = {MoveRule.SINGLE: 0, MoveRule.SUPERMOVE: 1, MoveRule.SEQUENCE: 2}
 
 
-def implementation(position: Position, variant: Variant) -> str:
+def implementation(position: Position, variant: Variant, *, pure: bool = False) -> str:
     """Which search :func:`solve` and :func:`find_solution` run for this input: ``"c"`` or ``"python"``.
 
-    ``"c"`` when the extension ``_csolver`` is built, the environment
-    variable ``FTR_SOLVER`` is not ``python`` (that forces the pure
-    reference), and the input is within what the C search supports: 2 decks,
+    ``"c"`` when the extension ``_csolver`` is built, ``pure`` is false
+    (true forces the pure reference: the caller's configuration, e.g. the
+    server's ``FTR_SOLVER=python``, read by its settings, not here), and the input is within what the C search supports: 2 decks,
     build in suit (RULES.md section 7), no face-down card in the position, no
     cards down from the foundations, at most 16 columns of at most 19 cards
     and 104 stock and waste cards, 0-255 redeals left. Everything else runs the pure search,
     which is the reference: the C search repeats it node for node
     (README.md, tests/engine/solver/test_csolver.py).
     """
-    if _csolver is None or os.environ.get("FTR_SOLVER", "").lower() == "python":
+    if _csolver_search is None or pure:
         return "python"
     if (variant.decks != 2 or variant.build_rule is not BuildRule.SAME_SUIT or variant.foundation_to_column
             or any(position.hidden) or not 1 <= len(position.tableau) <= 16
@@ -125,10 +125,7 @@ class _Expander:
         if got is None:
             table = self.rules.builds_on
             n = len(column)
-            i = n - 1
-            while i > h and column[i] in table[column[i - 1]]:
-                i -= 1
-            run = n - i
+            run = run_length(column, h, self.rules.variant)
             breaks = h
             for j in range(max(h, 1), n):
                 if column[j] not in table[column[j - 1]]:
@@ -215,7 +212,8 @@ class _Expander:
                 under.setdefault(column[-1], []).append(j)
             else:
                 empty.append(j)
-        onto_limit, empty_limit = rules.limits(len(empty))
+        onto_limit = move_limit(rules.variant, len(empty), False)
+        empty_limit = move_limit(rules.variant, len(empty), True) if empty else 0
         reverse = rules.builds_on_reverse
         info = self.column_info
         # Column to column.
@@ -285,6 +283,7 @@ def _search(
     params: tuple[int, ...] = (),
     incomplete: bool = False,
     locks: bool = False,
+    pure: bool = False,
 ) -> Result:
     """One best-first search (a stage of :func:`solve`).
 
@@ -299,7 +298,8 @@ def _search(
     (e.g. ``time.monotonic``) enables ``budget.seconds``. ``locks``: states
     that :func:`.lock.locked` proves lost are not expanded, and a state whose
     waste top :func:`.lock.waste_top_stuck` proves unmovable before the next
-    draw expands only the draw (both exact).
+    draw expands only the draw (both exact). ``pure``: run the pure search
+    even where the C search could (:func:`implementation`).
 
     Greedy best-first search on a heuristic (foundation cards, empty columns,
     breaks in the columns, waste size) over a transposition table of canonical
@@ -315,7 +315,7 @@ def _search(
     # The C search keeps time on CLOCK_MONOTONIC itself: it runs when no clock is given (no time cap) or the
     # clock is that one; with any other clock (a test's) the pure search runs, so the caller's clock governs.
     buried = params[4] if params is not None and len(params) > 4 else 0  # the C search has no buried-card term
-    if weight == 0 and buried == 0 and _real_clock(clock) and implementation(position, variant) == "c":
+    if weight == 0 and buried == 0 and _real_clock(clock) and implementation(position, variant, pure=pure) == "c":
         return _c_search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, lifo=lifo,
                          params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks)
     rules = Rules(variant)
@@ -408,7 +408,7 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
     if e:
         raise ValueError("the C search has no buried-card term")
     seconds = budget.seconds if budget.seconds is not None and clock is not None else -1.0
-    outcome, moves, nodes, states = _csolver.search(
+    outcome, moves, nodes, states = _csolver_search(
         start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
         incomplete, 5 if locks else 0, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
     if outcome == "solved":
@@ -438,6 +438,7 @@ def solve(
     autoplay_on: bool = True,
     clock: Callable[[], float] | None = None,
     portfolio: bool = True,
+    pure: bool = False,
 ) -> Result:
     """Search for a win from ``position`` (the whole deal is known: RULES.md section 9).
 
@@ -460,9 +461,10 @@ def solve(
     draw, README.md).
 
     Each stage runs in the C extension when :func:`implementation` answers
-    ``"c"`` (``Result.solver`` tells which ran); node counts, states and
-    answers are the same as the pure search's for the same node budget, only
-    faster, so a wall-clock cap lets the C search go further.
+    ``"c"`` (``Result.solver`` tells which ran; ``pure`` forces the pure
+    search); node counts, states and answers are the same as the pure
+    search's for the same node budget, only faster, so a wall-clock cap lets
+    the C search go further.
     """
     deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
     spent = 0
@@ -471,14 +473,14 @@ def solve(
         for params, lifo in PORTFOLIO if share else ():
             seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
             stage = _search(position, variant, Budget(share, seconds, budget.states), autoplay_on=autoplay_on,
-                            clock=clock, params=params, lifo=lifo, incomplete=True)
+                            clock=clock, params=params, lifo=lifo, incomplete=True, pure=pure)
             spent += stage.nodes
             if stage.result == "solved" or stage.reason == "time limit reached":
                 return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason,
                               solver=stage.solver)
     seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
     final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,
-                    clock=clock, locks=True)
+                    clock=clock, locks=True, pure=pure)
     return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason,
                   solver=final.solver)
 
@@ -495,6 +497,7 @@ def find_solution(
     seconds: float | None = None,
     autoplay_on: bool = True,
     clock: Callable[[], float] | None = None,
+    pure: bool = False,
 ) -> Result:
     """A short incomplete search tuned for finding solvable deals among random seeds (RULES.md section 9).
 
@@ -505,11 +508,12 @@ def find_solution(
     moving on finds a solvable deal sooner than deciding each seed.
     ``seconds`` is a wall-clock cap measured with ``clock`` (e.g.
     ``time.monotonic``). Reproducible for the same input and ``nodes``.
+    ``pure`` forces the pure search (:func:`implementation`).
     """
     params, lifo, default_nodes = FIND_STAGE
     budget = Budget(nodes=default_nodes if nodes is None else nodes, seconds=seconds)
     result = _search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, params=params, lifo=lifo,
-                     incomplete=True)
+                     incomplete=True, pure=pure)
     if result.result == "solved":
         return result
     return Result("unknown", nodes=result.nodes, states=result.states, autoplay=autoplay_on, reason=result.reason,

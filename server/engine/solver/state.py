@@ -67,14 +67,6 @@ class Rules:
             cached = self._targets[foundations] = (wanted, safe)
         return cached
 
-    def limits(self, empty: int) -> tuple[int, int]:
-        """(most cards onto a card, most cards into an empty column) with ``empty`` empty columns."""
-        if self.single:
-            return 1, 1
-        if self.sequence:
-            return 1 << 30, 1 << 30
-        return 1 << empty, 1 << max(empty - 1, 0)
-
 
 def from_position(position: Position, variant: Variant) -> State:
     """Encode an engine position as a solver state."""
@@ -172,13 +164,3 @@ def autoplay(rules: Rules, state: State) -> tuple[State, list[str]]:
     if not moved:
         return state, moved
     return (columns, hidden, foundations, stock, waste, redeals), moved
-
-
-def run_length(rules: Rules, column: bytes, hidden: int) -> int:
-    """Top cards of ``column`` forming a run (RULES.md section 3)."""
-    n = len(column)
-    table = rules.builds_on
-    i = n - 1
-    while i > hidden and column[i] in table[column[i - 1]]:
-        i -= 1
-    return n - i

@@ -1,4 +1,4 @@
-"""The optional C search (server/engine/solver/_csolver.c) against the pure reference (issue 3).
+"""The optional C search (server/engine/solver/_csolver.c) against the pure reference.
 
 The pure search in search.py is the reference. The C search claims to
 expand the same nodes in the same order, so on the same input and node
@@ -33,11 +33,9 @@ CLASSIC = find_variant("classic")
 RELAXED = find_variant("relaxed")
 
 
-def both(monkeypatch: pytest.MonkeyPatch, start: Position, variant, **kwargs):  # type: ignore[no-untyped-def]
+def both(start: Position, variant, **kwargs):  # type: ignore[no-untyped-def]
     """One search stage run by the pure search and by the C search: (pure result, C result)."""
-    monkeypatch.setenv("FTR_SOLVER", "python")
-    pure = search_module._search(start, variant, **kwargs)
-    monkeypatch.setenv("FTR_SOLVER", "c")
+    pure = search_module._search(start, variant, pure=True, **kwargs)
     fast = search_module._search(start, variant, **kwargs)
     assert (pure.solver, fast.solver) == ("python", "c")
     return pure, fast
@@ -53,11 +51,11 @@ STAGES = [
 @pytest.mark.parametrize("stage", range(len(STAGES)))
 @pytest.mark.parametrize(("name", "seed"), [("classic", "1"), ("classic", "5"), ("classic", "124"), ("relaxed", "1"),
                                             ("relaxed", "3"), ("relaxed", "9")])
-def test_c_expands_the_same_nodes_as_the_pure_search_on_deals(monkeypatch: pytest.MonkeyPatch, name: str, seed: str,
+def test_c_expands_the_same_nodes_as_the_pure_search_on_deals(name: str, seed: str,
                                                               stage: int) -> None:
     variant = find_variant(name)
     start = deal(seed, variant)
-    pure, fast = both(monkeypatch, start, variant, **STAGES[stage])
+    pure, fast = both(start, variant, **STAGES[stage])
     assert (fast.result, fast.nodes, fast.states, fast.reason) == (pure.result, pure.nodes, pure.states, pure.reason)
     assert fast.moves == pure.moves  # the same solution, command for command (the daily's solution depends on it)
     if fast.result == "solved":
@@ -73,15 +71,14 @@ def test_c_agrees_with_the_brute_force_and_the_pure_search_on_small_endgames(cas
     start, variant = case
     for autoplay_on in (True, False):
         expected = brute_force(start, variant, autoplay_on)
-        with pytest.MonkeyPatch.context() as patch:
-            pure, fast = both(patch, start, variant, budget=Budget(200_000), autoplay_on=autoplay_on, locks=True)
+        pure, fast = both(start, variant, budget=Budget(200_000), autoplay_on=autoplay_on, locks=True)
         assert fast.result == ("solved" if expected else "unsolvable")
         assert (fast.result, fast.nodes, fast.states, fast.moves) == (pure.result, pure.nodes, pure.states, pure.moves)
         if expected:
             assert replay_wins(start, variant, fast.moves, autoplay_on)
 
 
-def test_c_lock_pruning_agrees_with_the_pure_one_on_crowded_positions(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_c_lock_pruning_agrees_with_the_pure_one_on_crowded_positions() -> None:
     """Positions where the lock check makes claims (test_solver.py): the C port prunes exactly the same
     states (same nodes and states), and its ``unsolvable`` answers are confirmed by the brute force."""
     proofs = 0
@@ -90,7 +87,7 @@ def test_c_lock_pruning_agrees_with_the_pure_one_on_crowded_positions(monkeypatc
         rng = random.Random(n)
         variant = SMALL[names[n % len(names)]]
         start = crowded(rng, variant.columns)
-        pure, fast = both(monkeypatch, start, variant, budget=Budget(20_000), autoplay_on=n % 2 == 0, locks=True)
+        pure, fast = both(start, variant, budget=Budget(20_000), autoplay_on=n % 2 == 0, locks=True)
         assert (fast.result, fast.nodes, fast.states, fast.moves) == (pure.result, pure.nodes, pure.states, pure.moves)
         if fast.result == "unsolvable" and fast.nodes < 50:
             proofs += 1
@@ -99,8 +96,7 @@ def test_c_lock_pruning_agrees_with_the_pure_one_on_crowded_positions(monkeypatc
 
 
 @pytest.mark.parametrize("autoplay_on", [True, False])
-def test_hand_built_positions_through_solve(monkeypatch: pytest.MonkeyPatch, autoplay_on: bool) -> None:
-    monkeypatch.delenv("FTR_SOLVER", raising=False)
+def test_hand_built_positions_through_solve(autoplay_on: bool) -> None:
     locked = solve(position(LOCKED), CLASSIC, Budget(nodes=100_000), autoplay_on=autoplay_on)
     assert (locked.result, locked.solver) == ("unsolvable", "c")  # the lock test_solver.py confirms by brute force
     start = position(LOOSENED)
@@ -109,8 +105,7 @@ def test_hand_built_positions_through_solve(monkeypatch: pytest.MonkeyPatch, aut
     assert replay_wins(start, CLASSIC, loosened.moves, autoplay_on)
 
 
-def test_same_budget_twice_gives_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("FTR_SOLVER", raising=False)
+def test_same_budget_twice_gives_the_same_answer() -> None:
     for seed in ("2", "3", "7"):
         start = deal(seed, CLASSIC)
         first = solve(start, CLASSIC, Budget(nodes=60_000))
@@ -119,13 +114,12 @@ def test_same_budget_twice_gives_the_same_answer(monkeypatch: pytest.MonkeyPatch
         assert first == second
 
 
-def test_the_pure_search_runs_when_forced_or_unsupported(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_pure_search_runs_when_forced_or_unsupported() -> None:
     start = deal("7", CLASSIC)
-    monkeypatch.setenv("FTR_SOLVER", "python")
-    forced = solve(start, CLASSIC, Budget(nodes=30_000))
+    forced = solve(start, CLASSIC, Budget(nodes=30_000), pure=True)
     assert (forced.result, forced.solver) == ("solved", "python")
-    assert find_solution(start, CLASSIC).solver == "python"
-    monkeypatch.delenv("FTR_SOLVER")
+    assert find_solution(start, CLASSIC, pure=True).solver == "python"
+    assert implementation(start, CLASSIC, pure=True) == "python"
     assert implementation(start, CLASSIC) == "c"
     fast = solve(start, CLASSIC, Budget(nodes=30_000))
     assert (fast.result, fast.solver, fast.nodes) == ("solved", "c", forced.nodes)
@@ -136,10 +130,9 @@ def test_the_pure_search_runs_when_forced_or_unsupported(monkeypatch: pytest.Mon
     assert implementation(long_column, CLASSIC) == "python"  # beyond the C search's column capacity
 
 
-def test_the_wall_clock_cap_stops_the_c_search(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_wall_clock_cap_stops_the_c_search() -> None:
     """On the real clock the C search stops at the cap (after real work); any other clock (a test's) makes the
     pure search run, so that clock governs."""
-    monkeypatch.delenv("FTR_SOLVER", raising=False)
     started = time.monotonic()
     result = solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=10**9, seconds=0.3, states=10**9), clock=time.monotonic)
     assert (result.result, result.reason, result.solver) == ("unknown", "time limit reached", "c")
@@ -168,8 +161,7 @@ def test_ctrl_c_ends_a_long_c_search_at_once() -> None:
     assert waited < 2.0, waited
 
 
-def test_the_state_bound_stops_the_c_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("FTR_SOLVER", raising=False)
+def test_the_state_bound_stops_the_c_search() -> None:
     result = search_module._search(deal("3", CLASSIC), CLASSIC, Budget(nodes=10**9, states=5_000), locks=True)
     assert (result.result, result.reason) == ("unknown", "state memory bound reached")
     assert 5_000 < result.states < 5_000 + 200  # checked before each expansion, as in the pure search
@@ -190,8 +182,7 @@ def test_the_extension_refuses_what_it_does_not_support() -> None:
         _csolver.search((b"",), bytes([14] + [0] * 7), *args)  # a slot above a king
 
 
-def test_tiny_variants_are_supported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("FTR_SOLVER", raising=False)
+def test_tiny_variants_are_supported() -> None:
     for variant in TINY.values():
         start = Position(((), ()), (0, 0), (-1,) * 8, (), (), 0)
         assert implementation(start, variant) == "c"
@@ -199,7 +190,7 @@ def test_tiny_variants_are_supported(monkeypatch: pytest.MonkeyPatch) -> None:
     assert implementation(game.position, CLASSIC) == "c"
 
 
-def test_c_and_pure_agree_on_positions_from_random_play(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_c_and_pure_agree_on_positions_from_random_play() -> None:
     """Mid-game positions the engine produces (random legal commands from random deals of classic and
     relaxed: partly built foundations, long wastes, empty columns, a redeal used): the same outcome,
     nodes and states from both, for the complete stage and find_solution's stage."""
@@ -216,7 +207,7 @@ def test_c_and_pure_agree_on_positions_from_random_play(monkeypatch: pytest.Monk
         start = game.position
         for kwargs in ({"budget": Budget(300), "locks": True},
                        {"budget": Budget(300), "params": (20, 8, 5, 6, 0), "incomplete": True}):
-            pure, fast = both(monkeypatch, start, variant, autoplay_on=n % 2 == 0, **kwargs)
+            pure, fast = both(start, variant, autoplay_on=n % 2 == 0, **kwargs)
             assert (fast.result, fast.nodes, fast.states, fast.moves) == (pure.result, pure.nodes, pure.states, pure.moves)
             checked += 1
     assert checked == 120

@@ -1,6 +1,6 @@
-"""The dead-game check on the solver's fast path (issue 3 item 4, RULES.md section 5).
+"""The dead-game check on the solver's fast path (RULES.md section 5).
 
-:func:`can_progress` (which :func:`server.engine.is_dead` now delegates to)
+:func:`can_progress` (which :func:`server.engine.is_dead` delegates to)
 must agree with the independent implementation's dead-game search
 (tests/reference/ref_rules.py) wherever both decide; the positions are
 random, with an exhausted stock.

@@ -1,4 +1,4 @@
-"""The solver (issue 3): answers checked against hand-worked positions and an
+"""The solver: answers checked against hand-worked positions and an
 independent brute force written here over the engine's own legal_moves/apply.
 
 Expected answers never come from the solver: solvable positions carry a
@@ -279,7 +279,8 @@ def _canonical(p: Position) -> tuple[object, ...]:
 
 
 def test_solutions_win_under_the_independent_implementation() -> None:
-    """Issue 3: every solved answer replays to a win under an independent implementation of RULES.md."""
+    """Every solved answer replays to a win under an independent implementation of RULES.md (a shared
+    misreading of the rules in the engine and the solver cannot pass)."""
     from server.engine import deal, find_variant, format_position
     from server.engine.solver import Budget, solve
     from tests.reference import ref_rules

@@ -1,0 +1,235 @@
+"""Every Redis key name of the server, built and parsed here only (DESIGN.md "Redis").
+
+Keys of one match share the hash tag ``{m:CODE}`` and keys of one daily
+challenge (a day and a variant) the hash tag ``{d:DATE:VARIANT}``, so a
+Redis Cluster keeps each group on one node and every script of the server
+touches the keys of one hash tag only. The names are part of the data a
+running Redis holds: they stay byte for byte what they are.
+
+=========================  ===================================================
+key                        holds
+=========================  ===================================================
+``{m:C}:meta``             hash: settings (JSON), state, seed and deal (secret
+                           until the end), commitment, host token hash,
+                           start and deadline (ms), players left playing
+``{m:C}:roster``           list: player names in join order
+``{m:C}:tokens``           hash: SHA-256 of a player token -> player name
+``{m:C}:p:NAME``           hash: a player: token hash, epoch, ready, connected,
+                           last accepted seq, moves, undos, hints, foundation
+                           cards, status, time and last-foundation time (ms)
+``{m:C}:log:NAME``         list: the player's accepted commands, ``"cmd ms"``
+``{m:C}:events``           stream: events (field ``m``: msgpack frame, ``k``:
+                           kind, see :data:`server.store.scripts.SPECTATOR_KINDS`)
+``{m:C}:results``          the final results frame (msgpack)
+``{m:F}:series``           list: the match codes of a series of rounds, in
+                           order, under the hash tag of its first round F
+``timers``                 sorted set: ``CODE KIND`` (:func:`timer_member`) by
+                           due time (ms)
+``lease:NAME``             string: the process holding a lease (a timer's,
+                           :func:`timer_lease`, or a day's preparation,
+                           :func:`day_lease`), expiring
+``pool:VARIANT``           list: verified solvable deals (msgpack)
+``daily:secret``           the daily challenge's server secret (when
+                           ``FTR_DAILY_SECRET`` is unset: random, made once)
+``daily:names``            hash: name key -> "TOKEN-SHA-256 NAME"
+``daily:days``             sorted set ``DATE VARIANT`` (:func:`day_member`)
+                           by the day's end (ms): days with a deal, not closed
+``{d:D:V}:deal``           hash: seed, commitment, attempt_index, deal
+                           (position text), solution (JSON; never sent),
+                           closed (1 once every attempt has ended)
+``{d:D:V}:attempts``       hash: name -> match code (one attempt a name)
+``{d:D:V}:open``           hash: name -> match code, attempts not ended
+``{d:D:V}:board``          sorted set: name by the packed score
+``{d:D:V}:entries``        hash: name -> JSON of the ended attempt
+``{d:D:V}:replays``        hash: name -> JSON ``{"moves", "times_ms"}``
+``{d:D:V}:events``         stream: public attempt events (JSON, field ``d``)
+=========================  ===================================================
+
+A match's meta hash also holds ``name:KEY`` fields (:func:`name_field`): the
+name key of each name taken in its lobby, or kept for a player of the round
+before.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+MatchPart = Literal["meta", "roster", "tokens", "p", "log", "events", "results", "series"]
+"""The last part of a match key (``p`` and ``log`` are followed by a player name)."""
+
+DayPart = Literal["deal", "attempts", "open", "board", "entries", "replays", "events"]
+"""The last part of a daily challenge's key."""
+
+_MATCH_PARTS = ("meta", "roster", "tokens", "events", "results", "series")
+_PLAYER_PARTS = ("p", "log")
+_DAY_PARTS = ("deal", "attempts", "open", "board", "entries", "replays", "events")
+
+
+class BadKey(ValueError):
+    """Raised by the parsers for text that is not a key (or member) of the asked form."""
+
+
+# ---------------------------------------------------------------- matches
+
+
+def match_tag(code: str) -> str:
+    """The hash tag of match ``code``'s keys: ``{m:CODE}``.
+
+    Any text is accepted (a code a client sent finds no match rather than an error here); the server's own
+    codes hold no ``}``, which would end the tag early.
+    """
+    return f"{{m:{code}}}"
+
+
+def meta_key(code: str) -> str:
+    return f"{match_tag(code)}:meta"
+
+
+def roster_key(code: str) -> str:
+    return f"{match_tag(code)}:roster"
+
+
+def tokens_key(code: str) -> str:
+    return f"{match_tag(code)}:tokens"
+
+
+def player_prefix(code: str) -> str:
+    """What a player's key starts with (``{m:CODE}:p:``): scripts that loop over the roster append a name."""
+    return f"{match_tag(code)}:p:"
+
+
+def player_key(code: str, name: str) -> str:
+    return player_prefix(code) + name
+
+
+def log_key(code: str, name: str) -> str:
+    return f"{match_tag(code)}:log:{name}"
+
+
+def events_key(code: str) -> str:
+    return f"{match_tag(code)}:events"
+
+
+def results_key(code: str) -> str:
+    return f"{match_tag(code)}:results"
+
+
+def series_key(first: str) -> str:
+    """The series of rounds whose first round is match ``first`` (its hash tag)."""
+    return f"{match_tag(first)}:series"
+
+
+def parse_match_key(key: str | bytes) -> tuple[str, str, str | None]:
+    """``(code, part, player name or None)`` of a match key (the inverse of the builders above).
+
+    Raises :class:`BadKey` for any other text. A player name may hold any character (``:`` and ``}``
+    too): it is everything after ``:p:`` or ``:log:``.
+    """
+    text = key.decode() if isinstance(key, bytes) else key
+    if not text.startswith("{m:"):
+        raise BadKey(f"not a match key: {text!r}")
+    code, closed, rest = text[3:].partition("}")
+    if not closed or not code or not rest.startswith(":"):
+        raise BadKey(f"not a match key: {text!r}")
+    part, sep, name = rest[1:].partition(":")
+    if part in _MATCH_PARTS and not sep:
+        return code, part, None
+    if part in _PLAYER_PARTS and sep:
+        return code, part, name
+    raise BadKey(f"not a match key: {text!r}")
+
+
+def code_of(key: str | bytes) -> str:
+    """The match code of a match key (a stream key read back from XREAD, say)."""
+    return parse_match_key(key)[0]
+
+
+def name_field(name_key: str) -> str:
+    """The meta field holding the name taken (or kept) under ``name_key`` (:func:`server.names.name_key`)."""
+    return f"name:{name_key}"
+
+
+# ---------------------------------------------------------------- global keys
+
+TIMERS = "timers"
+"""The sorted set of every match's timers (members :func:`timer_member`, scores due ms)."""
+
+
+def timer_member(code: str, kind: str) -> str:
+    """A timer in :data:`TIMERS`: ``"CODE KIND"`` (kinds: start, deadline, close, prepare, window ...)."""
+    return f"{code} {kind}"
+
+
+def parse_timer_member(member: str | bytes) -> tuple[str, str]:
+    """``(code, kind)`` of a :func:`timer_member`; raises :class:`BadKey` for other text."""
+    text = member.decode() if isinstance(member, bytes) else member
+    code, sep, kind = text.partition(" ")
+    if not sep or not code or not kind:
+        raise BadKey(f"not a timer: {text!r}")
+    return code, kind
+
+
+def lease_key(name: str) -> str:
+    """The key of the lease ``name`` (:func:`timer_lease`, :func:`day_lease`)."""
+    return f"lease:{name}"
+
+
+def timer_lease(code: str, kind: str) -> str:
+    """The lease name of one timer (the process running it holds it)."""
+    return timer_member(code, kind)
+
+
+def pool_key(variant: str) -> str:
+    """The list of verified solvable deals of ``variant``."""
+    return f"pool:{variant}"
+
+
+# ---------------------------------------------------------------- the daily challenge
+
+DAILY_SECRET = "daily:secret"
+DAILY_NAMES = "daily:names"
+DAILY_DAYS = "daily:days"
+
+
+def day_tag(date: str, variant: str) -> str:
+    """The hash tag of a daily challenge's keys: ``{d:DATE:VARIANT}`` (a date ``YYYY-MM-DD`` has no ``:``)."""
+    return f"{{d:{date}:{variant}}}"
+
+
+def day_key(date: str, variant: str, part: DayPart) -> str:
+    """The key ``part`` (``deal``, ``attempts``, ``board`` ...) of a day and variant."""
+    if part not in _DAY_PARTS:
+        raise BadKey(f"not a part of a day's keys: {part!r}")
+    return f"{day_tag(date, variant)}:{part}"
+
+
+def parse_day_key(key: str | bytes) -> tuple[str, str, str]:
+    """``(date, variant, part)`` of a day's key (the inverse of :func:`day_key`); :class:`BadKey` otherwise."""
+    text = key.decode() if isinstance(key, bytes) else key
+    if not text.startswith("{d:"):
+        raise BadKey(f"not a day's key: {text!r}")
+    tag, closed, rest = text[3:].partition("}")
+    date, sep, variant = tag.partition(":")
+    part = rest[1:]
+    if not closed or not sep or not date or not variant or not rest.startswith(":") or part not in _DAY_PARTS:
+        raise BadKey(f"not a day's key: {text!r}")
+    return date, variant, part
+
+
+def day_member(date: str, variant: str) -> str:
+    """A day in :data:`DAILY_DAYS` and a daily match's meta field ``daily``: ``"DATE VARIANT"``."""
+    return f"{date} {variant}"
+
+
+def parse_day_member(member: str | bytes) -> tuple[str, str]:
+    """``(date, variant)`` of a :func:`day_member`; raises :class:`BadKey` for other text."""
+    text = member.decode() if isinstance(member, bytes) else member
+    date, sep, variant = text.partition(" ")
+    if not sep or not date or not variant:
+        raise BadKey(f"not a day: {text!r}")
+    return date, variant
+
+
+def day_lease(date: str, variant: str) -> str:
+    """The lease name of a day's deal preparation (one process runs the solver for it)."""
+    return f"daily {date} {variant}"

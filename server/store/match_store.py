@@ -1,0 +1,477 @@
+"""The store of matches: every Redis command of a race, its timers, its streams and the deal pool.
+
+Keys: :mod:`server.store.keys`; scripts: :mod:`server.store.scripts`; what is read comes back as the
+records of :mod:`server.store.records`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import NoScriptError
+
+from protocol import messages as m
+
+from . import scripts
+from .keys import (
+    TIMERS,
+    code_of,
+    events_key,
+    lease_key,
+    log_key,
+    meta_key,
+    parse_timer_member,
+    player_key,
+    player_prefix,
+    pool_key,
+    results_key,
+    roster_key,
+    series_key,
+    timer_lease,
+    timer_member,
+    tokens_key,
+)
+from .records import MatchMeta, PlayerRecord, Timer, plain
+from .scripts import EVENTS_MAXLEN, SPECTATOR_KINDS
+
+
+def token_hash(token: str) -> str:
+    """Tokens are stored only as their SHA-256 (hex)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def redis_client(url: str) -> aioredis.Redis:
+    """The server's Redis client for ``url`` (``redis://host:port/db``): a few connections shared by every player.
+
+    Commands wait up to 10 s for a free connection instead of failing (DESIGN.md: a pool of 32 made p99
+    three times worse than a few); the stream reader's blocking XREAD holds one of them at a time. A
+    socket read or write waits at most 5 s (then redis-py raises ``TimeoutError``). The load benchmark's
+    floor baseline uses this same client.
+    """
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=16, timeout=10,
+                                                    socket_timeout=5, health_check_interval=30)
+    return aioredis.Redis(connection_pool=pool)
+
+
+class Store:
+    """The server's one owner of Redis access (opened in the app's lifespan)."""
+
+    def __init__(self, client: aioredis.Redis, retention_s: int) -> None:
+        self.redis = client
+        self.retention_s = retention_s
+        self._join = client.register_script(scripts.JOIN.lua)
+        self._resume = client.register_script(scripts.RESUME.lua)
+        self._issue = client.register_script(scripts.ISSUE.lua)
+        self._commit = client.register_script(scripts.COMMIT.lua)
+        self._fence = client.register_script(scripts.FENCE.lua)
+        self._transition = client.register_script(scripts.TRANSITION.lua)
+        self._start = client.register_script(scripts.START.lua)
+        self._create = client.register_script(scripts.CREATE.lua)
+        self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
+        self._flushes: set[asyncio.Task[None]] = set()
+        self._end_player = client.register_script(scripts.END_PLAYER.lua)
+        self._close = client.register_script(scripts.CLOSE_MATCH.lua)
+        self._claim_next = client.register_script(scripts.CLAIM_NEXT.lua)
+        self._round_join = client.register_script(scripts.ROUND_JOIN.lua)
+        self._window_over = client.register_script(scripts.WINDOW_OVER.lua)
+        self._next_made = client.register_script(scripts.NEXT_MADE.lua)
+        self._series_add = client.register_script(scripts.SERIES_ADD.lua)
+        self._lobby_event = client.register_script(scripts.LOBBY_EVENT.lua)
+        self._ready = client.register_script(scripts.READY.lua)
+        self._done_if_due = client.register_script(scripts.DONE_IF_DUE.lua)
+
+    async def time_ms(self) -> int:
+        """Redis ``TIME`` in ms: the one clock all processes share."""
+        seconds, micros = await self.redis.time()
+        return int(seconds) * 1000 + int(micros) // 1000
+
+    # ------------------------------------------------------------ matches
+
+    async def create_match(self, code: str, fields: dict[str, Any]) -> bool:
+        """Create a match's meta hash in one step; False if the code exists already."""
+        args: list[Any] = ["code", code]
+        for k, v in fields.items():
+            args += [k, plain(v)]
+        return bool(await self._create(keys=[meta_key(code)], args=args))
+
+    async def meta(self, code: str) -> MatchMeta | None:
+        """The match's meta record, or None for an unknown match."""
+        data = await self.redis.hgetall(meta_key(code))
+        return MatchMeta.from_hash(code, data) if data else None
+
+    async def set_meta(self, code: str, **fields: Any) -> None:
+        await self.redis.hset(meta_key(code), mapping={k: plain(v) for k, v in fields.items()})
+
+    async def transition(self, code: str, old: str, new: str, event: bytes = b"", **fields: Any) -> bool:
+        """Atomically move a match from state ``old`` to ``new`` (setting fields, adding an event)."""
+        args: list[Any] = [old, new, event]
+        for k, v in fields.items():
+            args += [k, plain(v)]
+        return bool(await self._transition(keys=[meta_key(code), events_key(code)], args=args))
+
+    async def start(self, code: str, event: bytes, foundation: int = 0) -> bool:
+        """Countdown over: the match plays, every player's status becomes ``playing`` with the ``foundation``
+        cards the deal (and its auto-play) put up before the first command."""
+        return bool(await self._start(keys=[meta_key(code), roster_key(code), events_key(code), player_prefix(code)],
+                                      args=[event, foundation]))
+
+    async def close_unstarted(self, code: str, event: bytes, keep_s: int) -> bool:
+        """Close a match still in ``lobby`` or ``preparing`` (state ``closed``, ``event`` to its stream, keys
+        expiring in ``keep_s`` seconds); False when it had started (or is gone)."""
+        keys = [meta_key(code), roster_key(code), tokens_key(code), events_key(code), player_prefix(code)]
+        return bool(await self._close(keys=keys, args=[event, keep_s]))
+
+    async def end_player(self, code: str, name: str, status: str, time_ms: int, event: bytes) -> tuple[str, int]:
+        """End a player's game (timeout, dead) unless it ended already: (status, players left)."""
+        result = await self._end_player(keys=[player_key(code, name), events_key(code), meta_key(code)],
+                                        args=[status, time_ms, event])
+        return result[0].decode(), int(result[1])
+
+    async def add_lobby_event(self, code: str, frame: bytes, state: str, commitment: str,
+                              players: list[PlayerRecord]) -> str:
+        """Append lobby ``frame``, built from ``state``, ``commitment`` and ``players`` (join order), unless the
+        lobby has changed since they were read (see :data:`~server.store.scripts.LOBBY_EVENT`): ``ok``, ``changed`` (read again and
+        retry) or ``not_lobby`` (the match has left its lobby: no lobby event any more)."""
+        args: list[Any] = [frame, state, commitment]
+        for p in players:
+            args += [p.name, 1 if p.ready else 0, 1 if p.connected else 0]
+        keys = [meta_key(code), roster_key(code), events_key(code), player_prefix(code)]
+        return (await self._lobby_event(keys=keys, args=args)).decode()
+
+    async def set_ready(self, code: str, name: str) -> str:
+        """Mark the player ready if the match is still in its lobby (``lobby`` or ``preparing``); returns the
+        match's state (``""``: no such match)."""
+        return (await self._ready(keys=[meta_key(code), player_key(code, name)])).decode()
+
+    async def roster(self, code: str) -> list[str]:
+        return [n.decode() for n in await self.redis.lrange(roster_key(code), 0, -1)]
+
+    async def players(self, code: str) -> list[PlayerRecord]:
+        """Every player's record, in join order."""
+        names = await self.roster(code)
+        if not names:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for name in names:
+                pipe.hgetall(player_key(code, name))
+            rows = await pipe.execute()
+        return [PlayerRecord.from_hash(row) for row in rows if row]
+
+    async def player(self, code: str, name: str) -> PlayerRecord | None:
+        row = await self.redis.hgetall(player_key(code, name))
+        return PlayerRecord.from_hash(row) if row else None
+
+    async def set_player(self, code: str, name: str, **fields: Any) -> None:
+        await self.redis.hset(player_key(code, name), mapping={k: plain(v) for k, v in fields.items()})
+
+    async def join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int,
+                   name_key: str | None = None) -> tuple[str, int]:
+        """Add a player in the lobby: ``("ok", count)`` or an error code (``name_taken`` also when another
+        player's name has the same ``name_key``, default ``name``)."""
+        result = await self._join(
+            keys=[meta_key(code), roster_key(code), tokens_key(code), player_key(code, name)],
+            args=[name, token_digest, max_players, now_ms, name if name_key is None else name_key],
+        )
+        status = result[0].decode()
+        return status, int(result[1]) if status == "ok" else 0
+
+    async def resume(self, code: str, old_digest: str, new_digest: str) -> tuple[str, str, int]:
+        """Rotate a player's token and open a new connection epoch: ``("ok", name, epoch)``.
+
+        ``old_digest`` may be the newest token or the one before it while the newest has not been used
+        (see :data:`~server.store.scripts.RESUME`); ``("bad_token", "", 0)`` for any other.
+        """
+        result = await self._resume(keys=[tokens_key(code), player_prefix(code)], args=[old_digest, new_digest])
+        status = result[0].decode()
+        if status != "ok":
+            return status, "", 0
+        return status, result[1].decode(), int(result[2])
+
+    async def issue_token(self, code: str, name: str, digest: str) -> None:
+        """Make ``digest`` (a token's SHA-256) the player's newest token (see :data:`~server.store.scripts.ISSUE`)."""
+        await self._issue(keys=[tokens_key(code), player_key(code, name)], args=[digest, name])
+
+    async def log(self, code: str, name: str) -> list[tuple[str, int]]:
+        """A player's accepted commands with their times (ms from the start)."""
+        return _log_entries(await self.redis.lrange(log_key(code, name), 0, -1))
+
+    async def commit(self, code: str, name: str, epoch: int, seq: int, entry: str, record: dict[str, Any],
+                     ends: bool, events: list[bytes], boards: list[bytes] | None = None) -> tuple[str, int]:
+        """Write one accepted command atomically; returns (status, players still playing or -1).
+
+        Status ``ok``, or why nothing was written: ``stale`` (another connection's ``epoch`` is newer),
+        ``dup`` (``seq`` was accepted already), ``seq_gap`` (``seq`` skips a number: it is not the stored
+        one plus 1), ``game_over`` (the player's game has ended), ``not_playing`` (the match is not playing).
+
+        ``events`` go to the match's stream as public events (players and
+        spectators), ``boards`` as kind ``board`` (spectators only; an
+        open-boards match's redacted views, :data:`SPECTATOR_KINDS`).
+
+        Commits made during one turn of the event loop go to Redis together,
+        one pipeline of :data:`~server.store.scripts.COMMIT` scripts (each still atomic on its
+        own): one round trip for many players (DESIGN.md: fewer, larger
+        round trips win). Raises what redis-py raises when Redis fails.
+        """
+        keys = [player_key(code, name), log_key(code, name), events_key(code), meta_key(code)]
+        args = [msgspec.msgpack.encode([
+            str(epoch), str(seq), entry, str(record["moves"]), str(record["undos"]), str(record["hints"]),
+            str(record["foundation"]), record["status"], str(record["time_ms"]), str(record["last_found_ms"]),
+            1 if ends else 0, len(events)]), *events, *(boards or ())]
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append((keys, args, future))
+        if len(self._pending) == 1:
+            asyncio.get_running_loop().call_soon(self._flush_soon)
+        result = await future
+        status = result[0].decode()
+        return status, int(result[2]) if status == "ok" else -1
+
+    async def fence(self, code: str, name: str, epoch: int, nonce: str,
+                    within_s: float) -> tuple[PlayerRecord, list[tuple[str, int]], str, m.Settings] | None:
+        """After a :meth:`commit` whose answer was lost: void the connection's ``epoch`` (a new one is stored, see
+        :data:`~server.store.scripts.FENCE`) and read what Redis holds, in one step, so that nothing of the lost commit can land later.
+
+        Returns the player's record (with its new epoch), its log as :meth:`log` gives it, and the match's deal
+        and settings; None when another connection has taken over (``epoch`` is not the stored one).
+        Tried again (redis-py's :class:`~redis.asyncio.retry.Retry`, jittered exponential backoff, on connection
+        errors and timeouts) for at most ``within_s`` seconds, then raises :class:`TimeoutError`; raises what
+        redis-py raises for other failures. ``nonce`` makes a repeated call, its first answer lost, harmless.
+        """
+        keys = [player_key(code, name), log_key(code, name), meta_key(code)]
+        retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=-1)  # bounded by within_s
+
+        async def attempt() -> Any:
+            return await self._fence(keys=keys, args=[epoch, nonce])
+
+        async def failed(_error: Exception) -> None:
+            return None  # redis-py has dropped the failed connection already
+
+        async with asyncio.timeout(within_s):
+            reply = await retry.call_with_retry(attempt, failed)
+        if reply[0] != b"ok":
+            return None
+        flat = reply[1]
+        record = PlayerRecord.from_hash(dict(zip(flat[::2], flat[1::2])))
+        deal, settings = reply[3]
+        return record, _log_entries(reply[2]), deal.decode(), msgspec.json.decode(settings, type=m.Settings)
+
+    def _flush_soon(self) -> None:
+        batch, self._pending = self._pending, []
+        task = asyncio.create_task(self._flush(batch))
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> None:
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for keys, args, _ in batch:
+                    pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+                results = await pipe.execute(raise_on_error=False)
+        except Exception as error:  # noqa: BLE001 - every waiting command gets the failure
+            for _, _, future in batch:
+                if not future.done():
+                    future.set_exception(error)
+            return
+        for (keys, args, future), result in zip(batch, results):
+            if isinstance(result, NoScriptError):  # Redis restarted or flushed its scripts: load and retry
+                try:
+                    result = await self._commit(keys=keys, args=args)
+                except Exception as error:  # noqa: BLE001
+                    result = error
+            if future.done():
+                continue
+            if isinstance(result, Exception):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+
+    async def add_event(self, code: str, frame: bytes, kind: str = "public") -> str:
+        """Append an event to the match's stream: ``kind`` public, or internal (start, takeover)."""
+        entry = await self.redis.xadd(events_key(code), {"m": frame, "k": kind}, maxlen=EVENTS_MAXLEN,
+                                      approximate=True)
+        return entry.decode()
+
+    async def store_results(self, code: str, frame: bytes) -> None:
+        await self.redis.set(results_key(code), frame)
+
+    async def results(self, code: str) -> bytes | None:
+        return await self.redis.get(results_key(code))
+
+    async def expire_match(self, code: str) -> None:
+        """Finished matches expire after the retention period; their results stay."""
+        names = await self.roster(code)
+        keys = [meta_key(code), roster_key(code), tokens_key(code), events_key(code)]
+        keys += [player_key(code, n) for n in names] + [log_key(code, n) for n in names]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.expire(key, self.retention_s)
+            await pipe.execute()
+
+    # ------------------------------------------------------------ rounds
+
+    async def claim_next(self, code: str, name: str, candidate: str) -> tuple[str, str, bool, list[str]]:
+        """Player ``name`` of ended match ``code`` asks for the next round (:data:`~server.store.scripts.CLAIM_NEXT`):
+        ``("ok", next code, whether this call set it to ``candidate``, names who asked)``, or an error status
+        (``no_match``, ``not_finished``, ``no_player``) with empty fields."""
+        result = await self._claim_next(keys=[meta_key(code), player_prefix(code)], args=[name, candidate])
+        status = result[0].decode()
+        if status != "ok":
+            return status, "", False, []
+        return status, result[1].decode(), int(result[2]) == 1, json.loads(result[3])
+
+    async def round_join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int,
+                         name_key: str, via: str, host_digest: str) -> tuple[str, bool]:
+        """Put player ``name`` of round ``via`` into round ``code`` as ready (:data:`~server.store.scripts.ROUND_JOIN`):
+        ``(status, hosts)``. Status ``ok``, ``again`` (in already: a new token), or why not (``name_taken``,
+        ``match_full``, ``already_started``, ``closed``, ``no_match``); ``hosts``: the player hosts the round
+        and ``host_digest`` (a new host token's SHA-256) is now its host token."""
+        result = await self._round_join(
+            keys=[meta_key(code), roster_key(code), tokens_key(code), player_key(code, name)],
+            args=[name, token_digest, max_players, now_ms, name_key, via, host_digest])
+        return result[0].decode(), int(result[1]) == 1
+
+    async def round_window_over(self, code: str, names: dict[str, str]) -> bool:
+        """Round ``code``'s rematch window is over (:data:`~server.store.scripts.WINDOW_OVER`); ``names`` maps each player of the
+        round before to its name key. False (nothing changed) when the round has left its lobby."""
+        args = [item for pair in names.items() for item in pair]
+        return bool(await self._window_over(keys=[meta_key(code), player_prefix(code)], args=args))
+
+    async def next_made(self, code: str) -> None:
+        """Mark ended match ``code``'s next round as made (:data:`~server.store.scripts.NEXT_MADE`): once its keys expire, a rematch
+        is refused instead of making it again."""
+        await self._next_made(keys=[meta_key(code)])
+
+    async def series_add(self, first: str, code: str) -> list[str]:
+        """Append round ``code`` to the series of round ``first`` (once); the series' codes in order."""
+        codes = await self._series_add(keys=[series_key(first)], args=[first, code, 2 * self.retention_s])
+        return [c.decode() for c in codes]
+
+    async def series(self, first: str) -> list[str]:
+        """The codes of the series whose first round is ``first`` (``[]``: it has one round only)."""
+        return [c.decode() for c in await self.redis.lrange(series_key(first), 0, -1)]
+
+    # ------------------------------------------------------------ timers
+
+    async def add_timer(self, code: str, kind: str, due_ms: int) -> None:
+        await self.redis.zadd(TIMERS, {timer_member(code, kind): due_ms})
+
+    async def add_missing_timers(self, code: str, due_ms: dict[str, int]) -> None:
+        """Add the match's timers ``{kind: due ms}`` that are not set (ZADD NX: a timer set already keeps
+        its instant), so any process may repeat it."""
+        if due_ms:
+            await self.redis.zadd(TIMERS, {timer_member(code, kind): due for kind, due in due_ms.items()}, nx=True)
+
+    async def due_timers(self, now_ms: int, limit: int = 50) -> list[Timer]:
+        """The timers due by ``now_ms`` (at most ``limit``, soonest first)."""
+        members = await self.redis.zrangebyscore(TIMERS, "-inf", now_ms, start=0, num=limit)
+        return [Timer(*parse_timer_member(member)) for member in members]
+
+    async def next_timer_ms(self) -> int | None:
+        first = await self.redis.zrange(TIMERS, 0, 0, withscores=True)
+        return int(first[0][1]) if first else None
+
+    async def lease(self, name: str, holder: str, ms: int) -> bool:
+        """Take a lease (SET NX PX); another process takes over when it expires."""
+        return bool(await self.redis.set(lease_key(name), holder, nx=True, px=ms))
+
+    async def release(self, name: str) -> None:
+        await self.redis.delete(lease_key(name))
+
+    async def done_timer(self, code: str, kind: str) -> None:
+        await self.redis.zrem(TIMERS, timer_member(code, kind))
+        await self.redis.delete(lease_key(timer_lease(code, kind)))
+
+    async def done_timer_if_due(self, code: str, kind: str, now_ms: int) -> None:
+        """Remove the timer unless it was set again for after ``now_ms`` meanwhile; release its lease."""
+        await self._done_if_due(keys=[TIMERS], args=[timer_member(code, kind), now_ms])
+        await self.redis.delete(lease_key(timer_lease(code, kind)))
+
+    # ------------------------------------------------------------ events
+
+    async def read_events(self, streams: dict[str, str], block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
+        """XREAD from several match streams: (code, id, fields) triples."""
+        if not streams:
+            return []
+        keys = {events_key(code): last for code, last in streams.items()}
+        reply = await self.redis.xread(keys, block=block_ms, count=200)
+        result = []
+        for key, entries in reply or []:
+            code = code_of(key)
+            for entry_id, fields in entries:
+                result.append((code, entry_id.decode(), fields))
+        return result
+
+    async def spectator_events_after(self, code: str, after: str,
+                                     page: int = 500) -> AsyncIterator[list[tuple[str, bytes]]]:
+        """Spectators' events (:data:`SPECTATOR_KINDS`) after stream id ``after`` (exclusive), oldest
+        first, in pages of ``(id, frame)`` pairs (one XRANGE of ``page`` entries each) to the stream's end."""
+        while True:
+            entries = await self.redis.xrange(events_key(code), min=f"({after}", max="+", count=page)
+            if not entries:
+                return
+            after = entries[-1][0].decode()
+            chosen = [(entry_id.decode(), fields[b"m"]) for entry_id, fields in entries
+                      if fields.get(b"k", b"public") in SPECTATOR_KINDS]
+            if chosen:
+                yield chosen
+            if len(entries) < page:
+                return
+
+    async def last_event_id(self, code: str) -> str:
+        last = await self.redis.xrevrange(events_key(code), count=1)
+        return last[0][0].decode() if last else "0-0"
+
+    # ------------------------------------------------------------ deal pool
+
+    async def pool_size(self, variant: str) -> int:
+        return int(await self.redis.llen(pool_key(variant)))
+
+    async def pool_push(self, variant: str, item: bytes) -> None:
+        await self.redis.rpush(pool_key(variant), item)
+
+    async def pool_pop(self, variant: str) -> bytes | None:
+        return await self.redis.lpop(pool_key(variant))
+
+
+async def follow_streams(ids: dict[Any, str], wakeup: asyncio.Event,
+                         read: Callable[[dict[Any, str], int], Awaitable[list[tuple[Any, str, Any]]]],
+                         handle: Callable[[Any, str, Any], Awaitable[None]], pause_s: float = 0.0) -> None:
+    """The loop of a process's one stream reader (DESIGN.md: one supervised reader per process).
+
+    ``ids`` maps each followed stream (a match code, a day) to the last id seen; callers add and remove
+    entries and set ``wakeup`` when they add the first. ``read(ids, block_ms)`` returns new
+    ``(stream, id, data)`` events; each goes to ``handle`` in order, then its id is remembered (when the
+    stream is still followed). After a read with events the loop sleeps ``pause_s`` seconds so that the
+    next XREAD gathers several. Runs until cancelled; raises what ``read`` or ``handle`` raise.
+    """
+    while True:
+        if not ids:
+            wakeup.clear()
+            try:
+                await asyncio.wait_for(wakeup.wait(), timeout=0.5)
+            except TimeoutError:
+                pass
+            continue
+        events = await read(dict(ids), 100)
+        for stream, entry_id, data in events:
+            await handle(stream, entry_id, data)
+            if stream in ids:
+                ids[stream] = entry_id
+        if events and pause_s:
+            await asyncio.sleep(pause_s)
+
+
+def _log_entries(entries: list[bytes]) -> list[tuple[str, int]]:
+    """A move log's entries (``b"cmd ms"``) as (command, ms from the start) pairs."""
+    result = []
+    for entry in entries:
+        command, _, ms = entry.decode().partition(" ")
+        result.append((command, int(ms or 0)))
+    return result

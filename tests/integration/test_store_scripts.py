@@ -1,0 +1,132 @@
+"""Every script of the store, run on a real Redis by the store's own methods: each call gives the script keys
+of one hash tag, the parts it declares (:class:`server.store.scripts.Script`), and what comes back decodes into
+the store's records."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from protocol import messages as m
+from protocol.codes import new_code
+from server.names import name_key
+from server.store import DailyEntry, DailyReplay, DailyStore, Store, scripts, token_hash
+from server.store.keys import DAILY_NAMES, TIMERS, parse_day_key, parse_match_key
+from tests.server.test_store_layout import hash_tag
+
+_PARTS = {"player": "p", "player_prefix": "p"}
+
+
+def recording(client: aioredis.Redis) -> list[tuple[bytes | str, list[Any]]]:
+    """Record ``(sha, keys)`` of every EVALSHA ``client`` sends (pipelines' too) before sending it."""
+    calls: list[tuple[bytes | str, list[Any]]] = []
+    evalsha, pipeline = client.evalsha, client.pipeline
+
+    async def recorded(sha: str, numkeys: int, *rest: Any) -> Any:
+        calls.append((sha, list(rest[:numkeys])))
+        return await evalsha(sha, numkeys, *rest)
+
+    def recorded_pipeline(*args: Any, **kwargs: Any) -> Any:
+        pipe = pipeline(*args, **kwargs)
+        queue = pipe.evalsha
+
+        def queued(sha: str, numkeys: int, *rest: Any) -> Any:
+            calls.append((sha, list(rest[:numkeys])))
+            return queue(sha, numkeys, *rest)
+
+        pipe.evalsha = queued
+        return pipe
+
+    client.evalsha = recorded  # type: ignore[method-assign]
+    client.pipeline = recorded_pipeline  # type: ignore[method-assign]
+    return calls
+
+
+def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
+    async def scenario() -> list[tuple[bytes | str, list[Any]]]:
+        client = aioredis.Redis.from_url(redis_url)
+        calls = recording(client)
+        store, daily = Store(client, 600), DailyStore(Store(client, 600))
+        code, following, odd = new_code(), new_code(), "b:}b {m:X}"
+        now = await store.time_ms()
+        settings = m.Settings("classic", False, 2, 60, True, "safe", True, open_boards=True)
+        assert await store.create_match(code, {"state": "lobby", "settings": settings, "deal": "the deal",
+                                               "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
+        assert not await store.create_match(code, {"state": "lobby"})
+        assert await store.join(code, "ann", token_hash("ann"), 2, now, name_key("ann")) == ("ok", 1)
+        assert await store.join(code, odd, token_hash("odd"), 2, now, name_key(odd)) == ("ok", 2)
+        assert await store.set_ready(code, "ann") == "lobby"
+        assert await store.add_lobby_event(code, b"lobby", "lobby", "c", await store.players(code)) == "ok"
+        assert await store.resume(code, token_hash("ann"), token_hash("ann 2")) == ("ok", "ann", 1)
+        await store.issue_token(code, odd, token_hash("odd 2"))
+        assert await store.transition(code, "lobby", "countdown", b"countdown", start_at_ms=now, deadline_ms=now + 60)
+        meta = await store.meta(code)
+        assert meta is not None and meta.state == "countdown" and meta.settings == settings
+        assert (meta.start_at_ms, meta.deadline_ms, meta.commitment) == (now, now + 60, "c")
+        assert meta.names == {name_key("ann"): "ann", name_key(odd): odd} and meta.expected is None
+        assert await store.start(code, b"start", 4)
+        record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 5, "status": "playing", "time_ms": 10,
+                  "last_found_ms": 10}
+        assert await store.commit(code, "ann", 1, 1, "s 10", record, False, [b"public"], [b"board"]) == ("ok", -1)
+        fenced = await store.fence(code, "ann", 1, "a nonce", 5.0)
+        assert fenced is not None
+        player, log, deal, read_settings = fenced
+        assert (player.epoch, player.seq, player.foundation, log, deal) == (2, 1, 5, [("s", 10)], "the deal")
+        assert read_settings == settings
+        assert await store.end_player(code, odd, "timeout", 60, b"ended") == ("ok", 1)
+        assert await store.transition(code, "playing", "finished", b"results")
+        assert await store.claim_next(code, "ann", following) == ("ok", following, True, ["ann"])
+        assert await store.create_match(following, {
+            "state": "lobby", "settings": settings, "round": 2, "series": code, "prev": code,
+            "expected": ["ann", odd], "window_end_ms": now + 1000, f"name:{name_key(odd)}": odd})
+        assert await store.round_join(following, "ann", token_hash("r"), 2, now, name_key("ann"), code,
+                                      token_hash("host")) == ("ok", True)
+        assert await store.round_window_over(following, {"ann": name_key("ann"), odd: name_key(odd)})
+        following_meta = await store.meta(following)
+        assert following_meta is not None and following_meta.window_over and following_meta.round == 2
+        assert following_meta.expected == ["ann", odd] and following_meta.names == {name_key("ann"): "ann"}
+        await store.next_made(code)
+        ended = await store.meta(code)
+        assert ended is not None and ended.next_made and ended.next_round == following and ended.rematch == ["ann"]
+        assert await store.series_add(code, following) == [code, following]
+        assert await store.close_unstarted(following, b"closed", 60)
+        await store.add_timer(code, "close", 1)
+        await store.done_timer_if_due(code, "close", 5)
+        assert await client.zscore(TIMERS, f"{code} close") is None
+        date, variant, name = "1999-01-01", "classic", f"daily {code}"  # a day no other test plays
+        await daily.set_deal(date, variant, {"seed": "s", "commitment": "c", "attempt_index": 3, "deal": "d",
+                                             "solution": "[]", "closed": 0}, now)
+        assert await daily.new_attempt(date, variant, name, code) == ("new", code)
+        assert await daily.record(date, variant, name, 7, DailyEntry("won", 10, 1, 104, 0, 0, 10, code),
+                                  DailyReplay(["s"], [10]), {"name": name})
+        assert await daily.board(date, variant, 0, 5) == [(1, name, DailyEntry("won", 10, 1, 104, 0, 0, 10, code))]
+        assert await daily.replay(date, variant, name) == DailyReplay(["s"], [10])
+        assert await daily.claim(name, "digest")
+        await daily.unclaim(name, "digest")
+        assert await daily.name_claim(name) is None
+        assert await daily.close(date, variant, 60)
+        day = await daily.deal(date, variant)
+        assert day is not None and day.closed and day.attempt_index == 3 and day.solution == ""
+        await client.aclose()
+        return calls
+
+    calls = asyncio.run(scenario())
+    by_sha = {hashlib.sha1(script.lua.encode()).hexdigest(): script for script in scripts.ALL}
+    seen = set()
+    for sha, keys in calls:
+        script = by_sha[sha.decode() if isinstance(sha, bytes) else sha]
+        seen.add(script.name)
+        texts = [key.decode() if isinstance(key, bytes) else key for key in keys]
+        assert len(texts) == len(script.keys), script.name
+        assert len({hash_tag(key) for key in texts}) == 1, (script.name, texts)
+        for part, key in zip(script.keys, texts):
+            if script.scope == "match":
+                assert parse_match_key(key)[1] == _PARTS.get(part, part), (script.name, part, key)
+            elif script.scope == "day":
+                assert parse_day_key(key)[2] == part, (script.name, part, key)
+            else:
+                assert key == {"timers": TIMERS, "daily_names": DAILY_NAMES}[part], (script.name, key)
+    assert seen == {script.name for script in scripts.ALL}, "a script the scenario did not run"

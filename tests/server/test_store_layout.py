@@ -1,0 +1,185 @@
+"""The store's key layout and its scripts: every key name built and parsed in one place, byte for byte what a
+running Redis holds, and every script on the keys of one hash tag (a Redis Cluster runs a script on one slot)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol.codes import ALPHABET, CODE_LENGTH, new_code
+from server.store import keys, scripts
+from server.store.keys import BadKey
+
+codes = st.text(alphabet=ALPHABET, min_size=CODE_LENGTH, max_size=CODE_LENGTH)
+older_codes = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=10,
+                      max_size=10)
+names = st.text(min_size=1, max_size=24)  # any character: ":", "}", "{", " ", emoji, controls
+ODD_NAMES = ["ann", "a:b", "x}y", "{m:Z}", "p:", ":log:", "Ann Lee", "\U0001f469\U0001f4bb", "Иван", "a\u200db", " "]
+
+
+def hash_tag(key: str) -> str:
+    """The part of ``key`` a Redis Cluster hashes (its "hash tags" rule): the text between the first ``{`` and
+    the first ``}`` after it, when that is not empty; else the whole key."""
+    start = key.find("{")
+    if start >= 0:
+        end = key.find("}", start + 1)
+        if end > start + 1:
+            return key[start + 1:end]
+    return key
+
+
+def test_the_key_names_are_the_ones_a_running_redis_holds() -> None:
+    """Byte for byte the names the server has always written (data in a running Redis stays readable)."""
+    c = "K7QM4T2X9PZR"
+    assert keys.meta_key(c) == "{m:K7QM4T2X9PZR}:meta"
+    assert keys.roster_key(c) == "{m:K7QM4T2X9PZR}:roster"
+    assert keys.tokens_key(c) == "{m:K7QM4T2X9PZR}:tokens"
+    assert keys.player_key(c, "ann") == "{m:K7QM4T2X9PZR}:p:ann"
+    assert keys.player_prefix(c) + "ann" == keys.player_key(c, "ann")
+    assert keys.log_key(c, "ann") == "{m:K7QM4T2X9PZR}:log:ann"
+    assert keys.events_key(c) == "{m:K7QM4T2X9PZR}:events"
+    assert keys.results_key(c) == "{m:K7QM4T2X9PZR}:results"
+    assert keys.series_key(c) == "{m:K7QM4T2X9PZR}:series"
+    assert keys.TIMERS == "timers" and keys.timer_member(c, "start") == "K7QM4T2X9PZR start"
+    assert keys.lease_key(keys.timer_lease(c, "close")) == "lease:K7QM4T2X9PZR close"
+    assert keys.lease_key(keys.day_lease("2026-11-30", "relaxed")) == "lease:daily 2026-11-30 relaxed"
+    assert keys.pool_key("classic") == "pool:classic"
+    assert (keys.DAILY_SECRET, keys.DAILY_NAMES, keys.DAILY_DAYS) == ("daily:secret", "daily:names", "daily:days")
+    assert keys.day_key("2026-11-30", "relaxed", "deal") == "{d:2026-11-30:relaxed}:deal"
+    assert keys.day_key("2026-11-30", "relaxed", "events") == "{d:2026-11-30:relaxed}:events"
+    assert keys.day_member("2026-11-30", "relaxed") == "2026-11-30 relaxed"
+    assert keys.name_field("ann") == "name:ann"
+
+
+@given(st.one_of(codes, older_codes), names)
+def test_match_keys_parse_back_to_their_code_and_name(code: str, name: str) -> None:
+    for part, build in (("meta", keys.meta_key), ("roster", keys.roster_key), ("tokens", keys.tokens_key),
+                        ("events", keys.events_key), ("results", keys.results_key), ("series", keys.series_key)):
+        key = build(code)
+        assert keys.parse_match_key(key) == (code, part, None)
+        assert keys.parse_match_key(key.encode()) == (code, part, None)
+        assert keys.code_of(key) == code and hash_tag(key) == f"m:{code}"
+    for part, key in (("p", keys.player_key(code, name)), ("log", keys.log_key(code, name))):
+        assert keys.parse_match_key(key) == (code, part, name)
+        assert hash_tag(key) == f"m:{code}"  # a name after the tag, whatever it holds, is not hashed
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_names_with_odd_characters_stay_whole_and_out_of_the_hash_tag(name: str) -> None:
+    code = new_code()
+    assert keys.parse_match_key(keys.player_key(code, name)) == (code, "p", name)
+    assert keys.parse_match_key(keys.log_key(code, name).encode()) == (code, "log", name)
+    assert hash_tag(keys.player_key(code, name)) == hash_tag(keys.meta_key(code))
+
+
+@given(st.dates(), st.sampled_from(["classic", "relaxed", "lucas", "limited"]),
+       st.sampled_from(["deal", "attempts", "open", "board", "entries", "replays", "events"]))
+def test_day_keys_parse_back_to_their_date_variant_and_part(date, variant: str, part: str) -> None:
+    text = date.isoformat()
+    key = keys.day_key(text, variant, part)  # type: ignore[arg-type]
+    assert keys.parse_day_key(key) == keys.parse_day_key(key.encode()) == (text, variant, part)
+    assert hash_tag(key) == f"d:{text}:{variant}"
+    assert keys.parse_day_member(keys.day_member(text, variant)) == (text, variant)
+
+
+@given(st.one_of(codes, older_codes), st.sampled_from(["start", "deadline", "close", "prepare", "window",
+                                                         "finalize"]))
+def test_timer_members_parse_back(code: str, kind: str) -> None:
+    assert keys.parse_timer_member(keys.timer_member(code, kind)) == (code, kind)
+    assert keys.parse_timer_member(keys.timer_member(code, kind).encode()) == (code, kind)
+
+
+@pytest.mark.parametrize("text", ["", "meta", "{m:ABC}", "{m:ABC}:", "{m:ABC}:bogus", "{m:ABC}:p", "{m:}:meta",
+                                  "{m:ABC:meta", "m:ABC}:meta", "{d:2026-11-30:relaxed}:deal", "timers"])
+def test_text_that_is_no_match_key_is_refused(text: str) -> None:
+    with pytest.raises(BadKey):
+        keys.parse_match_key(text)
+
+
+@pytest.mark.parametrize("text", ["", "{d:2026-11-30}:deal", "{d:2026-11-30:relaxed}:bogus",
+                                  "{d:2026-11-30:relaxed}", "{m:ABC}:meta", "{d::relaxed}:deal"])
+def test_text_that_is_no_day_key_is_refused(text: str) -> None:
+    with pytest.raises(BadKey):
+        keys.parse_day_key(text)
+    with pytest.raises(BadKey):
+        keys.parse_day_member("2026-11-30")
+
+
+# ---------------------------------------------------------------- scripts
+
+_CALL = re.compile(r"redis\.call\(\s*'([A-Za-z]+)'\s*,\s*([^,)]+)")
+_KEY_COMMANDS_WITHOUT_KEY = {"TIME"}
+_MATCH_BUILDERS = {
+    "meta": keys.meta_key, "roster": keys.roster_key, "tokens": keys.tokens_key, "events": keys.events_key,
+    "results": keys.results_key, "series": keys.series_key, "player_prefix": keys.player_prefix,
+    "player": lambda code: keys.player_key(code, "a:}name"), "log": lambda code: keys.log_key(code, "a:}name"),
+}
+_GLOBAL_KEYS = {"timers": keys.TIMERS, "daily_names": keys.DAILY_NAMES}
+
+
+def declared_keys(script: scripts.Script) -> list[str]:
+    """The keys ``script`` declares, built by the key builders for one match, one day, or one global key."""
+    if script.scope == "match":
+        return [_MATCH_BUILDERS[part]("K7QM4T2X9PZR") for part in script.keys]
+    if script.scope == "day":
+        return [keys.day_key("2026-11-30", "relaxed", part) for part in script.keys]  # type: ignore[arg-type]
+    return [_GLOBAL_KEYS[part] for part in script.keys]
+
+
+def key_arguments(lua: str) -> dict[str, str]:
+    """The first argument of every ``redis.call`` (its key) -> the command, with local variables that hold
+    ``KEYS[i] .. something`` resolved to that expression."""
+    local = dict(re.findall(r"local (\w+) = (KEYS\[\d\] \.\. \w+)", lua))
+    found = {}
+    for command, argument in _CALL.findall(lua):
+        if command.upper() not in _KEY_COMMANDS_WITHOUT_KEY:
+            found[local.get(argument.strip(), argument.strip())] = command
+    return found
+
+
+def test_the_scripts_are_found_and_named_once() -> None:
+    names = [s.name for s in scripts.ALL]
+    assert len(names) == len(set(names)) == 22
+    assert {"COMMIT", "JOIN", "CLOSE_MATCH", "CLOSE_DAY", "NEW_ATTEMPT", "RECORD", "UNCLAIM"} <= set(names)
+    assert all(s.doc and "Repl" in s.doc and "KEYS" in s.doc for s in scripts.ALL), "a script without its doc"
+    assert len(set(re.findall(r"'MAXLEN', '~', (\d+)", "".join(s.lua for s in scripts.ALL)))) == 1  # one length
+
+
+@pytest.mark.parametrize("script", scripts.ALL, ids=lambda s: s.name)
+def test_every_script_touches_only_the_keys_of_one_hash_tag(script: scripts.Script) -> None:
+    """Each ``redis.call`` names a key it was given (``KEYS[i]``), or a name appended to a ``player_prefix`` key,
+    never a key written in the script; it uses every key it declares; and the declared keys, built by the key
+    builders, share one hash tag."""
+    used = key_arguments(script.lua)
+    assert used, "a script that calls no command"
+    loops = {var: range(int(low), int(high) + 1)
+             for var, low, high in re.findall(r"for (\w+) = (\d+), (\d+) do", script.lua)}
+    indexes = set()
+    for argument in used:
+        looped = re.fullmatch(r"KEYS\[(\w+)\]", argument)
+        if looped and looped.group(1) in loops:  # for i = 1, 4 do ... KEYS[i]: the keys 1 to 4
+            indexes.update(loops[looped.group(1)])
+            continue
+        plain = re.fullmatch(r"KEYS\[(\d)\]", argument)
+        prefixed = re.fullmatch(r"KEYS\[(\d)\] \.\. [\w\[\]]+(?: \.\. \w+)?", argument)
+        assert plain or prefixed, f"{script.name}: a key not given to the script: {argument}"
+        index = int((plain or prefixed).group(1))  # type: ignore[union-attr]
+        indexes.add(index)
+        if prefixed:
+            assert script.keys[index - 1] == "player_prefix", f"{script.name}: appends to {script.keys[index - 1]}"
+    assert indexes == set(range(1, len(script.keys) + 1)), f"{script.name}: declares {script.keys}, uses {indexes}"
+    built = declared_keys(script)
+    assert len({hash_tag(key) for key in built}) == 1, (script.name, built)
+    if script.scope == "global":
+        assert len(built) == 1
+
+
+@pytest.mark.parametrize("module", ["keys.py", "records.py", "scripts.py"])
+def test_the_layout_modules_of_the_store_are_pure(module: str) -> None:
+    """Key names, records and script texts do no I/O: only the two store classes talk to Redis."""
+    from tests.test_purity import FORBIDDEN, ROOT, imported_modules
+
+    assert not imported_modules(ROOT / "server" / "store" / module) & FORBIDDEN
