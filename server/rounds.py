@@ -46,8 +46,11 @@ from protocol import messages as m
 from protocol.codec import decode_server, encode
 from protocol.codes import new_code
 
+from .core.errors import ServiceError
+from .core.lifecycle import Event, State, refusal
 from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
+from .match.creation import commitment
 from .names import name_key
 from .ranking import RoundResult, SeriesStanding, series_standings
 from .store import MatchMeta, token_hash
@@ -72,8 +75,6 @@ def may_start(meta: MatchMeta, names: list[str]) -> bool:
 def _not_joined(status: str, code: str, number: int, players: int, name: str) -> Exception:
     """The refusal of a rematch whose next round ``code`` (round ``number``) did not take the player
     (:meth:`server.store.Store.round_join` answered ``status``)."""
-    from .matches import ServiceError
-
     if status == "already_started":
         return ServiceError("already_started", f"round {number} ({code}) has already started: watch it at "
                                                f"/watch/{code}")
@@ -104,8 +105,6 @@ class Rounds:
         round that is no longer open ``already_started``, ``closed``, ``match_full`` or ``name_taken``
         (after the rematch window, a friend joined it under this name first).
         """
-        from .matches import ServiceError
-
         service = self.service
         if not session.code:
             raise ServiceError("not_joined", "join or resume a match first")
@@ -116,10 +115,9 @@ class Rounds:
         if meta.daily:
             raise ServiceError("malformed", "a daily attempt has no rematch: one attempt per name, day and variant")
         status, code, claimed, names = await self.store.claim_next(old, name, new_code())
-        if status == "not_finished":
-            raise ServiceError("not_finished", "the match has not ended yet: ask for a rematch after the results")
-        if status == "no_match":
-            raise ServiceError("no_match", "the match no longer exists")
+        if status in ("not_finished", "no_match"):  # the store's answer: the lifecycle's refusal of a rematch
+            raise refusal(Event.REMATCH, None if status == "no_match" else State.PLAYING, old)  # (any state but
+            # finished is refused alike)
         if status != "ok":  # no_player: the player's record is gone
             raise ServiceError("not_joined", "you are not a player of this match: join or resume it first")
         new_meta = await self._created(old, code, meta, claimed)
@@ -137,7 +135,7 @@ class Rounds:
             if now_meta is not None and now_meta.state in ("lobby", "preparing"):
                 await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
                 await service.publish_lobby(code)
-                await service._start_if_all_ready(code)
+                await service.lobby.start_if_all_ready(code)
         # The answer comes last: a player who has it knows every step is done (one who has not asks again).
         session.next_round = code
         window_ms = max(0, new_meta.window_end_ms - service.clock.now_ms())
@@ -147,8 +145,6 @@ class Rounds:
     async def _created(self, old: str, code: str, meta: MatchMeta, claimed: bool) -> MatchMeta:
         """The meta of round ``code`` after ended match ``old`` (meta ``meta``), created here when this call
         claimed it (or its claimer did not create it within :data:`CREATION_WAIT_S`), and in the series."""
-        from .matches import ServiceError
-
         new_meta = await self.store.meta(code)
         if new_meta is None and not claimed:
             # Made once and gone: its keys expired (a closed round is kept 10 minutes). It is not made again:
@@ -193,8 +189,6 @@ class Rounds:
         A seed or deal the host gave round 1 is not dealt again: a new random seed (or, solvable-only, the
         pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does).
         """
-        from .matches import commitment
-
         service = self.service
         settings = meta.settings
         variant = find_variant(settings.variant)
@@ -227,19 +221,13 @@ class Rounds:
         if not await self.store.round_window_over(code, {name: name_key(name) for name in expected}):
             return
         async with self.service._lobby_lock(code):
-            await self.service._start_if_all_ready(code)
+            await self.service.lobby.start_if_all_ready(code)
 
     async def leave_for_next_round(self, session: Session) -> None:
         """The session's player resumes the next round on this connection: it leaves the ended match (its
         player marked away there) and starts afresh, as a new connection would."""
-        from .matches import Session
-
         await self.service.disconnected(session)
-        fresh = Session()
-        for field in ("code", "name", "epoch", "game", "last_seq", "status", "start_at_ms", "undos", "hints",
-                      "hints_allowed", "open_boards", "last_found_ms", "dead_check", "last_hint", "deadline_ms",
-                      "next_round"):
-            setattr(session, field, getattr(fresh, field))
+        session.leave()
 
     # ------------------------------------------------------------ joining by an old code
 

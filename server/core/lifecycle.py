@@ -13,7 +13,7 @@ match's keys expire it has no state (``None`` here): ``no_match``.
 
 :data:`TRANSITIONS` is the one table: each row is a (state, event) that is allowed, the state it leads
 to, what the adapter then does (:class:`Effect`, in order) and the store's script that makes the change
-atomic (the script checks the same source state, so two processes deciding at once change it once).
+atomic (:mod:`server.store.scripts`) (the script checks the same source state, so two processes deciding at once change it once).
 :func:`decide` reads it: an event a player sent that the table does not allow is refused with the
 :class:`~server.core.errors.ServiceError` the player gets (:func:`refusal`); a background event (a timer,
 a start check) that finds the match moved on is ignored, because another process or an earlier run did
@@ -142,8 +142,8 @@ TRANSITIONS: tuple[Transition, ...] = (
     Transition(State.PREPARING, Event.WINDOW_OVER, State.PREPARING, (E.FREE_KEPT_NAMES, E.CHECK_START),
                "WINDOW_OVER"),
     Transition(State.LOBBY, Event.WINDOW_OVER, State.LOBBY, (E.FREE_KEPT_NAMES, E.CHECK_START), "WINDOW_OVER"),
-    Transition(State.PREPARING, Event.CLOSE, State.CLOSED, (E.TELL_CLOSED,), "CLOSE"),
-    Transition(State.LOBBY, Event.CLOSE, State.CLOSED, (E.TELL_CLOSED,), "CLOSE"),
+    Transition(State.PREPARING, Event.CLOSE, State.CLOSED, (E.TELL_CLOSED,), "CLOSE_MATCH"),
+    Transition(State.LOBBY, Event.CLOSE, State.CLOSED, (E.TELL_CLOSED,), "CLOSE_MATCH"),
     Transition(State.COUNTDOWN, Event.START, State.PLAYING, (E.PUBLISH_START, E.PUBLISH_BOARDS), "START"),
     Transition(State.PLAYING, Event.COMMIT, State.PLAYING, (E.PUBLISH_PROGRESS,), "COMMIT"),
     Transition(State.PLAYING, Event.DEADLINE, State.PLAYING, (E.END_PLAYING, E.FINALIZE), "END_PLAYER"),

@@ -19,9 +19,8 @@ from protocol import messages as m
 from protocol.errors import NotationError
 
 from ..engine import Game, IllegalCommandError, find_variant, parse_position
-from ..engine.dead import stock_exhausted
 from ..engine.hint import hint
-from ..engine.rules import LegalMove
+from ..engine.rules import LegalMove, stock_exhausted
 from ..engine.view import redact
 from ..views import legal_message, view_message
 from .errors import ServiceError
@@ -106,6 +105,11 @@ class Stored:
     status: str
     time_ms: int
     last_found_ms: int
+
+    def fields(self) -> dict[str, int | str]:
+        """The record's fields by name, as the store writes them."""
+        return {"moves": self.moves, "undos": self.undos, "hints": self.hints, "foundation": self.foundation,
+                "status": self.status, "time_ms": self.time_ms, "last_found_ms": self.last_found_ms}
 
 
 class FollowUp(Enum):
@@ -196,6 +200,15 @@ class PlayerGame:
     hints_allowed: bool = False
     open_boards: bool = False
 
+    @classmethod
+    def restored(cls, name: str, deal: str, settings: m.Settings, commands: list[tuple[str, int]],
+                 status: str, seq: int, start_at_ms: int, deadline_ms: int, hints: int = 0, last_hint: str = "",
+                 last_found_ms: int = 0) -> PlayerGame:
+        """The player's game as Redis holds it: the match's ``deal`` and ``settings`` replayed with the move log
+        ``commands``, and the player record's ``status``, ``seq``, ``hints``, ``last_hint``, ``last_found_ms``."""
+        return cls(name, replayed(deal, settings, commands), status, seq, tuple(commands), start_at_ms, deadline_ms,
+                   hints, last_hint, last_found_ms, settings.hints, settings.open_boards)
+
     # ------------------------------------------------------------ answers
 
     def time_ms(self, now_ms: int) -> int:
@@ -262,7 +275,8 @@ class PlayerGame:
         try:
             game.play(command)
         except (NotationError, IllegalCommandError) as error:
-            return Reply(m.Rejected(seq, command, getattr(error, "code", "illegal"), str(error)))
+            code = getattr(error, "code", "illegal")
+            return Reply(m.Rejected(seq, command, code, str(error)))
         found = game.position.foundation_cards
         last_found_ms = time_ms if found > self.game.position.foundation_cards else self.last_found_ms
         status = "won" if game.is_won else PLAYING

@@ -159,20 +159,6 @@ class Game:
         other.history = list(self.history)
         return other
 
-    def snapshot(self) -> tuple[Position, int, int, int, Step | None]:
-        """Everything :meth:`play` may change, for :meth:`restore`, in constant time: one :meth:`play`
-        appends one step to the history or (an undo) takes the last one off, so its length and last step
-        are enough (copying the history made every command cost more the longer the game)."""
-        return self.position, self.moves, self.undos, len(self.history), self.history[-1] if self.history else None
-
-    def restore(self, snapshot: tuple[Position, int, int, int, Step | None]) -> None:
-        """Return to a :meth:`snapshot` taken before at most one :meth:`play` (used when a command was
-        accepted here but could not be stored)."""
-        self.position, self.moves, self.undos, length, last = snapshot
-        del self.history[max(length - 1, 0):]
-        if last is not None:
-            self.history.append(last)
-
     def legal_moves(self) -> list[LegalMove]:
         """Every command that :meth:`play` would accept now, each once.
 

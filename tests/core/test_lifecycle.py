@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from protocol import messages as m
-from server import store
+from server.store import scripts
 from server.core.errors import ServiceError
 from server.core.lifecycle import (
     LOBBY_STATES,
@@ -42,7 +42,7 @@ from server.core.lifecycle import (
 
 S, E = State, Event
 
-# Written out from the code as it behaves (the Lua scripts JOIN, READY, START, COMMIT, CLOSE, CLAIM_NEXT and the
+# Written out from the code as it behaves (the Lua scripts JOIN, READY, START, COMMIT, CLOSE_MATCH, CLAIM_NEXT and the
 # service's checks), not derived from the table under test.
 EXPECTED_TARGETS = {
     (S.PREPARING, E.DEAL_FOUND): S.LOBBY,
@@ -130,8 +130,7 @@ def test_only_the_deadline_during_a_countdown_waits() -> None:
 
 def test_each_transition_is_guarded_by_a_store_script_that_checks_its_source_state() -> None:
     for transition in TRANSITIONS:
-        script = getattr(store, transition.script)
-        assert isinstance(script, str)
+        script = getattr(scripts, transition.script).lua
         if transition.script == "TRANSITION":  # the generic script: the source state is its argument
             assert "~= ARGV[1]" in script
         elif transition.script == "END_PLAYER":  # the deadline ends the players' games, one by one
