@@ -9,7 +9,6 @@ import itertools
 import pytest
 
 from protocol import messages as m
-from server.store import scripts
 from server.core.errors import ServiceError
 from server.core.lifecycle import (
     LOBBY_STATES,
@@ -39,6 +38,7 @@ from server.core.lifecycle import (
     start_event,
     state_of,
 )
+from server.store import scripts
 
 S, E = State, Event
 

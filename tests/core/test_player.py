@@ -4,7 +4,6 @@ every kind of proposal and every refusal, with the expected values worked out fr
 from __future__ import annotations
 
 import textwrap
-from dataclasses import replace
 
 import msgspec
 import pytest
@@ -16,6 +15,7 @@ from server.core.player import (
     EndWrite,
     FollowUp,
     HintWrite,
+    MoveLog,
     PlayerGame,
     Proposal,
     Reply,
@@ -106,7 +106,7 @@ def player(deal_text: str = SEEDED, **changes: object) -> PlayerGame:
                                                                          "open_boards")})
     game = new_game(deal_text, match_settings)
     fields = {k: v for k, v in changes.items() if k not in ("undo", "autoplay", "hints", "open_boards")}
-    return replace(PlayerGame("ann", game, "playing", 0, (), START_MS, START_MS + 600_000,
+    return msgspec.structs.replace(PlayerGame("ann", game, "playing", 0, MoveLog(), START_MS, START_MS + 600_000,
                               hints_allowed=match_settings.hints, open_boards=match_settings.open_boards), **fields)
 
 
@@ -365,3 +365,19 @@ def test_the_started_frame() -> None:
     value = player()
     assert value.started(0) == m.Started(START_MS, START_MS + 600_000, view_message(value.game.position),
                                          legal_message(value.game.legal_moves()), 0, 0, "playing", 0, 0)
+
+
+def test_a_move_log_made_from_another_leaves_it_as_it_was() -> None:
+    base = MoveLog([("s", 10)])
+    stored = base.appended(("1-2", 20))
+    refused = base.appended(("3-4", 30))  # made from the same log: the entry of the one before is not seen
+    assert list(base) == [("s", 10)] and len(base) == 1
+    assert list(stored) == [("s", 10), ("1-2", 20)] and stored[1] == ("1-2", 20) and stored[-1] == ("1-2", 20)
+    assert list(refused) == [("s", 10), ("3-4", 30)]
+    assert list(stored.appended(("u", 40))) == [("s", 10), ("1-2", 20), ("u", 40)]
+    assert list(refused) == [("s", 10), ("3-4", 30)] and list(stored) == [("s", 10), ("1-2", 20)]
+    assert stored == (("s", 10), ("1-2", 20)) and stored != base
+    with pytest.raises(IndexError):
+        base[1]
+    with pytest.raises(IndexError):
+        base[-2]
