@@ -110,7 +110,7 @@ CORE_MAY_IMPORT = {("protocol",), ("server", "engine"), ("server", "core"), ("se
 """The match core's dependencies: the protocol's messages, the engine, and the server's other pure modules
 (the redacted views, the ranking). Never an adapter (matches, store, play, daily, app)."""
 
-CORE_LIBRARIES = {"__future__", "dataclasses", "enum", "functools", "typing", "collections", "msgspec"}
+CORE_LIBRARIES = {"__future__", "dataclasses", "enum", "functools", "itertools", "typing", "collections", "msgspec"}
 
 
 def _absolute(path: Path, node: ast.ImportFrom) -> list[str]:
