@@ -47,7 +47,7 @@ from protocol.codec import decode_server, encode
 from protocol.codes import new_code
 
 from .core.errors import ServiceError
-from .core.lifecycle import Event, State, refusal
+from .core.lifecycle import LOBBY_STATES, Event, State, decide, refusal
 from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
 from .match.creation import commitment
@@ -132,7 +132,7 @@ class Rounds:
         # and each is safe to repeat (the offer names everyone who asked so far; the start happens once).
         async with service._lobby_lock(code):
             now_meta = await self.store.meta(code)
-            if now_meta is not None and now_meta.state in ("lobby", "preparing"):
+            if now_meta is not None and State(now_meta.state) in LOBBY_STATES:
                 await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
                 await service.publish_lobby(code)
                 await service.lobby.start_if_all_ready(code)
@@ -172,7 +172,7 @@ class Rounds:
         end (until it is over) and, while its solvable deal is awaited, ``prepare``. Each instant comes from
         the meta, so whichever process adds a timer adds the same one; a timer that fired already and is
         added again (a concurrent call read the meta before) finds nothing left to do."""
-        if meta.expected is None or meta.state not in ("lobby", "preparing"):
+        if meta.expected is None or State(meta.state) not in LOBBY_STATES:
             return
         created = meta.created_ms
         due = {"close": created + self.service.settings.lobby_timeout_s * 1000}
@@ -215,13 +215,14 @@ class Rounds:
         """The ``window`` timer of round ``code``: its rematch window is over; it starts with whoever is in
         and ready (now, if all are), and the names kept for players of the round before are free."""
         meta = await self.store.meta(code)
-        if meta is None or meta.state not in ("lobby", "preparing"):
+        step = None if meta is None else decide(State(meta.state), Event.WINDOW_OVER)
+        if meta is None or step is None:
             return
         expected = meta.expected or []
         if not await self.store.round_window_over(code, {name: name_key(name) for name in expected}):
             return
         async with self.service._lobby_lock(code):
-            await self.service.lobby.start_if_all_ready(code)
+            await self.service.lobby.carry_out(code, step)
 
     async def leave_for_next_round(self, session: Session) -> None:
         """The session's player resumes the next round on this connection: it leaves the ended match (its
@@ -235,7 +236,7 @@ class Rounds:
         """The match a ``join`` naming ``code`` joins: an ended match whose next round (or the one after
         it, ...) is in its lobby sends the late friend there; any other match is itself."""
         for _ in range(100):  # a bound against a cycle that cannot be made, not a limit of rounds
-            nxt = meta.next_round if meta.state == "finished" else None
+            nxt = meta.next_round if meta.state == State.FINISHED else None
             if not nxt:
                 break
             following = await self.store.meta(nxt)

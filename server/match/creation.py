@@ -14,7 +14,7 @@ from protocol.codes import new_code
 from protocol.errors import NotationError
 
 from ..core.errors import ServiceError
-from ..core.lifecycle import Event, State, TimerKind, decide
+from ..core.lifecycle import TABLE, Event, State, TimerKind, decide
 from ..engine import Position, Variant, find_variant, format_position, parse_position
 from ..engine.deal import deal as deal_of
 from ..store import token_hash
@@ -176,6 +176,5 @@ class Creation:
         await self.store.set_meta(code, **dealt_fields(seed, meta.nonce, format_position(deal_of(seed, variant))),
                                   solution=json.dumps(moves))
         await self.store.transition(code, State.PREPARING, State.LOBBY)
-        await self.service.publish_lobby(code)
-        await self.service.lobby.start_if_all_ready(code)
+        await self.service.lobby.carry_out(code, TABLE[(State.PREPARING, Event.DEAL_FOUND)])
         return True

@@ -16,10 +16,13 @@ from protocol.codec import encode
 
 from ..core.errors import ServiceError
 from ..core.lifecycle import (
+    TABLE,
+    Effect,
     Event,
     ResumeStep,
     State,
     TimerKind,
+    Transition,
     countdown,
     decide,
     refusal,
@@ -89,7 +92,7 @@ class Lobby:
         await self.service._attach(session, code, name, 0)
         session.push(encode(m.Joined(code, name, token)))
         async with self.service._lobby_lock(code):
-            await self.service.publish_lobby(code)
+            await self.carry_out(code, TABLE[(State.LOBBY, Event.JOIN)])  # the script took it: in the lobby
 
     async def resume(self, session: Session, code: str, token: str) -> None:
         """Resume match ``code`` as the player whose token is ``token``: ``joined`` (a new token), the lobby, and
@@ -162,9 +165,8 @@ class Lobby:
         require(State(meta.state), Event.READY, code)
         async with self.service._lobby_lock(code):  # the lobby frame and the start decision in one order
             state = await self.store.set_ready(code, session.name)  # not once the countdown has begun
-            require(state_of(state or None), Event.READY, code)  # it left its lobby meanwhile: refused
-            await self.service.publish_lobby(code)
-            await self.start_if_all_ready(code)
+            # It left its lobby meanwhile: refused as the lifecycle refuses a ready there.
+            await self.carry_out(code, require(state_of(state or None), Event.READY, code))
 
     async def host_start(self, session: Session, host_token: str) -> None:
         """The host starts the countdown with the host token. Raises :class:`ServiceError` ``not_host`` (wrong
@@ -176,6 +178,16 @@ class Lobby:
         require(State(meta.state), Event.HOST_START, session.code)
         async with self.service._lobby_lock(session.code):
             await self.start_countdown(session.code)
+
+    async def carry_out(self, code: str, transition: Transition) -> None:
+        """The lobby's effects of ``transition`` (:data:`server.core.lifecycle.TRANSITIONS`), in their order:
+        :attr:`~server.core.lifecycle.Effect.PUBLISH_LOBBY` and :attr:`~server.core.lifecycle.Effect.CHECK_START`
+        (the rest are the store script's, done already, or another transition's)."""
+        for effect in transition.effects:
+            if effect is Effect.PUBLISH_LOBBY:
+                await self.service.publish_lobby(code)
+            elif effect is Effect.CHECK_START:
+                await self.start_if_all_ready(code)
 
     async def start_if_all_ready(self, code: str) -> None:
         """The start check (:func:`server.core.lifecycle.should_start`): the countdown starts when every
