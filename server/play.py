@@ -107,14 +107,16 @@ async def player_endpoint(websocket: WebSocket) -> None:
                 session.push(encode(m.Welcome(m.PROTOCOL_VERSION, "forty-thieves-race", settings.max_frame_bytes,
                                               settings.rate, settings.burst)))
                 continue
+            # The error answering a numbered frame names its seq: the client matches it to its request.
+            answers = request.seq if isinstance(request, (m.Play, m.Resign, m.Hint)) else None
             try:
                 await _handle(service, session, request)
             except ServiceError as error:
                 metrics.rejected.labels(error.code).inc()
-                session.push(encode(m.Error(error.code, error.message)))
+                session.push(encode(m.Error(error.code, error.message, answers)))
             except Exception:  # a server bug or a Redis failure must not take the connection or the process down
                 log.exception("handling a %s frame failed", type(request).__name__)
-                session.push(encode(m.Error("internal", "the server failed to handle that frame")))
+                session.push(encode(m.Error("internal", "the server failed to handle that frame", answers)))
     except WebSocketDisconnect:
         pass
     finally:
