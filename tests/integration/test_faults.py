@@ -100,7 +100,7 @@ def assert_told_what_redis_holds(reply: Any, seq: int, applied: list[str]) -> No
     assert reply.moves == rebuilt.moves and reply.view == view_message(rebuilt.position)
 
 
-def test_a_commit_that_timed_out_is_resolved_and_a_retried_seq_names_what_was_applied(
+async def test_a_commit_that_timed_out_is_resolved_and_a_retried_seq_names_what_was_applied(
         make_server: Any, stall: Any, redis_url: str) -> None:
     """Redis stalls longer than the server's socket timeout while seq 4 is committed: Redis holds the move, so
     the player is told it was applied (it was answered ``internal``, "nothing changed"); a retried seq 4 with
@@ -131,10 +131,10 @@ def test_a_commit_that_timed_out_is_resolved_and_a_retried_seq_names_what_was_ap
         assert_told_what_redis_holds(nxt, 5, stored_log(redis_url, code, "solo"))
         await solo.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_a_commit_whose_outcome_stays_unknown_says_so_and_the_session_reloads_before_the_next_command(
+async def test_a_commit_whose_outcome_stays_unknown_says_so_and_the_session_reloads_before_the_next_command(
         make_server: Any, stall: Any, redis_url: str) -> None:
     """Redis stalls past the socket timeout and past ``FTR_RESOLVE_S``: the player hears ``unknown_outcome``
     (never "nothing changed"); when Redis is back the next frame is answered from what Redis holds."""
@@ -162,7 +162,7 @@ def test_a_commit_whose_outcome_stays_unknown_says_so_and_the_session_reloads_be
         assert_told_what_redis_holds(nxt, 5, stored_log(redis_url, code, "solo"))
         await solo.close()
 
-    asyncio.run(run())
+    await run()
 
 
 # ------------------------------------------------------------------ a process killed before the results
@@ -181,6 +181,8 @@ class FreezingProxy:
         self.trigger = trigger
         self.sha = hashlib.sha1(store.COMMIT.encode()).hexdigest().encode()
         self.frozen = threading.Event()
+        # The proxy runs on a loop of its own in a thread (not the test's loop): it must keep relaying while
+        # the test's code blocks, e.g. in a sync HTTP call to the server whose Redis traffic it carries.
         self.loop = asyncio.new_event_loop()
         self.writers: list[asyncio.StreamWriter] = []  # every connection's two ends, closed in close()
         self.ready = threading.Event()
@@ -274,7 +276,7 @@ def results_within(server: ServerProcess, code: str, seconds: float) -> dict[str
         time.sleep(0.1)
 
 
-def test_every_player_ended_leads_to_results_whatever_the_process_dies_after_the_last_commit(
+async def test_every_player_ended_leads_to_results_whatever_the_process_dies_after_the_last_commit(
         make_server: Any, redis_url: str) -> None:
     """The last resign is committed, and the process never reaches Redis again (a proxy stops forwarding its
     traffic right after that commit's reply) and is killed: another process publishes the results at once, not
@@ -292,7 +294,7 @@ def test_every_player_ended_leads_to_results_whatever_the_process_dies_after_the
             await bob.close()
             return code
 
-        code = asyncio.run(last_resign(doomed))
+        code = await last_resign(doomed)
         assert proxy.frozen.is_set()
         doomed.kill()
     finally:
@@ -302,7 +304,7 @@ def test_every_player_ended_leads_to_results_whatever_the_process_dies_after_the
     assert sorted((row["name"], row["status"]) for row in results["ranking"]) == [("alice", "resigned"),
                                                                                   ("bob", "resigned")]
     for _ in range(3):
-        code = asyncio.run(last_resign(heir))
+        code = await last_resign(heir)
         heir.kill()
         heir = make_server()
         assert len(results_within(heir, code, 8)["ranking"]) == 2
@@ -321,7 +323,7 @@ def stream_frames(redis_url: str, code: str) -> list[Any]:
     return [decode_server(fields[b"m"]) for _, fields in entries if fields.get(b"k", b"public") == b"public"]
 
 
-def test_no_lobby_event_follows_the_countdown_when_ready_and_start_race_across_two_processes(
+async def test_no_lobby_event_follows_the_countdown_when_ready_and_start_race_across_two_processes(
         make_server: Any, redis_url: str) -> None:
     """Four players on two processes ready at once while the host starts the match: in 20 matches no ``lobby``
     event comes after the ``countdown`` (several in 20 said the match was still in its lobby), and no lobby
@@ -351,7 +353,7 @@ def test_no_lobby_event_follows_the_countdown_when_ready_and_start_race_across_t
         return codes
 
     late, backwards = {}, {}
-    for code in asyncio.run(run()):
+    for code in await run():
         frames = [f for f in stream_frames(redis_url, code) if isinstance(f, (m.Lobby, m.Countdown))]
         kinds = [f.state if isinstance(f, m.Lobby) else "countdown" for f in frames]
         counted = kinds.index("countdown")
