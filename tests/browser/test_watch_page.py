@@ -1,4 +1,4 @@
-"""The spectators' page in a real headless browser (issue 7 item 5).
+"""The spectators' page in a real headless browser.
 
 A real server, a two-player race played over real WebSockets, and Debian's
 chromium driven by Playwright: the page at ``/watch/{code}`` must show the

@@ -1,4 +1,4 @@
-"""The real client, as a subprocess, against a real server and Redis (issue 5 items 1, 4 and 5)."""
+"""The real client, as a subprocess, against a real server and Redis."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bad input and abuse against a real server process, real Redis and real WebSockets (issue 4).
+"""Bad input and abuse against a real server process, real Redis and real WebSockets.
 
 "A frame too large, bad msgpack, wrong types, unknown message, wrong or
 missing token, a command before the start or after the end, a flood of

@@ -1,4 +1,4 @@
-"""A day of the daily challenge, end to end: a real server and Redis, several scripted players (issue 6).
+"""A day of the daily challenge, end to end: a real server and Redis, several scripted players.
 
 The server's clock is shifted (``FTR_CLOCK_OFFSET_MS``) so that it starts
 :data:`LEAD_S` seconds before midnight UTC: the players play, one of them

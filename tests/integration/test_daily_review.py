@@ -1,4 +1,4 @@
-"""The daily challenge under attack (issue 6 review): odd query strings and dates, lookalike names, and an
+"""The daily challenge under attack: odd query strings and dates, lookalike names, and an
 attempt asked for before midnight but connected after it. A real server and Redis.
 
 The server's clock is shifted (``FTR_CLOCK_OFFSET_MS``) so that it starts :data:`LEAD_S` seconds before

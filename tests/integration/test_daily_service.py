@@ -1,4 +1,4 @@
-"""The daily service against a real Redis with an injected clock (issue 6, items 2 and 5).
+"""The daily service against a real Redis with an injected clock.
 
 Name claims and tokens, one attempt per name and day, the day boundary
 (an attempt started at 23:59:50 UTC ends with its day and is ranked on

@@ -1,4 +1,4 @@
-"""A game with no legal command left ends as dead at once (RULES.md section 5, issue 4).
+"""A game with no legal command left ends as dead at once (RULES.md section 5).
 
 When the legal list a player was just sent is empty (no draw, no redeal, no
 move, no undo), no sequence of legal moves exists, so the game is dead by

@@ -1,4 +1,4 @@
-"""Slow watchers never slow players (issue 7 item 3), against real servers and real sockets.
+"""Slow watchers never slow players, against real servers and real sockets.
 
 Two players play random legal moves (paced like quick players); their
 command round trips are timed without spectators, then with 48 reading

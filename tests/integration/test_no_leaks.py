@@ -1,6 +1,6 @@
 """Nothing a player or an HTTP reader receives depends on hidden cards or the seed (RULES.md section 8).
 
-Issue 4: "a test records every frame sent to a player and to an HTTP reader
+The requirement: "a test records every frame sent to a player and to an HTTP reader
 during a whole match and shows that none of it depends on the stock order
 beyond the cards already drawn, on face-down cards, or on the seed (run two
 matches whose deals differ only in the undrawn stock: frames identical, apart

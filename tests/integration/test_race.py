@@ -1,4 +1,4 @@
-"""Two real WebSocket clients race a whole match against a real server and Redis (issue 4)."""
+"""Two real WebSocket clients race a whole match against a real server and Redis."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Replays once a match ended, and the open-boards option (issue 7 items 2 and 4), against a real server."""
+"""Replays once a match ended, and the open-boards option, against a real server."""
 
 from __future__ import annotations
 

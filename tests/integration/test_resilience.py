@@ -1,4 +1,4 @@
-"""Restarts, takeovers and several processes (issue 4 items 4 and 6), with real processes."""
+"""Restarts, takeovers and several processes, with real processes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Solvable-only matches take a deal the solver proved solvable, from the pool that
-solver worker processes fill; an empty pool shows "preparing" (issue 4 item 5)."""
+solver worker processes fill; an empty pool shows "preparing"."""
 
 from __future__ import annotations
 

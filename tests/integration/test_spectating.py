@@ -1,4 +1,4 @@
-"""Spectators' Server-Sent Events stream (issue 7 item 1): progress as it happens,
+"""Spectators' Server-Sent Events stream: progress as it happens,
 resumable with Last-Event-ID with no event lost or repeated; no board, no move."""
 
 from __future__ import annotations
