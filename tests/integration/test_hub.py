@@ -18,24 +18,21 @@ from server.store import DailyStore, Store, day_feed, match_feed
 from .conftest import free_port
 
 
-def run(redis_url: str, body: Callable[[Store, Hub], Awaitable[None]], *, clustered: bool = False,
-        pause_s: float = 0.0, queue_limit: int = 1024) -> None:
+async def run(redis_url: str, body: Callable[[Store, Hub], Awaitable[None]], *, clustered: bool = False,
+              pause_s: float = 0.0, queue_limit: int = 1024) -> None:
     """Run ``body(store, hub)`` with the hub's reader running (``clustered``: reads grouped by hash slot, as on a
     Redis Cluster, on this one node)."""
-    async def scenario() -> None:
-        client = aioredis.Redis.from_url(redis_url)
-        store = Store(client, 600)
-        store.clustered = clustered
-        hub = Hub(store, queue_limit=queue_limit, pause_s=pause_s)
-        reader = asyncio.create_task(hub.run())
-        try:
-            await asyncio.wait_for(body(store, hub), 60)
-        finally:
-            reader.cancel()
-            await asyncio.gather(reader, return_exceptions=True)
-            await client.aclose()
-
-    asyncio.run(scenario())
+    client = aioredis.Redis.from_url(redis_url)
+    store = Store(client, 600)
+    store.clustered = clustered
+    hub = Hub(store, queue_limit=queue_limit, pause_s=pause_s)
+    reader = asyncio.create_task(hub.run())
+    try:
+        await asyncio.wait_for(body(store, hub), 60)
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await client.aclose()
 
 
 async def write(store: Store, code: str, count: int, written: list[tuple[str, bytes]], gap_s: float = 0.0,
@@ -60,7 +57,7 @@ def idle(hub: Hub) -> bool:
     return not hub._subscribers and not hub.positions and hub.spectators("match") == hub.spectators("daily") == 0
 
 
-def test_catch_up_then_live_has_no_gap_or_repeat_at_the_seam_while_entries_are_written(redis_url: str) -> None:
+async def test_catch_up_then_live_has_no_gap_or_repeat_at_the_seam_while_entries_are_written(redis_url: str) -> None:
     """Subscribers open at random points of a burst of writes (and from ids in the middle of the stream); each gets
     exactly the stream's entries after its ``after``, in order, once: the ids XADD returned are the truth."""
     async def body(store: Store, hub: Hub) -> None:
@@ -85,10 +82,10 @@ def test_catch_up_then_live_has_no_gap_or_repeat_at_the_seam_while_entries_are_w
             assert got == written[start:], (start, len(got))
         assert idle(hub)
 
-    run(redis_url, body)
+    await run(redis_url, body)
 
 
-def test_the_seam_holds_when_the_stream_is_followed_already_and_reads_are_paused(redis_url: str) -> None:
+async def test_the_seam_holds_when_the_stream_is_followed_already_and_reads_are_paused(redis_url: str) -> None:
     """A spectator joining a stream the reader follows (for a player's callback), with the reader's pause between
     reads: the catch-up and the queued live entries meet without a gap or a repeat."""
     async def body(store: Store, hub: Hub) -> None:
@@ -112,10 +109,10 @@ def test_the_seam_holds_when_the_stream_is_followed_already_and_reads_are_paused
             assert heard == [entry_id for entry_id, _ in written]  # the player's callback: every entry, once
         assert idle(hub)
 
-    run(redis_url, body, pause_s=0.01)
+    await run(redis_url, body, pause_s=0.01)
 
 
-def test_spectators_get_public_entries_and_the_callback_every_entry(redis_url: str) -> None:
+async def test_spectators_get_public_entries_and_the_callback_every_entry(redis_url: str) -> None:
     """A match's internal entries (start, takeover) reach the players' callback only; a day's feed gives its JSON."""
     async def body(store: Store, hub: Hub) -> None:
         code = new_code()
@@ -145,10 +142,10 @@ def test_spectators_get_public_entries_and_the_callback_every_entry(redis_url: s
                 break
         assert idle(hub)
 
-    run(redis_url, body)
+    await run(redis_url, body)
 
 
-def test_resume_by_id_gets_the_rest_and_the_reader_resumes_by_id_after_a_restart(redis_url: str) -> None:
+async def test_resume_by_id_gets_the_rest_and_the_reader_resumes_by_id_after_a_restart(redis_url: str) -> None:
     """A spectator that left resumes after its last id with the rest, nothing repeated; the reader itself,
     stopped and started again mid-stream (as its supervisor does after a Redis failure), hands a player's
     callback every entry once."""
@@ -190,10 +187,10 @@ def test_resume_by_id_gets_the_rest_and_the_reader_resumes_by_id_after_a_restart
             await asyncio.gather(reader, return_exceptions=True)
             await client.aclose()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_a_slow_subscriber_is_dropped_and_never_slows_the_others(redis_url: str) -> None:
+async def test_a_slow_subscriber_is_dropped_and_never_slows_the_others(redis_url: str) -> None:
     """A subscriber that reads nothing falls ``limit`` entries behind: it gets what was queued before, then
     :class:`TooSlow`; a reading one meanwhile gets every entry, and the feed stays followed for it."""
     async def body(store: Store, hub: Hub) -> None:
@@ -217,10 +214,10 @@ def test_a_slow_subscriber_is_dropped_and_never_slows_the_others(redis_url: str)
             assert more == written[-3:]
         assert idle(hub)
 
-    run(redis_url, body, queue_limit=1024)
+    await run(redis_url, body, queue_limit=1024)
 
 
-def test_a_dropped_subscriber_gets_what_queued_before_the_drop_then_too_slow(redis_url: str) -> None:
+async def test_a_dropped_subscriber_gets_what_queued_before_the_drop_then_too_slow(redis_url: str) -> None:
     """A consumer that stalls in the live phase: the ``limit`` entries queued before the drop come as one batch,
     then :class:`TooSlow`; the entries after the drop it resumes from its last id."""
     async def body(store: Store, hub: Hub) -> None:
@@ -246,10 +243,10 @@ def test_a_dropped_subscriber_gets_what_queued_before_the_drop_then_too_slow(red
             subscription.close()
         assert idle(hub)
 
-    run(redis_url, body)
+    await run(redis_url, body)
 
 
-def test_every_way_a_subscription_ends_releases_its_slot(redis_url: str) -> None:
+async def test_every_way_a_subscription_ends_releases_its_slot(redis_url: str) -> None:
     """Left normally, left by an exception, its generator closed early, its consumer cancelled while waiting,
     a full feed refused, an opening whose Redis read failed: each time nothing stays registered or followed."""
     async def body(store: Store, hub: Hub) -> None:
@@ -309,10 +306,10 @@ def test_every_way_a_subscription_ends_releases_its_slot(redis_url: str) -> None
         assert failing.closed and idle(broken)
         await dead.aclose()
 
-    run(redis_url, body)
+    await run(redis_url, body)
 
 
-def test_reads_grouped_by_hash_slot_deliver_every_stream(redis_url: str) -> None:
+async def test_reads_grouped_by_hash_slot_deliver_every_stream(redis_url: str) -> None:
     """Grouped as on a Redis Cluster (one XREAD per hash slot, one read in flight per group), streams of many
     matches written at once each reach their subscriber whole and in order."""
     async def body(store: Store, hub: Hub) -> None:
@@ -332,5 +329,5 @@ def test_reads_grouped_by_hash_slot_deliver_every_stream(redis_url: str) -> None
         assert got == written
         assert idle(hub)
 
-    run(redis_url, body, clustered=True, pause_s=0.005)
+    await run(redis_url, body, clustered=True, pause_s=0.005)
 
