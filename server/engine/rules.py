@@ -11,6 +11,7 @@ Game-level matters (undo, move counting, the won state) live in
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 from protocol.cards import format_card
@@ -285,7 +286,7 @@ def _from_column(position: Position, variant: Variant, source: Pile, target: Pil
         if count > run:
             raise IllegalCommandError(f"the top {count} cards of column {src + 1} are not a run")
         _check_fit(column[-count], onto, variant)
-    limit = move_limit(variant, sum(1 for c in position.tableau if not c), not onto)
+    limit = move_limit(variant, position.tableau.count(()), not onto)
     if count > limit:
         raise IllegalCommandError(f"{count} cards at once, at most {limit} may move")
     moved = column[-count:]
@@ -454,12 +455,16 @@ class AutoPlayed(NamedTuple):
     revealed: bool
 
 
-def _wanted(foundations: tuple[int, ...]) -> set[int]:
-    """Card codes some foundation slot would take now."""
+@lru_cache(maxsize=4096)
+def _wanted(foundations: tuple[int, ...]) -> frozenset[int]:
+    """Card codes some foundation slot would take now.
+
+    Kept per foundation row: the foundations change on a few commands only, and auto-play asks after
+    every command (building the set each time was a tenth of a command's cost)."""
     wanted = {top + 1 for top in foundations if top != EMPTY_SLOT and top % 13 != 12}
     if EMPTY_SLOT in foundations:
         wanted.update(_ACES)
-    return wanted
+    return frozenset(wanted)
 
 
 _ACES = (0, 13, 26, 39)
@@ -534,9 +539,9 @@ def legal_moves(position: Position, variant: Variant, *, pure: bool = False) -> 
     Empty when the game is won.
 
     The moves up to the column-to-column ones are listed by the optional C
-    extension ``_clegal`` (``server/engine/_clegal.c``) when it is built,
+    extension ``_cengine`` (``server/engine/_cengine.c``) when it is built,
     unless ``pure``; this Python listing is the reference, and
-    tests/engine/test_fast_legal.py checks both give the same list.
+    tests/engine/test_fast_path.py checks both give the same list.
     """
     tableau = position.tableau
     if not position.stock and not position.waste and not any(tableau):
@@ -628,7 +633,7 @@ _FITS: dict[BuildRule, bytes] = {}
 
 def _c_table(columns: int) -> list[LegalMove | None]:
     """The moves the C listing may name for a ``columns``-column tableau, at the indexes
-    ``server/engine/_clegal.c`` documents: the same values the Python listing builds (``None`` where no
+    ``server/engine/_cengine.c`` documents: the same values the Python listing builds (``None`` where no
     move exists: a column onto itself, a count below 2). Built once per column count."""
     table = _C_TABLES.get(columns)
     if table is None:
@@ -654,7 +659,7 @@ def _fits(variant: Variant) -> bytes:
     return fits
 
 
-try:  # the optional C listing (server/engine/_clegal.c; pyproject.toml builds it when a compiler is there)
-    from ._clegal import column_moves as _c_column_moves
+try:  # the optional C listing (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)
+    from ._cengine import column_moves as _c_column_moves
 except ImportError:  # no compiler at install time: the Python listing alone
     _c_column_moves = None

@@ -1,5 +1,6 @@
 /*
- * The legal-move listing's hot loop in C: an optional accelerator of rules.legal_moves.
+ * The engine's per-command hot path in C, an optional accelerator of two pure functions:
+ * column_moves for rules.legal_moves and visible_columns for view.redact.
  *
  * The server lists a player's legal moves after every accepted command; in Python most of that
  * time is the per-column scan (run lengths, which run card fits on which column top). This file
@@ -14,7 +15,7 @@
  * length is a copy of rules.run_length (a run: face-up top cards each of which fits on the card
  * beneath it). Every listed move is an item of `table`, built once per column count by the
  * Python side (the same LegalMove values the pure listing builds), so this file creates no
- * command. tests/engine/test_fast_legal.py checks both listings give the same list on random
+ * command. tests/engine/test_fast_path.py checks both listings give the same list on random
  * positions of every preset.
  *
  * Anything outside what this file handles (not a tuple, a card code outside 0..51, more than 63
@@ -169,15 +170,55 @@ fail:
     return NULL;
 }
 
+/* visible_columns(tableau, hidden) -> tuple | None
+ *
+ * view.redact's tableau: each column from its first face-up card on (column[hidden:]), the column
+ * itself when nothing of it is face down. None for anything but a tuple of tuples and as many counts
+ * in 0..len(column).
+ */
+static PyObject *visible_columns(PyObject *self, PyObject *args) {
+    PyObject *tableau, *hidden;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &tableau, &PyTuple_Type, &hidden)) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(tableau);
+    if (PyTuple_GET_SIZE(hidden) != n) Py_RETURN_NONE;
+    PyObject *result = PyTuple_New(n);
+    if (result == NULL) return NULL;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *column = PyTuple_GET_ITEM(tableau, j);
+        PyObject *h = PyTuple_GET_ITEM(hidden, j);
+        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) goto unsupported;
+        Py_ssize_t len = PyTuple_GET_SIZE(column);
+        long down = PyLong_AsLong(h);
+        if (down < 0 || down > len) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        PyObject *up = PyTuple_GetSlice(column, down, len); /* the column itself when down is 0 */
+        if (up == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, j, up);
+    }
+    return result;
+unsupported:
+    Py_DECREF(result);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"column_moves", column_moves, METH_VARARGS,
      "column_moves(tableau, hidden, foundations, waste, fits, onto_limit, into_limit, table) -> list | None\n\n"
      "The legal moves up to the column-to-column ones, in rules.legal_moves' order (items of table); None when "
      "the position is outside what the C listing handles."},
+    {"visible_columns", visible_columns, METH_VARARGS,
+     "visible_columns(tableau, hidden) -> tuple | None\n\n"
+     "Each column's face-up cards (column[hidden:]), as view.redact lists them; None for a malformed tableau."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_clegal",
-                                    "The optional C listing of legal moves (rules.legal_moves).", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cengine",
+                                    "The engine's optional C hot path (rules.legal_moves, view.redact).", -1,
+                                    methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__clegal(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__cengine(void) { return PyModule_Create(&module); }
