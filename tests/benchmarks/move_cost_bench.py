@@ -16,8 +16,11 @@ Figures are medians in microseconds over every move of every preset, then per pr
 of each move's sum (not the sum of the medians). Undo is played now and then (policy ``full``, plus a share
 of ``safe`` games), so taking back a move is measured too.
 
-Run: ``python tests/benchmarks/move_cost_bench.py [--games 30] [--moves 200] [--profile]``; ``--profile``
-runs the same replay under cProfile and prints the top functions by own time.
+Run: ``python tests/benchmarks/move_cost_bench.py [--games 30] [--moves 200] [--profile] [--check]``;
+``--profile`` runs the same replay under cProfile and prints the top functions by own time; ``--check``
+first compares the engine's optional C hot path with the pure Python (``pure=True``) on every position of
+the replay and on 2,000 random positions per preset (tests/engine/test_fast_path.py's generator): the
+same legal lists and views, or it stops with the first difference.
 """
 
 from __future__ import annotations
@@ -108,6 +111,33 @@ def workload(games: int, max_moves: int) -> list[tuple[str, str, list[str], str]
     return work
 
 
+def check(work: list[tuple[str, str, list[str], str]], random_per_preset: int = 2000) -> int:
+    """Compare the C hot path with the pure Python on every replayed and ``random_per_preset`` random
+    positions per preset; returns how many positions were compared (raises AssertionError on a difference)."""
+    from server.engine import legal_moves, redact
+    from tests.engine.test_fast_path import VARIANTS, random_position
+
+    compared = 0
+
+    def same(position, variant) -> None:  # type: ignore[no-untyped-def]
+        nonlocal compared
+        assert legal_moves(position, variant) == legal_moves(position, variant, pure=True), (variant.name, position)
+        assert redact(position) == redact(position, pure=True), (variant.name, position)
+        compared += 1
+
+    for name, seed, commands, undo in work:
+        variant = PRESETS[name]
+        game = Game(deal(seed, variant), variant, autoplay=True, undo=undo)
+        for command in commands:
+            game.play(command)
+            same(game.position, variant)
+    rng = random.Random(2026)
+    for variant in VARIANTS:
+        for _ in range(random_per_preset):
+            same(random_position(variant, rng), variant)
+    return compared
+
+
 def _us(ns: float) -> str:
     return f"{ns / 1000:6.1f}"
 
@@ -117,9 +147,13 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=30, help="games per preset")
     parser.add_argument("--moves", type=int, default=200, help="max moves per game")
     parser.add_argument("--profile", action="store_true", help="also profile the replay with cProfile")
+    parser.add_argument("--check", action="store_true", help="first compare the C hot path with the pure Python")
     args = parser.parse_args()
-    load = os.getloadavg()
     work = workload(args.games, args.moves)
+    if args.check:
+        start = time.perf_counter()
+        print(f"C hot path = pure Python on {check(work):,} positions ({time.perf_counter() - start:.0f} s)")
+    load = os.getloadavg()
     for name, seed, commands, undo in work[: len(PRESETS)]:  # warm the caches once, as a running server has
         replay_timed(name, seed, commands, undo)
     by_preset: dict[str, list[tuple[int, ...]]] = {name: [] for name in PRESETS}
