@@ -289,10 +289,15 @@ def _from_column(position: Position, variant: Variant, source: Pile, target: Pil
     limit = move_limit(variant, position.tableau.count(()), not onto)
     if count > limit:
         raise IllegalCommandError(f"{count} cards at once, at most {limit} may move")
-    moved = column[-count:]
-    tableau, hidden, revealed = _take(position, src, count)
-    tableau = _with_column(tableau, dst, onto + moved)
-    new = Position(tableau, hidden, position.foundations, position.stock, position.waste, position.redeals_left)
+    # Both columns change in one copy of the tableau (the commonest command: building it once matters).
+    left = column[:-count]
+    columns = list(position.tableau)
+    columns[src], columns[dst] = left, onto + column[-count:]
+    hidden = position.hidden
+    revealed = bool(left) and hidden[src] == len(left)  # the newly exposed card turns face up (as _take)
+    if revealed:
+        hidden = hidden[:src] + (hidden[src] - 1,) + hidden[src + 1 :]
+    new = Position(tuple(columns), hidden, position.foundations, position.stock, position.waste, position.redeals_left)
     return Applied(new, count, revealed)
 
 
