@@ -19,6 +19,7 @@ from protocol.codec import encode
 from protocol.codes import new_code
 
 from ..core.lifecycle import State
+from ..hub import Hub
 from ..ranking import Standing
 from ..settings import Settings
 from ..store import Store, token_hash
@@ -53,6 +54,8 @@ class DailyMatches(Protocol):
 
     store: Store
     """The process's Redis store (for the daily's own store, leases and the retention period)."""
+    hub: Hub
+    """The process's fan-out (the daily's stream to its spectators)."""
     settings: Settings
     process_id: str
 
@@ -91,6 +94,7 @@ class DailyLink:
     def __init__(self, service: MatchService) -> None:
         self._service = service
         self.store = service.store
+        self.hub = service.hub
         self.settings = service.settings
         self.process_id = service.process_id
 
