@@ -162,7 +162,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.service = service
         await service.start_background()
         if settings.daily_variants:  # the daily challenge (server/daily.py): deals prepared ahead, days closed
-            daily = service.daily = app.state.daily = DailyService(service, settings.daily_variants,
+            daily = service.daily = app.state.daily = DailyService(service.daily_link, settings.daily_variants,
                                                                    settings.daily_secret)
             service.spawn(service.run_forever(daily.run, "daily challenge"))
         for _ in range(settings.solver_workers):

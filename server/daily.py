@@ -7,12 +7,14 @@ arithmetic (:func:`day_of`, :func:`day_bounds`), the seed of the day
 
 The service (:class:`DailyService`) runs one daily attempt as a one-player
 match of the :class:`~server.matches.MatchService` (same ``/play``
-protocol, validation, resume, dead-game check and rate limits). The match
+protocol, validation, resume, dead-game check and rate limits), which it
+reaches through :class:`server.match.daily_link.DailyMatches` only. The match
 gets the day's deal but never its seed (its ``seed`` and ``nonce`` are
 empty, its commitment is the daily one, SHA-256 of the seed), starts as
 soon as its player connects (no lobby wait, no countdown) and ends at the
 latest when the UTC day ends (its fixed deadline). When it ends the match
-service calls :meth:`DailyService.record`, which puts the entry on the
+service calls :meth:`DailyService.record` (its
+:class:`~server.match.daily_link.DailyHooks`), which puts the entry on the
 leaderboard and keeps the game for the replay (match keys expire; these
 stay).
 
@@ -33,19 +35,17 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from protocol import messages as m
-from protocol.codec import encode
-from protocol.codes import new_code
 from protocol.errors import NotationError
 
+from .core.lifecycle import State
 from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
 from .hub import HubFull, Subscription
-from .matches import MatchService
+from .match.daily_link import DailyMatches, Day, Log
 from .names import name_key, name_problem, valid_name
 from .ranking import Standing
-from .store import DailyStore, DayDeal, MatchMeta, day_feed, token_hash
-from .store.keys import day_lease, day_member
+from .store import DailyStore, DayDeal, day_feed, token_hash
+from .store.keys import day_lease
 from .store.records import DailyEntry, DailyReplay
 
 log = logging.getLogger("forty_thieves.daily")
@@ -162,13 +162,13 @@ class DailyService:
     clock (Redis ``TIME`` plus ``FTR_CLOCK_OFFSET_MS``); tests inject one.
     """
 
-    def __init__(self, matches: MatchService, variants: tuple[str, ...], secret: str | None = None,
+    def __init__(self, matches: DailyMatches, variants: tuple[str, ...], secret: str | None = None,
                  now_ms: Callable[[], int] | None = None, nodes: int = DAILY_NODES) -> None:
         self.matches = matches
         self.store = DailyStore(matches.store)
         self.variants = tuple(find_variant(v).name for v in variants)
         self.configured_secret = secret
-        self.now_ms = now_ms or matches.clock.now_ms
+        self.now_ms = now_ms or matches.now_ms
         self.nodes = nodes
         self._preparing: dict[tuple[str, str], asyncio.Future[DayDeal]] = {}
 
@@ -221,10 +221,8 @@ class DailyService:
             await asyncio.sleep(0.2)  # another process prepares it
         try:
             secret = await self.store.secret(self.configured_secret)
-            loop = asyncio.get_running_loop()
-            index, seed, moves = await loop.run_in_executor(self.matches.executor, find_daily_deal, secret, date,
-                                                            variant, self.nodes, MAX_INDEX,
-                                                            self.matches.settings.pure_solver)
+            index, seed, moves = await self.matches.run_solver(find_daily_deal, secret, date, variant, self.nodes,
+                                                               MAX_INDEX, self.matches.settings.pure_solver)
             fields = {"seed": seed, "commitment": seed_commitment(seed), "attempt_index": index,
                       "deal": format_position(deal(seed, find_variant(variant))), "solution": json.dumps(moves), "closed": 0}
             await self.store.set_deal(date, variant, fields, day_bounds(date)[1])
@@ -293,13 +291,10 @@ class DailyService:
                 await self.close_unstarted(created, date)
             if status == "closed":
                 raise DailyError(409, "day_over", f"the daily challenge of {date} is over")
-        meta = await self.matches.store.meta(code)
-        player = await self.matches.store.player(code, name)
-        if meta is None or player is None or meta.state == "finished" or player.status not in ("lobby", "playing"):
+        if not await self.matches.attempt_open(code, name):
             raise DailyError(409, "already_played", f"{name!r} has played the {variant} daily challenge of {date}: "
                                                     "one attempt a day; see the leaderboard")
-        player_token = secrets.token_urlsafe(24)
-        await self.matches.store.issue_token(code, name, token_hash(player_token))
+        player_token = await self.matches.issue_token(code, name)
         result: dict[str, Any] = {"date": date, "variant": variant, "name": name, "match": code,
                                   "player_token": player_token, "commitment": record.commitment,
                                   "ends_at_ms": day_bounds(date)[1]}
@@ -307,41 +302,23 @@ class DailyService:
 
     async def _create_match(self, date: str, variant: str, name: str, record: DayDeal) -> str:
         """A one-player match with the day's deal and no seed, the player already in it (lobby)."""
-        store, now = self.matches.store, self.matches.clock.now_ms()
-        settings = m.Settings(variant, True, 1, 0, True, "safe", False)
-        while True:
-            code = new_code()
-            fields: dict[str, Any] = {
-                "state": "lobby", "settings": settings,
-                "host": token_hash(secrets.token_urlsafe(24)), "created_ms": now, "active": 0,
-                "solution": record.solution, "nonce": "", "seed": "", "commitment": record.commitment,
-                "deal": record.deal, "daily": day_member(date, variant), "deadline_at_ms": day_bounds(date)[1],
-            }
-            if await store.create_match(code, fields):
-                break
-        status, _ = await store.join(code, name, token_hash(secrets.token_urlsafe(24)), 1, now)
-        assert status == "ok", status
-        return code
+        return await self.matches.create_attempt((date, variant), name, record.deal, record.solution,
+                                                 record.commitment, day_bounds(date)[1])
 
-    async def started(self, meta: MatchMeta, name: str, start_at_ms: int, foundation: int = 0) -> None:
-        """A daily match started (called by the match service): the public ``attempt`` event, with the
-        ``foundation`` cards the deal's auto-play put up before the first command."""
-        assert meta.day is not None, "not a daily attempt"
-        date, variant = meta.day
+    async def started(self, code: str, day: Day, name: str, start_at_ms: int, foundation: int) -> None:
+        """Attempt ``code`` started (the match service's :class:`~server.match.daily_link.DailyHooks`): the public
+        ``attempt`` event, with the ``foundation`` cards the deal's auto-play put up before the first command."""
+        date, variant = day
         await self.store.add_event(date, variant, {"name": name, "status": "playing", "moves": 0,
                                                    "foundation": foundation, "time_ms": 0})
 
-    async def record(self, code: str, meta: MatchMeta, standing: Standing) -> None:
-        """A daily attempt ended (called by the match service before its results): board, entry, replay.
-
-        Idempotent (the match's finalize may run again after a failure).
-        """
-        assert meta.day is not None, "not a daily attempt"
-        date, variant = meta.day
-        log_entries = await self.matches.store.log(code, standing.name)
+    async def record(self, code: str, day: Day, standing: Standing, commands: Log) -> None:
+        """Attempt ``code`` ended (the match service's hook, before its results): board, entry, replay of the
+        move log ``commands``. Idempotent (the match's finalize may run again after a failure)."""
+        date, variant = day
         entry = DailyEntry(standing.status, standing.time_ms, standing.moves, standing.foundation, standing.undos,
                            standing.hints, standing.last_foundation_ms, code)
-        replay = DailyReplay([c for c, _ in log_entries], [t for _, t in log_entries])
+        replay = DailyReplay([c for c, _ in commands], [t for _, t in commands])
         event = {"name": standing.name, "status": standing.status, "moves": standing.moves,
                  "foundation": standing.foundation, "time_ms": standing.time_ms}
         await self.store.record(date, variant, standing.name, pack_score(standing), entry, replay, event)
@@ -421,23 +398,22 @@ class DailyService:
     async def close_unstarted(self, code: str, date: str) -> bool:
         """Close a daily match that never started (state ``closed``; its player, connected or resuming later,
         gets ``error`` ``closed``; its keys expire after the retention period); False when it had started."""
-        frame = encode(m.Error("closed", f"the daily challenge of {date} is over: this attempt never started"))
-        return await self.matches.store.close_unstarted(code, frame, self.matches.store.retention_s)
+        return await self.matches.close_unstarted(code, f"the daily challenge of {date} is over: this attempt never "
+                                                        "started")
 
     async def close_days(self) -> None:
         """Close ended days: attempts never started are closed and dropped, finished ones not on the board yet
         (finalized by a process running no daily challenge) are recorded; the day closes once none is open."""
         for date, variant in await self.store.days_ended(self.now_ms()):
             for name, code in (await self.store.open_attempts(date, variant)).items():
-                meta = await self.matches.store.meta(code)
-                if meta is None or meta.state == "closed":
+                state = await self.matches.attempt_state(code)
+                if state is None or state is State.CLOSED:
                     await self.store.drop_open(date, variant, name)
-                elif meta.state == "lobby" and await self.close_unstarted(code, date):
+                elif state is State.LOBBY and await self.close_unstarted(code, date):
                     await self.store.drop_open(date, variant, name)  # never got the deal: no entry
-                elif meta.state == "finished":  # finalized by a process without this service: no entry yet
-                    for p in await self.matches.store.players(code):
-                        await self.record(code, meta, Standing(p.name, p.status, p.time_ms, p.moves, p.undos,
-                                                               p.hints, p.foundation, p.last_found_ms))
+                elif state is State.FINISHED:  # finalized by a process without this service: no entry yet
+                    for standing, commands in await self.matches.ended_attempt(code):
+                        await self.record(code, (date, variant), standing, commands)
             if await self.store.close(date, variant, self.matches.store.retention_s):
                 log.info("daily %s %s closed: the seed is revealed", date, variant)
 

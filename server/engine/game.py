@@ -63,6 +63,10 @@ class Outcome:
     won: bool
 
 
+_Link = tuple[Step, "_Link | None"]
+"""One step of the undo history on the link below it (``None``: the first step)."""
+
+
 class Game:
     """One player's game: the deal, the accepted commands, the current position.
 
@@ -87,8 +91,20 @@ class Game:
         self.undo_policy = UndoPolicy(undo)
         self.moves = 0
         self.undos = 0
-        self.history: list[Step] = []
+        self._top: _Link | None = None
+        """The undo history, newest step first, as a chain of links that copies share (see :meth:`copy`)."""
         self.position = _autoplay(deal, variant) if autoplay else deal
+
+    @property
+    def history(self) -> list[Step]:
+        """The steps undo could take back, oldest first (a new list, in time linear in its length)."""
+        steps = []
+        link = self._top
+        while link is not None:
+            steps.append(link[0])
+            link = link[1]
+        steps.reverse()
+        return steps
 
     @property
     def is_won(self) -> bool:
@@ -101,10 +117,10 @@ class Game:
             return IllegalCommandError("the game is won: no more commands", "game_over")
         if self.undo_policy is UndoPolicy.NONE:
             return IllegalCommandError("undo is off in this match", "undo_refused")
-        if not self.history:
+        if self._top is None:
             return IllegalCommandError("nothing to undo", "undo_refused")
         if self.undo_policy is UndoPolicy.SAFE:
-            last = self.history[-1]
+            last = self._top[0]
             if last.command.kind == "draw":
                 return IllegalCommandError("undo cannot take back a draw", "undo_refused")
             if last.command.kind == "redeal":
@@ -126,7 +142,8 @@ class Game:
             refusal = self.undo_refusal()
             if refusal is not None:
                 raise refusal
-            step = self.history.pop()
+            assert self._top is not None
+            step, self._top = self._top
             self.position = step.before
             self.moves += 1
             self.undos += 1
@@ -140,24 +157,25 @@ class Game:
             auto = autoplay(after, self.variant)
             after, autoplayed = auto.position, len(auto.moves)
             revealed = revealed or auto.revealed
-        self.history.append(Step(command, before, after, applied.cards, autoplayed, revealed))
+        self._top = (Step(command, before, after, applied.cards, autoplayed, revealed), self._top)
         self.position = after
         self.moves += 1
         return Outcome(command, after, applied.cards, autoplayed, after.is_won)
 
-    def snapshot(self) -> tuple[Position, int, int, int, Step | None]:
-        """Everything :meth:`play` may change, for :meth:`restore`, in constant time: one :meth:`play`
-        appends one step to the history or (an undo) takes the last one off, so its length and last step
-        are enough (copying the history made every command cost more the longer the game)."""
-        return self.position, self.moves, self.undos, len(self.history), self.history[-1] if self.history else None
+    def copy(self) -> Game:
+        """An independent game in the same state: :meth:`play` on either leaves the other as it was.
 
-    def restore(self, snapshot: tuple[Position, int, int, int, Step | None]) -> None:
-        """Return to a :meth:`snapshot` taken before at most one :meth:`play` (used when a command was
-        accepted here but could not be stored)."""
-        self.position, self.moves, self.undos, length, last = snapshot
-        del self.history[max(length - 1, 0):]
-        if last is not None:
-            self.history.append(last)
+        In constant time: the history is a chain of immutable links (each step on the one before it),
+        which both games share and neither changes (a command adds a link on top, an undo steps down).
+        The server plays a command on a copy and keeps it only once the command is stored, so a command
+        that could not be stored needs no way back.
+        """
+        other = object.__new__(Game)
+        other.variant, other.deal, other.autoplay, other.undo_policy = (
+            self.variant, self.deal, self.autoplay, self.undo_policy)
+        other.moves, other.undos, other.position = self.moves, self.undos, self.position
+        other._top = self._top
+        return other
 
     def legal_moves(self) -> list[LegalMove]:
         """Every command that :meth:`play` would accept now, each once.
@@ -167,7 +185,8 @@ class Game:
         """
         result = legal_moves(self.position, self.variant)
         if self.undo_refusal() is None:
-            result.append(LegalMove(UNDO, self.history[-1].cards))
+            assert self._top is not None
+            result.append(LegalMove(UNDO, self._top[0].cards))
         return result
 
 

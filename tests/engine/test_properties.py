@@ -107,19 +107,23 @@ def test_undo_restores_the_exact_position(case: tuple[Game, list[str]], depth: i
 
 @SETTINGS
 @given(played_games(undo="full"), st.randoms(use_true_random=False))
-def test_restore_undoes_one_command_exactly(case: tuple[Game, list[str]], rng: random.Random) -> None:
-    """Game.snapshot/restore (the server's way back when a command could not be stored): after any one
-    accepted command, undo included, restore gives back the same position, counters and history."""
+def test_a_copy_is_independent(case: tuple[Game, list[str]], rng: random.Random) -> None:
+    """Game.copy (the server plays a command on a copy, kept once it is stored): any one accepted command,
+    undo included, played on the copy leaves the original's position, counters, history and legal moves as
+    they were, and the copy ends where the same command played on the original ends."""
     game, _ = case
     legal = game.legal_moves()
     if not legal:
         return
     before = (game.position, game.moves, game.undos, list(game.history))
-    saved = game.snapshot()
-    game.play(rng.choice(legal).command)
-    game.restore(saved)
+    command = rng.choice(legal).command
+    other = game.copy()
+    other.play(command)
     assert (game.position, game.moves, game.undos, list(game.history)) == before
     assert game.legal_moves() == legal
+    game.play(command)
+    assert (other.position, other.moves, other.undos, other.history) == (
+        game.position, game.moves, game.undos, game.history)
 
 
 @SETTINGS

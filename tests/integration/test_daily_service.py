@@ -50,18 +50,18 @@ class FakeClock:
         return None
 
 
-async def run(redis_url: str, now: int, body: Callable[[DailyService, FakeClock], Awaitable[None]]) -> None:
+async def run(redis_url: str, now: int, body: Callable[[DailyService, FakeClock, MatchService], Awaitable[None]]) -> None:
     async def main() -> None:
         client = aioredis.Redis.from_url(redis_url.rsplit("/", 1)[0] + f"/{DB}")
         await client.flushdb()
         matches = MatchService(Store(client, 3600), Settings(countdown_s=0.0), None)
         clock = FakeClock(now)
         matches.clock = clock  # type: ignore[assignment]
-        daily = matches.daily = DailyService(matches, ("classic", "relaxed"), secret="unit secret",
+        daily = matches.daily = DailyService(matches.daily_link, ("classic", "relaxed"), secret="unit secret",
                                              now_ms=clock.now_ms)
         await matches.start_background()
         try:
-            await body(daily, clock)
+            await body(daily, clock, matches)
         finally:
             await matches.stop_background()
             await client.flushdb()
@@ -86,14 +86,14 @@ async def next_frame(session: Session, kind: type, timeout: float = 10) -> Any:
             return message
 
 
-async def connect(daily: DailyService, attempt: dict[str, Any]) -> tuple[Session, m.Started]:
+async def connect(matches: MatchService, attempt: dict[str, Any]) -> tuple[Session, m.Started]:
     session = Session()
-    await daily.matches.resume(session, attempt["match"], attempt["player_token"])
+    await matches.resume(session, attempt["match"], attempt["player_token"])
     return session, await next_frame(session, m.Started)
 
 
 async def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: str) -> None:
-    async def body(daily: DailyService, clock: FakeClock) -> None:
+    async def body(daily: DailyService, clock: FakeClock, matches: MatchService) -> None:
         first = await daily.attempt("relaxed", "ann", None)
         token = first["name_token"]
         assert first["date"] == "2026-11-30" and first["variant"] == "relaxed"
@@ -107,12 +107,12 @@ async def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: s
         assert again["player_token"] != first["player_token"]
         other = await daily.attempt("relaxed", "bo", None)
         assert other["match"] != first["match"]
-        session, started = await connect(daily, again)  # the newest player token resumes
+        session, started = await connect(matches, again)  # the newest player token resumes
         assert started.deadline_ms == ms("2026-12-01T00:00:00.000")
-        await daily.matches.play(session, 1, "s")
+        await matches.play(session, 1, "s")
         position = await next_frame(session, m.Position)
         assert position.moves == 1
-        await daily.matches.resign(session, 2)
+        await matches.resign(session, 2)
         results = await next_frame(session, m.Results)
         assert results.seed == "" and results.nonce == ""  # nothing of the seed before the day is over
         record = await daily.store.deal("2026-11-30", "relaxed")
@@ -129,14 +129,14 @@ async def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: s
 
 
 async def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) -> None:
-    async def body(daily: DailyService, clock: FakeClock) -> None:
+    async def body(daily: DailyService, clock: FakeClock, matches: MatchService) -> None:
         attempt = await daily.attempt("relaxed", "late", None)
         assert attempt["date"] == "2026-11-30"
-        session, started = await connect(daily, attempt)
+        session, started = await connect(matches, attempt)
         assert started.start_at_ms == ms("2026-11-30T23:59:50.000")
         assert started.deadline_ms == ms("2026-12-01T00:00:00.000")
         clock.now = ms("2026-11-30T23:59:55.000")
-        await daily.matches.play(session, 1, "s")
+        await matches.play(session, 1, "s")
         assert (await next_frame(session, m.Position)).time_ms == 5000
         assert (await refused(daily.reveal("2026-11-30", "relaxed"))).code == "not_revealed"
         clock.now = ms("2026-12-01T00:00:00.000")  # the day's end: the deadline timer ends the attempt
@@ -158,7 +158,7 @@ async def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) ->
         redis = daily.store.redis
         deal_fields = await redis.hkeys(day_key("2026-11-30", "relaxed", "deal"))
         assert b"seed" in deal_fields and b"solution" not in deal_fields
-        retention = daily.matches.settings.retention_s
+        retention = matches.settings.retention_s
         for what in ("attempts", "events"):
             assert 0 < await redis.ttl(day_key("2026-11-30", "relaxed", what)) <= retention, what
         for what in ("deal", "board", "entries", "replays"):
@@ -171,10 +171,10 @@ async def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) ->
 
 
 async def test_the_day_stays_secret_while_an_attempt_is_open_and_no_shows_are_dropped(redis_url: str) -> None:
-    async def body(daily: DailyService, clock: FakeClock) -> None:
+    async def body(daily: DailyService, clock: FakeClock, matches: MatchService) -> None:
         playing = await daily.attempt("relaxed", "p", None)
         await daily.attempt("relaxed", "noshow", None)  # never connects
-        session, _ = await connect(daily, playing)
+        session, _ = await connect(matches, playing)
         clock.now = ms("2026-12-01T00:00:00.500")
         await daily.close_days()  # the deadline timer may not have run yet: the day closes only without open attempts
         await next_frame(session, m.Results)
@@ -198,7 +198,7 @@ async def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
                Standing("c", "timeout", 86_400_000, 60, 0, 0, 31, 80_000),
                Standing("d", "resigned", 10, 3, 0, 0, 30, 150), Standing("tie", "won", 5000, 180, 0, 0, 104, 1)]
 
-    async def body(daily: DailyService, clock: FakeClock) -> None:
+    async def body(daily: DailyService, clock: FakeClock, matches: MatchService) -> None:
         await daily.deal_of_day("2026-11-30", "classic")
         for s in entries:
             entry = DailyEntry(status=s.status, time_ms=s.time_ms, moves=s.moves, foundation=s.foundation)
@@ -222,8 +222,8 @@ async def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -
     """Two processes: one runs the ``start`` timer, the other the ``deadline`` timer of the same attempt (started
     just before midnight, or both due after a restart). A deadline that finds the match still in its countdown
     must come back, or the attempt never ends and its day never closes (the seed is never revealed)."""
-    async def body(daily: DailyService, clock: FakeClock) -> None:
-        store = daily.matches.store
+    async def body(daily: DailyService, clock: FakeClock, matches: MatchService) -> None:
+        store = matches.store
         attempt = await daily.attempt("relaxed", "split", None)
         code, end = attempt["match"], ms("2026-12-01T00:00:00.000")
         # The other process's start timer has not run yet: the match is in its countdown.
@@ -234,7 +234,7 @@ async def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -
         meta = await store.meta(code)
         assert meta is not None and meta.state == "countdown"
         assert await store.redis.zscore(TIMERS, f"{code} deadline") is not None, "the deadline timer was dropped"
-        settings = (await daily.matches.lobby_message(code)).settings  # the other process's start timer:
+        settings = (await matches.lobby_message(code)).settings  # the other process's start timer:
         assert await store.start(code, encode(m.Lobby(code, "playing", [], settings, "")))
         clock.now = end + 1000  # the deadline timer, put back 200 ms later, is due again
         for _ in range(50):
@@ -254,7 +254,7 @@ async def test_a_name_claimed_under_the_old_key_is_still_found(redis_url: str) -
     """Daily names were once keyed by NFKC_Casefold alone (``legacy_name_key``); a claim made then stays under that
     key in Redis. Its token still opens the name, no second claim is made under the skeleton key, and another
     spelling is refused as taken."""
-    async def body(daily: DailyService, clock: FakeClock) -> None:
+    async def body(daily: DailyService, clock: FakeClock, matches: MatchService) -> None:
         token = "token kept from before"
         assert legacy_name_key("Sam") == "sam" != name_key("Sam")  # the skeleton key is another ("sarn")
         await daily.store.redis.hset(DAILY_NAMES, "sam", f"{hashlib.sha256(token.encode()).hexdigest()} Sam")
@@ -274,7 +274,7 @@ async def test_a_name_claimed_by_a_refused_request_is_free_again(redis_url: str)
     """The first request of a name claims it; when that request is then refused (the day closed meanwhile,
     in another process whose clock is a little ahead), its name token never reaches anyone: the name must not
     stay claimed for ever."""
-    async def body(daily: DailyService, clock: FakeClock) -> None:
+    async def body(daily: DailyService, clock: FakeClock, matches: MatchService) -> None:
         await daily.deal_of_day("2026-11-30", "relaxed")
         await daily.store.redis.hset("{d:2026-11-30:relaxed}:deal", "closed", "1")  # another process closed it
         assert (await refused(daily.attempt("relaxed", "newcomer", None))).code == "day_over"
@@ -289,15 +289,15 @@ async def test_a_name_claimed_by_a_refused_request_is_free_again(redis_url: str)
 async def test_an_attempt_finalized_by_a_process_without_the_daily_service_still_counts(redis_url: str) -> None:
     """A process of the deployment that runs no daily challenge (FTR_DAILY_VARIANTS empty) may finalize a daily
     match: it puts no entry on the board. The day's close records it, or the day never closes (no reveal)."""
-    async def body(daily: DailyService, clock: FakeClock) -> None:
+    async def body(daily: DailyService, clock: FakeClock, matches: MatchService) -> None:
         attempt = await daily.attempt("relaxed", "elsewhere", None)
-        session, _ = await connect(daily, attempt)
-        await daily.matches.play(session, 1, "s")
+        session, _ = await connect(matches, attempt)
+        await matches.play(session, 1, "s")
         await next_frame(session, m.Position)
-        daily.matches.daily = None  # this "process" knows nothing of the daily challenge
-        await daily.matches.resign(session, 2)
+        matches.daily = None  # this "process" knows nothing of the daily challenge
+        await matches.resign(session, 2)
         await next_frame(session, m.Results)
-        daily.matches.daily = daily
+        matches.daily = daily
         clock.now = ms("2026-12-01T00:00:01.000")
         await daily.close_days()
         board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)

@@ -4,8 +4,7 @@ The codes are read from the source of ``server/`` and ``protocol/`` with :mod:`a
 every call that puts one on the wire (``ServiceError``, ``m.Error``, ``m.Rejected``, ``DailyError``,
 ``ProtocolError``, ``IllegalCommandError``, the HTTP helpers, ``{"error": ...}`` bodies). A code argument
 that is not a string literal must be one of the pass-throughs listed in :data:`PASS_THROUGH` (an
-exception's own ``code``, collected where it is raised) or the join script's status; any other is a
-failure, so a new way of sending a code cannot slip past this test.
+exception's own ``code``, collected where it is raised); any other is a failure, so a new way of sending a code cannot slip past this test.
 """
 
 from __future__ import annotations
@@ -30,8 +29,7 @@ PASS_THROUGH = {
     ("server/app.py", "error.code"),  # a ServiceError's code, as an HTTP error
     ("server/watch.py", "error.code"),  # a ServiceError's code (too_many_watchers), frame or HTTP
     ("server/daily_web.py", "error.code"),  # a DailyError's code, as an HTTP error
-    ("server/matches.py", "code"),  # rejected: the NotationError's or IllegalCommandError's code
-    ("server/matches.py", "status"),  # join: the JOIN script's refusal (see join_statuses)
+    ("server/core/player.py", "code"),  # rejected: the NotationError's or IllegalCommandError's code
     ("server/httpjson.py", "code"),  # error_response's own parameter: {"error": code, ...} (its calls collected)
     ("server/replays.py", "code"),  # likewise its _error helper
     ("protocol/codec.py", "code"),  # ProtocolError.__init__'s own parameter (default collected)
@@ -111,7 +109,9 @@ def test_the_source_reading_finds_what_it_must() -> None:
     assert {"not_found", "method_not_allowed", "not_finished"} <= found["_error"] | found["error_response"]
     assert {"illegal", "malformed"} <= found["default"]
     assert join_statuses() == {"no_match", "closed", "already_started", "name_taken", "match_full"}
-    assert ("server/matches.py", "status") in dynamic and ("server/play.py", "error.code") in dynamic
+    assert ("server/core/player.py", "code") in dynamic and ("server/play.py", "error.code") in dynamic
+    # The join script's refusals are each sent as a code written out (server/match/lobby.py, server/core/lifecycle.py).
+    assert join_statuses() <= found["ServiceError"]
 
 
 def test_every_code_the_server_sends_is_declared_and_every_declared_code_is_sent() -> None:

@@ -1,0 +1,372 @@
+"""A match's lifecycle as data: its states, the allowed transitions in one table, what each event does.
+
+States (``meta.state`` in Redis)::
+
+    preparing --deal_found--> lobby --host_start | all_ready--> countdown --start--> playing
+        |                       |                                                      |
+        +-------close-----------+--> closed                         all_ended --> finished
+
+``preparing`` waits for a solvable deal from the pool; ``lobby`` takes joins and readies; ``countdown``
+runs ``FTR_COUNTDOWN_S`` to the start instant; ``playing`` takes commands; ``finished`` has its results
+(and takes rematches); ``closed`` never started (lobby timeout, a daily attempt after its day). Once a
+match's keys expire it has no state (``None`` here): ``no_match``.
+
+:data:`TRANSITIONS` is the one table: each row is a (state, event) that is allowed, the state it leads
+to, what the adapter then does (:class:`Effect`, in order) and the store's script that makes the change
+atomic (:mod:`server.store.scripts`) (the script checks the same source state, so two processes deciding at once change it once).
+:func:`decide` reads it: an event a player sent that the table does not allow is refused with the
+:class:`~server.core.errors.ServiceError` the player gets (:func:`refusal`); a background event (a timer,
+a start check) that finds the match moved on is ignored, because another process or an earlier run did
+it; the one exception waits (a deadline that fires while its match is still counting down: its start
+timer, due too, runs elsewhere).
+
+Pure: no I/O and no clock (instants are ``now_ms`` arguments, ms since the epoch on the server's clock).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from protocol import messages as m
+
+from .errors import ServiceError
+
+
+class State(StrEnum):
+    """A match's state (``meta.state``)."""
+
+    PREPARING = "preparing"
+    LOBBY = "lobby"
+    COUNTDOWN = "countdown"
+    PLAYING = "playing"
+    FINISHED = "finished"
+    CLOSED = "closed"
+
+
+class Event(StrEnum):
+    """What can happen to a match: a player's request, a timer, or a decision of the service."""
+
+    DEAL_FOUND = "deal_found"
+    """The ``prepare`` timer got a solvable deal from the pool."""
+    JOIN = "join"
+    """A player joins (``join``, or a ``rematch`` into a next round)."""
+    READY = "ready"
+    """A player is ready."""
+    HOST_START = "host_start"
+    """The host starts the match (``start`` with the host token)."""
+    ALL_READY = "all_ready"
+    """The start check passed (every expected player in and ready), or a daily attempt's player connected."""
+    WINDOW_OVER = "window_over"
+    """The ``window`` timer of a round after the first: its rematch window is over."""
+    CLOSE = "close"
+    """The ``close`` timer (``FTR_LOBBY_TIMEOUT_S``), or a daily attempt's day ended before it started."""
+    START = "start"
+    """The ``start`` timer: the countdown is over, the deal goes out."""
+    COMMIT = "commit"
+    """A player's command (``play``, ``resign``, a dead game's end) is stored."""
+    DEADLINE = "deadline"
+    """The ``deadline`` timer: the time limit is over."""
+    ALL_ENDED = "all_ended"
+    """Every player's game has ended (the last one's end, or the ``finalize`` timer): the results."""
+    REMATCH = "rematch"
+    """A player asks for the next round."""
+
+
+PLAYER_EVENTS = frozenset({Event.JOIN, Event.READY, Event.HOST_START, Event.COMMIT, Event.REMATCH})
+"""Events a player sent: refused with an error when the table does not allow them. Every other event is
+the service's own, and is ignored when the match has moved on."""
+
+
+class Effect(StrEnum):
+    """What the adapter does after a transition, in the order a :class:`Transition` lists them."""
+
+    PUBLISH_LOBBY = "publish_lobby"
+    """Append the lobby as Redis holds it to the match's stream (while it is in its lobby)."""
+    CHECK_START = "check_start"
+    """Start the countdown if every expected player is in and ready (event :attr:`Event.ALL_READY`)."""
+    ARM_START = "arm_start"
+    """Set the ``start`` and ``deadline`` timers (:func:`countdown`), before the transition is written."""
+    PUBLISH_COUNTDOWN = "publish_countdown"
+    """The ``countdown`` frame, with the transition."""
+    DAILY_STARTED = "daily_started"
+    """A daily attempt: the daily challenge's public ``attempt`` event."""
+    FREE_KEPT_NAMES = "free_kept_names"
+    """The names kept for the round before's players are anyone's now."""
+    TELL_CLOSED = "tell_closed"
+    """The players hear ``error`` ``closed``; the match's keys expire."""
+    PUBLISH_START = "publish_start"
+    """Every player's status becomes ``playing``; the start event (:func:`start_event`) goes out, and each
+    process that serves a player of the match sends that player the deal (``started``)."""
+    PUBLISH_BOARDS = "publish_boards"
+    """Open-boards matches: each player's redacted deal, for spectators."""
+    PUBLISH_PROGRESS = "publish_progress"
+    """The player's progress (and ``finished`` when the game ended) to everyone."""
+    END_PLAYING = "end_playing"
+    """Every game still playing ends as ``timeout`` at the time limit."""
+    FINALIZE = "finalize"
+    """Rank the players, reveal the seed, publish the results (event :attr:`Event.ALL_ENDED`)."""
+    DAILY_RECORD = "daily_record"
+    """A daily attempt: its entry goes on the day's leaderboard, before the results."""
+    PUBLISH_RESULTS = "publish_results"
+    """The ``results`` frame, kept after the match's keys expire."""
+    EXPIRE = "expire"
+    """The match's keys expire after ``FTR_RETENTION_S`` (its results stay); its deadline timer goes."""
+    CLAIM_NEXT = "claim_next"
+    """The next round's code is set once; the player is put in it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One allowed (``source``, ``event``): the ``target`` state, the ``effects`` in order, and the store's
+    script that writes it atomically (it checks ``source`` again: a concurrent change wins once)."""
+
+    source: State
+    event: Event
+    target: State
+    effects: tuple[Effect, ...]
+    script: str
+
+
+E = Effect
+TRANSITIONS: tuple[Transition, ...] = (
+    Transition(State.PREPARING, Event.DEAL_FOUND, State.LOBBY, (E.PUBLISH_LOBBY, E.CHECK_START), "TRANSITION"),
+    Transition(State.PREPARING, Event.JOIN, State.PREPARING, (E.PUBLISH_LOBBY,), "JOIN"),
+    Transition(State.LOBBY, Event.JOIN, State.LOBBY, (E.PUBLISH_LOBBY,), "JOIN"),
+    Transition(State.PREPARING, Event.READY, State.PREPARING, (E.PUBLISH_LOBBY, E.CHECK_START), "READY"),
+    Transition(State.LOBBY, Event.READY, State.LOBBY, (E.PUBLISH_LOBBY, E.CHECK_START), "READY"),
+    Transition(State.LOBBY, Event.HOST_START, State.COUNTDOWN,
+               (E.ARM_START, E.PUBLISH_COUNTDOWN, E.DAILY_STARTED), "TRANSITION"),
+    Transition(State.LOBBY, Event.ALL_READY, State.COUNTDOWN,
+               (E.ARM_START, E.PUBLISH_COUNTDOWN, E.DAILY_STARTED), "TRANSITION"),
+    Transition(State.PREPARING, Event.WINDOW_OVER, State.PREPARING, (E.FREE_KEPT_NAMES, E.CHECK_START),
+               "WINDOW_OVER"),
+    Transition(State.LOBBY, Event.WINDOW_OVER, State.LOBBY, (E.FREE_KEPT_NAMES, E.CHECK_START), "WINDOW_OVER"),
+    Transition(State.PREPARING, Event.CLOSE, State.CLOSED, (E.TELL_CLOSED,), "CLOSE_MATCH"),
+    Transition(State.LOBBY, Event.CLOSE, State.CLOSED, (E.TELL_CLOSED,), "CLOSE_MATCH"),
+    Transition(State.COUNTDOWN, Event.START, State.PLAYING, (E.PUBLISH_START, E.PUBLISH_BOARDS), "START"),
+    Transition(State.PLAYING, Event.COMMIT, State.PLAYING, (E.PUBLISH_PROGRESS,), "COMMIT"),
+    Transition(State.PLAYING, Event.DEADLINE, State.PLAYING, (E.END_PLAYING, E.FINALIZE), "END_PLAYER"),
+    Transition(State.PLAYING, Event.ALL_ENDED, State.FINISHED,
+               (E.DAILY_RECORD, E.PUBLISH_RESULTS, E.EXPIRE), "TRANSITION"),
+    Transition(State.FINISHED, Event.REMATCH, State.FINISHED, (E.CLAIM_NEXT,), "CLAIM_NEXT"),
+)
+del E
+
+TABLE: dict[tuple[State, Event], Transition] = {(t.source, t.event): t for t in TRANSITIONS}
+""":data:`TRANSITIONS` by (source, event)."""
+
+WAITS: dict[tuple[State, Event], int] = {(State.COUNTDOWN, Event.DEADLINE): 200}
+"""Background events that come too early: tried again this many ms later instead of being dropped (a
+deadline due while the countdown still runs: the start timer, due too, runs in another process)."""
+
+LOBBY_STATES = frozenset({State.PREPARING, State.LOBBY})
+"""The states in which the lobby is open: joins, readies and lobby events."""
+
+
+def state_of(text: str | None) -> State | None:
+    """The :class:`State` stored as ``text`` (``None``: the match's keys are gone). Raises ``ValueError``
+    for a text that is no state (the store holds only states written by this module's transitions)."""
+    return None if text is None else State(text)
+
+
+def _has_ended(code: str) -> ServiceError:
+    return ServiceError("already_started", f"match {code} has ended: its results are at /matches/{code}/results")
+
+
+def refusal(event: Event, state: State | None, code: str = "", results_kept: bool = False) -> ServiceError:
+    """The error a player gets today for ``event`` (a player's event: :data:`PLAYER_EVENTS`) when match
+    ``code`` is in ``state``, which :data:`TRANSITIONS` does not allow it in.
+
+    ``results_kept``: the match's keys are gone but its results are kept (a ``join`` is told where they
+    are). ``join`` refuses ``no_match`` / ``closed`` / ``already_started`` (a finished match says it has
+    ended and where its results are); ``ready`` and ``start`` the same, with other wording, and ``start``
+    in ``preparing`` ``not_started``; ``rematch`` ``no_match`` / ``not_finished``; a commit ``game_over``.
+    Raises ``ValueError`` for an allowed pair or a background event (a bug in the caller).
+    """
+    if state is not None and (state, event) in TABLE:
+        raise ValueError(f"{event} is allowed in {state}")
+    if event is Event.JOIN:
+        if state is None:
+            if results_kept:
+                return ServiceError("no_match", f"match {code} has ended and is no longer kept; its results are "
+                                                f"at /matches/{code}/results")
+            return ServiceError("no_match", f"no match with code {code!r}")
+        if state is State.CLOSED:
+            return ServiceError("closed", "the match was closed: it did not start in time")
+    elif event in (Event.READY, Event.HOST_START):
+        if state is None:
+            return ServiceError("no_match", "the match no longer exists")
+        if state is State.CLOSED:
+            return ServiceError("closed", "the match did not start in time and was closed")
+        if state is State.PREPARING:  # HOST_START only: READY is allowed there
+            return ServiceError("not_started", "the deal is still being prepared; start again in a moment")
+    elif event is Event.REMATCH:
+        if state is None:
+            return ServiceError("no_match", "the match no longer exists")
+        return ServiceError("not_finished", "the match has not ended yet: ask for a rematch after the results")
+    elif event is Event.COMMIT:
+        return ServiceError("game_over", "your game has ended")
+    else:
+        raise ValueError(f"{event} is the service's own event: it is ignored, not refused")
+    if state is State.FINISHED:
+        return _has_ended(code)
+    return ServiceError("already_started", "the match has already started")
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """A background event that came too early: try it again at ``at_ms``."""
+
+    at_ms: int
+
+
+def decide(state: State | None, event: Event, now_ms: int = 0, code: str = "") -> Transition | Wait | None:
+    """What ``event`` does to a match in ``state`` (of code ``code``) at ``now_ms``.
+
+    Returns the :class:`Transition` of :data:`TRANSITIONS` when it is allowed, a :class:`Wait` for a
+    background event that came too early (:data:`WAITS`), and ``None`` for a background event the table
+    does not allow (the match moved on: nothing to do). Raises :class:`~server.core.errors.ServiceError`
+    (:func:`refusal`) for a player's event the table does not allow.
+    """
+    if state is not None:
+        found = TABLE.get((state, event))
+        if found is not None:
+            return found
+        wait_ms = WAITS.get((state, event))
+        if wait_ms is not None:
+            return Wait(now_ms + wait_ms)
+    if event in PLAYER_EVENTS:
+        raise refusal(event, state, code)
+    return None
+
+
+def require(state: State | None, event: Event, code: str = "") -> Transition:
+    """:func:`decide` for a player's event: the allowed :class:`Transition`, or the refusal raised."""
+    found = decide(state, event, code=code)
+    assert isinstance(found, Transition), (state, event)
+    return found
+
+
+def allows(state: State | None, event: Event) -> bool:
+    """Whether :data:`TRANSITIONS` allows ``event`` in ``state``."""
+    return state is not None and (state, event) in TABLE
+
+
+# ---------------------------------------------------------------- what the transitions compute
+
+
+@dataclass(frozen=True, slots=True)
+class CountdownPlan:
+    """The instants of a countdown: the start (``start_at_ms``), the deadline (0: none), the seconds shown."""
+
+    start_at_ms: int
+    deadline_ms: int
+    seconds: float
+
+
+def countdown(now_ms: int, countdown_s: float, time_limit_s: int, untimed_limit_s: int,
+              day_end_ms: int = 0) -> CountdownPlan | None:
+    """The countdown of a match leaving its lobby at ``now_ms``.
+
+    The start comes ``countdown_s`` later; the deadline ``time_limit_s`` after the start, or, for "no time
+    limit" (0), ``untimed_limit_s`` after it (``FTR_UNTIMED_LIMIT_S``: a player who walked away must not keep
+    the match and its results open for ever; 0 there as well: no deadline). A daily attempt (``day_end_ms``,
+    the end of its UTC day) starts at once and ends with its day: ``None`` once the day is over (the daily
+    service closes the attempt).
+    """
+    if day_end_ms:
+        if now_ms >= day_end_ms:
+            return None
+        return CountdownPlan(now_ms, day_end_ms, 0.0)
+    start_at = now_ms + int(countdown_s * 1000)
+    limit_s = time_limit_s or untimed_limit_s
+    return CountdownPlan(start_at, start_at + limit_s * 1000 if limit_s > 0 else 0, countdown_s)
+
+
+def should_start(state: State | None, ready: list[bool], wanted: int, round_may_start: bool) -> bool:
+    """The start check (:attr:`Effect.CHECK_START`): a match in its ``lobby`` starts its countdown when it has
+    players, all ready, and either all ``wanted`` of them (the settings' ``players``) or, for a round after
+    the first, ``round_may_start`` (:func:`server.rounds.may_start`: the round before's players are in, or
+    the rematch window is over)."""
+    return state is State.LOBBY and bool(ready) and all(ready) and (len(ready) >= wanted or round_may_start)
+
+
+def start_event(code: str, settings: m.Settings) -> m.Lobby:
+    """The frame of the start event (stream kind ``start``, never sent to spectators): it means "the deal is
+    out", and each process answers it by sending its players their ``started``; it is the lobby frame in
+    state ``playing`` with no players, which clients of the stream have always read."""
+    return m.Lobby(match=code, state="playing", players=[], settings=settings, commitment="")
+
+
+class TimerKind(StrEnum):
+    """A match's timers (the sorted set ``timers``, one leased loop runs them)."""
+
+    PREPARE = "prepare"
+    CLOSE = "close"
+    START = "start"
+    DEADLINE = "deadline"
+    FINALIZE = "finalize"
+    WINDOW = "window"
+
+
+TIMER_EVENTS: dict[TimerKind, Event] = {
+    TimerKind.PREPARE: Event.DEAL_FOUND, TimerKind.CLOSE: Event.CLOSE, TimerKind.START: Event.START,
+    TimerKind.DEADLINE: Event.DEADLINE, TimerKind.FINALIZE: Event.ALL_ENDED, TimerKind.WINDOW: Event.WINDOW_OVER,
+}
+"""The event each timer is."""
+
+TIMER_INSTANTS: dict[TimerKind, str] = {TimerKind.START: "start_at_ms", TimerKind.DEADLINE: "deadline_ms"}
+"""Timers whose instant the match keeps (meta field): one that fires before it was set again by a concurrent
+countdown (whose timer overwrote it), and is put back to the kept instant (:func:`fired_early`)."""
+
+PREPARE_RETRY_MS = 500
+"""Ms after which the ``prepare`` timer tries the pool again while it is empty."""
+
+FINALIZE_GRACE_MS = 2000
+"""Ms after a game's end at which the ``finalize`` timer fires, should the process that ended the last game not
+have published the results by then (it died, or Redis failed it)."""
+
+
+def fired_early(kind: TimerKind, now_ms: int, kept_ms: int) -> bool:
+    """Whether timer ``kind`` fired at ``now_ms`` before the instant its match keeps (``kept_ms``; see
+    :data:`TIMER_INSTANTS`): then it is set again to ``kept_ms`` and nothing else happens."""
+    return kind in TIMER_INSTANTS and now_ms < kept_ms
+
+
+def reveals(state: State | None) -> bool:
+    """Whether the seed and nonce are public (``GET /matches/{code}``): once the match has finished."""
+    return state is State.FINISHED
+
+
+def boards_public(state: State | None, open_boards: bool, daily: bool) -> bool:
+    """Whether spectators may see boards and replays: live when the host opened them, otherwise once the match
+    finished; never for a daily attempt (its board is the day's deal: the daily reveal shows it)."""
+    return (open_boards or state is State.FINISHED) and not daily
+
+
+class ResumeStep(StrEnum):
+    """What a resumed player is sent after ``joined`` and the lobby, by the match's state."""
+
+    TELL_CLOSED = "tell_closed"
+    START_DAILY = "start_daily"
+    COUNTDOWN = "countdown"
+    GAME = "game"
+    RESULTS = "results"
+
+
+def resume_steps(state: State, daily: bool) -> tuple[ResumeStep, ...]:
+    """The :class:`ResumeStep` list for a match in ``state``: ``closed``: the closed error; a daily attempt in
+    its lobby: its countdown starts (it starts when its player connects); ``countdown``: the countdown frame;
+    ``playing``: the game (and the others' progress); ``finished``: the game, then the results."""
+    if state is State.CLOSED:
+        return (ResumeStep.TELL_CLOSED,)
+    if state is State.LOBBY and daily:
+        return (ResumeStep.START_DAILY,)
+    if state is State.COUNTDOWN:
+        return (ResumeStep.COUNTDOWN,)
+    if state is State.PLAYING:
+        return (ResumeStep.GAME,)
+    if state is State.FINISHED:
+        return (ResumeStep.GAME, ResumeStep.RESULTS)
+    return ()

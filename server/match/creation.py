@@ -1,0 +1,180 @@
+"""Creating matches (``POST /matches``), the deal of a match no one chose, and a preparing match's deal."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from protocol import messages as m
+from protocol.codes import new_code
+from protocol.errors import NotationError
+
+from ..core.errors import ServiceError
+from ..core.lifecycle import TABLE, Event, State, TimerKind, decide
+from ..engine import Position, Variant, find_variant, format_position, parse_position
+from ..engine.deal import deal as deal_of
+from ..store import token_hash
+
+if TYPE_CHECKING:
+    from ..matches import MatchService
+
+OFFERED_POOL_VARIANTS = ("relaxed", "classic")
+"""Variants whose solvable deals are kept ready (relaxed first: its deals are proven fastest)."""
+
+UNDO_POLICIES = ("none", "safe", "full")
+MAX_TIME_LIMIT_S = 86400
+MAX_SEED = 200
+
+
+class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Body of ``POST /matches`` (JSON). Every field has a default."""
+
+    variant: str = "classic"
+    seed: str | None = None
+    deal: str | None = None
+    """Position text to deal instead of a seed (RULES.md section 10: any valid position can start a game);
+    the commitment is then the SHA-256 of that text, revealed at the end in place of the seed."""
+    solvable_only: bool = True
+    players: int = 2
+    time_limit_s: int = 1800
+    """Seconds each player has from the start (0 .. 86400); 0: no time limit of the host's choosing, but the
+    match still ends ``FTR_UNTIMED_LIMIT_S`` (24 h) after its start (server/settings.py)."""
+    autoplay: bool = True
+    undo: str = "safe"
+    hints: bool = False
+    open_boards: bool = False
+    """Spectators see each player's redacted board live (a race on one screen); by default they see only
+    progress until the match ends (DESIGN.md "Anti stream-sniping"). The streams are public: with open
+    boards a racer can watch the others' boards, cards still hidden in the racer's own game included."""
+
+
+def commitment(seed: str, nonce: str) -> str:
+    """SHA-256 (hex) of ``nonce + seed``, published at creation; both are revealed at the end.
+
+    The random ``nonce`` (32 hex digits) keeps a guessable seed (a game
+    number the host picked) from being found by hashing guesses.
+    """
+    return hashlib.sha256((nonce + seed).encode("utf-8")).hexdigest()
+
+
+def checked(request: CreateMatch, max_players: int) -> tuple[Variant, Position | None]:
+    """The variant of ``request`` and the position it deals (``None``: a seed, or the pool's deal).
+
+    Raises :class:`ServiceError` ``malformed`` for an unknown variant, an undo policy other than
+    :data:`UNDO_POLICIES`, a player count outside ``1..max_players``, a time limit outside 0..86400 s, a seed
+    of more than 200 characters, both a seed and a deal, a deal that is no position of the variant, or a
+    solvable deal asked of a variant whose deals are not prepared (:data:`OFFERED_POOL_VARIANTS`).
+    """
+    try:
+        variant = find_variant(request.variant)
+    except NotationError as error:
+        raise ServiceError("malformed", str(error)) from None
+    if request.undo not in UNDO_POLICIES:
+        raise ServiceError("malformed", "undo must be 'none', 'safe' or 'full'")
+    if not 1 <= request.players <= max_players:
+        raise ServiceError("malformed", f"players must be 1..{max_players}")
+    if not 0 <= request.time_limit_s <= MAX_TIME_LIMIT_S:
+        raise ServiceError("malformed", "time_limit_s must be 0 (none) .. 86400 seconds")
+    if request.seed is not None and not 0 < len(request.seed) <= MAX_SEED:
+        raise ServiceError("malformed", "a seed is 1..200 characters")
+    if request.deal is not None and request.seed is not None:
+        raise ServiceError("malformed", "give a seed or a deal, not both")
+    position = None
+    if request.deal is not None:
+        try:
+            position = parse_position(request.deal, variant)
+        except NotationError as error:
+            raise ServiceError("malformed", f"the deal is not a valid {variant.name} position: {error}") from None
+    if request.solvable_only and request.seed is None and position is None \
+            and variant.name not in OFFERED_POOL_VARIANTS:
+        raise ServiceError("malformed", f"solvable deals are prepared for {' and '.join(OFFERED_POOL_VARIANTS)}; "
+                                        f"for {variant.name} create the match with solvable_only false "
+                                        f"(forty-thieves create --any-deal)")
+    return variant, position
+
+
+def dealt_fields(seed: str, nonce: str, deal: str) -> dict[str, Any]:
+    """The meta fields of a match's deal: its seed (or the position text dealt), commitment and position."""
+    return {"seed": seed, "commitment": commitment(seed, nonce), "deal": deal}
+
+
+class Creation:
+    """``POST /matches`` and deals (see the module docstring)."""
+
+    def __init__(self, service: MatchService) -> None:
+        self.service = service
+        self.store = service.store
+
+    async def create(self, request: CreateMatch) -> dict[str, Any]:
+        """Create a match; returns its code, the host token, the seed's commitment and its state (``lobby``, or
+        ``preparing`` while its solvable deal is awaited). Raises :class:`ServiceError` as :func:`checked`,
+        and ``internal`` for a match code that is taken (nothing is made: create it again)."""
+        service = self.service
+        variant, position = checked(request, service.settings.max_players)
+        code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
+        host_token = secrets.token_urlsafe(24)
+        seed = request.seed if position is None else format_position(position)
+        solvable_only = request.solvable_only and seed is None
+        solution, item = "", None
+        if seed is None:
+            seed, solution, item = await self.draw_deal(variant.name, solvable_only)
+        state = State.LOBBY if seed is not None else State.PREPARING
+        # A seed or deal the host chose is dealt as given: not proven solvable, and the settings say so.
+        settings = m.Settings(variant.name, solvable_only, request.players, request.time_limit_s,
+                              request.autoplay, request.undo, request.hints, request.open_boards)
+        nonce = secrets.token_hex(16)
+        now = service.clock.now_ms()
+        fields: dict[str, Any] = {"state": state.value, "settings": settings, "host": token_hash(host_token),
+                                  "created_ms": now, "active": 0, "solution": solution, "nonce": nonce,
+                                  "commitment": ""}  # set with the deal once the pool delivers one (prepare)
+        if seed is not None:
+            deal = format_position(position if position is not None else deal_of(seed, variant))
+            fields.update(dealt_fields(seed, nonce, deal))
+        if not await self.store.create_match(code, fields):
+            if item is not None:  # the pool's deal is not used up by a match that was not made
+                await self.store.pool_push(variant.name, item)
+            raise ServiceError("internal", "match code collision: create the match again")
+        if state is State.PREPARING:
+            await self.store.add_timer(code, TimerKind.PREPARE, now)
+        await self.store.add_timer(code, TimerKind.CLOSE, now + service.settings.lobby_timeout_s * 1000)
+        return {"code": code, "host_token": host_token, "commitment": fields["commitment"], "state": state.value}
+
+    async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
+        """The deal of a new match (or round) no one chose: ``(seed, solution, pool_item)``.
+
+        Solvable-only: the pool's next deal of ``variant`` (its seed, its proof as JSON text of the
+        command list, and the pool item to push back should the match not be created), or
+        ``(None, "", None)`` when the pool is empty: the match is then ``preparing`` until
+        :meth:`prepare` finds one. Otherwise a random seed of 128 bits, with no proof.
+        """
+        if not solvable_only:
+            return secrets.token_hex(16), "", None
+        item = await self.store.pool_pop(variant)
+        if item is None:
+            return None, "", None
+        seed, moves = msgspec.msgpack.decode(item)
+        return seed, json.dumps(moves), item
+
+    async def prepare(self, code: str) -> bool:
+        """The ``prepare`` timer: give a preparing match a solvable deal from the pool and open its lobby.
+
+        Runs as a timer (so another process takes over if this one dies); returns False when the pool is
+        empty (the timer is tried again), True when done (or the match has moved on).
+        """
+        meta = await self.store.meta(code)
+        if meta is None or decide(State(meta.state), Event.DEAL_FOUND) is None:
+            return True
+        variant = find_variant(meta.settings.variant)
+        item = await self.store.pool_pop(variant.name)
+        if item is None:
+            return False
+        seed, moves = msgspec.msgpack.decode(item)
+        await self.store.set_meta(code, **dealt_fields(seed, meta.nonce, format_position(deal_of(seed, variant))),
+                                  solution=json.dumps(moves))
+        await self.store.transition(code, State.PREPARING, State.LOBBY)
+        await self.service.lobby.carry_out(code, TABLE[(State.PREPARING, Event.DEAL_FOUND)])
+        return True

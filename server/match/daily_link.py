@@ -1,0 +1,143 @@
+"""The typed seam between matches and the daily challenge (:mod:`server.daily`).
+
+A daily attempt is a one-player match. The daily challenge asks the match service for what it needs through
+:class:`DailyMatches` (made by :class:`DailyLink`): a new attempt's match, whether an attempt is still open,
+a player token, the close of an attempt that never started, an ended attempt's standings and move logs. The
+match service tells the daily challenge of an attempt's start and end through :class:`DailyHooks` (which
+:class:`server.daily.DailyService` is). Neither reaches into the other's internals or Redis keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from protocol import messages as m
+from protocol.codec import encode
+from protocol.codes import new_code
+
+from ..core.lifecycle import State
+from ..hub import Hub
+from ..ranking import Standing
+from ..settings import Settings
+from ..store import Store, token_hash
+from ..store.keys import day_member
+from .ending import standing
+
+if TYPE_CHECKING:
+    from ..matches import MatchService
+
+T = TypeVar("T")
+
+Day = tuple[str, str]
+"""A daily challenge's ``(date, variant)``."""
+
+Log = list[tuple[str, int]]
+"""A player's move log: ``(command, ms from the start)`` per accepted ``play``."""
+
+
+class DailyHooks(Protocol):
+    """What the match service tells the daily challenge (implemented by :class:`server.daily.DailyService`)."""
+
+    async def started(self, code: str, day: Day, name: str, start_at_ms: int, foundation: int) -> None:
+        """Attempt ``code`` of ``day`` started for ``name`` at ``start_at_ms``, ``foundation`` cards up (auto-play)."""
+
+    async def record(self, code: str, day: Day, standing: Standing, commands: Log) -> None:
+        """Attempt ``code`` of ``day`` ended as ``standing`` with the move log ``commands`` (before its results;
+        may be told again: idempotent)."""
+
+
+class DailyMatches(Protocol):
+    """What the daily challenge may ask of the match service (see the module docstring)."""
+
+    store: Store
+    """The process's Redis store (for the daily's own store, leases and the retention period)."""
+    hub: Hub
+    """The process's fan-out (the daily's stream to its spectators)."""
+    settings: Settings
+    process_id: str
+
+    def now_ms(self) -> int:
+        """Now on the shared clock (ms since the epoch)."""
+
+    async def run_solver(self, func: Callable[..., T], *args: Any) -> T:
+        """``func(*args)`` in the solver's worker pool (never in the event loop)."""
+
+    async def create_attempt(self, day: Day, name: str, deal: str, solution: str, commitment: str,
+                             ends_at_ms: int) -> str:
+        """A new one-player match for ``name``'s attempt at ``day``: the day's ``deal`` (position text), its
+        ``solution`` and ``commitment``, no seed, ending at ``ends_at_ms``; the player is in it, in its lobby.
+        Returns its code."""
+
+    async def attempt_open(self, code: str, name: str) -> bool:
+        """Whether ``name``'s attempt ``code`` may still be played (not finished, the game not ended)."""
+
+    async def issue_token(self, code: str, name: str) -> str:
+        """A new player token for ``name`` in attempt ``code`` (the one before stays valid until it is used)."""
+
+    async def attempt_state(self, code: str) -> State | None:
+        """The state of attempt ``code`` (``None``: its keys are gone)."""
+
+    async def close_unstarted(self, code: str, message: str) -> bool:
+        """Close attempt ``code`` if it never started (its player hears ``error`` ``closed`` with ``message``;
+        its keys expire after the retention period); False when it had started."""
+
+    async def ended_attempt(self, code: str) -> list[tuple[Standing, Log]]:
+        """The standings and move logs of attempt ``code``'s players (it has finished)."""
+
+
+class DailyLink:
+    """:class:`DailyMatches` over a :class:`~server.matches.MatchService`."""
+
+    def __init__(self, service: MatchService) -> None:
+        self._service = service
+        self.store = service.store
+        self.hub = service.hub
+        self.settings = service.settings
+        self.process_id = service.process_id
+
+    def now_ms(self) -> int:
+        return self._service.clock.now_ms()
+
+    async def run_solver(self, func: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._service.executor, func, *args)
+
+    async def create_attempt(self, day: Day, name: str, deal: str, solution: str, commitment: str,
+                             ends_at_ms: int) -> str:
+        settings = m.Settings(day[1], True, 1, 0, True, "safe", False)
+        now = self.now_ms()
+        while True:
+            code = new_code()
+            fields: dict[str, Any] = {
+                "state": State.LOBBY.value, "settings": settings, "host": token_hash(secrets.token_urlsafe(24)),
+                "created_ms": now, "active": 0, "solution": solution, "nonce": "", "seed": "",
+                "commitment": commitment, "deal": deal, "daily": day_member(*day), "deadline_at_ms": ends_at_ms,
+            }
+            if await self.store.create_match(code, fields):
+                break
+        status, _ = await self.store.join(code, name, token_hash(secrets.token_urlsafe(24)), 1, now)
+        assert status == "ok", status
+        return code
+
+    async def attempt_open(self, code: str, name: str) -> bool:
+        meta = await self.store.meta(code)
+        player = await self.store.player(code, name)
+        return meta is not None and player is not None and meta.state != State.FINISHED \
+            and player.status in ("lobby", "playing")
+
+    async def issue_token(self, code: str, name: str) -> str:
+        token = secrets.token_urlsafe(24)
+        await self.store.issue_token(code, name, token_hash(token))
+        return token
+
+    async def attempt_state(self, code: str) -> State | None:
+        meta = await self.store.meta(code)
+        return None if meta is None else State(meta.state)
+
+    async def close_unstarted(self, code: str, message: str) -> bool:
+        return await self.store.close_unstarted(code, encode(m.Error("closed", message)), self.store.retention_s)
+
+    async def ended_attempt(self, code: str) -> list[tuple[Standing, Log]]:
+        return [(standing(p), await self.store.log(code, p.name)) for p in await self.store.players(code)]

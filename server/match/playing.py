@@ -1,0 +1,299 @@
+"""Playing: ``play``, ``hint``, ``resign``, a dead game's end, and a commit whose answer was lost.
+
+Each command is the core's proposal (:class:`server.core.player.PlayerGame`): this module writes it to Redis
+and, once Redis has stored it, the session adopts the proposed value and sends its reply. A write that
+failed or was refused leaves the session's value as it was (nothing to roll back); when Redis did not
+answer, what it holds is learnt from it (:meth:`Playing.resolve`) before any answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from protocol import messages as m
+from protocol.codec import encode
+
+from ..core.errors import ServiceError
+from ..core.player import (
+    REPLACED,
+    Commit,
+    EndWrite,
+    FollowUp,
+    HintWrite,
+    PlayerGame,
+    Proposal,
+    Reply,
+    commit_refusal,
+    needs_dead_check,
+)
+from ..engine import Game
+from ..engine.dead import Verdict, is_dead
+from ..store import MatchMeta
+from .lobby import require_joined
+
+if TYPE_CHECKING:
+    from ..matches import MatchService, Session
+
+log = logging.getLogger("forty_thieves.matches")
+
+DEAD_CHECK_QUIET_S = 0.25
+"""Seconds a player's position must stay unchanged before the solver is asked whether it is dead."""
+
+
+class Stored(Enum):
+    """What became of a proposal's write."""
+
+    STORED = "stored"
+    REFUSED = "refused"
+    """Redis refused it (answered already: a ``dup`` acknowledged again, or an error raised)."""
+    LOST = "lost"
+    """Redis's answer was lost; what it holds was learnt from it and the session holds that now."""
+
+
+class Playing:
+    """The commands of a game in play (see the module docstring)."""
+
+    def __init__(self, service: MatchService) -> None:
+        self.service = service
+        self.store = service.store
+
+    # ------------------------------------------------------------ commands
+
+    async def play(self, session: Session, seq: int, command: str) -> None:
+        """Validate and apply one command; answer ``position`` or ``rejected``.
+
+        When Redis does not answer the commit (a timeout, a lost connection), its outcome is learnt from Redis
+        before any answer (:meth:`resolve`): ``position`` if Redis holds it, an ``internal`` error saying
+        nothing changed if Redis does not and never will, ``unknown_outcome`` if Redis cannot tell in time.
+        Raises :class:`ServiceError` as :meth:`server.core.player.PlayerGame.propose_play` and
+        :meth:`settled` do.
+        """
+        require_joined(session)
+        async with session.lock:
+            player = await self.settled(session)
+            answer = player.propose_play(seq, command, self.service.clock.now_ms())
+            if isinstance(answer, Reply):
+                session.push(encode(answer.message))
+                return
+            stored, active = await self._commit(session, answer)
+        await self._follow_up(session, answer, stored, active)
+
+    async def resign(self, session: Session, seq: int) -> None:
+        """End the player's game as ``resigned`` (numbered like ``play``; a lost commit is resolved as there)."""
+        require_joined(session)
+        async with session.lock:
+            player = await self.settled(session)
+            answer = player.propose_resign(seq, self.service.clock.now_ms())
+            if isinstance(answer, Reply):
+                session.push(encode(answer.message))
+                return
+            stored, active = await self._commit(session, answer)
+        await self._follow_up(session, answer, stored, active)
+
+    async def hint(self, session: Session, seq: int) -> None:
+        """A suggestion from the player's redacted view only (RULES.md section 8); counted. Hints are numbered
+        on their own: hint n is the player's n-th, so the count kept with the player is the last number
+        accepted, on any connection."""
+        require_joined(session)
+        async with session.lock:
+            answer = (await self.settled(session)).propose_hint(seq)
+            if isinstance(answer, Proposal):
+                assert isinstance(answer.write, HintWrite)
+                await self.store.set_player(session.code, session.name, hints=answer.write.hints,
+                                            last_hint=answer.write.last_hint)
+                session.adopt(answer.next)
+            session.push(encode(answer.reply if isinstance(answer, Proposal) else answer.message))
+
+    async def settled(self, session: Session) -> PlayerGame:
+        """The player's game, reloaded from Redis first when a commit's outcome is still unknown (the session
+        may differ from Redis: it must not accept a command on the wrong game). Raises :class:`ServiceError`
+        ``not_started`` before the deal, and what :meth:`resolve` raises."""
+        if session.player is None:
+            raise ServiceError("not_started", "the match has not started yet: wait for the deal")
+        if session.unsure:
+            await self.resolve(session, 0)
+        assert session.player is not None
+        return session.player
+
+    # ------------------------------------------------------------ writing a proposal
+
+    async def _commit(self, session: Session, proposal: Proposal) -> tuple[Stored, int]:
+        """Write a ``play``/``resign`` proposal (store ``COMMIT``); on success adopt it and send its reply.
+        Returns what became of it and the players still playing (-1 unless it ended a game)."""
+        write = proposal.write
+        assert isinstance(write, Commit)
+        try:
+            if write.ends:
+                await self.service.ending.arm_finalize(session.code)
+            result, active = await self.store.commit(
+                session.code, session.name, session.epoch, write.seq, write.entry, write.record.fields(),
+                write.ends, [encode(event) for event in write.events], [encode(board) for board in write.boards])
+        except Exception as error:  # noqa: BLE001 - any failure: what was stored is learnt from Redis
+            await self._lost_commit(session, write.seq, error)
+            return Stored.LOST, -1
+        if result != "ok":
+            await self._refused_commit(session, write.seq, result)
+            return Stored.REFUSED, -1
+        session.adopt(proposal.next)
+        session.push(encode(proposal.reply))
+        return Stored.STORED, active
+
+    async def _follow_up(self, session: Session, proposal: Proposal, stored: Stored, active: int) -> None:
+        """What follows a proposal once its lock is released (:class:`server.core.player.FollowUp`)."""
+        if stored is Stored.LOST:  # stored, its answer lost: whether it ended the last game is not known here
+            if session.status != "playing":
+                await self.service.ending.finalize_if_ended(session.code)
+            return
+        if stored is not Stored.STORED:
+            return
+        follow_up = proposal.follow_up
+        if follow_up is FollowUp.END_MATCH_IF_LAST and active == 0:
+            await self.service.end_match(session.code)
+        elif follow_up is FollowUp.END_DEAD:
+            await self.end_dead(session, proposal.next.game, proposal.next.game.moves)
+        elif follow_up is FollowUp.CHECK_DEAD and (session.dead_check is None or session.dead_check.done()):
+            session.dead_check = self.service.spawn(self._check_dead(session))
+
+    async def _lost_commit(self, session: Session, seq: int, error: Exception) -> None:
+        """The commit of ``seq`` got no answer: learn from Redis whether it is stored (:meth:`resolve`), then
+        acknowledge it (``position`` naming the command Redis holds as ``seq``) or raise :class:`ServiceError`
+        ``internal`` (known not stored, and fenced off: nothing changed); ``unknown_outcome`` when Redis
+        cannot tell in time, ``replaced`` when another connection took over."""
+        log.warning("the commit of %s/%s seq %d got no answer from Redis: asking Redis", session.code, session.name,
+                    seq, exc_info=error)
+        await self.resolve(session, seq)
+        if session.last_seq >= seq and session.player is not None:
+            session.push(encode(session.player.acknowledged(seq, self.service.clock.now_ms())))
+            return
+        raise ServiceError("internal", f"Redis failed while storing seq {seq}; it is not stored and nothing changed: "
+                                       f"send it again")
+
+    async def resolve(self, session: Session, seq: int) -> None:
+        """Make the session what Redis holds, after a commit whose answer was lost (``seq``; 0: an earlier one).
+
+        One :meth:`Store.fence <server.store.Store.fence>` gives the connection a new epoch, so that the lost
+        commit can no longer land later, and reads the player's record and log; the game is rebuilt from them.
+        Tried for ``FTR_RESOLVE_S`` seconds; then the session stays :attr:`Session.unsure` (the next numbered
+        frame tries again before anything else) and :class:`ServiceError` ``unknown_outcome`` is raised.
+        Raises ``replaced`` when another connection has taken over the player."""
+        session.unsure = True
+        session.fence = session.fence or uuid.uuid4().hex
+        try:
+            fenced = await self.store.fence(session.code, session.name, session.epoch, session.fence,
+                                            self.service.settings.resolve_s)
+        except Exception:  # whatever failed, Redis did not say what it holds
+            log.warning("could not learn %s/%s's game from Redis", session.code, session.name, exc_info=True)
+            which = f"seq {seq}" if seq else "your last play or resign"
+            raise ServiceError("unknown_outcome", f"Redis did not answer in time: whether {which} was stored is not "
+                                                  f"known; send the same frame again (a retry is acknowledged as "
+                                                  f"what was stored)") from None
+        session.fence = ""
+        if fenced is None:
+            session.unsure = False
+            raise ServiceError("replaced", REPLACED)
+        record, commands, deal, settings = fenced
+        before = session.player
+        assert before is not None
+        session.adopt(PlayerGame.restored(session.name, deal, settings, commands, record.status, record.seq,
+                                          before.start_at_ms, before.deadline_ms, record.hints, record.last_hint,
+                                          record.last_found_ms))
+        session.epoch = record.epoch
+        session.unsure = False
+
+    async def _refused_commit(self, session: Session, seq: int, result: str) -> None:
+        """Redis did not store command ``seq`` (COMMIT answered ``result``): the session takes what Redis holds,
+        then a ``dup`` is acknowledged again (``position``); the rest raise :class:`ServiceError`
+        (:func:`server.core.player.commit_refusal`: ``replaced``, ``seq_gap``, ``game_over``)."""
+        meta = await self.store.meta(session.code)
+        if meta is not None:
+            await self._load(session, meta)
+        error = commit_refusal(result, seq, session.last_seq)
+        if error is not None:
+            raise error
+        assert session.player is not None
+        session.push(encode(session.player.acknowledged(seq, self.service.clock.now_ms())))
+
+    # ------------------------------------------------------------ the deal
+
+    async def _load(self, session: Session, meta: MatchMeta) -> int:
+        """The session adopts the player's game as Redis holds it (the deal plus the move log, event-sourced);
+        returns the player's stored undo count."""
+        commands = await self.store.log(session.code, session.name)
+        record = await self.store.player(session.code, session.name)
+        assert record is not None
+        session.adopt(PlayerGame.restored(session.name, meta.deal, meta.settings, commands, record.status,
+                                          record.seq, meta.start_at_ms, meta.deadline_ms, record.hints,
+                                          record.last_hint, record.last_found_ms))
+        return record.undos
+
+    async def open_game(self, session: Session, meta: MatchMeta) -> None:
+        """Rebuild the player's game from the deal and the move log; send ``started``."""
+        async with session.lock:
+            undos = await self._load(session, meta)
+            session.unsure = False
+            assert session.player is not None
+            session.push(encode(session.player.started(undos)))
+
+    async def open_game_logged(self, session: Session, meta: MatchMeta) -> None:
+        """:meth:`open_game` for the start event: a failure is logged and the player told to resume."""
+        try:
+            await self.open_game(session, meta)
+        except Exception:
+            log.exception("could not open %s's game in %s", session.name, session.code)
+            session.push(encode(m.Error("internal", "the deal could not be sent: resume to get it")))
+
+    # ------------------------------------------------------------ dead games
+
+    async def _check_dead(self, session: Session) -> None:
+        """Dead-game check in a worker process (never in the event loop).
+
+        At most one check per player runs at a time; when the player moved
+        during a check, the newest position is checked next.
+        """
+        loop = asyncio.get_running_loop()
+        while True:
+            player = session.player
+            if player is None or player.status != "playing":
+                return
+            game, moves = player.game, player.game.moves
+            # Wait for a pause: a player who is still moving is not stuck, and one check per pause instead
+            # of one per move keeps the worker hand-off (pickling, the pool's manager thread) off the hot path.
+            await asyncio.sleep(DEAD_CHECK_QUIET_S)
+            if session.game is not game or session.status != "playing":
+                continue
+            if not needs_dead_check(game, game.legal_moves()):
+                return
+            verdict = await loop.run_in_executor(self.service.dead_executor, is_dead, game.position, game.variant,
+                                                 self.service.settings.dead_budget)
+            if session.game is game:
+                break
+        if verdict is Verdict.DEAD:
+            await self.end_dead(session, game, moves)
+
+    async def end_dead(self, session: Session, game: Game, moves: int) -> None:
+        """The game ``game`` at ``moves`` moves is dead: with an undo left the player is told (status ``dead``
+        in a ``position``); with none the player's game ends as ``dead`` (DESIGN.md)."""
+        async with session.lock:
+            player = session.player
+            if player is None or player.game is not game or session.unsure:
+                return  # the player moved on meanwhile (or the game here may not be Redis's)
+            answer = player.propose_dead_end(moves, self.service.clock.now_ms())
+            if isinstance(answer, Reply):
+                session.push(encode(answer.message))
+            if not isinstance(answer, Proposal):
+                return
+            write = answer.write
+            assert isinstance(write, EndWrite)
+            await self.service.ending.arm_finalize(session.code)
+            status, active = await self.store.end_player(session.code, session.name, write.status, write.time_ms,
+                                                         encode(write.event))
+            if status != "ok":
+                return
+            session.adopt(answer.next)
+            session.push(encode(answer.reply))
+        if active == 0:
+            await self.service.end_match(session.code)

@@ -1,0 +1,93 @@
+"""What anyone may read about a match: ``GET /matches/{code}``, the ``lobby`` frame and the lobby events.
+
+Never the seed before the end, never a board unless boards are public (:func:`server.core.lifecycle.boards_public`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from protocol import messages as m
+from protocol.codec import encode
+
+from ..core.lifecycle import LOBBY_STATES, boards_public, reveals, state_of
+from ..engine import find_variant
+from ..store import MatchMeta, PlayerRecord
+
+if TYPE_CHECKING:
+    from ..matches import MatchService
+
+LOBBY_EVENT_TRIES = 5
+"""Times :meth:`PublicView.publish_lobby` reads the lobby again when it changed before its event was written."""
+
+
+def lobby_frame(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> m.Lobby:
+    """The ``lobby`` frame of match ``code`` from its meta and its players (join order)."""
+    return m.Lobby(match=code, state=meta.state,  # type: ignore[arg-type]
+                   players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
+                   settings=meta.settings, commitment=meta.commitment)
+
+
+def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> dict[str, Any]:
+    """The answer of ``GET /matches/{code}`` without its rounds (see :meth:`PublicView.state`)."""
+    state = state_of(meta.state)
+    settings = meta.settings
+    result: dict[str, Any] = {
+        "code": code, "state": meta.state, "settings": msgspec.to_builtins(settings),
+        "commitment": meta.commitment, "start_at_ms": meta.start_at_ms, "deadline_ms": meta.deadline_ms,
+        "boards_public": boards_public(state, settings.open_boards, bool(meta.daily)),
+        "cards": find_variant(settings.variant).card_total,
+        "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.status,
+                     "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
+    }
+    if reveals(state):
+        result["seed"] = meta.seed
+        result["nonce"] = meta.nonce
+    return result
+
+
+class PublicView:
+    """The public read model of matches (see the module docstring)."""
+
+    def __init__(self, service: MatchService) -> None:
+        self.service = service
+        self.store = service.store
+
+    async def state(self, code: str) -> dict[str, Any] | None:
+        """What anyone may read about a match (never the seed before the end, never a board); ``None``: none.
+
+        ``boards_public``: spectators may see boards now (the host opened them, or the match ended);
+        ``cards``: the variant's card total; the rounds' part from :meth:`server.rounds.Rounds.public`.
+        (The HTTP answer adds the server's clock in the ``X-Server-Time-Ms`` header.)
+        """
+        meta = await self.store.meta(code)
+        if meta is None:
+            return None
+        result = public_record(code, meta, await self.store.players(code))
+        result.update(await self.service.rounds.public(code, meta))
+        return result
+
+    async def lobby_message(self, code: str) -> m.Lobby:
+        """The ``lobby`` frame as Redis holds it (the match must exist)."""
+        meta = await self.store.meta(code)
+        assert meta is not None
+        return lobby_frame(code, meta, await self.store.players(code))
+
+    async def publish_lobby(self, code: str) -> None:
+        """Append the lobby as Redis holds it to the match's stream, while the match is in its lobby.
+
+        The frame is written only if nothing it shows changed since it was read (else it is read again, up to
+        :data:`LOBBY_EVENT_TRIES` times; a change that keeps racing publishes its own), and never once the
+        match has left its lobby: on every process the stream's lobby events follow the match's state in
+        Redis, so none contradicts the countdown or a lobby event before it. Raises what redis-py raises."""
+        for _ in range(LOBBY_EVENT_TRIES):
+            meta = await self.store.meta(code)
+            if meta is None or state_of(meta.state) not in LOBBY_STATES:
+                return
+            players = await self.store.players(code)
+            written = await self.store.add_lobby_event(code, encode(lobby_frame(code, meta, players)), meta.state,
+                                                       meta.commitment, players)
+            if written != "changed":
+                return

@@ -1,0 +1,152 @@
+"""The timers of matches: one leased loop over the due timers, a handler per kind.
+
+A timer is ``(code, kind)`` in the sorted set of timers, due at its score (ms on the shared clock). Any process
+may run a due timer: it takes the timer's lease first (so one process runs it at a time, and another takes
+over when that one dies), runs the kind's handler, and then removes it, or sets it again for later (a
+:class:`~server.core.lifecycle.Wait`), as the handler says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from protocol import messages as m
+from protocol.codec import encode
+
+from ..core.lifecycle import (
+    PREPARE_RETRY_MS,
+    TIMER_INSTANTS,
+    Event,
+    TimerKind,
+    Wait,
+    decide,
+    fired_early,
+    start_event,
+    state_of,
+)
+from ..core.player import new_game
+from ..store.keys import timer_lease
+from ..views import view_message
+
+if TYPE_CHECKING:
+    from ..matches import MatchService
+
+LEASE_MS = 10_000
+"""How long a process holds a timer it runs before another may take it over (ms)."""
+
+CLOSED_KEEP_S = 600
+"""Seconds the keys of a match closed unstarted are kept (its players, resuming, hear why)."""
+
+
+class Keep(Enum):
+    """A handler's answer: the timer is done, or kept when it was set again for later meanwhile."""
+
+    DONE = "done"
+    IF_RESET = "if_reset"
+    """Remove the timer only if it is still due (a game's end may just have set it again, for later)."""
+
+
+Outcome = Keep | Wait
+Handler = Callable[[str, int], Awaitable[Outcome]]
+
+
+class Timers:
+    """The timer loop of one process (see the module docstring)."""
+
+    def __init__(self, service: MatchService) -> None:
+        self.service = service
+        self.store = service.store
+        self.handlers: dict[str, Handler] = {
+            TimerKind.PREPARE: self._prepare, TimerKind.START: self._start, TimerKind.DEADLINE: self._deadline,
+            TimerKind.FINALIZE: self._finalize, TimerKind.WINDOW: self._window, TimerKind.CLOSE: self._close,
+        }
+
+    async def run(self) -> None:
+        """Run due timers for ever: each under its lease, then sleep until the next is due (at most 0.1 s)."""
+        clock = self.service.clock
+        while True:
+            now = clock.now_ms()
+            for code, kind in await self.store.due_timers(now):
+                await self.fire(code, kind, now)
+            due = await self.store.next_timer_ms()
+            wait = 0.1 if due is None else min(0.1, max(0.0, (due - clock.now_ms()) / 1000))
+            await asyncio.sleep(wait)
+
+    async def fire(self, code: str, kind: str, now: int) -> None:
+        """Run timer ``kind`` of match ``code``, due at or before ``now``, if this process gets its lease."""
+        lease = timer_lease(code, kind)
+        if not await self.store.lease(lease, self.service.process_id, LEASE_MS):
+            return
+        if await self._early(code, kind, now):
+            return
+        handler = self.handlers.get(kind)
+        outcome = Keep.DONE if handler is None else await handler(code, now)
+        if isinstance(outcome, Wait):
+            await self.store.add_timer(code, kind, outcome.at_ms)
+            await self.store.release(lease)
+        elif outcome is Keep.IF_RESET:
+            await self.store.done_timer_if_due(code, kind, now)
+        else:
+            await self.store.done_timer(code, kind)
+
+    async def _early(self, code: str, kind: str, now: int) -> bool:
+        """True (and the timer set again to the kept instant) when a ``start`` or ``deadline`` timer fired
+        before the instant the match keeps (a concurrent countdown's timer overwrote it)."""
+        if kind not in TIMER_INSTANTS:
+            return False
+        meta = await self.store.meta(code)
+        kept = 0 if meta is None else meta.start_at_ms if kind == TimerKind.START else meta.deadline_ms
+        if not fired_early(TimerKind(kind), now, kept):
+            return False
+        await self.store.add_timer(code, kind, kept)
+        await self.store.release(timer_lease(code, kind))
+        return True
+
+    # ------------------------------------------------------------ a handler per kind
+
+    async def _prepare(self, code: str, now: int) -> Outcome:
+        """A preparing match's deal from the pool; tried again while the pool is empty."""
+        if await self.service.creation.prepare(code):
+            return Keep.DONE
+        return Wait(now + PREPARE_RETRY_MS)
+
+    async def _start(self, code: str, now: int) -> Outcome:
+        """The countdown is over: the match plays (``START``: every player ``playing``, the start event), and
+        an open-boards match shows spectators every board's redacted deal."""
+        meta = await self.store.meta(code)
+        if meta is None or decide(state_of(meta.state), Event.START) is None:
+            return Keep.DONE
+        game = new_game(meta.deal, meta.settings)
+        found = game.position.foundation_cards
+        if await self.store.start(code, encode(start_event(code, meta.settings)), found) \
+                and meta.settings.open_boards:
+            view = view_message(game.position)
+            for name in await self.store.roster(code):
+                await self.store.add_event(code, encode(m.Board(name, 0, found, "playing", 0, view)), kind="board")
+        return Keep.DONE
+
+    async def _deadline(self, code: str, now: int) -> Outcome:
+        """The time limit (:meth:`server.match.ending.Ending.deadline`); again soon while still counting down
+        (the start timer is due too and runs elsewhere), or the deadline would be lost."""
+        return await self.service.ending.deadline(code, now) or Keep.DONE
+
+    async def _finalize(self, code: str, now: int) -> Outcome:
+        """The safety net of a game's end: the results, once no game plays (a game still playing sets this
+        timer again at its own end)."""
+        return Keep.DONE if await self.service.ending.finalize_if_ended(code) else Keep.IF_RESET
+
+    async def _window(self, code: str, now: int) -> Outcome:
+        """A round's rematch window is over (:meth:`server.rounds.Rounds.window_over`)."""
+        await self.service.rounds.window_over(code)
+        return Keep.DONE
+
+    async def _close(self, code: str, now: int) -> Outcome:
+        """The lobby timed out: a match that never started is closed (``CLOSE``); its players hear why."""
+        timeout = self.service.settings.lobby_timeout_s
+        await self.store.close_unstarted(code, encode(m.Error(
+            "closed", f"the match did not start within {timeout} s and was closed")), CLOSED_KEEP_S)
+        return Keep.DONE
+
