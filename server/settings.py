@@ -9,7 +9,11 @@ variable                               default    meaning
                                                   behind a TLS proxy, ``http://192.168.1.20:8000`` on a LAN):
                                                   the join line and ``join_url`` use it; unset: the address
                                                   each request came to
-``REDIS_URL``                          (unset)    Redis to use; unset: start an embedded Redis
+``REDIS_URL``                          (unset)    Redis to use (``redis://host:port/db``): one Redis,
+                                                  or any node of a Redis Cluster (the server asks it
+                                                  ``INFO cluster`` at start and uses redis-py's cluster
+                                                  client when ``cluster_enabled:1``); unset: start an
+                                                  embedded Redis
 ``FTR_DATA_DIR``                       user data  folder of the embedded Redis's database file
 ``FTR_COUNTDOWN_S``                    3          seconds between "start" and the deal
 ``FTR_RETENTION_S``                    86400      seconds a finished match's keys are kept

@@ -3,11 +3,12 @@ back (:mod:`.records`), the matches' store (:mod:`.match_store`) and the daily c
 (:mod:`.daily_store`). Nothing outside this package writes a key name or runs a script."""
 
 from .daily_store import DailyStore
-from .match_store import Store, follow_streams, redis_client, token_hash
+from .match_store import RedisClient, Store, follow_streams, is_cluster, open_redis, redis_client, token_hash
 from .records import DailyEntry, DailyReplay, DayDeal, MatchMeta, NameClaim, PlayerRecord, Timer
 from .scripts import EVENTS_MAXLEN, SPECTATOR_KINDS
 
 __all__ = [
     "EVENTS_MAXLEN", "SPECTATOR_KINDS", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "MatchMeta",
-    "NameClaim", "PlayerRecord", "Store", "Timer", "follow_streams", "redis_client", "token_hash",
+    "NameClaim", "PlayerRecord", "RedisClient", "Store", "Timer", "follow_streams", "is_cluster", "open_redis",
+    "redis_client", "token_hash",
 ]

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import NoScriptError
@@ -48,23 +49,60 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def redis_client(url: str) -> aioredis.Redis:
+RedisClient = aioredis.Redis | RedisCluster
+"""What the store runs on: one Redis node, or redis-py's cluster client (any node of a Redis Cluster)."""
+
+CLUSTER_MAX_CONNECTIONS = 64
+"""Connections per cluster node. redis-py's cluster pool does not wait for a free connection (it raises
+``MaxConnectionsError``), so it gets more room than the single node's waiting pool of 16; commits of one
+event-loop turn still share one round trip per node."""
+
+
+def redis_client(url: str, cluster: bool = False) -> RedisClient:
     """The server's Redis client for ``url`` (``redis://host:port/db``): a few connections shared by every player.
 
-    Commands wait up to 10 s for a free connection instead of failing (DESIGN.md: a pool of 32 made p99
-    three times worse than a few); the stream reader's blocking XREAD holds one of them at a time. A
-    socket read or write waits at most 5 s (then redis-py raises ``TimeoutError``). The load benchmark's
-    floor baseline uses this same client.
+    Single node (``cluster`` False): commands wait up to 10 s for a free connection instead of failing
+    (DESIGN.md: a pool of 32 made p99 three times worse than a few); the stream reader's blocking XREAD holds
+    one of them at a time. A socket read or write waits at most 5 s (then redis-py raises ``TimeoutError``).
+    The load benchmark's floor baseline uses this same client.
+
+    ``cluster`` True: redis-py's asyncio :class:`~redis.asyncio.cluster.RedisCluster`, ``url`` any node of
+    the cluster (it reads the others from it). Each command goes to the master of its key's slot (a script
+    to the slot of its keys, which :mod:`server.store.scripts` keeps to one hash tag); on a connection error
+    or a failover it reads the cluster's layout again and retries (redis-py's default: 10 tries, jittered
+    backoff from 10 ms to 1 s), so a promoted replica is found without a restart. Same socket timeouts.
     """
+    if cluster:
+        return RedisCluster.from_url(url, max_connections=CLUSTER_MAX_CONNECTIONS, socket_timeout=5,
+                                     health_check_interval=30)
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=16, timeout=10,
                                                     socket_timeout=5, health_check_interval=30)
     return aioredis.Redis(connection_pool=pool)
 
 
+async def is_cluster(url: str) -> bool:
+    """Whether the Redis at ``url`` is a node of a Redis Cluster (``INFO cluster`` says ``cluster_enabled:1``).
+
+    Asked once, when the server starts, on a connection of its own; raises what redis-py raises when the
+    Redis cannot be reached.
+    """
+    probe = aioredis.Redis.from_url(url, socket_timeout=5)
+    try:
+        info = await probe.info("cluster")
+    finally:
+        await probe.aclose()
+    return bool(int(info.get("cluster_enabled", 0)))
+
+
+async def open_redis(url: str) -> RedisClient:
+    """The client :func:`redis_client` builds for ``url``, a cluster's when :func:`is_cluster` says so."""
+    return redis_client(url, cluster=await is_cluster(url))
+
+
 class Store:
     """The server's one owner of Redis access (opened in the app's lifespan)."""
 
-    def __init__(self, client: aioredis.Redis, retention_s: int) -> None:
+    def __init__(self, client: RedisClient, retention_s: int) -> None:
         self.redis = client
         self.retention_s = retention_s
         self._join = client.register_script(scripts.JOIN.lua)
@@ -272,7 +310,9 @@ class Store:
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for keys, args, _ in batch:
-                    pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+                    # execute_command: redis-py's cluster pipeline blocks its evalsha method, not the command
+                    # (routed by its keys, which share one slot)
+                    pipe.execute_command("EVALSHA", self._commit.sha, len(keys), *keys, *args)
                 results = await pipe.execute(raise_on_error=False)
         except Exception as error:  # noqa: BLE001 - every waiting command gets the failure
             for _, _, future in batch:
