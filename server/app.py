@@ -156,7 +156,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         executor = worker_pool(settings.solver_workers)
         # Dead-game checks get their own worker, never queued behind a 30-second solver job.
         dead_executor = worker_pool(1)
-        store = Store(client, settings.retention_s)
+        store = Store(client, settings.retention_s, settings.redis_wait_replicas, settings.redis_wait_ms)
         service = MatchService(store, settings, executor, dead_executor)
         service.metrics = app.state.metrics
         app.state.metrics.count_spectators(service)

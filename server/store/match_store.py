@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -42,6 +43,8 @@ from .keys import (
 )
 from .records import MatchMeta, PlayerRecord, Timer, plain
 from .scripts import EVENTS_MAXLEN, SPECTATOR_KINDS
+
+log = logging.getLogger("forty_thieves.store")
 
 
 def token_hash(token: str) -> str:
@@ -102,9 +105,17 @@ async def open_redis(url: str) -> RedisClient:
 class Store:
     """The server's one owner of Redis access (opened in the app's lifespan)."""
 
-    def __init__(self, client: RedisClient, retention_s: int) -> None:
+    def __init__(self, client: RedisClient, retention_s: int, wait_replicas: int = 0, wait_ms: int = 1000) -> None:
+        """``wait_replicas`` > 0 (``FTR_REDIS_WAIT_REPLICAS``): each batch of commits is followed, on the same
+        connection to the same master, by Redis ``WAIT wait_replicas wait_ms``, and no commit of it is answered
+        before that WAIT returns: a move acknowledged to its player is on that many replicas too, so the
+        failover of its master loses it not. When fewer replicas confirm within ``wait_ms`` (none is left
+        after a failover, say) the commits are answered anyway and a warning is logged: the setting protects
+        against losing a master, not against losing a master and all of its replicas' links at once."""
         self.redis = client
         self.retention_s = retention_s
+        self.wait_replicas = wait_replicas
+        self.wait_ms = wait_ms
         self._join = client.register_script(scripts.JOIN.lua)
         self._resume = client.register_script(scripts.RESUME.lua)
         self._issue = client.register_script(scripts.ISSUE.lua)
@@ -286,7 +297,17 @@ class Store:
         retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=-1)  # bounded by within_s
 
         async def attempt() -> Any:
-            return await self._fence(keys=keys, args=[epoch, nonce])
+            if not self.wait_replicas:
+                return await self._fence(keys=keys, args=[epoch, nonce])
+            # What FENCE reads is acknowledged to the player: it waits for the replicas as a commit does, on
+            # the same connection (EVAL, not EVALSHA: a promoted replica may not hold the script yet).
+            route = {} if not isinstance(self.redis, RedisCluster) else \
+                {"target_nodes": self.redis.get_node_from_key(keys[0])}
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.execute_command("EVAL", scripts.FENCE.lua, len(keys), *keys, epoch, nonce)
+                pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms, **route)
+                reply, _replicas = await pipe.execute()
+            return reply
 
         async def failed(_error: Exception) -> None:
             return None  # redis-py has dropped the failed connection already
@@ -306,19 +327,43 @@ class Store:
         self._flushes.add(task)
         task.add_done_callback(self._flushes.discard)
 
+    def _wait_targets(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> list[Any]:
+        """Where the WAIT of each commit of ``batch`` goes: ``None`` on one Redis (the pipeline's one
+        connection), else the cluster node of the commit's keys (the node's commands of a cluster pipeline go
+        on one connection, in order, so its WAIT follows its commits)."""
+        if not isinstance(self.redis, RedisCluster):
+            return [None] * len(batch)
+        return [self.redis.get_node_from_key(keys[0]) for keys, _, _ in batch]
+
     async def _flush(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> None:
+        targets = self._wait_targets(batch) if self.wait_replicas else []
+        waits: list[Any] = []  # one WAIT per distinct target, after that target's commits
+        for target in targets:
+            if all(target is not other for other in waits):
+                waits.append(target)
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for keys, args, _ in batch:
                     # execute_command: redis-py's cluster pipeline blocks its evalsha method, not the command
                     # (routed by its keys, which share one slot)
                     pipe.execute_command("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+                for target in waits:
+                    route = {} if target is None else {"target_nodes": target}
+                    pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms, **route)
                 results = await pipe.execute(raise_on_error=False)
         except Exception as error:  # noqa: BLE001 - every waiting command gets the failure
             for _, _, future in batch:
                 if not future.done():
                     future.set_exception(error)
             return
+        results, waited = results[:len(batch)], dict(zip(map(id, waits), results[len(batch):]))
+        for index, target in enumerate(targets):
+            replicas = waited[id(target)]
+            if isinstance(replicas, Exception):  # the commit's own outcome is unknown: resolved like a lost answer
+                results[index] = replicas
+            elif int(replicas) < self.wait_replicas and not isinstance(results[index], Exception):
+                log.warning("a commit is acknowledged on %s of %d replicas (FTR_REDIS_WAIT_REPLICAS) after %d ms",
+                            replicas, self.wait_replicas, self.wait_ms)
         for (keys, args, future), result in zip(batch, results):
             if isinstance(result, NoScriptError):  # Redis restarted or flushed its scripts: load and retry
                 try:

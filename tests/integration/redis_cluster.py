@@ -74,21 +74,24 @@ class LocalCluster:
         self.ports = free_ports(masters * 2)
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         try:
-            self._start(_binary("redis-server"))
+            self._start()
         except BaseException:
             self.stop()
             raise
 
-    def _start(self, server: str) -> None:
+    def _spawn(self, port: int) -> None:
+        node_dir = self.folder / str(port)
+        node_dir.mkdir(exist_ok=True)
+        self.processes[port] = subprocess.Popen(
+            [_binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+             "--cluster-config-file", str(node_dir / "nodes.conf"), "--cluster-node-timeout",
+             str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no", "--dir", str(node_dir),
+             "--enable-debug-command", "local"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def _start(self) -> None:
         for port in self.ports:
-            node_dir = self.folder / str(port)
-            node_dir.mkdir(exist_ok=True)
-            self.processes[port] = subprocess.Popen(
-                [server, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-                 "--cluster-config-file", str(node_dir / "nodes.conf"), "--cluster-node-timeout",
-                 str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no", "--dir", str(node_dir),
-                 "--enable-debug-command", "local"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self._spawn(port)
         for port in self.ports:
             self._wait(lambda p=port: node_client(p).ping(), f"node {port} did not start")
         subprocess.run([_binary("redis-cli"), "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
@@ -136,14 +139,35 @@ class LocalCluster:
                 return int(master[1])
         raise RuntimeError(f"no master serves slot {slot}")
 
-    def kill_master_of(self, key: str) -> int:
-        """SIGKILL the master of ``key``'s slot, wait until a replica serves it; the port killed."""
-        port = self.master_of(key)
+    def replica_of(self, master: int) -> int:
+        """The port of the (first) replica connected to the master on port ``master``."""
+        info = node_client(master).info("replication")
+        return int(info["slave0"]["port"])
+
+    def kill(self, port: int) -> None:
+        """SIGKILL the node on ``port`` (a crash: nothing it has not sent yet reaches anyone)."""
         process = self.processes[port]
         process.send_signal(signal.SIGKILL)
         process.wait(5)
-        self._wait(lambda: self.master_of(key) != port and cluster_info(self.master_of(key))["cluster_state"] == "ok",
-                   f"no replica took over from {port}", timeout=30)
+
+    def wait_promoted(self, key: str, dead: int) -> int:
+        """Until a node other than ``dead`` serves ``key``'s slot and the cluster is ok; that node's port."""
+        self._wait(lambda: self.master_of(key) != dead and cluster_info(self.master_of(key))["cluster_state"] == "ok",
+                   f"no replica took over from {dead}", timeout=30)
+        return self.master_of(key)
+
+    def restart(self, port: int) -> None:
+        """Start the node on ``port`` again with its cluster config: it rejoins, as a replica once failed over;
+        waits until the cluster is ok with it."""
+        self._spawn(port)
+        self._wait(lambda: node_client(port).ping(), f"node {port} did not restart")
+        self.wait_ok()
+
+    def kill_master_of(self, key: str) -> int:
+        """SIGKILL the master of ``key``'s slot, wait until a replica serves it; the port killed."""
+        port = self.master_of(key)
+        self.kill(port)
+        self.wait_promoted(key, port)
         return port
 
     def stop(self) -> None:
