@@ -101,7 +101,8 @@ class LocalCluster:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.ports[0]}/0"
+        """The URL of a live node (the first one started while it lives)."""
+        return f"redis://127.0.0.1:{(self.alive() or self.ports)[0]}/0"
 
     def alive(self) -> list[int]:
         return [port for port, process in self.processes.items() if process.poll() is None]
