@@ -1,5 +1,6 @@
 # The race server. Build: docker compose build; run: docker compose up (see docker-compose.yml).
-# Stage 1 builds the wheels, the solver's optional C search included (it needs gcc, which the slim image lacks).
+# Stage 1 builds the wheels, the optional C extensions included (the solver's search, the engine's hot path: they
+# need gcc, which the slim image lacks).
 FROM python:3.11-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

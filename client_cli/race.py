@@ -1,4 +1,4 @@
-"""One player in one match: joining, resuming, sending commands, reconnecting (issue 5, items 4 and 5).
+"""One player in one match: joining, resuming, sending commands, reconnecting.
 
 :class:`RaceClient` owns the player's connection. :meth:`RaceClient.run`
 connects, says ``hello``, joins (or resumes with the token kept by
@@ -16,7 +16,8 @@ the server accepted, and ``hint`` counts its own 1, 2, 3, ... over the
 hints answered; the server refuses a number that skips ahead
 (``seq_gap``). So one numbered request is out at a time: the next is
 numbered when the one before has been answered, and a refused one
-(``rejected``, ``error``) leaves its number to the next. After a
+(``rejected``, or an ``error`` carrying its ``seq``) leaves its number to
+the next. After a
 reconnect ``started`` says where both sequences stand.
 
 The interactive screen is :mod:`client_cli.ui`; the scripted mode is
@@ -45,11 +46,6 @@ from .tokens import TokenStore
 
 GIVE_UP_S = 120.0
 """Seconds of failed reconnects after which the client stops trying."""
-
-ANSWERS_A_COMMAND = frozenset({"malformed", "seq_gap", "game_over", "not_started", "not_joined", "no_hints",
-                               "internal"})
-"""Codes of an ``error`` that answers the numbered request waiting (other errors, e.g. ``already_started``
-for a ``ready``, answer something else and must not take its place)."""
 
 Listener = Callable[[m.ServerMessage], None]
 
@@ -254,9 +250,9 @@ class RaceClient:
                 self.fatal = ClientError("another client resumed this game with your token and took over")
             case m.Error(code="closed", message=text):  # the match never started: nothing left to wait for
                 self.fatal = ClientError(text)
-            case m.Error(code=code) if code in ANSWERS_A_COMMAND:
-                if self.waiting:  # the numbered request waiting (one at a time) was refused
-                    self._answer(min(self.waiting), message)
+            case m.Error(seq=int(seq)):  # it names the numbered request it refuses (others answer no request)
+                for key in [key for key in self.waiting if key[1] == seq]:  # one out at a time: at most one
+                    self._answer(key, message)
             case m.Results():
                 await self._learn_series()
                 self.done.set()

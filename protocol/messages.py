@@ -47,12 +47,15 @@ from typing import Annotated, Literal
 
 import msgspec
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 """Version of this message set. A client with another version is refused with ``error`` code ``version``.
 
 2: a ``play``/``resign``/``hint`` whose ``seq`` skips a number is refused (``error`` ``seq_gap``;
 version 1 servers accepted it, and version 1 clients skipped numbers after a refusal or a hint);
-``started`` carries ``hints``."""
+``started`` carries ``hints``.
+
+3: ``error`` carries the ``seq`` of the ``play``/``resign``/``hint`` frame it answers (absent when it answers
+none), so a client matches an error to its request instead of guessing from the code."""
 
 MAX_NAME = 24
 """Longest display name, in characters."""
@@ -373,14 +376,19 @@ class Suggestion(_Message, tag="suggestion"):
     hints: int
 
 
-class Error(_Message, tag="error"):
+class Error(_Message, tag="error", omit_defaults=True):
     """Something was wrong with a frame or a request; nothing changed.
 
     ``code`` is one of :data:`ERROR_CODES`; ``message`` says what and why.
+    ``seq``: the ``seq`` of the ``play``, ``resign`` or ``hint`` frame this error answers; absent (``None``)
+    when it answers no numbered frame (a hello, join or ready refused, a frame that did not decode, a rate
+    limit, a takeover by another connection, a match closed). A client has one numbered frame out at a time,
+    so the ``seq`` names it (``play`` and ``resign`` share one sequence, ``hint`` has its own).
     """
 
     code: str
     message: str
+    seq: int | None = None
 
 
 class Pong(_Message, tag="pong"):

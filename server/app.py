@@ -62,10 +62,9 @@ class Metrics:
                                 "of a match or of a day of the daily challenge", ["of"], registry=self.registry)
 
     def count_spectators(self, service: MatchService) -> None:
-        """Have ``ftr_spectators`` read the service's spectator registries whenever /metrics is scraped."""
-        self.spectators.labels("match").set_function(lambda: sum(map(len, service.watchers.values())))
-        self.spectators.labels("daily").set_function(
-            lambda: sum(map(len, service.daily.watchers.values())) if service.daily is not None else 0)
+        """Have ``ftr_spectators`` count the hub's spectator subscriptions whenever /metrics is scraped."""
+        self.spectators.labels("match").set_function(lambda: service.hub.spectators("match"))
+        self.spectators.labels("daily").set_function(lambda: service.hub.spectators("daily"))
 
 
 _error = error_response
@@ -166,7 +165,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
             daily = service.daily = app.state.daily = DailyService(service, settings.daily_variants,
                                                                    settings.daily_secret)
             service.spawn(service.run_forever(daily.run, "daily challenge"))
-            service.spawn(service.run_forever(daily.reader, "daily event reader"))
         for _ in range(settings.solver_workers):
             service.spawn(service.run_forever(
                 lambda: fill_pool(store, executor, OFFERED_POOL_VARIANTS, settings.pool_target, settings.solver_seconds,

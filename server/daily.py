@@ -40,10 +40,11 @@ from protocol.errors import NotationError
 
 from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
-from .matches import MatchService, Watcher
+from .hub import HubFull, Subscription
+from .matches import MatchService
 from .names import name_key, name_problem, valid_name
 from .ranking import Standing
-from .store import DailyStore, DayDeal, MatchMeta, follow_streams, token_hash
+from .store import DailyStore, DayDeal, MatchMeta, day_feed, token_hash
 from .store.keys import day_lease, day_member
 from .store.records import DailyEntry, DailyReplay
 
@@ -170,9 +171,6 @@ class DailyService:
         self.now_ms = now_ms or matches.clock.now_ms
         self.nodes = nodes
         self._preparing: dict[tuple[str, str], asyncio.Future[DayDeal]] = {}
-        self.watchers: dict[tuple[str, str], set[Watcher]] = {}
-        self.stream_ids: dict[tuple[str, str], str] = {}
-        self._wakeup = asyncio.Event()
 
     # ------------------------------------------------------------ variants and dates
 
@@ -445,37 +443,19 @@ class DailyService:
 
     # ------------------------------------------------------------ live events
 
-    async def watch(self, date: str, variant: str) -> Watcher:
-        """A bounded queue (``FTR_WATCHER_QUEUE``) of the day's attempt events from now on (see
-        :class:`server.matches.Watcher`). Raises :class:`DailyError` 503 ``too_many_watchers`` past
-        ``FTR_MAX_WATCHERS`` spectators of the day in this process."""
-        key = (date, variant)
+    async def watch(self, date: str, variant: str) -> Subscription:
+        """An open subscription of the day's attempt events on the match service's hub (:meth:`Subscription.events
+        <server.hub.Subscription.events>`: what the stream holds, then live; a queue of ``FTR_WATCHER_QUEUE``);
+        close it when the watcher leaves. Raises :class:`DailyError` 503 ``too_many_watchers`` past
+        ``FTR_MAX_WATCHERS`` spectators of the day in this process, and what redis-py raises."""
         limit = self.matches.settings.max_watchers
-        if len(self.watchers.get(key, ())) >= limit:
+        subscription = self.matches.hub.subscribe(day_feed(date, variant), max_subscribers=limit)
+        try:
+            await subscription.open()
+        except HubFull:
             raise DailyError(503, "too_many_watchers", f"this server already streams this day to {limit} "
-                                                       "spectators: try again later")
-        watcher = Watcher(self.matches.settings.watcher_queue)
-        self.watchers.setdefault(key, set()).add(watcher)
-        if key not in self.stream_ids:
-            self.stream_ids[key] = await self.store.last_event_id(date, variant)
-            self._wakeup.set()
-        return watcher
-
-    def unwatch(self, date: str, variant: str, watcher: Watcher) -> None:
-        """Stop feeding ``watcher`` (the day's stream is no longer read once nobody watches it)."""
-        key = (date, variant)
-        self.watchers.get(key, set()).discard(watcher)
-        if not self.watchers.get(key):
-            self.watchers.pop(key, None)
-            self.stream_ids.pop(key, None)
-
-    async def reader(self) -> None:
-        """The one reader of daily event streams in this process; fans out to the watchers' queues."""
-        async def deliver(key: tuple[str, str], entry_id: str, data: bytes) -> None:
-            for watcher in list(self.watchers.get(key, ())):
-                watcher.push(entry_id, data)
-
-        await follow_streams(self.stream_ids, self._wakeup, self.store.read_events, deliver)
+                                                       "spectators: try again later") from None
+        return subscription
 
 
 __all__ = [

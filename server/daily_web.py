@@ -1,4 +1,4 @@
-"""HTTP routes of the daily challenge (issue 6; the service is :mod:`server.daily`).
+"""HTTP routes of the daily challenge (the service is :mod:`server.daily`).
 
 ==============================================  =========================================================
 route                                           answer
@@ -31,6 +31,7 @@ from starlette.routing import Route
 
 from .daily import DailyError, DailyService
 from .httpjson import STREAM_ID_HELP, error_response, over_rate, read_json, valid_stream_id
+from .hub import TooSlow
 from .watch import SpectatorStream
 
 _NUMBER = re.compile(r"[0-9]{1,10}")
@@ -138,36 +139,19 @@ async def events(request: Request) -> Response:
     if not valid_stream_id(after):
         return _error(400, "malformed", f"Last-Event-ID is {STREAM_ID_HELP}")
 
-    def order(entry_id: str) -> tuple[int, int]:
-        ms, _, seq = entry_id.partition("-")
-        return int(ms), int(seq)
-
     try:
-        watcher = await service.watch(date, variant)  # first: live events queue up while the missed ones are read
+        subscription = await service.watch(date, variant)  # first: live events queue up while the missed ones are read
     except DailyError as error:
         return _error(error.status, error.code, error.message)
 
-    def release() -> None:
-        service.unwatch(date, variant, watcher)
-        watcher.close()
-
     async def stream() -> AsyncIterator[ServerSentEvent]:
-        sent = order(after)
-        for entry_id, data in await service.store.events_after(date, variant, after):
-            sent = order(entry_id)
-            yield ServerSentEvent(data=data.decode(), event="attempt", id=entry_id)
-        while True:
-            item = await watcher.queue.get()
-            if item is None:
-                if not watcher.closed:
-                    yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}', event="dropped")
-                return
-            entry_id, data = item
-            if order(entry_id) > sent:
-                sent = order(entry_id)
+        try:
+            async for entry_id, data in subscription.events(after):
                 yield ServerSentEvent(data=data.decode(), event="attempt", id=entry_id)
+        except TooSlow:
+            yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}', event="dropped")
 
-    return SpectatorStream(stream(), release, ping=15)
+    return SpectatorStream(stream(), subscription, ping=15)
 
 
 ROUTES = [

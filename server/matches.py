@@ -1,4 +1,4 @@
-"""The match service: lifecycle, commands, timers and fan-out.
+"""The match service: lifecycle, commands and timers; what a player gets of a match's events.
 
 One :class:`MatchService` per server process. It holds no match state of
 its own beyond caches: Redis (:mod:`server.store`) is the truth, so any
@@ -6,7 +6,8 @@ process can serve any player, and a restarted process loses nothing.
 
 Lifecycle: ``preparing`` (waiting for a solvable deal) -> ``lobby`` ->
 ``countdown`` -> ``playing`` -> ``finished``. Pure decisions (ranking) live
-in :mod:`server.ranking`; the WebSocket adapter is :mod:`server.play`.
+in :mod:`server.ranking`; the WebSocket adapter is :mod:`server.play`; the
+events reach players and spectators through the process's hub (:mod:`server.hub`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 import uuid
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -34,11 +36,12 @@ from .engine.dead import Verdict, is_dead, stock_exhausted
 from .engine.deal import deal as deal_of
 from .engine.hint import hint
 from .engine.view import redact
+from .hub import Hub, HubFull, Subscription
 from .names import name_key, name_problem
 from .ranking import Standing, rank
 from .rounds import Rounds, may_start
 from .settings import Settings
-from .store import SPECTATOR_KINDS, MatchMeta, PlayerRecord, Store, follow_streams, token_hash
+from .store import MatchMeta, PlayerRecord, Store, match_feed, token_hash
 from .store.keys import timer_lease
 from .views import legal_message, view_message
 
@@ -169,45 +172,6 @@ class Session:
             self.queue.put_nowait(None)
 
 
-WATCHER_QUEUE = 1024
-"""Default of ``Settings.watcher_queue``: events a spectator may fall behind by before it is dropped."""
-
-
-class Watcher:
-    """One spectator connection in this process: a bounded queue of ``(stream id, frame)``.
-
-    A watcher that falls ``limit`` events behind is dropped: its queue gets
-    ``None`` and nothing more (it can resume from its last id); players are
-    never slowed down.
-    """
-
-    def __init__(self, limit: int = WATCHER_QUEUE) -> None:
-        self.limit = max(1, limit)
-        self.queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue(maxsize=self.limit + 1)
-        self.dropped = False
-        self.closed = False
-
-    def push(self, entry_id: str, frame: bytes) -> None:
-        """Queue one event (stream id, msgpack frame); past ``limit`` queued the watcher is dropped instead."""
-        if self.dropped or self.closed:
-            return
-        if self.queue.qsize() >= self.limit:
-            self.dropped = True
-            self.queue.put_nowait(None)
-            return
-        self.queue.put_nowait((entry_id, frame))
-
-    def close(self) -> None:
-        """The spectator's connection ended: whatever waits on the queue gets ``None`` with ``closed`` set
-        (so a sender that missed its cancellation still stops), and nothing more is queued."""
-        if self.closed:
-            return
-        self.closed = True
-        while not self.queue.empty():
-            self.queue.get_nowait()
-        self.queue.put_nowait(None)
-
-
 def _progress_record(session: Session, game: Game, status: str, time_ms: int) -> dict[str, Any]:
     """The player's stored progress after a command (times in ms from the start)."""
     return {"moves": game.moves, "undos": game.undos, "hints": session.hints,
@@ -310,13 +274,14 @@ class MatchService:
         """The :class:`server.daily.DailyService` when the daily challenge runs (it hooks start and end)."""
         self.process_id = uuid.uuid4().hex[:12]
         self.local: dict[str, set[Session]] = {}
-        self.stream_ids: dict[str, str] = {}
+        self.hub = Hub(store, queue_limit=settings.watcher_queue, pause_s=READER_PAUSE_S)
+        """This process's fan-out (:mod:`server.hub`): its players' and spectators' event streams."""
+        self._listening: dict[str, Subscription] = {}
+        """The hub's callback subscription of each match with players in this process (:meth:`_dispatch`)."""
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
         """True once :meth:`stop_background` has begun: supervised loops are not restarted any more."""
         self._lobby_locks: dict[str, asyncio.Lock] = {}
-        self.watchers: dict[str, set[Watcher]] = {}
-        self._wakeup = asyncio.Event()
         self.rounds = Rounds(self)
         """Rematch and the series of rounds (:mod:`server.rounds`)."""
 
@@ -343,7 +308,7 @@ class MatchService:
 
     async def start_background(self) -> None:
         await self.clock.sync(self.store)
-        self.spawn(self.run_forever(self._reader, "event reader"))
+        self.spawn(self.run_forever(self.hub.run, "event reader"))
         self.spawn(self.run_forever(self._timers, "timers"))
         self.spawn(self.run_forever(self._clock_sync, "clock sync"))
 
@@ -612,35 +577,41 @@ class MatchService:
         await self.store.set_player(code, name, connected=1)
 
     async def _follow(self, code: str) -> None:
-        """Have this process's reader follow the match's stream from now on."""
-        if code not in self.stream_ids:
-            self.stream_ids[code] = await self.store.last_event_id(code)
-            self._wakeup.set()
+        """Have the hub deliver the match's stream to this process's players of it (:meth:`_dispatch`) from now on."""
+        if code in self._listening:
+            return
+        listening = self._listening[code] = self.hub.listen(match_feed(code), partial(self._dispatch, code))
+        try:
+            await listening.open()
+        except BaseException:
+            if self._listening.get(code) is listening:
+                del self._listening[code]
+            raise
 
     def _unfollow_if_idle(self, code: str) -> None:
-        if not self.local.get(code) and not self.watchers.get(code):
+        if not self.local.get(code):
             self.local.pop(code, None)
-            self.watchers.pop(code, None)
-            self.stream_ids.pop(code, None)
+            listening = self._listening.pop(code, None)
+            if listening is not None:
+                listening.close()
             self._lobby_locks.pop(code, None)
 
-    async def watch(self, code: str) -> Watcher:
-        """A spectator's bounded queue of this match's public events (from now on).
+    async def watch(self, code: str) -> Subscription:
+        """An open subscription of the match's spectator events (:meth:`Subscription.batches
+        <server.hub.Subscription.batches>`: what the stream holds, then live); close it (or leave its
+        ``async with``) when the spectator leaves.
 
         Raises :class:`ServiceError` ``too_many_watchers`` when this process already serves
-        ``FTR_MAX_WATCHERS`` spectators of the match (DESIGN.md "Limits": watchers per match).
+        ``FTR_MAX_WATCHERS`` spectators of the match (DESIGN.md "Limits": watchers per match), and what redis-py
+        raises.
         """
-        if len(self.watchers.get(code, ())) >= self.settings.max_watchers:
+        subscription = self.hub.subscribe(match_feed(code), max_subscribers=self.settings.max_watchers)
+        try:
+            await subscription.open()
+        except HubFull:
             raise ServiceError("too_many_watchers", f"this server already streams this match to "
-                                                    f"{self.settings.max_watchers} spectators: try again later")
-        watcher = Watcher(self.settings.watcher_queue)
-        self.watchers.setdefault(code, set()).add(watcher)
-        await self._follow(code)
-        return watcher
-
-    def unwatch(self, code: str, watcher: Watcher) -> None:
-        self.watchers.get(code, set()).discard(watcher)
-        self._unfollow_if_idle(code)
+                                                    f"{self.settings.max_watchers} spectators: try again later") from None
+        return subscription
 
     async def _replace(self, old: Session) -> None:
         self.detach(old)
@@ -844,21 +815,10 @@ class MatchService:
 
     # ------------------------------------------------------------ fan-out
 
-    async def _reader(self) -> None:
-        """The one reader of this process: match streams -> local sessions' and spectators' queues.
-
-        After a read with events it pauses :data:`READER_PAUSE_S`: progress reaches other players at most
-        that much later, a player's own reply not at all."""
-        await follow_streams(self.stream_ids, self._wakeup, self.store.read_events, self._deliver, READER_PAUSE_S)
-
-    async def _deliver(self, code: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
-        """One stream event: to this process's players of the match, and to its spectators when public."""
-        await self._dispatch(code, fields)
-        if fields.get(b"k", b"public") in SPECTATOR_KINDS:
-            for watcher in list(self.watchers.get(code, ())):
-                watcher.push(entry_id, fields[b"m"])
-
-    async def _dispatch(self, code: str, fields: dict[bytes, bytes]) -> None:
+    async def _dispatch(self, code: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
+        """One entry of the match's stream (the hub's callback): what each of this process's players of the match
+        gets of it. Progress goes to the other players, a game the server ended to all, the start opens each
+        player's game, a takeover replaces the older connection."""
         kind = fields.get(b"k", b"public")
         frame = fields[b"m"]
         sessions = list(self.local.get(code, ()))

@@ -1,9 +1,13 @@
-"""The players' WebSocket endpoint: a short loop of receive, decode, handle, send.
+"""The players' WebSocket endpoint: a short loop around the connection's protocol state.
 
-One writer task per socket drains the session's bounded queue; the receive
-loop always runs (Starlette notices a disconnect only on receive). No rules,
-Redis keys or redaction here: those live in :mod:`server.matches`,
-:mod:`server.store` and :mod:`server.engine.view`.
+:class:`protocol.connection.PlayerConnection` decides what a frame means
+(hello first, the version, the frame size, decoding, rate-limit strikes);
+this adapter receives, asks the rate limiter, carries out the actions it
+gets back (send, close, call the match service) and awaits. One writer
+task per socket drains the session's bounded queue; the receive loop always
+runs (Starlette notices a disconnect only on receive). No rules, Redis keys
+or redaction here: those live in :mod:`server.matches`, :mod:`server.store`
+and :mod:`server.engine.view`.
 """
 
 from __future__ import annotations
@@ -12,19 +16,17 @@ import asyncio
 import logging
 
 from aiolimiter import AsyncLimiter
+from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from protocol import messages as m
-from protocol.codec import ProtocolError, decode_client, encode
+from protocol.codec import encode
 from protocol.codes import canonical_code
+from protocol.connection import Action, Close, Dispatch, PlayerConnection, Send, answers
 
 from .matches import MatchService, ServiceError, Session
 
 log = logging.getLogger("forty_thieves.play")
-
-MAX_STRIKES = 20
-"""Rate-limited frames within :data:`STRIKE_WINDOW_S` before the connection is closed (code 1008)."""
-STRIKE_WINDOW_S = 10.0
 
 
 async def _writer(websocket: WebSocket, session: Session) -> None:
@@ -50,71 +52,25 @@ async def player_endpoint(websocket: WebSocket) -> None:
     writer = asyncio.create_task(_writer(websocket, session))
     limiter = AsyncLimiter(settings.burst, settings.burst / settings.rate)
     loop = asyncio.get_running_loop()
-    # The hello's deadline runs from the connection's start: frames other than hello do not move it.
-    hello_by = loop.time() + settings.hello_timeout_s
-    greeted = False
-    strikes: list[float] = []
+    connection = PlayerConnection(loop.time(), settings.max_frame_bytes, settings.rate, settings.burst,
+                                  settings.hello_timeout_s)
     metrics = websocket.app.state.metrics
     metrics.connections.inc()
     try:
         while True:
-            if greeted:
-                message = await websocket.receive()
+            message = await _receive(websocket, connection.hello_deadline)
+            if message is None:
+                log.info("closed a connection that sent no hello within %g s", settings.hello_timeout_s)
+                actions = connection.hello_timed_out()
             else:
-                try:
-                    async with asyncio.timeout_at(hello_by):
-                        message = await websocket.receive()
-                except TimeoutError:
-                    log.info("closed a connection that sent no hello within %g s", settings.hello_timeout_s)
-                    session.push(encode(m.Error("hello_first", f"no hello within {settings.hello_timeout_s:g} s")))
-                    session.close(1008, "no hello")
+                if message["type"] == "websocket.disconnect":
                     break
-            if message["type"] == "websocket.disconnect":
+                limited = not limiter.has_capacity()
+                if not limited:
+                    await limiter.acquire()
+                actions = connection.receive(message.get("bytes"), loop.time(), limited)
+            if await _carry_out(actions, service, session):
                 break
-            if not limiter.has_capacity():
-                now = loop.time()
-                strikes = [t for t in strikes if now - t < STRIKE_WINDOW_S] + [now]
-                metrics.rejected.labels("rate_limited").inc()
-                session.push(encode(m.Error("rate_limited", f"more than {settings.rate:g} messages per second: slow down")))
-                if len(strikes) >= MAX_STRIKES:
-                    session.close(1008, "flooding: too many messages over the rate limit")
-                    break
-                continue
-            await limiter.acquire()
-            data = message.get("bytes")
-            if data is None:
-                session.push(encode(m.Error("malformed", "frames are binary msgpack, not text")))
-                continue
-            if len(data) > settings.max_frame_bytes:
-                session.push(encode(m.Error("frame_too_large", f"frame of {len(data)} bytes; at most {settings.max_frame_bytes}")))
-                continue
-            try:
-                request = decode_client(data, settings.max_frame_bytes)
-            except ProtocolError as error:
-                metrics.rejected.labels(error.code).inc()
-                session.push(encode(m.Error(error.code, str(error))))
-                continue
-            if not greeted:
-                if not isinstance(request, m.Hello):
-                    session.push(encode(m.Error("hello_first", "the first frame must be hello with the protocol version")))
-                    continue
-                if request.version != m.PROTOCOL_VERSION:
-                    session.push(encode(m.Error("version", f"this server speaks protocol version {m.PROTOCOL_VERSION}, "
-                                                           f"the client {request.version}: update the client")))
-                    session.close(4001, "protocol version mismatch")
-                    break
-                greeted = True
-                session.push(encode(m.Welcome(m.PROTOCOL_VERSION, "forty-thieves-race", settings.max_frame_bytes,
-                                              settings.rate, settings.burst)))
-                continue
-            try:
-                await _handle(service, session, request)
-            except ServiceError as error:
-                metrics.rejected.labels(error.code).inc()
-                session.push(encode(m.Error(error.code, error.message)))
-            except Exception:  # a server bug or a Redis failure must not take the connection or the process down
-                log.exception("handling a %s frame failed", type(request).__name__)
-                session.push(encode(m.Error("internal", "the server failed to handle that frame")))
     except WebSocketDisconnect:
         pass
     finally:
@@ -129,6 +85,47 @@ async def player_endpoint(websocket: WebSocket) -> None:
                 await asyncio.wait_for(writer, timeout=1)
             except (TimeoutError, asyncio.CancelledError):
                 writer.cancel()
+
+
+async def _receive(websocket: WebSocket, deadline: float | None) -> Message | None:
+    """The next ASGI message, or ``None`` when the loop's clock passes ``deadline`` first (``None``: no deadline)."""
+    if deadline is None:
+        return await websocket.receive()
+    try:
+        async with asyncio.timeout_at(deadline):
+            return await websocket.receive()
+    except TimeoutError:
+        return None
+
+
+async def _carry_out(actions: list[Action], service: MatchService, session: Session) -> bool:
+    """Carry out the connection state's ``actions`` in order; True once the connection is closed."""
+    metrics = service.metrics
+    for action in actions:
+        match action:
+            case Send(message=message, rejected=rejected):
+                if rejected:
+                    metrics.rejected.labels(rejected).inc()
+                session.push(encode(message))
+            case Close(code=code, reason=reason):
+                session.close(code, reason)
+                return True
+            case Dispatch(request=request):
+                await _dispatch(service, session, request)
+    return False
+
+
+async def _dispatch(service: MatchService, session: Session, request: m.ClientMessage) -> None:
+    """Call the match service for ``request``; a refusal goes back as an ``error`` naming the request's ``seq``
+    (the client matches it to its request)."""
+    try:
+        await _handle(service, session, request)
+    except ServiceError as error:
+        service.metrics.rejected.labels(error.code).inc()
+        session.push(encode(m.Error(error.code, error.message, answers(request))))
+    except Exception:  # a server bug or a Redis failure must not take the connection or the process down
+        log.exception("handling a %s frame failed", type(request).__name__)
+        session.push(encode(m.Error("internal", "the server failed to handle that frame", answers(request))))
 
 
 async def _handle(service: MatchService, session: Session, request: m.ClientMessage) -> None:
@@ -158,5 +155,3 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
             await service.rounds.rematch(session)
         case m.Ping(nonce=nonce):
             session.push(encode(m.Pong(nonce, service.clock.now_ms())))
-        case m.Hello():
-            raise ServiceError("malformed", "hello was already received")

@@ -1,4 +1,4 @@
-"""Spectators' streams of a match's events (issue 7 items 1-3).
+"""Spectators' streams of a match's events.
 
 ``GET /matches/{code}/events``: Server-Sent Events (sse-starlette), and
 ``/matches/{code}/watch``: a WebSocket carrying the same events as msgpack
@@ -14,19 +14,20 @@ player's redacted view, exactly what that player sees). A watcher that
 falls ``Settings.watcher_queue`` events behind is dropped (``event:
 dropped``) and can resume from its last id; it never slows the players.
 Each event is encoded once per process, and a connection sends what
-gathered at most every :data:`BATCH_S` seconds.
+gathered at most every :data:`BATCH_S` seconds. Catch-up then live, the
+bounded queue and the drop are the hub's (:class:`server.hub.Subscription`).
 
-A spectator's slot (``FTR_MAX_WATCHERS``) is released when its connection
-ends, however it ends (a reset during the catch-up read included), by the
-code that owns the connection and not by code that a cancellation has to
-reach: a cancellation can be lost inside the Redis client, and a handler
-that missed it would otherwise wait on its queue for ever.
+A spectator's slot (``FTR_MAX_WATCHERS``) is its hub subscription, released
+when its connection ends, however it ends (a reset during the catch-up read
+included), by the code that owns the connection and not by code that a
+cancellation has to reach: a cancellation can be lost inside the Redis
+client, and a handler that missed it would otherwise wait on its queue for
+ever.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
@@ -44,7 +45,8 @@ from protocol import messages as m
 from protocol.codec import encode
 
 from .httpjson import STREAM_ID_HELP, valid_stream_id
-from .matches import MatchService, ServiceError, Watcher
+from .hub import Subscription, TooSlow
+from .matches import MatchService, ServiceError
 
 log = logging.getLogger("forty_thieves.watch")
 
@@ -54,11 +56,6 @@ events instead of one each, so many spectators cost the players' event loop litt
 cannot tell a quarter of a second). Measured (tests/integration/test_many_watchers.py, 49 spectators on the
 players' process): 0.05 s -> 0.25 s cut the server CPU per command from 4,400 to 2,850 us (1,350 without
 spectators); players' median round trip 2.10 vs 1.58 ms (1.70 and 1.29 without)."""
-
-
-def _order(entry_id: str) -> tuple[int, int]:
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq)
 
 
 _ENCODED_MAX = 4096
@@ -78,10 +75,6 @@ def _encoded_once(kind: str, code: str, entry_id: str, build: Callable[[], bytes
     return data
 
 
-_SHUTDOWN: Any = object()
-"""Put in a spectator's queue at server shutdown: its stream ends."""
-
-
 def _sse(code: str, entry_id: str, frame: bytes) -> bytes:
     """One Server-Sent Event: ``id`` = stream id, ``event`` = the message type, ``data`` = the message as JSON."""
     def build() -> bytes:
@@ -93,18 +86,17 @@ def _sse(code: str, entry_id: str, frame: bytes) -> bytes:
 
 
 class SpectatorStream(EventSourceResponse):
-    """An SSE response that calls ``release`` once it ends, however it ends (the client gone, an error,
-    or the body never started: a generator that never ran never runs its ``finally``)."""
+    """An SSE response that holds the spectator's hub ``subscription`` while it runs and closes it once it ends,
+    however it ends (the client gone, an error, or the body never started: a generator that never ran never
+    runs its ``finally``)."""
 
-    def __init__(self, content: AsyncIterator[Any], release: Callable[[], None], **kwargs: Any) -> None:
+    def __init__(self, content: AsyncIterator[Any], subscription: Subscription, **kwargs: Any) -> None:
         super().__init__(content, **kwargs)
-        self._release = release
+        self._subscription = subscription
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
+        async with self._subscription:
             await super().__call__(scope, receive, send)
-        finally:
-            self._release()
 
 
 def _malformed_id() -> JSONResponse:
@@ -122,7 +114,7 @@ async def match_events(request: Request) -> Response:
     if await service.store.meta(code) is None:
         return JSONResponse({"error": "no_match", "message": "no match with that code"}, status_code=404)
     try:
-        watcher = await service.watch(code)  # first: live events queue up while the missed ones are read
+        subscription = await service.watch(code)  # first: live events queue up while the missed ones are read
     except ServiceError as error:
         return JSONResponse({"error": error.code, "message": error.message}, status_code=503,
                             headers={"Retry-After": "30"})
@@ -132,53 +124,22 @@ async def match_events(request: Request) -> Response:
     # response" at every Ctrl-C with a spectator connected.
     stop = anyio.Event()
 
-    def release() -> None:
-        service.unwatch(code, watcher)
-        watcher.close()
-
-    async def wake_at_stop() -> None:
+    async def end_at_stop() -> None:
         await stop.wait()
-        with contextlib.suppress(asyncio.QueueFull):  # a full queue is being drained: the grace period ends it
-            watcher.queue.put_nowait(_SHUTDOWN)
+        subscription.close()
 
     async def events() -> AsyncIterator[ServerSentEvent | bytes]:
         # Events waiting together go out in one write (one send through the ASGI stack per batch).
-        sent = _order(after)
-        waker = asyncio.ensure_future(wake_at_stop())
+        ender = asyncio.ensure_future(end_at_stop())
         try:
-            async for missed in service.store.spectator_events_after(code, after, page=200):
-                sent = _order(missed[-1][0])
-                yield b"".join(_sse(code, entry_id, frame) for entry_id, frame in missed)
-            while True:
-                items = [await watcher.queue.get()]
-                while not watcher.queue.empty():
-                    items.append(watcher.queue.get_nowait())
-                chunk = []
-                for item in items:
-                    if item is _SHUTDOWN:
-                        if chunk:
-                            yield b"".join(chunk)
-                        return
-                    if item is None:
-                        if watcher.closed:
-                            return
-                        if chunk:
-                            yield b"".join(chunk)
-                        yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}',
-                                              event="dropped")
-                        return
-                    entry_id, frame = item
-                    if _order(entry_id) <= sent:
-                        continue  # already sent in the catch-up
-                    sent = _order(entry_id)
-                    chunk.append(_sse(code, entry_id, frame))
-                if chunk:
-                    yield b"".join(chunk)
-                await asyncio.sleep(BATCH_S)
+            async for batch in subscription.batches(after, page=200, pace_s=BATCH_S):
+                yield b"".join(_sse(code, entry_id, frame) for entry_id, frame in batch)
+        except TooSlow:
+            yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}', event="dropped")
         finally:
-            waker.cancel()
+            ender.cancel()
 
-    return SpectatorStream(events(), release, ping=15, shutdown_event=stop, shutdown_grace_period=1.0)
+    return SpectatorStream(events(), subscription, ping=15, shutdown_event=stop, shutdown_grace_period=1.0)
 
 
 def _frame(code: str, entry_id: str, frame: bytes) -> bytes:
@@ -204,27 +165,16 @@ async def _until_disconnect(websocket: WebSocket) -> None:
         pass
 
 
-async def _send_events(websocket: WebSocket, service: MatchService, code: str, after: str, watcher: Watcher) -> None:
-    """Send what the spectator missed after ``after``, then the live events from ``watcher``'s queue, until the
-    watcher is closed or dropped (then ``too_slow``, close 4002) or the socket fails."""
+async def _send_events(websocket: WebSocket, code: str, after: str, subscription: Subscription) -> None:
+    """Send what the spectator missed after ``after``, then the live events, until the subscription is closed or
+    dropped (then ``too_slow``, close 4002) or the socket fails."""
     try:
-        sent = _order(after)
-        async for missed in service.store.spectator_events_after(code, after):
-            for entry_id, frame in missed:
-                sent = _order(entry_id)
-                await websocket.send_bytes(_frame(code, entry_id, frame))
-        while True:
-            item = await watcher.queue.get()
-            if item is None:
-                if not watcher.closed:
-                    await _refuse(websocket, m.Error("too_slow", "you fell behind: resume with ?from=LAST_ID"))
-                return
-            entry_id, frame = item
-            if _order(entry_id) > sent:
-                sent = _order(entry_id)
-                await websocket.send_bytes(_frame(code, entry_id, frame))
-            if watcher.queue.empty():
-                await asyncio.sleep(BATCH_S)
+        try:
+            async for batch in subscription.batches(after, pace_s=BATCH_S):
+                for entry_id, frame in batch:
+                    await websocket.send_bytes(_frame(code, entry_id, frame))
+        except TooSlow:
+            await _refuse(websocket, m.Error("too_slow", "you fell behind: resume with ?from=LAST_ID"))
     except (WebSocketDisconnect, RuntimeError, OSError):
         return  # the spectator went away
 
@@ -240,9 +190,9 @@ async def watch_endpoint(websocket: WebSocket) -> None:
     ``too_many_watchers`` and close 1013.
 
     The sending runs in a task of its own while this handler receives: when
-    the spectator leaves, the handler releases the slot and closes the
-    watcher (which wakes the sender) without waiting for the sender to see
-    its cancellation.
+    the spectator leaves, the handler closes the subscription (which
+    releases the slot and wakes the sender) without waiting for the sender
+    to see its cancellation.
     """
     service: MatchService = websocket.app.state.service
     await websocket.accept()
@@ -253,23 +203,22 @@ async def watch_endpoint(websocket: WebSocket) -> None:
     if await service.store.meta(code) is None:
         return await _refuse(websocket, m.Error("no_match", "no match with that code"))
     try:
-        watcher = await service.watch(code)
+        subscription = await service.watch(code)
     except ServiceError as error:
         return await _refuse(websocket, m.Error(error.code, error.message))
-    sender = asyncio.create_task(_send_events(websocket, service, code, after, watcher))
-    # A sender that outlives the handler (its cancellation lost inside the Redis client) may still fail:
-    # its exception is taken here so that asyncio does not log it as never retrieved.
-    sender.add_done_callback(lambda task: task.cancelled() or task.exception())
-    gone = asyncio.create_task(_until_disconnect(websocket))
-    try:
-        await asyncio.wait((sender, gone), return_when=asyncio.FIRST_COMPLETED)
-        if sender.done() and not sender.cancelled() and sender.exception() is not None:  # Redis failed
-            log.warning("streaming match %s to a spectator failed", code, exc_info=sender.exception())
-            await websocket.close(code=1011, reason="the server could not read the match's events")
-    except (WebSocketDisconnect, RuntimeError, OSError):
-        pass
-    finally:
-        service.unwatch(code, watcher)
-        watcher.close()
-        gone.cancel()
-        sender.cancel()
+    async with subscription:  # released here when the spectator leaves, whatever the sender is doing
+        sender = asyncio.create_task(_send_events(websocket, code, after, subscription))
+        # A sender that outlives the handler (its cancellation lost inside the Redis client) may still fail:
+        # its exception is taken here so that asyncio does not log it as never retrieved.
+        sender.add_done_callback(lambda task: task.cancelled() or task.exception())
+        gone = asyncio.create_task(_until_disconnect(websocket))
+        try:
+            await asyncio.wait((sender, gone), return_when=asyncio.FIRST_COMPLETED)
+            if sender.done() and not sender.cancelled() and sender.exception() is not None:  # Redis failed
+                log.warning("streaming match %s to a spectator failed", code, exc_info=sender.exception())
+                await websocket.close(code=1011, reason="the server could not read the match's events")
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            pass
+        finally:
+            gone.cancel()
+            sender.cancel()

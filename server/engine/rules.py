@@ -11,6 +11,7 @@ Game-level matters (undo, move counting, the won state) live in
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import NamedTuple
 
 from protocol.cards import format_card
@@ -44,7 +45,10 @@ def run_length(column: Sequence[int], hidden: int, variant: Variant) -> int:
     (``server.engine.solver.search``) call it. The C search keeps its own
     copy, ``run_length`` in ``server/engine/solver/_csolver.c`` (build in
     suit, no face-down cards: all it supports); tests/engine/test_move_rule.py
-    checks that every path, the C one included, moves the same runs.
+    checks that every path, the C one included, moves the same runs. The
+    engine's C hot path keeps another, the run loop of ``column_moves`` in
+    ``server/engine/_cengine.c`` (every build rule, face-down cards);
+    tests/engine/test_fast_path.py checks it lists the same moves.
     """
     n = len(column)
     if n == 0:
@@ -79,6 +83,8 @@ def move_limit(variant: Variant, empty_columns: int, into_empty: bool) -> int:
     copy, the ``onto``/``into`` limits in ``gen_moves`` of
     ``server/engine/solver/_csolver.c``; tests/engine/test_move_rule.py
     checks that every path, the C one included, allows the same moves.
+    The engine's C hot path (``server/engine/_cengine.c``) has no copy: it
+    is given both limits from here.
     """
     if into_empty and empty_columns < 1:
         raise ValueError("a move into an empty column needs an empty column")
@@ -285,13 +291,18 @@ def _from_column(position: Position, variant: Variant, source: Pile, target: Pil
         if count > run:
             raise IllegalCommandError(f"the top {count} cards of column {src + 1} are not a run")
         _check_fit(column[-count], onto, variant)
-    limit = move_limit(variant, sum(1 for c in position.tableau if not c), not onto)
+    limit = move_limit(variant, position.tableau.count(()), not onto)
     if count > limit:
         raise IllegalCommandError(f"{count} cards at once, at most {limit} may move")
-    moved = column[-count:]
-    tableau, hidden, revealed = _take(position, src, count)
-    tableau = _with_column(tableau, dst, onto + moved)
-    new = Position(tableau, hidden, position.foundations, position.stock, position.waste, position.redeals_left)
+    # Both columns change in one copy of the tableau (the commonest command: building it once matters).
+    left = column[:-count]
+    columns = list(position.tableau)
+    columns[src], columns[dst] = left, onto + column[-count:]
+    hidden = position.hidden
+    revealed = bool(left) and hidden[src] == len(left)  # the newly exposed card turns face up (as _take)
+    if revealed:
+        hidden = hidden[:src] + (hidden[src] - 1,) + hidden[src + 1 :]
+    new = Position(tuple(columns), hidden, position.foundations, position.stock, position.waste, position.redeals_left)
     return Applied(new, count, revealed)
 
 
@@ -454,12 +465,16 @@ class AutoPlayed(NamedTuple):
     revealed: bool
 
 
-def _wanted(foundations: tuple[int, ...]) -> set[int]:
-    """Card codes some foundation slot would take now."""
+@lru_cache(maxsize=4096)
+def _wanted(foundations: tuple[int, ...]) -> frozenset[int]:
+    """Card codes some foundation slot would take now.
+
+    Kept per foundation row: the foundations change on a few commands only, and auto-play asks after
+    every command (building the set each time was a tenth of a command's cost)."""
     wanted = {top + 1 for top in foundations if top != EMPTY_SLOT and top % 13 != 12}
     if EMPTY_SLOT in foundations:
         wanted.update(_ACES)
-    return wanted
+    return frozenset(wanted)
 
 
 _ACES = (0, 13, 26, 39)
@@ -521,7 +536,7 @@ _COLUMN_PILES = tuple(Pile("column", i) for i in range(1, 64))
 _SLOT_PILES = tuple(Pile("foundation", i) for i in range(1, 64))
 
 
-def legal_moves(position: Position, variant: Variant) -> list[LegalMove]:
+def legal_moves(position: Position, variant: Variant, *, pure: bool = False) -> list[LegalMove]:
     """Every legal command in ``position`` except undo, in a fixed order, each once.
 
     Order: waste to foundation, columns to foundation (1..N), waste to
@@ -532,12 +547,23 @@ def legal_moves(position: Position, variant: Variant) -> list[LegalMove]:
     onto a card are listed without a count (only one count fits); moves
     into an empty column as ``A-B`` for one card and ``A-BxK`` for K cards.
     Empty when the game is won.
+
+    The moves up to the column-to-column ones are listed by the optional C
+    extension ``_cengine`` (``server/engine/_cengine.c``) when it is built,
+    unless ``pure``; this Python listing is the reference, and
+    tests/engine/test_fast_path.py checks both give the same list.
     """
-    result: list[LegalMove] = []
     tableau = position.tableau
     if not position.stock and not position.waste and not any(tableau):
-        return result
-    table = variant.builds_on
+        return []
+    if _c_column_moves is not None and not pure:
+        empties = tableau.count(())
+        listed = _c_column_moves(tableau, position.hidden, position.foundations, position.waste, _fits(variant),
+                                 move_limit(variant, empties, False),
+                                 move_limit(variant, empties, True) if empties else 0, _c_table(len(tableau)))
+        if listed is not None:
+            return _later_moves(position, variant, listed)
+    result: list[LegalMove] = []
     wanted = _wanted(position.foundations)
     waste_top = position.waste[-1] if position.waste else -1
     if waste_top in wanted:
@@ -583,6 +609,13 @@ def legal_moves(position: Position, variant: Variant) -> list[LegalMove]:
                 result.append(LegalMove(_cmd(source, target), 1))
                 for count in range(2, min(run, into_empty_limit) + 1):
                     result.append(LegalMove(_cmd(source, target, count), count))
+    return _later_moves(position, variant, result)
+
+
+def _later_moves(position: Position, variant: Variant, result: list[LegalMove]) -> list[LegalMove]:
+    """Append to ``result`` the legal moves listed after the column-to-column ones (foundation to
+    columns, draw, redeal, finish; :func:`legal_moves`' order) and return it."""
+    tableau, hidden, table = position.tableau, position.hidden, variant.builds_on
     if variant.foundation_to_column:
         for s, top in enumerate(position.foundations):
             if top == EMPTY_SLOT:
@@ -599,3 +632,44 @@ def legal_moves(position: Position, variant: Variant) -> list[LegalMove]:
         if order:
             result.append(LegalMove(FINISH, len(order)))
     return result
+
+
+_MAX_RUN = 13
+"""Longest run: each card one rank below the one beneath it, king down to ace (RULES.md section 3)."""
+
+_C_TABLES: dict[int, list[LegalMove | None]] = {}
+_FITS: dict[BuildRule, bytes] = {}
+
+
+def _c_table(columns: int) -> list[LegalMove | None]:
+    """The moves the C listing may name for a ``columns``-column tableau, at the indexes
+    ``server/engine/_cengine.c`` documents: the same values the Python listing builds (``None`` where no
+    move exists: a column onto itself, a count below 2). Built once per column count."""
+    table = _C_TABLES.get(columns)
+    if table is None:
+        table = [LegalMove(_cmd(WASTE, ANY_SLOT), 1)]
+        table += [LegalMove(_cmd(_COLUMN_PILES[i], ANY_SLOT), 1) for i in range(columns)]
+        table += [LegalMove(_cmd(WASTE, _COLUMN_PILES[j]), 1) for j in range(columns)]
+        pairs = [(i, j) for i in range(columns) for j in range(columns)]
+        table += [LegalMove(_cmd(_COLUMN_PILES[i], _COLUMN_PILES[j]), k) if i != j else None
+                  for i, j in pairs for k in range(1, _MAX_RUN + 1)]
+        table += [LegalMove(_cmd(_COLUMN_PILES[i], _COLUMN_PILES[j], c), c) if i != j and c >= 2 else None
+                  for i, j in pairs for c in range(1, _MAX_RUN + 1)]
+        _C_TABLES[columns] = table
+    return table
+
+
+def _fits(variant: Variant) -> bytes:
+    """``variant.builds_on`` as the C listing reads it: byte ``onto * 52 + card`` is 1 when ``card``
+    may be placed on ``onto``."""
+    fits = _FITS.get(variant.build_rule)
+    if fits is None:
+        fits = _FITS[variant.build_rule] = bytes(card in variant.builds_on[onto]
+                                                 for onto in range(52) for card in range(52))
+    return fits
+
+
+try:  # the optional C listing (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)
+    from ._cengine import column_moves as _c_column_moves
+except ImportError:  # no compiler at install time: the Python listing alone
+    _c_column_moves = None

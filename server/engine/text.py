@@ -179,9 +179,16 @@ def parse_position(text: str, variant: Variant) -> Position:
     )
 
 
+_FOUNDATION_TEXT = {EMPTY_SLOT: "-", **{code: format_card(code) for code in range(52)}}
+"""Text of a foundation slot by its top (every view shows each slot's, so they are looked up, not built)."""
+
+
 def format_foundation(top: int) -> str:
-    """Text of a foundation slot: its top card, or ``-`` when empty."""
-    return "-" if top == EMPTY_SLOT else format_card(top)
+    """Text of a foundation slot: its top card, or ``-`` when empty.
+
+    Raises :class:`IndexError` (:func:`~protocol.cards.format_card`) for a top that is no card code."""
+    text = _FOUNDATION_TEXT.get(top)
+    return text if text is not None else format_card(top)
 
 
 def foundation_rank(top: int) -> int:

@@ -17,6 +17,11 @@ from .position import EMPTY_SLOT, Position, _line
 from .text import _check_counts, _foundation_counts, _parse, format_foundation
 from .variants import Variant
 
+try:  # the optional C hot path (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)
+    from ._cengine import visible_columns as _c_visible_columns
+except ImportError:  # no compiler at install time: the Python alone
+    _c_visible_columns = None
+
 
 @dataclass(frozen=True, slots=True)
 class View:
@@ -42,16 +47,17 @@ class View:
         return format_view(self)
 
 
-def redact(position: Position) -> View:
-    """The :class:`View` of ``position``: drop the stock order and face-down cards."""
-    return View(
-        tableau=tuple(column[hidden:] for column, hidden in zip(position.tableau, position.hidden)),
-        hidden=position.hidden,
-        foundations=position.foundations,
-        stock_count=len(position.stock),
-        waste=position.waste,
-        redeals_left=position.redeals_left,
-    )
+def redact(position: Position, *, pure: bool = False) -> View:
+    """The :class:`View` of ``position``: drop the stock order and face-down cards.
+
+    The face-up part of each column is cut by the optional C extension ``_cengine``
+    (``server/engine/_cengine.c``) when it is built, unless ``pure``; this Python is the reference, and
+    tests/engine/test_fast_path.py checks both give the same view."""
+    tableau, hidden = position.tableau, position.hidden
+    if any(hidden):  # each column from its first face-up card on (the C copy first: this runs after every command)
+        visible = _c_visible_columns(tableau, hidden) if _c_visible_columns is not None and not pure else None
+        tableau = visible if visible is not None else tuple([c[h:] if h else c for c, h in zip(tableau, hidden)])
+    return View(tableau, hidden, position.foundations, len(position.stock), position.waste, position.redeals_left)
 
 
 def format_view(view: View) -> str:

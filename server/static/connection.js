@@ -5,7 +5,7 @@
 "use strict";
 
 const FTRConnection = (() => {
-  const PROTOCOL_VERSION = 2;
+  const PROTOCOL_VERSION = 3;
   const CLIENT = "forty-thieves-page";
   const PING_EVERY_MS = 5000;
   /** Reconnect delays as client_cli.connection.backoff: base * 2**n capped, times a jitter in [0.5, 1.5). */
@@ -123,9 +123,11 @@ const FTRConnection = (() => {
           if (this.inflight && this.inflight.type === "hint") this.answered();
           break;
         case "error":
-          // A refused numbered frame uses up no number: the next carries the same seq.
-          if (this.inflight && frame.code !== "rate_limited") this.answered();
-          else if (this.inflight) setTimeout(() => this.resend(), 500);
+          // An error refusing a numbered frame carries its seq (that number is not used up: the next frame
+          // carries it again). One without a seq answers something else (a ready, a start, a join); a rate
+          // limit may have dropped the frame in flight unread, so it goes again a little later.
+          if (this.inflight && frame.seq === this.inflight.seq) this.answered();
+          else if (this.inflight && frame.code === "rate_limited") setTimeout(() => this.resend(), 500);
           break;
         case "pong":
           frame.rtt_ms = Date.now() - this.lastPing;

@@ -14,7 +14,7 @@ import msgspec
 
 from ..names import legacy_name_key, name_key
 from . import scripts
-from .keys import DAILY_DAYS, DAILY_NAMES, DAILY_SECRET, day_key, day_member, parse_day_key, parse_day_member
+from .keys import DAILY_DAYS, DAILY_NAMES, DAILY_SECRET, day_key, day_member, parse_day_member
 from .match_store import Store
 from .records import DailyEntry, DailyReplay, DayDeal, NameClaim, plain
 from .scripts import EVENTS_MAXLEN
@@ -157,21 +157,3 @@ class DailyStore:
         """Append a public attempt event (``{"name", "status", "moves", "foundation", "time_ms"}``)."""
         await self.redis.xadd(day_key(date, variant, "events"), {"d": msgspec.json.encode(event)},
                               maxlen=EVENTS_MAXLEN, approximate=True)
-
-    async def last_event_id(self, date: str, variant: str) -> str:
-        """The id of the day's newest attempt event (``0-0`` when none)."""
-        last = await self.redis.xrevrange(day_key(date, variant, "events"), count=1)
-        return last[0][0].decode() if last else "0-0"
-
-    async def read_events(self, streams: dict[tuple[str, str], str], block_ms: int
-                          ) -> list[tuple[tuple[str, str], str, bytes]]:
-        """New events of several days (``(date, variant)`` -> last id seen), waiting up to ``block_ms`` ms:
-        ``((date, variant), stream id, event JSON)``."""
-        keys = {day_key(d, v, "events"): last for (d, v), last in streams.items()}
-        reply = await self.redis.xread(keys, block=block_ms, count=200)
-        result = []
-        for key, entries in reply or []:
-            date, variant, _ = parse_day_key(key)
-            for entry_id, fields in entries:
-                result.append(((date, variant), entry_id.decode(), fields[b"d"]))
-        return result

@@ -10,7 +10,7 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
@@ -18,6 +18,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
+from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 
 from protocol import messages as m
@@ -25,7 +26,6 @@ from protocol import messages as m
 from . import scripts
 from .keys import (
     TIMERS,
-    code_of,
     events_key,
     lease_key,
     log_key,
@@ -42,7 +42,7 @@ from .keys import (
     tokens_key,
 )
 from .records import MatchMeta, PlayerRecord, Timer, plain
-from .scripts import EVENTS_MAXLEN, SPECTATOR_KINDS
+from .scripts import EVENTS_MAXLEN
 
 log = logging.getLogger("forty_thieves.store")
 
@@ -116,6 +116,7 @@ class Store:
         self.retention_s = retention_s
         self.wait_replicas = wait_replicas
         self.wait_ms = wait_ms
+        self.clustered = isinstance(client, RedisCluster)
         self._join = client.register_script(scripts.JOIN.lua)
         self._resume = client.register_script(scripts.RESUME.lua)
         self._issue = client.register_script(scripts.ISSUE.lua)
@@ -480,37 +481,39 @@ class Store:
 
     # ------------------------------------------------------------ events
 
-    async def read_events(self, streams: dict[str, str], block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
-        """XREAD from several match streams: (code, id, fields) triples."""
-        if not streams:
-            return []
-        keys = {events_key(code): last for code, last in streams.items()}
-        reply = await self.redis.xread(keys, block=block_ms, count=200)
-        result = []
-        for key, entries in reply or []:
-            code = code_of(key)
-            for entry_id, fields in entries:
-                result.append((code, entry_id.decode(), fields))
-        return result
+    def stream_group(self, key: str) -> int:
+        """The group of stream ``key`` for the hub's reads (:func:`server.hub.group_streams`): one XREAD reads the
+        streams of one group. On one Redis every stream is in group 0 (one read for all); on a Redis Cluster a
+        multi-key command must touch one hash slot, so the group is the key's slot (redis-py's ``key_slot``)."""
+        return key_slot(key.encode()) if self.clustered else 0
 
-    async def spectator_events_after(self, code: str, after: str,
-                                     page: int = 500) -> AsyncIterator[list[tuple[str, bytes]]]:
-        """Spectators' events (:data:`SPECTATOR_KINDS`) after stream id ``after`` (exclusive), oldest
-        first, in pages of ``(id, frame)`` pairs (one XRANGE of ``page`` entries each) to the stream's end."""
+    async def read_streams(self, positions: dict[str, str],
+                           block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
+        """One XREAD of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`),
+        waiting up to ``block_ms`` ms for an entry: ``(key, id, fields)`` triples, oldest first per stream, at
+        most 200 per stream."""
+        if not positions:
+            return []
+        reply = await self.redis.xread(positions, block=block_ms, count=200)
+        return [(key.decode(), entry_id.decode(), fields)
+                for key, entries in reply or [] for entry_id, fields in entries]
+
+    async def stream_after(self, key: str, after: str,
+                           page: int = 500) -> AsyncIterator[list[tuple[str, dict[bytes, bytes]]]]:
+        """The entries of stream ``key`` after id ``after`` (exclusive), oldest first, to the stream's end as it
+        is when the last page is read: pages of ``(id, fields)`` (one XRANGE of ``page`` entries each)."""
         while True:
-            entries = await self.redis.xrange(events_key(code), min=f"({after}", max="+", count=page)
+            entries = await self.redis.xrange(key, min=f"({after}", max="+", count=page)
             if not entries:
                 return
             after = entries[-1][0].decode()
-            chosen = [(entry_id.decode(), fields[b"m"]) for entry_id, fields in entries
-                      if fields.get(b"k", b"public") in SPECTATOR_KINDS]
-            if chosen:
-                yield chosen
+            yield [(entry_id.decode(), fields) for entry_id, fields in entries]
             if len(entries) < page:
                 return
 
-    async def last_event_id(self, code: str) -> str:
-        last = await self.redis.xrevrange(events_key(code), count=1)
+    async def last_id(self, key: str) -> str:
+        """The id of stream ``key``'s newest entry (``0-0`` for an empty or missing stream)."""
+        last = await self.redis.xrevrange(key, count=1)
         return last[0][0].decode() if last else "0-0"
 
     # ------------------------------------------------------------ deal pool
@@ -523,34 +526,6 @@ class Store:
 
     async def pool_pop(self, variant: str) -> bytes | None:
         return await self.redis.lpop(pool_key(variant))
-
-
-async def follow_streams(ids: dict[Any, str], wakeup: asyncio.Event,
-                         read: Callable[[dict[Any, str], int], Awaitable[list[tuple[Any, str, Any]]]],
-                         handle: Callable[[Any, str, Any], Awaitable[None]], pause_s: float = 0.0) -> None:
-    """The loop of a process's one stream reader (DESIGN.md: one supervised reader per process).
-
-    ``ids`` maps each followed stream (a match code, a day) to the last id seen; callers add and remove
-    entries and set ``wakeup`` when they add the first. ``read(ids, block_ms)`` returns new
-    ``(stream, id, data)`` events; each goes to ``handle`` in order, then its id is remembered (when the
-    stream is still followed). After a read with events the loop sleeps ``pause_s`` seconds so that the
-    next XREAD gathers several. Runs until cancelled; raises what ``read`` or ``handle`` raise.
-    """
-    while True:
-        if not ids:
-            wakeup.clear()
-            try:
-                await asyncio.wait_for(wakeup.wait(), timeout=0.5)
-            except TimeoutError:
-                pass
-            continue
-        events = await read(dict(ids), 100)
-        for stream, entry_id, data in events:
-            await handle(stream, entry_id, data)
-            if stream in ids:
-                ids[stream] = entry_id
-        if events and pause_s:
-            await asyncio.sleep(pause_s)
 
 
 def _log_entries(entries: list[bytes]) -> list[tuple[str, int]]:

@@ -63,6 +63,7 @@ import array
 import asyncio
 import collections
 import contextlib
+import functools
 import multiprocessing
 import os
 import random
@@ -674,7 +675,7 @@ def floor_server(port: int, redis_url: str) -> None:
     protocol's codec (``decode_client``), write it with the server's own ``Store.commit`` (the same
     COMMIT script, redis-py client and pipelining: log entry, progress, one public event on the match's
     stream), answer (the frame itself), and the process's one stream reader (the server's
-    ``follow_streams`` with its pause) sends the event to the match's other player. No rules engine,
+    hub, :class:`server.hub.Hub`, with its pause) sends the event to the match's other player. No rules engine,
     views, legal moves, rate limit, metrics, locks or queues: a server doing the same work cannot be
     faster than this on the same stack.
     """
@@ -685,14 +686,15 @@ def floor_server(port: int, redis_url: str) -> None:
     from starlette.websockets import WebSocket
 
     from protocol.codec import decode_client
+    from server.hub import Hub, Subscription
     from server.matches import READER_PAUSE_S
-    from server.store import Store, follow_streams, redis_client
+    from server.store import Store, match_feed, redis_client
     from server.store.keys import meta_key, player_key
 
     sockets: dict[str, dict[str, WebSocket]] = collections.defaultdict(dict)
-    ids: dict[str, str] = {}
-    wakeup = asyncio.Event()
+    listening: dict[str, Subscription] = {}
     stores: list[Store] = []
+    hubs: list[Hub] = []
 
     async def deliver(code: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
         origin = fields.get(b"n", b"").decode()
@@ -705,7 +707,8 @@ def floor_server(port: int, redis_url: str) -> None:
     async def lifespan(app: Any) -> Any:
         client = redis_client(redis_url)
         stores.append(Store(client, 3600))
-        reader = asyncio.create_task(follow_streams(ids, wakeup, stores[0].read_events, deliver, READER_PAUSE_S))
+        hubs.append(Hub(stores[0], pause_s=READER_PAUSE_S))
+        reader = asyncio.create_task(hubs[0].run())
         yield
         reader.cancel()
         await client.aclose()
@@ -718,9 +721,9 @@ def floor_server(port: int, redis_url: str) -> None:
                                                                 "status": "playing"})
         await websocket.accept()
         sockets[code][name] = websocket
-        if code not in ids:
-            ids[code] = "0-0"
-            wakeup.set()
+        if code not in listening:
+            listening[code] = hubs[0].listen(match_feed(code), functools.partial(deliver, code))
+            await listening[code].open()
         try:
             while True:
                 message = await websocket.receive()
@@ -1145,7 +1148,7 @@ PROFILE_CATEGORIES = (
     # (label, a frame text that puts a sample in it); the first that matches wins
     ("error logging (Logger.exception)", "Logger.exception"),
     ("Redis COMMIT script per move (Store.commit: EVALSHA via redis-py)", "Store.commit"),
-    ("Redis stream reader (Store.read_events: XREAD, reply parsing)", "Store.read_events"),
+    ("Redis stream reader (Store.read_streams: XREAD, reply parsing)", "Store.read_streams"),
     ("fan-out of events to local sessions (_dispatch)", "MatchService._dispatch"),
     ("engine: applying the command (Game.play)", "Game.play ("),
     ("reply: legal moves + redacted view + encode (_position)", "MatchService._position"),

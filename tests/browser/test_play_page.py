@@ -15,7 +15,6 @@ Python client's answers. Screenshots go to ``tests/browser/artifacts/``
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
@@ -75,7 +74,7 @@ async def click_command(page: Any, game: Game, command: str) -> None:
     await page.get_by_role("group", name=where, exact=True).click()
 
 
-def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # type: ignore[no-untyped-def]
+async def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # type: ignore[no-untyped-def]
     _browser_available()
     from playwright.async_api import async_playwright
 
@@ -195,10 +194,10 @@ def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # type: ig
             first = public_state(server.url, code)
             assert first["next_round"] == round_codes[0]
 
-    asyncio.run(run())
+    await run()
 
 
-def test_a_browser_and_a_protocol_client_see_each_other_and_the_page_gets_only_the_redacted_protocol(
+async def test_a_browser_and_a_protocol_client_see_each_other_and_the_page_gets_only_the_redacted_protocol(
         server) -> None:  # type: ignore[no-untyped-def]
     """``web`` plays in the browser (typed notation, clicks on Draw), ``cli`` over a plain WebSocket; each sees
     the other's progress, both get the same results. Every frame the page's WebSocket received before the
@@ -292,7 +291,7 @@ def test_a_browser_and_a_protocol_client_see_each_other_and_the_page_gets_only_t
                     assert message.legal == legal_message(replay.legal_moves())
             assert played == len(script)
 
-    asyncio.run(run())
+    await run()
 
 
 NOTATION_CASES = ["3-7", "37", "3 7", "3 7 2", "3 7x2", "3-7 x2", "w7", "w 7", "wf", "3f", "3 f2", "f3 5", "d",
@@ -301,7 +300,7 @@ NOTATION_CASES = ["3-7", "37", "3 7", "3 7 2", "3 7x2", "3-7 x2", "w7", "w 7", "
                   "x", "3>7", "3,7", "", "  2  ", "1-10", "110", "3-7x2", "5-f2", "w-f2", "f3-5"]
 
 
-def test_the_command_field_reads_what_the_command_line_client_reads(server) -> None:  # type: ignore[no-untyped-def]
+async def test_the_command_field_reads_what_the_command_line_client_reads(server) -> None:  # type: ignore[no-untyped-def]
     """notation.js is a port of client_cli.commands.resolve: on a real position and its legal list, every
     form gives the same action and command (and the same message for refusals)."""
     _browser_available()
@@ -327,7 +326,7 @@ def test_the_command_field_reads_what_the_command_line_client_reads(server) -> N
             await browser.close()
             return got
 
-    got = asyncio.run(run())
+    got = await run()
     for text, want, have in zip(NOTATION_CASES, expected, got, strict=True):
         assert have["action"] == want.action, (text, want, have)
         assert have.get("command", "") == want.command, (text, want, have)
@@ -338,7 +337,7 @@ DAILY_DB = 10
 """This test's own Redis database (flushed): the daily challenge's keys are global to a database."""
 
 
-def test_the_daily_page_plays_todays_deal_on_the_play_page(redis_url) -> None:  # type: ignore[no-untyped-def]
+async def test_the_daily_page_plays_todays_deal_on_the_play_page(redis_url) -> None:  # type: ignore[no-untyped-def]
     """/daily: a name and "Play today's relaxed deal" -> the play page, the deal dealt (no countdown), the name
     token kept in local storage; a reload resumes the same attempt."""
     _browser_available()
@@ -379,14 +378,14 @@ def test_the_daily_page_plays_todays_deal_on_the_play_page(redis_url) -> None:  
 
     ARTIFACTS.mkdir(exist_ok=True)
     try:
-        asyncio.run(run())
+        await run()
     finally:
         server.stop()
         with redis.Redis.from_url(url) as client:
             client.flushdb()
 
 
-def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter(server) -> None:  # type: ignore[no-untyped-def]
+async def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter(server) -> None:  # type: ignore[no-untyped-def]
     """A friend types the code in lower case on ``/``: the play page takes the server's spelling of it (so
     the token saved at ``joined`` is found again), says "not joined" until the name is in, and after a
     reload mid-game shows the moves, the undos and the race table's own row as the server has them (the
@@ -460,10 +459,10 @@ def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter(serve
             assert send_disabled  # the game is over: the Command field and its button both
 
     ARTIFACTS.mkdir(exist_ok=True)
-    asyncio.run(run())
+    await run()
 
 
-def test_the_home_page_fits_a_phone(server) -> None:  # type: ignore[no-untyped-def]
+async def test_the_home_page_fits_a_phone(server) -> None:  # type: ignore[no-untyped-def]
     """``/`` on a 390 px phone: nothing sticks out sideways (the variant select's long option text once pushed
     the settings form past the screen), and the form still creates a race."""
     _browser_available()
@@ -488,7 +487,7 @@ def test_the_home_page_fits_a_phone(server) -> None:  # type: ignore[no-untyped-
             return overflow, rights, url
 
     ARTIFACTS.mkdir(exist_ok=True)
-    overflow, rights, url = asyncio.run(run())
+    overflow, rights, url = await run()
     assert overflow <= 0, f"the home page scrolls sideways by {overflow} px on a phone"
     assert max(rights) <= 0, rights
     assert public_state(server.url, url.rsplit("/", 1)[1])["settings"]["variant"] == "relaxed"

@@ -1,4 +1,4 @@
-"""The spectators' page in a real headless browser (issue 7 item 5).
+"""The spectators' page in a real headless browser.
 
 A real server, a two-player race played over real WebSockets, and Debian's
 chromium driven by Playwright: the page at ``/watch/{code}`` must show the
@@ -52,7 +52,7 @@ async def _standing(page, name: str) -> tuple[int, int]:  # type: ignore[no-unty
     return int(moves), int(found)
 
 
-def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(server) -> None:  # type: ignore[no-untyped-def]
+async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(server) -> None:  # type: ignore[no-untyped-def]
     _browser_available()
     from playwright.async_api import async_playwright
 
@@ -125,10 +125,10 @@ def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(server
             assert "The deal" in first_step and f"move 1/{len(moves)} {moves[0]}" in next_step
             assert overflow <= 0, f"the phone page scrolls sideways by {overflow} px"
 
-    asyncio.run(run())
+    await run()
 
 
-def test_the_daily_page_says_so_politely_when_there_is_no_daily_challenge(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_the_daily_page_says_so_politely_when_there_is_no_daily_challenge(make_server) -> None:  # type: ignore[no-untyped-def]
     """A server without the daily challenge (``FTR_DAILY_VARIANTS`` empty: ``GET /daily`` JSON answers 404):
     the page says so, without a script error."""
     _browser_available()
@@ -155,14 +155,14 @@ def test_the_daily_page_says_so_politely_when_there_is_no_daily_challenge(make_s
             assert title == "Forty Thieves Race" and not errors, errors
 
     ARTIFACTS.mkdir(exist_ok=True)
-    asyncio.run(run())
+    await run()
 
 
 DAILY_DB = 9
 """The daily test's own Redis database (flushed): the day's keys are global, shared by every server of a db."""
 
 
-def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None:  # type: ignore[no-untyped-def]
+async def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None:  # type: ignore[no-untyped-def]
     """A real daily challenge (relaxed): the page lists an attempt as it starts (live, from the day's event
     stream), then its final entry as the leaderboard JSON has it; never anything about the deal."""
     _browser_available()
@@ -243,14 +243,14 @@ def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None:  # typ
 
     ARTIFACTS.mkdir(exist_ok=True)
     try:
-        asyncio.run(run())
+        await run()
     finally:
         server.stop()
         with redis.Redis.from_url(url) as client:
             client.flushdb()
 
 
-def test_the_watch_page_links_the_next_round_and_says_who_asked(server) -> None:  # type: ignore[no-untyped-def]
+async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) -> None:  # type: ignore[no-untyped-def]
     _browser_available()
     from playwright.async_api import async_playwright
 
@@ -289,4 +289,4 @@ def test_the_watch_page_links_the_next_round_and_says_who_asked(server) -> None:
             assert "alice wants a rematch" in line
             assert heading.startswith("Round 2 · ") and answer.match in title and "round 2" in title
 
-    asyncio.run(run())
+    await run()

@@ -135,7 +135,7 @@ def test_the_watch_time_column_runs_the_race_clock_for_players_still_playing() -
 
 
 @pytest.mark.parametrize("typed", ["resign", "give up"])
-def test_resign_asks_first_on_the_screen(typed: str) -> None:
+async def test_resign_asks_first_on_the_screen(typed: str) -> None:
     """``resign`` ended the game at once, for a typo of a word's worth; now it asks, and only ``resign`` again
     (or ``y``) right after gives up."""
     import asyncio
@@ -169,7 +169,7 @@ def test_resign_asks_first_on_the_screen(typed: str) -> None:
         screen_._accept(line("y"))
         return sent
 
-    assert asyncio.run(run()) == ["resign"]
+    assert await run() == ["resign"]
 
 
 def test_the_daily_results_offer_no_rematch() -> None:

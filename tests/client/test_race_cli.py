@@ -1,4 +1,4 @@
-"""The real client, as a subprocess, against a real server and Redis (issue 5 items 1, 4 and 5)."""
+"""The real client, as a subprocess, against a real server and Redis."""
 
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ def test_bots_play_legal_moves_to_the_results(server: ServerProcess, client_env:
     assert report["commands"] > 0 and report["refused"] == 0 and report["errors"] == 0
 
 
-def test_unreachable_server_and_version_mismatch_are_explained(client_env: dict[str, str]) -> None:
+async def test_unreachable_server_and_version_mismatch_are_explained(client_env: dict[str, str]) -> None:
     from .conftest import free_port
 
     port = free_port()
@@ -191,10 +191,10 @@ def test_unreachable_server_and_version_mismatch_are_explained(client_env: dict[
             with pytest.raises(VersionMismatch, match="protocol versions do not match"):
                 await Connection.open(f"http://127.0.0.1:{port}")
 
-    asyncio.run(old_server())
+    await old_server()
 
 
-def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resume(  # type: ignore[no-untyped-def]
+async def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resume(  # type: ignore[no-untyped-def]
         make_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The server goes away mid-game and does not come back: after GIVE_UP_S (120 s; 1 s here) the client stops.
     Its message told the player to give the server's address with --server, which was right all along."""
@@ -217,13 +217,13 @@ def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resume(  # 
             await asyncio.wait_for(runner, 60)
         return str(caught.value)
 
-    text = asyncio.run(run())
+    text = await run()
     assert "--server URL" not in text and "Is it running?" not in text, text
     assert f"lost the connection to the server at {server.url}" in text and "1 s" in text, text
     assert f"forty-thieves join {code} --name 'ann lee' --server {server.url}" in text, text
 
 
-def test_coming_back_to_a_started_match_sends_no_ready_and_hears_no_refusal(server: ServerProcess,
+async def test_coming_back_to_a_started_match_sends_no_ready_and_hears_no_refusal(server: ServerProcess,
                                                                             tmp_path: Path) -> None:
     """The client said ready after every resume, also to a match long started (or ended): the server's answer,
     "the match has already started", then stood on the player's screen."""
@@ -255,7 +255,7 @@ def test_coming_back_to_a_started_match_sends_no_ready_and_hears_no_refusal(serv
         await asyncio.sleep(0.3)  # an answer to a late ready would come now
         return heard
 
-    heard = asyncio.run(run())
+    heard = await run()
     assert isinstance(heard[-1], m.Results) and sorted(r.name for r in heard[-1].ranking) == ["ann", "bob"]
     assert [x for x in heard if isinstance(x, m.Error)] == []
 

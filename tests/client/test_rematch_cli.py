@@ -60,7 +60,7 @@ def test_rematch_on_the_results_screen_races_round_two_and_shows_the_series(
     terminal.wait_for("seed")
 
 
-def test_watch_follow_goes_on_to_the_next_round(server, client_env: dict[str, str]) -> None:
+async def test_watch_follow_goes_on_to_the_next_round(server, client_env: dict[str, str]) -> None:
     import asyncio
 
     from protocol import messages as m
@@ -90,7 +90,7 @@ def test_watch_follow_goes_on_to_the_next_round(server, client_env: dict[str, st
         await ann.close()
         return answer.match
 
-    next_code = asyncio.run(two_rounds())
+    next_code = await two_rounds()
     out, err = watcher.communicate(timeout=40)
     assert watcher.returncode == 0, err
     assert f"round 2: match {next_code}" in out

@@ -1,4 +1,4 @@
-"""Bad input and abuse against a real server process, real Redis and real WebSockets (issue 4).
+"""Bad input and abuse against a real server process, real Redis and real WebSockets.
 
 "A frame too large, bad msgpack, wrong types, unknown message, wrong or
 missing token, a command before the start or after the end, a flood of
@@ -235,20 +235,20 @@ async def close_all() -> None:
         await asyncio.sleep(0)
 
 
-def run(coro: Any) -> Any:
+async def run(coro: Any) -> Any:
     async def wrapped() -> Any:
         try:
             return await coro
         finally:
             await close_all()
 
-    return asyncio.run(wrapped())
+    return await wrapped()
 
 
 # ------------------------------------------------------------------ frames
 
 
-def test_frame_too_large(srv: ServerProcess) -> None:
+async def test_frame_too_large(srv: ServerProcess) -> None:
     async def case() -> None:
         match = await started(srv)
         await match.move("bob")
@@ -274,10 +274,10 @@ def test_frame_too_large(srv: ServerProcess) -> None:
         await bad.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_frame_over_the_transport_cap_closes_only_that_connection(srv: ServerProcess) -> None:
+async def test_frame_over_the_transport_cap_closes_only_that_connection(srv: ServerProcess) -> None:
     """Past uvicorn's ws_max_size (64 KiB) the frame is never read: close 1009; nothing else changes."""
 
     async def case() -> None:
@@ -291,10 +291,10 @@ def test_frame_over_the_transport_cap_closes_only_that_connection(srv: ServerPro
         await still_usable(match.alice)
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_bad_msgpack(srv: ServerProcess) -> None:
+async def test_bad_msgpack(srv: ServerProcess) -> None:
     valid = encode(m.Play(1, "s"))
     frames = [
         b"\xc1",  # never used in msgpack
@@ -325,10 +325,10 @@ def test_bad_msgpack(srv: ServerProcess) -> None:
         await bad.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_wrong_types_and_missing_fields(srv: ServerProcess) -> None:
+async def test_wrong_types_and_missing_fields(srv: ServerProcess) -> None:
     enc = msgspec.msgpack.encode
     cases = [
         (enc({"type": "play", "seq": "2", "command": "s"}), "$.seq"),
@@ -371,10 +371,10 @@ def test_wrong_types_and_missing_fields(srv: ServerProcess) -> None:
         await bad.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_unknown_message(srv: ServerProcess) -> None:
+async def test_unknown_message(srv: ServerProcess) -> None:
     enc = msgspec.msgpack.encode
     frames = [enc({"type": "teleport"}), enc({"type": "PLAY", "seq": 1, "command": "s"}), enc({"type": 5}),
               enc({"seq": 1, "command": "s"}), enc({}), enc({"type": "error", "code": "x", "message": "y"}),
@@ -396,10 +396,10 @@ def test_unknown_message(srv: ServerProcess) -> None:
         await bad.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_text_frames(srv: ServerProcess) -> None:
+async def test_text_frames(srv: ServerProcess) -> None:
     async def case() -> None:
         match = await started(srv)
         before = match.state()
@@ -416,10 +416,10 @@ def test_text_frames(srv: ServerProcess) -> None:
         await fresh.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_hello_first_and_version(srv: ServerProcess) -> None:
+async def test_hello_first_and_version(srv: ServerProcess) -> None:
     async def case() -> None:
         match = await started(srv)
         before = match.state()
@@ -442,13 +442,13 @@ def test_hello_first_and_version(srv: ServerProcess) -> None:
         await fresh.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
 # ------------------------------------------------------------------ joining, tokens, host
 
 
-def test_commands_before_joining(srv: ServerProcess) -> None:
+async def test_commands_before_joining(srv: ServerProcess) -> None:
     async def case() -> None:
         match = await started(srv)
         before = match.state()
@@ -461,10 +461,10 @@ def test_commands_before_joining(srv: ServerProcess) -> None:
         await bad.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_join_errors_and_too_many_players(srv: ServerProcess) -> None:
+async def test_join_errors_and_too_many_players(srv: ServerProcess) -> None:
     async def case() -> None:
         created, alice, bob = await lobby(srv, ready=False)
         code = created["code"]
@@ -507,10 +507,10 @@ def test_join_errors_and_too_many_players(srv: ServerProcess) -> None:
         await late.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_names_with_other_control_characters_are_refused(srv: ServerProcess) -> None:
+async def test_names_with_other_control_characters_are_refused(srv: ServerProcess) -> None:
     async def case() -> None:
         created, alice, bob = await lobby(srv, players=3, ready=False)
         before = public_state(srv.url, created["code"])
@@ -529,10 +529,10 @@ def test_names_with_other_control_characters_are_refused(srv: ServerProcess) -> 
         await alice.close()
         await bob.close()
 
-    run(case())
+    await run(case())
 
 
-def test_race_names_follow_the_daily_challenges_rule_and_refusals_say_why(srv: ServerProcess) -> None:
+async def test_race_names_follow_the_daily_challenges_rule_and_refusals_say_why(srv: ServerProcess) -> None:
     """Races took names that mix scripts (a Cyrillic "А" among Latin letters), which the daily challenge refuses;
     and refused "ann" with an emoji sequence (a zero width joiner between two emoji) as "control characters"."""
     async def case() -> None:
@@ -556,10 +556,10 @@ def test_race_names_follow_the_daily_challenges_rule_and_refusals_say_why(srv: S
         for player in (carol, dave, alice, bob):
             await player.close()
 
-    run(case())
+    await run(case())
 
 
-def test_a_name_that_looks_like_a_players_name_is_taken(srv: ServerProcess) -> None:
+async def test_a_name_that_looks_like_a_players_name_is_taken(srv: ServerProcess) -> None:
     """Two players whose names differ only by case or Unicode form ("alice" and "ALICE", "é" composed and
     decomposed, full-width letters) could not be told apart in the standings and the results."""
     async def case() -> None:
@@ -578,7 +578,7 @@ def test_a_name_that_looks_like_a_players_name_is_taken(srv: ServerProcess) -> N
         await alice.close()
         await bob.close()
 
-    run(case())
+    await run(case())
 
 
 def test_players_over_the_server_maximum_refused_at_creation(srv: ServerProcess) -> None:
@@ -593,7 +593,7 @@ def test_players_over_the_server_maximum_refused_at_creation(srv: ServerProcess)
     assert httpx.get(srv.url + "/matches/nosuchmatch", timeout=10).json()["error"] == "no_match"
 
 
-def test_wrong_host_token_on_start(srv: ServerProcess) -> None:
+async def test_wrong_host_token_on_start(srv: ServerProcess) -> None:
     async def case() -> None:
         created, alice, bob = await lobby(srv, ready=False)
         code = created["code"]
@@ -622,10 +622,10 @@ def test_wrong_host_token_on_start(srv: ServerProcess) -> None:
         await match.unaffected(match.state(), "bob")
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_resume_with_wrong_or_missing_token(srv: ServerProcess) -> None:
+async def test_resume_with_wrong_or_missing_token(srv: ServerProcess) -> None:
     async def case() -> None:
         match = await started(srv)
         await match.move("alice")
@@ -664,13 +664,13 @@ def test_resume_with_wrong_or_missing_token(srv: ServerProcess) -> None:
         await match.bob.close()
         await other.close()
 
-    run(case())
+    await run(case())
 
 
 # ------------------------------------------------------------------ before the start, after the end
 
 
-def test_commands_before_the_start(make_server: Any) -> None:
+async def test_commands_before_the_start(make_server: Any) -> None:
     server = make_server(FTR_COUNTDOWN_S="1", FTR_MATCHES_PER_MIN="1000")
 
     async def case() -> None:
@@ -701,10 +701,10 @@ def test_commands_before_the_start(make_server: Any) -> None:
         await match.unaffected(match.state(), "bob")
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_commands_after_the_game_ended(srv: ServerProcess) -> None:
+async def test_commands_after_the_game_ended(srv: ServerProcess) -> None:
     async def case() -> None:
         match = await started(srv)
         await match.move("alice")
@@ -749,10 +749,10 @@ def test_commands_after_the_game_ended(srv: ServerProcess) -> None:
         await late.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_joining_a_finished_match_whose_keys_expired_says_where_its_results_are(make_server: Any) -> None:
+async def test_joining_a_finished_match_whose_keys_expired_says_where_its_results_are(make_server: Any) -> None:
     """After the retention period a match's keys are gone but its results stay: "no match with code X" hid them."""
     server = make_server(FTR_RETENTION_S="1")
 
@@ -775,10 +775,10 @@ def test_joining_a_finished_match_whose_keys_expired_says_where_its_results_are(
         await late.send(m.Join("nosuchmatch", "carol"))
         readable(await late.recv(), "no_match", "no match with code")
 
-    run(case())
+    await run(case())
 
 
-def test_a_retried_play_frame_is_acknowledged_not_applied_twice(srv: ServerProcess) -> None:
+async def test_a_retried_play_frame_is_acknowledged_not_applied_twice(srv: ServerProcess) -> None:
     async def case() -> None:
         match = await started(srv)
         first = await match.move("alice")
@@ -801,10 +801,10 @@ def test_a_retried_play_frame_is_acknowledged_not_applied_twice(srv: ServerProce
         await match.unaffected(match.state(), "bob")
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_a_retried_hint_frame_is_not_counted_twice(srv: ServerProcess) -> None:
+async def test_a_retried_hint_frame_is_not_counted_twice(srv: ServerProcess) -> None:
     async def case() -> None:
         _, solo, _ = await solo_started(srv, hints=True)
         counts = []
@@ -819,13 +819,13 @@ def test_a_retried_hint_frame_is_not_counted_twice(srv: ServerProcess) -> None:
         assert isinstance(results, m.Results)
         assert counts == [1, 1] and results.ranking[0].hints == 1, (counts, results.ranking)
 
-    run(case())
+    await run(case())
 
 
 # ------------------------------------------------------------------ floods
 
 
-def test_a_flood_is_rate_limited_then_closed_and_others_are_unaffected(slow: ServerProcess) -> None:
+async def test_a_flood_is_rate_limited_then_closed_and_others_are_unaffected(slow: ServerProcess) -> None:
     server = slow
 
     async def case() -> None:
@@ -877,10 +877,10 @@ def test_a_flood_is_rate_limited_then_closed_and_others_are_unaffected(slow: Ser
         await back.close()
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_a_flood_is_closed_with_policy_violation_code(slow: ServerProcess) -> None:
+async def test_a_flood_is_closed_with_policy_violation_code(slow: ServerProcess) -> None:
     """server/play.py MAX_STRIKES's docstring promises close code 1008 (policy violation)."""
     server = slow
 
@@ -896,10 +896,10 @@ def test_a_flood_is_closed_with_policy_violation_code(slow: ServerProcess) -> No
         assert code == 1008, (code, reason)
         assert reason and "rate" in reason.lower() or "messages" in (reason or ""), reason
 
-    run(case())
+    await run(case())
 
 
-def test_a_text_frame_flood_is_rate_limited(slow: ServerProcess) -> None:
+async def test_a_text_frame_flood_is_rate_limited(slow: ServerProcess) -> None:
     server = slow
 
     async def case() -> None:
@@ -917,10 +917,10 @@ def test_a_text_frame_flood_is_rate_limited(slow: ServerProcess) -> None:
         assert "rate_limited" in codes, f"{sent} text frames answered with {set(codes)} errors, none rate_limited"
         assert flooder.ws.close_code is not None, "a persistent text flood is never closed"
 
-    run(case())
+    await run(case())
 
 
-def test_a_sustained_flood_at_eight_times_the_rate_is_closed(slow: ServerProcess) -> None:
+async def test_a_sustained_flood_at_eight_times_the_rate_is_closed(slow: ServerProcess) -> None:
     server = slow
 
     async def case() -> None:
@@ -942,13 +942,13 @@ def test_a_sustained_flood_at_eight_times_the_rate_is_closed(slow: ServerProcess
         assert limited > sent // 2, (limited, sent)
         assert closed, f"{sent} frames in 3 s ({limited} rate limited) and the connection is still open"
 
-    run(case())
+    await run(case())
 
 
 # ------------------------------------------------------------------ acknowledged but never accepted
 
 
-def test_seq_zero_is_not_acknowledged_as_an_accepted_command(srv: ServerProcess) -> None:
+async def test_seq_zero_is_not_acknowledged_as_an_accepted_command(srv: ServerProcess) -> None:
     async def case() -> None:
         match = await started(srv)
         before = match.state()
@@ -962,10 +962,10 @@ def test_seq_zero_is_not_acknowledged_as_an_accepted_command(srv: ServerProcess)
         assert not (isinstance(reply, m.Position) and reply.command == "resign" and reply.status == "playing"), reply
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_a_play_or_resign_frame_that_skips_a_seq_is_refused_and_changes_nothing(srv: ServerProcess) -> None:
+async def test_a_play_or_resign_frame_that_skips_a_seq_is_refused_and_changes_nothing(srv: ServerProcess) -> None:
     """seq 3 after seq 1 was accepted (it skips 2): refused with seq_gap naming 2, nothing applied. The server
     used to apply it, and then acknowledged a later seq 2 as a "retry" of a command it had never applied."""
     async def case() -> None:
@@ -991,10 +991,10 @@ def test_a_play_or_resign_frame_that_skips_a_seq_is_refused_and_changes_nothing(
         await match.unaffected(match.state(), "bob")
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_a_hint_frame_that_skips_a_seq_is_refused_and_a_retry_after_resume_gets_the_same_answer(
+async def test_a_hint_frame_that_skips_a_seq_is_refused_and_a_retry_after_resume_gets_the_same_answer(
         srv: ServerProcess) -> None:
     """Hints are numbered on their own (1, 2, ...: the player's hints so far): hint 2 before hint 1 is refused
     and not counted; hint 1 retried on a new connection is answered again with the same suggestion, not counted."""
@@ -1029,10 +1029,10 @@ def test_a_hint_frame_that_skips_a_seq_is_refused_and_a_retry_after_resume_gets_
         results = await back.expect(m.Results)
         assert isinstance(results, m.Results) and results.ranking[0].hints == 1, results
 
-    run(case())
+    await run(case())
 
 
-def test_ready_after_the_start_is_refused_and_changes_nothing(srv: ServerProcess) -> None:
+async def test_ready_after_the_start_is_refused_and_changes_nothing(srv: ServerProcess) -> None:
     async def case() -> None:
         created, alice, bob = await lobby(srv, ready=False)
         await alice.send(m.Ready())
@@ -1051,10 +1051,10 @@ def test_ready_after_the_start_is_refused_and_changes_nothing(srv: ServerProcess
         assert any(isinstance(f, m.Error) and f.code == "already_started" for f in bob_frames), bob_frames
         await match.close()
 
-    run(case())
+    await run(case())
 
 
-def test_a_socket_closed_with_replies_queued_logs_no_unhandled_exception(srv: ServerProcess) -> None:
+async def test_a_socket_closed_with_replies_queued_logs_no_unhandled_exception(srv: ServerProcess) -> None:
     """Ping 50 times, then send a frame over uvicorn's 64 KiB cap: uvicorn fails the connection (1009)
     while the 50 pongs are still being written."""
     logged = len(srv.logs())
@@ -1068,7 +1068,7 @@ def test_a_socket_closed_with_replies_queued_logs_no_unhandled_exception(srv: Se
         assert code == 1009
         await asyncio.sleep(0.5)
 
-    run(case())
+    await run(case())
     new = srv.logs()[logged:]
     assert KNOWN_WRITER_BUG not in new and "Traceback" not in new, new[-3000:]
 
@@ -1140,6 +1140,8 @@ def fuzz_frame(draw: Any, code: str) -> bytes | str:
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")  # the repr of a 70 KB failing frame
 def test_random_and_mutated_frames_change_nothing(srv: ServerProcess) -> None:
     """Hypothesis throws random frames at a live match; afterwards every game is exactly as replayed."""
+    # A loop of this test's own, not pytest-asyncio's: hypothesis calls the inner test once per example,
+    # synchronously, and the match and its connections must live on one loop across all the examples.
     loop = asyncio.new_event_loop()
     match: Match = loop.run_until_complete(started(srv))
     code = match.code

@@ -1,4 +1,4 @@
-"""A day of the daily challenge, end to end: a real server and Redis, several scripted players (issue 6).
+"""A day of the daily challenge, end to end: a real server and Redis, several scripted players.
 
 The server's clock is shifted (``FTR_CLOCK_OFFSET_MS``) so that it starts
 :data:`LEAD_S` seconds before midnight UTC: the players play, one of them
@@ -163,7 +163,7 @@ class Attempt:
         return final.status, final.time_ms, final.moves, final.foundation, last_found
 
 
-def test_a_whole_day(redis_url: str) -> None:
+async def test_a_whole_day(redis_url: str) -> None:
     url = redis_url.rsplit("/", 1)[0] + f"/{DB}"
     with redis.Redis.from_url(url) as client:
         client.flushdb()
@@ -173,7 +173,7 @@ def test_a_whole_day(redis_url: str) -> None:
     server = ServerProcess(url, FTR_CLOCK_OFFSET_MS=str(offset), FTR_DAILY_SECRET=SECRET,
                            FTR_DAILY_VARIANTS="classic,relaxed")
     try:
-        asyncio.run(day(server))
+        await day(server)
     finally:
         server.stop()
         with redis.Redis.from_url(url) as client:

@@ -1,4 +1,4 @@
-"""The daily challenge under attack (issue 6 review): odd query strings and dates, lookalike names, and an
+"""The daily challenge under attack: odd query strings and dates, lookalike names, and an
 attempt asked for before midnight but connected after it. A real server and Redis.
 
 The server's clock is shifted (``FTR_CLOCK_OFFSET_MS``) so that it starts :data:`LEAD_S` seconds before
@@ -103,7 +103,7 @@ def test_daily_names_take_emoji_sequences_and_refusals_say_why(day_server: Serve
             assert word in response.json()["message"], (name, response.json())
 
 
-def test_a_finished_attempt_shows_no_board_or_replay_before_the_day_ends(day_server: ServerProcess) -> None:
+async def test_a_finished_attempt_shows_no_board_or_replay_before_the_day_ends(day_server: ServerProcess) -> None:
     """A daily attempt's match holds the day's whole deal: the match routes must not give it out while the
     day runs (one throwaway name, resign at once, then ask the match's replay: it carried the stock)."""
     answer = attempt(day_server, "peeker")
@@ -123,7 +123,7 @@ def test_a_finished_attempt_shows_no_board_or_replay_before_the_day_ends(day_ser
         await player.expect(m.Results)
         await player.close()
 
-    asyncio.run(resign_at_once())
+    await resign_at_once()
     base = f"{day_server.url}/matches/{body['match']}"
     assert httpx.get(base, timeout=10).json()["state"] == "finished"
     assert httpx.get(base, timeout=10).json()["boards_public"] is False
@@ -135,7 +135,7 @@ def test_a_finished_attempt_shows_no_board_or_replay_before_the_day_ends(day_ser
     assert httpx.get(f"{day_server.url}/daily/{date}/{VARIANT}/reveal", timeout=10).status_code == 409
 
 
-def test_asking_again_for_an_attempt_voids_all_but_the_two_newest_player_tokens(day_server: ServerProcess) -> None:
+async def test_asking_again_for_an_attempt_voids_all_but_the_two_newest_player_tokens(day_server: ServerProcess) -> None:
     """Each request for the open attempt issues a player token; as with resume, the newest and the one before
     it (until the newest is used) work, older ones are void."""
     first = attempt(day_server, "token keeper")
@@ -164,11 +164,11 @@ def test_asking_again_for_an_attempt_voids_all_but_the_two_newest_player_tokens(
         before_newest = await resume_with(tokens[1])  # void once the newest was used
         assert isinstance(before_newest, m.Error) and before_newest.code == "bad_token"
 
-    asyncio.run(check())
+    await check()
 
 
-def test_an_attempt_connected_after_midnight_is_told_the_day_is_over(day_server: ServerProcess) -> None:
-    asyncio.run(after_midnight(day_server))
+async def test_an_attempt_connected_after_midnight_is_told_the_day_is_over(day_server: ServerProcess) -> None:
+    await after_midnight(day_server)
 
 
 async def after_midnight(server: ServerProcess) -> None:

@@ -1,4 +1,4 @@
-"""The daily service against a real Redis with an injected clock (issue 6, items 2 and 5).
+"""The daily service against a real Redis with an injected clock.
 
 Name claims and tokens, one attempt per name and day, the day boundary
 (an attempt started at 23:59:50 UTC ends with its day and is ranked on
@@ -50,7 +50,7 @@ class FakeClock:
         return None
 
 
-def run(redis_url: str, now: int, body: Callable[[DailyService, FakeClock], Awaitable[None]]) -> None:
+async def run(redis_url: str, now: int, body: Callable[[DailyService, FakeClock], Awaitable[None]]) -> None:
     async def main() -> None:
         client = aioredis.Redis.from_url(redis_url.rsplit("/", 1)[0] + f"/{DB}")
         await client.flushdb()
@@ -67,7 +67,7 @@ def run(redis_url: str, now: int, body: Callable[[DailyService, FakeClock], Awai
             await client.flushdb()
             await client.aclose()
 
-    asyncio.run(main())
+    await main()
 
 
 async def refused(call: Awaitable[Any]) -> DailyError:
@@ -92,7 +92,7 @@ async def connect(daily: DailyService, attempt: dict[str, Any]) -> tuple[Session
     return session, await next_frame(session, m.Started)
 
 
-def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: str) -> None:
+async def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: str) -> None:
     async def body(daily: DailyService, clock: FakeClock) -> None:
         first = await daily.attempt("relaxed", "ann", None)
         token = first["name_token"]
@@ -125,10 +125,10 @@ def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: str) ->
         # Another variant is another attempt.
         assert (await daily.attempt("classic", "ann", token))["variant"] == "classic"
 
-    run(redis_url, ms("2026-11-30T12:00:00.000"), body)
+    await run(redis_url, ms("2026-11-30T12:00:00.000"), body)
 
 
-def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) -> None:
+async def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) -> None:
     async def body(daily: DailyService, clock: FakeClock) -> None:
         attempt = await daily.attempt("relaxed", "late", None)
         assert attempt["date"] == "2026-11-30"
@@ -167,10 +167,10 @@ def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) -> None:
         again = await daily.attempt("relaxed", "late", attempt["name_token"])
         assert again["date"] == "2026-12-01" and again["commitment"] != attempt["commitment"]
 
-    run(redis_url, ms("2026-11-30T23:59:50.000"), body)
+    await run(redis_url, ms("2026-11-30T23:59:50.000"), body)
 
 
-def test_the_day_stays_secret_while_an_attempt_is_open_and_no_shows_are_dropped(redis_url: str) -> None:
+async def test_the_day_stays_secret_while_an_attempt_is_open_and_no_shows_are_dropped(redis_url: str) -> None:
     async def body(daily: DailyService, clock: FakeClock) -> None:
         playing = await daily.attempt("relaxed", "p", None)
         await daily.attempt("relaxed", "noshow", None)  # never connects
@@ -188,10 +188,10 @@ def test_the_day_stays_secret_while_an_attempt_is_open_and_no_shows_are_dropped(
         board = await daily.leaderboard("2026-11-30", "relaxed", 0, 50)
         assert [e["name"] for e in board["entries"]] == ["p"]  # the no-show never got the deal: no entry
 
-    run(redis_url, ms("2026-11-30T23:59:58.000"), body)
+    await run(redis_url, ms("2026-11-30T23:59:58.000"), body)
 
 
-def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
+async def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
     entries = [Standing("w1", "won", 5000, 200, 0, 0, 104, 4000), Standing("w2", "won", 5000, 180, 0, 0, 104, 4000),
                Standing("w3", "won", 9000, 100, 0, 0, 104, 8000), Standing("a", "resigned", 300, 40, 0, 0, 30, 200),
                Standing("b", "dead", 900, 40, 0, 0, 30, 200),
@@ -215,10 +215,10 @@ def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
         events = await daily.store.events_after("2026-11-30", "classic", "0-0")
         assert [json.loads(d)["name"] for _, d in events] == [s.name for s in entries]
 
-    run(redis_url, ms("2026-11-30T10:00:00.000"), body)
+    await run(redis_url, ms("2026-11-30T10:00:00.000"), body)
 
 
-def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -> None:
+async def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -> None:
     """Two processes: one runs the ``start`` timer, the other the ``deadline`` timer of the same attempt (started
     just before midnight, or both due after a restart). A deadline that finds the match still in its countdown
     must come back, or the attempt never ends and its day never closes (the seed is never revealed)."""
@@ -247,10 +247,10 @@ def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -> None
         assert [(e["name"], e["status"], e["time_ms"]) for e in board["entries"]] == [("split", "timeout", 5)]
         assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
 
-    run(redis_url, ms("2026-11-30T23:59:59.000"), body)
+    await run(redis_url, ms("2026-11-30T23:59:59.000"), body)
 
 
-def test_a_name_claimed_under_the_old_key_is_still_found(redis_url: str) -> None:
+async def test_a_name_claimed_under_the_old_key_is_still_found(redis_url: str) -> None:
     """Daily names were once keyed by NFKC_Casefold alone (``legacy_name_key``); a claim made then stays under that
     key in Redis. Its token still opens the name, no second claim is made under the skeleton key, and another
     spelling is refused as taken."""
@@ -267,10 +267,10 @@ def test_a_name_claimed_under_the_old_key_is_still_found(redis_url: str) -> None
         assert first["name"] == "Sam" and "name_token" not in first
         assert await daily.store.redis.hkeys(DAILY_NAMES) == [b"sam"]  # the old claim, and no new one
 
-    run(redis_url, ms("2026-11-30T12:00:00.000"), body)
+    await run(redis_url, ms("2026-11-30T12:00:00.000"), body)
 
 
-def test_a_name_claimed_by_a_refused_request_is_free_again(redis_url: str) -> None:
+async def test_a_name_claimed_by_a_refused_request_is_free_again(redis_url: str) -> None:
     """The first request of a name claims it; when that request is then refused (the day closed meanwhile,
     in another process whose clock is a little ahead), its name token never reaches anyone: the name must not
     stay claimed for ever."""
@@ -283,10 +283,10 @@ def test_a_name_claimed_by_a_refused_request_is_free_again(redis_url: str) -> No
         first = await daily.attempt("relaxed", "newcomer", None)  # the next day: the name is claimed now
         assert first["date"] == "2026-12-01" and "name_token" in first
 
-    run(redis_url, ms("2026-11-30T23:59:59.990"), body)
+    await run(redis_url, ms("2026-11-30T23:59:59.990"), body)
 
 
-def test_an_attempt_finalized_by_a_process_without_the_daily_service_still_counts(redis_url: str) -> None:
+async def test_an_attempt_finalized_by_a_process_without_the_daily_service_still_counts(redis_url: str) -> None:
     """A process of the deployment that runs no daily challenge (FTR_DAILY_VARIANTS empty) may finalize a daily
     match: it puts no entry on the board. The day's close records it, or the day never closes (no reveal)."""
     async def body(daily: DailyService, clock: FakeClock) -> None:
@@ -305,4 +305,4 @@ def test_an_attempt_finalized_by_a_process_without_the_daily_service_still_count
         assert (await daily.reveal("2026-11-30", "relaxed"))["attempt_index"] >= 0
         assert (await daily.replay("2026-11-30", "relaxed", "elsewhere"))["moves"] == ["s"]
 
-    run(redis_url, ms("2026-11-30T20:00:00.000"), body)
+    await run(redis_url, ms("2026-11-30T20:00:00.000"), body)

@@ -1,4 +1,4 @@
-"""A game with no legal command left ends as dead at once (RULES.md section 5, issue 4).
+"""A game with no legal command left ends as dead at once (RULES.md section 5).
 
 When the legal list a player was just sent is empty (no draw, no redeal, no
 move, no undo), no sequence of legal moves exists, so the game is dead by
@@ -8,8 +8,6 @@ tableau (where the solver's verdict is withheld: it would reveal them).
 """
 
 from __future__ import annotations
-
-import asyncio
 
 from protocol import messages as m
 from server.engine import Game, find_variant, parse_position, redact
@@ -61,7 +59,7 @@ async def _play_one(server: ServerProcess, undo: str) -> tuple[Player, m.Positio
     return player, reply, created["code"]
 
 
-def test_no_legal_command_ends_the_game_as_dead_with_cards_still_face_down(server: ServerProcess) -> None:
+async def test_no_legal_command_ends_the_game_as_dead_with_cards_still_face_down(server: ServerProcess) -> None:
     async def run() -> None:
         player, reply, code = await _play_one(server, "none")
         assert reply.legal == [] and reply.foundation == 73 and sum(reply.view.hidden) == 21
@@ -76,10 +74,10 @@ def test_no_legal_command_ends_the_game_as_dead_with_cards_still_face_down(serve
         assert isinstance(refused, m.Error) and refused.code == "game_over"
         await player.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_with_an_undo_left_the_game_goes_on(server: ServerProcess) -> None:
+async def test_with_an_undo_left_the_game_goes_on(server: ServerProcess) -> None:
     async def run() -> None:
         player, reply, _ = await _play_one(server, "full")
         assert [move.command for move in reply.legal] == ["u"] and reply.status == "playing"
@@ -88,7 +86,7 @@ def test_with_an_undo_left_the_game_goes_on(server: ServerProcess) -> None:
         assert [move.command for move in undone.legal] == ["1-f"] and undone.moves == 2
         await player.close()
 
-    asyncio.run(run())
+    await run()
 
 
 # Classic, every card face up, stock and waste empty: the only commands shuffle a queen of spades between
@@ -135,7 +133,7 @@ async def _shuffle_once(server: ServerProcess, undo: str) -> Player:
     return player
 
 
-def test_a_dead_game_with_no_undo_ends_when_the_solver_says_so(server: ServerProcess) -> None:
+async def test_a_dead_game_with_no_undo_ends_when_the_solver_says_so(server: ServerProcess) -> None:
     async def run() -> None:
         player = await _shuffle_once(server, "none")
         finished = await player.expect(m.Finished, timeout=10)
@@ -145,10 +143,10 @@ def test_a_dead_game_with_no_undo_ends_when_the_solver_says_so(server: ServerPro
         assert isinstance(results, m.Results) and [r.status for r in results.ranking] == ["dead"]
         await player.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_a_dead_game_with_an_undo_left_is_told_then_ends_when_none_is_left(server: ServerProcess) -> None:
+async def test_a_dead_game_with_an_undo_left_is_told_then_ends_when_none_is_left(server: ServerProcess) -> None:
     async def run() -> None:
         player = await _shuffle_once(server, "safe")
         told = await player.expect(m.Position, timeout=10)
@@ -160,4 +158,4 @@ def test_a_dead_game_with_an_undo_left_is_told_then_ends_when_none_is_left(serve
         assert isinstance(finished, m.Finished) and (finished.status, finished.moves) == ("dead", 2)
         await player.close()
 
-    asyncio.run(run())
+    await run()

@@ -100,7 +100,7 @@ def assert_told_what_redis_holds(reply: Any, seq: int, applied: list[str]) -> No
     assert reply.moves == rebuilt.moves and reply.view == view_message(rebuilt.position)
 
 
-def test_a_commit_that_timed_out_is_resolved_and_a_retried_seq_names_what_was_applied(
+async def test_a_commit_that_timed_out_is_resolved_and_a_retried_seq_names_what_was_applied(
         make_server: Any, stall: Any, redis_url: str) -> None:
     """Redis stalls longer than the server's socket timeout while seq 4 is committed: Redis holds the move, so
     the player is told it was applied (it was answered ``internal``, "nothing changed"); a retried seq 4 with
@@ -131,10 +131,10 @@ def test_a_commit_that_timed_out_is_resolved_and_a_retried_seq_names_what_was_ap
         assert_told_what_redis_holds(nxt, 5, stored_log(redis_url, code, "solo"))
         await solo.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_a_commit_whose_outcome_stays_unknown_says_so_and_the_session_reloads_before_the_next_command(
+async def test_a_commit_whose_outcome_stays_unknown_says_so_and_the_session_reloads_before_the_next_command(
         make_server: Any, stall: Any, redis_url: str) -> None:
     """Redis stalls past the socket timeout and past ``FTR_RESOLVE_S``: the player hears ``unknown_outcome``
     (never "nothing changed"); when Redis is back the next frame is answered from what Redis holds."""
@@ -162,7 +162,7 @@ def test_a_commit_whose_outcome_stays_unknown_says_so_and_the_session_reloads_be
         assert_told_what_redis_holds(nxt, 5, stored_log(redis_url, code, "solo"))
         await solo.close()
 
-    asyncio.run(run())
+    await run()
 
 
 # ------------------------------------------------------------------ a process killed before the results
@@ -181,6 +181,8 @@ class FreezingProxy:
         self.trigger = trigger
         self.sha = hashlib.sha1(scripts.COMMIT.lua.encode()).hexdigest().encode()
         self.frozen = threading.Event()
+        # The proxy runs on a loop of its own in a thread (not the test's loop): it must keep relaying while
+        # the test's code blocks, e.g. in a sync HTTP call to the server whose Redis traffic it carries.
         self.loop = asyncio.new_event_loop()
         self.writers: list[asyncio.StreamWriter] = []  # every connection's two ends, closed in close()
         self.ready = threading.Event()
@@ -278,7 +280,10 @@ def test_every_player_ended_leads_to_results_whatever_the_process_dies_after_the
         make_server: Any, redis_url: str) -> None:
     """The last resign is committed, and the process never reaches Redis again (a proxy stops forwarding its
     traffic right after that commit's reply) and is killed: another process publishes the results at once, not
-    at the 30-minute deadline. Then three times a process killed as soon as the last resign is acknowledged."""
+    at the 30-minute deadline. Then three times a process killed as soon as the last resign is acknowledged.
+
+    A sync test with asyncio.run, not pytest-asyncio's loop: FreezingProxy.close drives the proxy's own loop
+    from this thread (run_until_complete), which cannot be done while a loop runs in it."""
     proxy = FreezingProxy(redis_url, trigger=b":p:bob")
     try:
         doomed = make_server(REDIS_URL=proxy.url)
@@ -321,7 +326,7 @@ def stream_frames(redis_url: str, code: str) -> list[Any]:
     return [decode_server(fields[b"m"]) for _, fields in entries if fields.get(b"k", b"public") == b"public"]
 
 
-def test_no_lobby_event_follows_the_countdown_when_ready_and_start_race_across_two_processes(
+async def test_no_lobby_event_follows_the_countdown_when_ready_and_start_race_across_two_processes(
         make_server: Any, redis_url: str) -> None:
     """Four players on two processes ready at once while the host starts the match: in 20 matches no ``lobby``
     event comes after the ``countdown`` (several in 20 said the match was still in its lobby), and no lobby
@@ -351,7 +356,7 @@ def test_no_lobby_event_follows_the_countdown_when_ready_and_start_race_across_t
         return codes
 
     late, backwards = {}, {}
-    for code in asyncio.run(run()):
+    for code in await run():
         frames = [f for f in stream_frames(redis_url, code) if isinstance(f, (m.Lobby, m.Countdown))]
         kinds = [f.state if isinstance(f, m.Lobby) else "countdown" for f in frames]
         counted = kinds.index("countdown")

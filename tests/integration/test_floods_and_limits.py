@@ -93,7 +93,7 @@ async def round_trips(player: Player, count: int, pause: float = 0.06) -> list[f
     return times
 
 
-def flood_against_a_player(server: ServerProcess, data: bytes) -> dict[str, object]:
+async def flood_against_a_player(server: ServerProcess, data: bytes) -> dict[str, object]:
     """Run ``data`` as a flood from a raw WebSocket that never reads while a greeted player measures its
     round trips: before, during and after; the server's RSS before and after."""
     async def run() -> dict[str, object]:
@@ -114,7 +114,7 @@ def flood_against_a_player(server: ServerProcess, data: bytes) -> dict[str, obje
         return {"before": before, "during": during, "rss": (rss_before, rss_after), "sent": sent[0],
                 "answer": answer, "closed": closed}
 
-    return asyncio.run(run())
+    return await run()
 
 
 def check_flood(result: dict[str, object], server: ServerProcess, total: int) -> None:
@@ -140,22 +140,22 @@ def default_limits(make_server) -> ServerProcess:  # type: ignore[no-untyped-def
     return make_server(FTR_RATE="20", FTR_BURST="40")
 
 
-def test_a_ping_flood_is_closed_and_others_play_on(default_limits: ServerProcess) -> None:
+async def test_a_ping_flood_is_closed_and_others_play_on(default_limits: ServerProcess) -> None:
     """100,000 pings of 125 bytes from a client that never reads: its answers would be 13 MB of pongs."""
     data = client_frame(0x9, b"p" * 125) * 100_000
-    check_flood(flood_against_a_player(default_limits, data), default_limits, len(data))
+    check_flood(await flood_against_a_player(default_limits, data), default_limits, len(data))
 
 
-def test_a_flood_of_unfinished_fragments_is_closed_and_others_play_on(default_limits: ServerProcess) -> None:
+async def test_a_flood_of_unfinished_fragments_is_closed_and_others_play_on(default_limits: ServerProcess) -> None:
     """A binary message begun and continued by 300,000 empty fragments, never finished."""
     data = client_frame(0x2, b"\x81", fin=False) + client_frame(0x0, fin=False) * 300_000
-    check_flood(flood_against_a_player(default_limits, data), default_limits, len(data))
+    check_flood(await flood_against_a_player(default_limits, data), default_limits, len(data))
 
 
 IDLE_LIMITS = {"FTR_HEADER_TIMEOUT_S": "1", "FTR_HELLO_TIMEOUT_S": "1.5", "FTR_MAX_CONNECTIONS_PER_ADDRESS": "60"}
 
 
-def test_idle_and_never_greeting_connections_are_closed(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_idle_and_never_greeting_connections_are_closed(make_server) -> None:  # type: ignore[no-untyped-def]
     """100 TCP connections that send nothing, a request trickling one header every 0.3 s, and a WebSocket
     that sends a frame other than hello every 0.4 s: past the per-address cap at once, the rest by their
     deadlines; a player connects and plays meanwhile; each limit is logged."""
@@ -217,7 +217,7 @@ def test_idle_and_never_greeting_connections_are_closed(make_server) -> None:  #
         assert seconds < 3.5 and close_code == 1008, (seconds, frames, close_code)
         assert any(isinstance(f, m.Error) and f.code == "hello_first" and "within" in f.message for f in frames)
 
-    asyncio.run(run())
+    await run()
     logs = server.logs()
     for line in ("limit connections per address", "limit request head timeout", "sent no hello within"):
         assert line in logs, line

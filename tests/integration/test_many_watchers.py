@@ -1,4 +1,4 @@
-"""Slow watchers never slow players (issue 7 item 3), against real servers and real sockets.
+"""Slow watchers never slow players, against real servers and real sockets.
 
 Two players play random legal moves (paced like quick players); their
 command round trips are timed without spectators, then with 48 reading
@@ -122,7 +122,7 @@ async def flood(mover: Mover, count: int) -> None:
             await mover.play(mover.rng.choice([x.command for x in mover.legal if x.command not in ("u", "finish")]))
 
 
-def test_a_slow_watcher_is_dropped_and_never_slows_the_players(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
+async def test_a_slow_watcher_is_dropped_and_never_slows_the_players(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
     server = make_server(FTR_WATCHER_QUEUE=str(QUEUE))
     # Every spectator, the stalled one included, is served by the players' own process: the hard case.
     watch_url = server.url
@@ -194,7 +194,7 @@ def test_a_slow_watcher_is_dropped_and_never_slows_the_players(make_server, redi
         await bob.close()
         return code, quiet, watched, got, data, len(spectator_ids(redis_url, code))
 
-    code, quiet, watched, got, data, total = asyncio.run(run())
+    code, quiet, watched, got, data, total = await run()
     expected = spectator_ids(redis_url, code)
     # Players: the medians of their round trips with 49 watchers stay within noise of those without.
     before, after = statistics.median(quiet), statistics.median(watched)
@@ -223,5 +223,5 @@ def test_a_slow_watcher_is_dropped_and_never_slows_the_players(make_server, redi
                 http.stream("GET", f"/matches/{code}/events", headers={"Last-Event-ID": seen[-1]}) as response:
             return await read_events(response, stop_type="results")
 
-    rest = [e["id"] for e in asyncio.run(resume())]
+    rest = [e["id"] for e in await resume()]
     assert seen + rest == expected  # resumed from its last id: nothing lost, nothing repeated

@@ -1,6 +1,6 @@
 """Nothing a player or an HTTP reader receives depends on hidden cards or the seed (RULES.md section 8).
 
-Issue 4: "a test records every frame sent to a player and to an HTTP reader
+The requirement: "a test records every frame sent to a player and to an HTTP reader
 during a whole match and shows that none of it depends on the stock order
 beyond the cards already drawn, on face-down cards, or on the seed (run two
 matches whose deals differ only in the undrawn stock: frames identical, apart
@@ -320,7 +320,7 @@ def assert_nothing_secret(rec: Recording, secret_texts: list[str]) -> None:
 
 
 @pytest.mark.parametrize("variant", ["classic", "emperor"])
-def test_frames_do_not_depend_on_the_undrawn_stock_face_down_cards_or_the_seed(server: ServerProcess,
+async def test_frames_do_not_depend_on_the_undrawn_stock_face_down_cards_or_the_seed(server: ServerProcess,
                                                                               variant: str) -> None:
     seed = f"no-leaks-{variant}-7f3a9c"
     dealt = deal(seed, find_variant(variant))
@@ -338,7 +338,7 @@ def test_frames_do_not_depend_on_the_undrawn_stock_face_down_cards_or_the_seed(s
         second = await play_match(server, moved, other, variant, commands)
         return first, second
 
-    first, second = asyncio.run(both())
+    first, second = await both()
     # Identical, frame by frame, until the first differing draw: for each player and the HTTP reader.
     for name in ("alice", "bob"):
         a, b = frames_of(first, name), frames_of(second, name)
@@ -386,7 +386,7 @@ Redeals left: 0
 """
 
 
-def test_the_dead_game_verdict_does_not_depend_on_face_down_cards(server: ServerProcess) -> None:
+async def test_the_dead_game_verdict_does_not_depend_on_face_down_cards(server: ServerProcess) -> None:
     variant = find_variant("emperor")
     from server.engine import parse_position  # only this test parses position text
     from server.engine.dead import Verdict, is_dead
@@ -431,7 +431,7 @@ def test_the_dead_game_verdict_does_not_depend_on_face_down_cards(server: Server
         a, _ = await one(texts["A"], max(1.5, 2 * took))
         return a, b
 
-    a, b = asyncio.run(both())
+    a, b = await both()
     assert [f.get("status") for f in a] == [f.get("status") for f in b], (
         f"face-down cards changed what the player was told: {[f.get('status') for f in a]} vs "
         f"{[f.get('status') for f in b]}")

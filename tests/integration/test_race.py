@@ -1,4 +1,4 @@
-"""Two real WebSocket clients race a whole match against a real server and Redis (issue 4)."""
+"""Two real WebSocket clients race a whole match against a real server and Redis."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ async def lobby_of_two(server: ServerProcess, **settings: object) -> tuple[dict,
     return created, alice, bob
 
 
-def test_two_players_race_to_ranked_results(server: ServerProcess) -> None:
+async def test_two_players_race_to_ranked_results(server: ServerProcess) -> None:
     moves = solution()
 
     async def race() -> None:
@@ -83,10 +83,10 @@ def test_two_players_race_to_ranked_results(server: ServerProcess) -> None:
         await alice.close()
         await bob.close()
 
-    asyncio.run(race())
+    await race()
 
 
-def test_results_over_http_after_the_end(server: ServerProcess) -> None:
+async def test_results_over_http_after_the_end(server: ServerProcess) -> None:
     async def race() -> str:
         created, alice, bob = await lobby_of_two(server)
         await alice.expect(m.Started)
@@ -103,7 +103,7 @@ def test_results_over_http_after_the_end(server: ServerProcess) -> None:
         await bob.close()
         return created["code"]
 
-    code = asyncio.run(race())
+    code = await race()
     results = httpx.get(f"{server.url}/matches/{code}/results").json()
     variant = find_variant(VARIANT)
     game = Game(deal(SEED, variant), variant)
@@ -117,7 +117,7 @@ def test_results_over_http_after_the_end(server: ServerProcess) -> None:
     assert public["state"] == "finished" and public["seed"] == SEED
 
 
-def test_hints_only_where_allowed_and_counted_in_the_results(server: ServerProcess) -> None:
+async def test_hints_only_where_allowed_and_counted_in_the_results(server: ServerProcess) -> None:
     from server.engine import redact
     from server.engine.hint import hint
 
@@ -148,10 +148,10 @@ def test_hints_only_where_allowed_and_counted_in_the_results(server: ServerProce
         await carol.close()
         await dave.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_the_time_limit_ends_every_game_and_ranks_by_foundation(server: ServerProcess) -> None:
+async def test_the_time_limit_ends_every_game_and_ranks_by_foundation(server: ServerProcess) -> None:
     async def run() -> None:
         _created, alice, bob = await lobby_of_two(server, time_limit_s=1)
         started = await alice.expect(m.Started)
@@ -169,10 +169,10 @@ def test_the_time_limit_ends_every_game_and_ranks_by_foundation(server: ServerPr
         await alice.close()
         await bob.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_cards_the_deal_puts_on_the_foundations_count_before_the_first_command(server: ServerProcess) -> None:
+async def test_cards_the_deal_puts_on_the_foundations_count_before_the_first_command(server: ServerProcess) -> None:
     """The public state, the events and the results count the cards already up at the start instant (lucas
     deals its eight aces onto the foundations; auto-play may send more): a player who has not moved yet, or
     resigns at once, has them too (the player's own screen shows them from the start)."""
@@ -199,10 +199,10 @@ def test_cards_the_deal_puts_on_the_foundations_count_before_the_first_command(s
         await alice.close()
         await bob.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_metrics_count_the_commands_played(server: ServerProcess) -> None:
+async def test_metrics_count_the_commands_played(server: ServerProcess) -> None:
     """``GET /metrics``: ``ftr_commands_total`` counts the play frames handled (it stayed at 0)."""
 
     def commands_total() -> float:
@@ -219,4 +219,4 @@ def test_metrics_count_the_commands_played(server: ServerProcess) -> None:
         await alice.close()
         await bob.close()
 
-    asyncio.run(run())
+    await run()

@@ -20,7 +20,7 @@ from .wsclient import Player, create_match, public_state
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-def test_a_refused_resume_into_the_next_round_leaves_the_player_where_they_were(server: ServerProcess) -> None:
+async def test_a_refused_resume_into_the_next_round_leaves_the_player_where_they_were(server: ServerProcess) -> None:
     async def scenario() -> None:
         created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
         alice, bob = await players(server, created["code"], "alice", "bob")
@@ -40,10 +40,10 @@ def test_a_refused_resume_into_the_next_round_leaves_the_player_where_they_were(
         for player in (alice, bob):
             await player.close()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_a_friend_cannot_take_the_name_of_a_player_of_the_round_before(server: ServerProcess) -> None:
+async def test_a_friend_cannot_take_the_name_of_a_player_of_the_round_before(server: ServerProcess) -> None:
     async def scenario() -> None:
         created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
         alice, bob = await players(server, created["code"], "alice", "bob")
@@ -65,10 +65,10 @@ def test_a_friend_cannot_take_the_name_of_a_player_of_the_round_before(server: S
         for player in (alice, bob, mallory):
             await player.close()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_a_rematch_after_the_next_round_expired_is_refused(server: ServerProcess, redis_url: str) -> None:
+async def test_a_rematch_after_the_next_round_expired_is_refused(server: ServerProcess, redis_url: str) -> None:
     async def scenario() -> None:
         created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
         alice, bob = await players(server, created["code"], "alice", "bob")
@@ -90,4 +90,4 @@ def test_a_rematch_after_the_next_round_expired_is_refused(server: ServerProcess
         for player in (alice, bob):
             await player.close()
 
-    asyncio.run(scenario())
+    await scenario()

@@ -1,8 +1,7 @@
-"""Replays once a match ended, and the open-boards option (issue 7 items 2 and 4), against a real server."""
+"""Replays once a match ended, and the open-boards option, against a real server."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import subprocess
@@ -24,7 +23,7 @@ from .wsclient import public_state
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-def test_a_replay_is_public_once_the_match_ended_and_the_engine_verifies_it(server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_a_replay_is_public_once_the_match_ended_and_the_engine_verifies_it(server, tmp_path) -> None:  # type: ignore[no-untyped-def]
     moves = solution()
 
     async def run() -> tuple[dict, dict, dict, dict, dict]:
@@ -53,7 +52,7 @@ def test_a_replay_is_public_once_the_match_ended_and_the_engine_verifies_it(serv
         await bob.close()
         return created, msgspec.to_builtins(results), record, bobs, full
 
-    created, results, record, bobs, full = asyncio.run(run())
+    created, results, record, bobs, full = await run()
     ranking = {row["name"]: row for row in results["ranking"]}
     assert record["moves"] == moves and len(record["times_ms"]) == len(moves)
     assert record["times_ms"] == sorted(record["times_ms"])
@@ -84,7 +83,7 @@ def test_a_replay_is_public_once_the_match_ended_and_the_engine_verifies_it(serv
     assert [v["stock"] for v in bobs["views"]] == [64, 63, 62]
 
 
-def test_open_boards_show_each_players_view_live_and_closed_boards_never(server, redis_url) -> None:  # type: ignore[no-untyped-def]
+async def test_open_boards_show_each_players_view_live_and_closed_boards_never(server, redis_url) -> None:  # type: ignore[no-untyped-def]
     moves = solution()[:12]
 
     async def run(open_boards: bool) -> tuple[str, list[dict], list, dict, dict]:
@@ -108,7 +107,7 @@ def test_open_boards_show_each_players_view_live_and_closed_boards_never(server,
         assert not any(isinstance(x, m.Board) for x in bob.inbox + alice.inbox)  # players never get boards
         return code, events, replies, during, after
 
-    code, events, replies, during, after = asyncio.run(run(True))
+    code, events, replies, during, after = await run(True)
     assert during["settings"]["open_boards"] is True and during["boards_public"] is True
     boards = [json.loads(e["data"]) for e in events if e["event"] == "board"]
     alices = [b for b in boards if b["name"] == "alice"]
@@ -120,7 +119,7 @@ def test_open_boards_show_each_players_view_live_and_closed_boards_never(server,
     bobs = [b for b in boards if b["name"] == "bob"]
     assert [b["view"]["stock"] for b in bobs] == [64, 63]
 
-    code, events, _, during, after = asyncio.run(run(False))
+    code, events, _, during, after = await run(False)
     assert during["settings"]["open_boards"] is False and during["boards_public"] is False
     assert after["boards_public"] is True  # replays are public now
     assert not [e for e in events if e["event"] == "board"]

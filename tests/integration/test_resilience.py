@@ -1,4 +1,4 @@
-"""Restarts, takeovers and several processes (issue 4 items 4 and 6), with real processes."""
+"""Restarts, takeovers and several processes, with real processes."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ async def started_pair(url: str, ws_a: str, ws_b: str) -> tuple[str, Player, Pla
     return created["code"], alice, bob
 
 
-def test_killing_the_server_mid_match_loses_nothing(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_killing_the_server_mid_match_loses_nothing(make_server) -> None:  # type: ignore[no-untyped-def]
     """Kill -9 the server half way; a new process on the same Redis resumes both players exactly."""
     moves = solution()
     half = len(moves) // 2
@@ -95,7 +95,7 @@ def test_killing_the_server_mid_match_loses_nothing(make_server) -> None:  # typ
         await resumed_a.close()
         await resumed_b.close()
 
-    asyncio.run(run())
+    await run()
 
 
 def test_a_second_connection_with_the_token_takes_over(server) -> None:  # type: ignore[no-untyped-def]
@@ -130,7 +130,7 @@ def test_a_second_connection_with_the_token_takes_over(server) -> None:  # type:
             await player.close()
 
 
-def test_a_lost_joined_reply_does_not_lock_the_player_out(server) -> None:  # type: ignore[no-untyped-def]
+async def test_a_lost_joined_reply_does_not_lock_the_player_out(server) -> None:  # type: ignore[no-untyped-def]
     """Resume rotates the token; until the new one is used the old one still resumes (the reply carrying
     the new token may be lost with the connection), and each rotation voids the unused token it replaces."""
     async def run() -> None:
@@ -167,12 +167,12 @@ def test_a_lost_joined_reply_does_not_lock_the_player_out(server) -> None:  # ty
         assert isinstance(grace, m.Joined)
         await bob.close()
 
-    asyncio.run(run())
+    await run()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_two_server_processes_serve_one_match(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_two_server_processes_serve_one_match(make_server) -> None:  # type: ignore[no-untyped-def]
     """Alice on one process, Bob on another: each sees the other's progress; one result."""
     a, b = make_server(), make_server()
 
@@ -195,10 +195,10 @@ def test_two_server_processes_serve_one_match(make_server) -> None:  # type: ign
         await alice.close()
         await bob.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_shutdown_closes_player_sockets_with_1012_so_clients_resume_elsewhere(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_shutdown_closes_player_sockets_with_1012_so_clients_resume_elsewhere(make_server) -> None:  # type: ignore[no-untyped-def]
     """DESIGN.md lesson: on shutdown, sockets close with code 1012 (service restart)."""
     server = make_server()
 
@@ -215,10 +215,10 @@ def test_shutdown_closes_player_sockets_with_1012_so_clients_resume_elsewhere(ma
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1012
         await player.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_a_match_that_never_starts_is_closed_and_a_started_one_is_not(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_a_match_that_never_starts_is_closed_and_a_started_one_is_not(make_server) -> None:  # type: ignore[no-untyped-def]
     """FTR_LOBBY_TIMEOUT_S: the lobby's players hear why it closed, later joins are refused, the keys expire."""
     server = make_server(FTR_LOBBY_TIMEOUT_S="1")
 
@@ -253,7 +253,7 @@ def test_a_match_that_never_starts_is_closed_and_a_started_one_is_not(make_serve
             await player.close()
         return waiting["code"], solo["code"]
 
-    codes = asyncio.run(run())
+    codes = await run()
     import redis  # the keys of the closed match expire (a TTL is set on each)
 
     client = redis.Redis.from_url(server.env["REDIS_URL"])
@@ -263,7 +263,7 @@ def test_a_match_that_never_starts_is_closed_and_a_started_one_is_not(make_serve
     assert all(client.ttl(key) == -1 for key in client.scan_iter(match=f"{{m:{codes[1]}}}:*"))
 
 
-def test_a_start_timer_that_fires_early_does_not_deal_before_the_announced_instant(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_a_start_timer_that_fires_early_does_not_deal_before_the_announced_instant(make_server) -> None:  # type: ignore[no-untyped-def]
     """Two processes starting one countdown at once each set the start timer; the loser's may be earlier
     than the instant stored with the match. Simulated by moving the timer to now: the deal still comes at
     the announced start instant, not before (DESIGN.md: the deal is sent with the start signal)."""
@@ -288,10 +288,10 @@ def test_a_start_timer_that_fires_early_does_not_deal_before_the_announced_insta
         assert pong.server_time_ms >= countdown.start_at_ms
         await solo.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_a_match_without_time_limit_still_ends_after_the_untimed_limit(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_a_match_without_time_limit_still_ends_after_the_untimed_limit(make_server) -> None:  # type: ignore[no-untyped-def]
     """FTR_UNTIMED_LIMIT_S: time_limit_s 0 means no limit of the host's, yet a player who walked away cannot keep
     the match open for ever: the games still playing end as timeout and the results come."""
     server = make_server(FTR_UNTIMED_LIMIT_S="2")
@@ -315,7 +315,7 @@ def test_a_match_without_time_limit_still_ends_after_the_untimed_limit(make_serv
         assert public_state(server.url, created["code"])["state"] == "finished"
         await alice.close()
 
-    asyncio.run(run())
+    await run()
 
 
 @contextlib.contextmanager
@@ -373,7 +373,7 @@ def test_ctrl_c_just_after_the_workers_start_logs_no_failure(redis_url: str, tmp
     assert " ERROR " not in text and "Traceback" not in text and "KeyboardInterrupt" not in text, text[-3000:]
 
 
-def test_an_untimed_limit_of_0_means_no_deadline_at_all(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_an_untimed_limit_of_0_means_no_deadline_at_all(make_server) -> None:  # type: ignore[no-untyped-def]
     """FTR_UNTIMED_LIMIT_S 0: an operator's "no limit" (it ended every untimed match at its start)."""
     server = make_server(FTR_UNTIMED_LIMIT_S="0")
 
@@ -390,4 +390,4 @@ def test_an_untimed_limit_of_0_means_no_deadline_at_all(make_server) -> None:  #
         assert isinstance(reply, m.Position) and reply.status == "playing" and reply.moves == 1
         await carol.close()
 
-    asyncio.run(run())
+    await run()

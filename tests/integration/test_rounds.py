@@ -74,7 +74,7 @@ async def follow(player: Player, answer: m.NextRound) -> m.Lobby:
     return lobby
 
 
-def test_both_rematch_get_one_next_round_with_a_new_deal_and_series_standings(server: ServerProcess) -> None:
+async def test_both_rematch_get_one_next_round_with_a_new_deal_and_series_standings(server: ServerProcess) -> None:
     async def scenario() -> None:
         created = create_match(server.url, variant=VARIANT, seed=SEED, players=2, time_limit_s=600)
         alice, bob = await players(server, created["code"], "alice", "bob")
@@ -137,10 +137,10 @@ def test_both_rematch_get_one_next_round_with_a_new_deal_and_series_standings(se
         for player in (alice, bob):
             await player.close()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_rematch_before_the_results_is_refused_and_changes_nothing(server: ServerProcess) -> None:
+async def test_rematch_before_the_results_is_refused_and_changes_nothing(server: ServerProcess) -> None:
     async def scenario() -> None:
         created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
         alice, bob = await players(server, created["code"], "alice", "bob")
@@ -164,10 +164,10 @@ def test_rematch_before_the_results_is_refused_and_changes_nothing(server: Serve
         for player in (alice, bob, lobby):
             await player.close()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_one_player_rematches_and_races_alone_after_the_window(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_one_player_rematches_and_races_alone_after_the_window(make_server) -> None:  # type: ignore[no-untyped-def]
     server = make_server(FTR_REMATCH_WINDOW_S="1")
 
     async def scenario() -> None:
@@ -187,10 +187,10 @@ def test_one_player_rematches_and_races_alone_after_the_window(make_server) -> N
         assert [p["name"] for p in state["players"]] == ["alice"] and state["state"] == "playing"
         await alice.close()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_the_host_role_passes_to_the_first_who_asks_and_is_kept(server: ServerProcess) -> None:
+async def test_the_host_role_passes_to_the_first_who_asks_and_is_kept(server: ServerProcess) -> None:
     """Round 1's host (alice) asks after carol: carol, told she hosts round 2, still does (dave never asks, so
     the round does not start by itself once alice is in)."""
     async def scenario() -> None:
@@ -206,10 +206,10 @@ def test_the_host_role_passes_to_the_first_who_asks_and_is_kept(server: ServerPr
         for player in (alice, bob, carol, dave):
             await player.close()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_a_late_friend_joins_the_next_round_with_the_old_code(server: ServerProcess) -> None:
+async def test_a_late_friend_joins_the_next_round_with_the_old_code(server: ServerProcess) -> None:
     async def scenario() -> None:
         created = create_match(server.url, variant=VARIANT, seed=SEED, players=3)
         alice, bob = await players(server, created["code"], "alice", "bob")
@@ -231,7 +231,7 @@ def test_a_late_friend_joins_the_next_round_with_the_old_code(server: ServerProc
         for player in (alice, bob, dave):
             await player.close()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
 async def start_answer(player: Player, host_token: str) -> str:
@@ -243,7 +243,7 @@ async def start_answer(player: Player, host_token: str) -> str:
     return answer.code
 
 
-def test_two_processes_asked_at_once_make_one_next_round(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_two_processes_asked_at_once_make_one_next_round(make_server) -> None:  # type: ignore[no-untyped-def]
     one, two = make_server(), make_server()
 
     async def scenario() -> None:
@@ -284,7 +284,7 @@ def test_two_processes_asked_at_once_make_one_next_round(make_server) -> None:  
             await alice.close()
             await bob.close()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
 async def text_of(server: ServerProcess, code: str) -> str:
@@ -306,7 +306,7 @@ def card_text(frame: bytes | str) -> str:
     return str(msgspec.structs.replace(message, **blanked) if blanked else message)
 
 
-def test_no_round_reveals_its_deal_or_seed_before_its_time(server: ServerProcess) -> None:
+async def test_no_round_reveals_its_deal_or_seed_before_its_time(server: ServerProcess) -> None:
     """Round 1 (a random seed) and round 2: before a round's start no frame and no public state names a
     card, and before its end none holds its seed or nonce; both come with its results."""
 
@@ -359,10 +359,10 @@ def test_no_round_reveals_its_deal_or_seed_before_its_time(server: ServerProcess
         for player in (alice, bob):
             await player.close()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_a_rematch_repeated_after_a_process_died_midway_completes_the_round(server: ServerProcess,
+async def test_a_rematch_repeated_after_a_process_died_midway_completes_the_round(server: ServerProcess,
                                                                             redis_url: str) -> None:
     """The steps a dead process left undone are done by the retried rematch: the round's timers (its creator
     died before adding them), the offer on the ended match's stream and the start (bob's process died right
@@ -403,10 +403,10 @@ def test_a_rematch_repeated_after_a_process_died_midway_completes_the_round(serv
             await player.close()
         await client.aclose()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_the_names_of_the_round_before_are_kept_for_its_players_until_the_window_ends(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_the_names_of_the_round_before_are_kept_for_its_players_until_the_window_ends(make_server) -> None:  # type: ignore[no-untyped-def]
     window_s = 3.0
     server = make_server(FTR_REMATCH_WINDOW_S=str(window_s))
 
@@ -442,4 +442,4 @@ def test_the_names_of_the_round_before_are_kept_for_its_players_until_the_window
         for player in (alice, bob, carol, late):
             await player.close()
 
-    asyncio.run(scenario())
+    await scenario()

@@ -1,9 +1,8 @@
 """Solvable-only matches take a deal the solver proved solvable, from the pool that
-solver worker processes fill; an empty pool shows "preparing" (issue 4 item 5)."""
+solver worker processes fill; an empty pool shows "preparing"."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import httpx
@@ -19,7 +18,7 @@ from .wsclient import Player, create_match
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-def test_a_solvable_only_match_is_prepared_then_dealt_a_solvable_deal(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
+async def test_a_solvable_only_match_is_prepared_then_dealt_a_solvable_deal(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
     import redis
 
     redis.Redis.from_url(redis_url).delete("pool:relaxed")  # start from an empty pool
@@ -46,7 +45,7 @@ def test_a_solvable_only_match_is_prepared_then_dealt_a_solvable_deal(make_serve
         await player.close()
         return results
 
-    results = asyncio.run(play())
+    results = await play()
     assert results.commitment == state["commitment"]
     variant = find_variant("relaxed")
     proof = solve(deal(results.seed, variant), variant, Budget(nodes=200_000))

@@ -1,4 +1,4 @@
-"""Spectators' Server-Sent Events stream (issue 7 item 1): progress as it happens,
+"""Spectators' Server-Sent Events stream: progress as it happens,
 resumable with Last-Event-ID with no event lost or repeated; no board, no move."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ async def read_events(response: httpx.Response, until: int | None = None, stop_t
     return events
 
 
-def test_events_stream_progress_and_resume_without_loss_or_repeat(server, redis_url) -> None:  # type: ignore[no-untyped-def]
+async def test_events_stream_progress_and_resume_without_loss_or_repeat(server, redis_url) -> None:  # type: ignore[no-untyped-def]
     moves = solution()
 
     async def run() -> list[dict]:
@@ -67,7 +67,7 @@ def test_events_stream_progress_and_resume_without_loss_or_repeat(server, redis_
         await bob.close()
         return [*first, *second], code
 
-    events, code = asyncio.run(run())
+    events, code = await run()
     ids = [e["id"] for e in events]
     assert len(ids) == len(set(ids)) and ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
     stream = redis_at(redis_url).xrange(f"{{m:{code}}}:events")
@@ -84,7 +84,7 @@ def test_events_stream_progress_and_resume_without_loss_or_repeat(server, redis_
             assert "seed" not in data and "nonce" not in data  # revealed only with the results
 
 
-def test_a_late_watcher_first_gets_what_it_missed(server) -> None:  # type: ignore[no-untyped-def]
+async def test_a_late_watcher_first_gets_what_it_missed(server) -> None:  # type: ignore[no-untyped-def]
     async def run() -> None:
         created, alice, bob = await lobby_of_two(server)
         await alice.expect(m.Started)
@@ -104,10 +104,10 @@ def test_a_late_watcher_first_gets_what_it_missed(server) -> None:  # type: igno
         await alice.close()
         await bob.close()
 
-    asyncio.run(run())
+    await run()
 
 
-def test_the_watch_websocket_carries_the_same_events_and_resumes(server, redis_url) -> None:  # type: ignore[no-untyped-def]
+async def test_the_watch_websocket_carries_the_same_events_and_resumes(server, redis_url) -> None:  # type: ignore[no-untyped-def]
     import msgspec
     import websockets
 
@@ -139,7 +139,7 @@ def test_the_watch_websocket_carries_the_same_events_and_resumes(server, redis_u
         await bob.close()
         return got, code
 
-    got, code = asyncio.run(run())
+    got, code = await run()
     stream = redis_at(redis_url).xrange(f"{{m:{code}}}:events")
     public = [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
     assert [e["id"] for e in got] == public
@@ -147,7 +147,7 @@ def test_the_watch_websocket_carries_the_same_events_and_resumes(server, redis_u
         == list(range(1, 21))
 
 
-def test_spectators_past_the_limit_are_refused_and_the_others_keep_their_streams(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_spectators_past_the_limit_are_refused_and_the_others_keep_their_streams(make_server) -> None:  # type: ignore[no-untyped-def]
     """FTR_MAX_WATCHERS per match and process: the next SSE watcher gets 503 too_many_watchers, the next
     WebSocket watcher that error and close 1013; when one leaves, a new one is let in."""
     import websockets
@@ -178,4 +178,4 @@ def test_spectators_past_the_limit_are_refused_and_the_others_keep_their_streams
             async with client.stream("GET", events_url) as again:
                 assert again.status_code == 200
 
-    asyncio.run(run())
+    await run()

@@ -91,7 +91,7 @@ async def finished_match(server: ServerProcess) -> str:
     return created["code"]
 
 
-def test_watch_sockets_reset_during_catch_up_release_their_slots(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_watch_sockets_reset_during_catch_up_release_their_slots(make_server) -> None:  # type: ignore[no-untyped-def]
     """A spectator's slot is released whenever its connection ends: after several times ``FTR_MAX_WATCHERS``
     WebSocket handshakes reset during the catch-up read (on a finished match and on a lobby nobody joined),
     no slot stays taken and a new spectator gets the whole stream."""
@@ -115,11 +115,11 @@ def test_watch_sockets_reset_during_catch_up_release_their_slots(make_server) ->
             assert "event" in first and first["event"]["type"] == "lobby", first  # served, not too_many_watchers
             assert count == 0, (code, spectators(server))
 
-    asyncio.run(run())
+    await run()
     assert "Task exception was never retrieved" not in server.logs()
 
 
-def test_a_spectator_is_served_after_many_watch_sockets_reset_on_a_lobby_nobody_joined(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_a_spectator_is_served_after_many_watch_sockets_reset_on_a_lobby_nobody_joined(make_server) -> None:  # type: ignore[no-untyped-def]
     """What the spectators see, nothing else (no metrics): three times ``FTR_MAX_WATCHERS`` WebSocket
     handshakes on a match nobody joined, each reset (an RST) right after the handshake, then one more spectator
     of that match is served (its first frame is the lobby when a player joins), not ``too_many_watchers``. Each
@@ -139,10 +139,10 @@ def test_a_spectator_is_served_after_many_watch_sockets_reset_on_a_lobby_nobody_
             await joining.ws.close()
         assert first.get("event", {}).get("type") == "lobby", first  # served, not too_many_watchers
 
-    asyncio.run(run())
+    await run()
 
 
-def test_event_streams_reset_during_catch_up_release_their_slots(make_server) -> None:  # type: ignore[no-untyped-def]
+async def test_event_streams_reset_during_catch_up_release_their_slots(make_server) -> None:  # type: ignore[no-untyped-def]
     """The same for the SSE streams of a match and of a day of the daily challenge."""
     server = make_server(FTR_MAX_WATCHERS=str(SLOTS), FTR_MATCHES_PER_MIN="1000")
 
@@ -168,7 +168,7 @@ def test_event_streams_reset_during_catch_up_release_their_slots(make_server) ->
             assert response.status_code == 200, await response.aread()  # served, not too_many_watchers
         assert count == 0, spectators(server)
 
-    asyncio.run(run())
+    await run()
 
 
 REFUSED_IDS = ["99999999999999999999-0", "0-99999999999999999999", "18446744073709551616-0",
@@ -177,7 +177,7 @@ REFUSED_IDS = ["99999999999999999999-0", "0-99999999999999999999", "184467440737
 ACCEPTED_IDS = ["18446744073709551615-0", "0-18446744073709551615", "0-0"]
 
 
-def test_stream_ids_redis_refuses_are_malformed(server: ServerProcess) -> None:
+async def test_stream_ids_redis_refuses_are_malformed(server: ServerProcess) -> None:
     """Every stream route answers such an id with 400 ``malformed`` (WebSocket: ``error`` ``malformed`` and
     close 1008), and nothing reaches Redis as ``Invalid stream ID``; the largest ids Redis takes still work."""
     async def run() -> None:
@@ -207,6 +207,6 @@ def test_stream_ids_redis_refuses_are_malformed(server: ServerProcess) -> None:
                 with pytest.raises(TimeoutError):
                     await asyncio.wait_for(ws.recv(), 0.5)
 
-    asyncio.run(run())
+    await run()
     logs = server.logs()
     assert "Invalid stream ID" not in logs and "Exception in ASGI application" not in logs, logs[-3000:]

@@ -25,7 +25,8 @@ CODE_ARGUMENT = {"ServiceError": 0, "Error": 0, "DailyError": 1, "_error": 1, "e
 """Calls that send a code, and the position of the code among their arguments (or keyword ``code``)."""
 
 PASS_THROUGH = {
-    ("server/play.py", "error.code"),  # a ServiceError's or ProtocolError's code, sent as an error frame
+    ("server/play.py", "error.code"),  # a ServiceError's code, sent as an error frame
+    ("protocol/connection.py", "error.code"),  # a ProtocolError's code (a frame that did not decode), likewise
     ("server/app.py", "error.code"),  # a ServiceError's code, as an HTTP error
     ("server/watch.py", "error.code"),  # a ServiceError's code (too_many_watchers), frame or HTTP
     ("server/daily_web.py", "error.code"),  # a DailyError's code, as an HTTP error

@@ -1,0 +1,346 @@
+"""The fan-out hub: one stream reader per process, one registry of subscribers, catch-up then live.
+
+In the shape of encode/broadcaster (``../shared/STYLE.md``): a small backend
+interface (:class:`StreamSource`, the store), one bounded queue per
+subscriber, one listener task per process (:meth:`Hub.run`) and
+subscriptions as async context managers. Unlike broadcaster it carries the
+entries' raw bytes and their stream ids, so a spectator resumes after the
+last id it saw with nothing lost or repeated.
+
+Every event stream of the server (a match's, a day's) is a :class:`~server.store.Feed`. A subscriber is
+either
+
+- a queue (:meth:`Hub.subscribe`): a spectator of a match or a daily watcher. It gets the feed's spectator
+  frames (:meth:`Feed.frame <server.store.Feed.frame>`) through a queue of at most ``limit`` entries; one that
+  falls that far behind is dropped (its generator raises :class:`TooSlow`) and never slows anyone else; or
+- a callback (:meth:`Hub.listen`): the players of a match in this process. The callback gets every entry
+  (its raw fields) in order, in the reader's task, and decides what each player sees (the match service's
+  ``_dispatch``); the hub knows nothing of matches.
+
+A feed is followed from the moment its first subscriber opens, from the stream's newest id then (or from
+where the reader is, when the feed is followed already), until its last subscriber closes. The reader keeps
+each feed's last id across its own restarts (a Redis failure), so it resumes by id: an entry is delivered once,
+in stream order. Reads are grouped (:func:`group_streams`) by the store's :meth:`stream_group
+<server.store.Store.stream_group>`: on one Redis every stream is one group, read by one blocking XREAD; on a
+Redis Cluster a group is a hash slot (a multi-key command touches one slot), and each group has one read in
+flight at a time.
+
+Catch-up then live (:meth:`Subscription.batches`, :meth:`Subscription.events`): the subscription is
+registered first, so the live entries queue up while the stored ones are read (XRANGE, in pages); a live entry
+the catch-up has sent already is skipped by its id. Hence no gap and no repeat at the seam.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
+from types import TracebackType
+from typing import Protocol, Self
+
+from .store import Feed
+
+log = logging.getLogger("forty_thieves.hub")
+
+QUEUE_LIMIT = 1024
+"""Default queue limit of a subscriber: entries it may fall behind by before it is dropped
+(``Settings.watcher_queue``, ``FTR_WATCHER_QUEUE``)."""
+
+BLOCK_MS = 100
+"""How long one XREAD waits for an entry (ms): a feed followed meanwhile in a group whose read is in flight
+is read from the next read on (its start id is fixed when it is followed, so nothing is lost)."""
+
+Entry = tuple[str, bytes]
+"""``(stream id, frame)``: what a queue subscriber gets."""
+
+Callback = Callable[[str, dict[bytes, bytes]], Awaitable[None]]
+"""A callback subscriber: awaited with ``(stream id, the entry's raw fields)`` for every entry, in order."""
+
+
+class StreamSource(Protocol):
+    """What the hub needs of the store (:class:`server.store.Store` implements it)."""
+
+    def stream_group(self, key: str) -> Hashable:
+        """The read group of stream ``key``: one XREAD covers the streams of one group."""
+        ...
+
+    async def read_streams(self, positions: dict[str, str],
+                           block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
+        """New entries ``(key, id, fields)`` after each stream's position, waiting up to ``block_ms`` ms."""
+        ...
+
+    def stream_after(self, key: str, after: str, page: int = 500) -> AsyncIterator[list[tuple[str, dict[bytes, bytes]]]]:
+        """The stored entries after ``after`` (exclusive), in pages of ``(id, fields)``, to the end."""
+        ...
+
+    async def last_id(self, key: str) -> str:
+        """The newest id of stream ``key`` (``0-0`` when it is empty)."""
+        ...
+
+
+class HubFull(Exception):
+    """A feed already has its ``max_subscribers`` queue subscribers in this process (nothing was registered)."""
+
+
+class TooSlow(Exception):
+    """Raised by a subscription's generator once the subscriber fell ``limit`` entries behind and was dropped:
+    it may subscribe again and resume after the last id it got."""
+
+
+def order(entry_id: str) -> tuple[int, int]:
+    """A stream id ``MS-SEQ`` as a pair that sorts as Redis orders ids."""
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def group_streams(positions: Mapping[str, str],
+                  group_of: Callable[[str], Hashable]) -> dict[Hashable, dict[str, str]]:
+    """The followed streams ``positions`` (key -> last id) split by ``group_of(key)``: one dict per group,
+    each one XREAD's argument. Groups and their keys keep the order of ``positions``."""
+    groups: dict[Hashable, dict[str, str]] = {}
+    for key, last in positions.items():
+        groups.setdefault(group_of(key), {})[key] = last
+    return groups
+
+
+class Subscription:
+    """One subscriber of one feed, made by :meth:`Hub.subscribe` or :meth:`Hub.listen`.
+
+    Opened (registered, the feed followed) by :meth:`open` or on entering ``async with``; closed by
+    :meth:`close` or on leaving it, however it is left: then its slot is released, the feed is no longer
+    followed once nobody subscribes to it, and a generator waiting on the queue ends. Not reusable.
+    """
+
+    def __init__(self, hub: Hub, feed: Feed, limit: int, max_subscribers: int | None,
+                 callback: Callback | None) -> None:
+        self.hub = hub
+        self.feed = feed
+        self.limit = max(1, limit)
+        self.max_subscribers = max_subscribers
+        self.callback = callback
+        self.opened = False
+        self.closed = False
+        self.dropped = False
+        """True once the subscriber fell :attr:`limit` entries behind: nothing more is queued."""
+        self._queue: asyncio.Queue[Entry | None] = asyncio.Queue(maxsize=self.limit + 1)
+
+    async def open(self) -> None:
+        """Register and have the reader follow the feed (nothing when open already). Raises :class:`HubFull`
+        (nothing registered) and what the store raises reading the stream's newest id (then closed)."""
+        if self.opened:
+            return
+        if self.closed:
+            raise RuntimeError("a closed subscription cannot be opened again")
+        self.hub._register(self)
+        self.opened = True
+        try:
+            await self.hub._follow(self.feed.key)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Release the slot and end the generator (once; later calls do nothing). Entries still queued are
+        discarded: the subscriber is gone."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.opened:
+            self.hub._release(self)
+        while not self._queue.empty():
+            self._queue.get_nowait()
+        self._queue.put_nowait(None)
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        self.close()
+
+    async def _deliver(self, entry_id: str, fields: dict[bytes, bytes]) -> None:
+        """One entry from the reader: to the callback, or queued as its spectator frame (past :attr:`limit`
+        queued the subscriber is dropped instead)."""
+        if self.callback is not None:
+            await self.callback(entry_id, fields)
+            return
+        if self.dropped or self.closed:
+            return
+        frame = self.feed.frame(fields)
+        if frame is None:
+            return
+        if self._queue.qsize() >= self.limit:
+            self.dropped = True
+            self._queue.put_nowait(None)
+            return
+        self._queue.put_nowait((entry_id, frame))
+
+    async def batches(self, after: str = "0-0", *, page: int = 500, pace_s: float = 0.0) -> AsyncIterator[list[Entry]]:
+        """The feed's spectator frames after stream id ``after`` (exclusive): what the stream holds (a batch per
+        page of ``page`` entries read), then the live entries as they come (a batch of what queued meanwhile,
+        then a pause of ``pace_s`` seconds so that the next batch gathers several), each entry once, in stream
+        order. Opens the subscription if needed; ends when it is closed; raises :class:`TooSlow` once it was
+        dropped (after the batch queued before the drop) and what the store raises reading the stream."""
+        if self.callback is not None:
+            raise TypeError("a callback subscription has no queue to read")
+        await self.open()
+        sent = order(after)
+        async for entries in self.hub.source.stream_after(self.feed.key, after, page):
+            if self.closed:
+                return
+            sent = max(sent, order(entries[-1][0]))
+            chosen = [(entry_id, frame) for entry_id, fields in entries
+                      if (frame := self.feed.frame(fields)) is not None]
+            if chosen:
+                yield chosen
+        while not self.closed:
+            items = [await self._queue.get()]
+            while not self._queue.empty():
+                items.append(self._queue.get_nowait())
+            batch, ended = [], False
+            for item in items:
+                if item is None:
+                    ended = True
+                    break
+                if order(item[0]) > sent:  # not sent by the catch-up already
+                    sent = order(item[0])
+                    batch.append(item)
+            if self.closed:
+                return
+            if batch:
+                yield batch
+            if ended:
+                raise TooSlow(f"fell {self.limit} events behind on {self.feed.key}")
+            if pace_s:
+                await asyncio.sleep(pace_s)
+
+    async def events(self, after: str = "0-0", *, page: int = 500) -> AsyncIterator[Entry]:
+        """:meth:`batches` one ``(stream id, frame)`` at a time (no pause)."""
+        async for batch in self.batches(after, page=page):
+            for entry in batch:
+                yield entry
+
+
+class Hub:
+    """The fan-out of one process (see the module docstring): ``source`` is the store; ``queue_limit`` the default
+    queue limit of a subscriber; after a read that returned entries, the group's next read waits ``pause_s``
+    seconds so that it gathers several (fewer XREADs under load); one read waits ``block_ms`` ms at most."""
+
+    def __init__(self, source: StreamSource, *, queue_limit: int = QUEUE_LIMIT, pause_s: float = 0.0,
+                 block_ms: int = BLOCK_MS) -> None:
+        self.source = source
+        self.queue_limit = queue_limit
+        self.pause_s = pause_s
+        self.block_ms = block_ms
+        self.positions: dict[str, str] = {}
+        """Each followed stream's key -> the id of the last entry delivered (or its newest when followed)."""
+        self._subscribers: dict[str, dict[Subscription, None]] = {}
+        """Each followed stream's subscribers, in the order they opened (a dict as an ordered set)."""
+        self._wakeup = asyncio.Event()
+
+    # ------------------------------------------------------------ subscribing
+
+    def subscribe(self, feed: Feed, *, limit: int | None = None, max_subscribers: int | None = None) -> Subscription:
+        """A queue subscription of ``feed`` (not open yet: ``async with`` it, or :meth:`Subscription.open`).
+        ``limit``: the entries it may fall behind by (default :attr:`queue_limit`); ``max_subscribers``: opening
+        raises :class:`HubFull` when the feed has that many queue subscribers in this process already."""
+        return Subscription(self, feed, self.queue_limit if limit is None else limit, max_subscribers, None)
+
+    def listen(self, feed: Feed, callback: Callback) -> Subscription:
+        """A callback subscription of ``feed`` (not open yet): ``callback`` is awaited with every entry's id and
+        raw fields, in order, by the reader; what it raises restarts the reader, which then delivers that entry
+        again to every subscriber of the feed (a queue subscriber's generator skips it by its id)."""
+        return Subscription(self, feed, 1, None, callback)
+
+    async def events(self, feed: Feed, after: str = "0-0", **options: int | None) -> AsyncIterator[Entry]:
+        """Catch-up then live on a subscription of its own (``options``: :meth:`subscribe`'s), released when the
+        generator ends or is closed: ``async for entry_id, frame in hub.events(feed, after=...)``."""
+        async with self.subscribe(feed, **options) as subscription:
+            async for entry in subscription.events(after):
+                yield entry
+
+    def spectators(self, of: str) -> int:
+        """Queue subscribers open in this process on feeds of ``of`` (``match`` or ``daily``)."""
+        return sum(1 for subscribers in self._subscribers.values() for s in subscribers
+                   if s.callback is None and s.feed.of == of)
+
+    def _register(self, subscription: Subscription) -> None:
+        key = subscription.feed.key
+        subscribers = self._subscribers.get(key, {})
+        limit = subscription.max_subscribers
+        if limit is not None and sum(1 for s in subscribers if s.callback is None) >= limit:
+            raise HubFull(f"{key} has {limit} subscribers in this process")
+        self._subscribers.setdefault(key, {})[subscription] = None
+
+    async def _follow(self, key: str) -> None:
+        """Follow stream ``key`` from its newest id, unless it is followed already (then from where the reader
+        is: what comes after that reaches every subscriber registered now)."""
+        if key in self.positions:
+            return
+        last = await self.source.last_id(key)
+        if key not in self.positions and self._subscribers.get(key):  # not followed meanwhile, nor left
+            self.positions[key] = last
+            self._wakeup.set()
+
+    def _release(self, subscription: Subscription) -> None:
+        key = subscription.feed.key
+        subscribers = self._subscribers.get(key)
+        if subscribers is None:
+            return
+        subscribers.pop(subscription, None)
+        if not subscribers:
+            del self._subscribers[key]
+            self.positions.pop(key, None)
+
+    # ------------------------------------------------------------ the reader
+
+    async def run(self) -> None:
+        """The process's one reader: reads every group of followed streams (one read in flight per group) and
+        delivers each entry to the stream's subscribers. Runs until cancelled; raises what a read or a
+        callback raises (a supervisor restarts it: the positions are kept, so it resumes by id)."""
+        reads: dict[Hashable, asyncio.Task[list[tuple[str, str, dict[bytes, bytes]]]]] = {}
+        delays: dict[Hashable, float] = {}
+        try:
+            while True:
+                for group in group_streams(self.positions, self.source.stream_group):
+                    if group not in reads:
+                        reads[group] = asyncio.ensure_future(self._read(group, delays.pop(group, 0.0)))
+                self._wakeup.clear()
+                waker = asyncio.ensure_future(self._wakeup.wait())
+                try:
+                    done, _ = await asyncio.wait([*reads.values(), waker], timeout=0.5,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waker.cancel()
+                for group, task in list(reads.items()):
+                    if task in done:
+                        del reads[group]
+                        entries = task.result()
+                        await self._deliver(entries)
+                        if entries and self.pause_s:
+                            delays[group] = self.pause_s
+        finally:
+            for task in reads.values():
+                task.cancel()
+
+    async def _read(self, group: Hashable, delay: float) -> list[tuple[str, str, dict[bytes, bytes]]]:
+        """One read of ``group``'s streams at their positions then (after ``delay`` seconds)."""
+        if delay:
+            await asyncio.sleep(delay)
+        positions = group_streams(self.positions, self.source.stream_group).get(group, {})
+        return await self.source.read_streams(positions, self.block_ms)
+
+    async def _deliver(self, entries: list[tuple[str, str, dict[bytes, bytes]]]) -> None:
+        """Entries of one read, in order, to their streams' subscribers; an entry at or before its stream's
+        position (read for a stream left and followed again meanwhile) or of a stream no longer followed is
+        skipped. The position moves on once every subscriber has it."""
+        for key, entry_id, fields in entries:
+            last = self.positions.get(key)
+            if last is None or order(entry_id) <= order(last):
+                continue
+            for subscription in list(self._subscribers.get(key, ())):
+                await subscription._deliver(entry_id, fields)
+            last = self.positions.get(key)  # a callback may have awaited: the stream may have been left since
+            if last is not None and order(entry_id) > order(last):
+                self.positions[key] = entry_id

@@ -1,0 +1,148 @@
+"""The engine's optional C hot path (server/engine/_cengine.c) against the pure Python reference.
+
+``rules.legal_moves`` and ``view.redact`` run part of their work in C when the extension is built;
+with ``pure=True`` they run the Python alone, the reference. Here both give the same legal list and
+the same view on random positions of every preset: positions reached by random play (undo, redeals,
+draws, auto-play on and off) and random hand-made positions that play rarely reaches (long runs, several
+empty columns with a run to move into them, face-down cards in every variant, an empty stock with the
+waste, endgames where finish applies). ``tests/benchmarks/move_cost_bench.py --check`` runs the same
+comparison on the benchmark's tens of thousands of positions.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from server.engine import PRESETS, Game, Position, Variant, apply, deal, legal_moves, redact
+from server.engine.position import EMPTY_SLOT
+from server.engine.rules import _c_table
+
+_cengine = pytest.importorskip("server.engine._cengine", reason="the C extension is not built")
+
+FOUNDATION_TO_COLUMN = Variant("foundation_to_column_test", foundation_to_column=True, redeals=2)
+"""No preset lets cards come down from the foundations; the listing's order around those moves is checked too."""
+
+VARIANTS = [*PRESETS.values(), FOUNDATION_TO_COLUMN]
+
+
+def random_position(variant: Variant, rng: random.Random) -> Position:
+    """A random valid position of ``variant`` (every card once per deck, somewhere).
+
+    Foundation slots get random heights (slot i holds suit i mod 4), each column is empty (often), random
+    cards, or random cards under a run built down by the variant's rule (up to a whole king-to-ace run),
+    with a random count of face-down cards under it; the rest is split between stock and waste, now and
+    then all of it in the waste or the tableau (no stock: redeal, finish).
+    """
+    endgame = rng.random() < 0.15
+    pool = [code for code in range(52) for _ in range(variant.decks)]
+    foundations = []
+    for slot in range(variant.slots):
+        suit = slot % 4
+        height = rng.choice([0, 0, 1, 3, 6, 9, 12, 13]) if not endgame else rng.randint(9, 13)
+        for rank in range(height):
+            pool.remove(suit * 13 + rank)
+        foundations.append(suit * 13 + height - 1 if height else EMPTY_SLOT)
+    rng.shuffle(pool)
+    table = variant.builds_on
+    tableau, hidden = [], []
+    for _ in range(variant.columns):
+        column: list[int] = []
+        if pool and rng.random() > 0.25:
+            column = [pool.pop() for _ in range(min(len(pool), rng.randint(0, 4 if endgame else 7)))]
+            if rng.random() < 0.5 and pool:
+                run = [column.pop() if column else pool.pop()]
+                while len(run) < rng.randint(1, 13):
+                    fitting = [c for c in pool if c in table[run[-1]]]
+                    if not fitting:
+                        break
+                    card = rng.choice(fitting)
+                    pool.remove(card)
+                    run.append(card)
+                column += run
+        tableau.append(tuple(column))
+        hidden.append(rng.randint(0, len(column) - 1) if column and rng.random() < 0.4 and not endgame else 0)
+    if endgame:
+        while pool:  # every card in the tableau: finish may apply
+            tableau[rng.randrange(variant.columns)] += (pool.pop(),)
+    split = rng.choice([0, len(pool), rng.randint(0, len(pool))])
+    stock, waste = tuple(pool[:split]), tuple(pool[split:])
+    return Position(tuple(tableau), tuple(hidden), tuple(foundations), stock, waste,
+                    rng.randint(0, variant.redeals))
+
+
+def played_positions(variant: Variant, rng: random.Random, games: int, commands: int) -> list[tuple[Position, list]]:
+    """Positions of random legal play (undo now and then), each with the game's legal list there."""
+    out = []
+    for g in range(games):
+        game = Game(deal(str(rng.randrange(10**6)), variant), variant, autoplay=g % 4 != 3,
+                    undo=("full", "safe", "none")[g % 3])
+        for _ in range(commands):
+            legal = game.legal_moves()
+            out.append((game.position, legal))
+            if not legal:
+                break
+            undos = [m for m in legal if m.command.kind == "undo"]
+            move = undos[0] if undos and rng.random() < 0.1 else rng.choice(legal)
+            game.play(move.command)
+    return out
+
+
+def assert_same(position: Position, variant: Variant) -> list:
+    fast = legal_moves(position, variant)
+    assert fast == legal_moves(position, variant, pure=True), position
+    assert redact(position) == redact(position, pure=True), position
+    return fast
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_c_path_lists_the_same_moves_and_view_on_random_positions(variant: Variant) -> None:
+    rng = random.Random(f"fast-path {variant.name}")
+    listed = 0
+    kinds: set[str] = set()
+    for _ in range(300):
+        position = random_position(variant, rng)
+        moves = assert_same(position, variant)
+        listed += len(moves)
+        for move in moves:
+            command = move.command
+            kinds.add(command.kind if command.kind != "move" else
+                      f"{command.source.kind}-{command.target.kind}{'-count' if command.count else ''}")
+            apply(position, variant, command)  # every listed move is accepted by the checked path
+    # The random positions reach every kind of move the variant has (so the comparison covers them).
+    expected = {"column-column", "column-foundation", "waste-column", "waste-foundation", "draw", "finish"}
+    if variant.move_rule.value != "single":
+        expected.add("column-column-count")
+    if variant.redeals:
+        expected.add("redeal")
+    if variant.foundation_to_column:
+        expected.add("foundation-column")
+    assert expected <= kinds, expected - kinds
+    assert listed > 300
+
+
+@pytest.mark.parametrize("variant", list(PRESETS.values()), ids=lambda v: v.name)
+def test_the_c_path_gives_the_same_legal_lists_and_views_in_played_games(variant: Variant) -> None:
+    rng = random.Random(f"fast-path games {variant.name}")
+    for position, legal in played_positions(variant, rng, games=6, commands=40):
+        assert [m for m in legal if m.command.kind != "undo"] == legal_moves(position, variant, pure=True)
+        assert redact(position) == redact(position, pure=True)
+
+
+def test_the_c_listing_declines_what_it_does_not_handle() -> None:
+    """A malformed tableau makes the C listing answer None (the caller lists in Python), never a wrong list."""
+    variant = PRESETS["classic"]
+    position = random_position(variant, random.Random(1))
+    table, fits = _c_table(10), b"\1" * 52 * 52
+
+    def c(tableau: tuple, hidden: tuple) -> object:
+        return _cengine.column_moves(tableau, hidden, position.foundations, position.waste, fits, 1, 1, table)
+
+    assert c(position.tableau, position.hidden) is not None
+    assert c(((52,),) + position.tableau[1:], position.hidden) is None  # no card code 52
+    assert c(((-1,),) + position.tableau[1:], position.hidden) is None
+    assert c(((1, 2),) + position.tableau[1:], (3,) + position.hidden[1:]) is None  # more face down than cards
+    assert c(([1],) + position.tableau[1:], position.hidden) is None  # a list, not a tuple
+    assert _cengine.visible_columns(((1, 2),), (3,)) is None
+    assert _cengine.visible_columns(((1, 2), (3,)), (1, 0)) == ((2,), (3,))
