@@ -112,7 +112,7 @@ from protocol.cards import rank_of, suit_of
 from ..position import EMPTY_SLOT, Position
 from ..variants import Variant
 
-PARTS = frozenset({"foundation", "column", "target", "waste", "stock"})
+PARTS = frozenset({"foundation", "column", "target", "waste", "stock", "cover"})
 """The constraint groups of the module docstring; :func:`relax` can leave any of them out (tests of each alone)."""
 
 Verdict = Literal["unsat", "sat", "unknown"]
@@ -172,8 +172,8 @@ def relax(position: Position, variant: Variant, *, seconds: float = 10.0, parts:
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(seconds, 0.01)
     solver.parameters.num_workers = workers
-    status = solver.Solve(model)
-    elapsed = solver.WallTime()
+    status = solver.solve(model)
+    elapsed = solver.wall_time
     if status == cp_model.INFEASIBLE:
         return Relaxed("unsat", elapsed, "the relaxed model has no solution: no play wins")
     if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
@@ -212,10 +212,10 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
     gap = 2 * n + 1
     horizon = len(position.stock) if stages else gap * (len(position.stock) + 1)
     first = 0 if stages else 1
-    F = [model.NewIntVar(first, horizon, f"F{i}") for i in range(n)]
-    L = [model.NewIntVar(first, horizon, f"L{i}") for i in range(n)]
+    F = [model.new_int_var(first, horizon, f"F{i}") for i in range(n)]
+    L = [model.new_int_var(first, horizon, f"L{i}") for i in range(n)]
     for i in range(n):
-        model.Add(L[i] <= F[i])
+        model.add(L[i] <= F[i])
 
     # 1. foundation: the k-th card of rank r up after the k-th of rank r-1 (cards already up: step 0).
     up = [[0] * 13 for _ in range(4)]  # per suit and rank index: copies already up
@@ -237,10 +237,10 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                 if len(mine) == 1:
                     order.append(F[mine[0]])
                 elif len(mine) == 2:
-                    low = model.NewIntVar(first, horizon, f"lo{suit}_{r}")
-                    high = model.NewIntVar(first, horizon, f"hi{suit}_{r}")
-                    model.AddMinEquality(low, [F[j] for j in mine])
-                    model.AddMaxEquality(high, [F[j] for j in mine])
+                    low = model.new_int_var(first, horizon, f"lo{suit}_{r}")
+                    high = model.new_int_var(first, horizon, f"hi{suit}_{r}")
+                    model.add_min_equality(low, [F[j] for j in mine])
+                    model.add_max_equality(high, [F[j] for j in mine])
                     order += [low, high]
                 elif mine:
                     raise ValueError("the relaxation models two decks")
@@ -253,7 +253,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                         elif isinstance(below, int):
                             pass  # already up: step 0 < any step
                         else:
-                            model.Add(below + strict <= above)
+                            model.add(below + strict <= above)
                 previous = order
 
     # A[p]: the step from which p is a column top (column cards: the card on it leaves; pile cards: it leaves).
@@ -271,47 +271,84 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
             for depth in range(len(column) - 1):
                 c, d = at[("col", ci, depth)], at[("col", ci, depth + 1)]
                 if depth >= hidden and column[depth + 1] in variant.builds_on[column[depth]]:
-                    model.Add(L[d] <= L[c])
+                    model.add(L[d] <= L[c])
                 else:
-                    model.Add(L[d] + strict <= L[c])
+                    model.add(L[d] + strict <= L[c])
 
-    # 3. targets at the first departure.
+    # 3. targets at the first departure; 6. what lies under a card until its second departure.
+    bottoms = [at[("col", ci, 0)] for ci, column in enumerate(position.tableau) if column]
+    first_empty = None  # E; None when a column is empty now (E = 0)
+    if len(bottoms) == len(position.tableau):
+        first_empty = model.new_int_var(first, horizon, "E")
+        model.add_min_equality(first_empty, [L[b] for b in bottoms])
+    cover = "cover" in parts and "target" in parts and not stages
+    M = [model.new_int_var(first, horizon, f"M{i}") for i in range(n)] if cover else []
+    occupied = []  # intervals of column use (6): original columns until their bottom leaves, then landings
+    if cover:
+        for b in bottoms:
+            occupied.append(model.new_interval_var(0, L[b], L[b], f"col{b}"))
+
+    def tops(i: int, step, name: str, support: int | None) -> list:  # type: ignore[no-untyped-def]
+        """Literals for "at ``step`` card i lands on an exposed copy of a card it may be built on"."""
+        found = []
+        for parent in variant.builds_on_reverse[cards[i]]:
+            for p in by_type.get(parent, ()):
+                if p == i or p == support:
+                    continue
+                onto = model.new_bool_var(f"{name}{i}_{p}")
+                a = exposed_from(p)
+                if not isinstance(a, int):
+                    model.add(a + strict <= step).only_enforce_if(onto)
+                model.add(step + strict <= F[p]).only_enforce_if(onto)
+                found.append((onto, p))
+        return found
+
+    def into_empty(step, name: str):  # type: ignore[no-untyped-def]
+        if first_empty is None:
+            return model.new_constant(1)
+        empty = model.new_bool_var(name)
+        model.add(first_empty + strict <= step).only_enforce_if(empty)
+        return empty
+
     if "target" in parts:
-        bottoms = [at[("col", ci, 0)] for ci, column in enumerate(position.tableau) if column]
-        if len(bottoms) < len(position.tableau):
-            first_empty = None  # a column is empty now: E = 0
-        else:
-            first_empty = model.NewIntVar(first, horizon, "E")
-            model.AddMinEquality(first_empty, [L[b] for b in bottoms])
         for i in range(n):
-            options = []
-            goes_up = model.NewBoolVar(f"up{i}")
-            model.Add(L[i] == F[i]).OnlyEnforceIf(goes_up)
-            options.append(goes_up)
+            goes_up = model.new_bool_var(f"up{i}")
+            model.add(L[i] == F[i]).only_enforce_if(goes_up)
+            supports: list = []  # (literal, card now under i or None for an empty column)
             w = where[i]
             if w[0] == "col" and w[2] > 0 and w[2] - 1 >= position.hidden[w[1]]:
                 b = at[("col", w[1], w[2] - 1)]
                 if cards[i] in variant.builds_on[cards[b]]:
-                    with_run = model.NewBoolVar(f"run{i}")
-                    model.Add(L[i] == L[b]).OnlyEnforceIf(with_run)
-                    options.append(with_run)
-            for parent in variant.builds_on_reverse[cards[i]]:
-                for p in by_type.get(parent, ()):
-                    if p == i:
-                        continue
-                    onto = model.NewBoolVar(f"on{i}_{p}")
-                    a = exposed_from(p)
-                    if not isinstance(a, int):
-                        model.Add(a + strict <= L[i]).OnlyEnforceIf(onto)
-                    model.Add(L[i] + strict <= F[p]).OnlyEnforceIf(onto)
-                    options.append(onto)
-            if first_empty is None:
-                options.append(model.NewConstant(1))
-            else:
-                empty = model.NewBoolVar(f"empty{i}")
-                model.Add(first_empty + strict <= L[i]).OnlyEnforceIf(empty)
-                options.append(empty)
-            model.AddBoolOr(options)
+                    with_run = model.new_bool_var(f"run{i}")
+                    model.add(L[i] == L[b]).only_enforce_if(with_run)
+                    supports.append((with_run, b))
+            supports += tops(i, L[i], "on", None)
+            empty = into_empty(L[i], f"empty{i}")
+            supports.append((empty, None))
+            model.add_bool_or([goes_up] + [literal for literal, _ in supports])
+            if not cover:
+                continue
+            model.add(L[i] <= M[i])
+            model.add(M[i] <= F[i])
+            model.add(M[i] == F[i]).only_enforce_if(goes_up)
+            for literal, under in supports:
+                if under is not None:
+                    model.add(M[i] + 1 <= F[under]).only_enforce_if(literal)  # the card under i stays down
+                elif first_empty is not None:
+                    size = model.new_int_var(0, horizon, f"stay{i}")
+                    model.add(size == M[i] - L[i])
+                    occupied.append(model.new_optional_interval_var(L[i], size, M[i], empty, f"in{i}"))
+            # The second departure: up, onto an exposed top, or (not from an empty column) into an empty column.
+            again_up = model.new_bool_var(f"mup{i}")
+            model.add(M[i] == F[i]).only_enforce_if(again_up)
+            onward = [again_up, goes_up] + [literal for literal, _ in tops(i, M[i], "mon", None)]
+            if first_empty is not None:
+                onward.append(into_empty(M[i], f"mempty{i}"))
+                model.add_implication(empty, onward[-1].negated())
+                model.add(L[i] + 1 <= M[i]).only_enforce_if(empty)
+            model.add_bool_or(onward)
+        if cover and first_empty is not None:
+            model.add_cumulative(occupied, [1] * len(occupied), len(position.tableau))
 
     # 4, 5: the waste and the stock, exact only without redeals (module docstring).
     if position.redeals_left == 0:
@@ -320,22 +357,22 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
             # In stages the k-th draw is the stage boundary k itself (exact: stages count draws).
             # The m-th draw: the stage boundary m itself (stages count draws), or the fixed step m * gap.
             m = k - waste_len + 1
-            draw.append((m if stages else m * gap) if "stock" in parts else model.NewIntVar(first, horizon, f"D{k}"))
+            draw.append((m if stages else m * gap) if "stock" in parts else model.new_int_var(first, horizon, f"D{k}"))
         if "stock" in parts:
             for k in range(waste_len, len(pile)):
-                model.Add(L[at[("pile", k)]] >= draw[k] + strict)
+                model.add(L[at[("pile", k)]] >= draw[k] + strict)
         if "waste" in parts:
             for i in range(len(pile)):
                 li = L[at[("pile", i)]]
                 for j in range(i + 1, len(pile)):
                     lj = L[at[("pile", j)]]
                     if j < waste_len:
-                        model.Add(lj + strict <= li)  # both in the waste now: j lies above i
+                        model.add(lj + strict <= li)  # both in the waste now: j lies above i
                         continue
-                    before = model.NewBoolVar(f"w{i}_{j}")
+                    before = model.new_bool_var(f"w{i}_{j}")
                     # i leaves before j is drawn (in stages: in a stage before j's draw), or after j leaves.
-                    model.Add(li + 1 <= draw[j]).OnlyEnforceIf(before)
-                    model.Add(lj + strict <= li).OnlyEnforceIf(before.Not())
+                    model.add(li + 1 <= draw[j]).only_enforce_if(before)
+                    model.add(lj + strict <= li).only_enforce_if(before.negated())
     if not stages:
-        model.AddAllDifferent(F)  # redundant, true of every play: each step moves at most one card up
+        model.add_all_different(F)  # redundant, true of every play: each step moves at most one card up
     return model, True
