@@ -9,10 +9,14 @@ short incomplete search for finding solvable deals among random seeds.
 Each search stage runs in the optional C extension ``_csolver`` when it is
 built and the input is supported (:func:`implementation`), else in pure
 Python, the reference; ``FTR_SOLVER=python`` forces the pure one. Both
-expand the same nodes in the same order (README.md).
+expand the same nodes in the same order (README.md). With a time cap,
+:func:`solve` also asks a relaxed model of the deal (:mod:`.relaxation`,
+optional OR-Tools) between a short and a long search (:mod:`.schedule`): no
+solution of the relaxation proves ``unsolvable``.
 """
 
 from .progress import can_progress
-from .search import Budget, Result, find_solution, implementation, solve
+from .schedule import solve
+from .search import Budget, Result, find_solution, implementation
 
 __all__ = ["Budget", "Result", "can_progress", "find_solution", "implementation", "solve"]
