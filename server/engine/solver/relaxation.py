@@ -115,6 +115,9 @@ from ..variants import Variant
 PARTS = frozenset({"foundation", "column", "target", "waste", "stock", "cover"})
 """The constraint groups of the module docstring; :func:`relax` can leave any of them out (tests of each alone)."""
 
+DEFAULT_PARTS = PARTS - {"cover"}
+"""What :func:`relax` uses unless told: ``cover`` made the solver slower and proved no more deals (README.md)."""
+
 Verdict = Literal["unsat", "sat", "unknown"]
 
 
@@ -147,15 +150,14 @@ def judges(variant: Variant) -> bool:
     return variant.decks == 2 and not variant.foundation_to_column
 
 
-def relax(position: Position, variant: Variant, *, seconds: float = 10.0, parts: frozenset[str] = PARTS,
-          workers: int = 1, stages: bool = False) -> Relaxed:
+def relax(position: Position, variant: Variant, *, seconds: float = 10.0, parts: frozenset[str] = DEFAULT_PARTS,
+          workers: int = 1) -> Relaxed:
     """Solve the relaxed model of ``position`` (module docstring) with CP-SAT.
 
     ``seconds``: the solver's wall-clock cap; ``parts``: the constraint groups
     to include (a subset of :data:`PARTS`; fewer parts only admit more, so an
     ``unsat`` is a proof with any subset); ``workers``: CP-SAT's search
-    threads; ``stages``: count time in stages (draws done) instead of steps
-    (the coarser model of the module docstring). Returns a :class:`Relaxed`; raises :class:`ImportError` when
+    threads. Returns a :class:`Relaxed`; raises :class:`ImportError` when
     OR-Tools is not installed (see :func:`available`) and ``ValueError`` for
     an unknown part.
     """
@@ -166,7 +168,7 @@ def relax(position: Position, variant: Variant, *, seconds: float = 10.0, parts:
                                          " from the foundations)")
     from ortools.sat.python import cp_model
 
-    model, ok = _build(cp_model, position, variant, parts, stages)
+    model, ok = _build(cp_model, position, variant, parts)
     if not ok:
         return Relaxed("unsat", reason="the position's foundations admit no order of the remaining cards")
     solver = cp_model.CpSolver()
@@ -181,14 +183,14 @@ def relax(position: Position, variant: Variant, *, seconds: float = 10.0, parts:
     return Relaxed("unknown", elapsed, "the constraint solver's time ran out")
 
 
-def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str], stages: bool = False):  # type: ignore[no-untyped-def]
+def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]):  # type: ignore[no-untyped-def]
     """The CP-SAT model of the module docstring; (model, False) if the foundations already contradict it.
 
-    With ``stages`` every step becomes its stage (draws done before it): each ``<`` between two steps that a
-    draw need not separate becomes ``<=``, and the k-th stock card's draw is the constant k.
+    ``model.variables`` holds the step variables by name (``F``, ``L``, ``M`` per card instance, columns
+    first, column by column bottom up, then the waste bottom up and the stock from the next draw; ``D`` the
+    draws, constants, by the same pile index; ``gap``), for the tests that set them from a real play.
     """
     model = cp_model.CpModel()
-    strict = 0 if stages else 1  # x < y as x + strict <= y
     decks = variant.decks
     # Card instances off the foundations: (card, where) with where = ("col", column, depth) or ("pile", index) in
     # waste-then-stock order (index < len(waste): waste, bottom first; then the stock, next draw first).
@@ -209,11 +211,11 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
     waste_len = len(position.waste)
     # Steps: the draws sit at fixed steps gap, 2*gap, ...; between two draws a play has at most 2n other values
     # (F and L of n cards), so renumbering any play this way keeps every relation (module docstring).
-    gap = 2 * n + 1
-    horizon = len(position.stock) if stages else gap * (len(position.stock) + 1)
-    first = 0 if stages else 1
-    F = [model.new_int_var(first, horizon, f"F{i}") for i in range(n)]
-    L = [model.new_int_var(first, horizon, f"L{i}") for i in range(n)]
+    cover = "cover" in parts and "target" in parts
+    gap = (3 if cover else 2) * n + 1  # F, L (and M) of n cards
+    horizon = gap * (len(position.stock) + 1)
+    F = [model.new_int_var(1, horizon, f"F{i}") for i in range(n)]
+    L = [model.new_int_var(1, horizon, f"L{i}") for i in range(n)]
     for i in range(n):
         model.add(L[i] <= F[i])
 
@@ -237,8 +239,8 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                 if len(mine) == 1:
                     order.append(F[mine[0]])
                 elif len(mine) == 2:
-                    low = model.new_int_var(first, horizon, f"lo{suit}_{r}")
-                    high = model.new_int_var(first, horizon, f"hi{suit}_{r}")
+                    low = model.new_int_var(1, horizon, f"lo{suit}_{r}")
+                    high = model.new_int_var(1, horizon, f"hi{suit}_{r}")
                     model.add_min_equality(low, [F[j] for j in mine])
                     model.add_max_equality(high, [F[j] for j in mine])
                     order += [low, high]
@@ -253,7 +255,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                         elif isinstance(below, int):
                             pass  # already up: step 0 < any step
                         else:
-                            model.add(below + strict <= above)
+                            model.add(below < above)
                 previous = order
 
     # A[p]: the step from which p is a column top (column cards: the card on it leaves; pile cards: it leaves).
@@ -273,16 +275,15 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                 if depth >= hidden and column[depth + 1] in variant.builds_on[column[depth]]:
                     model.add(L[d] <= L[c])
                 else:
-                    model.add(L[d] + strict <= L[c])
+                    model.add(L[d] < L[c])
 
     # 3. targets at the first departure; 6. what lies under a card until its second departure.
     bottoms = [at[("col", ci, 0)] for ci, column in enumerate(position.tableau) if column]
     first_empty = None  # E; None when a column is empty now (E = 0)
     if len(bottoms) == len(position.tableau):
-        first_empty = model.new_int_var(first, horizon, "E")
+        first_empty = model.new_int_var(1, horizon, "E")
         model.add_min_equality(first_empty, [L[b] for b in bottoms])
-    cover = "cover" in parts and "target" in parts and not stages
-    M = [model.new_int_var(first, horizon, f"M{i}") for i in range(n)] if cover else []
+    M = [model.new_int_var(1, horizon, f"M{i}") for i in range(n)] if cover else []
     occupied = []  # intervals of column use (6): original columns until their bottom leaves, then landings
     if cover:
         for b in bottoms:
@@ -298,8 +299,8 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                 onto = model.new_bool_var(f"{name}{i}_{p}")
                 a = exposed_from(p)
                 if not isinstance(a, int):
-                    model.add(a + strict <= step).only_enforce_if(onto)
-                model.add(step + strict <= F[p]).only_enforce_if(onto)
+                    model.add(a < step).only_enforce_if(onto)
+                model.add(step < F[p]).only_enforce_if(onto)
                 found.append((onto, p))
         return found
 
@@ -307,7 +308,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
         if first_empty is None:
             return model.new_constant(1)
         empty = model.new_bool_var(name)
-        model.add(first_empty + strict <= step).only_enforce_if(empty)
+        model.add(first_empty < step).only_enforce_if(empty)
         return empty
 
     if "target" in parts:
@@ -351,28 +352,28 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
             model.add_cumulative(occupied, [1] * len(occupied), len(position.tableau))
 
     # 4, 5: the waste and the stock, exact only without redeals (module docstring).
+    draw: list = []
     if position.redeals_left == 0:
-        draw: list = [0] * waste_len  # waste cards: drawn at step 0
+        draw = [0] * waste_len  # waste cards: drawn at step 0
         for k in range(waste_len, len(pile)):
-            # In stages the k-th draw is the stage boundary k itself (exact: stages count draws).
-            # The m-th draw: the stage boundary m itself (stages count draws), or the fixed step m * gap.
+            # The m-th draw at the fixed step m * gap (module docstring); without "stock" anywhere.
             m = k - waste_len + 1
-            draw.append((m if stages else m * gap) if "stock" in parts else model.new_int_var(first, horizon, f"D{k}"))
+            draw.append(m * gap if "stock" in parts else model.new_int_var(1, horizon, f"D{k}"))
         if "stock" in parts:
             for k in range(waste_len, len(pile)):
-                model.add(L[at[("pile", k)]] >= draw[k] + strict)
+                model.add(L[at[("pile", k)]] > draw[k])
         if "waste" in parts:
             for i in range(len(pile)):
                 li = L[at[("pile", i)]]
                 for j in range(i + 1, len(pile)):
                     lj = L[at[("pile", j)]]
                     if j < waste_len:
-                        model.add(lj + strict <= li)  # both in the waste now: j lies above i
+                        model.add(lj < li)  # both in the waste now: j lies above i
                         continue
                     before = model.new_bool_var(f"w{i}_{j}")
-                    # i leaves before j is drawn (in stages: in a stage before j's draw), or after j leaves.
+                    # i leaves before j is drawn, or after j leaves.
                     model.add(li + 1 <= draw[j]).only_enforce_if(before)
-                    model.add(lj + strict <= li).only_enforce_if(before.negated())
-    if not stages:
-        model.add_all_different(F)  # redundant, true of every play: each step moves at most one card up
+                    model.add(lj < li).only_enforce_if(before.negated())
+    model.add_all_different(F)  # redundant, true of every play: each step moves at most one card up
+    model.variables = {"F": F, "L": L, "M": M, "D": draw, "gap": gap}
     return model, True

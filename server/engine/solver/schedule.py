@@ -35,6 +35,8 @@ SHORT_SHARE = 0.2
 RELAX_SHARE = 0.5
 """Share of the time cap the relaxation may take at most (the long search gets the rest, and any unused part)."""
 
+_DEFAULT_BUDGET = Budget()
+
 RELAX_MIN_SECONDS = 0.5
 """Below this much time left the relaxation is not tried (building and solving the model takes longer)."""
 
@@ -42,7 +44,7 @@ RELAX_MIN_SECONDS = 0.5
 def solve(
     position: Position,
     variant: Variant,
-    budget: Budget = Budget(),
+    budget: Budget = _DEFAULT_BUDGET,
     *,
     autoplay_on: bool = True,
     clock: Callable[[], float] | None = None,
@@ -69,8 +71,8 @@ def solve(
     total = budget.seconds
     first = search(position, variant, Budget(budget.nodes, total * SHORT_SHARE, budget.states),
                    autoplay_on=autoplay_on, clock=clock, portfolio=portfolio)
-    if first.result != "unknown" or first.reason in ("node budget spent", "state memory bound reached"):
-        return _tagged(first, "search" if first.result != "unknown" else "", {})
+    if first.result != "unknown":
+        return _tagged(first, "search", {})
     left = total - (clock() - started)
     extra: dict[str, object] = {}
     if left >= RELAX_MIN_SECONDS:
@@ -81,8 +83,8 @@ def solve(
                           reason=f"relaxation: {relaxed.reason}", extra={"decided_by": "relaxation", **extra},
                           solver=first.solver)
     left = total - (clock() - started)
-    if left <= 0:
-        return _tagged(first, "", extra)
+    if left <= 0 or first.reason != "time limit reached":
+        return _tagged(first, "", extra)  # a node or state bound would end the longer search the same way
     second = search(position, variant, Budget(max(budget.nodes - first.nodes, 0), left, budget.states),
                     autoplay_on=autoplay_on, clock=clock, portfolio=False)
     merged = Result(second.result, second.moves, first.nodes + second.nodes, second.states, autoplay_on,
