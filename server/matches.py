@@ -29,6 +29,7 @@ from protocol.codec import encode
 from protocol.codes import new_code
 from protocol.errors import NotationError
 
+from .dealpool import check_host_deal
 from .engine import Game, IllegalCommandError, find_variant, format_position, parse_position
 from .engine.dead import Verdict, is_dead, stock_exhausted
 from .engine.deal import deal as deal_of
@@ -394,15 +395,22 @@ class MatchService:
         code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
         host_token = secrets.token_urlsafe(24)
         seed = request.seed if deal_position is None else format_position(deal_position)
-        solution, item = "", None
+        solution, item, proof = "", None, None
         solvable_only = request.solvable_only and seed is None
-        if solvable_only and variant.name not in OFFERED_POOL_VARIANTS:
+        if request.solvable_only and seed is not None:  # the host's own deal: decided now (dealpool.decide_deal)
+            verdict, moves, reason = await check_host_deal(self.executor, variant.name, request.seed, request.deal)
+            if verdict == "unsolvable":
+                raise ServiceError("unsolvable", f"that {variant.name} deal is proven unsolvable ({reason}): choose "
+                                                 "another, or create the match with solvable_only false to play it")
+            solvable_only, solution = verdict == "solved", json.dumps(moves) if verdict == "solved" else ""
+            proof = {"solvable": verdict, "solvable_reason": reason if verdict != "solved" else ""}
+        elif solvable_only and variant.name not in OFFERED_POOL_VARIANTS:
             raise ServiceError("malformed", f"solvable deals are prepared for {' and '.join(OFFERED_POOL_VARIANTS)}; "
                                             f"for {variant.name} create the match with solvable_only false (forty-thieves create --any-deal)")
         if seed is None:
             seed, solution, item = await self.draw_deal(variant.name, solvable_only)
         state = "lobby" if seed is not None else "preparing"
-        # A seed or deal the host chose is dealt as given: not proven solvable, and the settings say so.
+        # A seed or deal the host chose is dealt as given: solvable-only only if proven solvable just now.
         settings = m.Settings(variant.name, solvable_only, request.players, request.time_limit_s,
                               request.autoplay, request.undo, request.hints, request.open_boards)
         nonce = secrets.token_hex(16)
@@ -425,7 +433,8 @@ class MatchService:
         await self.store.add_timer(code, "close", self.clock.now_ms() + self.settings.lobby_timeout_s * 1000)
         meta = await self.store.meta(code)
         assert meta is not None
-        return {"code": code, "host_token": host_token, "commitment": meta.get("commitment", ""), "state": state}
+        created = {"code": code, "host_token": host_token, "commitment": meta.get("commitment", ""), "state": state}
+        return created | proof if proof else created
 
     async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
         """The deal of a new match (or round) no one chose: ``(seed, solution, pool_item)``.
