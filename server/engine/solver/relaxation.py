@@ -26,8 +26,12 @@ For every card instance c still off the foundations the model has
 
 Only the order of these numbers matters to the constraints below (each is
 ``<``, ``<=`` or ``=`` between them, or an "or" of such), so a play's
-numbers can be renumbered 0..N without changing which constraints hold,
-N at most the number of variables: the domains ``0..N`` lose no play.
+numbers can be renumbered without changing which constraints hold: the
+m-th draw becomes step ``m * gap`` and the other values between two draws
+become consecutive steps after it, in their order. Between two draws a
+play has at most 2n such values (``F`` and ``L`` of n cards; 3n with the
+``M`` of group 6), so ``gap = 2n + 1`` (``3n + 1``) loses no play, and the
+draws are constants: the waste's "before j is drawn" becomes a bound.
 
 **Constraints, and why every winning play satisfies each one.** Take any
 winning play and set the variables to its steps as defined above.
@@ -87,6 +91,26 @@ winning play and set the variables to its steps as defined above.
    ``waste`` and ``stock`` constraints are left out entirely (the
    "relaxed" stock: any stock or waste card may leave at any step >= 1),
    which admits every play.
+
+6. ``cover`` (optional, not in :data:`DEFAULT_PARTS`): a card keeps down
+   what it lands on, and columns are a resource. ``M[c]``, with
+   ``L[c] <= M[c] <= F[c]``, is the step c stops lying where its first
+   departure put it (``M = F`` if it went up then). If it landed on a card
+   p (3b with b, or 3c), p stays down until then: ``M[c] < F[p]``. At
+   ``M[c]`` c goes up, onto an exposed top q (as in 3c) or, unless it lay
+   at the bottom of an empty column, into an empty column. The columns in
+   use at any step are at most the tableau's column count: each original
+   column until its bottom card's first departure, each empty column a
+   card landed in at its first departure from then until its ``M``
+   (a cumulative of intervals). Why: take a winning play and first drop
+   every move of a whole column into an empty column (the positions after
+   it are the same up to the order of columns, so the rest of the play
+   still wins, renamed); in what is left, a card lying on p leaves p only
+   by moving as the lowest card of a move or going up, and p cannot go up
+   (nor move without it) while it lies there; a card at the bottom of a
+   column leaves it only onto a top or up (a move into an empty column
+   would move the whole column); a column holds one bottom card at a time,
+   so the intervals of distinct columns overlap at most column-count deep.
 
 Every constraint holds in every winning play, so the conjunction does: no
 solution means no winning play. Nothing above depends on how many cards a
