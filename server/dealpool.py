@@ -45,8 +45,9 @@ def find_solvable(variant_name: str, seconds_per_seed: float, total_seconds: flo
 
 
 HOST_DEAL_SECONDS = 6.0
-"""How long match creation lets the solver decide a deal the host chose with solvable-only asked: the search,
-then the relaxation, then the search again (server/engine/solver/schedule.py)."""
+"""How long match creation lets the solver decide a deal the host chose with solvable-only asked (within a
+request's patience; with this cap :func:`server.engine.solver.solve` runs the search alone, the relaxation
+only from ``schedule.RELAX_FROM_SECONDS``)."""
 
 
 def decide_deal(variant_name: str, seed: str | None, deal_text: str | None,

@@ -1,11 +1,11 @@
 """The solver's schedule: a short search, then the relaxation, then a longer search (RULES.md section 9).
 
 :func:`solve` is what callers of :mod:`server.engine.solver` get: with a
-wall-clock cap it splits the time between the search
+wall-clock cap of at least :data:`RELAX_FROM_SECONDS` it splits the time between the search
 (:func:`server.engine.solver.search.solve`: the portfolio and the complete
 search) and the relaxed model (:mod:`.relaxation`, when OR-Tools is
-installed and the variant is one it judges); without a cap, or without
-OR-Tools, it is the search alone, node for node. The shares were chosen by
+installed and the variant is one it judges); without such a cap, or
+without OR-Tools, it is the search alone, node for node. The shares were chosen by
 measurement (README.md): most solvable deals are solved within the first
 fraction of a second, the relaxation answers within a few seconds when it
 answers at all, and the deals the long search still decides are the deep
@@ -29,16 +29,17 @@ from . import relaxation
 from .search import Budget, Result
 from .search import solve as search
 
-SHORT_SHARE = 0.2
+SHORT_SHARE = 0.1
 """Share of the time cap the first, short search gets."""
 
-RELAX_SHARE = 0.5
+RELAX_SHARE = 0.25
 """Share of the time cap the relaxation may take at most (the long search gets the rest, and any unused part)."""
 
 _DEFAULT_BUDGET = Budget()
 
-RELAX_MIN_SECONDS = 0.5
-"""Below this much time left the relaxation is not tried (building and solving the model takes longer)."""
+RELAX_FROM_SECONDS = 30.0
+"""The relaxation runs only in solves with at least this time cap: with 8-10 s it proved only deals the search
+proves sooner (README.md), so shorter solves give all their time to the search."""
 
 
 def solve(
@@ -56,13 +57,14 @@ def solve(
     ``budget``, ``autoplay_on``, ``clock`` and ``portfolio`` as for
     :func:`server.engine.solver.search.solve`; ``budget.nodes`` counts the
     nodes of both searches together. With a time cap (``budget.seconds``
-    and a ``clock``) and ``relax`` (the default) the schedule of the module
-    docstring runs; the relaxation's time counts against the cap. An
+    and a ``clock``) of at least :data:`RELAX_FROM_SECONDS` and ``relax``
+    (the default) the schedule of the module docstring runs; the
+    relaxation's time counts against the cap. An
     ``unsolvable`` answer is a proof either way: an exhausted complete
     search, or a relaxed model with no solution (:mod:`.relaxation`, whose
     docstring argues each constraint).
     """
-    timed = budget.seconds is not None and clock is not None
+    timed = budget.seconds is not None and clock is not None and budget.seconds >= RELAX_FROM_SECONDS
     if not (timed and relax and relaxation.judges(variant) and relaxation.available()):
         result = search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, portfolio=portfolio)
         return _tagged(result, "search" if result.result != "unknown" else "", {})
@@ -75,7 +77,7 @@ def solve(
         return _tagged(first, "search", {})
     left = total - (clock() - started)
     extra: dict[str, object] = {}
-    if left >= RELAX_MIN_SECONDS:
+    if left > 0:
         relaxed = relaxation.relax(position, variant, seconds=min(left, total * RELAX_SHARE))
         extra = {"relaxation": relaxed.verdict, "relaxation_seconds": round(relaxed.seconds, 3)}
         if relaxed.verdict == "unsat":
