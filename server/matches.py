@@ -402,7 +402,7 @@ class MatchService:
             if verdict == "unsolvable":
                 raise ServiceError("unsolvable", f"that {variant.name} deal is proven unsolvable ({reason}): choose "
                                                  "another, or create the match with solvable_only false to play it")
-            solvable_only, solution = verdict == "solved", json.dumps(moves) if verdict == "solved" else ""
+            solution = json.dumps(moves) if verdict == "solved" else ""  # kept as a pool deal's proof is
             proof = {"solvable": verdict, "solvable_reason": reason if verdict != "solved" else ""}
         elif solvable_only and variant.name not in OFFERED_POOL_VARIANTS:
             raise ServiceError("malformed", f"solvable deals are prepared for {' and '.join(OFFERED_POOL_VARIANTS)}; "
@@ -410,7 +410,8 @@ class MatchService:
         if seed is None:
             seed, solution, item = await self.draw_deal(variant.name, solvable_only)
         state = "lobby" if seed is not None else "preparing"
-        # A seed or deal the host chose is dealt as given: solvable-only only if proven solvable just now.
+        # A seed or deal the host chose is dealt as given and its settings say solvable_only false (the next
+        # rounds then draw any deal, as before); with solvable-only asked, the answer says what was proven.
         settings = m.Settings(variant.name, solvable_only, request.players, request.time_limit_s,
                               request.autoplay, request.undo, request.hints, request.open_boards)
         nonce = secrets.token_hex(16)

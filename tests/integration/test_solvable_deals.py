@@ -90,8 +90,8 @@ def test_a_solver_worker_killed_by_the_system_is_replaced_and_deals_keep_coming(
 
 def test_a_hosts_own_deal_with_solvable_only_is_decided_at_creation(make_server) -> None:  # type: ignore[no-untyped-def]
     """A seed (or position text, as a PySolFC deal is given) the host chose, with solvable-only asked: proven
-    solvable, the match is solvable-only; proven unsolvable, creation is refused with a clear message;
-    undecided in the time creation gives the solver, the deal is dealt as given and the answer says so.
+    unsolvable, creation is refused with a clear message; otherwise the deal is dealt as given (settings
+    solvable_only false, as for every chosen deal) and the answer says whether it was proven solvable.
     Expected answers from the solver run here, independently of the server (classic 124: unsolvable, and 1:
     solved, both in well under a second of search; 3: open after minutes of search, README.md)."""
     from server.engine import format_position
@@ -114,7 +114,7 @@ def test_a_hosts_own_deal_with_solvable_only_is_decided_at_creation(make_server)
     won = post(seed="1")
     assert won.status_code == 201 and won.json()["solvable"] == "solved", won.text
     state = httpx.get(f"{server.url}/matches/{won.json()['code']}").json()
-    assert state["settings"]["solvable_only"] is True and state["state"] == "lobby"
+    assert state["settings"]["solvable_only"] is False and state["state"] == "lobby"
 
     started = time.monotonic()
     open_deal = post(seed="3")
