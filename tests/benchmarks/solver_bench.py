@@ -20,15 +20,15 @@
 - which part of the schedule decided each deal (``Result.extra["decided_by"]``:
   the search or the relaxation, server/engine/solver/schedule.py);
   ``--no-relax`` runs the search alone;
-- ``--random N`` (with ``--random-seed S``) takes N random seeds
-  (decimal strings below 10^9) instead of "1".."N", for an unbiased sample;
+- ``--random`` (with ``--random-seed S``) takes random seeds (decimal
+  strings below 10^9) instead of "1".."N", for an unbiased sample;
   ``--out FILE`` writes one tab-separated line per deal (variant, seed,
   result, nodes, seconds, decided by, relaxation verdict).
 
 Run: ``python tests/benchmarks/solver_bench.py [--seconds 10] [--classic 200]
 [--relaxed 100] [--workers 2] [--states N] [--solver auto|c|python] [--compare N]
 [--compare-seconds 5] [--finds 15] [--find-nodes N] [--find-seconds 1] [--no-relax]
-[--random N] [--random-seed S] [--out FILE]``.
+[--random] [--random-seed S] [--out FILE]``.
 """
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ def main() -> None:
                         help="per-seed node budget of find_solution when finding a deal (default: its own,"
                              " the measured best, README.md)")
     parser.add_argument("--no-relax", action="store_true", help="the search alone (no relaxation in the schedule)")
-    parser.add_argument("--random", type=int, default=0, help="N random seeds per variant instead of 1..N")
+    parser.add_argument("--random", action="store_true",
+                        help="random seeds (below 10^9, from --random-seed) instead of 1..N for --classic N and --relaxed N")
     parser.add_argument("--random-seed", type=int, default=2026)
     parser.add_argument("--out", default="", help="write one tab-separated line per deal")
     args = parser.parse_args()
@@ -126,7 +127,7 @@ def main() -> None:
     print(f"cap {args.seconds} s per deal, {args.workers} workers")
     print(f"state bound {args.states} per deal; solver {args.solver}")
     print(f"relaxation: {'off' if args.no_relax else 'on'}; seeds: "
-          f"{f'{args.random} random (random seed {args.random_seed})' if args.random else '1..N'}")
+          f"{f'random (random seed {args.random_seed})' if args.random else '1..N'}")
     rng = random.Random(args.random_seed)
 
     def seeds(count: int) -> list[str]:
