@@ -473,6 +473,7 @@ ERROR_CODES = {
                 "says whether it was stored)",
     "unknown_outcome": "Redis did not answer in time: whether that play or resign was stored is not known; send the "
                        "same frame again (a retry is acknowledged as what was stored)",
+    "unsolvable": "the deal the host chose is proven unsolvable and solvable-only was asked (match creation)",
     "not_found": "no such path (HTTP 404)",
     "method_not_allowed": "that HTTP method is not allowed on that path (HTTP 405)",
 }

@@ -17,8 +17,8 @@ from concurrent.futures import Executor
 
 import msgspec
 
-from .engine import deal, find_variant
-from .engine.solver import find_solution
+from .engine import deal, find_variant, parse_position
+from .engine.solver import Budget, find_solution, solve
 from .store import Store
 
 log = logging.getLogger("forty_thieves.dealpool")
@@ -45,6 +45,39 @@ def find_solvable(variant_name: str, seconds_per_seed: float, total_seconds: flo
         if result.result == "solved":
             return seed, list(result.moves)
     return None
+
+
+HOST_DEAL_SECONDS = 6.0
+"""How long match creation lets the solver decide a deal the host chose with solvable-only asked (within a
+request's patience; with this cap :func:`server.engine.solver.solve` runs the search alone, the relaxation
+only from ``schedule.RELAX_FROM_SECONDS``)."""
+
+
+def decide_deal(variant_name: str, seed: str | None, deal_text: str | None,
+                seconds: float = HOST_DEAL_SECONDS, pure: bool = False) -> tuple[str, list[str], str]:
+    """Decide a host's own seed or position text (runs in a worker process): ``(result, moves, reason)``.
+
+    ``result`` is ``solved`` (``moves`` wins, replayed through the engine),
+    ``unsolvable`` (a proof: the search exhausted, or the relaxed model has
+    no solution) or ``unknown`` (neither within ``seconds``); ``reason``
+    says which part decided, or why not. Raises
+    :class:`server.engine.errors.NotationError` for a deal text that does
+    not parse (creation parses it first).
+    """
+    variant = find_variant(variant_name)
+    position = parse_position(deal_text, variant) if deal_text is not None else deal(seed or "", variant)
+    result = solve(position, variant, Budget(nodes=10**9, seconds=seconds), clock=time.monotonic, pure=pure)
+    return result.result, list(result.moves), result.reason
+
+
+async def check_host_deal(executor: Executor | None, variant_name: str, seed: str | None,
+                          deal_text: str | None, *, pure: bool = False) -> tuple[str, list[str], str]:
+    """:func:`decide_deal` in a solver worker; ``("unknown", [], why)`` when the server runs none (the event
+    loop never searches)."""
+    if executor is None:
+        return "unknown", [], "this server runs no solver workers"
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(executor, decide_deal, variant_name, seed, deal_text, HOST_DEAL_SECONDS, pure)
 
 
 async def fill_pool(store: Store, executor: Executor, variants: tuple[str, ...], target: int,

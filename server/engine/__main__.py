@@ -5,8 +5,9 @@
 - ``replay RECORD.json [--json]``: replay a game record; exit 0 when every
   move was legal, 1 when any was not, 2 for a malformed record.
 - ``solve (--seed S | --deal FILE) [--variant V] [--autoplay/--no-autoplay]
-  [--nodes N] [--timeout SECONDS] [--json]``: search for a win;
-  ``--json`` prints ``{"result", "moves", "autoplay", "nodes", "seconds"}``.
+  [--nodes N] [--timeout SECONDS] [--states N] [--json]``: decide the deal
+  (the search, and with ``--timeout`` the relaxation too);
+  ``--json`` prints ``{"result", "moves", "autoplay", "nodes", "seconds", "reason"}``.
   Exit 0 for an answer (solved, unsolvable or unknown), 2 for bad input.
   ``FTR_SOLVER=python`` in the environment makes it run the pure search
   where the C search is built (this command line reads it and passes it
@@ -103,14 +104,17 @@ def _solve(args: argparse.Namespace) -> int:
     else:
         position = deal(args.seed, variant)
     started = time.monotonic()
-    result = solve(position, variant, Budget(nodes=args.nodes, seconds=args.timeout), autoplay_on=args.autoplay,
-                   clock=time.monotonic, pure=_pure_solver(os.environ))
+    result = solve(position, variant, Budget(nodes=args.nodes, seconds=args.timeout, states=args.states),
+                   autoplay_on=args.autoplay, clock=time.monotonic, pure=_pure_solver(os.environ))
     seconds = round(time.monotonic() - started, 3)
     if args.json:
         print(json.dumps({"result": result.result, "moves": list(result.moves), "autoplay": result.autoplay,
-                          "nodes": result.nodes, "seconds": seconds}))
+                          "nodes": result.nodes, "seconds": seconds, "reason": result.reason}))
     else:
-        print(f"{result.result} ({result.reason or f'{len(result.moves)} commands'}), "
+        reason = result.reason or f"{len(result.moves)} commands"
+        if result.reason == "state memory bound reached":
+            reason += f" (--states {args.states})"
+        print(f"{result.result} ({reason}), "
               f"{result.nodes} nodes, {result.states} states, {seconds} s, {result.solver} search")
         if result.moves:
             print(" ".join(result.moves))
@@ -141,6 +145,13 @@ def main(argv: list[str] | None = None) -> int:
                          help="the game's auto-play setting the moves are for (default on)")
     p_solve.add_argument("--nodes", type=int, default=200_000, help="node budget (default 200000)")
     p_solve.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="wall-clock cap")
+    from .solver.search import Budget  # the solver's own default state bound
+
+    states = Budget().states
+    p_solve.add_argument("--states", type=int, default=states, metavar="N",
+                         help=f"the most states the search keeps (its memory bound: about 110 bytes each in the C"
+                              f" search, 1 KB in the pure one); reaching it ends the search with unknown"
+                              f" (default {states})")
     p_solve.add_argument("--json", action="store_true", help="print one JSON object")
     p_solve.set_defaults(run=_solve)
     args = parser.parse_args(argv)

@@ -15,6 +15,7 @@ from protocol.errors import NotationError
 
 from ..core.errors import ServiceError
 from ..core.lifecycle import TABLE, Event, State, TimerKind, decide
+from ..dealpool import check_host_deal
 from ..engine import Position, Variant, find_variant, format_position, parse_position
 from ..engine.deal import deal as deal_of
 from ..store import token_hash
@@ -119,11 +120,20 @@ class Creation:
         host_token = secrets.token_urlsafe(24)
         seed = request.seed if position is None else format_position(position)
         solvable_only = request.solvable_only and seed is None
-        solution, item = "", None
+        solution, item, proof = "", None, None
+        if request.solvable_only and seed is not None:  # the host's own deal: decided now (dealpool.decide_deal)
+            verdict, moves, reason = await check_host_deal(service.executor, variant.name, request.seed,
+                                                           request.deal, pure=service.settings.pure_solver)
+            if verdict == "unsolvable":
+                raise ServiceError("unsolvable", f"that {variant.name} deal is proven unsolvable ({reason}): choose "
+                                                 "another, or create the match with solvable_only false to play it")
+            solution = json.dumps(moves) if verdict == "solved" else ""  # kept as a pool deal's proof is
+            proof = {"solvable": verdict, "solvable_reason": reason if verdict != "solved" else ""}
         if seed is None:
             seed, solution, item = await self.draw_deal(variant.name, solvable_only)
         state = State.LOBBY if seed is not None else State.PREPARING
-        # A seed or deal the host chose is dealt as given: not proven solvable, and the settings say so.
+        # A seed or deal the host chose is dealt as given and its settings say solvable_only false (the next
+        # rounds then draw any deal, as before); with solvable-only asked, the answer says what was proven.
         settings = m.Settings(variant.name, solvable_only, request.players, request.time_limit_s,
                               request.autoplay, request.undo, request.hints, request.open_boards)
         nonce = secrets.token_hex(16)
@@ -141,7 +151,8 @@ class Creation:
         if state is State.PREPARING:
             await self.store.add_timer(code, TimerKind.PREPARE, now)
         await self.store.add_timer(code, TimerKind.CLOSE, now + service.settings.lobby_timeout_s * 1000)
-        return {"code": code, "host_token": host_token, "commitment": fields["commitment"], "state": state.value}
+        created = {"code": code, "host_token": host_token, "commitment": fields["commitment"], "state": state.value}
+        return created | proof if proof else created
 
     async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
         """The deal of a new match (or round) no one chose: ``(seed, solution, pool_item)``.

@@ -17,9 +17,18 @@
   server/dealpool.py does),
   repeated ``--finds`` times: median and spread.
 
+- which part of the schedule decided each deal (``Result.extra["decided_by"]``:
+  the search or the relaxation, server/engine/solver/schedule.py);
+  ``--no-relax`` runs the search alone;
+- ``--random`` (with ``--random-seed S``) takes random seeds (decimal
+  strings below 10^9) instead of "1".."N", for an unbiased sample;
+  ``--out FILE`` writes one tab-separated line per deal (variant, seed,
+  result, nodes, seconds, decided by, relaxation verdict).
+
 Run: ``python tests/benchmarks/solver_bench.py [--seconds 10] [--classic 200]
 [--relaxed 100] [--workers 2] [--states N] [--solver auto|c|python] [--compare N]
-[--compare-seconds 5] [--finds 15] [--find-nodes N] [--find-seconds 1]``.
+[--compare-seconds 5] [--finds 15] [--find-nodes N] [--find-seconds 1] [--no-relax]
+[--random] [--random-seed S] [--out FILE]``.
 """
 
 from __future__ import annotations
@@ -40,15 +49,17 @@ from server.engine import deal, find_variant
 from server.engine.solver import Budget, find_solution, solve
 
 
-def run_deal(job: tuple[str, str, float, int, int, str]) -> tuple[str, str, str, int, float, int, str, str]:
-    variant_name, seed, seconds, nodes, states, solver = job
+def run_deal(job: tuple) -> tuple:
+    variant_name, seed, seconds, nodes, states, solver, *rest = job
+    relax = rest[0] if rest else True
     variant = find_variant(variant_name)
     started = time.monotonic()
     result = solve(deal(seed, variant), variant, Budget(nodes=nodes, seconds=seconds, states=states), clock=time.monotonic,
-                   pure=solver == "python")
+                   pure=solver == "python", relax=relax)
     elapsed = time.monotonic() - started
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return variant_name, seed, result.result, result.nodes, elapsed, maxrss, result.solver, result.reason
+    return (variant_name, seed, result.result, result.nodes, elapsed, maxrss, result.solver, result.reason,
+            str(result.extra.get("decided_by", "")), str(result.extra.get("relaxation", "")))
 
 
 def find_one(job: tuple[int, float, int | None, str]) -> tuple[float, int, str]:
@@ -104,17 +115,34 @@ def main() -> None:
     parser.add_argument("--find-nodes", type=int, default=None,
                         help="per-seed node budget of find_solution when finding a deal (default: its own,"
                              " the measured best, README.md)")
+    parser.add_argument("--no-relax", action="store_true", help="the search alone (no relaxation in the schedule)")
+    parser.add_argument("--random", action="store_true",
+                        help="random seeds (below 10^9, from --random-seed) instead of 1..N for --classic N and --relaxed N")
+    parser.add_argument("--random-seed", type=int, default=2026)
+    parser.add_argument("--out", default="", help="write one tab-separated line per deal")
     args = parser.parse_args()
 
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; cpus: {os.cpu_count()}")
     print(f"cap {args.seconds} s per deal, {args.workers} workers")
     print(f"state bound {args.states} per deal; solver {args.solver}")
-    jobs = [("classic", str(s), args.seconds, args.nodes, args.states, args.solver) for s in range(1, args.classic + 1)]
-    jobs += [("relaxed", str(s), args.seconds, args.nodes, args.states, args.solver) for s in range(1, args.relaxed + 1)]
+    print(f"relaxation: {'off' if args.no_relax else 'on'}; seeds: "
+          f"{f'random (random seed {args.random_seed})' if args.random else '1..N'}")
+    rng = random.Random(args.random_seed)
+
+    def seeds(count: int) -> list[str]:
+        return [str(rng.randrange(1, 10**9)) for _ in range(count)] if args.random else [str(s) for s in range(1, count + 1)]
+
+    relax = not args.no_relax
+    jobs = [("classic", s, args.seconds, args.nodes, args.states, args.solver, relax) for s in seeds(args.classic)]
+    jobs += [("relaxed", s, args.seconds, args.nodes, args.states, args.solver, relax) for s in seeds(args.relaxed)]
     started = time.monotonic()
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run_deal, jobs, chunksize=1))
         wall = time.monotonic() - started
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as out:
+                out.write("variant\tseed\tresult\tnodes\tseconds\tdecided_by\trelaxation\n")
+                out.writelines(f"{r[0]}\t{r[1]}\t{r[2]}\t{r[3]}\t{r[4]:.3f}\t{r[8]}\t{r[9]}\n" for r in results)
         peak = max((r[5] for r in results), default=0)
         for name in ("classic", "relaxed"):
             rows = [r for r in results if r[0] == name]
@@ -130,6 +158,11 @@ def main() -> None:
             reasons = {r[7]: sum(1 for x in rows if x[7] == r[7]) for r in rows if r[2] == "unknown"}
             if reasons:
                 print(f"  unknown because: {'; '.join(f'{k} ({v})' for k, v in sorted(reasons.items()))}")
+            by = {(r[2], r[8]): sum(1 for x in rows if (x[2], x[8]) == (r[2], r[8])) for r in rows if r[2] != "unknown"}
+            print(f"  decided by: {'; '.join(f'{k[0]} by the {k[1]} {v}' for k, v in sorted(by.items()))}")
+            verdicts = {r[9]: sum(1 for x in rows if x[9] == r[9]) for r in rows if r[9]}
+            if verdicts:
+                print(f"  relaxation verdicts where it ran: {verdicts}")
             print(f"  solved {counts['solved']}, unsolvable {counts['unsolvable']}, unknown {counts['unknown']}"
                   f" (decided {decided / len(rows):.0%})")
             print(f"  time per deal: median {statistics.median(times):.2f} s, 95th percentile {percentile(times, 0.95):.2f} s")

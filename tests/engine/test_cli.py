@@ -128,3 +128,23 @@ def test_solve_passes_ftr_solver_to_the_solver(value: str, search: str) -> None:
                             cwd=ROOT, capture_output=True, text=True, timeout=120, check=False, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("solved (") and search in result.stdout.splitlines()[0], result.stdout
+
+
+def test_solve_shows_its_state_bound_and_keeps_to_it() -> None:
+    """``solve --timeout 10 --nodes 1000000000`` used to stop after about 6 s with ``unknown`` on a state bound
+    that neither ``--help`` nor the answer named: the bound is ``--states``, with its default in ``--help``,
+    and an answer cut short by it says so."""
+    import time
+
+    from server.engine.solver import Budget
+
+    shown = run("solve", "--help").stdout
+    assert "--states N" in shown and f"(default {Budget().states})" in " ".join(shown.split())
+    started = time.monotonic()
+    result = run("solve", "--seed", "3", "--timeout", "10", "--nodes", "1000000000", "--states", "20000")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("unknown (state memory bound reached (--states 20000))"), result.stdout
+    assert time.monotonic() - started < 10  # the bound ends it, long before the time cap
+    capped = json.loads(run("solve", "--seed", "3", "--timeout", "1", "--nodes", "1000000000", "--json").stdout)
+    assert (capped["result"], capped["reason"]) == ("unknown", "time limit reached")
+    assert capped["seconds"] < 5  # the time cap governs when the state bound is not reached

@@ -85,3 +85,39 @@ def test_a_solver_worker_killed_by_the_system_is_replaced_and_deals_keep_coming(
     from pathlib import Path
 
     assert "a worker process died" in Path(server.log.name).read_text(errors="replace")
+
+
+def test_a_hosts_own_deal_with_solvable_only_is_decided_at_creation(make_server) -> None:  # type: ignore[no-untyped-def]
+    """A seed (or position text, as a PySolFC deal is given) the host chose, with solvable-only asked: proven
+    unsolvable, creation is refused with a clear message; otherwise the deal is dealt as given (settings
+    solvable_only false, as for every chosen deal) and the answer says whether it was proven solvable.
+    Expected answers from the solver run here, independently of the server (classic 124: unsolvable, and 1:
+    solved, both in well under a second of search; 3: open after minutes of search, README.md)."""
+    from server.engine import format_position
+
+    classic = find_variant("classic")
+    assert solve(deal("1", classic), classic, Budget(nodes=200_000)).result == "solved"
+    assert solve(deal("124", classic), classic, Budget(nodes=200_000)).result == "unsolvable"
+    server = make_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="0")
+
+    def post(**settings: object) -> httpx.Response:
+        return httpx.post(server.url + "/matches", json={"variant": "classic", "players": 1, **settings}, timeout=30)
+
+    for lost in ({"seed": "124"}, {"deal": format_position(deal("124", classic))}):
+        refused = post(**lost)
+        assert refused.status_code == 400, refused.text
+        body = refused.json()
+        assert body["error"] == "unsolvable" and "proven unsolvable" in body["message"], body
+    assert post(seed="124", solvable_only=False).status_code == 201  # not asked: dealt as given, unchecked
+
+    won = post(seed="1")
+    assert won.status_code == 201 and won.json()["solvable"] == "solved", won.text
+    state = httpx.get(f"{server.url}/matches/{won.json()['code']}").json()
+    assert state["settings"]["solvable_only"] is False and state["state"] == "lobby"
+
+    started = time.monotonic()
+    open_deal = post(seed="3")
+    assert open_deal.status_code == 201 and open_deal.json()["solvable"] == "unknown", open_deal.text
+    assert time.monotonic() - started < 20  # the creation's solver cap (dealpool.HOST_DEAL_SECONDS), not more
+    state = httpx.get(f"{server.url}/matches/{open_deal.json()['code']}").json()
+    assert state["settings"]["solvable_only"] is False
