@@ -13,13 +13,12 @@ from __future__ import annotations
 from enum import Enum
 
 from .position import Position
-from .rules import stock_exhausted
 from .solver.progress import DEFAULT_BUDGET, can_progress
 from .variants import Variant
 
-__all__ = ["DEFAULT_BUDGET", "Verdict", "is_dead", "stock_exhausted"]
-"""``stock_exhausted`` (a rule, :mod:`server.engine.rules`) and ``DEFAULT_BUDGET`` (the search's,
-:mod:`server.engine.solver.progress`) are re-exported: callers ask this module the dead-game question."""
+__all__ = ["DEFAULT_BUDGET", "Verdict", "is_dead"]
+"""``DEFAULT_BUDGET`` (the search's, :mod:`server.engine.solver.progress`) is re-exported: it is the default of
+:func:`is_dead`'s budget, and callers ask this module the dead-game question."""
 
 
 class Verdict(Enum):

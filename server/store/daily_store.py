@@ -147,12 +147,6 @@ class DailyStore:
         value = await self.redis.hget(day_key(date, variant, "replays"), name)
         return msgspec.json.decode(value, type=DailyReplay) if value is not None else None
 
-    async def events_after(self, date: str, variant: str, after: str) -> list[tuple[str, bytes]]:
-        """``(stream id, event JSON)`` of the day's attempt events after the id ``after`` (all of them: the stream
-        is capped near ``EVENTS_MAXLEN`` entries, so a late watcher misses nothing that is kept)."""
-        entries = await self.redis.xrange(day_key(date, variant, "events"), min=f"({after}", max="+")
-        return [(entry_id.decode(), fields[b"d"]) for entry_id, fields in entries]
-
     async def add_event(self, date: str, variant: str, event: dict[str, Any]) -> None:
         """Append a public attempt event (``{"name", "status", "moves", "foundation", "time_ms"}``)."""
         await self.redis.xadd(day_key(date, variant, "events"), {"d": msgspec.json.encode(event)},

@@ -163,11 +163,6 @@ def parse_match_key(key: str | bytes) -> tuple[str, str, str | None]:
     raise BadKey(f"not a match key: {text!r}")
 
 
-def code_of(key: str | bytes) -> str:
-    """The match code of a match key (a stream key read back from XREAD, say)."""
-    return parse_match_key(key)[0]
-
-
 def name_field(name_key: str) -> str:
     """The meta field holding the name taken (or kept) under ``name_key`` (:func:`server.names.name_key`)."""
     return f"name:{name_key}"

@@ -158,6 +158,8 @@ class Store:
         return MatchMeta.from_hash(code, data) if data else None
 
     async def set_meta(self, code: str, **fields: Any) -> None:
+        """Set fields of the match's meta hash (values as :func:`plain` writes them); no state check: state
+        changes go through :meth:`transition` and the scripts."""
         await self.redis.hset(meta_key(code), mapping={k: plain(v) for k, v in fields.items()})
 
     async def transition(self, code: str, old: str, new: str, event: bytes = b"", **fields: Any) -> bool:
@@ -202,6 +204,7 @@ class Store:
         return (await self._ready(keys=[meta_key(code), player_key(code, name)])).decode()
 
     async def roster(self, code: str) -> list[str]:
+        """The match's player names in join order (``[]``: no such match, or no player yet)."""
         return [n.decode() for n in await self.redis.lrange(roster_key(code), 0, -1)]
 
     async def players(self, code: str) -> list[PlayerRecord]:
@@ -216,10 +219,12 @@ class Store:
         return [PlayerRecord.from_hash(row) for row in rows if row]
 
     async def player(self, code: str, name: str) -> PlayerRecord | None:
+        """The record of player ``name`` in match ``code``, or None when there is none."""
         row = await self.redis.hgetall(player_key(code, name))
         return PlayerRecord.from_hash(row) if row else None
 
     async def set_player(self, code: str, name: str, **fields: Any) -> None:
+        """Set fields of a player's record (``connected``, ``hints`` ...); moves go through :meth:`commit`."""
         await self.redis.hset(player_key(code, name), mapping={k: plain(v) for k, v in fields.items()})
 
     async def join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int,
@@ -385,9 +390,11 @@ class Store:
         return entry.decode()
 
     async def store_results(self, code: str, frame: bytes) -> None:
+        """Keep the encoded ``results`` frame of an ended match (it outlives the match's other keys)."""
         await self.redis.set(results_key(code), frame)
 
     async def results(self, code: str) -> bytes | None:
+        """The encoded ``results`` frame of an ended match, or None before its end (or after it expired)."""
         return await self.redis.get(results_key(code))
 
     async def expire_match(self, code: str) -> None:
@@ -446,6 +453,7 @@ class Store:
     # ------------------------------------------------------------ timers
 
     async def add_timer(self, code: str, kind: str, due_ms: int) -> None:
+        """Set the match's timer ``kind`` due at ``due_ms`` (ms on the shared clock), replacing its instant."""
         await self.redis.zadd(TIMERS, {timer_member(code, kind): due_ms})
 
     async def add_missing_timers(self, code: str, due_ms: dict[str, int]) -> None:
@@ -460,6 +468,7 @@ class Store:
         return [Timer(*parse_timer_member(member)) for member in members]
 
     async def next_timer_ms(self) -> int | None:
+        """When the soonest timer of any match is due (ms on the shared clock); None when none is set."""
         first = await self.redis.zrange(TIMERS, 0, 0, withscores=True)
         return int(first[0][1]) if first else None
 
@@ -468,9 +477,11 @@ class Store:
         return bool(await self.redis.set(lease_key(name), holder, nx=True, px=ms))
 
     async def release(self, name: str) -> None:
+        """Give up the lease ``name`` (:meth:`lease`) before it expires."""
         await self.redis.delete(lease_key(name))
 
     async def done_timer(self, code: str, kind: str) -> None:
+        """Remove the match's timer ``kind`` and release its lease."""
         await self.redis.zrem(TIMERS, timer_member(code, kind))
         await self.redis.delete(lease_key(timer_lease(code, kind)))
 
@@ -519,12 +530,15 @@ class Store:
     # ------------------------------------------------------------ deal pool
 
     async def pool_size(self, variant: str) -> int:
+        """How many verified solvable deals of ``variant`` the pool holds."""
         return int(await self.redis.llen(pool_key(variant)))
 
     async def pool_push(self, variant: str, item: bytes) -> None:
+        """Add a verified solvable deal (the pool's encoded item) to the end of ``variant``'s pool."""
         await self.redis.rpush(pool_key(variant), item)
 
     async def pool_pop(self, variant: str) -> bytes | None:
+        """Take the oldest deal of ``variant``'s pool; None when it is empty."""
         return await self.redis.lpop(pool_key(variant))
 
 

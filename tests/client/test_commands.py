@@ -1,4 +1,4 @@
-"""Short forms of the player's input, resolved against the legal list the server sent (issue 5 item 3)."""
+"""Short forms of the player's input, resolved against the legal list the server sent."""
 
 from __future__ import annotations
 

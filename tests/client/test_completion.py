@@ -1,4 +1,4 @@
-"""Tab completion on the race screen offers what can be typed now (issue 5)."""
+"""Tab completion on the race screen offers what can be typed now."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``forty-thieves daily``, as a subprocess, against a real server and Redis (issue 6, item 4)."""
+"""``forty-thieves daily``, as a subprocess, against a real server and Redis."""
 
 from __future__ import annotations
 

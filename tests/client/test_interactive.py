@@ -1,4 +1,4 @@
-"""The interactive client in a real terminal (tmux, 80x24): type moves, read the screen, quit and come back (issue 5)."""
+"""The interactive client in a real terminal (tmux, 80x24): type moves, read the screen, quit and come back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The race screen fits 80x24, honours NO_COLOR, and the plain layout is the notation (issue 5 item 2)."""
+"""The race screen fits 80x24, honours NO_COLOR, and the plain layout is the notation."""
 
 from __future__ import annotations
 

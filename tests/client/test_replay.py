@@ -1,4 +1,4 @@
-"""``forty-thieves replay``: every position of a record, forwards and backwards (issue 5)."""
+"""``forty-thieves replay``: every position of a record, forwards and backwards."""
 
 from __future__ import annotations
 

@@ -212,8 +212,8 @@ async def test_leaderboard_order_ranks_and_pages(redis_url: str) -> None:
         for offset, limit in ((0, 3), (1, 2), (2, 4), (5, 10), (8, 5)):
             page = await daily.leaderboard("2026-11-30", "classic", offset, limit)
             assert [(e["rank"], e["name"]) for e in page["entries"]] == expected[offset:offset + limit]
-        events = await daily.store.events_after("2026-11-30", "classic", "0-0")
-        assert [json.loads(d)["name"] for _, d in events] == [s.name for s in entries]
+        events = await daily.store.redis.xrange(day_key("2026-11-30", "classic", "events"))
+        assert [json.loads(fields[b"d"])["name"] for _, fields in events] == [s.name for s in entries]
 
     await run(redis_url, ms("2026-11-30T10:00:00.000"), body)
 

@@ -1,4 +1,4 @@
-"""The spectators' page is served by the server itself (issue 7 item 5): static files, no build step."""
+"""The spectators' page is served by the server itself: static files, no build step."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The daily challenge's pure parts (issue 6): days, seeds, commitments, the leaderboard score."""
+"""The daily challenge's pure parts: days, seeds, commitments, the leaderboard score."""
 
 from __future__ import annotations
 
