@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import msgpack
 import msgspec
 import pytest
 import websockets
@@ -322,6 +323,32 @@ async def test_bad_msgpack(srv: ServerProcess) -> None:
             readable(await match.bob.expect(m.Error), "malformed")
         await match.unaffected(before, "bob")
         await match.unaffected(match.state(), "alice")
+        await bad.close()
+        await match.close()
+
+    await run(case())
+
+
+async def test_a_timestamp_is_refused_like_every_extension_type(srv: ServerProcess) -> None:
+    # msgpack decodes extension type -1 (the timestamp) itself, without the codec's ext_hook: in a field no
+    # message declares it was taken as if absent, and as a field's value it was named a Python type.
+    stamp = msgpack.Timestamp(1, 5)
+    frames = [msgpack.packb({"type": "ping", "nonce": 1, "sent": stamp}),
+              msgpack.packb({"type": "ping", "nonce": stamp}),
+              msgpack.packb({"type": "play", "seq": 2, "command": "s", "at": [1, stamp]}),
+              msgpack.packb(stamp)]
+
+    async def case() -> None:
+        match = await started(srv)
+        before = match.state()
+        bad = await mallory(srv)
+        for frame in frames:
+            await bad.send_raw(frame)
+            readable(await bad.recv(), "malformed", "extension type -1")
+        await still_usable(bad)
+        await match.bob.send_raw(frames[2])
+        readable(await match.bob.expect(m.Error), "malformed", "extension type -1")
+        await match.unaffected(before, "bob")
         await bad.close()
         await match.close()
 
