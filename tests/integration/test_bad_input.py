@@ -608,6 +608,41 @@ async def test_a_name_that_looks_like_a_players_name_is_taken(srv: ServerProcess
     await run(case())
 
 
+async def test_a_code_with_a_brace_finds_no_match_rather_than_another_key_of_a_match(srv: ServerProcess) -> None:
+    # A "}" ends a key's hash tag: "{m:" + CODE + "}:p:" + "}:meta" is the hash of the player named "}:meta",
+    # so a code "CODE}:p:" read that player's hash as a match's meta (an unhandled error, a 500, a spectator
+    # socket dropped without a word) instead of finding no match.
+    created = create_match(srv.url, variant=VARIANT, seed=SEED, players=2, solvable_only=False)
+    code = created["code"]
+    alias = code + "}:p:"
+
+    async def case() -> None:
+        owner = new_player(srv.ws_url)
+        await owner.connect()
+        await owner.join(code, "}:meta")
+        before = public_state(srv.url, code)
+        quoted = alias.replace("}", "%7D")
+        for path in (f"/matches/{quoted}", f"/matches/{quoted}/results", f"/matches/{quoted}/events"):
+            response = httpx.get(srv.url + path, timeout=10)
+            assert response.status_code == 404, (path, response.status_code, response.text)
+            assert response.json()["error"] == "no_match"
+        async with websockets.connect(f"{srv.ws_url.removesuffix('/play')}/matches/{quoted}/watch") as watcher:
+            error = msgspec.msgpack.decode(await asyncio.wait_for(watcher.recv(), 5), type=m.ServerMessage)
+            readable(error, "no_match")
+            await asyncio.wait_for(watcher.wait_closed(), 5)
+            assert watcher.close_code == 4004
+        bad = await mallory(srv)
+        await bad.send(m.Join(alias, "mallory"))
+        readable(await bad.recv(), "no_match")
+        await bad.send(m.Resume(alias, owner.token))  # answered as for any match the token is not of
+        readable(await bad.recv(), "bad_token")
+        await still_usable(bad)
+        assert public_state(srv.url, code) == before
+        assert not unexpected_errors(srv.logs()), unexpected_errors(srv.logs())
+
+    await run(case())
+
+
 def test_players_over_the_server_maximum_refused_at_creation(srv: ServerProcess) -> None:
     response = httpx.post(srv.url + "/matches", json={"players": 9, "seed": "x"}, timeout=10)
     assert response.status_code == 400 and response.json()["error"] == "malformed"
