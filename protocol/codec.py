@@ -78,20 +78,34 @@ _CLIENT_TYPES = _by_tag(ClientMessage)
 _SERVER_TYPES = _by_tag(ServerMessage)
 
 _MSGPACK_NAMES = {type(None): "None (msgpack nil)", bool: "bool", int: "int", float: "float", str: "str",
-                  bytes: "bytes (msgpack bin)", list: "array"}
+                  bytes: "bytes (msgpack bin)", list: "array",
+                  msgpack.Timestamp: "msgpack extension type -1 (timestamp)"}
 
 
 def _refuse_extension(code: int, data: bytes) -> object:
     raise ValueError(f"msgpack extension type {code} is not part of the protocol")
 
 
+def _refuse_timestamps(container: Any) -> Any:
+    """``container`` (a decoded map or array) unless it holds a timestamp: msgpack decodes extension type -1
+    (the timestamp) itself, without calling ``ext_hook``, so it is refused here, where each map and array is
+    made (the values of a frame are all in one)."""
+    values = container.values() if isinstance(container, dict) else container
+    for value in values:
+        if type(value) is msgpack.Timestamp:
+            raise ValueError("msgpack extension type -1 (timestamp) is not part of the protocol")
+    return container
+
+
 @functools.lru_cache(maxsize=8)
 def unpack_limits(max_bytes: int) -> dict[str, Any]:
     """The keyword arguments of ``msgpack.unpackb`` for a frame of at most ``max_bytes`` bytes: every length
-    limit (see the module docstring), UTF-8 strings, string map keys only, and extension types refused."""
+    limit (see the module docstring), UTF-8 strings, string map keys only, and extension types refused (the
+    timestamp, which msgpack decodes without ``ext_hook``, by the map and array hooks)."""
     return {"max_str_len": max_bytes, "max_bin_len": max_bytes, "max_array_len": max_bytes,
             "max_map_len": max_bytes // 2, "max_ext_len": max_bytes, "raw": False, "strict_map_key": True,
-            "use_list": True, "ext_hook": _refuse_extension}
+            "use_list": True, "ext_hook": _refuse_extension, "object_hook": _refuse_timestamps,
+            "list_hook": _refuse_timestamps}
 
 
 def encode(message: ClientMessage | ServerMessage) -> bytes:

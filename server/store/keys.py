@@ -99,9 +99,13 @@ class BadKey(ValueError):
 def match_tag(code: str) -> str:
     """The hash tag of match ``code``'s keys: ``{m:CODE}``.
 
-    Any text is accepted (a code a client sent finds no match rather than an error here); the server's own
-    codes hold no ``}``, which would end the tag early.
+    Any text is accepted: a code a client sent finds no match rather than an error here. The server's own
+    codes are letters and digits; in any other text a brace is written ``%7B``/``%7D``, since a ``}`` would
+    end the tag early and make the key name another key of a match (``CODE}:p:x`` + ``:meta`` is the hash of
+    a player named ``x}:meta``), which a lookup would then read as if it were a match's.
     """
+    if "{" in code or "}" in code:
+        code = code.replace("{", "%7B").replace("}", "%7D")
     return f"{{m:{code}}}"
 
 

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import msgpack
 import msgspec
 import pytest
 import websockets
@@ -328,6 +329,32 @@ async def test_bad_msgpack(srv: ServerProcess) -> None:
     await run(case())
 
 
+async def test_a_timestamp_is_refused_like_every_extension_type(srv: ServerProcess) -> None:
+    # msgpack decodes extension type -1 (the timestamp) itself, without the codec's ext_hook: in a field no
+    # message declares it was taken as if absent, and as a field's value it was named a Python type.
+    stamp = msgpack.Timestamp(1, 5)
+    frames = [msgpack.packb({"type": "ping", "nonce": 1, "sent": stamp}),
+              msgpack.packb({"type": "ping", "nonce": stamp}),
+              msgpack.packb({"type": "play", "seq": 2, "command": "s", "at": [1, stamp]}),
+              msgpack.packb(stamp)]
+
+    async def case() -> None:
+        match = await started(srv)
+        before = match.state()
+        bad = await mallory(srv)
+        for frame in frames:
+            await bad.send_raw(frame)
+            readable(await bad.recv(), "malformed", "extension type -1")
+        await still_usable(bad)
+        await match.bob.send_raw(frames[2])
+        readable(await match.bob.expect(m.Error), "malformed", "extension type -1")
+        await match.unaffected(before, "bob")
+        await bad.close()
+        await match.close()
+
+    await run(case())
+
+
 async def test_wrong_types_and_missing_fields(srv: ServerProcess) -> None:
     enc = msgspec.msgpack.encode
     cases = [
@@ -577,6 +604,41 @@ async def test_a_name_that_looks_like_a_players_name_is_taken(srv: ServerProcess
         await dave.close()
         await alice.close()
         await bob.close()
+
+    await run(case())
+
+
+async def test_a_code_with_a_brace_finds_no_match_rather_than_another_key_of_a_match(srv: ServerProcess) -> None:
+    # A "}" ends a key's hash tag: "{m:" + CODE + "}:p:" + "}:meta" is the hash of the player named "}:meta",
+    # so a code "CODE}:p:" read that player's hash as a match's meta (an unhandled error, a 500, a spectator
+    # socket dropped without a word) instead of finding no match.
+    created = create_match(srv.url, variant=VARIANT, seed=SEED, players=2, solvable_only=False)
+    code = created["code"]
+    alias = code + "}:p:"
+
+    async def case() -> None:
+        owner = new_player(srv.ws_url)
+        await owner.connect()
+        await owner.join(code, "}:meta")
+        before = public_state(srv.url, code)
+        quoted = alias.replace("}", "%7D")
+        for path in (f"/matches/{quoted}", f"/matches/{quoted}/results", f"/matches/{quoted}/events"):
+            response = httpx.get(srv.url + path, timeout=10)
+            assert response.status_code == 404, (path, response.status_code, response.text)
+            assert response.json()["error"] == "no_match"
+        async with websockets.connect(f"{srv.ws_url.removesuffix('/play')}/matches/{quoted}/watch") as watcher:
+            error = msgspec.msgpack.decode(await asyncio.wait_for(watcher.recv(), 5), type=m.ServerMessage)
+            readable(error, "no_match")
+            await asyncio.wait_for(watcher.wait_closed(), 5)
+            assert watcher.close_code == 4004
+        bad = await mallory(srv)
+        await bad.send(m.Join(alias, "mallory"))
+        readable(await bad.recv(), "no_match")
+        await bad.send(m.Resume(alias, owner.token))  # answered as for any match the token is not of
+        readable(await bad.recv(), "bad_token")
+        await still_usable(bad)
+        assert public_state(srv.url, code) == before
+        assert not unexpected_errors(srv.logs()), unexpected_errors(srv.logs())
 
     await run(case())
 
