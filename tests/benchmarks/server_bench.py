@@ -168,6 +168,18 @@ def status_kib(pid: int, key: str) -> int:
     return 0
 
 
+def _switches(pid: int, tid: str) -> int:
+    """voluntary_ctxt_switches of one thread (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def children_of(pid: int) -> list[int]:
     """Every descendant of ``pid`` (e.g. the server's process-pool worker)."""
     parents: dict[int, list[int]] = collections.defaultdict(list)
@@ -213,6 +225,8 @@ class Sample:
     machine: int
     rss_kib: int
     redis_clients: int
+    wakeups: int = 0
+    """Voluntary context switches of the server process(es) so far: each is a sleep the kernel woke it from."""
     per_client: dict[int, int] = field(default_factory=dict)
     """CPU ticks of each client process of the phase so far."""
 
@@ -244,6 +258,19 @@ class Sampler(threading.Thread):
             seen[pid] = max(seen.get(pid, 0), cpu_ticks(pid))
         return sum(seen.values())
 
+    def _wakeups(self, pids: list[int]) -> int:
+        """Voluntary context switches of ``pids`` (every thread), summed and never dropping like :meth:`_ticks`."""
+        seen = self._last_ticks.setdefault("wakeups", {})
+        for pid in pids:
+            total = 0
+            try:
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    total += _switches(pid, tid)
+            except OSError:
+                continue
+            seen[pid] = max(seen.get(pid, 0), total)
+        return sum(seen.values())
+
     def sample(self) -> Sample:
         if self._tick % 10 == 0:
             self._worker_pids = children_of(self.server_pid)
@@ -260,6 +287,7 @@ class Sampler(threading.Thread):
             clients=self._ticks("clients", list(self.client_pids)), me=cpu_ticks(os.getpid()),
             machine=machine_busy_ticks(), rss_kib=status_kib(self.server_pid, "VmRSS"), redis_clients=redis_clients,
             per_client={pid: self._last_ticks["clients"].get(pid, 0) for pid in self.client_pids},
+            wakeups=self._wakeups([self.server_pid, *self.extra_server_pids]),
         )
 
     def run(self) -> None:
@@ -895,8 +923,14 @@ def report_phase(figures: PhaseFigures, unit: str = "moves") -> tuple[float, flo
         span_moves = figures.moves * span_t / max(1e-9, figures.window[1] - figures.window[0])
         for key in us_per:
             us_per[key] = 1e6 * (getattr(samples[-1], key) - getattr(samples[0], key)) / CLK_TCK / span_moves
+    wakeups = float("nan")
+    if samples and len(samples) > 1 and figures.moves:
+        span_t = samples[-1].t - samples[0].t
+        wakeups = (samples[-1].wakeups - samples[0].wakeups) / (figures.moves * span_t
+                                                                 / max(1e-9, figures.window[1] - figures.window[0]))
     print(f"  CPU in % of one core, median [min-max] per second: server {pct(server)}; "
-          f"{us_per['server']:.0f} us of server CPU per {unit[:-1]}")
+          f"{us_per['server']:.0f} us of server CPU per {unit[:-1]}, {wakeups:.2f} wake-ups of the server "
+          f"(voluntary context switches, all threads) per {unit[:-1]}")
     print(f"    server's worker processes {pct(workers)}, redis {pct(redis_cpu)}, bot clients {pct(clients)} "
           f"(in total; {us_per['clients']:.0f} us per round trip), other processes on the machine {pct(others)}, "
           f"machine {pct(machine)} of {100 * (os.cpu_count() or 1)}")
