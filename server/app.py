@@ -39,7 +39,7 @@ from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_pa
 from .play import player_endpoint
 from .replays import match_replay
 from .settings import Settings
-from .store import Store, redis_client
+from .store import Store, open_redis
 from .watch import match_events, watch_endpoint
 from .workers import worker_pool
 
@@ -151,11 +151,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
             embedded = EmbeddedRedis(settings.data_dir)
             url = embedded.url
             log.info("embedded Redis at %s", url)
-        client = redis_client(url)
+        client = await open_redis(url)  # a Redis Cluster when the node at REDIS_URL says it is one
         executor = worker_pool(settings.solver_workers)
         # Dead-game checks get their own worker, never queued behind a 30-second solver job.
         dead_executor = worker_pool(1)
-        store = Store(client, settings.retention_s)
+        store = Store(client, settings.retention_s, settings.redis_wait_replicas, settings.redis_wait_ms)
         service = MatchService(store, settings, executor, dead_executor)
         service.metrics = app.state.metrics
         app.state.metrics.count_spectators(service)

@@ -14,8 +14,12 @@ value); the awaits are the adapters', split by what they do:
 - :mod:`server.match.daily_link`: the typed interface between matches and the daily challenge;
 - :mod:`server.rounds`: rematch and the series of rounds.
 
-This module keeps the connections of this process (:class:`Session`, the registry of them) and what a player
-gets of a match's events, which reach players and spectators through the process's hub (:mod:`server.hub`).
+The parts see the service through :class:`server.match.context.MatchContext` (what they use of it), so they
+build on that interface and this module on them, never back.
+
+This module keeps the registry of the connections of this process (each a :class:`~server.match.session.Session`)
+and what a player gets of a match's events, which reach players and spectators through the process's hub
+(:mod:`server.hub`).
 The WebSocket adapter is :mod:`server.play`.
 """
 
@@ -23,10 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -36,15 +38,16 @@ from protocol import messages as m
 from protocol.codec import encode
 
 from .core.errors import ServiceError
-from .core.player import REPLACED, PlayerGame
-from .engine import Game
+from .core.player import REPLACED
 from .hub import Hub, HubFull, Subscription
+from .match.clock import Clock
 from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch, Creation, commitment
 from .match.daily_link import DailyHooks, DailyLink
 from .match.ending import Ending
 from .match.lobby import Lobby
 from .match.playing import Playing
 from .match.public import PublicView
+from .match.session import Outbox, Session
 from .match.timers import Timers
 from .rounds import Rounds
 from .settings import Settings
@@ -56,108 +59,6 @@ READER_PAUSE_S = 0.010
 """Pause of the stream reader after a read that returned events (seconds): other players' progress
 reaches a player up to this much later, a player's own reply not at all. Measured (server_bench, 60 paced
 players): 2 ms -> 10 ms cut the server's CPU per move from 1,272 to 1,046 us (fewer XREAD calls)."""
-
-
-class Clock:
-    """Milliseconds on Redis's clock (``TIME``), read locally with a measured offset.
-
-    ``shift_ms`` (``FTR_CLOCK_OFFSET_MS``, tests and demos only) moves the
-    whole server's clock, e.g. to just before midnight UTC for the daily
-    challenge; every process of one deployment must use the same value.
-    """
-
-    def __init__(self, shift_ms: int = 0) -> None:
-        self.offset_ms = float(shift_ms)
-        self.shift_ms = shift_ms
-
-    async def sync(self, store: Store) -> None:
-        before = time.time() * 1000
-        redis_ms = await store.time_ms()
-        after = time.time() * 1000
-        self.offset_ms = redis_ms - (before + after) / 2 + self.shift_ms
-
-    def now_ms(self) -> int:
-        """Now on the shared clock (Redis ``TIME`` plus ``FTR_CLOCK_OFFSET_MS``), in ms since the epoch."""
-        return int(time.time() * 1000 + self.offset_ms)
-
-
-class Outbox:
-    """A socket's outbox: the bounded queue its one writer drains (:func:`server.play._writer`), and how the
-    socket is to be closed once what is queued has gone."""
-
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=512)
-        self.close_with: tuple[int, str] = (1000, "")
-        self.closing = False
-
-    def push(self, frame: bytes) -> bool:
-        """Queue a frame for the writer; False when the queue is full (a stuck reader)."""
-        try:
-            self.queue.put_nowait(frame)
-            return True
-        except asyncio.QueueFull:
-            return False
-
-    def close(self, code: int, reason: str) -> None:
-        """Have the writer close the socket with ``code`` after what is queued (or at once when full).
-
-        The first close wins: a later one (the endpoint's own goodbye) does not change the code.
-        """
-        if self.closing:
-            return
-        self.closing = True
-        self.close_with = (code, reason)
-        if not self.push(None):  # type: ignore[arg-type]
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(None)
-
-
-@dataclass(eq=False)
-class Session(Outbox):
-    """One live player connection in this process: its :class:`Outbox`, the player it speaks for (match
-    ``code``, ``name``, the connection's ``epoch``) and that player's game (:attr:`player`, a
-    :class:`~server.core.player.PlayerGame` value, replaced whole by each stored command)."""
-
-    code: str = ""
-    name: str = ""
-    epoch: int = -1
-    player: PlayerGame | None = None
-    """The player's game from the deal on (``None`` before it: lobby, countdown)."""
-    next_round: str = ""
-    """The code of the next round a ``rematch`` put this player in: ``resume`` may go there on this connection."""
-    last_seq: int = 0
-    """The last ``play``/``resign`` seq Redis holds, known before the deal too (a resume in the lobby)."""
-    unsure: bool = False
-    """A commit's outcome could not be learnt from Redis: the game here may differ from Redis's, so the next
-    numbered frame first reloads it (:meth:`server.match.playing.Playing.resolve`)."""
-    fence: str = ""
-    """The nonce of this connection's unanswered ``FENCE`` (``""``: none)."""
-    dead_check: asyncio.Task[Any] | None = None
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    def __post_init__(self) -> None:
-        Outbox.__init__(self)
-
-    @property
-    def game(self) -> Game | None:
-        """The engine's game of :attr:`player` (``None`` before the deal)."""
-        return None if self.player is None else self.player.game
-
-    @property
-    def status(self) -> str:
-        """The player's status: ``lobby`` before the deal, then ``playing`` or how the game ended."""
-        return "lobby" if self.player is None else self.player.status
-
-    def adopt(self, player: PlayerGame) -> None:
-        """Take ``player`` as the player's game: a proposal Redis has stored, or what Redis holds."""
-        self.player = player
-        self.last_seq = player.last_seq
-
-    def leave(self) -> None:
-        """Forget the match (the connection resumes the next round): as a new connection, outbox kept."""
-        self.code, self.name, self.epoch, self.player, self.next_round = "", "", -1, None, ""
-        self.last_seq, self.unsure, self.fence, self.dead_check = 0, False, "", None
 
 
 class MatchService:
@@ -306,7 +207,7 @@ class MatchService:
 
     # ------------------------------------------------------------ this process's connections
 
-    async def _attach(self, session: Session, code: str, name: str, epoch: int) -> None:
+    async def attach(self, session: Session, code: str, name: str, epoch: int) -> None:
         """The connection now speaks for player ``name`` of ``code`` (connection ``epoch``): an older
         connection of the player in this process is replaced, the stream followed, the player marked here."""
         for other in list(self.local.get(code, ())):
@@ -338,7 +239,7 @@ class MatchService:
         if record is not None and record.epoch == session.epoch:
             await self.store.set_player(session.code, session.name, connected=0)
 
-    def _lobby_lock(self, code: str) -> asyncio.Lock:
+    def lobby_lock(self, code: str) -> asyncio.Lock:
         """Serialises this process's lobby changes and start decisions of one match (the order of the lobby
         events across processes is Redis's: :meth:`server.match.public.PublicView.publish_lobby`)."""
         lock = self._lobby_locks.get(code)

@@ -57,7 +57,8 @@ from .store import MatchMeta, token_hash
 from .store.keys import name_field
 
 if TYPE_CHECKING:
-    from .matches import MatchService, Session
+    from .match.context import MatchContext
+    from .match.session import Session
 
 CREATION_WAIT_S = 2.0
 """Seconds a process that did not claim the next round waits for its claimer to create it before creating it
@@ -91,7 +92,7 @@ def _not_joined(status: str, code: str, number: int, players: int, name: str) ->
 class Rounds:
     """The rematch and series side of a :class:`~server.matches.MatchService` (see the module docstring)."""
 
-    def __init__(self, service: MatchService) -> None:
+    def __init__(self, service: MatchContext) -> None:
         self.service = service
         self.store = service.store
 
@@ -130,7 +131,7 @@ class Rounds:
             raise _not_joined(joined, code, new_meta.round, settings.players, name)
         # Also on a retry ("again"): the process that joined the player may have died before these steps,
         # and each is safe to repeat (the offer names everyone who asked so far; the start happens once).
-        async with service._lobby_lock(code):
+        async with service.lobby_lock(code):
             now_meta = await self.store.meta(code)
             if now_meta is not None and State(now_meta.state) in LOBBY_STATES:
                 await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
@@ -221,7 +222,7 @@ class Rounds:
         expected = meta.expected or []
         if not await self.store.round_window_over(code, {name: name_key(name) for name in expected}):
             return
-        async with self.service._lobby_lock(code):
+        async with self.service.lobby_lock(code):
             await self.service.lobby.carry_out(code, step)
 
     async def leave_for_next_round(self, session: Session) -> None:

@@ -9,8 +9,17 @@ variable                               default    meaning
                                                   behind a TLS proxy, ``http://192.168.1.20:8000`` on a LAN):
                                                   the join line and ``join_url`` use it; unset: the address
                                                   each request came to
-``REDIS_URL``                          (unset)    Redis to use; unset: start an embedded Redis
+``REDIS_URL``                          (unset)    Redis to use (``redis://host:port/db``): one Redis,
+                                                  or any node of a Redis Cluster (the server asks it
+                                                  ``INFO cluster`` at start and uses redis-py's cluster
+                                                  client when ``cluster_enabled:1``); unset: start an
+                                                  embedded Redis
 ``FTR_DATA_DIR``                       user data  folder of the embedded Redis's database file
+``FTR_REDIS_WAIT_REPLICAS``            0          replicas each commit of a move waits for (Redis ``WAIT``)
+                                                  before its player is answered, so a failover of its
+                                                  master loses no acknowledged move (0: no wait)
+``FTR_REDIS_WAIT_MS``                  1000       longest such wait (ms); past it the move is answered
+                                                  anyway and a warning logged
 ``FTR_COUNTDOWN_S``                    3          seconds between "start" and the deal
 ``FTR_RETENTION_S``                    86400      seconds a finished match's keys are kept
 ``FTR_MAX_PLAYERS``                    8          most players one match may have
@@ -83,6 +92,8 @@ class Settings:
     public_url: str = ""
     redis_url: str | None = None
     data_dir: str = ""
+    redis_wait_replicas: int = 0
+    redis_wait_ms: int = 1000
     countdown_s: float = 3.0
     retention_s: int = 86400
     max_players: int = 8
@@ -122,6 +133,8 @@ class Settings:
             public_url=config("FTR_PUBLIC_URL", default="").strip().rstrip("/"),
             redis_url=config("REDIS_URL", default=None) or None,
             data_dir=config("FTR_DATA_DIR", default="") or platformdirs.user_data_dir("forty-thieves-race"),
+            redis_wait_replicas=config("FTR_REDIS_WAIT_REPLICAS", cast=int, default=0),
+            redis_wait_ms=config("FTR_REDIS_WAIT_MS", cast=int, default=1000),
             countdown_s=config("FTR_COUNTDOWN_S", cast=float, default=3.0),
             retention_s=config("FTR_RETENTION_S", cast=int, default=86400),
             max_players=config("FTR_MAX_PLAYERS", cast=int, default=8),
@@ -155,7 +168,8 @@ class Settings:
 
 
 ENVIRONMENT_VARIABLES = (
-    "FTR_HOST", "FTR_PORT", "FTR_PUBLIC_URL", "REDIS_URL", "FTR_DATA_DIR", "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
+    "FTR_HOST", "FTR_PORT", "FTR_PUBLIC_URL", "REDIS_URL", "FTR_DATA_DIR", "FTR_REDIS_WAIT_REPLICAS", "FTR_REDIS_WAIT_MS",
+    "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
     "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
     "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_SOLVER", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
     "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS", "FTR_REMATCH_WINDOW_S", "FTR_RESOLVE_S", "FTR_HELLO_TIMEOUT_S", "FTR_HEADER_TIMEOUT_S", "FTR_KEEPALIVE_S",

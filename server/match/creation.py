@@ -20,7 +20,7 @@ from ..engine.deal import deal as deal_of
 from ..store import token_hash
 
 if TYPE_CHECKING:
-    from ..matches import MatchService
+    from .context import MatchContext
 
 OFFERED_POOL_VARIANTS = ("relaxed", "classic")
 """Variants whose solvable deals are kept ready (relaxed first: its deals are proven fastest)."""
@@ -105,7 +105,7 @@ def dealt_fields(seed: str, nonce: str, deal: str) -> dict[str, Any]:
 class Creation:
     """``POST /matches`` and deals (see the module docstring)."""
 
-    def __init__(self, service: MatchService) -> None:
+    def __init__(self, service: MatchContext) -> None:
         self.service = service
         self.store = service.store
 

@@ -4,7 +4,8 @@ A daily attempt is a one-player match. The daily challenge asks the match servic
 :class:`DailyMatches` (made by :class:`DailyLink`): a new attempt's match, whether an attempt is still open,
 a player token, the close of an attempt that never started, an ended attempt's standings and move logs. The
 match service tells the daily challenge of an attempt's start and end through :class:`DailyHooks` (which
-:class:`server.daily.DailyService` is). Neither reaches into the other's internals or Redis keys.
+:class:`server.daily.DailyService` is; it and the day and move-log types are declared in :mod:`server.match.context`,
+which the parts that tell the daily challenge build on). Neither reaches into the other's internals or Redis keys.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from protocol import messages as m
 from protocol.codec import encode
@@ -24,29 +25,14 @@ from ..ranking import Standing
 from ..settings import Settings
 from ..store import Store, token_hash
 from ..store.keys import day_member
+from .context import DailyHooks, Day, Log, MatchContext
 from .ending import standing
-
-if TYPE_CHECKING:
-    from ..matches import MatchService
 
 T = TypeVar("T")
 
-Day = tuple[str, str]
-"""A daily challenge's ``(date, variant)``."""
-
-Log = list[tuple[str, int]]
-"""A player's move log: ``(command, ms from the start)`` per accepted ``play``."""
-
-
-class DailyHooks(Protocol):
-    """What the match service tells the daily challenge (implemented by :class:`server.daily.DailyService`)."""
-
-    async def started(self, code: str, day: Day, name: str, start_at_ms: int, foundation: int) -> None:
-        """Attempt ``code`` of ``day`` started for ``name`` at ``start_at_ms``, ``foundation`` cards up (auto-play)."""
-
-    async def record(self, code: str, day: Day, standing: Standing, commands: Log) -> None:
-        """Attempt ``code`` of ``day`` ended as ``standing`` with the move log ``commands`` (before its results;
-        may be told again: idempotent)."""
+# DailyHooks, Day and Log are declared in .context, below the parts that tell the daily challenge (no circle
+# through them); named here too, as the seam's.
+__all__ = ["DailyHooks", "DailyLink", "DailyMatches", "Day", "Log"]
 
 
 class DailyMatches(Protocol):
@@ -89,9 +75,9 @@ class DailyMatches(Protocol):
 
 
 class DailyLink:
-    """:class:`DailyMatches` over a :class:`~server.matches.MatchService`."""
+    """:class:`DailyMatches` over the match service (:class:`~server.match.context.MatchContext`)."""
 
-    def __init__(self, service: MatchService) -> None:
+    def __init__(self, service: MatchContext) -> None:
         self._service = service
         self.store = service.store
         self.hub = service.hub

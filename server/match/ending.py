@@ -12,7 +12,7 @@ from ..ranking import Standing, rank
 from ..store import PlayerRecord
 
 if TYPE_CHECKING:
-    from ..matches import MatchService
+    from .context import MatchContext
 
 
 def standing(record: PlayerRecord) -> Standing:
@@ -24,7 +24,7 @@ def standing(record: PlayerRecord) -> Standing:
 class Ending:
     """How games and matches end (see the module docstring)."""
 
-    def __init__(self, service: MatchService) -> None:
+    def __init__(self, service: MatchContext) -> None:
         self.service = service
         self.store = service.store
 

@@ -37,7 +37,8 @@ from ..rounds import may_start
 from ..store import MatchMeta, token_hash
 
 if TYPE_CHECKING:
-    from ..matches import MatchService, Session
+    from .context import MatchContext
+    from .session import Session
 
 
 def require_joined(session: Session) -> None:
@@ -62,7 +63,7 @@ def join_refusal(status: str, code: str, name: str, meta: MatchMeta) -> ServiceE
 class Lobby:
     """Joining and starting matches (see the module docstring)."""
 
-    def __init__(self, service: MatchService) -> None:
+    def __init__(self, service: MatchContext) -> None:
         self.service = service
         self.store = service.store
 
@@ -89,9 +90,9 @@ class Lobby:
             raise refusal(Event.JOIN, state_of((now or meta).state), code)
         if status != "ok":
             raise join_refusal(status, code, name, meta)
-        await self.service._attach(session, code, name, 0)
+        await self.service.attach(session, code, name, 0)
         session.push(encode(m.Joined(code, name, token)))
-        async with self.service._lobby_lock(code):
+        async with self.service.lobby_lock(code):
             await self.carry_out(code, TABLE[(State.LOBBY, Event.JOIN)])  # the script took it: in the lobby
 
     async def resume(self, session: Session, code: str, token: str) -> None:
@@ -109,7 +110,7 @@ class Lobby:
             raise ServiceError("bad_token", "that token does not belong to a player of this match")
         if session.code:  # into the next round a rematch answered: the ended match is left only now the token
             await service.rounds.leave_for_next_round(session)  # is known good (a refused one changes nothing)
-        await service._attach(session, code, name, epoch)
+        await service.attach(session, code, name, epoch)
         await self.store.add_event(code, msgspec.msgpack.encode([name, epoch]), kind="takeover")
         session.push(encode(m.Joined(code, name, new_token)))
         record = await self.store.player(code, name)
@@ -126,7 +127,7 @@ class Lobby:
         if step is ResumeStep.TELL_CLOSED:  # closed unstarted (lobby timeout, a daily attempt after its day)
             session.push(encode(m.Error("closed", "the match did not start in time and was closed")))
         elif step is ResumeStep.START_DAILY:  # a daily attempt starts when its player connects
-            async with self.service._lobby_lock(code):
+            async with self.service.lobby_lock(code):
                 await self.start_countdown(code)
         elif step is ResumeStep.COUNTDOWN:
             start_at = meta.start_at_ms
@@ -163,7 +164,7 @@ class Lobby:
         code = session.code
         meta = await self._lobby_meta(code, Event.READY)
         require(State(meta.state), Event.READY, code)
-        async with self.service._lobby_lock(code):  # the lobby frame and the start decision in one order
+        async with self.service.lobby_lock(code):  # the lobby frame and the start decision in one order
             state = await self.store.set_ready(code, session.name)  # not once the countdown has begun
             # It left its lobby meanwhile: refused as the lifecycle refuses a ready there.
             await self.carry_out(code, require(state_of(state or None), Event.READY, code))
@@ -176,7 +177,7 @@ class Lobby:
         if not secrets.compare_digest(meta.host, token_hash(host_token)):
             raise ServiceError("not_host", "only the host may start the match (wrong host token)")
         require(State(meta.state), Event.HOST_START, session.code)
-        async with self.service._lobby_lock(session.code):
+        async with self.service.lobby_lock(session.code):
             await self.start_countdown(session.code)
 
     async def carry_out(self, code: str, transition: Transition) -> None:

@@ -36,7 +36,8 @@ from ..store import MatchMeta
 from .lobby import require_joined
 
 if TYPE_CHECKING:
-    from ..matches import MatchService, Session
+    from .context import MatchContext
+    from .session import Session
 
 log = logging.getLogger("forty_thieves.matches")
 
@@ -57,7 +58,7 @@ class Stored(Enum):
 class Playing:
     """The commands of a game in play (see the module docstring)."""
 
-    def __init__(self, service: MatchService) -> None:
+    def __init__(self, service: MatchContext) -> None:
         self.service = service
         self.store = service.store
 

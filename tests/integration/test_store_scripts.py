@@ -31,13 +31,20 @@ def recording(client: aioredis.Redis) -> list[tuple[bytes | str, list[Any]]]:
 
     def recorded_pipeline(*args: Any, **kwargs: Any) -> Any:
         pipe = pipeline(*args, **kwargs)
-        queue = pipe.evalsha
+        queue, command = pipe.evalsha, pipe.execute_command
 
         def queued(sha: str, numkeys: int, *rest: Any) -> Any:
             calls.append((sha, list(rest[:numkeys])))
             return queue(sha, numkeys, *rest)
 
+        def queued_command(*command_args: Any, **options: Any) -> Any:  # EVALSHA as a command (the cluster's way)
+            if command_args[0] == "EVALSHA":
+                sha, numkeys, *rest = command_args[1:]
+                calls.append((sha, list(rest[:numkeys])))
+            return command(*command_args, **options)
+
         pipe.evalsha = queued
+        pipe.execute_command = queued_command
         return pipe
 
     client.evalsha = recorded  # type: ignore[method-assign]

@@ -8,6 +8,7 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
 from protocol.codes import ALPHABET, CODE_LENGTH, new_code
 from server.store import keys, scripts
@@ -175,6 +176,63 @@ def test_every_script_touches_only_the_keys_of_one_hash_tag(script: scripts.Scri
     assert len({hash_tag(key) for key in built}) == 1, (script.name, built)
     if script.scope == "global":
         assert len(built) == 1
+
+
+def appended(script: scripts.Script, built: list[str], name: str) -> list[str]:
+    """The keys ``script`` makes by appending ``name`` to its ``player_prefix`` key (the roster's loops)."""
+    return [key + name for part, key in zip(script.keys, built) if part == "player_prefix"]
+
+
+@pytest.mark.parametrize("script", scripts.ALL, ids=lambda s: s.name)
+@pytest.mark.parametrize("code", ["K7QM4T2X9PZR", "AAAAAAAAAAAA", "x9Lm2Qr7Tz"])
+def test_every_script_runs_on_one_cluster_slot(script: scripts.Script, code: str) -> None:
+    """The slot redis-py's cluster client computes (``redis.crc.key_slot``, CRC16 of the hash tag, what it
+    routes EVALSHA by) is one for all the keys a script is given and for every key it appends a player's
+    name to, whatever the name holds: a Redis Cluster would refuse the script otherwise (CROSSSLOT)."""
+    if script.scope == "match":
+        built = [_MATCH_BUILDERS[part](code) for part in script.keys]
+    else:
+        built = declared_keys(script)
+    touched = built + [key for name in ODD_NAMES for key in appended(script, built, name)]
+    slots = {key_slot(key.encode()) for key in touched}
+    assert len(slots) == 1, (script.name, {key: key_slot(key.encode()) for key in touched})
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_a_moves_keys_are_the_slot_of_its_match_and_no_global_key(name: str) -> None:
+    """COMMIT, the one script of a move, writes the player's hash and log and the match's stream and reads its
+    meta: all on the match's slot (computed from the tag alone), none of them a global key."""
+    code = new_code()
+    commit_keys = [keys.player_key(code, name), keys.log_key(code, name), keys.events_key(code),
+                   keys.meta_key(code)]
+    assert {key_slot(key.encode()) for key in commit_keys} == {key_slot(f"m:{code}".encode())}
+    assert [p for p in scripts.COMMIT.keys] == ["player", "log", "events", "meta"]
+    assert scripts.COMMIT.scope == "match"
+
+
+def test_matches_spread_over_the_slots_of_every_master() -> None:
+    """Random match codes (the moves' only slots) land on every third of the slot range, as
+    ``redis-cli --cluster create`` splits it between 3 masters, each third near a third of the matches:
+    no master serves every move."""
+    thirds = [0, 0, 0]
+    count = 3000
+    for _ in range(count):
+        slot = key_slot(keys.meta_key(new_code()).encode())
+        thirds[min(2, slot * 3 // REDIS_CLUSTER_HASH_SLOTS)] += 1
+    assert all(0.25 * count < third < 0.42 * count for third in thirds), thirds
+
+
+def test_global_keys_each_have_a_slot_of_their_own() -> None:
+    """A key without braces is hashed whole, so each global key (the timers, each variant's deal pool, the daily
+    challenge's secret, names and days, a few leases) is its own hash tag; none shares its slot with another, so
+    no one node holds them all."""
+    global_keys = [keys.TIMERS, keys.DAILY_SECRET, keys.DAILY_NAMES, keys.DAILY_DAYS,
+                   *(keys.pool_key(v) for v in ("classic", "relaxed", "lucas", "limited")),
+                   keys.lease_key(keys.timer_lease("K7QM4T2X9PZR", "start")),
+                   keys.lease_key(keys.day_lease("2026-11-30", "classic"))]
+    assert all("{" not in key for key in global_keys)
+    assert all(key_slot(key.encode()) == key_slot(hash_tag(key).encode()) for key in global_keys)
+    assert len({key_slot(key.encode()) for key in global_keys}) == len(global_keys)
 
 
 @pytest.mark.parametrize("module", ["keys.py", "records.py", "scripts.py"])

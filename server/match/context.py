@@ -1,0 +1,177 @@
+"""The match service as its parts see it: what :mod:`server.match` and :mod:`server.rounds` use of it.
+
+Each part (creation, public, lobby, playing, ending, timers, daily link, rounds) is given the service it
+belongs to as a :class:`MatchContext`, which :class:`server.matches.MatchService` satisfies. The parts build
+on this interface and the service builds on the parts, never the other way round. What one part calls of
+another is the small protocol of that part here (:class:`LobbySteps`, ...), so a part needs no other
+part's module to be typed.
+
+The daily challenge's side of its seam with matches (:class:`DailyHooks`, the day and the move log) is here
+too: the service holds it (:attr:`MatchContext.daily`) for the parts that tell the daily challenge of an
+attempt's start and end; :mod:`server.match.daily_link` is the rest of that seam.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Executor
+from typing import Any, Protocol
+
+from protocol import messages as m
+
+from ..core.lifecycle import Transition, Wait
+from ..hub import Hub
+from ..ranking import Standing
+from ..settings import Settings
+from ..store import MatchMeta, Store
+from .clock import Clock
+from .session import Session
+
+Day = tuple[str, str]
+"""A daily challenge's ``(date, variant)``."""
+
+Log = list[tuple[str, int]]
+"""A player's move log: ``(command, ms from the start)`` per accepted ``play``."""
+
+
+class DailyHooks(Protocol):
+    """What the match service tells the daily challenge (implemented by :class:`server.daily.DailyService`)."""
+
+    async def started(self, code: str, day: Day, name: str, start_at_ms: int, foundation: int) -> None:
+        """Attempt ``code`` of ``day`` started for ``name`` at ``start_at_ms``, ``foundation`` cards up (auto-play)."""
+
+    async def record(self, code: str, day: Day, standing: Standing, commands: Log) -> None:
+        """Attempt ``code`` of ``day`` ended as ``standing`` with the move log ``commands`` (before its results;
+        may be told again: idempotent)."""
+
+
+class CreationSteps(Protocol):
+    """What the other parts call of :class:`server.match.creation.Creation`."""
+
+    async def prepare(self, code: str) -> bool:
+        """The ``prepare`` timer of match ``code``: a solvable deal from the pool and its lobby opened; False
+        when the pool had none yet (the timer stays)."""
+
+
+class LobbySteps(Protocol):
+    """What the other parts call of :class:`server.match.lobby.Lobby`."""
+
+    async def carry_out(self, code: str, transition: Transition) -> None:
+        """The lobby's effects of ``transition`` of match ``code`` (publish the lobby, the start check)."""
+
+    async def start_if_all_ready(self, code: str) -> None:
+        """The start check of match ``code``: the countdown starts when every expected player is in and ready."""
+
+
+class PlayingSteps(Protocol):
+    """What the other parts call of :class:`server.match.playing.Playing`."""
+
+    async def open_game(self, session: Session, meta: MatchMeta) -> None:
+        """Rebuild the player's game of ``session`` from the deal of ``meta`` and the move log; send ``started``."""
+
+
+class EndingSteps(Protocol):
+    """What the other parts call of :class:`server.match.ending.Ending`."""
+
+    async def arm_finalize(self, code: str) -> None:
+        """Set the ``finalize`` timer of match ``code`` before a command that may end a player's game."""
+
+    async def finalize_if_ended(self, code: str) -> bool:
+        """Finalize match ``code`` if none of its players still plays; False (nothing done) while one does."""
+
+    async def deadline(self, code: str, now_ms: int) -> Wait | None:
+        """The time limit of match ``code`` is over at ``now_ms``: games still playing end as ``timeout``,
+        then the results; a :class:`~server.core.lifecycle.Wait` (nothing done) during the countdown."""
+
+
+class RoundsSteps(Protocol):
+    """What the other parts call of :class:`server.rounds.Rounds`."""
+
+    async def joinable(self, code: str, meta: MatchMeta) -> tuple[str, MatchMeta]:
+        """The match (code and meta) a ``join`` naming ``code`` joins: an ended match's next round in its lobby,
+        else ``code`` itself."""
+
+    async def leave_for_next_round(self, session: Session) -> None:
+        """The player of ``session`` leaves the ended match to resume its next round on this connection."""
+
+    async def public(self, code: str, meta: MatchMeta) -> dict[str, Any]:
+        """What ``GET /matches/{code}`` says of rounds: ``round``, ``next_round``, ``rematch``, ``series``."""
+
+    async def window_over(self, code: str) -> None:
+        """The ``window`` timer of round ``code``: its rematch window is over."""
+
+
+class MatchContext(Protocol):
+    """What the parts of the match service use of it (:class:`server.matches.MatchService` is one).
+
+    The parts are read-only properties here, so the service's concrete parts satisfy their protocols.
+    """
+
+    store: Store
+    """The process's Redis store (:mod:`server.store`): the truth of every match."""
+    settings: Settings
+    """The server's settings (:mod:`server.settings`)."""
+    executor: Executor | None
+    """The solver's worker pool (``None``: the event loop's default executor)."""
+    dead_executor: Executor | None
+    """The pool of the dead-game checks (:func:`server.engine.dead.is_dead`), never the event loop."""
+    hub: Hub
+    """This process's fan-out (:mod:`server.hub`)."""
+    process_id: str
+    """This process's id: the holder of the timer leases it takes (:meth:`server.store.Store.lease`)."""
+    daily: DailyHooks | None
+    """The daily challenge when it runs (told of an attempt's start and end), else ``None``."""
+
+    @property
+    def clock(self) -> Clock:
+        """The shared clock (:meth:`Clock.now_ms <server.match.clock.Clock.now_ms>`: ms since the epoch)."""
+
+    @property
+    def creation(self) -> CreationSteps:
+        """The creation part (:mod:`server.match.creation`)."""
+
+    @property
+    def lobby(self) -> LobbySteps:
+        """The lobby part (:mod:`server.match.lobby`)."""
+
+    @property
+    def playing(self) -> PlayingSteps:
+        """The playing part (:mod:`server.match.playing`)."""
+
+    @property
+    def ending(self) -> EndingSteps:
+        """The ending part (:mod:`server.match.ending`)."""
+
+    @property
+    def rounds(self) -> RoundsSteps:
+        """Rematch and the series of rounds (:mod:`server.rounds`)."""
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        """Run ``coro`` as a background task of the service (cancelled when the service stops)."""
+
+    async def attach(self, session: Session, code: str, name: str, epoch: int) -> None:
+        """``session`` now speaks for player ``name`` of match ``code`` (connection ``epoch``): an older
+        connection of the player in this process is replaced, the match's stream followed, the player marked
+        connected."""
+
+    async def disconnected(self, session: Session) -> None:
+        """``session``'s socket closed: forget it; mark the player away unless a newer connection took over."""
+
+    def lobby_lock(self, code: str) -> asyncio.Lock:
+        """The lock that serialises this process's lobby changes and start decisions of match ``code``."""
+
+    async def lobby_message(self, code: str) -> m.Lobby:
+        """The ``lobby`` frame of match ``code`` as Redis holds it."""
+
+    async def publish_lobby(self, code: str) -> None:
+        """Publish the lobby of match ``code`` to its stream (:meth:`server.match.public.PublicView.publish_lobby`)."""
+
+    async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
+        """The deal of a match no one chose (:meth:`server.match.creation.Creation.draw_deal`): ``(seed,
+        solution, pool_item)``, ``(None, "", None)`` while a solvable-only pool is empty."""
+
+    async def finalize(self, code: str) -> None:
+        """Rank, reveal the seed and publish the results of match ``code`` (once)."""
+
+    async def end_match(self, code: str) -> None:
+        """Every player of match ``code`` has ended: finalize now, then drop its ``finalize`` timer."""

@@ -1,0 +1,64 @@
+"""The integration tests that matter, run again with the server on a real Redis Cluster (3 masters, 3 replicas).
+
+Each test here calls the single-node test of the same name with server processes whose ``REDIS_URL`` names a
+node of the cluster (``cluster_server``, ``make_cluster_server``, ``cluster_url``): the same assertions, so a
+script on keys of two slots, a key read from the wrong node or a command the cluster client cannot route fails
+them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from . import test_no_leaks, test_race, test_resilience, test_spectating
+from .conftest import ServerProcess, redis_at
+from .wsclient import create_match
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_the_server_uses_the_cluster_client_on_a_cluster(cluster_server: ServerProcess, cluster_url: str) -> None:
+    """The match's keys land on the masters the cluster assigns them (not all on the node of REDIS_URL)."""
+    codes = [create_match(cluster_server.url, variant="relaxed", seed=f"s{i}", players=2)["code"] for i in range(12)]
+    client = redis_at(cluster_url)
+    masters = {client.get_node_from_key(f"{{m:{code}}}:meta").name for code in codes}
+    assert all(client.hget(f"{{m:{code}}}:meta", "state") == b"lobby" for code in codes)
+    assert len(masters) >= 2, masters  # 12 random codes on one master of three: (1/3)^11, not by chance
+
+
+async def test_a_race_to_ranked_results_on_a_cluster(cluster_server: ServerProcess) -> None:
+    await test_race.test_two_players_race_to_ranked_results(cluster_server)
+
+
+async def test_two_server_processes_serve_one_match_on_a_cluster(make_cluster_server) -> None:  # type: ignore[no-untyped-def]
+    await test_resilience.test_two_server_processes_serve_one_match(make_cluster_server)
+
+
+async def test_killing_a_server_process_mid_match_loses_nothing_on_a_cluster(make_cluster_server) -> None:  # type: ignore[no-untyped-def]
+    await test_resilience.test_killing_the_server_mid_match_loses_nothing(make_cluster_server)
+
+
+async def test_spectating_with_resume_on_a_cluster(cluster_server: ServerProcess, cluster_url: str) -> None:
+    await test_spectating.test_events_stream_progress_and_resume_without_loss_or_repeat(cluster_server, cluster_url)
+
+
+async def test_no_leak_on_a_cluster(cluster_server: ServerProcess) -> None:
+    await test_no_leaks.test_frames_do_not_depend_on_the_undrawn_stock_face_down_cards_or_the_seed(cluster_server,
+                                                                                            "emperor")
+
+
+async def test_two_matches_on_one_process_on_a_cluster(cluster_server: ServerProcess) -> None:
+    """One process following two matches at once: their streams are on two slots (most likely two nodes), and each
+    match's players still see each other's progress (the hub reads each slot's streams in an XREAD of their own)."""
+    first = await test_race.lobby_of_two(cluster_server)
+    second = await test_race.lobby_of_two(cluster_server)
+    for _created, alice, bob in (first, second):
+        await alice.expect(test_race.m.Started)
+        await bob.expect(test_race.m.Started)
+    for _created, alice, bob in (first, second):
+        await alice.play("s")
+        progress = await bob.expect(test_race.m.Progress)
+        assert isinstance(progress, test_race.m.Progress) and progress.name == "alice", progress
+    for _created, alice, bob in (first, second):
+        await alice.close()
+        await bob.close()
