@@ -355,6 +355,19 @@ class Store:
         return [self.redis.get_node_from_key(keys[0]) for keys, _, _ in batch]
 
     async def _flush(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> None:
+        if len(batch) == 1 and not self.wait_replicas:
+            # Alone in its turn of the loop (a human's pace): one EVALSHA without a pipeline's machinery;
+            # redis-py's Script loads the script again on NOSCRIPT.
+            keys, args, future = batch[0]
+            try:
+                result = await self._commit(keys=keys, args=args)
+            except Exception as error:  # noqa: BLE001 - the waiting command gets the failure
+                if not future.done():
+                    future.set_exception(error)
+                return
+            if not future.done():
+                future.set_result(result)
+            return
         targets = self._wait_targets(batch) if self.wait_replicas else []
         waits: list[Any] = []  # one WAIT per distinct target, after that target's commits
         for target in targets:
