@@ -1338,8 +1338,9 @@ def _short_frame(frame: str) -> str:
 # ---------------------------------------------------------------- main
 
 
-PHASES = ("paced", "thousand", "saturation", "two", "idle", "echo", "floor")
-"""Every phase, in the order a run takes them (the race server's first, then the baselines without it)."""
+PHASES = ("idle", "paced", "thousand", "saturation", "two", "echo", "floor")
+"""Every phase, in the order a run takes them (the race server's first, idle on the fresh server so that its
+RSS growth is the connections', then the baselines without it)."""
 DEFAULT_PHASES = "paced,saturation,echo,floor"
 
 
@@ -1448,6 +1449,21 @@ def main() -> None:
         race: list[PhaseFigures] = []
         paced = saturation = thousand = two = None
         paced_rate = paced_us = server_rate = server_us = two_rate = two_us = float("nan")
+        idle_kib = float("nan")
+        if "idle" in phases:
+            print(f"\nidle: {args.idle_players} players connected, each holding its deal, no command, "
+                  f"{args.idle_s:g} s")
+            idle, rss_before, rss_after, rss_empty = bench.idle_phase(args.idle_players, args.idle_s)
+            outcome = idle.outcome
+            idle_kib = (rss_after - rss_before) / max(1, args.idle_players)
+            print(f"  server RSS: {rss_empty / 1024:,.1f} MiB before the matches were created, "
+                  f"{rss_before / 1024:,.1f} MiB with their {args.idle_players // 2} matches created, "
+                  f"{rss_after / 1024:,.1f} MiB with {args.idle_players - outcome['failed']} players connected: "
+                  f"{idle_kib:,.1f} KiB per connected idle player")
+            if outcome["failed"] or outcome["errors"]:
+                print(f"  {outcome['failed']} bots failed; errors: {dict(outcome['errors'])}")
+            race.append(idle)
+
         if "paced" in phases:
             print(f"\npaced: {args.players} players, each one command every {lo_ms:g}-{hi_ms:g} ms, {args.paced_s:g} s"
                   + (" (py-spy sampling the server)" if args.profile_paced else ""))
@@ -1481,21 +1497,6 @@ def main() -> None:
             two = bench.two_process_phase(args.saturation_s)
             two_rate, two_us = report_phase(two)
             race.append(two)
-        idle_kib = float("nan")
-        if "idle" in phases:
-            print(f"\nidle: {args.idle_players} players connected, each holding its deal, no command, "
-                  f"{args.idle_s:g} s")
-            idle, rss_before, rss_after, rss_empty = bench.idle_phase(args.idle_players, args.idle_s)
-            outcome = idle.outcome
-            idle_kib = (rss_after - rss_before) / max(1, args.idle_players)
-            print(f"  server RSS: {rss_empty / 1024:,.1f} MiB before the matches were created, "
-                  f"{rss_before / 1024:,.1f} MiB with their {args.idle_players // 2} matches created, "
-                  f"{rss_after / 1024:,.1f} MiB with {args.idle_players - outcome['failed']} players connected: "
-                  f"{idle_kib:,.1f} KiB per connected idle player")
-            if outcome["failed"] or outcome["errors"]:
-                print(f"  {outcome['failed']} bots failed; errors: {dict(outcome['errors'])}")
-            race.append(idle)
-
         if race:
             print("\nredis memory per finished match (growth of used_memory less client buffers over the phase / "
                   "matches):")
