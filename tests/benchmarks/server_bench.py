@@ -35,6 +35,20 @@ Phases, each with fresh matches:
    messages/s as a share of the echo's, i.e. the most any server doing this
    design's I/O per move can reach here, and the race server's share of it.
 
+Phases the goals of one process name, each with ``--phases`` (``all``, or a comma-separated list; they run
+in the order idle, paced, thousand, saturation, two, echo, floor):
+
+- idle (``--idle-players``, default 1,000): players connect, join matches of 2, get the deal and stay
+  idle; the server's RSS once they are connected less its RSS before, per player (on the fresh server, so
+  that no freed memory is reused);
+- thousand (``--thousand-players`` 1,000, ``--thousand-pace`` 1000-3000 ms, ``--thousand-clients`` 4): a
+  human's pace on one process, about 500 moves/s: p50 / p99, and each client process's CPU (a client near
+  one core would slow its own bots' round trips);
+- two: saturation with half the matches on a second server process (same Redis): moves/s against the
+  saturation phase's, the server CPU of both processes.
+
+Every phase also reports the server's wake-ups per move (voluntary context switches of all its threads).
+
 Figures are over a steady window (every bot playing: from ``--warmup`` s
 after the common start to the common end): rates are medians of one-second
 buckets (min and max in brackets), latencies percentiles of every round trip
@@ -49,7 +63,7 @@ matches that finished, and the mean ``MEMORY USAGE`` of a match's keys.
 
 Run: ``python tests/benchmarks/server_bench.py [--players 200] [--clients 2]
 [--paced-s 30] [--saturation-s 20] [--echo-s 15] [--floor-s 15] [--quick] [--profile FILE]
-[--server-log FILE]``. ``--quick``: 20 players, short phases (a smoke run of
+[--server-log FILE] [--phases LIST] [--profile-paced FILE] [--profile-thousand FILE]``. ``--quick``: 20 players, short phases (a smoke run of
 about 20 s). ``--profile FILE``: py-spy samples the server during the
 saturation phase (raw collapsed stacks to FILE; the CPU by activity and the
 top frames are printed). The server's logged errors are summarized at the
