@@ -33,6 +33,7 @@ from .daily import DailyService
 from .daily_web import ROUTES as DAILY_ROUTES
 from .dealpool import fill_pool
 from .embedded_redis import EmbeddedRedis
+from .gcpacing import pace_collections
 from .httpjson import error_response, over_rate, read_json
 from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
 from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_page, watch_page
@@ -161,6 +162,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         app.state.metrics.count_spectators(service)
         app.state.service = service
         await service.start_background()
+        # Full collections of the long-lived objects on a schedule, not every few seconds (server/gcpacing.py).
+        service.spawn(service.run_forever(pace_collections, "collection pacing"))
         if settings.daily_variants:  # the daily challenge (server/daily.py): deals prepared ahead, days closed
             daily = service.daily = app.state.daily = DailyService(service.daily_link, settings.daily_variants,
                                                                    settings.daily_secret)

@@ -35,6 +35,20 @@ Phases, each with fresh matches:
    messages/s as a share of the echo's, i.e. the most any server doing this
    design's I/O per move can reach here, and the race server's share of it.
 
+Phases the goals of one process name, each with ``--phases`` (``all``, or a comma-separated list; they run
+in the order idle, paced, thousand, saturation, two, echo, floor):
+
+- idle (``--idle-players``, default 1,000): players connect, join matches of 2, get the deal and stay
+  idle; the server's RSS once they are connected less its RSS before, per player (on the fresh server, so
+  that no freed memory is reused);
+- thousand (``--thousand-players`` 1,000, ``--thousand-pace`` 1000-3000 ms, ``--thousand-clients`` 4): a
+  human's pace on one process, about 500 moves/s: p50 / p99, and each client process's CPU (a client near
+  one core would slow its own bots' round trips);
+- two: saturation with half the matches on a second server process (same Redis): moves/s against the
+  saturation phase's, the server CPU of both processes.
+
+Every phase also reports the server's wake-ups per move (voluntary context switches of all its threads).
+
 Figures are over a steady window (every bot playing: from ``--warmup`` s
 after the common start to the common end): rates are medians of one-second
 buckets (min and max in brackets), latencies percentiles of every round trip
@@ -49,7 +63,7 @@ matches that finished, and the mean ``MEMORY USAGE`` of a match's keys.
 
 Run: ``python tests/benchmarks/server_bench.py [--players 200] [--clients 2]
 [--paced-s 30] [--saturation-s 20] [--echo-s 15] [--floor-s 15] [--quick] [--profile FILE]
-[--server-log FILE]``. ``--quick``: 20 players, short phases (a smoke run of
+[--server-log FILE] [--phases LIST] [--profile-paced FILE] [--profile-thousand FILE]``. ``--quick``: 20 players, short phases (a smoke run of
 about 20 s). ``--profile FILE``: py-spy samples the server during the
 saturation phase (raw collapsed stacks to FILE; the CPU by activity and the
 top frames are printed). The server's logged errors are summarized at the
@@ -64,6 +78,7 @@ import asyncio
 import collections
 import contextlib
 import functools
+import math
 import multiprocessing
 import os
 import random
@@ -167,6 +182,18 @@ def status_kib(pid: int, key: str) -> int:
     return 0
 
 
+def _switches(pid: int, tid: str) -> int:
+    """voluntary_ctxt_switches of one thread (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def children_of(pid: int) -> list[int]:
     """Every descendant of ``pid`` (e.g. the server's process-pool worker)."""
     parents: dict[int, list[int]] = collections.defaultdict(list)
@@ -212,6 +239,10 @@ class Sample:
     machine: int
     rss_kib: int
     redis_clients: int
+    wakeups: int = 0
+    """Voluntary context switches of the server process(es) so far: each is a sleep the kernel woke it from."""
+    per_client: dict[int, int] = field(default_factory=dict)
+    """CPU ticks of each client process of the phase so far."""
 
 
 class Sampler(threading.Thread):
@@ -222,6 +253,8 @@ class Sampler(threading.Thread):
         import redis
 
         self.server_pid, self.redis_pid = server_pid, redis_pid
+        self.extra_server_pids: list[int] = []
+        """Further server processes (the two-process phase): their CPU counts as the server's."""
         self.redis = redis.Redis.from_url(redis_url)
         self.client_pids: list[int] = []
         self.samples: list[Sample] = []
@@ -239,6 +272,19 @@ class Sampler(threading.Thread):
             seen[pid] = max(seen.get(pid, 0), cpu_ticks(pid))
         return sum(seen.values())
 
+    def _wakeups(self, pids: list[int]) -> int:
+        """Voluntary context switches of ``pids`` (every thread), summed and never dropping like :meth:`_ticks`."""
+        seen = self._last_ticks.setdefault("wakeups", {})
+        for pid in pids:
+            total = 0
+            try:
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    total += _switches(pid, tid)
+            except OSError:
+                continue
+            seen[pid] = max(seen.get(pid, 0), total)
+        return sum(seen.values())
+
     def sample(self) -> Sample:
         if self._tick % 10 == 0:
             self._worker_pids = children_of(self.server_pid)
@@ -250,10 +296,12 @@ class Sampler(threading.Thread):
                 redis_clients = 0
         self._tick += 1
         return Sample(
-            t=time.monotonic(), server=cpu_ticks(self.server_pid),
+            t=time.monotonic(), server=self._ticks("servers", [self.server_pid, *self.extra_server_pids]),
             workers=self._ticks(f"workers of {self.server_pid}", self._worker_pids), redis=cpu_ticks(self.redis_pid),
             clients=self._ticks("clients", list(self.client_pids)), me=cpu_ticks(os.getpid()),
             machine=machine_busy_ticks(), rss_kib=status_kib(self.server_pid, "VmRSS"), redis_clients=redis_clients,
+            per_client={pid: self._last_ticks["clients"].get(pid, 0) for pid in self.client_pids},
+            wakeups=self._wakeups([self.server_pid, *self.extra_server_pids]),
         )
 
     def run(self) -> None:
@@ -437,8 +485,9 @@ class RawWebSocket(asyncio.Protocol):
 
 class Bot:
     def __init__(self, job: dict[str, Any], code: str, name: str, seed: int, result: BotResult,
-                 ready: Countdown) -> None:
+                 ready: Countdown, ws_url: str = "") -> None:
         self.job, self.code, self.name = job, code, name
+        self.ws_url = ws_url or job["ws_url"]
         self.rng = random.Random(seed)
         self.result, self.ready = result, ready
         self.ws: Any = None
@@ -460,7 +509,7 @@ class Bot:
                 raise RuntimeError(f"{self.name}: {message.code}: {message.message}")  # noqa: TRY004
 
     async def setup(self) -> list[Any]:
-        url = self.job["ws_url"]
+        url = self.ws_url
         if self.job["kind"] == "floor":
             url += f"?code={self.code}&name={self.name}"
         if self.job["client"] == "raw":
@@ -506,13 +555,13 @@ class Bot:
         lo, hi = job["interval"]
         paced = hi > 0
         next_send = go_time + (rng.uniform(0, hi) if paced else 0.0)
-        await asyncio.sleep(max(0.0, next_send - time.monotonic()))
+        await asyncio.sleep(max(0.0, min(next_send, deadline) - time.monotonic()))
         seq, moves, status = 0, 0, "playing"  # seq: the last one the server accepted (a refused one uses up none)
         sends, rtts = result.sends, result.rtts
         monotonic, ws, Position, Rejected, Error = time.monotonic, self.ws, m.Position, m.Rejected, m.Error
         while moves < job["max_moves"]:
             if paced:
-                delay = next_send - monotonic()
+                delay = min(next_send, deadline) - monotonic()
                 if delay > 0:
                     await asyncio.sleep(delay)
             if monotonic() >= deadline:
@@ -611,7 +660,7 @@ async def client_main(conn: Any, job: dict[str, Any]) -> dict[str, Any]:
     result = BotResult()
     ready = Countdown(len(job["bots"]))
     go: asyncio.Future[tuple[float, float]] = loop.create_future()
-    bots = [Bot(job, code, name, seed, result, ready) for code, name, seed in job["bots"]]
+    bots = [Bot(job, code, name, seed, result, ready, *url) for code, name, seed, *url in job["bots"]]
     tasks = []
     for i, bot in enumerate(bots):
         tasks.append(asyncio.create_task(bot.run(go)))
@@ -767,10 +816,13 @@ class PhaseFigures:
 
 
 def run_clients(ws_url: str, kind: str, assignments: list[tuple[str, str, int]], args: argparse.Namespace,
-                duration: float, interval: tuple[float, float], max_moves: int, sampler: Sampler, on_go: Any = None) -> tuple[dict[str, Any], tuple[float, float], float]:
-    """Start the client processes, wait until every bot is ready, start them together, collect."""
+                duration: float, interval: tuple[float, float], max_moves: int, sampler: Sampler, on_go: Any = None,
+                clients: int | None = None) -> tuple[dict[str, Any], tuple[float, float], float]:
+    """Start the client processes (``clients``, default ``--clients``), wait until every bot is ready, start
+    them together, collect. An assignment is ``(code, name, seed)`` or ``(code, name, seed, ws_url)`` (a bot
+    of another server process)."""
     context = multiprocessing.get_context("spawn")
-    clients, warmup = args.clients, args.warmup
+    clients, warmup = clients or args.clients, args.warmup
     jobs = [{"ws_url": ws_url, "kind": kind, "bots": assignments[i::clients], "interval": interval,
              "max_moves": max_moves, "client": args.client} for i in range(clients)]
     pipes, processes = [], []
@@ -885,11 +937,23 @@ def report_phase(figures: PhaseFigures, unit: str = "moves") -> tuple[float, flo
         span_moves = figures.moves * span_t / max(1e-9, figures.window[1] - figures.window[0])
         for key in us_per:
             us_per[key] = 1e6 * (getattr(samples[-1], key) - getattr(samples[0], key)) / CLK_TCK / span_moves
+    wakeups = float("nan")
+    if samples and len(samples) > 1 and figures.moves:
+        span_t = samples[-1].t - samples[0].t
+        wakeups = (samples[-1].wakeups - samples[0].wakeups) / (figures.moves * span_t
+                                                                 / max(1e-9, figures.window[1] - figures.window[0]))
     print(f"  CPU in % of one core, median [min-max] per second: server {pct(server)}; "
-          f"{us_per['server']:.0f} us of server CPU per {unit[:-1]}")
+          f"{us_per['server']:.0f} us of server CPU per {unit[:-1]}, {wakeups:.2f} wake-ups of the server "
+          f"(voluntary context switches, all threads) per {unit[:-1]}")
     print(f"    server's worker processes {pct(workers)}, redis {pct(redis_cpu)}, bot clients {pct(clients)} "
           f"(in total; {us_per['clients']:.0f} us per round trip), other processes on the machine {pct(others)}, "
           f"machine {pct(machine)} of {100 * (os.cpu_count() or 1)}")
+    if samples and samples[-1].per_client:
+        span_t = max(1e-9, samples[-1].t - samples[0].t)
+        each = [100 * (ticks - samples[0].per_client.get(pid, ticks)) / CLK_TCK / span_t
+                for pid, ticks in samples[-1].per_client.items()]
+        print(f"  bot client processes: {len(each)}, each {', '.join(f'{x:.0f}' for x in each)} % of a core "
+              f"over the window (a client near 100 % would slow its bots' round trips)")
     connected = [s.redis_clients for s in samples if s.redis_clients]
     if connected:
         print(f"  redis connected clients: median {med(connected):.0f}, max {max(connected)}")
@@ -916,6 +980,8 @@ class Bench:
         self.server_process: subprocess.Popen[bytes] | None = None
         self.echo_process: subprocess.Popen[bytes] | None = None
         self.floor_process: subprocess.Popen[bytes] | None = None
+        self.second_process: subprocess.Popen[bytes] | None = None
+        self.second_log: Any = None
         self.redis_url = ""
         self.base_url = ""
 
@@ -934,16 +1000,64 @@ class Bench:
         port = free_port()
         self.base_url = f"http://127.0.0.1:{port}"
         self.ws_url = f"ws://127.0.0.1:{port}/play"
-        env = dict(os.environ)
-        env.update({"REDIS_URL": self.redis_url, "FTR_SOLVER_WORKERS": "0", "FTR_COUNTDOWN_S": "0.5",
-                    "FTR_RATE": "1000", "FTR_BURST": "1000", "FTR_MATCHES_PER_MIN": "100000",
-                    "PYTHONWARNINGS": "ignore"})
         self.server_log = open(os.path.join(self.tmp, "server.log"), "wb")  # noqa: SIM115 - the server's, until stop
-        self.server_process = subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)], cwd=ROOT, env=env,
-                                               stdout=self.server_log, stderr=subprocess.STDOUT)
+        self.server_process = self.start_server(port, self.server_log)
         wait_http(self.base_url + "/healthz")
         self.sampler = Sampler(self.server_process.pid, self.redis_process.pid, self.redis_url)
         self.sampler.start()
+
+    def start_server(self, port: int, log: Any) -> subprocess.Popen[bytes]:
+        """A race server process (``python -m server``) on ``port`` with the benchmark's settings: no solver
+        workers, a short countdown, rate limits and the per-address connection cap raised for bots (every bot
+        comes from 127.0.0.1)."""
+        env = dict(os.environ)
+        env.update({"REDIS_URL": self.redis_url, "FTR_SOLVER_WORKERS": "0", "FTR_COUNTDOWN_S": "0.5",
+                    "FTR_RATE": "1000", "FTR_BURST": "1000", "FTR_MATCHES_PER_MIN": "100000",
+                    "FTR_MAX_CONNECTIONS_PER_ADDRESS": "100000", "PYTHONWARNINGS": "ignore"})
+        return subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)], cwd=ROOT, env=env,
+                                stdout=log, stderr=subprocess.STDOUT)
+
+    def two_process_phase(self, duration: float) -> PhaseFigures:
+        """Saturation against two server processes on the one Redis: a second server is started, half the
+        matches (both players of each) play on each process; the server CPU is both processes'."""
+        port = free_port()
+        self.second_log = open(os.path.join(self.tmp, "server2.log"), "wb")  # noqa: SIM115 - closed in stop
+        self.second_process = self.start_server(port, self.second_log)
+        try:
+            wait_http(f"http://127.0.0.1:{port}/healthz")
+            self.sampler.extra_server_pids = [self.second_process.pid]
+            figures = self.race_phase("two", duration, (0.0, 0.0), 300_000,
+                                      ws_urls=(self.ws_url, f"ws://127.0.0.1:{port}/play"))
+        finally:
+            stop_process(self.second_process)
+            self.sampler.extra_server_pids = []
+        return figures
+
+    def idle_phase(self, players: int, hold_s: float) -> tuple[PhaseFigures, int, int, int]:
+        """``players`` bots connect, join matches of 2, get the deal and stay idle (no command) for ``hold_s``
+        seconds, then resign. Returns the phase and the server's RSS (KiB) before the first connection (the
+        matches created), once every bot holds its deal (plus 2 s), and the RSS before the matches were created."""
+        pid = self.server_process.pid
+        before_matches = status_kib(pid, "VmRSS")
+        rss: dict[str, int] = {}
+        original = self.create_matches
+
+        def create_then_measure(count: int, tag: str) -> list[str]:
+            codes = original(count, tag)
+            time.sleep(1.0)
+            rss["before"] = status_kib(pid, "VmRSS")
+            return codes
+
+        def on_go(go_time: float, deadline: float) -> None:
+            time.sleep(2.0)  # every bot holds its deal (``started``): the countdown's timers have run
+            rss["after"] = status_kib(pid, "VmRSS")
+
+        self.create_matches = create_then_measure  # type: ignore[method-assign]
+        try:
+            figures = self.race_phase("idle", hold_s, (hold_s * 10, hold_s * 10), 400_000, on_go, players=players)
+        finally:
+            self.create_matches = original  # type: ignore[method-assign]
+        return figures, rss.get("before", 0), rss.get("after", 0), before_matches
 
     def log_summary(self) -> None:
         """Errors the server logged (a traceback means a server bug the bots ran into)."""
@@ -994,8 +1108,11 @@ class Bench:
         if sampler is not None:
             sampler.stopping.set()
             sampler.join(2)
-        for process in (self.echo_process, self.floor_process, self.server_process, self.redis_process):
+        for process in (self.echo_process, self.floor_process, self.second_process, self.server_process,
+                        self.redis_process):
             stop_process(process)
+        if self.second_log is not None:
+            self.second_log.close()
         if hasattr(self, "server_log"):
             self.server_log.close()
             if self.args.server_log:
@@ -1037,14 +1154,18 @@ class Bench:
         return len(codes) - len(left)
 
     def race_phase(self, name: str, duration: float, interval: tuple[float, float], seed_base: int,
-                   on_go: Any = None) -> PhaseFigures:
+                   on_go: Any = None, players: int | None = None, clients: int | None = None,
+                   ws_urls: tuple[str, ...] = ()) -> PhaseFigures:
+        """A phase of ``players`` (default ``--players``) bots in fresh matches of 2, from ``clients`` processes;
+        with ``ws_urls`` (several server processes) match i's players connect to ``ws_urls[i % len]``."""
         args = self.args
-        matches = args.players // 2
+        matches = (players or args.players) // 2
         before = self.used_memory()
         codes = self.create_matches(matches, name)
-        assignments = [(code, f"p{k}", seed_base + 2 * i + k) for i, code in enumerate(codes) for k in (0, 1)]
+        assignments = [(code, f"p{k}", seed_base + 2 * i + k, *([ws_urls[i % len(ws_urls)]] if ws_urls else []))
+                       for i, code in enumerate(codes) for k in (0, 1)]
         outcome, window, _ = run_clients(self.ws_url, "race", assignments, args, duration, interval,
-                                         args.max_moves, self.sampler, on_go)
+                                         args.max_moves, self.sampler, on_go, clients)
         figures = figures_of(name, len(assignments), outcome, window, self.sampler)
         figures.matches = matches
         figures.finished = self.wait_finished(codes)
@@ -1231,6 +1352,20 @@ def _short_frame(frame: str) -> str:
 # ---------------------------------------------------------------- main
 
 
+PHASES = ("idle", "paced", "thousand", "saturation", "two", "echo", "floor")
+"""Every phase, in the order a run takes them (the race server's first, idle on the fresh server so that its
+RSS growth is the connections', then the baselines without it)."""
+DEFAULT_PHASES = "paced,saturation,echo,floor"
+
+
+def _phases(text: str) -> frozenset[str]:
+    """``"paced,floor"`` (or ``all``) -> the set of phases; argparse reports a ValueError as a usage error."""
+    chosen = frozenset(PHASES) if text.strip() == "all" else frozenset(p.strip() for p in text.split(",") if p.strip())
+    if not chosen or chosen - set(PHASES):
+        raise ValueError(text)
+    return chosen
+
+
 def _pace(text: str) -> tuple[float, float]:
     """``"LO-HI"`` in ms -> (LO, HI); argparse reports a ValueError as a usage error."""
     lo, _, hi = text.partition("-")
@@ -1259,6 +1394,18 @@ def main() -> None:
     parser.add_argument("--server-log", metavar="FILE", help="keep a copy of the server's log in FILE")
     parser.add_argument("--floor-s", type=float, default=15.0,
                         help="length of the floor baseline (the design's I/O per move, no rules; 0 skips it)")
+    parser.add_argument("--phases", type=_phases, default=_phases(DEFAULT_PHASES), metavar="LIST",
+                        help=f"comma-separated phases to run, in their fixed order, of {','.join(PHASES)} or all "
+                             f"(default {DEFAULT_PHASES})")
+    parser.add_argument("--thousand-players", type=int, default=1000, help="players of the thousand phase")
+    parser.add_argument("--thousand-pace", type=_pace, default=(1000.0, 3000.0), metavar="LO-HI",
+                        help="ms between a player's commands in the thousand phase (default 1000-3000: a human's)")
+    parser.add_argument("--thousand-s", type=float, default=30.0, help="length of the thousand phase")
+    parser.add_argument("--thousand-clients", type=int, default=4, help="client processes of the thousand phase")
+    parser.add_argument("--idle-players", type=int, default=1000, help="connected idle players of the idle phase")
+    parser.add_argument("--idle-s", type=float, default=5.0, help="how long the idle players stay connected")
+    parser.add_argument("--profile-paced", metavar="FILE", help="py-spy the server during the paced phase")
+    parser.add_argument("--profile-thousand", metavar="FILE", help="py-spy the server during the thousand phase")
     parser.add_argument("--echo-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--floor-server", nargs=2, metavar=("PORT", "REDIS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -1295,31 +1442,79 @@ def main() -> None:
               f"(redis-py parser: {'hiredis' if HIREDIS_AVAILABLE else 'pure Python'}); "
               f"FTR_SOLVER_WORKERS=0 FTR_COUNTDOWN_S=0.5 FTR_RATE=1000 FTR_BURST=1000")
 
+        phases = args.phases
         lo_ms, hi_ms = args.pace
-        print(f"\npaced: {args.players} players, each one command every {lo_ms:g}-{hi_ms:g} ms, {args.paced_s:g} s")
-        paced = bench.race_phase("paced", args.paced_s, (lo_ms / 1000, hi_ms / 1000), 1_000)
-        paced_rate, _ = report_phase(paced)
-        paced_p99 = percentile(paced.rtts_ms, 99)
-        profile: list[subprocess.Popen[bytes] | None] = []
+        profiles: list[subprocess.Popen[bytes] | None] = []
 
-        def on_go(go_time: float, deadline: float) -> None:
-            if args.profile:
-                time.sleep(max(0.0, go_time + args.warmup - time.monotonic()))
-                profile.append(start_profile(bench.server_process.pid, args.profile, deadline - time.monotonic() - 0.5))
+        def profiler(path: str | None) -> Any:
+            """An ``on_go`` that has py-spy sample the server over the phase's window into ``path``."""
+            def on_go(go_time: float, deadline: float) -> None:
+                if path:
+                    time.sleep(max(0.0, go_time + args.warmup - time.monotonic()))
+                    profiles.append(start_profile(bench.server_process.pid, path, deadline - time.monotonic() - 0.5))
+            return on_go
 
-        print(f"\nsaturation: {args.players} bots, one outstanding command each, {args.saturation_s:g} s"
-              + (" (py-spy sampling the server)" if args.profile else ""))
-        saturation = bench.race_phase("saturation", args.saturation_s, (0.0, 0.0), 100_000, on_go)
-        server_rate, server_us = report_phase(saturation)
-        for process in profile:
-            if process is not None:
-                process.wait(30)
-        rss_peak = status_kib(bench.server_process.pid, "VmHWM")
-        rss_now = status_kib(bench.server_process.pid, "VmRSS")
-        sampled_peak = max((s.rss_kib for s in bench.sampler.samples), default=0)
+        def wait_profiles() -> None:
+            for process in profiles:
+                if process is not None:
+                    process.wait(30)
+            profiles.clear()
 
-        print("\nredis memory per finished match (growth of used_memory less client buffers over the phase / matches):")
-        for figures in (paced, saturation):
+        race: list[PhaseFigures] = []
+        paced = saturation = thousand = two = None
+        paced_rate = paced_us = server_rate = server_us = two_rate = two_us = float("nan")
+        idle_kib = float("nan")
+        if "idle" in phases:
+            print(f"\nidle: {args.idle_players} players connected, each holding its deal, no command, "
+                  f"{args.idle_s:g} s")
+            idle, rss_before, rss_after, rss_empty = bench.idle_phase(args.idle_players, args.idle_s)
+            outcome = idle.outcome
+            idle_kib = (rss_after - rss_before) / max(1, args.idle_players)
+            print(f"  server RSS: {rss_empty / 1024:,.1f} MiB before the matches were created, "
+                  f"{rss_before / 1024:,.1f} MiB with their {args.idle_players // 2} matches created, "
+                  f"{rss_after / 1024:,.1f} MiB with {args.idle_players - outcome['failed']} players connected: "
+                  f"{idle_kib:,.1f} KiB per connected idle player")
+            if outcome["failed"] or outcome["errors"]:
+                print(f"  {outcome['failed']} bots failed; errors: {dict(outcome['errors'])}")
+            race.append(idle)
+
+        if "paced" in phases:
+            print(f"\npaced: {args.players} players, each one command every {lo_ms:g}-{hi_ms:g} ms, {args.paced_s:g} s"
+                  + (" (py-spy sampling the server)" if args.profile_paced else ""))
+            paced = bench.race_phase("paced", args.paced_s, (lo_ms / 1000, hi_ms / 1000), 1_000,
+                                     profiler(args.profile_paced))
+            paced_rate, paced_us = report_phase(paced)
+            wait_profiles()
+            race.append(paced)
+        if "thousand" in phases:
+            t_lo, t_hi = args.thousand_pace
+            print(f"\nthousand: {args.thousand_players} players on one server process, each one command every "
+                  f"{t_lo:g}-{t_hi:g} ms, {args.thousand_s:g} s, {args.thousand_clients} client processes"
+                  + (" (py-spy sampling the server)" if args.profile_thousand else ""))
+            thousand = bench.race_phase("thousand", args.thousand_s, (t_lo / 1000, t_hi / 1000), 200_000,
+                                        profiler(args.profile_thousand), players=args.thousand_players,
+                                        clients=args.thousand_clients)
+            report_phase(thousand)
+            wait_profiles()
+            race.append(thousand)
+        if "saturation" in phases:
+            print(f"\nsaturation: {args.players} bots, one outstanding command each, {args.saturation_s:g} s"
+                  + (" (py-spy sampling the server)" if args.profile else ""))
+            saturation = bench.race_phase("saturation", args.saturation_s, (0.0, 0.0), 100_000,
+                                          profiler(args.profile))
+            server_rate, server_us = report_phase(saturation)
+            wait_profiles()
+            race.append(saturation)
+        if "two" in phases:
+            print(f"\ntwo processes: {args.players} bots at saturation, half the matches on each of two server "
+                  f"processes, one Redis, {args.saturation_s:g} s (server CPU: both processes)")
+            two = bench.two_process_phase(args.saturation_s)
+            two_rate, two_us = report_phase(two)
+            race.append(two)
+        if race:
+            print("\nredis memory per finished match (growth of used_memory less client buffers over the phase / "
+                  "matches):")
+        for figures in race:
             moves_per_match = figures.total_moves / max(1, figures.matches)
             per_match = figures.redis_bytes / max(1, figures.finished)
             print(f"  {figures.name}: {figures.finished}/{figures.matches} matches finished, "
@@ -1329,45 +1524,77 @@ def main() -> None:
             print(f"    consistency: {figures.integrity}")
             print(f"    MEMORY USAGE of a match's keys, mean per match: {sum(figures.key_usage.values()) / 1024:,.1f} KiB ("
                   + ", ".join(f"{kind} {size / 1024:,.1f}" for kind, size in figures.key_usage.items()) + ")")
-        print(f"server RSS: peak {rss_peak / 1024:,.1f} MiB (VmHWM; sampled max {sampled_peak / 1024:,.1f} MiB), "
-              f"{rss_now / 1024:,.1f} MiB at the end")
+        if bench.server_process is not None and bench.server_process.poll() is None:
+            rss_peak = status_kib(bench.server_process.pid, "VmHWM")
+            rss_now = status_kib(bench.server_process.pid, "VmRSS")
+            sampled_peak = max((s.rss_kib for s in bench.sampler.samples), default=0)
+            print(f"server RSS: peak {rss_peak / 1024:,.1f} MiB (VmHWM; sampled max {sampled_peak / 1024:,.1f} MiB), "
+                  f"{rss_now / 1024:,.1f} MiB at the end")
 
-        bench.stop_server()  # the echo baseline has the machine without the idle race server
-        print(f"\necho baseline: {args.players} bots at saturation against a bare Starlette echo on uvicorn, "
-              f"{args.echo_s:g} s")
-        echo = bench.echo_phase(args.echo_s)
-        echo_rate, echo_us = report_phase(echo, "messages")
+        bench.stop_server()  # the baselines have the machine without the idle race server
+        echo_rate = echo_us = float("nan")
+        if "echo" in phases:
+            print(f"\necho baseline: {args.players} bots at saturation against a bare Starlette echo on uvicorn, "
+                  f"{args.echo_s:g} s")
+            echo = bench.echo_phase(args.echo_s)
+            echo_rate, echo_us = report_phase(echo, "messages")
 
         floor_rate = floor_us = 0.0
-        if args.floor_s > 0:
+        if "floor" in phases and args.floor_s > 0:
             print(f"\nfloor baseline: {args.players} bots at saturation against the design's I/O per move alone "
                   f"(decode, Store.commit, the reply, the stream reader forwarding progress; no rules), "
                   f"{args.floor_s:g} s")
             floor = bench.floor_phase(args.floor_s)
             floor_rate, floor_us = report_phase(floor, "messages")
 
-        ratio = server_rate / echo_rate if echo_rate else float("nan")
+        def verdict(ok: bool) -> str:
+            return "met" if ok else "NOT met"
+
         print("\nsummary")
-        print(f"  paced p99 round trip {paced_p99:.2f} ms with {paced.players} players: goal < 15 ms "
-              f"{'met' if paced_p99 < 15 else 'NOT met'}")
-        print(f"  paced: {paced_rate:,.0f} moves/s achieved of {paced.players / ((lo_ms + hi_ms) / 2000):,.0f} offered "
-              f"(a command every {lo_ms:g}-{hi_ms:g} ms per player)")
-        print(f"  saturation {server_rate:,.0f} moves/s, echo {echo_rate:,.0f} messages/s: ratio {100 * ratio:.1f} % "
-              f"(goal >= 30 %: {'met' if ratio >= 0.30 else 'NOT met'})")
-        print(f"  server CPU per unit: {server_us:.0f} us per move, {echo_us:.0f} us per echoed message: "
-              f"{100 * echo_us / server_us:.1f} % (the ratio if both were bound by the server's one core)")
-        if floor_rate:
+        if thousand is not None:
+            p99 = percentile(thousand.rtts_ms, 99)
+            t_lo, t_hi = args.thousand_pace
+            offered = thousand.players / ((t_lo + t_hi) / 2000)
+            print(f"  {thousand.players} players on one process: p99 round trip {p99:.2f} ms (goal < 15 ms: "
+                  f"{verdict(p99 < 15)}); {med([float(x) for x in thousand.per_second]):,.0f} moves/s of "
+                  f"{offered:,.0f} offered")
+        if paced is not None:
+            p99 = percentile(paced.rtts_ms, 99)
+            print(f"  paced p99 round trip {p99:.2f} ms with {paced.players} players: goal < 10 ms {verdict(p99 < 10)}")
+            print(f"  paced: {paced_rate:,.0f} moves/s achieved of {paced.players / ((lo_ms + hi_ms) / 2000):,.0f} "
+                  f"offered (a command every {lo_ms:g}-{hi_ms:g} ms per player)")
+            if saturation is not None:
+                print(f"  server CPU per move: {paced_us:.0f} us paced, {server_us:.0f} us at saturation: "
+                      f"{paced_us / server_us:.2f} times (goal <= 2: {verdict(paced_us <= 2 * server_us)})")
+        if saturation is not None and not math.isnan(echo_rate):
+            ratio = server_rate / echo_rate
+            print(f"  saturation {server_rate:,.0f} moves/s, echo {echo_rate:,.0f} messages/s: ratio {100 * ratio:.1f} %")
+            print(f"  server CPU per unit: {server_us:.0f} us per move, {echo_us:.0f} us per echoed message: "
+                  f"{100 * echo_us / server_us:.1f} % (the ratio if both were bound by the server's one core)")
+        if floor_rate and not math.isnan(echo_rate):
             print(f"  floor {floor_rate:,.0f} messages/s = {100 * floor_rate / echo_rate:.1f} % of echo "
                   f"({floor_us:.0f} us of server CPU per message): the most any server doing this design's I/O "
-                  f"per move can reach on this stack; the race server reaches {100 * server_rate / floor_rate:.1f} % "
-                  f"of the floor ({server_us - floor_us:.0f} us per move on top of it)")
+                  f"per move can reach on this stack")
+        if floor_rate and saturation is not None:
+            share = server_rate / floor_rate
+            print(f"  the race server reaches {100 * share:.1f} % of the floor (goal >= 70 %: {verdict(share >= 0.7)}; "
+                  f"{server_us - floor_us:.0f} us per move on top of it)")
+        if two is not None and saturation is not None:
+            factor = two_rate / server_rate
+            print(f"  two processes {two_rate:,.0f} moves/s, one {server_rate:,.0f}: {factor:.2f} times (goal >= 1.6: "
+                  f"{verdict(factor >= 1.6)}; {two_us:.0f} us of server CPU per move over both)")
+        if not math.isnan(idle_kib):
+            print(f"  server RSS per connected idle player: {idle_kib:,.1f} KiB (goal <= 50 KiB: "
+                  f"{verdict(idle_kib <= 50)})")
         load = os.getloadavg()
         print(f"  load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end; run took "
               f"{time.monotonic() - started:.0f} s")
         bench.log_summary()
-        if args.profile:
-            print(f"\nprofile of the server during saturation (py-spy, raw stacks in {args.profile}):")
-            summarize_profile(args.profile)
+        for path, phase in ((args.profile_paced, "the paced phase"), (args.profile_thousand, "the thousand phase"),
+                            (args.profile, "saturation")):
+            if path:
+                print(f"\nprofile of the server during {phase} (py-spy, raw stacks in {path}):")
+                summarize_profile(path)
     finally:
         bench.stop()
 

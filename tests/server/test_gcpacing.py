@@ -1,0 +1,62 @@
+"""The collector's pacing (server/gcpacing.py): frozen between full collections, cycles freed by the full one."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+
+from server.gcpacing import pace_collections
+
+
+class Node:
+    """An object that can sit in a reference cycle and be watched by a weak reference."""
+
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+def cycle() -> weakref.ref[Node]:
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+async def test_objects_are_frozen_while_it_runs_and_unfrozen_when_it_ends() -> None:
+    assert gc.get_freeze_count() == 0
+    task = asyncio.create_task(pace_collections(freeze_every_s=0.01, full_every_s=3600))
+    await asyncio.sleep(0.05)
+    assert gc.get_freeze_count() > 0
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert gc.get_freeze_count() == 0
+
+
+async def test_a_frozen_cycle_waits_for_the_full_collection() -> None:
+    task = asyncio.create_task(pace_collections(freeze_every_s=0.01, full_every_s=3600))
+    try:
+        await asyncio.sleep(0.02)
+        watched = cycle()
+        await asyncio.sleep(0.03)  # frozen now: no automatic collection sees it
+        gc.collect()
+        assert watched() is not None
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    gc.collect()  # unfrozen once the pacing ended: collectable again
+    assert watched() is None
+
+
+async def test_the_full_collection_frees_frozen_cycles() -> None:
+    task = asyncio.create_task(pace_collections(freeze_every_s=0.01, full_every_s=0.1))
+    try:
+        await asyncio.sleep(0.02)
+        watched = cycle()
+        for _ in range(50):
+            if watched() is None:
+                break
+            await asyncio.sleep(0.01)
+        assert watched() is None
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
