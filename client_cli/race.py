@@ -80,6 +80,8 @@ class RaceClient:
         self.pending: dict[tuple[str, int], m.ClientMessage] = {}
         """Numbered requests sent and not answered, by (sequence, seq): sent again after a reconnect."""
         self.waiting: dict[tuple[str, int], asyncio.Future[m.ServerMessage]] = {}
+        self._refusals_then: dict[tuple[str, int], int] = {}
+        """Per numbered request out, :attr:`RaceState.refusals` when the player typed it."""
         self._numbering = asyncio.Lock()
         """Held from numbering a request until its answer: one numbered request out at a time."""
         self.done = asyncio.Event()
@@ -237,7 +239,9 @@ class RaceClient:
             case m.Position(seq=seq) | m.Rejected(seq=seq):
                 if isinstance(message, m.Position):
                     self.seq = max(self.seq, seq)
-                    if ("command", seq) in self.pending:
+                    # Its answer clears what the line showed when the command was typed, not a refusal that came
+                    # after (typed ahead: "1-2" refused while "s" waited; the reason was never on the screen).
+                    if self._refusals_then.get(("command", seq)) == self.state.refusals:
                         self.state.message = ""
                 self._answer(("command", seq), message)
             case m.Suggestion(seq=seq, hints=hints):
@@ -346,18 +350,20 @@ class RaceClient:
     def _numbered(self, sequence: str, make: Callable[[int], m.ClientMessage]) -> asyncio.Future[m.ServerMessage]:
         """Send ``make(seq)`` once every numbered request before it has been answered; the future gets the answer."""
         future: asyncio.Future[m.ServerMessage] = asyncio.get_running_loop().create_future()
-        asyncio.ensure_future(self._send_numbered(sequence, make, future))
+        asyncio.ensure_future(self._send_numbered(sequence, make, future, self.state.refusals))
         return future
 
     async def _send_numbered(self, sequence: str, make: Callable[[int], m.ClientMessage],
-                             future: asyncio.Future[m.ServerMessage]) -> None:
+                             future: asyncio.Future[m.ServerMessage], refusals: int) -> None:
         """Number a request of ``sequence`` (``"command"``: play and resign; ``"hint"``) one past the last the
         server accepted, send it, and wait for its answer before the next request is numbered: a refused request
-        leaves its number to the next, so no number is ever skipped (the server refuses a skip: ``seq_gap``)."""
+        leaves its number to the next, so no number is ever skipped (the server refuses a skip: ``seq_gap``).
+        ``refusals``: the state's count of refusals when the player typed it (see :attr:`RaceState.refusals`)."""
         async with self._numbering:
             seq = (self.hints_used if sequence == "hint" else self.seq) + 1
             key = (sequence, seq)
             self.waiting[key] = future  # _answer sets it
+            self._refusals_then[key] = refusals
             self.pending[key] = make(seq)  # sent again after a reconnect until answered
             try:
                 await self.send(self.pending[key])
@@ -365,6 +371,7 @@ class RaceClient:
             finally:
                 self.waiting.pop(key, None)
                 self.pending.pop(key, None)
+                self._refusals_then.pop(key, None)
 
     def play(self, command: str) -> asyncio.Future[m.ServerMessage]:
         """Send a canonical command; the future gets its ``position``, ``rejected`` or ``error``."""
@@ -434,6 +441,7 @@ class RaceClient:
         self.seq = self.hints_used = 0
         self.pending.clear()
         self.waiting.clear()
+        self._refusals_then.clear()
         self.done, self.started, self.fatal = asyncio.Event(), asyncio.Event(), None
 
     async def close(self) -> None:
