@@ -88,6 +88,8 @@ def _header(state: RaceState, width: int, now: int) -> Text:
         right = f"{state.phase} "
     if not state.connected and state.phase != "finished":
         right = "reconnecting… " + right
+    if len(left) + 1 + len(right) > width:  # the clock and time left matter more than the game's name
+        left = left.replace(" Forty Thieves Race ", "", 1)
     pad = max(1, width - len(left) - len(right))
     return _crop(Text(left + " " * pad + right, style="reverse"), width)
 

@@ -1,5 +1,5 @@
 """The line under the board shows a refusal's reason until the player has had the chance to read it, and the
-results screen's own words once the match is over."""
+results screen's own words once the match is over; the header fits 80 columns while reconnecting."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from server.engine import Game, deal, find_variant
 from server.views import legal_message, view_message
 
 from .conftest import SEED, VARIANT
-from .test_render import ANSI, playing_state
+from .test_render import ANSI, cells, playing_state
 
 
 def plain_screen(state: object, now: int = 70_000) -> list[str]:
@@ -99,3 +99,16 @@ def test_the_results_screen_says_rematch_whatever_was_refused_before() -> None:
     assert "game_over" not in text
     assert "bob wants a rematch. Type rematch for the next round" in text
 
+
+def test_the_header_fits_80_columns_while_reconnecting() -> None:
+    """The header names the time left; reconnecting must not push it off the 80th column."""
+    state = playing_state(0)
+    state.connected = False
+    state.deadline_ms = 1_000 + 1_800_000
+    header = plain_screen(state)[0]
+    assert cells(header) <= 80
+    assert "reconnecting…" in header and header.rstrip().endswith("(left 28:51)")
+    state.title = "Daily classic 2026-12-02"
+    state.deadline_ms = 70_000 + (22 * 3600 + 30) * 1000  # now is 70 s
+    header = plain_screen(state)[0]
+    assert "reconnecting…" in header and header.rstrip().endswith("(left 22:00:30)"), header
