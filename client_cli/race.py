@@ -178,15 +178,24 @@ class RaceClient:
 
     async def _refused(self, reply: m.Error) -> ServerRefused:
         """A refused join or resume, as the user reads it: for a match that has ended, the server's message says
-        where its results are, and this adds the client's command that prints them."""
+        where its results are, and this adds the client's command that prints them. A join by the code of an
+        ended round goes on to its next rounds (``next_round``), as the server does, so the command names the
+        round the server's message names, not the code that was typed."""
         message = reply.message
         if reply.code == "already_started":
+            code, ended = self.code, False
             try:
-                ended = (await match_state(self.server, self.code)).get("state") == "finished"
+                for _ in range(100):  # the server's bound on following rounds (server.rounds joinable)
+                    public = await match_state(self.server, code)
+                    ended = public.get("state") == "finished"
+                    following = public.get("next_round")
+                    if not ended or not following:
+                        break
+                    code = str(following)
             except ClientError:
-                ended = False
+                pass  # a round no longer kept: the last one read stands
             if ended:
-                message += f" (forty-thieves watch {self.code}{server_option(self.server)} prints them)"
+                message += f" (forty-thieves watch {code}{server_option(self.server)} prints them)"
         return ServerRefused(reply.code, message)
 
     def _fail(self, error: ClientError) -> ClientError:
