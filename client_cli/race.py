@@ -438,6 +438,24 @@ class RaceClient:
         self._follow_round(answer)
         return answer
 
+    async def follow_rematch(self, every_s: float = 2.0) -> None:
+        """On the results screen: keep :attr:`RaceState.rematch` (who asked for the next round, in order) up to
+        date from ``GET /matches/{code}`` every ``every_s`` seconds, until this client goes on to a round of
+        its own (:meth:`rematch` changes its code) or its match is no longer the finished one. :meth:`run`
+        leaves the match's socket once the results are in, so the ``rematch`` event never reaches it there;
+        without this a player would not learn that a friend is waiting in the next round. An unreachable
+        server is asked again at the next turn."""
+        code = self.code
+        while self.code == code and self.state.phase == "finished":
+            try:
+                names = (await match_state(self.server, code)).get("rematch")
+            except ClientError:
+                names = None
+            if self.code == code and isinstance(names, list) and names != self.state.rematch:
+                self.state.rematch = [str(name) for name in names]
+                self.on_change()
+            await asyncio.sleep(every_s)
+
     def _follow_round(self, answer: m.NextRound) -> None:
         """Become the player of round ``answer.round`` (match ``answer.match``), with nothing of the round before."""
         self.code, self.host_token = answer.match, answer.host_token or None
