@@ -80,6 +80,8 @@ class RaceClient:
         self.pending: dict[tuple[str, int], m.ClientMessage] = {}
         """Numbered requests sent and not answered, by (sequence, seq): sent again after a reconnect."""
         self.waiting: dict[tuple[str, int], asyncio.Future[m.ServerMessage]] = {}
+        self._refusals_then: dict[tuple[str, int], int] = {}
+        """Per numbered request out, :attr:`RaceState.refusals` when the player typed it."""
         self._numbering = asyncio.Lock()
         """Held from numbering a request until its answer: one numbered request out at a time."""
         self.done = asyncio.Event()
@@ -176,15 +178,24 @@ class RaceClient:
 
     async def _refused(self, reply: m.Error) -> ServerRefused:
         """A refused join or resume, as the user reads it: for a match that has ended, the server's message says
-        where its results are, and this adds the client's command that prints them."""
+        where its results are, and this adds the client's command that prints them. A join by the code of an
+        ended round goes on to its next rounds (``next_round``), as the server does, so the command names the
+        round the server's message names, not the code that was typed."""
         message = reply.message
         if reply.code == "already_started":
+            code, ended = self.code, False
             try:
-                ended = (await match_state(self.server, self.code)).get("state") == "finished"
+                for _ in range(100):  # the server's bound on following rounds (server.rounds joinable)
+                    public = await match_state(self.server, code)
+                    ended = public.get("state") == "finished"
+                    following = public.get("next_round")
+                    if not ended or not following:
+                        break
+                    code = str(following)
             except ClientError:
-                ended = False
+                pass  # a round no longer kept: the last one read stands
             if ended:
-                message += f" (forty-thieves watch {self.code}{server_option(self.server)} prints them)"
+                message += f" (forty-thieves watch {code}{server_option(self.server)} prints them)"
         return ServerRefused(reply.code, message)
 
     def _fail(self, error: ClientError) -> ClientError:
@@ -237,7 +248,9 @@ class RaceClient:
             case m.Position(seq=seq) | m.Rejected(seq=seq):
                 if isinstance(message, m.Position):
                     self.seq = max(self.seq, seq)
-                    if ("command", seq) in self.pending:
+                    # Its answer clears what the line showed when the command was typed, not a refusal that came
+                    # after (typed ahead: "1-2" refused while "s" waited; the reason was never on the screen).
+                    if self._refusals_then.get(("command", seq)) == self.state.refusals:
                         self.state.message = ""
                 self._answer(("command", seq), message)
             case m.Suggestion(seq=seq, hints=hints):
@@ -346,18 +359,20 @@ class RaceClient:
     def _numbered(self, sequence: str, make: Callable[[int], m.ClientMessage]) -> asyncio.Future[m.ServerMessage]:
         """Send ``make(seq)`` once every numbered request before it has been answered; the future gets the answer."""
         future: asyncio.Future[m.ServerMessage] = asyncio.get_running_loop().create_future()
-        asyncio.ensure_future(self._send_numbered(sequence, make, future))
+        asyncio.ensure_future(self._send_numbered(sequence, make, future, self.state.refusals))
         return future
 
     async def _send_numbered(self, sequence: str, make: Callable[[int], m.ClientMessage],
-                             future: asyncio.Future[m.ServerMessage]) -> None:
+                             future: asyncio.Future[m.ServerMessage], refusals: int) -> None:
         """Number a request of ``sequence`` (``"command"``: play and resign; ``"hint"``) one past the last the
         server accepted, send it, and wait for its answer before the next request is numbered: a refused request
-        leaves its number to the next, so no number is ever skipped (the server refuses a skip: ``seq_gap``)."""
+        leaves its number to the next, so no number is ever skipped (the server refuses a skip: ``seq_gap``).
+        ``refusals``: the state's count of refusals when the player typed it (see :attr:`RaceState.refusals`)."""
         async with self._numbering:
             seq = (self.hints_used if sequence == "hint" else self.seq) + 1
             key = (sequence, seq)
             self.waiting[key] = future  # _answer sets it
+            self._refusals_then[key] = refusals
             self.pending[key] = make(seq)  # sent again after a reconnect until answered
             try:
                 await self.send(self.pending[key])
@@ -365,6 +380,7 @@ class RaceClient:
             finally:
                 self.waiting.pop(key, None)
                 self.pending.pop(key, None)
+                self._refusals_then.pop(key, None)
 
     def play(self, command: str) -> asyncio.Future[m.ServerMessage]:
         """Send a canonical command; the future gets its ``position``, ``rejected`` or ``error``."""
@@ -422,6 +438,24 @@ class RaceClient:
         self._follow_round(answer)
         return answer
 
+    async def follow_rematch(self, every_s: float = 2.0) -> None:
+        """On the results screen: keep :attr:`RaceState.rematch` (who asked for the next round, in order) up to
+        date from ``GET /matches/{code}`` every ``every_s`` seconds, until this client goes on to a round of
+        its own (:meth:`rematch` changes its code) or its match is no longer the finished one. :meth:`run`
+        leaves the match's socket once the results are in, so the ``rematch`` event never reaches it there;
+        without this a player would not learn that a friend is waiting in the next round. An unreachable
+        server is asked again at the next turn."""
+        code = self.code
+        while self.code == code and self.state.phase == "finished":
+            try:
+                names = (await match_state(self.server, code)).get("rematch")
+            except ClientError:
+                names = None
+            if self.code == code and isinstance(names, list) and names != self.state.rematch:
+                self.state.rematch = [str(name) for name in names]
+                self.on_change()
+            await asyncio.sleep(every_s)
+
     def _follow_round(self, answer: m.NextRound) -> None:
         """Become the player of round ``answer.round`` (match ``answer.match``), with nothing of the round before."""
         self.code, self.host_token = answer.match, answer.host_token or None
@@ -434,6 +468,7 @@ class RaceClient:
         self.seq = self.hints_used = 0
         self.pending.clear()
         self.waiting.clear()
+        self._refusals_then.clear()
         self.done, self.started, self.fatal = asyncio.Event(), asyncio.Event(), None
 
     async def close(self) -> None:

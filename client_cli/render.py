@@ -88,6 +88,8 @@ def _header(state: RaceState, width: int, now: int) -> Text:
         right = f"{state.phase} "
     if not state.connected and state.phase != "finished":
         right = "reconnecting… " + right
+    if len(left) + 1 + len(right) > width:  # the clock and time left matter more than the game's name
+        left = left.replace(" Forty Thieves Race ", "", 1)
     pad = max(1, width - len(left) - len(right))
     return _crop(Text(left + " " * pad + right, style="reverse"), width)
 
@@ -245,8 +247,10 @@ def _notice(state: RaceState) -> Text:
         return Text("Your attempt is over: forty-thieves daily --leaderboard shows the board. q quits", style="cyan")
     if state.phase == "finished":
         others = [name for name in state.rematch if name != state.name]
-        wanted = f"{', '.join(others)} want{'s' if len(others) == 1 else ''} a rematch. " if others else ""
-        return Text(f"The match is over. {wanted}Type rematch for the next round; q quits.", style="cyan")
+        if others:  # who is waiting says the match is over: the line keeps to 80 columns with a name of 16
+            wanted = f"{', '.join(others)} want{'s' if len(others) == 1 else ''} a rematch."
+            return Text(f"{wanted} Type rematch for the next round; q quits.", style="cyan")
+        return Text("The match is over. Type rematch for the next round; q quits.", style="cyan")
     if state.status == "dead":
         choice = "u to undo, or resign" if state.can("u") else "resign"
         return Text(f"No card can reach a foundation any more: {choice}.", style="bold red")

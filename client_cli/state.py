@@ -94,6 +94,9 @@ class RaceState:
     """Players who asked for the next round (the ``rematch`` event), in order."""
     message: str = ""
     """The last thing to tell the player (a refusal's reason, a hint, a notice)."""
+    refusals: int = 0
+    """How many refusals (``rejected``, ``error``) have set :attr:`message`: a command's answer clears the line
+    only when none came since the command was typed (a reason that came after it was never read)."""
     connected: bool = False
     clock_offset_ms: int = 0
     """Server clock minus the local clock (from ``pong``), for the countdown and the clock."""
@@ -191,6 +194,7 @@ class RaceState:
             case m.Results():
                 self.results = message
                 self.phase = "finished"
+                self.message = ""  # what was said during the play (a refusal, game_over) would hide the rematch offer
                 for row in message.ranking:
                     line = self.line(row.name)
                     line.moves, line.foundation, line.status, line.time_ms = row.moves, row.foundation, row.status, row.time_ms
@@ -198,12 +202,14 @@ class RaceState:
                         self.status, self.time_ms, self.moves = row.status, row.time_ms, row.moves
             case m.Rejected(command=command, reason=reason):
                 self.message = f"{command}: {with_card_symbols(reason)}"
+                self.refusals += 1
             case m.Suggestion(command=command):
                 # The server suggests a draw whenever one is legal: an empty hint means nothing is left to draw.
                 self.message = f"hint: {command}" if command else \
                     "hint: none (nothing left to draw): try a move of your own, undo, or resign"
             case m.Error(code=code, message=text):
                 self.message = f"{text} [{code}]"
+                self.refusals += 1
             case m.RematchOffer(names=names):
                 self.rematch = list(names)
             case m.Pong():

@@ -86,6 +86,8 @@ class RaceScreen:
         self.confirming_resign = False
         self.color = not os.environ.get("NO_COLOR")
         self.runner: asyncio.Future[None] | None = None
+        self.offers: asyncio.Future[None] | None = None
+        """After a round's results: who asks for the next round (:meth:`RaceClient.follow_rematch`)."""
         self.error: BaseException | None = None
         client.on_change = self.refresh
         self.buffer = Buffer(completer=LegalCompleter(client), history=InMemoryHistory(), multiline=False,
@@ -189,9 +191,16 @@ class RaceScreen:
             if not task.cancelled() and task.exception() is not None:
                 self.error = task.exception()
                 self.app.exit()
+            elif not task.cancelled() and self.client.state.results is not None and not self.daily:
+                self._stop_offers()
+                self.offers = asyncio.ensure_future(self.client.follow_rematch())
             self.refresh()
 
         runner.add_done_callback(finished)
+
+    def _stop_offers(self) -> None:
+        if self.offers is not None and not self.offers.done():
+            self.offers.cancel()
 
     async def run(self) -> int:
         """Run the screen and the client together; 0 when the match ended with results, 1 when left early."""
@@ -199,6 +208,9 @@ class RaceScreen:
         try:
             await self.app.run_async()
         finally:
+            self._stop_offers()
+            if self.offers is not None:
+                await asyncio.gather(self.offers, return_exceptions=True)
             runner = self.runner
             if runner is not None and not runner.done():
                 runner.cancel()

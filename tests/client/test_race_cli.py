@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import json
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from protocol import messages as m
 from protocol.codec import encode
 from server.engine import Game, deal, find_variant
 from server.store.keys import pool_key
+from tests.integration.wsclient import create_match
 
 from .conftest import ROOT, SEED, VARIANT, ServerProcess, run_client, solution
 
@@ -279,3 +281,27 @@ def test_joining_a_finished_match_says_it_has_ended_and_where_the_results_are(se
     assert "has ended" in late.stderr and "already started" not in late.stderr, late.stderr
     assert f"/matches/{code}/results" in late.stderr, late.stderr
     assert f"forty-thieves watch {code} --server {server.url} prints them" in late.stderr, late.stderr
+
+
+async def test_joining_an_ended_series_names_the_watch_line_of_the_round_the_server_names(
+        server: ServerProcess, client_env: dict[str, str]) -> None:
+    """Round 1 ended, its rematch (round 2) ended too: a late friend's join by round 1's code is refused with
+    round 2's results; the client's watch line must name round 2 as well, not the code that was typed."""
+    from client_cli.race import RaceClient, run_script
+    from client_cli.tokens import TokenStore
+
+    store = TokenStore(Path(client_env["FTR_CLIENT_DATA"]) / "tokens.json")
+    first = RaceClient(server.url, create_match(server.url, variant=VARIANT, seed=SEED, players=1)["code"], "ann",
+                       store=store, auto_ready=True)
+    round1 = first.code
+    assert await run_script(first, ["s"], as_json=False, out=io.StringIO()) == 0
+    answer = await first.rematch()
+    assert answer.round == 2 and answer.match != round1
+    assert await run_script(first, ["s"], as_json=False, out=io.StringIO()) == 0
+    late = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "client_cli", "--server", server.url, "join", round1, "--name",
+                         "carol", "--script", "-"], cwd=ROOT, env=client_env, capture_output=True, text=True,
+        input="s\n", timeout=60, check=False)
+    assert late.returncode == 2, late
+    assert f"match {answer.match} has ended" in late.stderr, late.stderr
+    assert f"forty-thieves watch {answer.match} --server {server.url} prints them" in late.stderr, late.stderr

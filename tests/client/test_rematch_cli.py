@@ -95,3 +95,46 @@ async def test_watch_follow_goes_on_to_the_next_round(server, client_env: dict[s
     assert watcher.returncode == 0, err
     assert f"round 2: match {next_code}" in out
     assert out.count("seed ") == 2  # both rounds' results, each with its revealed seed
+
+
+async def test_the_results_screen_learns_who_asked_for_a_rematch(server, client_env: dict[str, str],
+                                                                 tmp_path: Path) -> None:
+    """The client leaves the match's socket at the results; a friend's ``rematch`` must still reach the results
+    screen ("ann wants a rematch"), or the player never learns a round is waiting (and it starts without them
+    once the window is over)."""
+    import asyncio
+    import io
+    import re
+
+    from client_cli.race import RaceClient, run_script
+    from client_cli.render import screen, to_ansi
+    from client_cli.tokens import TokenStore
+    from protocol import messages as m
+    from tests.integration.wsclient import Player, create_match
+
+    code = create_match(server.url, variant=VARIANT, seed=SEED, players=2)["code"]
+    bob = RaceClient(server.url, code, "bob", store=TokenStore(tmp_path / "tokens.json"), auto_ready=True)
+    ann = Player(server.ws_url)
+    await ann.connect()
+    await ann.join(code, "ann")
+    await ann.send(m.Ready())
+    bob_plays = asyncio.ensure_future(run_script(bob, [], as_json=False, out=io.StringIO()))  # resigns at once
+    await ann.expect(m.Started)
+    await ann.resign()
+    await ann.expect(m.Results)
+    assert await asyncio.wait_for(bob_plays, 30) == 0 and bob.state.phase == "finished"
+    follower = asyncio.ensure_future(bob.follow_rematch(every_s=0.2))
+    try:
+        await ann.send(m.Rematch())
+        await ann.expect(m.NextRound)
+        for _ in range(100):
+            if bob.state.rematch:
+                break
+            await asyncio.sleep(0.1)
+        assert bob.state.rematch == ["ann"]
+        shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", to_ansi(screen(bob.state, 80, 24), 80))
+        assert "ann wants a rematch. Type rematch for the next round; q quits." in shown, shown
+    finally:
+        follower.cancel()
+        await asyncio.gather(follower, return_exceptions=True)
+        await ann.close()
