@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 
 import uvicorn
 
 from .connections import protocol_classes
+from .embedded_redis import DataFolderInUse, claim_data_folder
 from .settings import Settings
 
 WS_PING_S = 20.0
@@ -39,6 +41,13 @@ def main(argv: list[str] | None = None) -> None:
     os.environ["FTR_HOST"], os.environ["FTR_PORT"] = args.host, str(args.port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings.from_environ()
+    if settings.redis_url is None:
+        # Before uvicorn starts, so a folder another server owns is one clear line and exit status 1, not a
+        # traceback from the app's startup; the app's EmbeddedRedis then finds the folder claimed by this process.
+        try:
+            claim_data_folder(settings.data_dir)
+        except DataFolderInUse as error:
+            sys.exit(f"forty-thieves-server: {error}")
     http, ws = protocol_classes(settings)
     logging.getLogger("forty_thieves.server").info("%s", start_line(args.host, args.port, settings.public_url))
     uvicorn.run(

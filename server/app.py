@@ -103,6 +103,9 @@ async def create_match(request: Request) -> Response:
         created = await service.create(create)
     except ServiceError as error:
         return _error(400, error.code, error.message)
+    except Exception:  # a Redis failure or a server bug: the README's JSON error, not a bare 500
+        log.exception("creating a match failed")
+        return _error(400, "internal", "the server failed to create the match (Redis may be down): try again later")
     request.app.state.metrics.matches.inc()
     created["join_url"] = f"{public_url(request)}/join/{created['code']}"
     return JSONResponse(created, status_code=201)

@@ -14,7 +14,8 @@ variable                               default    meaning
                                                   ``INFO cluster`` at start and uses redis-py's cluster
                                                   client when ``cluster_enabled:1``); unset: start an
                                                   embedded Redis
-``FTR_DATA_DIR``                       user data  folder of the embedded Redis's database file
+``FTR_DATA_DIR``                       user data  folder of the embedded Redis's database file, owned by
+                                                  one server process at a time (a second one refuses)
 ``FTR_REDIS_WAIT_REPLICAS``            0          replicas each commit of a move waits for (Redis ``WAIT``)
                                                   before its player is answered, so a failover of its
                                                   master loses no acknowledged move (0: no wait)

