@@ -462,6 +462,63 @@ async def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter
     await run()
 
 
+async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it_back(server) -> None:  # type: ignore[no-untyped-def]
+    """The same player opens the link in a second tab (one browser, one saved token): the server replaces the
+    first tab's connection (close 4000). The first tab must not go on looking live with every control
+    enabled while its clicks go nowhere: it says the game is open elsewhere, disables the board and offers
+    Play here, which resumes the game there (and the second tab is then the one that says so)."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
+    link = f"{server.url}/join/{created['code']}"
+
+    async def run() -> dict[str, Any]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            context = await browser.new_context(**DESKTOP)
+            first = await context.new_page()
+            errors: list[str] = []
+            first.on("pageerror", lambda error: errors.append(str(error)))
+            await join(first, link, "ann")
+            await first.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            second = await context.new_page()
+            second.on("pageerror", lambda error: errors.append(str(error)))
+            await second.goto(link)
+            await second.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            take_back = first.get_by_role("button", name="Play here")
+            await take_back.wait_for(timeout=10_000)
+            got: dict[str, Any] = {
+                "state": await first.locator("#state").text_content(),
+                "message": await first.locator("#message").inner_text(),
+                "draw_disabled": await first.get_by_role("button", name="Draw").is_disabled(),
+                "command_disabled": await first.get_by_label("Command").is_disabled(),
+            }
+            await first.get_by_role("button", name=re.compile("^Stock")).click()  # a click that would go nowhere
+            await first.wait_for_timeout(300)
+            await first.screenshot(path=str(ARTIFACTS / "play-taken-over.png"), full_page=True)
+            await take_back.click()
+            await second.get_by_role("button", name="Play here").wait_for(timeout=10_000)
+            await first.wait_for_function("document.getElementById('state').textContent === 'live'", timeout=10_000)
+            got["moves_after_dead_click"] = await first.locator("#moves").inner_text()
+            got["first_take_back_hidden"] = await take_back.is_hidden()
+            await first.get_by_role("button", name="Draw").click()
+            await moves_shown(first, 1)
+            got["second_draw_disabled"] = await second.get_by_role("button", name="Draw").is_disabled()
+            await browser.close()
+            got["errors"] = errors
+            return got
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    got = await run()
+    assert got["errors"] == [], got["errors"]
+    assert got["state"] == "open elsewhere", got
+    assert "another tab or device" in got["message"] and "Play here" in got["message"], got
+    assert got["draw_disabled"] and got["command_disabled"], got
+    assert got["moves_after_dead_click"] == "0", got  # the click on the stopped tab sent nothing
+    assert got["first_take_back_hidden"] and got["second_draw_disabled"], got
+
+
 async def test_the_home_page_fits_a_phone(server) -> None:  # type: ignore[no-untyped-def]
     """``/`` on a 390 px phone: nothing sticks out sideways (the variant select's long option text once pushed
     the settings form past the screen), and the form still creates a race."""
