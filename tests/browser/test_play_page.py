@@ -519,6 +519,64 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
     assert got["first_take_back_hidden"] and got["second_draw_disabled"], got
 
 
+async def test_after_the_results_the_race_table_lists_players_in_the_ranking_order(server) -> None:  # type: ignore[no-untyped-def]
+    """The ranking of players nobody-won breaks a tie in cards by who put the last one up first (DESIGN.md
+    "Ranking"), which the live race table cannot know; once the results are in, the race table beside
+    them must not list the players in another order. ann puts her second card up first and then draws on
+    (more moves); bob puts his up later with fewer moves: ann ranks first, and the race table says so."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    variant = find_variant(VARIANT)
+    game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+    prefix: list[str] = []
+    for command in solution():
+        prefix.append(command)
+        game.play(command)
+        if game.position.foundation_cards > 1:
+            break
+    extra = ["s", "s", "s"]
+    for command in extra:
+        game.play(command)
+    cards = game.position.foundation_cards
+    assert cards == 2  # the draws after the prefix put nothing up: the two games tie in cards
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    link = f"{server.url}/join/{created['code']}"
+
+    async def play(page: Any, commands: list[str]) -> None:
+        for i, command in enumerate(commands):
+            await page.get_by_label("Command").fill(command)
+            await page.get_by_label("Command").press("Enter")
+            await moves_shown(page, i + 1)
+
+    async def run() -> tuple[list[str], list[str]]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            ann = await (await browser.new_context(**DESKTOP)).new_page()
+            bob = await (await browser.new_context(**DESKTOP)).new_page()
+            await join(ann, link, "ann")
+            await join(bob, link, "bob")
+            for page in (ann, bob):
+                await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            await play(ann, prefix + extra)
+            await bob.wait_for_timeout(300)  # bob's last card goes up strictly later than ann's
+            await play(bob, prefix)
+            for page in (ann, bob):
+                await page.get_by_role("button", name="Resign", exact=True).click()
+                await page.get_by_role("button", name="Yes, resign").click()
+            await ann.get_by_role("list", name="Results").wait_for(timeout=15_000)
+            await ann.wait_for_function("document.querySelectorAll('#results li').length === 2")
+            ranking = await ann.locator("#results li").evaluate_all("rows => rows.map(r => r.dataset.name)")
+            race = await ann.locator("#race tbody tr").evaluate_all("rows => rows.map(r => r.dataset.name)")
+            await browser.close()
+            return ranking, race
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    ranking, race = await run()
+    assert ranking == ["ann", "bob"], ranking  # equal cards, ann's last one up first
+    assert race == ranking, (race, ranking)
+
+
 async def test_the_home_page_fits_a_phone(server) -> None:  # type: ignore[no-untyped-def]
     """``/`` on a 390 px phone: nothing sticks out sideways (the variant select's long option text once pushed
     the settings form past the screen), and the form still creates a race."""
