@@ -28,6 +28,10 @@
   const withSymbols = (text) => text.replace(/(?<![0-9A-Za-z])([2-9TJQKA])([CDHS])(?![0-9A-Za-z])/g,
     (_, r, s) => cardShort(r + s));
 
+  const REPLACED_CLOSE = 4000;  // README "Protocol": replaced by a newer connection with the same token
+  const TAKEN_OVER = "This game is now open in another tab or device, so this page has stopped: "
+    + "press Play here to take it back.";
+
   let code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
   let state = FTRRace.initial(code);
   let selection = null;   // {source: "3" | "w" | "f2", count}
@@ -54,7 +58,7 @@
   function connect() {
     conn = new FTRConnection.Connection(code, {
       onFrame: dispatch,
-      onStatus: (status) => dispatch({ type: "page/status", status }),
+      onStatus: (status, closeCode) => dispatch({ type: "page/status", status, closeCode }),
     });
     conn.open();
   }
@@ -66,8 +70,13 @@
 
   // ------------------------------------------------------------------ commands
 
+  /** Another tab or device resumed this player with the same token: this page's connection was closed
+      for good (4000), so anything it sent would go nowhere until the player takes the game back here. */
+  const takenOver = () => state.connection === "gone" && state.closeCode === REPLACED_CLOSE;
+
   function send(command) {
     selection = null;
+    if (takenOver()) { say(TAKEN_OVER, "error"); render(); return; }
     if (!state.view || gameOver(state)) { say("your game has ended", "error"); return; }
     conn.play(command);
     render();
@@ -96,7 +105,7 @@
   /** A click or tap on a pile: `source`/`count` when it was a card that can be picked up, `pile` the
       target it stands for ("3", "f", "w"). */
   function clickPile(source, count, pile) {
-    if (gameOver(state) || state.phase !== "playing") return;
+    if (gameOver(state) || state.phase !== "playing" || takenOver()) return;
     if (selection) {
       const options = targets(state, selection);
       if (source === selection.source && count === selection.count) {  // a second click: the best target
@@ -119,7 +128,7 @@
   }
 
   function clickStock() {
-    if (state.phase !== "playing" || gameOver(state)) return;
+    if (state.phase !== "playing" || gameOver(state) || takenOver()) return;
     if (can(state, "s")) send("s");
     else if (can(state, "r")) send("r");
     else say("the stock is empty and there is no redeal left", "error");
@@ -247,7 +256,7 @@
     const phase = s.phase;
     $("state").className = "state " + ({ playing: "live", countdown: "countdown", finished: "finished" }[phase] || "");
     const visitor = phase === "connecting" && s.connection === "open" && !s.name;  // connected, not joined (yet)
-    $("state").textContent = s.connection === "closed" ? "reconnecting…" : visitor ? "not joined" : ({ connecting: "connecting",
+    $("state").textContent = takenOver() ? "open elsewhere" : s.connection === "closed" ? "reconnecting…" : visitor ? "not joined" : ({ connecting: "connecting",
       preparing: "preparing the deal", lobby: "lobby", countdown: "countdown", playing: "live", finished: "finished",
       closed: "closed" }[phase] || phase);
     const count = Object.keys(s.players).length, wanted = s.settings ? s.settings.players : 0;
@@ -298,7 +307,11 @@
 
   function renderRace() {
     const won = (p) => (p.status === "won" ? 0 : 1);
-    const rows = Object.values(state.players).sort((a, b) => won(a) - won(b)
+    // Once the results are in, their ranking orders the table: it breaks a tie in cards by the time of
+    // the last card put up (server/ranking.py), which the live rows do not carry.
+    const ranked = state.results ? state.results.ranking.map((row) => row.name) : [];
+    const place = (p) => (ranked.includes(p.name) ? ranked.indexOf(p.name) : ranked.length);
+    const rows = Object.values(state.players).sort((a, b) => place(a) - place(b) || won(a) - won(b)
       || (won(a) ? b.foundation - a.foundation : a.time_ms - b.time_ms) || a.moves - b.moves || a.name.localeCompare(b.name));
     const total = state.view ? cardTotal(state.view) : 104;
     $("race").querySelector("tbody").replaceChildren(...rows.map((p) => {
@@ -326,7 +339,7 @@
     const parts = [el("span", {}, "Moves ", el("b", { id: "moves", text: String(s.moves) })),
       el("span", {}, "Foundations ", el("b", { text: `${s.foundation}` })), el("span", {}, "Undos ", el("b", { text: String(s.undos) }))];
     $("counters").replaceChildren(...parts);
-    const playing = s.phase === "playing" && !gameOver(s);
+    const playing = s.phase === "playing" && !gameOver(s) && !takenOver();
     $("draw").disabled = !playing || !(can(s, "s") || can(s, "r"));
     $("draw").textContent = can(s, "s") || !can(s, "r") ? "Draw" : "Redeal";
     $("finish").hidden = !can(s, "finish");
@@ -336,7 +349,7 @@
     $("resign").disabled = !playing;
     $("resign").hidden = confirmingResign;
     $("confirm-resign").hidden = !confirmingResign || !playing;
-    $("command").disabled = !playing && s.phase !== "lobby";
+    $("command").disabled = (!playing && s.phase !== "lobby") || takenOver();
     $("send").disabled = $("command").disabled;
     $("game-actions").classList.toggle("dead", s.status === "dead");
   }
@@ -352,8 +365,10 @@
     } else if (!text && state.phase === "playing" && gameOver(state)) {
       text = `Your game is over (${STATUS[state.status] || state.status}): waiting for the others…`;
     }
+    if (takenOver()) { text = TAKEN_OVER; kind = "error"; }
     box.textContent = text;
     box.className = "message" + (kind ? " " + kind : "");
+    $("take-back-bar").hidden = !takenOver();
   }
 
   function renderLobby() {
@@ -362,7 +377,8 @@
     $("join-panel").hidden = !(inLobby || state.phase === "connecting") || Boolean(state.name)
       || Boolean(FTRConnection.savedPlayer(code));
     $("lobby-panel").hidden = !inLobby || !state.name;
-    $("ready").disabled = !me || me.ready;
+    $("ready").disabled = !me || me.ready || takenOver();
+    $("start").disabled = takenOver();
     $("ready").textContent = me && me.ready ? "Ready ✓" : "Ready";
     $("start").hidden = !FTRConnection.hostToken(code);
     const link = `${location.origin}/join/${encodeURIComponent(code)}`;
@@ -481,6 +497,9 @@
       conn.join(name);
     });
     $("ready").addEventListener("click", () => conn.ready());
+    // Taking the game back: a fresh connection resumes with the saved token (the other tab is then the
+    // one replaced); whatever this page had queued was never sent and is dropped with the old connection.
+    $("take-back").addEventListener("click", () => { selection = null; connect(); render(); });
     $("start").addEventListener("click", () => conn.start());
     $("draw").addEventListener("click", clickStock);
     $("finish").addEventListener("click", () => send("finish"));

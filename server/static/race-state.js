@@ -10,7 +10,7 @@ const FTRRace = (() => {
   function initial(code) {
     return {
       code, name: "", phase: "connecting",  // connecting, preparing, lobby, countdown, playing, finished, closed
-      connection: "connecting", settings: null, commitment: "", round: 1, nextRound: null, series: null,
+      connection: "connecting", closeCode: 0, settings: null, commitment: "", round: 1, nextRound: null, series: null,
       startAt: 0, deadline: 0, clockOffset: 0, view: null, legal: [], moves: 0, undos: 0, foundation: 0,
       status: "lobby", timeMs: 0, players: {}, results: null, message: "", messageKind: "",
       rematch: { names: [], next: null, windowMs: 0 }, lastCommand: "",
@@ -32,8 +32,8 @@ const FTRRace = (() => {
   /** The next state after `frame` (a server message, or one of the page's own). Never mutates `state`. */
   function reduce(state, frame) {
     switch (frame.type) {
-      case "page/status":
-        return { ...state, connection: frame.status };
+      case "page/status":  // closeCode: why a connection was closed for good ("gone"), else 0
+        return { ...state, connection: frame.status, closeCode: frame.closeCode || 0 };
       case "page/message":
         return { ...state, message: frame.text, messageKind: frame.kind || "" };
       case "page/match":  // GET /matches/{code}: settings, round, series (the public state)

@@ -462,6 +462,121 @@ async def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter
     await run()
 
 
+async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it_back(server) -> None:  # type: ignore[no-untyped-def]
+    """The same player opens the link in a second tab (one browser, one saved token): the server replaces the
+    first tab's connection (close 4000). The first tab must not go on looking live with every control
+    enabled while its clicks go nowhere: it says the game is open elsewhere, disables the board and offers
+    Play here, which resumes the game there (and the second tab is then the one that says so)."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
+    link = f"{server.url}/join/{created['code']}"
+
+    async def run() -> dict[str, Any]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            context = await browser.new_context(**DESKTOP)
+            first = await context.new_page()
+            errors: list[str] = []
+            first.on("pageerror", lambda error: errors.append(str(error)))
+            await join(first, link, "ann")
+            await first.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            second = await context.new_page()
+            second.on("pageerror", lambda error: errors.append(str(error)))
+            await second.goto(link)
+            await second.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            take_back = first.get_by_role("button", name="Play here")
+            await take_back.wait_for(timeout=10_000)
+            got: dict[str, Any] = {
+                "state": await first.locator("#state").text_content(),
+                "message": await first.locator("#message").inner_text(),
+                "draw_disabled": await first.get_by_role("button", name="Draw").is_disabled(),
+                "command_disabled": await first.get_by_label("Command").is_disabled(),
+            }
+            await first.get_by_role("button", name=re.compile("^Stock")).click()  # a click that would go nowhere
+            await first.wait_for_timeout(300)
+            await first.screenshot(path=str(ARTIFACTS / "play-taken-over.png"), full_page=True)
+            await take_back.click()
+            await second.get_by_role("button", name="Play here").wait_for(timeout=10_000)
+            await first.wait_for_function("document.getElementById('state').textContent === 'live'", timeout=10_000)
+            got["moves_after_dead_click"] = await first.locator("#moves").inner_text()
+            got["first_take_back_hidden"] = await take_back.is_hidden()
+            await first.get_by_role("button", name="Draw").click()
+            await moves_shown(first, 1)
+            got["second_draw_disabled"] = await second.get_by_role("button", name="Draw").is_disabled()
+            await browser.close()
+            got["errors"] = errors
+            return got
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    got = await run()
+    assert got["errors"] == [], got["errors"]
+    assert got["state"] == "open elsewhere", got
+    assert "another tab or device" in got["message"] and "Play here" in got["message"], got
+    assert got["draw_disabled"] and got["command_disabled"], got
+    assert got["moves_after_dead_click"] == "0", got  # the click on the stopped tab sent nothing
+    assert got["first_take_back_hidden"] and got["second_draw_disabled"], got
+
+
+async def test_after_the_results_the_race_table_lists_players_in_the_ranking_order(server) -> None:  # type: ignore[no-untyped-def]
+    """The ranking of players nobody-won breaks a tie in cards by who put the last one up first (DESIGN.md
+    "Ranking"), which the live race table cannot know; once the results are in, the race table beside
+    them must not list the players in another order. ann puts her second card up first and then draws on
+    (more moves); bob puts his up later with fewer moves: ann ranks first, and the race table says so."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    variant = find_variant(VARIANT)
+    game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+    prefix: list[str] = []
+    for command in solution():
+        prefix.append(command)
+        game.play(command)
+        if game.position.foundation_cards > 1:
+            break
+    extra = ["s", "s", "s"]
+    for command in extra:
+        game.play(command)
+    cards = game.position.foundation_cards
+    assert cards == 2  # the draws after the prefix put nothing up: the two games tie in cards
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    link = f"{server.url}/join/{created['code']}"
+
+    async def play(page: Any, commands: list[str]) -> None:
+        for i, command in enumerate(commands):
+            await page.get_by_label("Command").fill(command)
+            await page.get_by_label("Command").press("Enter")
+            await moves_shown(page, i + 1)
+
+    async def run() -> tuple[list[str], list[str]]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            ann = await (await browser.new_context(**DESKTOP)).new_page()
+            bob = await (await browser.new_context(**DESKTOP)).new_page()
+            await join(ann, link, "ann")
+            await join(bob, link, "bob")
+            for page in (ann, bob):
+                await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            await play(ann, prefix + extra)
+            await bob.wait_for_timeout(300)  # bob's last card goes up strictly later than ann's
+            await play(bob, prefix)
+            for page in (ann, bob):
+                await page.get_by_role("button", name="Resign", exact=True).click()
+                await page.get_by_role("button", name="Yes, resign").click()
+            await ann.get_by_role("list", name="Results").wait_for(timeout=15_000)
+            await ann.wait_for_function("document.querySelectorAll('#results li').length === 2")
+            ranking = await ann.locator("#results li").evaluate_all("rows => rows.map(r => r.dataset.name)")
+            race = await ann.locator("#race tbody tr").evaluate_all("rows => rows.map(r => r.dataset.name)")
+            await browser.close()
+            return ranking, race
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    ranking, race = await run()
+    assert ranking == ["ann", "bob"], ranking  # equal cards, ann's last one up first
+    assert race == ranking, (race, ranking)
+
+
 async def test_the_home_page_fits_a_phone(server) -> None:  # type: ignore[no-untyped-def]
     """``/`` on a 390 px phone: nothing sticks out sideways (the variant select's long option text once pushed
     the settings form past the screen), and the form still creates a race."""
