@@ -25,13 +25,15 @@ NODE_TIMEOUT_MS = 2000
 
 
 def free_ports(count: int) -> list[int]:
-    """``count`` ports free on loopback, each with its cluster bus port (the port + 10000) free too: so each is
-    at most 55535, and they are drawn at random (helpers running at the same time do not collide)."""
+    """``count`` ports free on loopback, each with its cluster bus port (the port + 10000) free too, drawn at
+    random (test runs at the same time do not collide) from 10000-22767: both the port and its bus port then lie
+    below Linux's ephemeral range (32768-60999), where an outgoing connection could take one between this check
+    and the node's start."""
     import random
 
     found: list[int] = []
     while len(found) < count:
-        port = random.randrange(20000, 45000)
+        port = random.randrange(10000, 22768)
         if port in found or port + 10000 in found or port - 10000 in found:
             continue
         try:
@@ -71,13 +73,20 @@ class LocalCluster:
     def __init__(self, folder: str, masters: int = 3) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.ports = free_ports(masters * 2)
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
-        try:
-            self._start()
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(3):  # a port taken between free_ports and the node's bind: start again on others
+            self.ports = free_ports(masters * 2)
+            try:
+                self._start()
+                return
+            except RuntimeError:
+                self.stop()
+                self.processes = {}
+                if attempt == 2:
+                    raise
+            except BaseException:
+                self.stop()
+                raise
 
     def _spawn(self, port: int) -> None:
         node_dir = self.folder / str(port)
@@ -86,7 +95,8 @@ class LocalCluster:
             [_binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
              "--cluster-config-file", str(node_dir / "nodes.conf"), "--cluster-node-timeout",
              str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no", "--dir", str(node_dir),
-             "--enable-debug-command", "local"],
+             "--enable-debug-command", "local",
+             "--logfile", str(node_dir / "redis.log")],  # why a node did not start, should one not
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def _start(self) -> None:
