@@ -271,13 +271,16 @@ class PlayerGame(msgspec.Struct, frozen=True):
                          legal_message(self.legal()), self.game.moves, self.last_seq, self.status, self.hints, undos)
 
     def position(self, seq: int, command: str, time_ms: int, legal: list[LegalMove] | None = None,
-                 status: str | None = None) -> m.Position:
-        """The ``position`` reply: the redacted view, legal moves (``legal`` when listed already), counters, the
-        time in ms since the start and the status (``status`` shown instead of the stored one: ``dead``)."""
+                 status: str | None = None, view: m.View | None = None) -> m.Position:
+        """The ``position`` reply: the redacted view (``view`` when built already), legal moves (``legal`` when
+        listed already), counters, the time in ms since the start and the status (``status`` shown instead of
+        the stored one: ``dead``)."""
         game = self.game
         if legal is None:
             legal = self.legal()
-        return m.Position(seq, command, view_message(game.position), legal_message(legal), game.moves, game.undos,
+        if view is None:
+            view = view_message(game.position)
+        return m.Position(seq, command, view, legal_message(legal), game.moves, game.undos,
                           game.position.foundation_cards, status or self.status, time_ms)
 
     def acknowledged(self, seq: int, now_ms: int) -> m.Position:
@@ -330,8 +333,8 @@ class PlayerGame(msgspec.Struct, frozen=True):
         events: tuple[m.Progress | m.Finished, ...] = (m.Progress(self.name, game.moves, found, status, time_ms),)
         if ends:
             events += (m.Finished(self.name, status, time_ms, game.moves, found),)
-        boards = (m.Board(self.name, game.moves, found, status, time_ms, view_message(game.position)),) \
-            if self.open_boards else ()
+        view = view_message(game.position)  # the reply's and, with open boards, the board's: built once
+        boards = (m.Board(self.name, game.moves, found, status, time_ms, view),) if self.open_boards else ()
         # Built directly: this is every move's path.
         nxt = PlayerGame(self.name, game, status, seq, self.commands.appended((command, time_ms)), self.start_at_ms,
                          self.deadline_ms, self.hints, self.last_hint, last_found_ms, self.hints_allowed,
@@ -339,7 +342,7 @@ class PlayerGame(msgspec.Struct, frozen=True):
         legal = nxt.legal()
         record = Stored(game.moves, game.undos, self.hints, found, status, time_ms, last_found_ms)
         return Proposal(nxt, Commit(seq, f"{command} {time_ms}", record, ends, events, boards),
-                        nxt.position(seq, command, time_ms, legal), _after_play(game, status, legal))
+                        nxt.position(seq, command, time_ms, legal, view=view), _after_play(game, status, legal))
 
     def propose_resign(self, seq: int, now_ms: int) -> Proposal | Reply:
         """Resign as ``seq`` (numbered like ``play``): a :class:`Proposal` ending the game as ``resigned``, or a
