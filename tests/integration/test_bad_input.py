@@ -208,7 +208,7 @@ async def mallory(server: ServerProcess, greet: bool = True) -> Player:
     if greet:
         await player.connect()
     else:
-        player.ws = await websockets.connect(server.ws_url, compression=None, max_size=2**20)
+        player.ws = await websockets.connect(server.ws_url, compression=None, max_size=2**20, max_queue=None)
     return player
 
 
@@ -626,7 +626,7 @@ async def test_a_code_with_a_brace_finds_no_match_rather_than_another_key_of_a_m
             response = httpx.get(srv.url + path, timeout=10)
             assert response.status_code == 404, (path, response.status_code, response.text)
             assert response.json()["error"] == "no_match"
-        async with websockets.connect(f"{srv.ws_url.removesuffix('/play')}/matches/{quoted}/watch") as watcher:
+        async with websockets.connect(f"{srv.ws_url.removesuffix('/play')}/matches/{quoted}/watch", max_queue=None) as watcher:
             error = msgspec.msgpack.decode(await asyncio.wait_for(watcher.recv(), 5), type=m.ServerMessage)
             readable(error, "no_match")
             await asyncio.wait_for(watcher.wait_closed(), 5)

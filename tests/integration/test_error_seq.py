@@ -91,7 +91,7 @@ async def test_errors_that_answer_no_numbered_frame_carry_no_seq(srv: ServerProc
         refused = await player.expect(m.Error)
         assert refused.code == "not_host" and refused.seq is None, refused
         # Before hello, even a numbered frame is answered as no request: nothing of it was read but its type.
-        fresh.ws = await websockets.connect(srv.ws_url, compression=None)
+        fresh.ws = await websockets.connect(srv.ws_url, compression=None, max_queue=None)
         await fresh.send(m.Play(1, "s"))
         first = await fresh.recv()
         assert isinstance(first, m.Error) and (first.code, first.seq) == ("hello_first", None), first
@@ -107,7 +107,7 @@ async def test_errors_that_answer_no_numbered_frame_carry_no_seq(srv: ServerProc
 
 async def test_a_version_2_client_gets_the_version_error_and_close_4001(srv: ServerProcess) -> None:
     old = Player(srv.ws_url)
-    old.ws = await websockets.connect(srv.ws_url, compression=None)
+    old.ws = await websockets.connect(srv.ws_url, compression=None, max_queue=None)
     try:
         await old.send(m.Hello(2, "an older client"))
         refused = await old.recv()

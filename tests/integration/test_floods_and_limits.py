@@ -180,7 +180,7 @@ async def test_idle_and_never_greeting_connections_are_closed(make_server) -> No
 
     async def chatter() -> tuple[float, list[object]]:
         player = Player(server.ws_url)
-        player.ws = await websockets.connect(server.ws_url, compression=None)
+        player.ws = await websockets.connect(server.ws_url, compression=None, max_queue=None)
         start = time.monotonic()
         got: list[object] = []
         with contextlib.suppress(websockets.ConnectionClosed):  # the server closing it is the point

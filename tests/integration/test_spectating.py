@@ -119,7 +119,7 @@ async def test_the_watch_websocket_carries_the_same_events_and_resumes(server, r
         await alice.expect(m.Started)
         url = server.ws_url.replace("/play", f"/matches/{code}/watch")
         got: list[dict] = []
-        async with websockets.connect(url) as watcher:
+        async with websockets.connect(url, max_queue=None) as watcher:
             for command in moves[:5]:
                 await alice.play(command)
             while len(got) < 6:
@@ -129,10 +129,10 @@ async def test_the_watch_websocket_carries_the_same_events_and_resumes(server, r
         await alice.resign()
         await bob.resign()
         await alice.expect(m.Results)
-        async with websockets.connect(f"{url}?from={got[-1]['id']}") as watcher:
+        async with websockets.connect(f"{url}?from={got[-1]['id']}", max_queue=None) as watcher:
             while got[-1]["event"]["type"] != "results":
                 got.append(msgspec.msgpack.decode(await asyncio.wait_for(watcher.recv(), 10)))
-        async with websockets.connect(server.ws_url.replace("/play", "/matches/nope/watch")) as missing:
+        async with websockets.connect(server.ws_url.replace("/play", "/matches/nope/watch"), max_queue=None) as missing:
             refused = msgspec.msgpack.decode(await asyncio.wait_for(missing.recv(), 10))
             assert refused["type"] == "error" and refused["code"] == "no_match"
         await alice.close()
@@ -163,7 +163,7 @@ async def test_spectators_past_the_limit_are_refused_and_the_others_keep_their_s
                 assert first.status_code == second.status_code == 200
                 third = await client.get(events_url)
                 assert third.status_code == 503 and third.json()["error"] == "too_many_watchers"
-                async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch") as ws:
+                async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch", max_queue=None) as ws:
                     refused = msgspec.msgpack.decode(await ws.recv())
                     assert refused["type"] == "error" and refused["code"] == "too_many_watchers"
                     with pytest.raises(websockets.ConnectionClosed) as closed:

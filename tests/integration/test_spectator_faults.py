@@ -104,7 +104,7 @@ async def test_watch_sockets_reset_during_catch_up_release_their_slots(make_serv
             heads = await reset_many(server.port, ws_upgrade(f"/matches/{code}/watch"), RESETS)
             assert all(head.startswith(b"HTTP/1.1 101") for head in heads)
             count = await settled(server, "match")
-            async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch") as watcher:
+            async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch", max_queue=None) as watcher:
                 if code == lobby:  # nobody joined: no event yet; the first player's arrival is the first
                     joining = Player(server.ws_url)
                     await joining.connect()
@@ -131,7 +131,7 @@ async def test_a_spectator_is_served_after_many_watch_sockets_reset_on_a_lobby_n
         heads = await reset_many(server.port, ws_upgrade(f"/matches/{code}/watch"), RESETS)
         assert all(head.startswith(b"HTTP/1.1 101") for head in heads)
         await asyncio.sleep(1)  # time for the server to see the resets
-        async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch") as watcher:
+        async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch", max_queue=None) as watcher:
             joining = Player(server.ws_url)
             await joining.connect()
             await joining.join(code, "carol")
@@ -196,14 +196,14 @@ async def test_stream_ids_redis_refuses_are_malformed(server: ServerProcess) -> 
                     async with http.stream("GET", path, params={"from": good}) as response:
                         assert response.status_code == 200, (path, good)
         for bad in REFUSED_IDS:
-            async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch?from={bad}") as ws:
+            async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch?from={bad}", max_queue=None) as ws:
                 error = msgspec.msgpack.decode(await asyncio.wait_for(ws.recv(), 10))
                 with pytest.raises(websockets.ConnectionClosed):
                     await asyncio.wait_for(ws.recv(), 10)
             assert error["type"] == "error" and error["code"] == "malformed", error
             assert ws.close_code == 1008, (bad, ws.close_code)
         for good in ACCEPTED_IDS[:2]:  # past every event: the socket stays open, waiting for live ones
-            async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch?from={good}") as ws:
+            async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch?from={good}", max_queue=None) as ws:
                 with pytest.raises(TimeoutError):
                     await asyncio.wait_for(ws.recv(), 0.5)
 

@@ -27,7 +27,10 @@ class Player:
         """Every raw frame received, in order (for tests that compare or search the bytes)."""
 
     async def connect(self) -> m.Welcome:
-        self.ws = await websockets.connect(self.ws_url, compression=None, max_size=2**20)
+        # No limit on the frames received and not yet read: with websockets' default (16) a player who never
+        # reads its opponent's progress stops reading the socket, and its close handshake then waits out the
+        # 10 s close timeout, because the server's close frame sits behind the unread ones.
+        self.ws = await websockets.connect(self.ws_url, compression=None, max_size=2**20, max_queue=None)
         await self.send(m.Hello(m.PROTOCOL_VERSION, "tests"))
         return await self.expect(m.Welcome)
 
