@@ -168,6 +168,43 @@ def make_server(redis_url: str) -> Iterator[object]:
         process.stop()
 
 
+OWN_DATABASE = 11
+"""The Redis database (of the session's Redis) that :func:`own_redis_url` empties for one test at a time. The
+numbers other tests take for themselves: 6 (test_daily_service), 7 (test_daily_day), 8 (test_daily_review), 9
+and 10 (the browser's daily tests), 12 (test_resilience); every other test shares database 0."""
+
+
+@pytest.fixture
+def own_redis_url(redis_url: str) -> Iterator[str]:
+    """A Redis database no other test's server uses, emptied before the test and after it.
+
+    For a test that depends on what a deal pool holds: in the shared database 0 a match another test left
+    ``preparing`` keeps its ``prepare`` timer, and whichever server runs the timers gives it the next pooled
+    deal; here no match but the test's own can take one. Tests run one at a time, so one number serves them all.
+    """
+    url = redis_url.rsplit("/", 1)[0] + f"/{OWN_DATABASE}"
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    yield url
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+
+
+@pytest.fixture
+def make_own_server(own_redis_url: str) -> Iterator[object]:
+    """``make_server`` on :func:`own_redis_url`'s database: every server the test starts shares it."""
+    started: list[ServerProcess] = []
+
+    def make(**env: str) -> ServerProcess:
+        process = ServerProcess(own_redis_url, **env)
+        started.append(process)
+        return process
+
+    yield make
+    for process in started:
+        process.stop()
+
+
 @pytest.fixture(scope="session")
 def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Redis Cluster of 3 masters and 3 replicas: ``REDIS_CLUSTER_URL``'s, else one started for the session."""
