@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from .connection import ClientError, _refusal, _request
 from .join import join_and_play, read_script
-from .render import clock, fit
+from .render import clock, fit, wrap
 from .tokens import TokenStore
 
 DAILY_ENTRY = "daily"
@@ -109,9 +109,9 @@ async def _ask_to_start(server: str, variant: str, name: str) -> bool:
     """Say what the attempt is and wait for Enter (True) or anything else / end of input (False): the one
     attempt of the day starts its clock with the deal, so it is dealt only when the player says so."""
     today = (await _get(server, "/daily"))["date"]
-    print(f"Daily challenge {today} ({variant}) as {name}: one attempt a day, timed from the deal.")
-    print("Press Enter to deal and start the clock (anything else, or Ctrl-C, to leave it for later): ",
-          end="", flush=True)
+    print("\n".join([*wrap(f"Daily challenge {today} ({variant}) as {name}."),
+                     "One attempt a day: its clock starts with the deal."]))
+    print("Press Enter to deal it now; anything else, or Ctrl-C, leaves it for later: ", end="", flush=True)
     try:
         answer = await asyncio.to_thread(sys.stdin.readline)
     except (KeyboardInterrupt, EOFError):
@@ -145,8 +145,9 @@ async def daily(server: str, args: argparse.Namespace) -> int:
         return 0
     attempt = await start_attempt(server, args.variant, args.name, store)
     if not args.json:
-        print(f"Daily challenge {attempt['date']} ({attempt['variant']}) as {args.name}: "
-              f"commitment {attempt['commitment'][:16]}…; the clock starts with the deal.", file=sys.stderr)
+        print("\n".join(wrap(f"Daily challenge {attempt['date']} ({attempt['variant']}) as {args.name}: "
+                             f"commitment {attempt['commitment'][:16]}…; the clock starts with the deal.")),
+              file=sys.stderr)
     if interactive:
         title = f"Daily {attempt['variant']} {attempt['date']}"
         return await join_and_play(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False,

@@ -50,6 +50,15 @@ def fit(text: str, cells: int) -> str:
     return set_cell_size(text, max(cells, 0))
 
 
+def wrap(text: str, cells: int = 80) -> list[str]:
+    """``text`` broken between words into lines of at most ``cells`` terminal cells (wide characters count
+    two, as in :func:`fit`; a word longer than a line is split), for what the client prints before or after
+    the race screen on an 80-column terminal."""
+    from rich.console import Console
+
+    return [line.plain.rstrip() for line in Text(text).wrap(Console(width=cells), cells)]
+
+
 def _crop(line: Text, cells: int) -> Text:
     """A copy of ``line`` cut to at most ``cells`` terminal cells."""
     line = line.copy()
@@ -266,8 +275,17 @@ def _notice(state: RaceState) -> Text:
     return Text("")
 
 
-HELP_LINE = "? help  Tab: legal moves  37 = 3-7  w-f  s draw  u undo  hint  resign  q quit"
 FINAL_HELP_LINE = "q quits (the results stay printed)"
+
+
+def help_line(state: RaceState) -> str:
+    """The race screen's last line: the keys and words that do something in this match (``u undo`` unless its
+    undo policy is ``none``, ``hint`` only where it allows hints: the server refuses them otherwise)."""
+    settings = state.settings
+    undo = settings is None or settings.undo != "none"
+    hints = settings is not None and settings.hints
+    return "  ".join(["? help", "Tab: legal moves", "37 = 3-7", "w-f", "s draw", *(["u undo"] if undo else []),
+                      *(["hint"] if hints else []), "resign", "q quit"])
 
 
 def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None = None) -> list[Text]:
@@ -305,7 +323,7 @@ def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None 
         left.pad_right(main_width - left.cell_len)
         lines.append(Text.assemble(left, _crop(right, SIDE_WIDTH)))
     lines.append(_crop(_notice(state), width))
-    lines.append(Text((FINAL_HELP_LINE if state.phase == "finished" else HELP_LINE)[:width], style="dim"))
+    lines.append(Text((FINAL_HELP_LINE if state.phase == "finished" else help_line(state))[:width], style="dim"))
     return lines
 
 

@@ -226,11 +226,11 @@ class RaceScreen:
             print("\n".join(line.plain for line in lines))
             return 0
         if self.daily and state.phase in ("preparing", "lobby", "countdown", "playing") and not state.my_game_over:
-            print("Left today's daily challenge; your attempt goes on and its clock runs. Run the same daily "
-                  "command to come back.")
+            print("Left today's daily challenge; your attempt goes on and its clock runs.\n"
+                  "Run the same daily command to come back.")
             return 0  # leaving is how the daily is paused: the command did what was asked
         if state.phase == "playing" and not state.my_game_over:
-            print(f"Left match {state.code}; your game goes on. Run the same join command to come back.")
+            print(f"Left match {state.code}; your game goes on.\nRun the same join command to come back.")
         return 1
 
 

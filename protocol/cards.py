@@ -53,11 +53,6 @@ def suit_of(code: int) -> int:
     return code // 13
 
 
-def is_red(code: int) -> bool:
-    """True for diamonds and hearts."""
-    return 13 <= code < 39
-
-
 def format_card(code: int) -> str:
     """Canonical text of a card code, e.g. ``"TD"``.
 

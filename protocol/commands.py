@@ -154,8 +154,3 @@ def _parse(text: str) -> Command:
     if source.kind == "foundation" and target.kind == "foundation":
         raise NotationError(f"unknown command {text!r}: cards never move between foundation slots")
     return Command("move", source, target, count)
-
-
-def format_command(command: Command) -> str:
-    """Canonical notation of ``command`` (the inverse of :func:`parse_command`)."""
-    return str(command)

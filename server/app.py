@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 
 import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from redis import exceptions as redis_errors
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
@@ -25,6 +26,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.websockets import WebSocket
 
 from protocol.codec import decode_server
 from protocol.codes import canonical_code
@@ -45,6 +47,16 @@ from .watch import match_events, watch_endpoint
 from .workers import worker_pool
 
 log = logging.getLogger("forty_thieves.app")
+
+REDIS_UNAVAILABLE: tuple[type[Exception], ...] = (
+    redis_errors.ConnectionError,  # refused, reset, still loading its data (BusyLoadingError)
+    redis_errors.TimeoutError,  # no answer within the socket timeout (a stall)
+    redis_errors.ClusterDownError,  # a cluster without a master for a slot (MasterDownError too)
+    redis_errors.TryAgainError,  # a slot being moved
+    redis_errors.ReadOnlyError,  # a write reached a replica during a failover
+    redis_errors.RedisClusterException,  # no node of the cluster reachable, a slot no node serves
+)
+"""The failures of Redis itself (not of a request) that any route may meet: each answers 503 ``internal``."""
 
 
 class Metrics:
@@ -103,7 +115,9 @@ async def create_match(request: Request) -> Response:
         created = await service.create(create)
     except ServiceError as error:
         return _error(400, error.code, error.message)
-    except Exception:  # a Redis failure or a server bug: the README's JSON error, not a bare 500
+    except REDIS_UNAVAILABLE:
+        raise  # answered by redis_unavailable, as on every route
+    except Exception:  # a server bug: the README's JSON error, not a bare 500
         log.exception("creating a match failed")
         return _error(400, "internal", "the server failed to create the match (Redis may be down): try again later")
     request.app.state.metrics.matches.inc()
@@ -198,8 +212,21 @@ def create_app(settings: Settings | None = None) -> Starlette:
         answer.headers.update(error.headers or {})  # a 405 keeps its Allow header (RFC 9110)
         return answer
 
+    async def redis_unavailable(conn: Request | WebSocket, error: Exception) -> Response | None:
+        """Redis down, stalled or failing over, on any route: 503 ``{"error": "internal", "message"}`` (the
+        README's error shape; not Starlette's bare 500) and one log line; a WebSocket is closed with 1011."""
+        log.error("Redis is unreachable: %s %s failed (%s: %s)", conn.scope.get("method", "WEBSOCKET"),
+                  conn.url.path, type(error).__name__, error)
+        if isinstance(conn, WebSocket):
+            with contextlib.suppress(RuntimeError):  # already closed
+                await conn.close(1011)
+            return None
+        answer = error_response(503, "internal", "Redis is unreachable: try again later")
+        answer.headers["Retry-After"] = "5"
+        return answer
+
     app = Starlette(
-        exception_handlers={HTTPException: http_error},
+        exception_handlers={HTTPException: http_error, **{kind: redis_unavailable for kind in REDIS_UNAVAILABLE}},
         routes=[
             WebSocketRoute("/play", player_endpoint),
             WebSocketRoute("/matches/{code:match}/watch", watch_endpoint),

@@ -22,13 +22,13 @@ was expected.
 
 from __future__ import annotations
 
-from protocol.cards import UNKNOWN, format_card, parse_card, rank_of, suit_of
+from protocol.cards import UNKNOWN, format_card, parse_card, suit_of
 from protocol.errors import NotationError
 
 from .position import EMPTY_SLOT, Position, format_position
 from .variants import Variant
 
-__all__ = ["format_foundation", "format_position", "foundation_rank", "parse_position"]
+__all__ = ["format_foundation", "format_position", "parse_position"]
 
 
 def _content_lines(text: str) -> list[tuple[int, str]]:
@@ -189,8 +189,3 @@ def format_foundation(top: int) -> str:
     Raises :class:`IndexError` (:func:`~protocol.cards.format_card`) for a top that is no card code."""
     text = _FOUNDATION_TEXT.get(top)
     return text if text is not None else format_card(top)
-
-
-def foundation_rank(top: int) -> int:
-    """Rank of a slot's top card, 0 when the slot is empty."""
-    return 0 if top == EMPTY_SLOT else rank_of(top)

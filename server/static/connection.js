@@ -168,6 +168,9 @@ const FTRConnection = (() => {
     resign() { this.numbered({ type: "resign" }); }
     hint() { this.numbered({ type: "hint" }); }
 
+    /** True while a play or resign waits for its answer, or waits behind another numbered frame. */
+    moving() { return [this.inflight, ...this.queue].some((request) => request && request.type !== "hint"); }
+
     numbered(request) {
       this.queue.push(request);
       if (!this.inflight) this.next();

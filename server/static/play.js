@@ -102,10 +102,14 @@
     conn.hint();
   }
 
+  /** A move is on its way to the server: the board on screen is the position before it, so a click on it
+      (the second click of a fast double-click) would act on cards about to move and be refused. */
+  const moveInFlight = () => Boolean(conn && conn.moving());
+
   /** A click or tap on a pile: `source`/`count` when it was a card that can be picked up, `pile` the
-      target it stands for ("3", "f", "w"). */
+      target it stands for ("3", "f", "w"). Ignored while a move is in flight. */
   function clickPile(source, count, pile) {
-    if (gameOver(state) || state.phase !== "playing" || takenOver()) return;
+    if (gameOver(state) || state.phase !== "playing" || takenOver() || moveInFlight()) return;
     if (selection) {
       const options = targets(state, selection);
       if (source === selection.source && count === selection.count) {  // a second click: the best target
@@ -162,7 +166,7 @@
     });
     node.addEventListener("drop", (event) => {
       event.preventDefault();
-      const chosen = selection && targets(state, selection).find((t) => t.target === pile);
+      const chosen = selection && !moveInFlight() && targets(state, selection).find((t) => t.target === pile);
       if (chosen) send(chosen.command);
     });
     node.addEventListener("click", () => clickPile(null, 0, pile));
@@ -318,7 +322,8 @@
       const lobby = ["lobby", "preparing", "connecting", "countdown"].includes(state.phase);
       const status = lobby ? (p.ready ? "ready" : "lobby") : p.status;
       return el("tr", { "data-name": p.name },
-        el("td", { class: "who" }, p.name, p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
+        el("td", { class: "who", title: p.name }, el("span", { class: "name", text: p.name }),
+          p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
           p.connected || !lobby ? null : el("span", { class: "away", text: "away" })),
         el("td", {}, el("span", { class: `pill ${status}`, text: STATUS[status] || status })),
         el("td", {}, el("div", { class: "bar" }, el("div", { class: "track" },

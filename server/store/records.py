@@ -16,6 +16,7 @@ import msgspec
 
 from protocol import messages as m
 
+from ..core.player import Stored
 from .keys import parse_day_member
 
 
@@ -36,21 +37,20 @@ def _flag(data: dict[bytes, bytes], field: str) -> bool:
     return bool(value) and value != b"0"
 
 
-class PlayerRecord(msgspec.Struct):
-    """A player's stored record (hash ``{m:CODE}:p:NAME``; times in ms from the start instant)."""
+class PlayerRecord(Stored, frozen=True):
+    """A player's stored record (hash ``{m:CODE}:p:NAME``; times in ms from the start instant).
+
+    The game's fields (``moves``, ``undos``, ``hints``, ``foundation``, ``status``, ``time_ms``,
+    ``last_found_ms``) are the match core's :class:`server.core.player.Stored`, the part a command's
+    ``COMMIT`` writes, declared there once (the core cannot import the store); here the player's identity
+    and connection are added (``name``, ``epoch``, ``ready``, ``connected``, ``seq``, ``last_hint``).
+    """
 
     name: str
     epoch: int
     ready: bool
     connected: bool
     seq: int
-    moves: int
-    undos: int
-    hints: int
-    foundation: int
-    status: str
-    time_ms: int
-    last_found_ms: int
     last_hint: str = ""
     """The answer to the player's last hint (``""``: none, or no hint asked), sent again for a retried hint."""
 

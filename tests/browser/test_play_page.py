@@ -606,3 +606,77 @@ async def test_the_home_page_fits_a_phone(server) -> None:  # type: ignore[no-un
     assert overflow <= 0, f"the home page scrolls sideways by {overflow} px on a phone"
     assert max(rights) <= 0, rights
     assert public_state(server.url, url.rsplit("/", 1)[1])["settings"]["variant"] == "relaxed"
+
+
+def one_target_card(game: Game) -> str | None:
+    """A legal move of ``game`` that a single click plays at once, or None: one card from a column, and the
+    only legal move of that card (the page sends it without asking for a target)."""
+    legal = game.legal_moves()
+    for move in legal:
+        command = str(move.command)
+        source = command.split("-")[0]
+        if source.isdigit() and move.cards == 1 and "x" not in command and sum(
+                1 for other in legal if str(other.command).split("-")[0] == source and other.cards == 1) == 1:
+            return command
+    return None
+
+
+async def test_a_double_click_on_a_card_with_one_target_plays_it_once_and_shows_no_refusal(server) -> None:  # type: ignore[no-untyped-def]
+    """A fast double-click on a card whose one legal target takes it at once: the first click sends the move,
+    the second (on the board the answer has not redrawn yet) sent the same move again, which the server
+    refused, and the page showed a red refusal. The second click is ignored while the move is in flight: one
+    move, no message. The race table at 1280x800: "you" beside a long name ran into the status pill; it
+    stays in the name's cell now (the name wraps there)."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    name = "Bartholomew"  # a long name, as friends type them
+    variant = find_variant(VARIANT)
+    game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+    prefix: list[str] = []  # the solution's first moves, up to a position with such a card
+    while (command := one_target_card(game)) is None:
+        prefix.append(solution()[len(prefix)])
+        game.play(prefix[-1])
+    source = command.split("-")[0]
+    game.play(command)
+    assert command not in [str(move.command) for move in game.legal_moves()]  # sent twice, the second is refused
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
+    link = f"{server.url}/join/{created['code']}"
+
+    async def run() -> dict[str, Any]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = await (await browser.new_context(viewport={"width": 1280, "height": 800})).new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            await join(page, link, name)
+            await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
+            for i, earlier in enumerate(prefix):
+                await page.get_by_label("Command").fill(earlier)
+                await page.get_by_label("Command").press("Enter")
+                await moves_shown(page, i + 1)
+            column = page.get_by_role("group", name=f"Column {source}", exact=True)
+            await column.get_by_role("button").nth(-1).dblclick(position=STRIP)
+            await moves_shown(page, len(prefix) + 1)
+            await page.wait_for_timeout(500)  # a second move (or its refusal) would be back by now
+            got: dict[str, Any] = {
+                "moves": await page.locator("#moves").inner_text(),
+                "message": await page.locator("#message").inner_text(),
+                "message_class": await page.locator("#message").get_attribute("class"),
+            }
+            row = page.locator(f"#race tr[data-name={name}]")
+            you = await row.locator(".who .away").bounding_box()
+            pill = await row.locator(".pill").bounding_box()
+            got["gap"] = pill["x"] - (you["x"] + you["width"])
+            got["who_overflow"] = await row.locator(".who").evaluate("cell => cell.scrollWidth - cell.clientWidth")
+            await page.screenshot(path=str(ARTIFACTS / "play-desktop-1280.png"), full_page=True)
+            await browser.close()
+            got["errors"] = errors
+            return got
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    got = await run()
+    assert got["errors"] == [], got["errors"]
+    assert got["moves"] == str(len(prefix) + 1) and got["message"] == "" and got["message_class"] == "message", got
+    assert public_state(server.url, created["code"])["players"][0]["moves"] == len(prefix) + 1  # one move applied
+    assert got["gap"] >= 4 and got["who_overflow"] <= 0, got  # "you" and the name in their cell, off the pill

@@ -16,6 +16,14 @@ from .conftest import ROOT, SEED, VARIANT, ServerProcess
 from .test_interactive import Terminal, pytestmark, terminal  # noqa: F401 - the tmux fixture, its skip mark
 
 
+def wrapped(terminal: Terminal) -> list[str]:
+    """The screen's lines the terminal wrapped because they were wider than its 80 columns (tmux joins them
+    again with ``capture-pane -J``), but for the command line typed at the shell: ``[]`` when every line the
+    program printed fits."""
+    joined = [line.rstrip() for line in terminal.tmux("capture-pane", "-p", "-J", "-t", "t").splitlines()]
+    return [line for line in joined if len(line) > 80 and " -m client_cli " not in line]
+
+
 def test_tab_lists_moves_on_the_help_line_without_card_counts(server: ServerProcess, terminal: Terminal) -> None:
     code = create_match(server.url, variant=VARIANT, seed=SEED, players=1)["code"]
     terminal.type(f"cd {shlex.quote(str(ROOT))} && {shlex.quote(sys.executable)} -m client_cli --server {server.url} "
@@ -54,7 +62,9 @@ def test_the_daily_asks_before_it_deals_and_leaving_it_says_so(server: ServerPro
     name = "daily-" + tmp_path.name[-8:].replace("_", "x")
     terminal.type(f"cd {shlex.quote(str(ROOT))} && {shlex.quote(sys.executable)} -m client_cli --server {server.url} "
                   f"daily --variant relaxed --name {name}; echo exit=$?")
-    terminal.wait_for("Press Enter")
+    asked = terminal.wait_for("Ctrl-C")
+    assert not wrapped(terminal), asked  # the intro and its question fit the 80 columns
+    assert name in asked, asked
     before = attempts()
     terminal.type("")  # Enter: deal
     board = terminal.wait_for("Foundations")
@@ -62,5 +72,6 @@ def test_the_daily_asks_before_it_deals_and_leaving_it_says_so(server: ServerPro
     assert "Daily relaxed" in header, header
     assert attempts() == before + 1
     terminal.type("q")
-    left = terminal.wait_for("exit=0").replace("\n", "")  # the terminal wrapped the long line
+    left = terminal.wait_for("exit=0")
+    assert not wrapped(terminal), left  # the line saying how to come back fits the 80 columns
     assert "run the same daily command" in left.lower() and "join command" not in left and "exit=0" in left, left

@@ -7,7 +7,7 @@ import re
 import pytest
 from rich.text import Text
 
-from client_cli.render import card_label, plain, plain_view, screen, to_ansi
+from client_cli.render import card_label, plain, plain_view, screen, to_ansi, wrap
 from client_cli.state import RaceState
 from protocol import messages as m
 from server.engine import Game, deal, find_variant
@@ -180,3 +180,27 @@ def test_a_scripted_players_refusal_line_names_cards_as_the_screen_does() -> Non
 
     line = _reply_line("1-2", m.Rejected(3, "1-2", "illegal", "no card of the run on column 1 fits on TH"))
     assert line == "1-2: refused (no card of the run on column 1 fits on 10♥)"
+
+
+@pytest.mark.parametrize("hints", [False, True])
+@pytest.mark.parametrize("undo", ["none", "safe", "full"])
+def test_the_help_line_offers_hint_and_undo_only_where_the_match_allows_them(hints: bool, undo: str) -> None:
+    """The help line at the bottom of the race screen offered ``hint`` (and ``u undo``) in every match; the
+    server refuses a hint where hints are off (``no_hints``) and every undo where the policy is ``none``."""
+    state = playing_state(60)
+    assert state.settings is not None
+    state.settings = m.Settings(state.settings.variant, True, 2, 1800, True, undo, hints)
+    help_line = screen(state, 80, 24, now=70_000)[-1].plain
+    assert help_line.startswith("? help") and "q quit" in help_line, help_line
+    assert ("hint" in help_line.split()) == hints, help_line
+    assert ("u undo" in help_line) == (undo != "none"), help_line
+
+
+@pytest.mark.parametrize("name", ["ann", "Bartholomew-Fitzgerald-X", "\u5c71\u7530" * 12, "\U0001f469\u200d\U0001f4bb" * 8])
+def test_a_line_printed_around_the_race_screen_is_wrapped_to_80_cells(name: str) -> None:
+    """The daily's intro names the date, the variant (up to ``rank_and_file``) and a name of up to 24 characters,
+    wide ones counting two cells: broken between words into lines that fit, nothing lost."""
+    text = f"Daily challenge 2026-12-02 (rank_and_file) as {name}: commitment {'c' * 16}…; the clock starts with the deal."
+    lines = wrap(text)
+    assert all(Text(line).cell_len <= 80 for line in lines), lines
+    assert " ".join(lines).split() == text.split()

@@ -1,6 +1,7 @@
 """The match lifecycle table (server/core/lifecycle.py), walked the way h11's state-machine tests walk theirs:
 every allowed (state, event) leads where it should, every other one is refused with the error a player gets
-(or, for the service's own events, ignored), and the store's scripts guard the same source states."""
+(or, for the service's own events, ignored). That the store's scripts guard the same source states is run on a real
+Redis in tests/integration/test_store_scripts.py."""
 
 from __future__ import annotations
 
@@ -38,7 +39,6 @@ from server.core.lifecycle import (
     start_event,
     state_of,
 )
-from server.store import scripts
 
 S, E = State, Event
 
@@ -126,17 +126,6 @@ def test_the_services_own_events_are_ignored_once_the_match_moved_on(event: Even
 
 def test_only_the_deadline_during_a_countdown_waits() -> None:
     assert set(WAITS) == {(S.COUNTDOWN, E.DEADLINE)}
-
-
-def test_each_transition_is_guarded_by_a_store_script_that_checks_its_source_state() -> None:
-    for transition in TRANSITIONS:
-        script = getattr(scripts, transition.script).lua
-        if transition.script == "TRANSITION":  # the generic script: the source state is its argument
-            assert "~= ARGV[1]" in script
-        elif transition.script == "END_PLAYER":  # the deadline ends the players' games, one by one
-            assert "'playing'" in script
-        else:
-            assert f"'{transition.source.value}'" in script, (transition.script, transition.source)
 
 
 def test_states_are_read_from_the_store_and_nothing_else() -> None:

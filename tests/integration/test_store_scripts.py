@@ -137,3 +137,76 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
             else:
                 assert key == {"timers": TIMERS, "daily_names": DAILY_NAMES}[part], (script.name, key)
     assert seen == {script.name for script in scripts.ALL}, "a script the scenario did not run"
+
+
+def test_each_transitions_script_changes_nothing_outside_its_source_state(redis_url: str) -> None:
+    """The lifecycle table (server/core/lifecycle.py) names, for each allowed (state, event), the store's script
+    that makes the change, and says that script checks the source state again (two processes deciding at once
+    change the match once). Run here: each script, through the store's method, on a match in its source state
+    changes it; on the same match in every other state it changes nothing at all (meta, roster, the player's
+    record, the event stream, the keys' expiry). The player's record is as that state leaves it: ``playing``
+    only once the match plays."""
+    from server.core.lifecycle import TABLE, TRANSITIONS, State
+    from server.store.keys import events_key, meta_key, player_key, roster_key
+
+    async def scenario() -> list[str]:
+        client = aioredis.Redis.from_url(redis_url)
+        store = Store(client, 600)
+        settings = m.Settings("classic", False, 2, 60, True, "safe", True)
+        now = await store.time_ms()
+
+        async def match_in(state: State) -> str:
+            code = new_code()
+            assert await store.create_match(code, {"state": "lobby", "settings": settings, "deal": "d",
+                                                   "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
+            assert (await store.join(code, "ann", token_hash(code), 2, now, name_key("ann")))[0] == "ok"
+            await client.hset(meta_key(code), "state", state.value)
+            if state is State.PLAYING:
+                await client.hset(player_key(code, "ann"), "status", "playing")
+            return code
+
+        async def snapshot(code: str) -> tuple[Any, ...]:
+            return (await client.hgetall(meta_key(code)), await client.lrange(roster_key(code), 0, -1),
+                    await client.hgetall(player_key(code, "ann")), await client.xlen(events_key(code)),
+                    await client.ttl(meta_key(code)), await client.ttl(player_key(code, "ann")))
+
+        async def run(script: str, code: str, source: State, target: State) -> None:
+            epoch = int(await client.hget(player_key(code, "ann"), "epoch") or 0)
+            record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 0, "status": "playing", "time_ms": 10,
+                      "last_found_ms": 0}
+            calls = {
+                "TRANSITION": lambda: store.transition(code, source.value, target.value, b"event"),
+                "JOIN": lambda: store.join(code, "bob", token_hash("bob" + code), 2, now, name_key("bob")),
+                "READY": lambda: store.set_ready(code, "ann"),
+                "WINDOW_OVER": lambda: store.round_window_over(code, {"ann": name_key("ann")}),
+                "CLOSE_MATCH": lambda: store.close_unstarted(code, b"closed", 60),
+                "START": lambda: store.start(code, b"start", 0),
+                "COMMIT": lambda: store.commit(code, "ann", epoch, 1, "s 10", record, False, [b"progress"]),
+                "END_PLAYER": lambda: store.end_player(code, "ann", "timeout", 60, b"ended"),
+                "CLAIM_NEXT": lambda: store.claim_next(code, "ann", new_code()),
+            }
+            await calls[script]()
+
+        unguarded = []
+        for transition in TRANSITIONS:
+            allowed = {source for (source, event), t in TABLE.items()
+                       if event is transition.event and t.script == transition.script}
+            if transition.script == "TRANSITION":  # the generic script: its source is the state it is given
+                allowed = {transition.source}
+            code = await match_in(transition.source)
+            before = await snapshot(code)
+            await run(transition.script, code, transition.source, transition.target)
+            assert await snapshot(code) != before, (transition, "changed nothing in its source state")
+            for state in State:
+                if state in allowed:
+                    continue
+                code = await match_in(state)
+                before = await snapshot(code)
+                await run(transition.script, code, transition.source, transition.target)
+                if await snapshot(code) != before:
+                    unguarded.append(f"{transition.script} ({transition.event.value}) in {state.value}")
+        await client.aclose()
+        return unguarded
+
+    unguarded = asyncio.run(scenario())
+    assert unguarded == [], unguarded
