@@ -34,6 +34,8 @@ Phases, each with fresh matches:
    rate limit or metrics), same stack and harness, pairs of bots per match:
    messages/s as a share of the echo's, i.e. the most any server doing this
    design's I/O per move can reach here, and the race server's share of it.
+   ``--floor-pace LO-HI`` runs it paced too (a frame every LO-HI ms per bot): what the stack
+   alone costs per message at a human pace, against its cost at saturation.
 
 Phases the goals of one process name, each with ``--phases`` (``all``, or a comma-separated list; they run
 in the order idle, paced, thousand, saturation, two, echo, floor):
