@@ -26,9 +26,21 @@ def _cards_text(cards: tuple[int, ...]) -> list[str]:
     return [format_card(c) for c in cards]
 
 
-@lru_cache(maxsize=4096)
-def _legal_message(command: Command, cards: int) -> LegalMoveMsg:
-    return LegalMoveMsg(str(command), cards)
+@lru_cache(maxsize=65536)
+def _foundations_text(tops: tuple[int, ...]) -> list[str]:
+    # One cached call for all slots (a slot changes a few times a game): eight calls of format_foundation per
+    # reply cost more than the rest of the view.
+    return [format_foundation(t) for t in tops]
+
+
+_PAIRS: dict[tuple[int, int], tuple[Command, LegalMoveMsg]] = {}
+"""``(id(command), cards)`` -> ``(command, its wire pair)``. Keyed by identity, not by the command's value: a
+:class:`~protocol.commands.Command` is a dataclass whose hash is computed in Python field by field (with its
+piles'), which cost more than building the pair. The entry holds the command itself, so its id cannot be
+reused by another object while the entry exists; the engine's legal lists reuse one interned object per
+command (``server.engine.rules._cmd``), so the table stays small; it is emptied past :data:`_PAIRS_MAX`."""
+
+_PAIRS_MAX = 8192
 
 
 def view_message(position: Position) -> View:
@@ -37,7 +49,7 @@ def view_message(position: Position) -> View:
     return View(
         tableau=[_cards_text(column) for column in view.tableau],
         hidden=list(view.hidden),
-        foundations=[format_foundation(t) for t in view.foundations],
+        foundations=_foundations_text(view.foundations),
         stock=view.stock_count,
         waste=_cards_text(view.waste),
         redeals_left=view.redeals_left,
@@ -46,4 +58,12 @@ def view_message(position: Position) -> View:
 
 def legal_message(legal: list[LegalMove]) -> list[LegalMoveMsg]:
     """Legal moves as ``[command, cards]`` pairs (each pair built once, then reused: they are frozen)."""
-    return [_legal_message(m.command, m.cards) for m in legal]
+    pairs, get = [], _PAIRS.get
+    for command, cards in legal:
+        hit = get((id(command), cards))
+        if hit is None:
+            if len(_PAIRS) >= _PAIRS_MAX:
+                _PAIRS.clear()
+            hit = _PAIRS[id(command), cards] = (command, LegalMoveMsg(str(command), cards))
+        pairs.append(hit[1])
+    return pairs

@@ -4,7 +4,7 @@ For every preset, random legal play on random deals (fixed random seed, so every
 per accepted move, each part of what ``server.matches.MatchService.play`` does with the engine and the codec
 is timed on its own:
 
-- ``apply``: ``Game.snapshot`` and ``Game.play`` on the command's text (parse, check, auto-play), the
+- ``apply``: ``Game.copy`` and ``Game.play`` on the command's text (parse, check, auto-play), the
   foundation counts before and after, ``is_won``;
 - ``progress``: the ``progress`` event frame and the stored progress record;
 - ``legal``: ``Game.legal_moves()``, the legal list the reply carries;
@@ -36,9 +36,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from protocol import messages as m
 from protocol.codec import encode
+from server.core.player import needs_dead_check as _needs_dead_check
 from server.engine import PRESETS, Game, deal
 from server.engine.rules import stock_exhausted
-from server.matches import _needs_dead_check
 from server.views import legal_message, view_message
 
 PARTS = ("apply", "progress", "legal", "view", "encode", "dead")
@@ -76,7 +76,7 @@ def replay_timed(variant_name: str, seed: str, commands: list[str], undo: str) -
     for moves, command in enumerate(commands, 1):
         t0 = clock()
         before_found = game.position.foundation_cards
-        game.snapshot()
+        game = game.copy()  # the server plays each command on a copy (PlayerGame.propose_play)
         game.play(command)
         found = game.position.foundation_cards
         status = "won" if game.is_won else "playing"

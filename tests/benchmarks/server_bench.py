@@ -34,6 +34,8 @@ Phases, each with fresh matches:
    rate limit or metrics), same stack and harness, pairs of bots per match:
    messages/s as a share of the echo's, i.e. the most any server doing this
    design's I/O per move can reach here, and the race server's share of it.
+   ``--floor-pace LO-HI`` runs it paced too (a frame every LO-HI ms per bot): what the stack
+   alone costs per message at a human pace, against its cost at saturation.
 
 Phases the goals of one process name, each with ``--phases`` (``all``, or a comma-separated list; they run
 in the order idle, paced, thousand, saturation, two, echo, floor):
@@ -625,10 +627,19 @@ class Bot:
         result.results_seen += self.got_results
 
     async def echo(self, go_time: float, deadline: float) -> None:
-        await asyncio.sleep(max(0.0, go_time - time.monotonic()))
+        lo, hi = self.job["interval"]
+        paced = hi > 0  # as play(): the next frame lo..hi s after the one before was sent
+        next_send = go_time + (self.rng.uniform(0, hi) if paced else 0.0)
+        await asyncio.sleep(max(0.0, next_send - time.monotonic()))
         sends, rtts, monotonic, ws = self.result.sends, self.result.rtts, time.monotonic, self.ws
         seq = 0
         while monotonic() < deadline and seq < self.job["max_moves"]:
+            if paced:
+                delay = min(next_send, deadline) - monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                if monotonic() >= deadline:
+                    break
             seq += 1
             frame = encode(m.Play(seq, "s"))
             t0 = monotonic()
@@ -636,6 +647,8 @@ class Bot:
             while await ws.recv() != frame:  # the floor server also forwards the opponent's progress
                 pass
             t1 = monotonic()
+            if paced:
+                next_send = t0 + self.rng.uniform(lo, hi)
             sends.append(t0)
             rtts.append(t1 - t0)
 
@@ -1219,8 +1232,9 @@ class Bench:
                 usage[kind] += int(self.redis.memory_usage(key, samples=0) or 0)
         return {kind: total // max(1, len(codes)) for kind, total in usage.most_common()}
 
-    def floor_phase(self, duration: float) -> PhaseFigures:
-        """The floor baseline (:func:`floor_server`) at saturation, pairs of bots sharing a match's stream."""
+    def floor_phase(self, duration: float, interval: tuple[float, float] = (0.0, 0.0)) -> PhaseFigures:
+        """The floor baseline (:func:`floor_server`) at saturation (or paced: a frame every ``interval`` s per
+        bot), pairs of bots sharing a match's stream."""
         args = self.args
         port = free_port()
         with open(os.path.join(self.tmp, "floor.log"), "wb") as log:
@@ -1232,7 +1246,7 @@ class Bench:
         assignments = [(f"floor{i // 2}", f"f{i % 2}", i) for i in range(args.players)]
         try:
             outcome, window, _ = run_clients(f"ws://127.0.0.1:{port}/floor", "floor", assignments, args, duration,
-                                             (0.0, 0.0), 10**9, sampler)
+                                             interval, 10**9, sampler)
         finally:
             stop_process(self.floor_process)
         return figures_of("floor", len(assignments), outcome, window, sampler)
@@ -1394,6 +1408,8 @@ def main() -> None:
     parser.add_argument("--server-log", metavar="FILE", help="keep a copy of the server's log in FILE")
     parser.add_argument("--floor-s", type=float, default=15.0,
                         help="length of the floor baseline (the design's I/O per move, no rules; 0 skips it)")
+    parser.add_argument("--floor-pace", type=_pace, metavar="LO-HI",
+                        help="also run the floor baseline paced, a frame every LO-HI ms per bot (as --pace)")
     parser.add_argument("--phases", type=_phases, default=_phases(DEFAULT_PHASES), metavar="LIST",
                         help=f"comma-separated phases to run, in their fixed order, of {','.join(PHASES)} or all "
                              f"(default {DEFAULT_PHASES})")
@@ -1546,6 +1562,13 @@ def main() -> None:
                   f"{args.floor_s:g} s")
             floor = bench.floor_phase(args.floor_s)
             floor_rate, floor_us = report_phase(floor, "messages")
+            if args.floor_pace is not None:
+                f_lo, f_hi = args.floor_pace
+                print(f"\nfloor baseline paced: {args.players} bots, each one frame every {f_lo:g}-{f_hi:g} ms "
+                      f"(the stack's own cost per message at a human pace), {args.floor_s:g} s")
+                floor_paced = bench.floor_phase(args.floor_s, (f_lo / 1000, f_hi / 1000))
+                _, floor_paced_us = report_phase(floor_paced, "messages")
+                print(f"  server CPU per message paced / at saturation: {floor_paced_us / floor_us:.2f} times")
 
         def verdict(ok: bool) -> str:
             return "met" if ok else "NOT met"

@@ -6,7 +6,7 @@ import asyncio
 import gc
 import weakref
 
-from server.gcpacing import pace_collections
+from server.gcpacing import YOUNG_THRESHOLD, pace_collections
 
 
 class Node:
@@ -30,6 +30,16 @@ async def test_objects_are_frozen_while_it_runs_and_unfrozen_when_it_ends() -> N
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert gc.get_freeze_count() == 0
+
+
+async def test_young_collections_wait_for_more_objects_while_it_runs_and_as_before_after() -> None:
+    before = gc.get_threshold()
+    task = asyncio.create_task(pace_collections(freeze_every_s=0.01, full_every_s=3600))
+    await asyncio.sleep(0.02)
+    assert gc.get_threshold() == (max(before[0], YOUNG_THRESHOLD), *before[1:])
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert gc.get_threshold() == before
 
 
 async def test_a_frozen_cycle_waits_for_the_full_collection() -> None:
