@@ -45,7 +45,8 @@ async def pace_collections(freeze_every_s: float = FREEZE_EVERY_S, full_every_s:
     thresholds are what they were when it ends, so that later collections see them again as before."""
     last_full = time.monotonic()
     thresholds = gc.get_threshold()
-    gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
+    if thresholds[0]:  # 0: automatic collection is switched off, and stays so
+        gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
     gc.freeze()
     try:
         while True:

@@ -70,3 +70,19 @@ async def test_the_full_collection_frees_frozen_cycles() -> None:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_automatic_collections_switched_off_stay_off_while_it_runs() -> None:
+    # A threshold0 of 0 is how automatic collection is switched off (the gc module's documentation): the
+    # pacing raises a threshold to hold young collections back, it does not switch them on.
+    before = gc.get_threshold()
+    gc.set_threshold(0, *before[1:])
+    try:
+        task = asyncio.create_task(pace_collections(freeze_every_s=0.01, full_every_s=3600))
+        await asyncio.sleep(0.02)
+        assert gc.get_threshold() == (0, *before[1:])
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        assert gc.get_threshold() == (0, *before[1:])
+    finally:
+        gc.set_threshold(*before)
