@@ -18,6 +18,11 @@ played; the cycles it found came with the connections and matches set up), yet a
 middle collections took 8-10 % of the server's CPU: every collection walks what is alive at that moment (the
 commits in flight, their pipelines and replies) and finds nothing. With the higher threshold they took 1.5-3
 %; at a human pace (200 players) the freeze came before that many new objects: none ran between two freezes.
+So that the higher threshold does not freeze the cycles of each second (a client that opens and closes
+connections fast makes some), each freeze is preceded by one young collection: it walks what the second
+allocated and kept (at most about :data:`YOUNG_THRESHOLD` objects), and a cycle made and dropped within it is
+freed then, not at the next full collection. Only a cycle whose objects were frozen before it was dropped waits
+for the full collection.
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ async def pace_collections(freeze_every_s: float = FREEZE_EVERY_S, full_every_s:
                 last_full = time.monotonic()
                 log.info("full collection: %d unreachable objects, %.0f ms", found,
                          1000 * (time.perf_counter() - started))
+            elif thresholds[0]:
+                gc.collect(0)
             gc.freeze()
     finally:
         gc.set_threshold(*thresholds)

@@ -42,19 +42,36 @@ async def test_young_collections_wait_for_more_objects_while_it_runs_and_as_befo
     assert gc.get_threshold() == before
 
 
-async def test_a_frozen_cycle_waits_for_the_full_collection() -> None:
+async def test_a_cycle_dropped_after_it_was_frozen_waits_for_the_full_collection() -> None:
     task = asyncio.create_task(pace_collections(freeze_every_s=0.01, full_every_s=3600))
     try:
         await asyncio.sleep(0.02)
-        watched = cycle()
-        await asyncio.sleep(0.03)  # frozen now: no automatic collection sees it
-        gc.collect()
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        watched = weakref.ref(a)
+        await asyncio.sleep(0.03)  # frozen now, while still in use
+        del a, b
+        await asyncio.sleep(0.03)
+        gc.collect()  # no collection, automatic or asked for, sees a frozen object
         assert watched() is not None
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
     gc.collect()  # unfrozen once the pacing ended: collectable again
     assert watched() is None
+
+
+async def test_cycles_made_and_dropped_between_two_freezes_are_freed_at_the_next_one() -> None:
+    # Fewer new objects than the young threshold: no automatic young collection runs before the freeze.
+    task = asyncio.create_task(pace_collections(freeze_every_s=0.05, full_every_s=3600))
+    try:
+        await asyncio.sleep(0.01)
+        watched = [cycle() for _ in range(YOUNG_THRESHOLD // 10)]
+        await asyncio.sleep(0.15)  # at least one freeze since
+        assert sum(ref() is not None for ref in watched) == 0
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 async def test_the_full_collection_frees_frozen_cycles() -> None:
