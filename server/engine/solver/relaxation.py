@@ -133,7 +133,8 @@ winning play and set the variables to its steps as defined above.
    only admits more. ``M`` is 6's ``M`` for these cards, so ``gap`` is
    ``3n + 1`` with this group too. It is here because the monotone empty
    column of 3d is the model's hole on classic deals (README.md); CP-SAT
-   finishes it rarely, so it is off by default.
+   finishes it rarely, so it is off by default. Given with ``cover``, the
+   group is not built: ``cover``'s cumulative counts the same landings.
 
 Every constraint holds in every winning play, so the conjunction does: no
 solution means no winning play. Nothing above depends on how many cards a
