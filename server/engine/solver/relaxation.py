@@ -112,6 +112,30 @@ winning play and set the variables to its steps as defined above.
    would move the whole column); a column holds one bottom card at a time,
    so the intervals of distinct columns overlap at most column-count deep.
 
+7. ``bottoms`` (optional, not in :data:`DEFAULT_PARTS`; the part of 6
+   about empty columns alone, without 6's ``M`` for cards that land on a
+   card): a card whose first departure puts it into an empty column is
+   that column's bottom until ``M[c]`` (``L[c] < M[c] <= F[c]``), when it
+   goes up (``M = F``) or its run lands on an exposed copy p of a card it
+   may be built on (``A[p] < M[c] < F[p]``, as in 3c); an original bottom
+   card never lands in an empty column; each original column is in use
+   until its bottom card's first departure, each such landing from
+   ``L[c]`` to ``M[c]``, and at most the column count are in use at once (a
+   cumulative). Why: normalise the winning play as in 6 (drop every move of
+   a whole column into an empty column). Then an original bottom card never
+   moves into an empty column (any move that takes it takes its whole
+   column); a card lying at a column's bottom leaves it only as the lowest
+   card of a move, onto an exposed top (the move into an empty column was
+   dropped), or by going up; each column has one bottom at a time, and a
+   column whose original bottom has not left is not empty, so the counted
+   intervals of two cards overlap only in distinct columns. Later landings
+   in empty columns (after a card's first departure) are not counted, which
+   only admits more. ``M`` is 6's ``M`` for these cards, so ``gap`` is
+   ``3n + 1`` with this group too. It is here because the monotone empty
+   column of 3d is the model's hole on classic deals (README.md); CP-SAT
+   finishes it rarely, so it is off by default. Given with ``cover``, the
+   group is not built: ``cover``'s cumulative counts the same landings.
+
 Every constraint holds in every winning play, so the conjunction does: no
 solution means no winning play. Nothing above depends on how many cards a
 command may move (single, supermove, sequence) or whether auto-play is on,
@@ -136,11 +160,12 @@ from protocol.cards import rank_of, suit_of
 from ..position import EMPTY_SLOT, Position
 from ..variants import Variant
 
-PARTS = frozenset({"foundation", "column", "target", "waste", "stock", "cover"})
+PARTS = frozenset({"foundation", "column", "target", "waste", "stock", "cover", "bottoms"})
 """The constraint groups of the module docstring; :func:`relax` can leave any of them out (tests of each alone)."""
 
-DEFAULT_PARTS = PARTS - {"cover"}
-"""What :func:`relax` uses unless told: ``cover`` made the solver slower and proved no more deals (README.md)."""
+DEFAULT_PARTS = PARTS - {"cover", "bottoms"}
+"""What :func:`relax` uses unless told: ``cover`` and ``bottoms`` made the solver slower and proved no more deals
+(README.md)."""
 
 Verdict = Literal["unsat", "sat", "unknown"]
 
@@ -236,7 +261,8 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
     # Steps: the draws sit at fixed steps gap, 2*gap, ...; between two draws a play has at most 2n other values
     # (F and L of n cards), so renumbering any play this way keeps every relation (module docstring).
     cover = "cover" in parts and "target" in parts
-    gap = (3 if cover else 2) * n + 1  # F, L (and M) of n cards
+    bottoms = "bottoms" in parts and "target" in parts and not cover  # cover holds bottoms' cumulative already
+    gap = (3 if cover or bottoms else 2) * n + 1  # F, L (and M) of n cards
     horizon = gap * (len(position.stock) + 1)
     F = [model.new_int_var(1, horizon, f"F{i}") for i in range(n)]
     L = [model.new_int_var(1, horizon, f"L{i}") for i in range(n)]
@@ -302,15 +328,16 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                     model.add(L[d] < L[c])
 
     # 3. targets at the first departure; 6. what lies under a card until its second departure.
-    bottoms = [at[("col", ci, 0)] for ci, column in enumerate(position.tableau) if column]
+    bottom_cards = [at[("col", ci, 0)] for ci, column in enumerate(position.tableau) if column]
+    bottom_set = set(bottom_cards)
     first_empty = None  # E; None when a column is empty now (E = 0)
-    if len(bottoms) == len(position.tableau):
+    if len(bottom_cards) == len(position.tableau):
         first_empty = model.new_int_var(1, horizon, "E")
-        model.add_min_equality(first_empty, [L[b] for b in bottoms])
-    M = [model.new_int_var(1, horizon, f"M{i}") for i in range(n)] if cover else []
-    occupied = []  # intervals of column use (6): original columns until their bottom leaves, then landings
-    if cover:
-        for b in bottoms:
+        model.add_min_equality(first_empty, [L[b] for b in bottom_cards])
+    M = [model.new_int_var(1, horizon, f"M{i}") for i in range(n)] if cover or bottoms else []
+    occupied = []  # intervals of column use (6, 7): original columns until their bottom leaves, then landings
+    if cover or bottoms:
+        for b in bottom_cards:
             occupied.append(model.new_interval_var(0, L[b], L[b], f"col{b}"))
 
     def tops(i: int, step, name: str, support: int | None) -> list:  # type: ignore[no-untyped-def]
@@ -351,6 +378,21 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
             empty = into_empty(L[i], f"empty{i}")
             supports.append((empty, None))
             model.add_bool_or([goes_up] + [literal for literal, _ in supports])
+            if bottoms and first_empty is not None:
+                if i in bottom_set:
+                    model.add(empty == 0)  # an original bottom into an empty column moves its whole column
+                else:
+                    # From L[i] the card is a column's bottom until M[i], when it goes up or its run lands on
+                    # an exposed copy of a card it may be built on (7).
+                    model.add(L[i] + 1 <= M[i]).only_enforce_if(empty)
+                    model.add(M[i] <= F[i])
+                    again_up = model.new_bool_var(f"mup{i}")
+                    model.add(M[i] == F[i]).only_enforce_if(again_up)
+                    onward = [again_up] + [literal for literal, _ in tops(i, M[i], "mon", None)]
+                    model.add_bool_or(onward).only_enforce_if(empty)
+                    size = model.new_int_var(0, horizon, f"stay{i}")
+                    model.add(size == M[i] - L[i])
+                    occupied.append(model.new_optional_interval_var(L[i], size, M[i], empty, f"in{i}"))
             if not cover:
                 continue
             model.add(L[i] <= M[i])
@@ -372,7 +414,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                 model.add_implication(empty, onward[-1].negated())
                 model.add(L[i] + 1 <= M[i]).only_enforce_if(empty)
             model.add_bool_or(onward)
-        if cover and first_empty is not None:
+        if (cover or bottoms) and first_empty is not None:
             model.add_cumulative(occupied, [1] * len(occupied), len(position.tableau))
 
     # 4, 5: the waste and the stock, exact only without redeals (module docstring).
