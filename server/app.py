@@ -26,9 +26,10 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from protocol.codec import decode_server
+from protocol import messages as m
+from protocol.codec import decode_server, encode
 from protocol.codes import canonical_code
 
 from .daily import DailyService
@@ -43,7 +44,7 @@ from .play import player_endpoint
 from .replays import match_replay
 from .settings import Settings
 from .store import Store, open_redis
-from .watch import match_events, watch_endpoint
+from .watch import WATCH_CLOSE_CODES, match_events, watch_endpoint
 from .workers import worker_pool
 
 log = logging.getLogger("forty_thieves.app")
@@ -57,6 +58,8 @@ REDIS_UNAVAILABLE: tuple[type[Exception], ...] = (
     redis_errors.RedisClusterException,  # no node of the cluster reachable, a slot no node serves
 )
 """The failures of Redis itself (not of a request) that any route may meet: each answers 503 ``internal``."""
+
+REDIS_UNAVAILABLE_MESSAGE = "Redis is unreachable: try again later"
 
 
 class Metrics:
@@ -149,7 +152,9 @@ async def healthz(request: Request) -> Response:
     try:
         await request.app.state.service.store.redis.ping()
     except Exception as error:  # noqa: BLE001 - report any Redis failure
-        return JSONResponse({"ok": False, "redis": str(error)}, status_code=503)
+        # The error's text names Redis's host and port: for the log, not for any client.
+        log.warning("health check: Redis did not answer PING (%s: %s)", type(error).__name__, error)
+        return JSONResponse({"ok": False, "redis": "unreachable"}, status_code=503)
     return JSONResponse({"ok": True})
 
 
@@ -215,13 +220,20 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def redis_unavailable(conn: Request | WebSocket, error: Exception) -> Response | None:
         """Redis down, stalled or failing over, on any route: 503 ``{"error": "internal", "message"}`` (the
         README's error shape; not Starlette's bare 500) and one log line; a WebSocket is closed with 1011."""
+        # redis-py's cluster client also raises its base RedisClusterException for a request's own fault (keys in
+        # two slots, a command it cannot route): with a traceback, such a bug stays visible in the log.
+        own_fault = type(error) is not redis_errors.SlotNotCoveredError and isinstance(
+            error, redis_errors.RedisClusterException)
         log.error("Redis is unreachable: %s %s failed (%s: %s)", conn.scope.get("method", "WEBSOCKET"),
-                  conn.url.path, type(error).__name__, error)
+                  conn.url.path, type(error).__name__, error, exc_info=own_fault)
         if isinstance(conn, WebSocket):
-            with contextlib.suppress(RuntimeError):  # already closed
-                await conn.close(1011)
+            # Like every other refusal of a spectator: the error frame, then the close (README "Spectating").
+            with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # already closed, or the client left
+                if conn.application_state is WebSocketState.CONNECTED:
+                    await conn.send_bytes(encode(m.Error("internal", REDIS_UNAVAILABLE_MESSAGE)))
+                await conn.close(WATCH_CLOSE_CODES["internal"])
             return None
-        answer = error_response(503, "internal", "Redis is unreachable: try again later")
+        answer = error_response(503, "internal", REDIS_UNAVAILABLE_MESSAGE)
         answer.headers["Retry-After"] = "5"
         return answer
 

@@ -148,7 +148,8 @@ def _frame(code: str, entry_id: str, frame: bytes) -> bytes:
                          lambda: msgspec.msgpack.encode({"id": entry_id, "event": msgspec.Raw(frame)}))
 
 
-WATCH_CLOSE_CODES = {"malformed": 1008, "no_match": 4004, "too_many_watchers": 1013, "too_slow": 4002}
+WATCH_CLOSE_CODES = {"malformed": 1008, "no_match": 4004, "too_many_watchers": 1013, "too_slow": 4002,
+                     "internal": 1011}
 """Close code of the spectators' WebSocket after each ``error`` it sends (README "Spectating")."""
 
 

@@ -5,6 +5,7 @@ WebSocket connections; the faults are real too (``DEBUG SLEEP``, SIGKILL, a TCP 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import subprocess
 import threading
@@ -13,8 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import redis
+import websockets
 
 from protocol import messages as m
 from protocol.codec import decode_server
@@ -399,10 +402,20 @@ def _assert_redis_unavailable(answer: httpx.Response, what: str) -> None:
     assert body["error"] == "internal" and "Redis" in body["message"], (what, body)
 
 
+async def _watch_refused(server: ServerProcess, code: str) -> tuple[object, int | None]:
+    """The first frame (decoded) and the close code of a spectator WebSocket of match ``code``."""
+    async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch", max_queue=None) as ws:
+        frame = msgspec.msgpack.decode(await asyncio.wait_for(ws.recv(), 15))
+        with contextlib.suppress(websockets.ConnectionClosed):
+            await asyncio.wait_for(ws.recv(), 15)
+        return frame, ws.close_code
+
+
 def test_every_route_answers_the_json_error_internal_while_redis_is_down(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """With its Redis stopped, POST /matches answered ``internal`` but every other route a bare ``Internal Server
-    Error`` 500 (text, no code). Now each answers 503 ``{"error": "internal", "message"}`` and logs why; once
-    Redis is back the same server answers again."""
+    """With its Redis stopped, every route that reads Redis answers 503 ``{"error": "internal", "message"}`` (not
+    a bare ``Internal Server Error`` 500) and logs why, a spectator's WebSocket gets the ``internal`` error frame
+    and close 1011, and the health check says Redis is unreachable without naming where; once Redis is back the
+    same server answers again."""
     from datetime import UTC, datetime
 
     redis_process, url = start_redis_server(str(tmp_path))
@@ -419,6 +432,15 @@ def test_every_route_answers_the_json_error_internal_while_redis_is_down(tmp_pat
             answer = httpx.request(method, server.url + path, json=body, timeout=30)
             _assert_redis_unavailable(answer, f"{method} {path}")
         assert server.logs().count("Redis is unreachable") >= len(REDIS_DOWN_ROUTES) - 1, server.logs()[-3000:]
+        # A spectator's WebSocket: the error frame every refusal of a spectator sends, then close 1011.
+        frame, close_code = asyncio.run(_watch_refused(server, code))
+        assert frame == {"type": "error", "code": "internal", "message": "Redis is unreachable: try again later"}
+        assert close_code == 1011
+        # The health check says Redis is down, and not where it runs.
+        health = httpx.get(server.url + "/healthz", timeout=10)
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        assert health.status_code == 503 and health.json() == {"ok": False, "redis": "unreachable"}, health.text
+        assert port not in health.text
         assert "Internal Server Error" not in server.logs()
         redis_process = subprocess.Popen([*redis_process.args])  # the same port and folder: Redis is back (empty)
         deadline = time.monotonic() + 20
