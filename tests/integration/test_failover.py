@@ -1,38 +1,91 @@
 """A master of the Redis Cluster dies mid-race (SIGKILL of its redis-server): its replica is promoted, the server
-processes find it by themselves and the players continue; acknowledged moves lost in the failover are counted,
+processes find it by themselves and the players finish; acknowledged moves lost in the failover are counted,
 without ``FTR_REDIS_WAIT_REPLICAS`` and with it (then none).
+
+The race is played through the real client: two ``forty-thieves join CODE --script FILE --json`` subprocesses,
+each player on a server process of their own, both processes on a 3+3 cluster. Acknowledged means what a client
+printed: a ``position`` line is the server's acknowledgement of that ``seq``.
 
 Redis replicates asynchronously: a move is lost in a failover when its master acknowledged it and died before its
 replica had it. On loopback the replica is a fraction of a millisecond behind, so the test opens that window the
 way a network fault does: the replica's link to its master is cut (``CLIENT KILL TYPE replica`` on the master,
-and a wrong ``masterauth`` on the replica so it cannot reconnect) while Alice plays on, then the master is killed.
-Each test starts a cluster of its own (it kills one of its nodes).
+and a wrong ``masterauth`` on the replica so it cannot reconnect) while both players play on, then the master is
+killed. Each test starts a cluster of its own (it kills one of its nodes).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from protocol import messages as m
 from server.store import keys
 
-from .conftest import ServerProcess, redis_at
+from .conftest import ROOT, ServerProcess, redis_at
 from .redis_cluster import LocalCluster, node_client
-from .test_race import solution
-from .test_resilience import started_pair
+from .test_race import SEED, VARIANT, solution
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-PLAYED_BEFORE = 10
-"""Moves Alice plays, all replicated, before the replica's link is cut."""
-PLAYED_DURING = 20
-"""Moves Alice tries while the link is cut (each acknowledged at once without the setting, none with it)."""
+PLAYERS = ("alice", "bob")
+BEFORE_CUT = 20
+"""Moves each player has acknowledged before the replica's link is cut."""
+CUT_S = 1.0
+"""How long the players play on with the link cut before the master is killed (at the clients' 36 moves/s,
+about 35 moves each without the setting)."""
+
+
+class Client:
+    """One ``forty-thieves join CODE --name NAME --script FILE --json`` subprocess, its JSON lines read as they
+    come (by a thread), so that the test can count what it has acknowledged at any moment."""
+
+    def __init__(self, server: str, code: str, name: str, script: Path, env: dict[str, str]) -> None:
+        self.name = name
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "client_cli", "--server", server, "join", code, "--name", name, "--script",
+             str(script), "--json"], cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL)
+        self.events: list[dict] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.strip():
+                self.events.append(json.loads(line))
+
+    def acknowledged(self) -> int:
+        """The highest seq of the ``position`` lines printed so far (0: none)."""
+        return max((e["seq"] for e in list(self.events) if e["type"] == "position"), default=0)
+
+    def wait_acknowledged(self, count: int, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.acknowledged() < count:
+            assert self.process.poll() is None and time.monotonic() < deadline, self.events[-3:]
+            time.sleep(0.02)
+
+    def finish(self, timeout: float = 60.0) -> int:
+        """Wait for the client to end; its exit status."""
+        code = self.process.wait(timeout)
+        self._reader.join(5)
+        return code
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(5)
+        self._reader.join(5)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 @pytest.fixture
@@ -42,26 +95,6 @@ def own_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
     cluster.stop()
 
 
-async def play_on(player, commands: list[str], acked: list[int], tries: int = 40) -> None:  # type: ignore[no-untyped-def]
-    """Play ``commands`` in order; a command answered with an error (Redis failing over) is sent again with the
-    same seq, up to ``tries`` times; each acknowledged seq goes to ``acked``."""
-    for command in commands:
-        for _ in range(tries):
-            seq = player.seq + 1
-            await player.send(m.Play(seq, command))
-            reply = await player.expect((m.Position, m.Rejected), timeout=60)  # a failover takes seconds
-            while isinstance(reply, m.Position | m.Rejected) and reply.seq != seq:
-                reply = await player.expect((m.Position, m.Rejected), timeout=60)
-            if isinstance(reply, m.Position):
-                player.seq = reply.seq
-                acked.append(reply.seq)
-                break
-            assert isinstance(reply, m.Error) and reply.code in ("internal", "unknown_outcome"), reply
-            await asyncio.sleep(0.2)
-        else:
-            raise AssertionError(f"{command} never acknowledged")
-
-
 def cut_replica_link(cluster: LocalCluster, master: int, replica: int) -> None:
     node_client(replica).config_set("masterauth", "not-the-password")  # its reconnections are refused
     node_client(master).execute_command("CLIENT", "KILL", "TYPE", "replica")
@@ -69,74 +102,100 @@ def cut_replica_link(cluster: LocalCluster, master: int, replica: int) -> None:
                   "the replica stayed connected")
 
 
-def race_through_failover(cluster: LocalCluster, wait_replicas: int) -> dict[str, int]:
-    """The race; returns what was counted: ``acked`` (Alice's moves acknowledged when her master died),
-    ``stored`` (her moves the promoted replica holds), ``lost``, and on success the final ``moves``."""
-    moves = solution()
-    env = {"FTR_REDIS_WAIT_REPLICAS": str(wait_replicas), "FTR_REDIS_WAIT_MS": "10000"}
-    a, b = ServerProcess(cluster.url, **env), ServerProcess(cluster.url, **env)
-    counted: dict[str, int] = {}
+def create(server: str, env: dict[str, str]) -> str:
+    done = subprocess.run([sys.executable, "-m", "client_cli", "--server", server, "create", "--json", "--variant",
+                           VARIANT, "--seed", SEED, "--players", "2"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=30, check=True)
+    return str(json.loads(done.stdout)["code"])
 
-    async def run() -> None:
-        code, alice, bob = await started_pair(a.url, a.ws_url, b.ws_url)  # Alice on one process, Bob on the other
-        player_key = keys.player_key(code, "alice")
-        master = cluster.master_of(player_key)
+
+def race_through_failover(cluster: LocalCluster, folder: Path, wait_replicas: int) -> dict[str, dict]:
+    """Both players play the solved deal's moves; the link is cut once each has :data:`BEFORE_CUT`
+    acknowledged, the master killed :data:`CUT_S` later. Returns per player: ``cut`` (acknowledged when the cut
+    began and when it was done), ``acked`` (when the master died), ``stored`` (the seq the promoted replica
+    holds), ``lost``; with the setting, once the race ran to its results, ``events`` (each client's JSON lines)
+    and ``logs`` (each player's stored move log)."""
+    moves = solution()
+    # 40 messages/s (the client keeps to 90 % of it): 215 moves take 6 s, so the kill lands mid-race.
+    server_env = {"FTR_REDIS_WAIT_REPLICAS": str(wait_replicas), "FTR_REDIS_WAIT_MS": "10000",
+                  "FTR_RATE": "40", "FTR_BURST": "40"}
+    servers = [ServerProcess(cluster.url, **server_env), ServerProcess(cluster.url, **server_env)]
+    client_env = {**os.environ, "FTR_CLIENT_DATA": str(folder / "client"), "PYTHONUNBUFFERED": "1"}
+    client_env.pop("FTR_SERVER", None)
+    script = folder / "solution.txt"
+    script.write_text("\n".join(moves) + "\n")
+    clients: list[Client] = []
+    counted: dict[str, dict] = {}
+    try:
+        code = create(servers[0].url, client_env)
+        clients = [Client(server.url, code, name, script, client_env) for server, name in zip(servers, PLAYERS)]
+        player_keys = [keys.player_key(code, name) for name in PLAYERS]
+        master = cluster.master_of(player_keys[0])  # one match, one slot: both players' keys
         replica = cluster.replica_of(master)
-        acked: list[int] = []
-        await play_on(alice, moves[:PLAYED_BEFORE], acked)
-        await bob.play("s")
+        for client in clients:
+            client.wait_acknowledged(BEFORE_CUT)
+        began = {client.name: client.acknowledged() for client in clients}
         cut_replica_link(cluster, master, replica)
-        playing = asyncio.create_task(play_on(alice, moves[PLAYED_BEFORE:PLAYED_BEFORE + PLAYED_DURING], acked))
-        await asyncio.sleep(1.0)  # without the setting every one is acknowledged by now; with it none
-        counted["acked"] = max(acked)
+        counted["cut"] = {client.name: (began[client.name], client.acknowledged()) for client in clients}
+        time.sleep(CUT_S)
+        counted["acked"] = {client.name: client.acknowledged() for client in clients}
         cluster.kill(master)
         node_client(replica).config_set("masterauth", "")
-        promoted = await asyncio.to_thread(cluster.wait_promoted, player_key, master)
-        assert promoted == replica
-        counted["stored"] = int(redis_at(cluster.url).hget(player_key, "seq") or 0)
-        counted["lost"] = max(0, counted["acked"] - counted["stored"])
-        await asyncio.to_thread(cluster.restart, master)  # back as the new master's replica
+        assert cluster.wait_promoted(player_keys[0], master) == replica
+        store = redis_at(cluster.url)
+        counted["stored"] = {name: int(store.hget(key, "seq") or 0) for name, key in zip(PLAYERS, player_keys)}
+        counted["lost"] = {n: max(0, counted["acked"][n] - counted["stored"][n]) for n in PLAYERS}
+        report = os.environ.get("FTR_FAILOVER_REPORT")
+        if report:
+            with open(report, "a") as out:
+                out.write(json.dumps({"wait_replicas": wait_replicas, **counted}) + "\n")
         if wait_replicas == 0:
-            playing.cancel()
-            await alice.close()
-            await bob.close()
-            return
-        # Players continue: every acknowledged move is kept, the race ends with all of Alice's moves.
-        await asyncio.wait_for(playing, 60)
-        await play_on(alice, moves[PLAYED_BEFORE + PLAYED_DURING:], acked)
-        assert acked == list(range(1, len(moves) + 1))
-        await bob.resign()
-        results = await alice.expect(m.Results, timeout=30)
-        assert isinstance(results, m.Results), results
-        assert [(r.name, r.status, r.moves) for r in results.ranking] == [("alice", "won", len(moves)),
-                                                                          ("bob", "resigned", 1)]
-        counted["moves"] = results.ranking[0].moves
-        await alice.close()
-        await bob.close()
-
-    try:
-        asyncio.run(run())
+            return counted
+        cluster.restart(master)  # back as the promoted master's replica: WAIT 1 is answered again
+        for client in clients:
+            assert client.finish() == 0, client.events[-3:]
+        counted["events"] = {client.name: client.events for client in clients}
+        counted["logs"] = {name: [entry.decode().partition(" ")[0] for entry in
+                                  store.lrange(keys.log_key(code, name), 0, -1)] for name in PLAYERS}
+        return counted
     finally:
-        a.stop()
-        b.stop()
-    report = os.environ.get("FTR_FAILOVER_REPORT")
-    if report:
-        with open(report, "a") as out:
-            out.write(json.dumps({"wait_replicas": wait_replicas, **counted}) + "\n")
-    return counted
+        for client in clients:
+            client.stop()
+        for server in servers:
+            server.stop()
 
 
-def test_a_failover_without_waiting_for_replicas_loses_acknowledged_moves(own_cluster: LocalCluster) -> None:
-    """Without the setting, the moves the master acknowledged while its replica was cut off are lost: the count
-    is what the test reports (here every one of them, as the replica never got any)."""
-    counted = race_through_failover(own_cluster, wait_replicas=0)
-    assert counted["stored"] == PLAYED_BEFORE  # the promoted replica holds what it had before the cut
-    assert counted["acked"] == PLAYED_BEFORE + PLAYED_DURING
-    assert counted["lost"] == PLAYED_DURING
+def test_a_failover_without_waiting_for_replicas_loses_acknowledged_moves(own_cluster: LocalCluster,
+                                                                         tmp_path: Path) -> None:
+    """Without the setting, what the master acknowledged while its replica was cut off is lost: the promoted
+    replica holds what each player had when the link was cut, the clients were told of many moves more."""
+    counted = race_through_failover(own_cluster, tmp_path, wait_replicas=0)
+    for name in PLAYERS:
+        began, done = counted["cut"][name]
+        assert began <= counted["stored"][name] <= done
+        assert counted["acked"][name] > done + 10  # the players played on during the cut ...
+        assert counted["lost"][name] == counted["acked"][name] - counted["stored"][name] > 10  # ... and lost it
 
 
-def test_with_ftr_redis_wait_replicas_1_a_failover_loses_no_acknowledged_move(own_cluster: LocalCluster) -> None:
-    counted = race_through_failover(own_cluster, wait_replicas=1)
-    assert counted["acked"] == PLAYED_BEFORE  # nothing was acknowledged while no replica confirmed it
-    assert counted["lost"] == 0
-    assert counted["moves"] == len(solution())
+def test_with_ftr_redis_wait_replicas_1_a_failover_loses_no_acknowledged_move(own_cluster: LocalCluster,
+                                                                            tmp_path: Path) -> None:
+    """With ``FTR_REDIS_WAIT_REPLICAS=1`` nothing is acknowledged while no replica confirms it; the master's death
+    loses nothing; the servers find the promoted replica, the clients send again what failed, and both players
+    finish: every seq acknowledged once in the clients' lines, the same moves in the stored logs and the results."""
+    moves = solution()
+    counted = race_through_failover(own_cluster, tmp_path, wait_replicas=1)
+    for name in PLAYERS:
+        assert counted["acked"][name] <= counted["cut"][name][1] + 1  # stalled at the cut (one commit in flight)
+        assert counted["lost"][name] == 0
+        events = counted["events"][name]
+        positions: dict[int, str] = {}
+        for event in events:
+            if event["type"] == "position":
+                assert positions.setdefault(event["seq"], event["command"]) == event["command"]
+        assert sorted(positions) == list(range(1, len(moves) + 1))  # every seq acknowledged, none skipped
+        assert [positions[seq] for seq in sorted(positions)] == moves
+        assert counted["logs"][name] == moves
+        results = events[-1]
+        assert results["type"] == "results"
+        assert sorted((r["name"], r["status"], r["moves"]) for r in results["ranking"]) == [
+            ("alice", "won", len(moves)), ("bob", "won", len(moves))]
