@@ -20,7 +20,9 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
-from redis.exceptions import NoScriptError
+from redis.exceptions import ClusterDownError, NoScriptError, TryAgainError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.utils import HIREDIS_AVAILABLE
 
 from protocol import messages as m
@@ -61,6 +63,19 @@ CLUSTER_MAX_CONNECTIONS = 64
 """Connections per cluster node. redis-py's cluster pool does not wait for a free connection (it raises
 ``MaxConnectionsError``), so it gets more room than the single node's waiting pool of 16; commits of one
 event-loop turn still share one round trip per node."""
+
+
+READ_RETRIES = 20
+"""Tries again of a failed read of the hub's event streams (:meth:`Store.read_streams`) before its error is
+raised (a spectator's catch-up, :meth:`Store.stream_after`, fails at once instead: the spectator resumes by id): with :data:`READ_BACKOFF` about 15 s, longer than a Redis
+Cluster failover (the master's ``cluster-node-timeout`` and the replica's election) or a Redis restart."""
+
+READ_BACKOFF = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
+"""Delays between those tries: jittered, doubling from 50 ms up to 1 s."""
+
+READ_ERRORS = (RedisConnectionError, RedisTimeoutError, ClusterDownError, TryAgainError)
+"""What a failover or a restart raises: the node gone (connection refused or lost, the pool out of connections,
+no answer in time), the cluster not serving the slot yet (``CLUSTERDOWN``, ``TRYAGAIN``)."""
 
 
 class HiredisPackedConnection(aioredis.Connection):
@@ -523,6 +538,26 @@ class Store:
 
     # ------------------------------------------------------------ events
 
+    async def _read(self, what: str, read: Any) -> Any:
+        """``await read()`` (a read-only Redis call, safe to repeat), tried again on :data:`READ_ERRORS` with
+        redis-py's :class:`~redis.asyncio.retry.Retry` (:data:`READ_RETRIES`, :data:`READ_BACKOFF`): the
+        cluster client reads the cluster's layout again after a connection error, so a retry finds the promoted
+        replica. The first failure of a run is logged as a warning. Raises the last error once the tries are
+        spent."""
+        failures = 0
+
+        async def failed(error: Exception) -> None:
+            nonlocal failures
+            failures += 1
+            if failures == 1:
+                log.warning("reading %s failed (%s: %s): trying again", what, type(error).__name__, error)
+
+        retry = Retry(READ_BACKOFF, READ_RETRIES, supported_errors=READ_ERRORS)
+        result = await retry.call_with_retry(read, failed)
+        if failures:
+            log.warning("reading %s worked again after %d failures", what, failures)
+        return result
+
     def stream_group(self, key: str) -> int:
         """The group of stream ``key`` for the hub's reads (:func:`server.hub.group_streams`): one XREAD reads the
         streams of one group. On one Redis every stream is in group 0 (one read for all); on a Redis Cluster a
@@ -533,10 +568,11 @@ class Store:
                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
         """One XREAD of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`),
         waiting up to ``block_ms`` ms for an entry: ``(key, id, fields)`` triples, oldest first per stream, at
-        most 200 per stream."""
+        most 200 per stream. A failover or a restart of Redis is ridden out here (:meth:`_read`), so the hub's
+        reader does not fail for it; the positions are the caller's, so nothing is lost or repeated."""
         if not positions:
             return []
-        reply = await self.redis.xread(positions, block=block_ms, count=200)
+        reply = await self._read("the event streams", lambda: self.redis.xread(positions, block=block_ms, count=200))
         return [(key.decode(), entry_id.decode(), fields)
                 for key, entries in reply or [] for entry_id, fields in entries]
 

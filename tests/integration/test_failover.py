@@ -15,6 +15,7 @@ killed. Each test starts a cluster of its own (it kills one of its nodes).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -24,13 +25,18 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from protocol import messages as m
 from server.store import keys
 
 from .conftest import ROOT, ServerProcess, redis_at
 from .redis_cluster import LocalCluster, node_client
 from .test_race import SEED, VARIANT, solution
+from .test_resilience import started_pair
+from .test_spectating import read_events
+from .wsclient import Player
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -199,3 +205,64 @@ def test_with_ftr_redis_wait_replicas_1_a_failover_loses_no_acknowledged_move(ow
         assert results["type"] == "results"
         assert sorted((r["name"], r["status"], r["moves"]) for r in results["ranking"]) == [
             ("alice", "won", len(moves)), ("bob", "won", len(moves))]
+
+
+async def play_through(player: Player, commands: list[str]) -> None:
+    """Play ``commands`` in order; one answered ``internal`` or ``unknown_outcome`` (Redis failing over) is sent
+    again with the same seq, as the protocol says, for up to a minute."""
+    for command in commands:
+        deadline = time.monotonic() + 60
+        while True:
+            seq = player.seq + 1
+            await player.send(m.Play(seq, command))
+            reply = await player.expect((m.Position, m.Rejected), timeout=60)  # a failover takes seconds
+            while isinstance(reply, m.Position | m.Rejected) and reply.seq != seq:
+                reply = await player.expect((m.Position, m.Rejected), timeout=60)
+            if isinstance(reply, m.Position):
+                player.seq = reply.seq
+                break
+            assert isinstance(reply, m.Error) and reply.code in ("internal", "unknown_outcome"), reply
+            assert time.monotonic() < deadline, f"{command} never acknowledged"
+            await asyncio.sleep(0.2)
+
+
+async def test_a_spectator_stream_keeps_its_guarantees_across_a_failover(own_cluster: LocalCluster) -> None:
+    """A spectator's Server-Sent Events of a match whose master is SIGKILLed mid-race: the process's stream reader
+    rides out the failover by itself (no restart of it logged), and the spectator gets every public event the
+    promoted replica holds, in order, none repeated; a resume by id from before the kill gets exactly the rest."""
+    moves = solution()
+    server = ServerProcess(own_cluster.url, FTR_REDIS_WAIT_REPLICAS="1", FTR_REDIS_WAIT_MS="10000")
+    try:
+        code, alice, bob = await started_pair(server.url, server.ws_url, server.ws_url)
+        events_key = keys.events_key(code)
+        async with httpx.AsyncClient(base_url=server.url, timeout=90) as http:
+            async with http.stream("GET", f"/matches/{code}/events") as response:
+                assert response.status_code == 200
+                watching = asyncio.ensure_future(read_events(response, stop_type="results"))
+                await play_through(alice, moves[:20])
+                before = own_cluster.master_of(events_key)
+                await asyncio.to_thread(own_cluster.kill, before)  # nothing in flight: all of it replicated
+                playing = asyncio.ensure_future(play_through(alice, moves[20:40]))  # while it fails over
+                await asyncio.to_thread(own_cluster.wait_promoted, events_key, before)
+                await asyncio.to_thread(own_cluster.restart, before)  # a replica again: WAIT 1 is answered
+                await asyncio.wait_for(playing, 90)
+                await play_through(alice, moves[40:])
+                await bob.resign()
+                seen = await asyncio.wait_for(watching, 60)
+            stored = redis_at(own_cluster.url).xrange(events_key)
+            public = [entry_id.decode() for entry_id, fields in stored
+                      if fields.get(b"k", b"public") in (b"public", b"ended")]
+            ids = [event["id"] for event in seen]
+            assert ids == public  # every public event, in order, none lost, none repeated
+            progress = [json.loads(e["data"]) for e in seen if e["event"] == "progress"]
+            assert [p["moves"] for p in progress if p["name"] == "alice"] == list(range(1, len(moves) + 1))
+            resume_from = next(e["id"] for e in seen if e["event"] == "progress")  # alice's first move, pre-kill
+            async with http.stream("GET", f"/matches/{code}/events",
+                                   headers={"Last-Event-ID": resume_from}) as response:
+                resumed = await asyncio.wait_for(read_events(response, stop_type="results"), 30)
+            assert [e["id"] for e in resumed] == public[public.index(resume_from) + 1:]
+        await alice.close()
+        await bob.close()
+    finally:
+        server.stop()
+    assert "event reader failed" not in server.logs()
