@@ -11,16 +11,17 @@ import hashlib
 import json
 import logging
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
-from redis.exceptions import ClusterDownError, NoScriptError, TryAgainError
+from redis.exceptions import ClusterDownError, NoScriptError, RedisClusterException, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.utils import HIREDIS_AVAILABLE
@@ -60,9 +61,62 @@ RedisClient = aioredis.Redis | RedisCluster
 """What the store runs on: one Redis node, or redis-py's cluster client (any node of a Redis Cluster)."""
 
 CLUSTER_MAX_CONNECTIONS = 64
-"""Connections per cluster node. redis-py's cluster pool does not wait for a free connection (it raises
-``MaxConnectionsError``), so it gets more room than the single node's waiting pool of 16; commits of one
-event-loop turn still share one round trip per node."""
+"""Connections per cluster node, and commands (or pipelines) in flight at once (:class:`WaitingRedisCluster`):
+more room than the single node's waiting pool of 16, as one command may wait on one node while another is
+free; commits of one event-loop turn still share one round trip per node."""
+
+_HOLDING_ROOM: ContextVar[bool] = ContextVar("holding_room", default=False)
+"""Set while a task runs a command of :class:`WaitingRedisCluster`: a command it issues inside (and the tasks it
+starts, which copy the context) takes no second place, so no command waits on a place its own caller holds."""
+
+
+class WaitingRedisCluster(RedisCluster):
+    """redis-py's asyncio cluster client whose commands wait for room instead of failing.
+
+    redis-py's cluster pool does not wait for a free connection: past ``max_connections`` connections to one
+    node a command raises ``MaxConnectionsError`` (a burst of players resigning at once, each arming a timer on
+    the node of the timers' key, did). Here every command and every pipeline first takes one of
+    ``max_connections`` places (an :class:`asyncio.Semaphore`), and each uses at most one connection of a
+    node, so no node is asked for more than ``max_connections``: a burst waits, as on the single node's
+    blocking pool."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.room = asyncio.Semaphore(int(kwargs.get("max_connections") or CLUSTER_MAX_CONNECTIONS))
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        """redis-py's, in one of :attr:`room`'s places."""
+        if _HOLDING_ROOM.get():
+            return await super().execute_command(*args, **kwargs)
+        async with self.room:
+            holding = _HOLDING_ROOM.set(True)
+            try:
+                return await super().execute_command(*args, **kwargs)
+            finally:
+                _HOLDING_ROOM.reset(holding)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> WaitingClusterPipeline:
+        """redis-py's cluster pipeline, executed in one of :attr:`room`'s places."""
+        if shard_hint:
+            raise RedisClusterException("shard_hint is deprecated in cluster mode")
+        return WaitingClusterPipeline(self, transaction)
+
+
+class WaitingClusterPipeline(ClusterPipeline):
+    """The pipeline of :class:`WaitingRedisCluster`: it runs in one place of the client's room (a place per
+    pipeline, not per command: it uses one connection per node)."""
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
+        client = self.cluster_client
+        assert isinstance(client, WaitingRedisCluster)
+        if _HOLDING_ROOM.get():
+            return await super().execute(raise_on_error, allow_redirections)
+        async with client.room:
+            holding = _HOLDING_ROOM.set(True)
+            try:
+                return await super().execute(raise_on_error, allow_redirections)
+            finally:
+                _HOLDING_ROOM.reset(holding)
 
 
 READ_RETRIES = 20
@@ -99,15 +153,16 @@ def redis_client(url: str, cluster: bool = False) -> RedisClient:
     A ``redis://`` URL's connections pack commands with hiredis when it is installed
     (:class:`HiredisPackedConnection`). The load benchmark's floor baseline uses this same client.
 
-    ``cluster`` True: redis-py's asyncio :class:`~redis.asyncio.cluster.RedisCluster`, ``url`` any node of
+    ``cluster`` True: redis-py's asyncio :class:`~redis.asyncio.cluster.RedisCluster` (as
+    :class:`WaitingRedisCluster`: a burst waits for connections instead of failing), ``url`` any node of
     the cluster (it reads the others from it). Each command goes to the master of its key's slot (a script
     to the slot of its keys, which :mod:`server.store.scripts` keeps to one hash tag); on a connection error
     or a failover it reads the cluster's layout again and retries (redis-py's default: 10 tries, jittered
     backoff from 10 ms to 1 s), so a promoted replica is found without a restart. Same socket timeouts.
     """
     if cluster:
-        return RedisCluster.from_url(url, max_connections=CLUSTER_MAX_CONNECTIONS, socket_timeout=5,
-                                     health_check_interval=30)
+        return WaitingRedisCluster.from_url(url, max_connections=CLUSTER_MAX_CONNECTIONS, socket_timeout=5,
+                                            health_check_interval=30)
     options: dict[str, Any] = {}
     if HIREDIS_AVAILABLE and url.startswith("redis://"):  # not rediss:// or unix://: their own classes
         options["connection_class"] = HiredisPackedConnection

@@ -1077,8 +1077,11 @@ class Bench:
             self.sampler.extra_server_pids, self.sampler.extra_redis_pids = [], []
             for process in servers:
                 stop_process(process)
-            for log in logs:
+            for index, log in enumerate(logs, 1):
                 log.close()
+                self.log_summary(log.name, f"  cluster server {index} log")
+                if self.args.server_log:
+                    shutil.copy(log.name, f"{self.args.server_log}.cluster{index}")
             cluster.stop()
         return figures, paced
 
@@ -1108,15 +1111,23 @@ class Bench:
             self.create_matches = original  # type: ignore[method-assign]
         return figures, rss.get("before", 0), rss.get("after", 0), before_matches
 
-    def log_summary(self) -> None:
-        """Errors the server logged (a traceback means a server bug the bots ran into)."""
-        if not hasattr(self, "server_log"):
-            return
-        self.server_log.flush()
-        text = Path(self.server_log.name).read_text(errors="replace")
+    def log_summary(self, path: str = "", label: str = "server log") -> None:
+        """Errors the server logged (a traceback means a server bug the bots ran into), and the count of its
+        warnings (a commit whose answer was lost, say); ``path``: another server's log than the first's."""
+        if not path:
+            if not hasattr(self, "server_log"):
+                return
+            self.server_log.flush()
+            path = self.server_log.name
+        text = Path(path).read_text(errors="replace")
         errors = [line for line in text.splitlines() if " ERROR " in line]
+        warnings = collections.Counter(line.split(" WARNING ", 1)[1][:100] for line in text.splitlines()
+                                       if " WARNING " in line)
+        if warnings:
+            print(f"{label}: {sum(warnings.values())} WARNING lines, most often: "
+                  + "; ".join(f"{k!r} x{v}" for k, v in warnings.most_common(3)))
         if not errors:
-            print("server log: no errors")
+            print(f"{label}: no errors")
             return
         kinds: collections.Counter[str] = collections.Counter()
         lines = text.splitlines()
@@ -1125,7 +1136,7 @@ class Bench:
                 last = next((lines[j] for j in range(i + 1, min(len(lines), i + 80))
                              if lines[j] and not lines[j].startswith((" ", "Traceback", "During", "The above"))), "")
                 kinds[last[:160]] += 1
-        print(f"server log: {len(errors)} ERROR lines; exceptions: "
+        print(f"{label}: {len(errors)} ERROR lines; exceptions: "
               + "; ".join(f"{k!r} x{v}" for k, v in kinds.most_common(4)))
 
     def stop_server(self) -> None:
@@ -1446,7 +1457,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds left out at the start of a window")
     parser.add_argument("--quick", action="store_true", help="20 players, short phases (a smoke run)")
     parser.add_argument("--profile", metavar="FILE", help="py-spy the server during saturation (raw stacks to FILE)")
-    parser.add_argument("--server-log", metavar="FILE", help="keep a copy of the server's log in FILE")
+    parser.add_argument("--server-log", metavar="FILE", help="keep a copy of the server's log in FILE (the cluster "
+                        "phase's servers' in FILE.cluster1 and FILE.cluster2)")
     parser.add_argument("--floor-s", type=float, default=15.0,
                         help="length of the floor baseline (the design's I/O per move, no rules; 0 skips it)")
     parser.add_argument("--phases", type=_phases, default=_phases(DEFAULT_PHASES), metavar="LIST",

@@ -8,6 +8,8 @@ them.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from . import test_no_leaks, test_race, test_resilience, test_spectating
@@ -62,3 +64,43 @@ async def test_two_matches_on_one_process_on_a_cluster(cluster_server: ServerPro
     for _created, alice, bob in (first, second):
         await alice.close()
         await bob.close()
+
+
+async def test_a_burst_of_commands_waits_for_connections_instead_of_failing(cluster_url: str) -> None:
+    """redis-py's cluster pool raises MaxConnectionsError past ``max_connections`` connections to a node (a burst
+    of players resigning at once, each arming a timer on the timers' node, did); the server's cluster client waits
+    for room instead: every command of the burst, single or pipelined, is done."""
+    from redis.asyncio.cluster import RedisCluster
+    from redis.exceptions import MaxConnectionsError
+
+    from server.store.match_store import WaitingRedisCluster
+
+    key = "{burst-test}:counter"
+
+    async def burst(client: RedisCluster) -> list[object]:
+        async def pipelined() -> list[object]:
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.incr(key)
+                pipe.incr(key)
+                return await pipe.execute()
+
+        return await asyncio.gather(*(client.incr(key) for _ in range(40)), *(pipelined() for _ in range(10)),
+                                    return_exceptions=True)
+
+    plain = RedisCluster.from_url(cluster_url, max_connections=4)
+    try:
+        await plain.delete(key)
+        assert any(isinstance(result, MaxConnectionsError) for result in await burst(plain))  # the failure mode
+    finally:
+        await plain.aclose()
+    waiting = WaitingRedisCluster.from_url(cluster_url, max_connections=4)
+    try:
+        await waiting.delete(key)
+        results = await burst(waiting)
+        assert not [r for r in results if isinstance(r, BaseException)], results
+        assert int(await waiting.get(key)) == 40 + 2 * 10
+        node = waiting.get_node_from_key(key)
+        assert len(node._connections) <= 4
+        await waiting.delete(key)
+    finally:
+        await waiting.aclose()
