@@ -10,7 +10,7 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Hashable
 from contextvars import ContextVar
 from typing import Any
 
@@ -123,6 +123,12 @@ READ_RETRIES = 20
 """Tries again of a failed read of the hub's event streams (:meth:`Store.read_streams`) before its error is
 raised (a spectator's catch-up, :meth:`Store.stream_after`, fails at once instead: the spectator resumes by id): with :data:`READ_BACKOFF` about 15 s, longer than a Redis
 Cluster failover (the master's ``cluster-node-timeout`` and the replica's election) or a Redis restart."""
+
+POLL_MS = 20
+"""Pause between the pipelined non-blocking reads of a cluster node's streams (:meth:`Store.read_streams`) while
+none has a new entry: the first entry after a quiet spell reaches the hub at most this much late (then the
+hub's own pause after a read with entries paces it), and a quiet node costs the process 50 round trips a second
+(one blocking XREAD per slot cost 10 per slot: fewer round trips from 5 slots a node on)."""
 
 READ_BACKOFF = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
 """Delays between those tries: jittered, doubling from 50 ms up to 1 s."""
@@ -613,23 +619,62 @@ class Store:
             log.warning("reading %s worked again after %d failures", what, failures)
         return result
 
-    def stream_group(self, key: str) -> int:
-        """The group of stream ``key`` for the hub's reads (:func:`server.hub.group_streams`): one XREAD reads the
-        streams of one group. On one Redis every stream is in group 0 (one read for all); on a Redis Cluster a
-        multi-key command must touch one hash slot, so the group is the key's slot (redis-py's ``key_slot``)."""
+    def stream_group(self, key: str) -> Hashable:
+        """The group of stream ``key`` for the hub's reads (:func:`server.hub.group_streams`): one
+        :meth:`read_streams` reads the streams of one group. On one Redis every stream is in group 0 (one XREAD
+        for all). On a Redis Cluster the group is the node serving the key's slot now (its name; the key's slot
+        while the client does not know the slot's node, during a failover): one read in flight per node, so the
+        hub holds one connection per node however many matches it follows. (``clustered`` set on a single
+        node's store, as the hub's tests do: the key's slot.)"""
+        if isinstance(self.redis, RedisCluster):
+            try:
+                return self.redis.get_node_from_key(key).name
+            except RedisClusterException:  # no node known for the slot (a failover): the layout is read again
+                return key_slot(key.encode())
         return key_slot(key.encode()) if self.clustered else 0
 
     async def read_streams(self, positions: dict[str, str],
                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
-        """One XREAD of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`),
-        waiting up to ``block_ms`` ms for an entry: ``(key, id, fields)`` triples, oldest first per stream, at
-        most 200 per stream. A failover or a restart of Redis is ridden out here (:meth:`_read`), so the hub's
-        reader does not fail for it; the positions are the caller's, so nothing is lost or repeated."""
+        """New entries of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`),
+        waiting up to ``block_ms`` ms for one: ``(key, id, fields)`` triples, oldest first per stream, at most
+        200 per stream.
+
+        Keys of one hash slot (every key on one Redis): one blocking XREAD. Keys of several slots (a cluster
+        node's): a multi-key command must touch one slot, so one XREAD per slot without BLOCK, all in one
+        pipeline (one round trip on one connection), again every :data:`POLL_MS` while none returns an entry,
+        until ``block_ms``: what one blocking XREAD per slot did with one connection per slot (past
+        ``CLUSTER_MAX_CONNECTIONS`` slots on a node, more than the pool has) and one round trip per slot.
+
+        A failover or a restart of Redis is ridden out here (:meth:`_read`), so the hub's reader does not fail
+        for it; the positions are the caller's, so nothing is lost or repeated."""
         if not positions:
             return []
-        reply = await self._read("the event streams", lambda: self.redis.xread(positions, block=block_ms, count=200))
-        return [(key.decode(), entry_id.decode(), fields)
-                for key, entries in reply or [] for entry_id, fields in entries]
+        slots: dict[int, dict[str, str]] = {}
+        if self.clustered:
+            for key, last in positions.items():
+                slots.setdefault(key_slot(key.encode()), {})[key] = last
+        if len(slots) <= 1:
+            reply = await self._read("the event streams",
+                                     lambda: self.redis.xread(positions, block=block_ms, count=200))
+            return _stream_entries(reply)
+        return await self._read("the event streams", lambda: self._poll_streams(list(slots.values()), block_ms))
+
+    async def _poll_streams(self, slots: list[dict[str, str]],
+                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
+        """:meth:`read_streams` of keys of several slots: a pipeline of one non-blocking XREAD per slot (the dicts
+        of ``slots``), repeated every :data:`POLL_MS` until one has entries or ``block_ms`` passed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + block_ms / 1000
+        while True:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for part in slots:
+                    pipe.xread(part, count=200)
+                replies = await pipe.execute()
+            entries = [entry for reply in replies for entry in _stream_entries(reply)]
+            left = deadline - loop.time()
+            if entries or left <= 0:
+                return entries
+            await asyncio.sleep(min(POLL_MS / 1000, left))
 
     async def stream_after(self, key: str, after: str,
                            page: int = 500) -> AsyncIterator[list[tuple[str, dict[bytes, bytes]]]]:
@@ -662,6 +707,11 @@ class Store:
     async def pool_pop(self, variant: str) -> bytes | None:
         """Take the oldest deal of ``variant``'s pool; None when it is empty."""
         return await self.redis.lpop(pool_key(variant))
+
+
+def _stream_entries(reply: Any) -> list[tuple[str, str, dict[bytes, bytes]]]:
+    """An XREAD reply (``[[key, [[id, fields], ...]], ...]``, or None) as ``(key, id, fields)`` triples."""
+    return [(key.decode(), entry_id.decode(), fields) for key, entries in reply or [] for entry_id, fields in entries]
 
 
 def _log_entries(entries: list[bytes]) -> list[tuple[str, int]]:

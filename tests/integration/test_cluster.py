@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from redis.crc import key_slot
 
 from . import test_no_leaks, test_race, test_resilience, test_spectating
 from .conftest import ServerProcess, redis_at
@@ -104,3 +105,42 @@ async def test_a_burst_of_commands_waits_for_connections_instead_of_failing(clus
         await waiting.delete(key)
     finally:
         await waiting.aclose()
+
+
+async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(cluster_url: str) -> None:
+    """On the cluster the hub's reads are grouped by node: the streams of 24 matches (several slots on each of the
+    three masters) are read with one read in flight per node, a pipeline of one XREAD per slot, and each
+    subscriber gets its match's stream whole and in order while all of them are written at once."""
+    from protocol.codes import new_code
+    from server.hub import Hub
+    from server.store import Store, match_feed, redis_client
+
+    from .test_hub import collect, idle, write
+
+    client = redis_client(cluster_url, cluster=True)
+    await client.initialize()  # the cluster's layout (the server's first commands read it)
+    store = Store(client, 600)
+    hub = Hub(store, pause_s=0.005)
+    reader = asyncio.create_task(hub.run())
+    try:
+        codes = [new_code() for _ in range(24)]
+        keys_of = [match_feed(code).key for code in codes]
+        nodes = {store.stream_group(key) for key in keys_of}
+        assert len(nodes) == 3 and len({key_slot(key.encode()) for key in keys_of}) == len(codes)
+        written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
+        for subscription in subscriptions:
+            await subscription.open()
+        readers = [asyncio.create_task(collect(s, "0-0", 40, got[c])) for c, s in zip(codes, subscriptions)]
+        await asyncio.sleep(0.05)
+        await asyncio.wait_for(asyncio.gather(*(write(store, c, 40, written[c], gap_s=0.002) for c in codes)), 60)
+        await asyncio.wait_for(asyncio.gather(*readers), 30)
+        for subscription in subscriptions:
+            subscription.close()
+        assert got == written
+        assert idle(hub)
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await client.aclose()
