@@ -474,13 +474,21 @@ class Store:
             replicas = waited[id(target)]
             if isinstance(replicas, Exception):  # the commit's own outcome is unknown: resolved like a lost answer
                 results[index] = replicas
-            elif int(replicas) < self.wait_replicas and not isinstance(results[index], Exception):
+            elif isinstance(results[index], Exception):
+                pass
+            elif target is not None and self._node_name(batch[index][0][0]) != target.name:
+                # Redirected (MOVED: its slot went to another node meanwhile): the commit ran on a node this WAIT
+                # did not ask, and a WAIT counts only what its own connection wrote. Resolved like a lost answer:
+                # the fence is a write on the slot's node followed by a WAIT on that same connection.
+                results[index] = RedisConnectionError("the commit was redirected to another node: not waited for")
+            elif int(replicas) < self.wait_replicas:
                 log.warning("a commit is acknowledged on %s of %d replicas (FTR_REDIS_WAIT_REPLICAS) after %d ms",
                             replicas, self.wait_replicas, self.wait_ms)
         for (keys, args, future), result in zip(batch, results):
             if isinstance(result, NoScriptError):  # Redis restarted or flushed its scripts: load and retry
                 try:
-                    result = await self._commit(keys=keys, args=args)
+                    result = await (self._commit_waited(keys, args) if self.wait_replicas
+                                    else self._commit(keys=keys, args=args))
                 except Exception as error:  # noqa: BLE001
                     result = error
             if future.done():
@@ -489,6 +497,28 @@ class Store:
                 future.set_exception(result)
             else:
                 future.set_result(result)
+
+    def _node_name(self, key: str) -> str | None:
+        """The name of the cluster node serving ``key``'s slot as the client knows it now (None: none known)."""
+        try:
+            return str(self.redis.get_node_from_key(key).name)
+        except RedisClusterException:
+            return None
+
+    async def _commit_waited(self, keys: list[str], args: list[Any]) -> Any:
+        """One commit as a pipeline of EVAL (the script's text: the node may not hold it, as after NOSCRIPT)
+        and WAIT on the same connection; raises as :meth:`_flush` resolves a failed WAIT (the commit's outcome
+        is unknown) and logs a short count of replicas as it does."""
+        route = {} if not isinstance(self.redis, RedisCluster) else \
+            {"target_nodes": self.redis.get_node_from_key(keys[0])}
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.execute_command("EVAL", scripts.COMMIT.lua, len(keys), *keys, *args)
+            pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms, **route)
+            result, replicas = await pipe.execute()
+        if int(replicas) < self.wait_replicas:
+            log.warning("a commit is acknowledged on %s of %d replicas (FTR_REDIS_WAIT_REPLICAS) after %d ms",
+                        replicas, self.wait_replicas, self.wait_ms)
+        return result
 
     async def add_event(self, code: str, frame: bytes, kind: str = "public") -> str:
         """Append an event to the match's stream: ``kind`` public, or internal (start, takeover)."""

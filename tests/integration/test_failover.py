@@ -27,9 +27,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from protocol import messages as m
-from server.store import keys
+from protocol.codes import new_code
+from server.store import Store, keys, redis_client
 
 from .conftest import ROOT, ServerProcess, redis_at
 from .redis_cluster import LocalCluster, node_client
@@ -266,3 +268,64 @@ async def test_a_spectator_stream_keeps_its_guarantees_across_a_failover(own_clu
     finally:
         server.stop()
     assert "event reader failed" not in server.logs()
+
+
+def move_slot(cluster: LocalCluster, key: str, to: int) -> None:
+    """Migrate ``key``'s slot, with its keys, from the master serving it to the master on port ``to`` (Redis's own
+    resharding steps: IMPORTING on the target, MIGRATING on the source, MIGRATE the keys, SETSLOT NODE on every
+    master); clients that knew the old layout get MOVED on their next command of the slot."""
+    source = cluster.master_of(key)
+    slot = int(node_client(source).execute_command("CLUSTER KEYSLOT", key))
+    source_id = node_client(source).execute_command("CLUSTER MYID").decode()
+    target_id = node_client(to).execute_command("CLUSTER MYID").decode()
+    node_client(to).execute_command("CLUSTER SETSLOT", slot, "IMPORTING", source_id)
+    node_client(source).execute_command("CLUSTER SETSLOT", slot, "MIGRATING", target_id)
+    while names := node_client(source).execute_command("CLUSTER GETKEYSINSLOT", slot, 100):
+        node_client(source).execute_command("MIGRATE", "127.0.0.1", to, "", 0, 5000, "KEYS", *names)
+    masters = {int(master[1]) for _start, _end, master, *_ in node_client(to).execute_command("CLUSTER SLOTS")}
+    for port in (to, source, *(masters - {to, source})):
+        node_client(port).execute_command("CLUSTER SETSLOT", slot, "NODE", target_id)
+    cluster._wait(lambda: all(cluster.master_of(key) == to for _ in range(1)), "the slot did not move")
+
+
+async def test_a_commit_redirected_by_moved_waits_on_the_node_that_took_it(own_cluster: LocalCluster) -> None:
+    """A move whose slot was moved to another master meanwhile (resharding): redis-py's pipeline follows the MOVED
+    and the commit runs on the new master, but a WAIT counts only what its own connection wrote on its own node,
+    so the WAIT sent to the old master said nothing about it. The move must be acknowledged only once the new
+    master's replica has it: with that replica cut off, not before FTR_REDIS_WAIT_MS."""
+    server = ServerProcess(own_cluster.url, FTR_REDIS_WAIT_REPLICAS="1", FTR_REDIS_WAIT_MS="1500")
+    try:
+        code, alice, bob = await started_pair(server.url, server.ws_url, server.ws_url)
+        moves = solution()
+        await play_through(alice, moves[:3])
+        player_key = keys.player_key(code, "alice")
+        source = own_cluster.master_of(player_key)
+        target = next(port for port in own_cluster.alive()
+                      if port != source and node_client(port).info("replication")["role"] == "master")
+        move_slot(own_cluster, player_key, target)
+        cut_replica_link(own_cluster, target, own_cluster.replica_of(target))
+        began = time.monotonic()
+        await play_through(alice, moves[3:4])
+        took = time.monotonic() - began
+        assert took >= 1.4, took  # waited for the new master's replica (in vain: it is cut off) ...
+        assert int(redis_at(own_cluster.url).hget(player_key, "seq") or 0) == 4  # ... and stored there once
+        await alice.close()
+        await bob.close()
+    finally:
+        server.stop()
+    # The server's stream reader reads the match's slot every 100 ms, so its client had learnt the new layout
+    # before that commit; a store whose first command of the slot after the move is a commit meets the MOVED
+    # inside the commit's pipeline: it must not answer on the old master's WAIT.
+    client = redis_client(own_cluster.url, cluster=True)
+    store = Store(client, 60, wait_replicas=1, wait_ms=1500)
+    try:
+        code = next(c for c in (new_code() for _ in range(100))
+                    if own_cluster.master_of(keys.player_key(c, "x")) not in (target, source))
+        await client.get(keys.meta_key(code))  # the client knows the slot's master
+        move_slot(own_cluster, keys.player_key(code, "x"), target)
+        record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 0, "status": "playing", "time_ms": 1,
+                  "last_found_ms": 0}
+        with pytest.raises(RedisConnectionError, match="redirected"):  # resolved as a lost answer by its caller
+            await store.commit(code, "x", 1, 1, "s 1", record, False, [])
+    finally:
+        await client.aclose()
