@@ -163,8 +163,11 @@ def redis_client(url: str, cluster: bool = False) -> RedisClient:
     :class:`WaitingRedisCluster`: a burst waits for connections instead of failing), ``url`` any node of
     the cluster (it reads the others from it). Each command goes to the master of its key's slot (a script
     to the slot of its keys, which :mod:`server.store.scripts` keeps to one hash tag); on a connection error
-    or a failover it reads the cluster's layout again and retries (redis-py's default: 10 tries, jittered
-    backoff from 10 ms to 1 s), so a promoted replica is found without a restart. Same socket timeouts.
+    or a failover it reads the cluster's layout again and retries (redis-py's default: a few tries, at once
+    after a connection error, 0.25 s apart after ``CLUSTERDOWN``), so a promoted replica is found without a
+    restart; what outlasts those tries is the store's to ride out (a commit's outcome is resolved with
+    backoff, :meth:`Store.fence`; the hub's reads try again, :meth:`Store.read_streams`). Same socket
+    timeouts.
     """
     if cluster:
         return WaitingRedisCluster.from_url(url, max_connections=CLUSTER_MAX_CONNECTIONS, socket_timeout=5,
