@@ -268,7 +268,7 @@ class RaceClient:
             case m.Error(code="rate_limited") if self.waiting:
                 asyncio.ensure_future(self._send_again(min(self.waiting)))  # refused unread: send it again later
                 return
-            case m.Error(code="internal" | "unknown_outcome", seq=int(seq)) if self._retry_later(seq):
+            case m.Error(code="internal" | "unknown_outcome" as code, seq=int(seq)) if self._retry_later(seq, code):
                 return  # sent again shortly: the player sees the answer of the retry
             case m.Error(code="replaced"):
                 self.fatal = ClientError("another client resumed this game with your token and took over")
@@ -333,7 +333,7 @@ class RaceClient:
         if message is not None:
             await self.send(message)
 
-    def _retry_later(self, seq: int) -> bool:
+    def _retry_later(self, seq: int, code: str) -> bool:
         """The numbered request ``seq`` got ``internal`` (Redis failed while storing it: not stored, nothing
         changed) or ``unknown_outcome`` (Redis could not say in time whether it was): schedule the same frame
         again, as the README's protocol says, unless it has been retried :data:`RETRIES` times already; True
@@ -347,7 +347,7 @@ class RaceClient:
         if tries >= RETRIES:
             return False
         self._retry_count[key] = tries + 1
-        self.state.message += ": sending it again"
+        self.state.message = f"the server could not store it ({code}): sending it again, try {tries + 1} of {RETRIES}"
         self._refusals_then[key] = self.state.refusals  # the retry's answer clears this line
         asyncio.ensure_future(self._send_again(key, next(delays)))
         self.on_change()
