@@ -121,8 +121,9 @@ class WaitingClusterPipeline(ClusterPipeline):
 
 READ_RETRIES = 20
 """Tries again of a failed read of the hub's event streams (:meth:`Store.read_streams`) before its error is
-raised (a spectator's catch-up, :meth:`Store.stream_after`, fails at once instead: the spectator resumes by id): with :data:`READ_BACKOFF` about 15 s, longer than a Redis
-Cluster failover (the master's ``cluster-node-timeout`` and the replica's election) or a Redis restart."""
+raised: with :data:`READ_BACKOFF` about 15 s, longer than a Redis Cluster failover (the master's
+``cluster-node-timeout`` and the replica's election) or a Redis restart. A spectator's catch-up
+(:meth:`Store.stream_after`) fails at once instead: the spectator resumes by id."""
 
 POLL_MS = 20
 """Pause between the pipelined non-blocking reads of a cluster node's streams (:meth:`Store.read_streams`) while
