@@ -9,7 +9,9 @@ network broke) it reconnects with exponential backoff and jitter and
 resumes: the server rotates the token on every resume and the new one is
 written at once; commands sent but not answered are sent again with the
 same ``seq`` (the server acknowledges a repeated ``seq`` again and never
-applies it twice).
+applies it twice), and so is one answered ``internal`` or
+``unknown_outcome`` (Redis failed while storing it, a failover say), a few
+times with backoff.
 
 Numbering: ``play`` and ``resign`` count 1, 2, 3, ... over the commands
 the server accepted, and ``hint`` counts its own 1, 2, 3, ... over the
@@ -31,7 +33,7 @@ import json
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -46,6 +48,10 @@ from .tokens import TokenStore
 
 GIVE_UP_S = 120.0
 """Seconds of failed reconnects after which the client stops trying."""
+
+RETRIES = 8
+"""Times a play, resign or hint answered ``internal`` or ``unknown_outcome`` is sent again (with the reconnect
+backoff's delays, about 20 s in all) before that error is its answer."""
 
 Listener = Callable[[m.ServerMessage], None]
 
@@ -82,6 +88,9 @@ class RaceClient:
         self.waiting: dict[tuple[str, int], asyncio.Future[m.ServerMessage]] = {}
         self._refusals_then: dict[tuple[str, int], int] = {}
         """Per numbered request out, :attr:`RaceState.refusals` when the player typed it."""
+        self._retries: dict[tuple[str, int], Iterator[float]] = {}
+        self._retry_count: dict[tuple[str, int], int] = {}
+        """Per numbered request out, the delays and count of its retries after ``internal`` / ``unknown_outcome``."""
         self._numbering = asyncio.Lock()
         """Held from numbering a request until its answer: one numbered request out at a time."""
         self.done = asyncio.Event()
@@ -259,6 +268,8 @@ class RaceClient:
             case m.Error(code="rate_limited") if self.waiting:
                 asyncio.ensure_future(self._send_again(min(self.waiting)))  # refused unread: send it again later
                 return
+            case m.Error(code="internal" | "unknown_outcome" as code, seq=int(seq)) if self._retry_later(seq, code):
+                return  # sent again shortly: the player sees the answer of the retry
             case m.Error(code="replaced"):
                 self.fatal = ClientError("another client resumed this game with your token and took over")
             case m.Error(code="closed", message=text):  # the match never started: nothing left to wait for
@@ -316,11 +327,31 @@ class RaceClient:
         if future is not None and not future.done():
             future.set_result(message)
 
-    async def _send_again(self, key: tuple[str, int]) -> None:
-        await asyncio.sleep(1.0)
+    async def _send_again(self, key: tuple[str, int], delay: float = 1.0) -> None:
+        await asyncio.sleep(delay)
         message = self.pending.get(key)
         if message is not None:
             await self.send(message)
+
+    def _retry_later(self, seq: int, code: str) -> bool:
+        """The numbered request ``seq`` got ``internal`` (Redis failed while storing it: not stored, nothing
+        changed) or ``unknown_outcome`` (Redis could not say in time whether it was): schedule the same frame
+        again, as the README's protocol says, unless it has been retried :data:`RETRIES` times already; True
+        when it was scheduled. Safe whatever Redis holds: a seq already stored is acknowledged again, never
+        applied twice. The delays are the reconnect backoff's (a Redis failover takes seconds)."""
+        key = next((key for key in self.waiting if key[1] == seq), None)
+        if key is None:
+            return False
+        delays = self._retries.setdefault(key, backoff())
+        tries = self._retry_count.get(key, 0)
+        if tries >= RETRIES:
+            return False
+        self._retry_count[key] = tries + 1
+        self.state.message = f"the server could not store it ({code}): sending it again, try {tries + 1} of {RETRIES}"
+        self._refusals_then[key] = self.state.refusals  # the retry's answer clears this line
+        asyncio.ensure_future(self._send_again(key, next(delays)))
+        self.on_change()
+        return True
 
     async def _pace(self) -> None:
         """Stay under the server's message rate (``welcome``): a bucket of 10 at 90 % of the rate."""
@@ -381,6 +412,8 @@ class RaceClient:
                 self.waiting.pop(key, None)
                 self.pending.pop(key, None)
                 self._refusals_then.pop(key, None)
+                self._retries.pop(key, None)
+                self._retry_count.pop(key, None)
 
     def play(self, command: str) -> asyncio.Future[m.ServerMessage]:
         """Send a canonical command; the future gets its ``position``, ``rejected`` or ``error``."""
@@ -469,6 +502,8 @@ class RaceClient:
         self.pending.clear()
         self.waiting.clear()
         self._refusals_then.clear()
+        self._retries.clear()
+        self._retry_count.clear()
         self.done, self.started, self.fatal = asyncio.Event(), asyncio.Event(), None
 
     async def close(self) -> None:

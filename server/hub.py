@@ -22,8 +22,9 @@ where the reader is, when the feed is followed already), until its last subscrib
 each feed's last id across its own restarts (a Redis failure), so it resumes by id: an entry is delivered once,
 in stream order. Reads are grouped (:func:`group_streams`) by the store's :meth:`stream_group
 <server.store.Store.stream_group>`: on one Redis every stream is one group, read by one blocking XREAD; on a
-Redis Cluster a group is a hash slot (a multi-key command touches one slot), and each group has one read in
-flight at a time.
+Redis Cluster a group is the node serving the streams' slots (a pipeline of one XREAD per slot, as a
+multi-key command touches one slot), and each group has one read in flight at a time. The store rides out a
+failover inside a read (it tries again with backoff), so the reader does not fail for one.
 
 Catch-up then live (:meth:`Subscription.batches`, :meth:`Subscription.events`): the subscription is
 registered first, so the live entries queue up while the stored ones are read (XRANGE, in pages); a live entry

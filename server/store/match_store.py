@@ -10,17 +10,20 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Hashable
+from contextvars import ContextVar
 from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
-from redis.exceptions import NoScriptError
+from redis.exceptions import ClusterDownError, NoScriptError, RedisClusterException, TryAgainError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.utils import HIREDIS_AVAILABLE
 
 from protocol import messages as m
@@ -58,9 +61,82 @@ RedisClient = aioredis.Redis | RedisCluster
 """What the store runs on: one Redis node, or redis-py's cluster client (any node of a Redis Cluster)."""
 
 CLUSTER_MAX_CONNECTIONS = 64
-"""Connections per cluster node. redis-py's cluster pool does not wait for a free connection (it raises
-``MaxConnectionsError``), so it gets more room than the single node's waiting pool of 16; commits of one
-event-loop turn still share one round trip per node."""
+"""Connections per cluster node, and commands (or pipelines) in flight at once (:class:`WaitingRedisCluster`):
+more room than the single node's waiting pool of 16, as one command may wait on one node while another is
+free; commits of one event-loop turn still share one round trip per node."""
+
+_HOLDING_ROOM: ContextVar[bool] = ContextVar("holding_room", default=False)
+"""Set while a task runs a command of :class:`WaitingRedisCluster`: a command it issues inside (and the tasks it
+starts, which copy the context) takes no second place, so no command waits on a place its own caller holds."""
+
+
+class WaitingRedisCluster(RedisCluster):
+    """redis-py's asyncio cluster client whose commands wait for room instead of failing.
+
+    redis-py's cluster pool does not wait for a free connection: past ``max_connections`` connections to one
+    node a command raises ``MaxConnectionsError`` (a burst of players resigning at once, each arming a timer on
+    the node of the timers' key, did). Here every command and every pipeline first takes one of
+    ``max_connections`` places (an :class:`asyncio.Semaphore`), and each uses at most one connection of a
+    node, so no node is asked for more than ``max_connections``: a burst waits, as on the single node's
+    blocking pool."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.room = asyncio.Semaphore(int(kwargs.get("max_connections") or CLUSTER_MAX_CONNECTIONS))
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        """redis-py's, in one of :attr:`room`'s places."""
+        if _HOLDING_ROOM.get():
+            return await super().execute_command(*args, **kwargs)
+        async with self.room:
+            holding = _HOLDING_ROOM.set(True)
+            try:
+                return await super().execute_command(*args, **kwargs)
+            finally:
+                _HOLDING_ROOM.reset(holding)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> WaitingClusterPipeline:
+        """redis-py's cluster pipeline, executed in one of :attr:`room`'s places."""
+        if shard_hint:
+            raise RedisClusterException("shard_hint is deprecated in cluster mode")
+        return WaitingClusterPipeline(self, transaction)
+
+
+class WaitingClusterPipeline(ClusterPipeline):
+    """The pipeline of :class:`WaitingRedisCluster`: it runs in one place of the client's room (a place per
+    pipeline, not per command: it uses one connection per node)."""
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
+        client = self.cluster_client
+        assert isinstance(client, WaitingRedisCluster)
+        if _HOLDING_ROOM.get():
+            return await super().execute(raise_on_error, allow_redirections)
+        async with client.room:
+            holding = _HOLDING_ROOM.set(True)
+            try:
+                return await super().execute(raise_on_error, allow_redirections)
+            finally:
+                _HOLDING_ROOM.reset(holding)
+
+
+READ_RETRIES = 20
+"""Tries again of a failed read of the hub's event streams (:meth:`Store.read_streams`) before its error is
+raised: with :data:`READ_BACKOFF` about 15 s, longer than a Redis Cluster failover (the master's
+``cluster-node-timeout`` and the replica's election) or a Redis restart. A spectator's catch-up
+(:meth:`Store.stream_after`) fails at once instead: the spectator resumes by id."""
+
+POLL_MS = 20
+"""Pause between the pipelined non-blocking reads of a cluster node's streams (:meth:`Store.read_streams`) while
+none has a new entry: the first entry after a quiet spell reaches the hub at most this much late (then the
+hub's own pause after a read with entries paces it), and a quiet node costs the process 50 round trips a second
+(one blocking XREAD per slot cost 10 per slot: fewer round trips from 5 slots a node on)."""
+
+READ_BACKOFF = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
+"""Delays between those tries: jittered, doubling from 50 ms up to 1 s."""
+
+READ_ERRORS = (RedisConnectionError, RedisTimeoutError, ClusterDownError, TryAgainError)
+"""What a failover or a restart raises: the node gone (connection refused or lost, the pool out of connections,
+no answer in time), the cluster not serving the slot yet (``CLUSTERDOWN``, ``TRYAGAIN``)."""
 
 
 class HiredisPackedConnection(aioredis.Connection):
@@ -84,15 +160,19 @@ def redis_client(url: str, cluster: bool = False) -> RedisClient:
     A ``redis://`` URL's connections pack commands with hiredis when it is installed
     (:class:`HiredisPackedConnection`). The load benchmark's floor baseline uses this same client.
 
-    ``cluster`` True: redis-py's asyncio :class:`~redis.asyncio.cluster.RedisCluster`, ``url`` any node of
+    ``cluster`` True: redis-py's asyncio :class:`~redis.asyncio.cluster.RedisCluster` (as
+    :class:`WaitingRedisCluster`: a burst waits for connections instead of failing), ``url`` any node of
     the cluster (it reads the others from it). Each command goes to the master of its key's slot (a script
     to the slot of its keys, which :mod:`server.store.scripts` keeps to one hash tag); on a connection error
-    or a failover it reads the cluster's layout again and retries (redis-py's default: 10 tries, jittered
-    backoff from 10 ms to 1 s), so a promoted replica is found without a restart. Same socket timeouts.
+    or a failover it reads the cluster's layout again and retries (redis-py's default: a few tries, at once
+    after a connection error, 0.25 s apart after ``CLUSTERDOWN``), so a promoted replica is found without a
+    restart; what outlasts those tries is the store's to ride out (a commit's outcome is resolved with
+    backoff, :meth:`Store.fence`; the hub's reads try again, :meth:`Store.read_streams`). Same socket
+    timeouts.
     """
     if cluster:
-        return RedisCluster.from_url(url, max_connections=CLUSTER_MAX_CONNECTIONS, socket_timeout=5,
-                                     health_check_interval=30)
+        return WaitingRedisCluster.from_url(url, max_connections=CLUSTER_MAX_CONNECTIONS, socket_timeout=5,
+                                            health_check_interval=30)
     options: dict[str, Any] = {}
     if HIREDIS_AVAILABLE and url.startswith("redis://"):  # not rediss:// or unix://: their own classes
         options["connection_class"] = HiredisPackedConnection
@@ -398,13 +478,21 @@ class Store:
             replicas = waited[id(target)]
             if isinstance(replicas, Exception):  # the commit's own outcome is unknown: resolved like a lost answer
                 results[index] = replicas
-            elif int(replicas) < self.wait_replicas and not isinstance(results[index], Exception):
+            elif isinstance(results[index], Exception):
+                pass
+            elif target is not None and self._node_name(batch[index][0][0]) != target.name:
+                # Redirected (MOVED: its slot went to another node meanwhile): the commit ran on a node this WAIT
+                # did not ask, and a WAIT counts only what its own connection wrote. Resolved like a lost answer:
+                # the fence is a write on the slot's node followed by a WAIT on that same connection.
+                results[index] = RedisConnectionError("the commit was redirected to another node: not waited for")
+            elif int(replicas) < self.wait_replicas:
                 log.warning("a commit is acknowledged on %s of %d replicas (FTR_REDIS_WAIT_REPLICAS) after %d ms",
                             replicas, self.wait_replicas, self.wait_ms)
         for (keys, args, future), result in zip(batch, results):
             if isinstance(result, NoScriptError):  # Redis restarted or flushed its scripts: load and retry
                 try:
-                    result = await self._commit(keys=keys, args=args)
+                    result = await (self._commit_waited(keys, args) if self.wait_replicas
+                                    else self._commit(keys=keys, args=args))
                 except Exception as error:  # noqa: BLE001
                     result = error
             if future.done():
@@ -413,6 +501,28 @@ class Store:
                 future.set_exception(result)
             else:
                 future.set_result(result)
+
+    def _node_name(self, key: str) -> str | None:
+        """The name of the cluster node serving ``key``'s slot as the client knows it now (None: none known)."""
+        try:
+            return str(self.redis.get_node_from_key(key).name)
+        except RedisClusterException:
+            return None
+
+    async def _commit_waited(self, keys: list[str], args: list[Any]) -> Any:
+        """One commit as a pipeline of EVAL (the script's text: the node may not hold it, as after NOSCRIPT)
+        and WAIT on the same connection; raises as :meth:`_flush` resolves a failed WAIT (the commit's outcome
+        is unknown) and logs a short count of replicas as it does."""
+        route = {} if not isinstance(self.redis, RedisCluster) else \
+            {"target_nodes": self.redis.get_node_from_key(keys[0])}
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.execute_command("EVAL", scripts.COMMIT.lua, len(keys), *keys, *args)
+            pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms, **route)
+            result, replicas = await pipe.execute()
+        if int(replicas) < self.wait_replicas:
+            log.warning("a commit is acknowledged on %s of %d replicas (FTR_REDIS_WAIT_REPLICAS) after %d ms",
+                        replicas, self.wait_replicas, self.wait_ms)
+        return result
 
     async def add_event(self, code: str, frame: bytes, kind: str = "public") -> str:
         """Append an event to the match's stream: ``kind`` public, or internal (start, takeover)."""
@@ -523,22 +633,82 @@ class Store:
 
     # ------------------------------------------------------------ events
 
-    def stream_group(self, key: str) -> int:
-        """The group of stream ``key`` for the hub's reads (:func:`server.hub.group_streams`): one XREAD reads the
-        streams of one group. On one Redis every stream is in group 0 (one read for all); on a Redis Cluster a
-        multi-key command must touch one hash slot, so the group is the key's slot (redis-py's ``key_slot``)."""
+    async def _read(self, what: str, read: Any) -> Any:
+        """``await read()`` (a read-only Redis call, safe to repeat), tried again on :data:`READ_ERRORS` with
+        redis-py's :class:`~redis.asyncio.retry.Retry` (:data:`READ_RETRIES`, :data:`READ_BACKOFF`): the
+        cluster client reads the cluster's layout again after a connection error, so a retry finds the promoted
+        replica. The first failure of a run is logged as a warning. Raises the last error once the tries are
+        spent."""
+        failures = 0
+
+        async def failed(error: Exception) -> None:
+            nonlocal failures
+            failures += 1
+            if failures == 1:
+                log.warning("reading %s failed (%s: %s): trying again", what, type(error).__name__, error)
+
+        retry = Retry(READ_BACKOFF, READ_RETRIES, supported_errors=READ_ERRORS)
+        result = await retry.call_with_retry(read, failed)
+        if failures:
+            log.warning("reading %s worked again after %d failures", what, failures)
+        return result
+
+    def stream_group(self, key: str) -> Hashable:
+        """The group of stream ``key`` for the hub's reads (:func:`server.hub.group_streams`): one
+        :meth:`read_streams` reads the streams of one group. On one Redis every stream is in group 0 (one XREAD
+        for all). On a Redis Cluster the group is the node serving the key's slot now (its name; the key's slot
+        while the client does not know the slot's node, during a failover): one read in flight per node, so the
+        hub holds one connection per node however many matches it follows. (``clustered`` set on a single
+        node's store, as the hub's tests do: the key's slot.)"""
+        if isinstance(self.redis, RedisCluster):
+            try:
+                return self.redis.get_node_from_key(key).name
+            except RedisClusterException:  # no node known for the slot (a failover): the layout is read again
+                return key_slot(key.encode())
         return key_slot(key.encode()) if self.clustered else 0
 
     async def read_streams(self, positions: dict[str, str],
                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
-        """One XREAD of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`),
-        waiting up to ``block_ms`` ms for an entry: ``(key, id, fields)`` triples, oldest first per stream, at
-        most 200 per stream."""
+        """New entries of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`),
+        waiting up to ``block_ms`` ms for one: ``(key, id, fields)`` triples, oldest first per stream, at most
+        200 per stream.
+
+        Keys of one hash slot (every key on one Redis): one blocking XREAD. Keys of several slots (a cluster
+        node's): a multi-key command must touch one slot, so one XREAD per slot without BLOCK, all in one
+        pipeline (one round trip on one connection), again every :data:`POLL_MS` while none returns an entry,
+        until ``block_ms``: what one blocking XREAD per slot did with one connection per slot (past
+        ``CLUSTER_MAX_CONNECTIONS`` slots on a node, more than the pool has) and one round trip per slot.
+
+        A failover or a restart of Redis is ridden out here (:meth:`_read`), so the hub's reader does not fail
+        for it; the positions are the caller's, so nothing is lost or repeated."""
         if not positions:
             return []
-        reply = await self.redis.xread(positions, block=block_ms, count=200)
-        return [(key.decode(), entry_id.decode(), fields)
-                for key, entries in reply or [] for entry_id, fields in entries]
+        slots: dict[int, dict[str, str]] = {}
+        if self.clustered:
+            for key, last in positions.items():
+                slots.setdefault(key_slot(key.encode()), {})[key] = last
+        if len(slots) <= 1:
+            reply = await self._read("the event streams",
+                                     lambda: self.redis.xread(positions, block=block_ms, count=200))
+            return _stream_entries(reply)
+        return await self._read("the event streams", lambda: self._poll_streams(list(slots.values()), block_ms))
+
+    async def _poll_streams(self, slots: list[dict[str, str]],
+                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
+        """:meth:`read_streams` of keys of several slots: a pipeline of one non-blocking XREAD per slot (the dicts
+        of ``slots``), repeated every :data:`POLL_MS` until one has entries or ``block_ms`` passed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + block_ms / 1000
+        while True:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for part in slots:
+                    pipe.xread(part, count=200)
+                replies = await pipe.execute()
+            entries = [entry for reply in replies for entry in _stream_entries(reply)]
+            left = deadline - loop.time()
+            if entries or left <= 0:
+                return entries
+            await asyncio.sleep(min(POLL_MS / 1000, left))
 
     async def stream_after(self, key: str, after: str,
                            page: int = 500) -> AsyncIterator[list[tuple[str, dict[bytes, bytes]]]]:
@@ -571,6 +741,11 @@ class Store:
     async def pool_pop(self, variant: str) -> bytes | None:
         """Take the oldest deal of ``variant``'s pool; None when it is empty."""
         return await self.redis.lpop(pool_key(variant))
+
+
+def _stream_entries(reply: Any) -> list[tuple[str, str, dict[bytes, bytes]]]:
+    """An XREAD reply (``[[key, [[id, fields], ...]], ...]``, or None) as ``(key, id, fields)`` triples."""
+    return [(key.decode(), entry_id.decode(), fields) for key, entries in reply or [] for entry_id, fields in entries]
 
 
 def _log_entries(entries: list[bytes]) -> list[tuple[str, int]]:

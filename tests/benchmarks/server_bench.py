@@ -38,7 +38,7 @@ Phases, each with fresh matches:
    alone costs per message at a human pace, against its cost at saturation.
 
 Phases the goals of one process name, each with ``--phases`` (``all``, or a comma-separated list; they run
-in the order idle, paced, thousand, saturation, two, echo, floor):
+in the order idle, paced, thousand, saturation, two, cluster, echo, floor):
 
 - idle (``--idle-players``, default 1,000): players connect, join matches of 2, get the deal and stay
   idle; the server's RSS once they are connected less its RSS before, per player (on the fresh server, so
@@ -47,7 +47,11 @@ in the order idle, paced, thousand, saturation, two, echo, floor):
   human's pace on one process, about 500 moves/s: p50 / p99, and each client process's CPU (a client near
   one core would slow its own bots' round trips);
 - two: saturation with half the matches on a second server process (same Redis): moves/s against the
-  saturation phase's, the server CPU of both processes.
+  saturation phase's, the server CPU of both processes;
+- cluster: the same two-process saturation (and a short paced run, ``--cluster-paced-s``, 10 s) with both
+  server processes on a Redis Cluster of 3 masters and 3 replicas on loopback
+  (tests/integration/redis_cluster.py), beside the single Redis's two-process figures of the same run (with
+  ``cluster`` chosen, ``two`` also runs its paced part; "redis" CPU is then the six nodes').
 
 Every phase also reports the server's wake-ups per move (voluntary context switches of all its threads).
 
@@ -257,6 +261,8 @@ class Sampler(threading.Thread):
         self.server_pid, self.redis_pid = server_pid, redis_pid
         self.extra_server_pids: list[int] = []
         """Further server processes (the two-process phase): their CPU counts as the server's."""
+        self.extra_redis_pids: list[int] = []
+        """Further Redis processes (the cluster phase's nodes): their CPU counts as redis's."""
         self.redis = redis.Redis.from_url(redis_url)
         self.client_pids: list[int] = []
         self.samples: list[Sample] = []
@@ -299,7 +305,7 @@ class Sampler(threading.Thread):
         self._tick += 1
         return Sample(
             t=time.monotonic(), server=self._ticks("servers", [self.server_pid, *self.extra_server_pids]),
-            workers=self._ticks(f"workers of {self.server_pid}", self._worker_pids), redis=cpu_ticks(self.redis_pid),
+            workers=self._ticks(f"workers of {self.server_pid}", self._worker_pids), redis=self._ticks("redis", [self.redis_pid, *self.extra_redis_pids]),
             clients=self._ticks("clients", list(self.client_pids)), me=cpu_ticks(os.getpid()),
             machine=machine_busy_ticks(), rss_kib=status_kib(self.server_pid, "VmRSS"), redis_clients=redis_clients,
             per_client={pid: self._last_ticks["clients"].get(pid, 0) for pid in self.client_pids},
@@ -1019,32 +1025,78 @@ class Bench:
         self.sampler = Sampler(self.server_process.pid, self.redis_process.pid, self.redis_url)
         self.sampler.start()
 
-    def start_server(self, port: int, log: Any) -> subprocess.Popen[bytes]:
+    def start_server(self, port: int, log: Any, redis_url: str = "") -> subprocess.Popen[bytes]:
         """A race server process (``python -m server``) on ``port`` with the benchmark's settings: no solver
         workers, a short countdown, rate limits and the per-address connection cap raised for bots (every bot
-        comes from 127.0.0.1)."""
+        comes from 127.0.0.1); on ``redis_url``, default the benchmark's one Redis."""
         env = dict(os.environ)
-        env.update({"REDIS_URL": self.redis_url, "FTR_SOLVER_WORKERS": "0", "FTR_COUNTDOWN_S": "0.5",
+        env.update({"REDIS_URL": redis_url or self.redis_url, "FTR_SOLVER_WORKERS": "0", "FTR_COUNTDOWN_S": "0.5",
                     "FTR_RATE": "1000", "FTR_BURST": "1000", "FTR_MATCHES_PER_MIN": "100000",
                     "FTR_MAX_CONNECTIONS_PER_ADDRESS": "100000", "PYTHONWARNINGS": "ignore"})
         return subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
 
-    def two_process_phase(self, duration: float) -> PhaseFigures:
+    def two_process_phase(self, duration: float, paced_s: float = 0.0,
+                          pace: tuple[float, float] = (0.1, 0.2)) -> tuple[PhaseFigures, PhaseFigures | None]:
         """Saturation against two server processes on the one Redis: a second server is started, half the
-        matches (both players of each) play on each process; the server CPU is both processes'."""
+        matches (both players of each) play on each process; the server CPU is both processes'. With
+        ``paced_s``, then a paced run (``pace``: seconds between a player's commands) on the same two."""
         port = free_port()
         self.second_log = open(os.path.join(self.tmp, "server2.log"), "wb")  # noqa: SIM115 - closed in stop
         self.second_process = self.start_server(port, self.second_log)
+        paced = None
         try:
             wait_http(f"http://127.0.0.1:{port}/healthz")
             self.sampler.extra_server_pids = [self.second_process.pid]
-            figures = self.race_phase("two", duration, (0.0, 0.0), 300_000,
-                                      ws_urls=(self.ws_url, f"ws://127.0.0.1:{port}/play"))
+            urls = (self.ws_url, f"ws://127.0.0.1:{port}/play")
+            figures = self.race_phase("two", duration, (0.0, 0.0), 300_000, ws_urls=urls)
+            if paced_s:
+                paced = self.race_phase("two paced", paced_s, pace, 500_000, ws_urls=urls)
         finally:
             stop_process(self.second_process)
             self.sampler.extra_server_pids = []
-        return figures
+        return figures, paced
+
+    def cluster_phase(self, duration: float, paced_s: float,
+                      pace: tuple[float, float]) -> tuple[PhaseFigures, PhaseFigures | None]:
+        """:meth:`two_process_phase` on a Redis Cluster (3 masters, 3 replicas, started here): two fresh server
+        processes on it share the matches; the matches are created, checked and measured on the cluster; the
+        server CPU is both processes', redis CPU the six nodes'. The first server stays up, idle."""
+        import redis
+
+        from tests.integration.redis_cluster import LocalCluster
+
+        cluster = LocalCluster(os.path.join(self.tmp, "cluster"))
+        ports = [free_port(), free_port()]
+        logs = [open(os.path.join(self.tmp, f"cluster-server{i}.log"), "wb") for i in (1, 2)]  # noqa: SIM115
+        servers = [self.start_server(port, log, cluster.url) for port, log in zip(ports, logs)]
+        saved = (self.base_url, self.redis, self.sampler.server_pid, self.sampler.redis_pid)
+        client = redis.RedisCluster.from_url(cluster.url)
+        paced = None
+        try:
+            for port in ports:
+                wait_http(f"http://127.0.0.1:{port}/healthz")
+            self.base_url, self.redis = f"http://127.0.0.1:{ports[0]}", client
+            pids = [process.pid for process in cluster.processes.values()]
+            self.sampler.server_pid, self.sampler.extra_server_pids = servers[0].pid, [servers[1].pid]
+            self.sampler.redis_pid, self.sampler.extra_redis_pids = pids[0], pids[1:]
+            urls = tuple(f"ws://127.0.0.1:{port}/play" for port in ports)
+            figures = self.race_phase("cluster", duration, (0.0, 0.0), 600_000, ws_urls=urls)
+            if paced_s:
+                paced = self.race_phase("cluster paced", paced_s, pace, 700_000, ws_urls=urls)
+        finally:
+            client.close()
+            self.base_url, self.redis, self.sampler.server_pid, self.sampler.redis_pid = saved
+            self.sampler.extra_server_pids, self.sampler.extra_redis_pids = [], []
+            for process in servers:
+                stop_process(process)
+            for index, log in enumerate(logs, 1):
+                log.close()
+                self.log_summary(log.name, f"  cluster server {index} log")
+                if self.args.server_log:
+                    shutil.copy(log.name, f"{self.args.server_log}.cluster{index}")
+            cluster.stop()
+        return figures, paced
 
     def idle_phase(self, players: int, hold_s: float) -> tuple[PhaseFigures, int, int, int]:
         """``players`` bots connect, join matches of 2, get the deal and stay idle (no command) for ``hold_s``
@@ -1072,15 +1124,23 @@ class Bench:
             self.create_matches = original  # type: ignore[method-assign]
         return figures, rss.get("before", 0), rss.get("after", 0), before_matches
 
-    def log_summary(self) -> None:
-        """Errors the server logged (a traceback means a server bug the bots ran into)."""
-        if not hasattr(self, "server_log"):
-            return
-        self.server_log.flush()
-        text = Path(self.server_log.name).read_text(errors="replace")
+    def log_summary(self, path: str = "", label: str = "server log") -> None:
+        """Errors the server logged (a traceback means a server bug the bots ran into), and the count of its
+        warnings (a commit whose answer was lost, say); ``path``: another server's log than the first's."""
+        if not path:
+            if not hasattr(self, "server_log"):
+                return
+            self.server_log.flush()
+            path = self.server_log.name
+        text = Path(path).read_text(errors="replace")
         errors = [line for line in text.splitlines() if " ERROR " in line]
+        warnings = collections.Counter(line.split(" WARNING ", 1)[1][:100] for line in text.splitlines()
+                                       if " WARNING " in line)
+        if warnings:
+            print(f"{label}: {sum(warnings.values())} WARNING lines, most often: "
+                  + "; ".join(f"{k!r} x{v}" for k, v in warnings.most_common(3)))
         if not errors:
-            print("server log: no errors")
+            print(f"{label}: no errors")
             return
         kinds: collections.Counter[str] = collections.Counter()
         lines = text.splitlines()
@@ -1089,7 +1149,7 @@ class Bench:
                 last = next((lines[j] for j in range(i + 1, min(len(lines), i + 80))
                              if lines[j] and not lines[j].startswith((" ", "Traceback", "During", "The above"))), "")
                 kinds[last[:160]] += 1
-        print(f"server log: {len(errors)} ERROR lines; exceptions: "
+        print(f"{label}: {len(errors)} ERROR lines; exceptions: "
               + "; ".join(f"{k!r} x{v}" for k, v in kinds.most_common(4)))
 
     def stop_server(self) -> None:
@@ -1135,9 +1195,15 @@ class Bench:
     # ---- phases
 
     def used_memory(self) -> int:
-        """Redis's ``used_memory`` less its client buffers (the server's connection pool grows under load)."""
-        info = self.redis.info("memory")
-        return int(info["used_memory"]) - int(info.get("mem_clients_normal", 0))
+        """Redis's ``used_memory`` less its client buffers (the server's connection pool grows under load); on
+        a cluster, the masters' sum."""
+        import redis
+
+        if isinstance(self.redis, redis.RedisCluster):
+            infos = list(self.redis.info("memory", target_nodes=redis.RedisCluster.PRIMARIES).values())
+        else:
+            infos = [self.redis.info("memory")]
+        return sum(int(info["used_memory"]) - int(info.get("mem_clients_normal", 0)) for info in infos)
 
     def create_matches(self, count: int, tag: str) -> list[str]:
         import httpx
@@ -1366,7 +1432,7 @@ def _short_frame(frame: str) -> str:
 # ---------------------------------------------------------------- main
 
 
-PHASES = ("idle", "paced", "thousand", "saturation", "two", "echo", "floor")
+PHASES = ("idle", "paced", "thousand", "saturation", "two", "cluster", "echo", "floor")
 """Every phase, in the order a run takes them (the race server's first, idle on the fresh server so that its
 RSS growth is the connections', then the baselines without it)."""
 DEFAULT_PHASES = "paced,saturation,echo,floor"
@@ -1405,7 +1471,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds left out at the start of a window")
     parser.add_argument("--quick", action="store_true", help="20 players, short phases (a smoke run)")
     parser.add_argument("--profile", metavar="FILE", help="py-spy the server during saturation (raw stacks to FILE)")
-    parser.add_argument("--server-log", metavar="FILE", help="keep a copy of the server's log in FILE")
+    parser.add_argument("--server-log", metavar="FILE", help="keep a copy of the server's log in FILE (the cluster "
+                        "phase's servers' in FILE.cluster1 and FILE.cluster2)")
     parser.add_argument("--floor-s", type=float, default=15.0,
                         help="length of the floor baseline (the design's I/O per move, no rules; 0 skips it)")
     parser.add_argument("--floor-pace", type=_pace, metavar="LO-HI",
@@ -1413,6 +1480,8 @@ def main() -> None:
     parser.add_argument("--phases", type=_phases, default=_phases(DEFAULT_PHASES), metavar="LIST",
                         help=f"comma-separated phases to run, in their fixed order, of {','.join(PHASES)} or all "
                              f"(default {DEFAULT_PHASES})")
+    parser.add_argument("--cluster-paced-s", type=float, default=10.0,
+                        help="length of the paced run of the two and cluster phases with cluster chosen (0: none)")
     parser.add_argument("--thousand-players", type=int, default=1000, help="players of the thousand phase")
     parser.add_argument("--thousand-pace", type=_pace, default=(1000.0, 3000.0), metavar="LO-HI",
                         help="ms between a player's commands in the thousand phase (default 1000-3000: a human's)")
@@ -1477,8 +1546,9 @@ def main() -> None:
             profiles.clear()
 
         race: list[PhaseFigures] = []
-        paced = saturation = thousand = two = None
+        paced = saturation = thousand = two = two_paced = cluster = cluster_paced = None
         paced_rate = paced_us = server_rate = server_us = two_rate = two_us = float("nan")
+        cluster_paced_s = args.cluster_paced_s if "cluster" in phases else 0.0
         idle_kib = float("nan")
         if "idle" in phases:
             print(f"\nidle: {args.idle_players} players connected, each holding its deal, no command, "
@@ -1524,9 +1594,27 @@ def main() -> None:
         if "two" in phases:
             print(f"\ntwo processes: {args.players} bots at saturation, half the matches on each of two server "
                   f"processes, one Redis, {args.saturation_s:g} s (server CPU: both processes)")
-            two = bench.two_process_phase(args.saturation_s)
+            two, two_paced = bench.two_process_phase(args.saturation_s, cluster_paced_s, (lo_ms / 1000, hi_ms / 1000))
             two_rate, two_us = report_phase(two)
             race.append(two)
+            if two_paced is not None:
+                print(f"  then paced on the two processes: each player one command every {lo_ms:g}-{hi_ms:g} ms, "
+                      f"{cluster_paced_s:g} s")
+                report_phase(two_paced)
+                race.append(two_paced)
+        if "cluster" in phases:
+            print(f"\ncluster: {args.players} bots at saturation, half the matches on each of two server processes, "
+                  f"a Redis Cluster of 3 masters and 3 replicas, {args.saturation_s:g} s (server CPU: both processes; "
+                  f"redis: the six nodes)")
+            cluster, cluster_paced = bench.cluster_phase(args.saturation_s, cluster_paced_s,
+                                                         (lo_ms / 1000, hi_ms / 1000))
+            report_phase(cluster)
+            race.append(cluster)
+            if cluster_paced is not None:
+                print(f"  then paced on the cluster's two processes: each player one command every "
+                      f"{lo_ms:g}-{hi_ms:g} ms, {cluster_paced_s:g} s")
+                report_phase(cluster_paced)
+                race.append(cluster_paced)
         if race:
             print("\nredis memory per finished match (growth of used_memory less client buffers over the phase / "
                   "matches):")
@@ -1606,6 +1694,16 @@ def main() -> None:
             factor = two_rate / server_rate
             print(f"  two processes {two_rate:,.0f} moves/s, one {server_rate:,.0f}: {factor:.2f} times (goal >= 1.6: "
                   f"{verdict(factor >= 1.6)}; {two_us:.0f} us of server CPU per move over both)")
+        if cluster is not None:
+            def line(figures: PhaseFigures | None) -> str:
+                if figures is None:
+                    return "not run"
+                rate = med([float(x) for x in figures.per_second])
+                return (f"{rate:,.0f} moves/s, p50 {percentile(figures.rtts_ms, 50):.2f} ms, "
+                        f"p99 {percentile(figures.rtts_ms, 99):.2f} ms")
+            print("  two server processes, one Redis / a 3+3 Redis Cluster (same run):")
+            print(f"    saturation: {line(two)} / {line(cluster)}")
+            print(f"    paced ({lo_ms:g}-{hi_ms:g} ms): {line(two_paced)} / {line(cluster_paced)}")
         if not math.isnan(idle_kib):
             print(f"  server RSS per connected idle player: {idle_kib:,.1f} KiB (goal <= 50 KiB: "
                   f"{verdict(idle_kib <= 50)})")

@@ -8,7 +8,10 @@ them.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
+from redis.crc import key_slot
 
 from . import test_no_leaks, test_race, test_resilience, test_spectating
 from .conftest import ServerProcess, redis_at
@@ -62,3 +65,82 @@ async def test_two_matches_on_one_process_on_a_cluster(cluster_server: ServerPro
     for _created, alice, bob in (first, second):
         await alice.close()
         await bob.close()
+
+
+async def test_a_burst_of_commands_waits_for_connections_instead_of_failing(cluster_url: str) -> None:
+    """redis-py's cluster pool raises MaxConnectionsError past ``max_connections`` connections to a node (a burst
+    of players resigning at once, each arming a timer on the timers' node, did); the server's cluster client waits
+    for room instead: every command of the burst, single or pipelined, is done."""
+    from redis.asyncio.cluster import RedisCluster
+    from redis.exceptions import MaxConnectionsError
+
+    from server.store.match_store import WaitingRedisCluster
+
+    key = "{burst-test}:counter"
+
+    async def burst(client: RedisCluster) -> list[object]:
+        async def pipelined() -> list[object]:
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.incr(key)
+                pipe.incr(key)
+                return await pipe.execute()
+
+        return await asyncio.gather(*(client.incr(key) for _ in range(40)), *(pipelined() for _ in range(10)),
+                                    return_exceptions=True)
+
+    plain = RedisCluster.from_url(cluster_url, max_connections=4)
+    try:
+        await plain.delete(key)
+        assert any(isinstance(result, MaxConnectionsError) for result in await burst(plain))  # the failure mode
+    finally:
+        await plain.aclose()
+    waiting = WaitingRedisCluster.from_url(cluster_url, max_connections=4)
+    try:
+        await waiting.delete(key)
+        results = await burst(waiting)
+        assert not [r for r in results if isinstance(r, BaseException)], results
+        assert int(await waiting.get(key)) == 40 + 2 * 10
+        node = waiting.get_node_from_key(key)
+        assert len(node._connections) <= 4
+        await waiting.delete(key)
+    finally:
+        await waiting.aclose()
+
+
+async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(cluster_url: str) -> None:
+    """On the cluster the hub's reads are grouped by node: the streams of 24 matches (several slots on each of the
+    three masters) are read with one read in flight per node, a pipeline of one XREAD per slot, and each
+    subscriber gets its match's stream whole and in order while all of them are written at once."""
+    from protocol.codes import new_code
+    from server.hub import Hub
+    from server.store import Store, match_feed, redis_client
+
+    from .test_hub import collect, idle, write
+
+    client = redis_client(cluster_url, cluster=True)
+    await client.initialize()  # the cluster's layout (the server's first commands read it)
+    store = Store(client, 600)
+    hub = Hub(store, pause_s=0.005)
+    reader = asyncio.create_task(hub.run())
+    try:
+        codes = [new_code() for _ in range(24)]
+        keys_of = [match_feed(code).key for code in codes]
+        nodes = {store.stream_group(key) for key in keys_of}
+        assert len(nodes) == 3 and len({key_slot(key.encode()) for key in keys_of}) == len(codes)
+        written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
+        for subscription in subscriptions:
+            await subscription.open()
+        readers = [asyncio.create_task(collect(s, "0-0", 40, got[c])) for c, s in zip(codes, subscriptions)]
+        await asyncio.sleep(0.05)
+        await asyncio.wait_for(asyncio.gather(*(write(store, c, 40, written[c], gap_s=0.002) for c in codes)), 60)
+        await asyncio.wait_for(asyncio.gather(*readers), 30)
+        for subscription in subscriptions:
+            subscription.close()
+        assert got == written
+        assert idle(hub)
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await client.aclose()
