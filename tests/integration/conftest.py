@@ -126,7 +126,11 @@ class ServerProcess:
         # Open for the process's life (its stdout and stderr), closed by stop(): no with block can hold it.
         self.log = tempfile.NamedTemporaryFile(prefix="ftr-server-", suffix=".log", delete=False)  # noqa: SIM115
         self.process: subprocess.Popen[bytes] | None = None
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            self.stop()  # no caller holds a server that never started: its process and log would outlive the test
+            raise
 
     def start(self) -> None:
         self.process = subprocess.Popen([sys.executable, "-m", "server", "--port", str(self.port)], cwd=ROOT,
