@@ -29,17 +29,26 @@ from .matches import MatchService, ServiceError, Session
 log = logging.getLogger("forty_thieves.play")
 
 
+_GONE = (WebSocketDisconnect, RuntimeError, OSError)
+"""What Starlette's and uvicorn's send raise once the peer went away (uvicorn's ClientDisconnected is an OSError)."""
+
+
 async def _writer(websocket: WebSocket, session: Session) -> None:
-    """The one writer of a socket: drains the session's queue; ``None`` closes (code, reason)."""
+    """The one writer of a socket: drains the session's queue; ``None`` closes (code, reason). While it waits
+    on an empty queue, a pushed frame is sent at once by the pusher (:class:`~server.match.session.Outbox`)."""
+    session.attach(websocket.send_bytes, _GONE)
     try:
         while True:
-            frame = await session.queue.get()
+            frame = await session.next_frame()
             if frame is None:
                 code, reason = session.close_with
                 await websocket.close(code=code, reason=reason)
                 return
-            await websocket.send_bytes(frame)
-    except (WebSocketDisconnect, RuntimeError, OSError):
+            if isinstance(frame, bytes):
+                await websocket.send_bytes(frame)
+            else:
+                await frame  # a send a push began, waiting for the transport
+    except _GONE:
         return  # the peer went away: nothing left to send to
 
 

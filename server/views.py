@@ -2,7 +2,10 @@
 
 The only way a position reaches a client is :func:`view_message`, which
 starts from :func:`server.engine.view.redact`: the stock as a count, no
-face-down card.
+face-down card. With the engine's optional C hot path built, the same
+redaction and the texts are done in one call (``view_texts`` of
+``server/engine/_cengine.c``); the Python here is the reference, and
+tests/engine/test_fast_path.py checks both give the same view and frame.
 """
 
 from __future__ import annotations
@@ -18,6 +21,17 @@ from .engine.position import Position
 from .engine.rules import LegalMove
 from .engine.text import format_foundation
 from .engine.view import redact
+
+try:  # the optional C hot path (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)
+    from .engine._cengine import view_texts as _c_view_texts
+except ImportError:  # no compiler at install time: the Python alone
+    _c_view_texts = None
+
+_CARD_TEXTS = tuple(format_card(code) for code in range(52))
+"""The text of each card code, for the C view (items shared by every view: str is immutable)."""
+
+_SLOT_TEXTS = tuple(format_foundation(top) for top in range(-1, 52))
+"""The text of a foundation slot by its top + 1 (``EMPTY_SLOT`` -1 is item 0), for the C view."""
 
 
 @lru_cache(maxsize=65536)
@@ -43,9 +57,19 @@ command (``server.engine.rules._cmd``), so the table stays small; it is emptied 
 _PAIRS_MAX = 8192
 
 
-def view_message(position: Position) -> View:
-    """The :class:`protocol.messages.View` of ``position`` (redacted)."""
-    view = redact(position)
+def view_message(position: Position, *, pure: bool = False) -> View:
+    """The :class:`protocol.messages.View` of ``position`` (redacted).
+
+    Redacted and written by the C hot path when it is built, unless ``pure`` (then, and for anything the C
+    declines, :func:`~server.engine.view.redact` and the texts here: the reference)."""
+    if _c_view_texts is not None and not pure:
+        texts = _c_view_texts(position.tableau, position.hidden, position.foundations, position.waste,
+                              _CARD_TEXTS, _SLOT_TEXTS)
+        if texts is not None:
+            tableau, hidden, foundations, waste = texts
+            return View(tableau=tableau, hidden=hidden, foundations=foundations, stock=len(position.stock),
+                        waste=waste, redeals_left=position.redeals_left)
+    view = redact(position, pure=pure)
     return View(
         tableau=[_cards_text(column) for column in view.tableau],
         hidden=list(view.hidden),

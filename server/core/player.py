@@ -271,17 +271,19 @@ class PlayerGame(msgspec.Struct, frozen=True):
                          legal_message(self.legal()), self.game.moves, self.last_seq, self.status, self.hints, undos)
 
     def position(self, seq: int, command: str, time_ms: int, legal: list[LegalMove] | None = None,
-                 status: str | None = None, view: m.View | None = None) -> m.Position:
+                 status: str | None = None, view: m.View | None = None, found: int | None = None) -> m.Position:
         """The ``position`` reply: the redacted view (``view`` when built already), legal moves (``legal`` when
-        listed already), counters, the time in ms since the start and the status (``status`` shown instead of
-        the stored one: ``dead``)."""
+        listed already), counters (``found``: the cards on the foundations, when counted already), the time in
+        ms since the start and the status (``status`` shown instead of the stored one: ``dead``)."""
         game = self.game
         if legal is None:
             legal = self.legal()
         if view is None:
             view = view_message(game.position)
-        return m.Position(seq, command, view, legal_message(legal), game.moves, game.undos,
-                          game.position.foundation_cards, status or self.status, time_ms)
+        if found is None:
+            found = game.position.foundation_cards
+        return m.Position(seq, command, view, legal_message(legal), game.moves, game.undos, found,
+                          status or self.status, time_ms)
 
     def acknowledged(self, seq: int, now_ms: int) -> m.Position:
         """The answer to a ``seq`` accepted already: the position right after the command Redis holds as ``seq``,
@@ -327,7 +329,10 @@ class PlayerGame(msgspec.Struct, frozen=True):
             code = getattr(error, "code", "illegal")
             return Reply(m.Rejected(seq, command, code, str(error)))
         found = game.position.foundation_cards
-        last_found_ms = time_ms if found > self.game.position.foundation_cards else self.last_found_ms
+        # The same foundations tuple (most commands pass it on untouched) holds the same cards: no second count.
+        went_up = (game.position.foundations is not self.game.position.foundations
+                   and found > self.game.position.foundation_cards)
+        last_found_ms = time_ms if went_up else self.last_found_ms
         status = "won" if game.is_won else PLAYING
         ends = status == "won"
         events: tuple[m.Progress | m.Finished, ...] = (m.Progress(self.name, game.moves, found, status, time_ms),)
@@ -342,7 +347,8 @@ class PlayerGame(msgspec.Struct, frozen=True):
         legal = nxt.legal()
         record = Stored(game.moves, game.undos, self.hints, found, status, time_ms, last_found_ms)
         return Proposal(nxt, Commit(seq, f"{command} {time_ms}", record, ends, events, boards),
-                        nxt.position(seq, command, time_ms, legal, view=view), _after_play(game, status, legal))
+                        nxt.position(seq, command, time_ms, legal, view=view, found=found),
+                        _after_play(game, status, legal))
 
     def propose_resign(self, seq: int, now_ms: int) -> Proposal | Reply:
         """Resign as ``seq`` (numbered like ``play``): a :class:`Proposal` ending the game as ``resigned``, or a

@@ -1,6 +1,7 @@
 /*
- * The engine's per-command hot path in C, an optional accelerator of two pure functions:
- * column_moves for rules.legal_moves and visible_columns for view.redact.
+ * The engine's per-command hot path in C, an optional accelerator of three pure functions:
+ * column_moves for rules.legal_moves, visible_columns for view.redact, and view_texts for
+ * server.views.view_message (the redacted view's texts as the wire carries them).
  *
  * The server lists a player's legal moves after every accepted command; in Python most of that
  * time is the per-column scan (run lengths, which run card fits on which column top). This file
@@ -206,6 +207,95 @@ unsupported:
     Py_RETURN_NONE;
 }
 
+/* Texts of the cards of `cards` (a tuple of card codes) from `from` on, as a new list of items of
+ * `texts` (a tuple of 52 str: protocol.cards.format_card of each code). NULL with no error set for
+ * anything but card codes 0..51 (the caller answers None). */
+static PyObject *card_texts(PyObject *cards, Py_ssize_t from, PyObject *texts) {
+    Py_ssize_t len = PyTuple_GET_SIZE(cards);
+    PyObject *result = PyList_New(len - from);
+    if (result == NULL) return NULL;
+    for (Py_ssize_t i = from; i < len; i++) {
+        int card;
+        if (!card_at(cards, i, &card)) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyObject *text = PyTuple_GET_ITEM(texts, card);
+        Py_INCREF(text);
+        PyList_SET_ITEM(result, i - from, text);
+    }
+    return result;
+}
+
+/* view_texts(tableau, hidden, foundations, waste, texts, slot_texts) -> (tableau, hidden, foundations, waste) | None
+ *
+ * The wire view's lists (server.views.view_message) straight from a position's fields, redacted as
+ * view.redact redacts: per column the texts of its face-up cards only (column[hidden:]), the face-down
+ * ones counted in `hidden` (a new list of the same ints), each foundation slot's text (`slot_texts`: a
+ * tuple of 53 str, index top + 1, so EMPTY_SLOT -1 is item 0) and the waste's texts. No stock card is
+ * read. None for anything else than tuples of card codes and counts in 0..len(column).
+ */
+static PyObject *view_texts(PyObject *self, PyObject *args) {
+    PyObject *tableau, *hidden, *foundations, *waste, *texts, *slot_texts;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!", &PyTuple_Type, &tableau, &PyTuple_Type, &hidden, &PyTuple_Type,
+                          &foundations, &PyTuple_Type, &waste, &PyTuple_Type, &texts, &PyTuple_Type, &slot_texts))
+        return NULL;
+    if (PyTuple_GET_SIZE(texts) != CARDS || PyTuple_GET_SIZE(slot_texts) != CARDS + 1) {
+        PyErr_SetString(PyExc_ValueError, "texts must hold 52 card texts and slot_texts 53 slot texts");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(tableau), slots = PyTuple_GET_SIZE(foundations);
+    if (PyTuple_GET_SIZE(hidden) != n) Py_RETURN_NONE;
+    PyObject *columns = NULL, *counts = NULL, *tops = NULL, *waste_texts = NULL;
+    if ((columns = PyList_New(n)) == NULL || (counts = PyList_New(n)) == NULL || (tops = PyList_New(slots)) == NULL)
+        goto fail;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *column = PyTuple_GET_ITEM(tableau, j);
+        PyObject *h = PyTuple_GET_ITEM(hidden, j);
+        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) goto unsupported;
+        long down = PyLong_AsLong(h);
+        if (down < 0 || down > PyTuple_GET_SIZE(column)) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        PyObject *up = card_texts(column, down, texts);
+        if (up == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            goto unsupported;
+        }
+        PyList_SET_ITEM(columns, j, up);
+        Py_INCREF(h);
+        PyList_SET_ITEM(counts, j, h);
+    }
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        PyObject *item = PyTuple_GET_ITEM(foundations, s);
+        if (!PyLong_CheckExact(item)) goto unsupported;
+        long top = PyLong_AsLong(item);
+        if (top < -1 || top >= CARDS) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        PyObject *text = PyTuple_GET_ITEM(slot_texts, top + 1);
+        Py_INCREF(text);
+        PyList_SET_ITEM(tops, s, text);
+    }
+    if ((waste_texts = card_texts(waste, 0, texts)) == NULL) {
+        if (PyErr_Occurred()) goto fail;
+        goto unsupported;
+    }
+    return Py_BuildValue("(NNNN)", columns, counts, tops, waste_texts);
+unsupported:
+    Py_XDECREF(columns);
+    Py_XDECREF(counts);
+    Py_XDECREF(tops);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(columns);
+    Py_XDECREF(counts);
+    Py_XDECREF(tops);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"column_moves", column_moves, METH_VARARGS,
      "column_moves(tableau, hidden, foundations, waste, fits, onto_limit, into_limit, table) -> list | None\n\n"
@@ -214,11 +304,15 @@ static PyMethodDef methods[] = {
     {"visible_columns", visible_columns, METH_VARARGS,
      "visible_columns(tableau, hidden) -> tuple | None\n\n"
      "Each column's face-up cards (column[hidden:]), as view.redact lists them; None for a malformed tableau."},
+    {"view_texts", view_texts, METH_VARARGS,
+     "view_texts(tableau, hidden, foundations, waste, texts, slot_texts) -> (tableau, hidden, foundations, waste) | None\n\n"
+     "The wire view's lists of a position, redacted as view.redact does (face-up cards' texts per column, face-down "
+     "cards counted, slot texts, the waste's texts); None for a malformed position."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cengine",
-                                    "The engine's optional C hot path (rules.legal_moves, view.redact).", -1,
+                                    "The engine's optional C hot path (rules.legal_moves, view.redact, views.view_message).", -1,
                                     methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__cengine(void) { return PyModule_Create(&module); }

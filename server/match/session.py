@@ -7,24 +7,69 @@ WebSocket adapter that drains an outbox is :mod:`server.play`.
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.player import PlayerGame
 from ..engine import Game
 
+log = logging.getLogger("forty_thieves.play")
+
 
 class Outbox:
     """A socket's outbox: the bounded queue its one writer drains (:func:`server.play._writer`), and how the
-    socket is to be closed once what is queued has gone."""
+    socket is to be closed once what is queued has gone.
+
+    While the writer waits on an empty queue (no send in progress, nothing queued), :meth:`push` sends the
+    frame itself with the socket's send (:meth:`attach`), without the hop through the queue to the writer's
+    task: the send runs up to its first wait, which there is none of unless the transport has paused
+    writing (its buffer is full: a client that does not read). Then the unfinished send is queued first
+    and the writer finishes it before anything else, so there is still one send at a time, in order, and
+    the queue's bound still holds what waits behind a slow reader.
+    """
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=512)
+        self.queue: asyncio.Queue[bytes | _Unfinished | None] = asyncio.Queue(maxsize=512)
         self.close_with: tuple[int, str] = (1000, "")
         self.closing = False
+        self._send: Callable[[bytes], Coroutine[Any, Any, None]] | None = None
+        self._gone: tuple[type[BaseException], ...] = ()
+        self._idle = False
+
+    def attach(self, send: Callable[[bytes], Coroutine[Any, Any, None]], gone: tuple[type[BaseException], ...]) -> None:
+        """Let :meth:`push` send frames with ``send`` while the writer is idle; ``gone``: the errors ``send``
+        raises when the peer went away (the frame is dropped, as the writer drops it, and pushes queue again)."""
+        self._send, self._gone = send, gone
+
+    async def next_frame(self) -> bytes | _Unfinished | None:
+        """The writer's next item: a frame, an unfinished send to finish, or ``None`` (close the socket)."""
+        if not self.queue.empty():
+            return self.queue.get_nowait()
+        self._idle = True  # pushes may send directly until the writer wakes
+        try:
+            return await self.queue.get()
+        finally:
+            self._idle = False
 
     def push(self, frame: bytes) -> bool:
-        """Queue a frame for the writer; False when the queue is full (a stuck reader)."""
+        """Send or queue a frame for the writer; False when the queue is full (a stuck reader)."""
+        if self._idle and self._send is not None and not self.closing and self.queue.empty():
+            step = self._send(frame)
+            try:
+                waiting = step.send(None)
+            except StopIteration:
+                return True  # sent: the transport took it
+            except self._gone:
+                self._send = None  # the peer went away: the writer finds out with its next frame
+                return True
+            except Exception:  # a bug in the send: the frame is lost, as it would be by the writer
+                self._send = None
+                log.exception("sending a frame failed")
+                return True
+            self.queue.put_nowait(_Unfinished(step, waiting))  # the queue is empty: it goes first
+            return True
         try:
             self.queue.put_nowait(frame)
             return True
@@ -40,10 +85,43 @@ class Outbox:
             return
         self.closing = True
         self.close_with = (code, reason)
-        if not self.push(None):  # type: ignore[arg-type]
-            while not self.queue.empty():
-                self.queue.get_nowait()
+        try:
             self.queue.put_nowait(None)
+        except asyncio.QueueFull:
+            while not self.queue.empty():
+                item = self.queue.get_nowait()
+                if isinstance(item, _Unfinished):
+                    item.step.close()
+            self.queue.put_nowait(None)
+
+
+class _Unfinished:
+    """A send :meth:`Outbox.push` began that waits (on ``waiting``, what its coroutine ``step`` yielded):
+    awaiting this finishes it, as ``await`` on the coroutine itself would have from that point on."""
+
+    __slots__ = ("step", "waiting")
+
+    def __init__(self, step: Coroutine[Any, Any, None], waiting: Any) -> None:
+        self.step, self.waiting = step, waiting
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        step, waiting = self.step, self.waiting
+        while True:
+            try:
+                sent = yield waiting
+            except GeneratorExit:
+                step.close()
+                raise
+            except BaseException as error:  # noqa: BLE001 - a cancellation, handed on to the send
+                try:
+                    waiting = step.throw(error)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    waiting = step.send(sent)
+                except StopIteration:
+                    return
 
 
 @dataclass(eq=False)

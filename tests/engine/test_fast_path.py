@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import random
 
+import msgspec
 import pytest
 
+from protocol import messages as m
+from protocol.codec import encode
 from server.engine import PRESETS, Game, Position, Variant, apply, deal, legal_moves, redact
 from server.engine.position import EMPTY_SLOT
 from server.engine.rules import _c_table
+from server.views import _CARD_TEXTS, _SLOT_TEXTS, view_message
 
 _cengine = pytest.importorskip("server.engine._cengine", reason="the C extension is not built")
 
@@ -93,7 +97,16 @@ def assert_same(position: Position, variant: Variant) -> list:
     fast = legal_moves(position, variant)
     assert fast == legal_moves(position, variant, pure=True), position
     assert redact(position) == redact(position, pure=True), position
+    assert_same_view(position)
     return fast
+
+
+def assert_same_view(position: Position) -> None:
+    """The wire view of the C path and of the reference are equal, and so are the frames that carry them."""
+    fast, reference = view_message(position), view_message(position, pure=True)
+    assert fast == reference, position
+    frame = m.Position(7, "1-2", fast, [], 3, 0, position.foundation_cards, "playing", 1234)
+    assert encode(frame) == encode(msgspec.structs.replace(frame, view=reference)), position
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
@@ -126,8 +139,9 @@ def test_the_c_path_lists_the_same_moves_and_view_on_random_positions(variant: V
 def test_the_c_path_gives_the_same_legal_lists_and_views_in_played_games(variant: Variant) -> None:
     rng = random.Random(f"fast-path games {variant.name}")
     for position, legal in played_positions(variant, rng, games=6, commands=40):
-        assert [m for m in legal if m.command.kind != "undo"] == legal_moves(position, variant, pure=True)
+        assert [move for move in legal if move.command.kind != "undo"] == legal_moves(position, variant, pure=True)
         assert redact(position) == redact(position, pure=True)
+        assert_same_view(position)
 
 
 def test_the_c_listing_declines_what_it_does_not_handle() -> None:
@@ -146,3 +160,32 @@ def test_the_c_listing_declines_what_it_does_not_handle() -> None:
     assert c(([1],) + position.tableau[1:], position.hidden) is None  # a list, not a tuple
     assert _cengine.visible_columns(((1, 2),), (3,)) is None
     assert _cengine.visible_columns(((1, 2), (3,)), (1, 0)) == ((2,), (3,))
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_c_view_gives_the_same_wire_view_and_frame_on_thousands_of_positions(variant: Variant) -> None:
+    rng = random.Random(f"fast-path view {variant.name}")
+    hidden = 0
+    for _ in range(2000):
+        position = random_position(variant, rng)
+        assert_same_view(position)
+        hidden += any(position.hidden)
+    assert hidden > 500  # many of them with face-down cards to leave out
+
+
+def test_the_c_view_declines_what_it_does_not_handle() -> None:
+    """A malformed position makes the C view answer None (view_message then redacts in Python), never a view
+    that could show a card it should not: a face-down count past the column, a code that is no card."""
+    def c(tableau: tuple, hidden: tuple, foundations: tuple = (-1,), waste: tuple = ()) -> object:
+        return _cengine.view_texts(tableau, hidden, foundations, waste, _CARD_TEXTS, _SLOT_TEXTS)
+
+    # Codes 0, 13, 26: the aces of clubs, diamonds, hearts (protocol.cards); 12 the king of clubs, 51 of spades.
+    assert c(((0, 13, 26),), (2,), (12, -1), (51,)) == ([["AH"]], [2], ["KC", "-"], ["KS"])
+    assert c(((0, 1),), (3,)) is None  # more face down than cards
+    assert c(((0, 1),), (-1,)) is None
+    assert c(((0, 52),), (0,)) is None  # no card code 52
+    assert c(((0,),), (0,), (52,)) is None  # no slot top 52
+    assert c(((0,),), (0,), (-2,)) is None
+    assert c(((0,),), (0,), (-1,), (52,)) is None
+    assert c(([0],), (0,)) is None  # a list, not a tuple
+    assert c(((0,), (1,)), (0,)) is None  # counts for fewer columns
