@@ -133,7 +133,7 @@ def main() -> None:
     print(f"cap {args.seconds} s per deal, {args.workers} workers")
     print(f"state bound {args.states} per deal; solver {args.solver}")
     print(f"relaxation: {'off' if args.no_relax else 'on'}; seeds: "
-          f"{f'random (random seed {args.random_seed})' if args.random else '1..N'}")
+          f"{args.seeds if args.seeds else f'random (random seed {args.random_seed})' if args.random else '1..N'}")
     rng = random.Random(args.random_seed)
 
     def seeds(count: int) -> list[str]:

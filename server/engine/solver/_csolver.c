@@ -83,7 +83,7 @@ typedef struct {
     double seconds; /* < 0: no cap */
     /* results */
     int outcome;
-    long long nodes, states, dominated;
+    long long nodes, states, dominated, draw_only;
     /* storage */
     uint8_t *arena;
     size_t used, cap;
@@ -842,6 +842,7 @@ static void run(Search *x, St *start) {
         if ((x->locks & LOCKS_INERT) && p.tlen > p.wlen && inert(&p, p.tal[p.wlen])) {
             mv[0] = mv[n - 1]; /* only the draw: its child dominates this state (dominance.py) */
             n = 1;
+            x->draw_only++;
         }
         /* A waste top that can move now is not stuck (the fixpoint would say so too): skip the check. */
         else if ((x->locks & LOCKS_STUCK) && p.tlen > p.wlen && !waste_moves(mv, n) && waste_top_stuck(x, &p)) {
@@ -1054,7 +1055,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         }
     }
     release(&x);
-    return Py_BuildValue("(sNLLL)", names[x.outcome], moves, x.nodes, x.states, x.dominated);
+    return Py_BuildValue("(sNLLLL)", names[x.outcome], moves, x.nodes, x.states, x.dominated, x.draw_only);
 }
 
 static PyMethodDef methods[] = {

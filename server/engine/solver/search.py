@@ -306,7 +306,8 @@ def _search(
     seen is not expanded (exact for an exhausted search, see that module);
     ``Result.extra["dominated"]`` counts them. ``draw_inert``: a state
     whose next stock card is inert (:func:`.dominance.inert`) expands only
-    the draw, whose child dominates it (exact, same module). ``pure``: run the pure search
+    the draw, whose child dominates it (exact, same module);
+    ``Result.extra["draw_only"]`` counts them. ``pure``: run the pure search
     even where the C search could (:func:`implementation`).
 
     Greedy best-first search on a heuristic (foundation cards, empty columns,
@@ -339,6 +340,7 @@ def _search(
     seen = {key(start, face_down)}
     nodes = 0
     pruned = 0  # new states dominated by a seen one (dominance)
+    draw_only = 0  # states expanded by their draw alone (draw_inert)
     dominance = dominance and not face_down
     draw_inert = draw_inert and not face_down
     if _won(start):
@@ -355,13 +357,13 @@ def _search(
     while heap:
         if nodes >= budget.nodes:
             return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="node budget spent",
-                          extra={"dominated": pruned})
+                          extra={"dominated": pruned, "draw_only": draw_only})
         if deadline is not None and nodes % 256 == 0 and clock is not None and clock() > deadline:
             return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="time limit reached",
-                          extra={"dominated": pruned})
+                          extra={"dominated": pruned, "draw_only": draw_only})
         if len(seen) > budget.states:
             return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on,
-                          reason="state memory bound reached", extra={"dominated": pruned})
+                          reason="state memory bound reached", extra={"dominated": pruned, "draw_only": draw_only})
         _, _, depth, state, path = heapq.heappop(heap)
         nodes += 1
         depth += 1
@@ -369,6 +371,7 @@ def _search(
         children = moves(state)
         if draw_inert and state[3] and inert(rules, state[2], state[3][0]):
             children = children[-1:]  # only the draw, whose child dominates the state (exact: see .dominance)
+            draw_only += 1
         elif locks and state[3] and waste_top_stuck(rules, state):
             children = children[-1:]  # only the draw (the last command generated): exact, see lock.waste_top_stuck
         for text, nxt, exposed in children:
@@ -393,18 +396,18 @@ def _search(
                 continue  # a seen state is at least as good (exact for exhaustion: see .dominance)
             counter += 1
             heapq.heappush(heap, (weight * depth - score(nxt), sign * counter, depth, nxt, link))
-    return _exhausted(incomplete, nodes, len(seen), autoplay_on, dominated=pruned)
+    return _exhausted(incomplete, nodes, len(seen), autoplay_on, dominated=pruned, draw_only=draw_only)
 
 
 def _exhausted(incomplete: bool, nodes: int, states: int, autoplay_on: bool, solver: str = "python",
-               dominated: int = 0) -> Result:
+               dominated: int = 0, draw_only: int = 0) -> Result:
     if incomplete:
         return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on,
                       reason="the incomplete search (whole runs only) found nothing", solver=solver,
-                      extra={"dominated": dominated})
+                      extra={"dominated": dominated, "draw_only": draw_only})
     return Result("unsolvable", nodes=nodes, states=states, autoplay=autoplay_on,
                   reason="every reachable state was searched or proven lost", solver=solver,
-                  extra={"dominated": dominated})
+                  extra={"dominated": dominated, "draw_only": draw_only})
 
 
 _C_REASONS = {
@@ -433,15 +436,15 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
     seconds = budget.seconds if budget.seconds is not None and clock is not None else -1.0
     # _csolver.c's bits: LOCKS_DRAWS | LOCKS_STUCK, LOCKS_DOMINANCE, LOCKS_INERT
     flags = (5 if locks else 0) | (8 if dominance else 0) | (16 if draw_inert else 0)
-    outcome, moves, nodes, states, pruned = _csolver_search(
+    outcome, moves, nodes, states, pruned, draw_only = _csolver_search(
         start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
         incomplete, flags, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
     if outcome == "solved":
         return _verified(position, variant, tuple(moves), autoplay_on, nodes, states, solver="c")
     if outcome == "exhausted":
-        return _exhausted(incomplete, nodes, states, autoplay_on, solver="c", dominated=pruned)
+        return _exhausted(incomplete, nodes, states, autoplay_on, solver="c", dominated=pruned, draw_only=draw_only)
     return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on, reason=_C_REASONS[outcome], solver="c",
-                  extra={"dominated": pruned})
+                  extra={"dominated": pruned, "draw_only": draw_only})
 
 
 PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
