@@ -47,19 +47,22 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from server.engine import deal, find_variant
 from server.engine.solver import Budget, find_solution, solve
+from server.engine.solver.search import DOMINANCE
 
 
 def run_deal(job: tuple) -> tuple:
     variant_name, seed, seconds, nodes, states, solver, *rest = job
     relax = rest[0] if rest else True
+    rules = rest[1] if len(rest) > 1 else DOMINANCE
     variant = find_variant(variant_name)
     started = time.monotonic()
     result = solve(deal(seed, variant), variant, Budget(nodes=nodes, seconds=seconds, states=states), clock=time.monotonic,
-                   pure=solver == "python", relax=relax)
+                   pure=solver == "python", relax=relax, dominance=rules)
     elapsed = time.monotonic() - started
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return (variant_name, seed, result.result, result.nodes, elapsed, maxrss, result.solver, result.reason,
-            str(result.extra.get("decided_by", "")), str(result.extra.get("relaxation", "")))
+            str(result.extra.get("decided_by", "")), str(result.extra.get("relaxation", "")), "+".join(rules) or "none",
+            result.extra.get("dominated", 0))
 
 
 def find_one(job: tuple[int, float, int | None, str]) -> tuple[float, int, str]:
@@ -120,34 +123,46 @@ def main() -> None:
                         help="random seeds (below 10^9, from --random-seed) instead of 1..N for --classic N and --relaxed N")
     parser.add_argument("--random-seed", type=int, default=2026)
     parser.add_argument("--out", default="", help="write one tab-separated line per deal")
+    parser.add_argument("--seeds", default="", help="comma-separated classic seeds instead of --classic/--relaxed")
+    parser.add_argument("--dominance", default="+".join(DOMINANCE),
+                        help="dominance rules of the complete search, 'draw+waste', 'draw' or 'none'; several"
+                             " configurations separated by commas run interleaved in the same run (default: %(default)s)")
     args = parser.parse_args()
 
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; cpus: {os.cpu_count()}")
     print(f"cap {args.seconds} s per deal, {args.workers} workers")
     print(f"state bound {args.states} per deal; solver {args.solver}")
     print(f"relaxation: {'off' if args.no_relax else 'on'}; seeds: "
-          f"{f'random (random seed {args.random_seed})' if args.random else '1..N'}")
+          f"{args.seeds if args.seeds else f'random (random seed {args.random_seed})' if args.random else '1..N'}")
     rng = random.Random(args.random_seed)
 
     def seeds(count: int) -> list[str]:
         return [str(rng.randrange(1, 10**9)) for _ in range(count)] if args.random else [str(s) for s in range(1, count + 1)]
 
     relax = not args.no_relax
-    jobs = [("classic", s, args.seconds, args.nodes, args.states, args.solver, relax) for s in seeds(args.classic)]
-    jobs += [("relaxed", s, args.seconds, args.nodes, args.states, args.solver, relax) for s in seeds(args.relaxed)]
+    configs = [tuple(r for r in c.split("+") if r != "none") for c in args.dominance.split(",")]
+    print(f"dominance rules: {args.dominance}")
+    if args.seeds:
+        pairs = [("classic", s) for s in args.seeds.split(",")]
+    else:
+        pairs = [("classic", s) for s in seeds(args.classic)] + [("relaxed", s) for s in seeds(args.relaxed)]
+    jobs = [(v, s, args.seconds, args.nodes, args.states, args.solver, relax, c) for v, s in pairs for c in configs]
     started = time.monotonic()
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run_deal, jobs, chunksize=1))
         wall = time.monotonic() - started
         if args.out:
             with open(args.out, "w", encoding="utf-8") as out:
-                out.write("variant\tseed\tresult\tnodes\tseconds\tdecided_by\trelaxation\n")
-                out.writelines(f"{r[0]}\t{r[1]}\t{r[2]}\t{r[3]}\t{r[4]:.3f}\t{r[8]}\t{r[9]}\n" for r in results)
+                out.write("variant\tseed\tresult\tnodes\tseconds\tdecided_by\trelaxation\tdominance\n")
+                out.writelines(f"{r[0]}\t{r[1]}\t{r[2]}\t{r[3]}\t{r[4]:.3f}\t{r[8]}\t{r[9]}\t{r[10]}\n" for r in results)
         peak = max((r[5] for r in results), default=0)
-        for name in ("classic", "relaxed"):
-            rows = [r for r in results if r[0] == name]
+        groups = [(name, c) for name in ("classic", "relaxed") for c in sorted({r[10] for r in results})]
+        for name, config in groups:
+            rows = [r for r in results if r[0] == name and r[10] == config]
             if not rows:
                 continue
+            if len(configs) > 1:
+                print(f"\n[dominance rules: {config}; states pruned by the waste rule: {sum(r[11] for r in rows)}]")
             counts = {k: sum(1 for r in rows if r[2] == k) for k in ("solved", "unsolvable", "unknown")}
             times = [r[4] for r in rows]
             nodes = sum(r[3] for r in rows)

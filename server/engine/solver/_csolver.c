@@ -45,8 +45,10 @@
 enum { RULE_SINGLE = 0, RULE_SUPERMOVE = 1, RULE_SEQUENCE = 2 };
 enum { M_NONE = 0, M_W2F, M_C2F, M_C2C, M_C2E, M_W2C, M_DRAW, M_REDEAL };
 /* Bits of the locks argument: the lock check after draws (the pure search's rule), after every command
- * (measured only: README), and the draw-only expansion of a state whose waste top is stuck. */
-enum { LOCKS_DRAWS = 1, LOCKS_ALL = 2, LOCKS_STUCK = 4 };
+ * (measured only: README), the draw-only expansion of a state whose waste top is stuck, and dominance pruning
+ * (dominance.dominated: a new state skipped when taking one buried inert card up gives a seen state), and the
+ * draw-only expansion of a state whose next stock card is inert (its draw child dominates it: dominance.py). */
+enum { LOCKS_DRAWS = 1, LOCKS_ALL = 2, LOCKS_STUCK = 4, LOCKS_DOMINANCE = 8, LOCKS_INERT = 16 };
 enum { R_SOLVED = 0, R_EXHAUSTED, R_NODES, R_TIME, R_STATES, R_MEMORY, R_CAPACITY, R_INTERRUPTED };
 
 typedef struct {
@@ -81,7 +83,7 @@ typedef struct {
     double seconds; /* < 0: no cap */
     /* results */
     int outcome;
-    long long nodes, states;
+    long long nodes, states, dominated, draw_only;
     /* storage */
     uint8_t *arena;
     size_t used, cap;
@@ -628,6 +630,48 @@ static uint32_t add_record(Search *x, uint32_t parent, const Move *m, const uint
     return rec;
 }
 
+/* ---- dominance pruning (dominance.py: the proof that skipping such a state keeps exhaustion a proof) ---- */
+
+/* dominance.inert for build in suit: both slots of the suit hold at least the rank index, one exactly. */
+static inline int inert(const St *s, int c) {
+    int k = c % 13, b = (c / 13) * 2;
+    return s->found[b] >= k && (s->found[b] == k || s->found[b + 1] == k);
+}
+
+/* Is t, auto-played, already in the table? 1 yes, 0 no, -1 memory failure. */
+static int seen_state(Search *x, St *t) {
+    uint8_t order[MAXCOLS], key[KEYCAP];
+    size_t slot;
+    autoplay(x, t, 0);
+    for (int k = 0; k < x->ncols; k++)
+        order[k] = (uint8_t)k;
+    sort_order(x, t, order);
+    int klen = encode(x, t, order, key);
+    return table_find(x, key, klen, hash_bytes(key, klen), &slot);
+}
+
+/* dominance.dominated: some state with one inert card below the waste top of s taken up is in the table (1),
+ * none (0), memory failure (-1). */
+static int dominated(Search *x, const St *s) {
+    St t;
+    size_t copy = offsetof(St, col) + (size_t)x->ncols * COLCAP;
+    for (int j = 0; j + 1 < s->wlen; j++) {
+        int c = s->tal[j];
+        if (!inert(s, c))
+            continue;
+        memcpy(&t, s, copy);
+        memmove(t.tal + j, t.tal + j + 1, (size_t)(t.tlen - 1 - j));
+        t.tlen--;
+        t.wlen--;
+        t.dirty = 1;
+        place(&t, c);
+        int got = seen_state(x, &t);
+        if (got)
+            return got;
+    }
+    return 0;
+}
+
 /* ---- heap ---- */
 
 static int heap_push(Search *x, uint64_t key, uint32_t rec) {
@@ -795,8 +839,13 @@ static void run(Search *x, St *start) {
         x->nodes++;
         decode(x, rec, &p, order);
         int n = gen_moves(x, &p, mv);
+        if ((x->locks & LOCKS_INERT) && p.tlen > p.wlen && inert(&p, p.tal[p.wlen])) {
+            mv[0] = mv[n - 1]; /* only the draw: its child dominates this state (dominance.py) */
+            n = 1;
+            x->draw_only++;
+        }
         /* A waste top that can move now is not stuck (the fixpoint would say so too): skip the check. */
-        if ((x->locks & LOCKS_STUCK) && p.tlen > p.wlen && !waste_moves(mv, n) && waste_top_stuck(x, &p)) {
+        else if ((x->locks & LOCKS_STUCK) && p.tlen > p.wlen && !waste_moves(mv, n) && waste_top_stuck(x, &p)) {
             mv[0] = mv[n - 1]; /* only the draw, the last move generated (exact: lock.waste_top_stuck) */
             n = 1;
         }
@@ -831,6 +880,15 @@ static void run(Search *x, St *start) {
             if ((x->locks & (LOCKS_DRAWS | LOCKS_ALL)) && (mv[i].kind == M_DRAW || (x->locks & LOCKS_ALL))
                 && locked(x, &c))
                 continue;
+            if (x->locks & LOCKS_DOMINANCE) {
+                int got = dominated(x, &c);
+                if (got < 0)
+                    goto memory;
+                if (got) {
+                    x->dominated++;
+                    continue;
+                }
+            }
             counter++;
             if (heap_push(x, heap_key(x, -score(x, &c), counter), child) < 0)
                 goto memory;
@@ -997,7 +1055,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         }
     }
     release(&x);
-    return Py_BuildValue("(sNLL)", names[x.outcome], moves, x.nodes, x.states);
+    return Py_BuildValue("(sNLLLL)", names[x.outcome], moves, x.nodes, x.states, x.dominated, x.draw_only);
 }
 
 static PyMethodDef methods[] = {

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from ..position import Position
 from ..variants import Variant
 from . import relaxation
-from .search import Budget, Result
+from .search import DOMINANCE, Budget, Result
 from .search import solve as search
 
 SHORT_SHARE = 0.1
@@ -51,11 +51,12 @@ def solve(
     clock: Callable[[], float] | None = None,
     portfolio: bool = True,
     relax: bool = True,
+    dominance: tuple[str, ...] = DOMINANCE,
     pure: bool = False,
 ) -> Result:
     """Decide ``position``: ``solved`` (moves replayed to a win), ``unsolvable`` (a proof) or ``unknown``.
 
-    ``budget``, ``autoplay_on``, ``clock``, ``portfolio`` and ``pure`` as for
+    ``budget``, ``autoplay_on``, ``clock``, ``portfolio``, ``dominance`` and ``pure`` as for
     :func:`server.engine.solver.search.solve`; ``budget.nodes`` counts the
     nodes of both searches together. With a time cap (``budget.seconds``
     and a ``clock``) of at least :data:`RELAX_FROM_SECONDS` and ``relax``
@@ -67,13 +68,14 @@ def solve(
     """
     timed = budget.seconds is not None and clock is not None and budget.seconds >= RELAX_FROM_SECONDS
     if not (timed and relax and relaxation.judges(variant) and relaxation.available()):
-        result = search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, portfolio=portfolio, pure=pure)
+        result = search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, portfolio=portfolio,
+                        dominance=dominance, pure=pure)
         return _tagged(result, "search" if result.result != "unknown" else "", {})
     assert clock is not None and budget.seconds is not None
     started = clock()
     total = budget.seconds
     first = search(position, variant, Budget(budget.nodes, total * SHORT_SHARE, budget.states),
-                   autoplay_on=autoplay_on, clock=clock, portfolio=portfolio, pure=pure)
+                   autoplay_on=autoplay_on, clock=clock, portfolio=portfolio, dominance=dominance, pure=pure)
     if first.result != "unknown":
         return _tagged(first, "search", {})
     left = total - (clock() - started)
@@ -89,12 +91,12 @@ def solve(
     if left <= 0 or first.reason != "time limit reached":
         return _tagged(first, "", extra)  # a node or state bound would end the longer search the same way
     second = search(position, variant, Budget(max(budget.nodes - first.nodes, 0), left, budget.states),
-                    autoplay_on=autoplay_on, clock=clock, portfolio=False)
+                    autoplay_on=autoplay_on, clock=clock, portfolio=False, dominance=dominance)
     merged = Result(second.result, second.moves, first.nodes + second.nodes, second.states, autoplay_on,
-                    second.reason, solver=second.solver)
+                    second.reason, extra=second.extra, solver=second.solver)
     return _tagged(merged, "search" if merged.result != "unknown" else "", extra)
 
 
 def _tagged(result: Result, decided_by: str, extra: dict[str, object]) -> Result:
     return Result(result.result, result.moves, result.nodes, result.states, result.autoplay, result.reason,
-                  {"decided_by": decided_by, **extra}, result.solver)
+                  {**result.extra, "decided_by": decided_by, **extra}, result.solver)

@@ -18,6 +18,7 @@ from ..game import Game
 from ..position import Position
 from ..rules import move_limit, run_length
 from ..variants import BuildRule, MoveRule, Variant
+from .dominance import dominated, inert
 from .lock import locked, waste_top_stuck
 from .state import Rules, State, accepts, autoplay, from_position, key, place, take
 
@@ -283,6 +284,8 @@ def _search(
     params: tuple[int, ...] = (),
     incomplete: bool = False,
     locks: bool = False,
+    dominance: bool = False,
+    draw_inert: bool = False,
     pure: bool = False,
 ) -> Result:
     """One best-first search (a stage of :func:`solve`).
@@ -298,7 +301,13 @@ def _search(
     (e.g. ``time.monotonic``) enables ``budget.seconds``. ``locks``: states
     that :func:`.lock.locked` proves lost are not expanded, and a state whose
     waste top :func:`.lock.waste_top_stuck` proves unmovable before the next
-    draw expands only the draw (both exact). ``pure``: run the pure search
+    draw expands only the draw (both exact). ``dominance``: a new state
+    that :func:`.dominance.dominated` finds dominated by a state already
+    seen is not expanded (exact for an exhausted search, see that module);
+    ``Result.extra["dominated"]`` counts them. ``draw_inert``: a state
+    whose next stock card is inert (:func:`.dominance.inert`) expands only
+    the draw, whose child dominates it (exact, same module);
+    ``Result.extra["draw_only"]`` counts them. ``pure``: run the pure search
     even where the C search could (:func:`implementation`).
 
     Greedy best-first search on a heuristic (foundation cards, empty columns,
@@ -317,7 +326,8 @@ def _search(
     buried = params[4] if params is not None and len(params) > 4 else 0  # the C search has no buried-card term
     if weight == 0 and buried == 0 and _real_clock(clock) and implementation(position, variant, pure=pure) == "c":
         return _c_search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, lifo=lifo,
-                         params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks)
+                         params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks,
+                         dominance=dominance, draw_inert=draw_inert)
     rules = Rules(variant)
     expander = _Expander(rules, params or (20, 16, 5, 12, 0), whole_runs=incomplete)
     face_down = rules.face_down
@@ -329,6 +339,10 @@ def _search(
         deadline = clock() + budget.seconds
     seen = {key(start, face_down)}
     nodes = 0
+    pruned = 0  # new states dominated by a seen one (dominance)
+    draw_only = 0  # states expanded by their draw alone (draw_inert)
+    dominance = dominance and not face_down
+    draw_inert = draw_inert and not face_down
     if _won(start):
         return _verified(position, variant, prefix, autoplay_on, nodes, len(seen))
     if locks and locked(rules, start):
@@ -342,17 +356,23 @@ def _search(
     sign = -1 if lifo else 1
     while heap:
         if nodes >= budget.nodes:
-            return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="node budget spent")
+            return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="node budget spent",
+                          extra={"dominated": pruned, "draw_only": draw_only})
         if deadline is not None and nodes % 256 == 0 and clock is not None and clock() > deadline:
-            return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="time limit reached")
+            return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="time limit reached",
+                          extra={"dominated": pruned, "draw_only": draw_only})
         if len(seen) > budget.states:
-            return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="state memory bound reached")
+            return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on,
+                          reason="state memory bound reached", extra={"dominated": pruned, "draw_only": draw_only})
         _, _, depth, state, path = heapq.heappop(heap)
         nodes += 1
         depth += 1
         safe = targets(state[2])[1]
         children = moves(state)
-        if locks and state[3] and waste_top_stuck(rules, state):
+        if draw_inert and state[3] and inert(rules, state[2], state[3][0]):
+            children = children[-1:]  # only the draw, whose child dominates the state (exact: see .dominance)
+            draw_only += 1
+        elif locks and state[3] and waste_top_stuck(rules, state):
             children = children[-1:]  # only the draw (the last command generated): exact, see lock.waste_top_stuck
         for text, nxt, exposed in children:
             # Every state in the search is past auto-play (no safe card on a top), so only a
@@ -371,17 +391,23 @@ def _search(
                 return _verified(position, variant, prefix + _unwind(link), autoplay_on, nodes, len(seen))
             if locks and text == "s" and locked(rules, nxt):
                 continue  # provably lost: nothing below it needs searching (checked after draws only: the check costs)
+            if dominance and dominated(rules, nxt, seen):
+                pruned += 1
+                continue  # a seen state is at least as good (exact for exhaustion: see .dominance)
             counter += 1
             heapq.heappush(heap, (weight * depth - score(nxt), sign * counter, depth, nxt, link))
-    return _exhausted(incomplete, nodes, len(seen), autoplay_on)
+    return _exhausted(incomplete, nodes, len(seen), autoplay_on, dominated=pruned, draw_only=draw_only)
 
 
-def _exhausted(incomplete: bool, nodes: int, states: int, autoplay_on: bool, solver: str = "python") -> Result:
+def _exhausted(incomplete: bool, nodes: int, states: int, autoplay_on: bool, solver: str = "python",
+               dominated: int = 0, draw_only: int = 0) -> Result:
     if incomplete:
         return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on,
-                      reason="the incomplete search (whole runs only) found nothing", solver=solver)
+                      reason="the incomplete search (whole runs only) found nothing", solver=solver,
+                      extra={"dominated": dominated, "draw_only": draw_only})
     return Result("unsolvable", nodes=nodes, states=states, autoplay=autoplay_on,
-                  reason="every reachable state was searched or proven lost", solver=solver)
+                  reason="every reachable state was searched or proven lost", solver=solver,
+                  extra={"dominated": dominated, "draw_only": draw_only})
 
 
 _C_REASONS = {
@@ -395,7 +421,7 @@ _C_REASONS = {
 
 def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_on: bool,
               clock: Callable[[], float] | None, lifo: bool, params: tuple[int, ...], incomplete: bool,
-              locks: bool) -> Result:
+              locks: bool, dominance: bool = False, draw_inert: bool = False) -> Result:
     """:func:`_search` (depth weight 0) run by the C extension: the same nodes in the same order.
 
     The C search converts the wall-clock cap into a deadline on its own
@@ -408,14 +434,17 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
     if e:
         raise ValueError("the C search has no buried-card term")
     seconds = budget.seconds if budget.seconds is not None and clock is not None else -1.0
-    outcome, moves, nodes, states = _csolver_search(
+    # _csolver.c's bits: LOCKS_DRAWS | LOCKS_STUCK, LOCKS_DOMINANCE, LOCKS_INERT
+    flags = (5 if locks else 0) | (8 if dominance else 0) | (16 if draw_inert else 0)
+    outcome, moves, nodes, states, pruned, draw_only = _csolver_search(
         start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
-        incomplete, 5 if locks else 0, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
+        incomplete, flags, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
     if outcome == "solved":
         return _verified(position, variant, tuple(moves), autoplay_on, nodes, states, solver="c")
     if outcome == "exhausted":
-        return _exhausted(incomplete, nodes, states, autoplay_on, solver="c")
-    return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on, reason=_C_REASONS[outcome], solver="c")
+        return _exhausted(incomplete, nodes, states, autoplay_on, solver="c", dominated=pruned, draw_only=draw_only)
+    return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on, reason=_C_REASONS[outcome], solver="c",
+                  extra={"dominated": pruned, "draw_only": draw_only})
 
 
 PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
@@ -429,6 +458,9 @@ PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
 PORTFOLIO_NODES = 8_000
 """Nodes per incomplete stage."""
 
+DOMINANCE: tuple[str, ...] = ("draw",)
+"""The dominance rules of :mod:`.dominance` the complete search of :func:`solve` uses (README.md)."""
+
 
 def solve(
     position: Position,
@@ -438,6 +470,7 @@ def solve(
     autoplay_on: bool = True,
     clock: Callable[[], float] | None = None,
     portfolio: bool = True,
+    dominance: tuple[str, ...] = DOMINANCE,
     pure: bool = False,
 ) -> Result:
     """Search for a win from ``position`` (the whole deal is known: RULES.md section 9).
@@ -458,7 +491,11 @@ def solve(
     budget; the rest goes to the complete search, whose exhaustion is the
     only source of ``unsolvable``. The complete search does not expand a
     state that :func:`.lock.locked` proves lost (exact; checked after each
-    draw, README.md).
+    draw, README.md). ``dominance`` names the dominance rules of
+    :mod:`.dominance` the complete search uses (default :data:`DOMINANCE`):
+    ``"draw"`` (a state whose next stock card is inert expands only the
+    draw) and ``"waste"`` (a new state is skipped when taking an inert card
+    below its waste top up gives a state already seen); both exact.
 
     Each stage runs in the C extension when :func:`implementation` answers
     ``"c"`` (``Result.solver`` tells which ran; ``pure`` forces the pure
@@ -479,10 +516,13 @@ def solve(
                 return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason,
                               solver=stage.solver)
     seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
+    unknown_rules = set(dominance) - {"draw", "waste"}
+    if unknown_rules:
+        raise ValueError(f"unknown dominance rules {sorted(unknown_rules)}: 'draw' and 'waste' exist")
     final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,
-                    clock=clock, locks=True, pure=pure)
+                    clock=clock, locks=True, draw_inert="draw" in dominance, dominance="waste" in dominance, pure=pure)
     return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason,
-                  solver=final.solver)
+                  extra=final.extra, solver=final.solver)
 
 
 FIND_STAGE: tuple[tuple[int, ...], bool, int] = ((20, 8, 5, 6, 0), False, 1_000)
