@@ -144,3 +144,66 @@ async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(clus
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
         await client.aclose()
+
+
+async def test_the_hub_reads_a_quiet_node_rarely_and_a_new_entry_still_arrives(cluster_url: str) -> None:
+    """A node whose followed streams stay quiet is read every ``POLL_MAX_MS`` once its pause has grown, not every
+    ``POLL_MS`` (each read is one XREAD per followed slot, so a fixed 20 ms kept a process with quiet matches
+    busy): the masters' XREAD counts over a quiet second say so; and the first entry after the quiet spell still
+    reaches its subscriber within about that pause."""
+    from protocol.codes import new_code
+    from server.hub import Hub
+    from server.store import Store, match_feed, redis_client
+    from server.store.match_store import POLL_MAX_MS, POLL_MS
+
+    from .test_hub import write
+
+    client = redis_client(cluster_url, cluster=True)
+    await client.initialize()
+    store = Store(client, 600)
+    hub = Hub(store, pause_s=0.005)
+    reader = asyncio.create_task(hub.run())
+    masters = [node for node in client.get_nodes() if node.server_type == "primary"]
+
+    async def xreads() -> int:
+        total = 0
+        for node in masters:
+            stats = await client.info("commandstats", target_nodes=node)
+            total += int(stats.get("cmdstat_xread", {}).get("calls", 0))
+        return total
+
+    try:
+        codes = [new_code() for _ in range(24)]
+        slots = len({key_slot(match_feed(code).key.encode()) for code in codes})
+        subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
+        for subscription in subscriptions:
+            await subscription.open()
+        await asyncio.sleep(2 * POLL_MAX_MS / 1000 + 0.5)  # the pauses have grown to their longest
+        before = await xreads()
+        await asyncio.sleep(1.0)
+        calls = await xreads() - before
+        # At the longest pause each slot is read about 1000 / POLL_MAX_MS times a second; at POLL_MS, 1000 / 20.
+        assert calls <= slots * (1000 / POLL_MAX_MS) * 2 < slots * (1000 / POLL_MS) / 3, (calls, slots)
+        got: list[tuple[str, bytes]] = []
+        arrived = asyncio.get_running_loop().create_future()
+
+        async def first() -> None:
+            async for entry in subscriptions[0].events():
+                got.append(entry)
+                arrived.set_result(asyncio.get_running_loop().time())
+                return
+
+        waiting = asyncio.create_task(first())
+        written: list[tuple[str, bytes]] = []
+        sent = asyncio.get_running_loop().time()
+        await write(store, codes[0], 1, written)
+        late = await asyncio.wait_for(arrived, 10) - sent
+        await waiting
+        assert [entry_id for entry_id, _ in got] == [entry_id for entry_id, _ in written]
+        assert late < POLL_MAX_MS / 1000 + 0.25, late
+        for subscription in subscriptions:
+            subscription.close()
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await client.aclose()
