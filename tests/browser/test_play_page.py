@@ -622,11 +622,10 @@ def one_target_card(game: Game) -> str | None:
 
 
 async def test_a_double_click_on_a_card_with_one_target_plays_it_once_and_shows_no_refusal(server) -> None:  # type: ignore[no-untyped-def]
-    """A fast double-click on a card whose one legal target takes it at once: the first click sends the move,
-    the second (on the board the answer has not redrawn yet) sent the same move again, which the server
-    refused, and the page showed a red refusal. The second click is ignored while the move is in flight: one
-    move, no message. The race table at 1280x800: "you" beside a long name ran into the status pill; it
-    stays in the name's cell now (the name wraps there)."""
+    """A fast double-click on a card whose one legal target takes it at once: the first click sends the move;
+    the second lands on a board the answer has not redrawn yet, and is ignored while the move is in flight
+    (sent, the server would refuse it and the page show a red refusal): one move, no message. The race table
+    at 1280x800: a long name and "you" under it stay in the name's cell, clear of the status pill."""
     _browser_available()
     from playwright.async_api import async_playwright
 
