@@ -216,6 +216,25 @@ OPEN: list[Player] = []
 """Every connection a test opened; :func:`run` (or the fuzz test) closes them all."""
 
 
+async def refused_and_harmless(srv: ServerProcess, frames: list[bytes], own: list[bytes], *words: str) -> Match:
+    """Each of ``frames`` from a stranger's connection, then each of ``own`` on bob's connection in a started
+    match, is answered ``malformed`` (naming ``words``); the stranger's connection stays usable and bob's game
+    is as it was. Returns the match, still open (the stranger's connection is closed)."""
+    match = await started(srv)
+    before = match.state()
+    bad = await mallory(srv)
+    for frame in frames:
+        await bad.send_raw(frame)
+        readable(await bad.recv(), "malformed", *words)
+    await still_usable(bad)
+    for frame in own:
+        await match.bob.send_raw(frame)
+        readable(await match.bob.expect(m.Error), "malformed", *words)
+    await match.unaffected(before, "bob")
+    await bad.close()
+    return match
+
+
 def new_player(ws_url: str) -> Player:
     player = Player(ws_url)
     OPEN.append(player)
@@ -310,20 +329,9 @@ async def test_bad_msgpack(srv: ServerProcess) -> None:
     ]
 
     async def case() -> None:
-        match = await started(srv)
-        before = match.state()
-        bad = await mallory(srv)
-        for frame in frames:
-            await bad.send_raw(frame)
-            readable(await bad.recv(), "malformed")
-        await still_usable(bad)
         # The same garbage on a player's own connection changes nothing of its game.
-        for frame in frames:
-            await match.bob.send_raw(frame)
-            readable(await match.bob.expect(m.Error), "malformed")
-        await match.unaffected(before, "bob")
+        match = await refused_and_harmless(srv, frames, frames)
         await match.unaffected(match.state(), "alice")
-        await bad.close()
         await match.close()
 
     await run(case())
@@ -339,17 +347,7 @@ async def test_a_timestamp_is_refused_like_every_extension_type(srv: ServerProce
               msgpack.packb(stamp)]
 
     async def case() -> None:
-        match = await started(srv)
-        before = match.state()
-        bad = await mallory(srv)
-        for frame in frames:
-            await bad.send_raw(frame)
-            readable(await bad.recv(), "malformed", "extension type -1")
-        await still_usable(bad)
-        await match.bob.send_raw(frames[2])
-        readable(await match.bob.expect(m.Error), "malformed", "extension type -1")
-        await match.unaffected(before, "bob")
-        await bad.close()
+        match = await refused_and_harmless(srv, frames, frames[2:3], "extension type -1")
         await match.close()
 
     await run(case())
