@@ -234,6 +234,13 @@ def machine_busy_ticks() -> int:
     return sum(values[:8]) - idle
 
 
+async def until_send(next_send: float, deadline: float) -> None:
+    """A paced bot's wait: until ``next_send`` (``time.monotonic`` seconds), never past ``deadline``."""
+    delay = min(next_send, deadline) - time.monotonic()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
 @dataclass
 class Sample:
     t: float
@@ -569,9 +576,7 @@ class Bot:
         monotonic, ws, Position, Rejected, Error = time.monotonic, self.ws, m.Position, m.Rejected, m.Error
         while moves < job["max_moves"]:
             if paced:
-                delay = min(next_send, deadline) - monotonic()
-                if delay > 0:
-                    await asyncio.sleep(delay)
+                await until_send(next_send, deadline)
             if monotonic() >= deadline:
                 break
             choices = [move.command for move in legal if move.command != "u"] or [move.command for move in legal]
@@ -641,9 +646,7 @@ class Bot:
         seq = 0
         while monotonic() < deadline and seq < self.job["max_moves"]:
             if paced:
-                delay = min(next_send, deadline) - monotonic()
-                if delay > 0:
-                    await asyncio.sleep(delay)
+                await until_send(next_send, deadline)
                 if monotonic() >= deadline:
                     break
             seq += 1
