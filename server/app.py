@@ -122,7 +122,7 @@ async def create_match(request: Request) -> Response:
         raise  # answered by redis_unavailable, as on every route
     except Exception:  # a server bug: the README's JSON error, not a bare 500
         log.exception("creating a match failed")
-        return _error(400, "internal", "the server failed to create the match (Redis may be down): try again later")
+        return _error(400, "internal", "the server failed to create the match: try again later")
     request.app.state.metrics.matches.inc()
     created["join_url"] = f"{public_url(request)}/join/{created['code']}"
     return JSONResponse(created, status_code=201)
