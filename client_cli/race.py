@@ -29,6 +29,7 @@ The interactive screen is :mod:`client_cli.ui`; the scripted mode is
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import shlex
 import sys
@@ -88,9 +89,8 @@ class RaceClient:
         self.waiting: dict[tuple[str, int], asyncio.Future[m.ServerMessage]] = {}
         self._refusals_then: dict[tuple[str, int], int] = {}
         """Per numbered request out, :attr:`RaceState.refusals` when the player typed it."""
-        self._retries: dict[tuple[str, int], Iterator[float]] = {}
-        self._retry_count: dict[tuple[str, int], int] = {}
-        """Per numbered request out, the delays and count of its retries after ``internal`` / ``unknown_outcome``."""
+        self._retries: dict[tuple[str, int], Iterator[tuple[int, float]]] = {}
+        """Per numbered request out, its retries after ``internal`` / ``unknown_outcome`` still to come: (try, delay)."""
         self._numbering = asyncio.Lock()
         """Held from numbering a request until its answer: one numbered request out at a time."""
         self.done = asyncio.Event()
@@ -342,14 +342,13 @@ class RaceClient:
         key = next((key for key in self.waiting if key[1] == seq), None)
         if key is None:
             return False
-        delays = self._retries.setdefault(key, backoff())
-        tries = self._retry_count.get(key, 0)
-        if tries >= RETRIES:
+        retry = next(self._retries.setdefault(key, enumerate(itertools.islice(backoff(), RETRIES), 1)), None)
+        if retry is None:
             return False
-        self._retry_count[key] = tries + 1
-        self.state.message = f"the server could not store it ({code}): sending it again, try {tries + 1} of {RETRIES}"
+        tries, delay = retry
+        self.state.message = f"the server could not store it ({code}): sending it again, try {tries} of {RETRIES}"
         self._refusals_then[key] = self.state.refusals  # the retry's answer clears this line
-        asyncio.ensure_future(self._send_again(key, next(delays)))
+        asyncio.ensure_future(self._send_again(key, delay))
         self.on_change()
         return True
 
@@ -413,7 +412,6 @@ class RaceClient:
                 self.pending.pop(key, None)
                 self._refusals_then.pop(key, None)
                 self._retries.pop(key, None)
-                self._retry_count.pop(key, None)
 
     def play(self, command: str) -> asyncio.Future[m.ServerMessage]:
         """Send a canonical command; the future gets its ``position``, ``rejected`` or ``error``."""
@@ -503,7 +501,6 @@ class RaceClient:
         self.waiting.clear()
         self._refusals_then.clear()
         self._retries.clear()
-        self._retry_count.clear()
         self.done, self.started, self.fatal = asyncio.Event(), asyncio.Event(), None
 
     async def close(self) -> None:
