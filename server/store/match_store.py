@@ -137,7 +137,8 @@ POLL_MAX_MS = 250
 most this much late (an opponent's progress, a spectator's event; a player's own replies never wait for it)."""
 
 READ_BACKOFF = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
-"""Delays between those tries: jittered, doubling from 50 ms up to 1 s."""
+"""Delays between those tries, and between a fence's (:meth:`Store.fence`): jittered, doubling from 50 ms up to
+1 s (the object keeps no state: one serves every retry)."""
 
 READ_ERRORS = (RedisConnectionError, RedisTimeoutError, ClusterDownError, TryAgainError)
 """What a failover or a restart raises: the node gone (connection refused or lost, the pool out of connections,
@@ -220,10 +221,9 @@ class Store:
         self.wait_replicas = wait_replicas
         self.wait_ms = wait_ms
         self.clustered = isinstance(client, RedisCluster)
-        self._poll_pause_ms: dict[Hashable, int] = {}
-        """Per cluster node (its :meth:`stream_group`), the pause after its last read (:data:`POLL_MS`)."""
-        self._poll_due: dict[Hashable, float] = {}
-        """Per cluster node, the event loop's time of its next read."""
+        self._polls: dict[Hashable, tuple[int, float]] = {}
+        """Per cluster node (its :meth:`stream_group`): the pause after its last read (ms, :data:`POLL_MS`) and the
+        event loop's time of its next read."""
         self._join = client.register_script(scripts.JOIN.lua)
         self._resume = client.register_script(scripts.RESUME.lua)
         self._issue = client.register_script(scripts.ISSUE.lua)
@@ -407,19 +407,14 @@ class Store:
         redis-py raises for other failures. ``nonce`` makes a repeated call, its first answer lost, harmless.
         """
         keys = [player_key(code, name), log_key(code, name), meta_key(code)]
-        retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=-1)  # bounded by within_s
+        retry = Retry(READ_BACKOFF, retries=-1)  # bounded by within_s
 
         async def attempt() -> Any:
             if not self.wait_replicas:
                 return await self._fence(keys=keys, args=[epoch, nonce])
             # What FENCE reads is acknowledged to the player: it waits for the replicas as a commit does, on
             # the same connection (EVAL, not EVALSHA: a promoted replica may not hold the script yet).
-            route = {} if not isinstance(self.redis, RedisCluster) else \
-                {"target_nodes": self.redis.get_node_from_key(keys[0])}
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.execute_command("EVAL", scripts.FENCE.lua, len(keys), *keys, epoch, nonce)
-                pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms, **route)
-                reply, _replicas = await pipe.execute()
+            reply, _replicas = await self._eval_waited(scripts.FENCE.lua, keys, [epoch, nonce])
             return reply
 
         async def failed(_error: Exception) -> None:
@@ -494,9 +489,8 @@ class Store:
                 # did not ask, and a WAIT counts only what its own connection wrote. Resolved like a lost answer:
                 # the fence is a write on the slot's node followed by a WAIT on that same connection.
                 results[index] = RedisConnectionError("the commit was redirected to another node: not waited for")
-            elif int(replicas) < self.wait_replicas:
-                log.warning("a commit is acknowledged on %s of %d replicas (FTR_REDIS_WAIT_REPLICAS) after %d ms",
-                            replicas, self.wait_replicas, self.wait_ms)
+            else:
+                self._warn_short(replicas)
         for (keys, args, future), result in zip(batch, results):
             if isinstance(result, NoScriptError):  # Redis restarted or flushed its scripts: load and retry
                 try:
@@ -522,16 +516,27 @@ class Store:
         """One commit as a pipeline of EVAL (the script's text: the node may not hold it, as after NOSCRIPT)
         and WAIT on the same connection; raises as :meth:`_flush` resolves a failed WAIT (the commit's outcome
         is unknown) and logs a short count of replicas as it does."""
+        result, replicas = await self._eval_waited(scripts.COMMIT.lua, keys, args)
+        self._warn_short(replicas)
+        return result
+
+    async def _eval_waited(self, lua: str, keys: list[str], args: list[Any]) -> tuple[Any, Any]:
+        """``(reply, replicas)`` of a pipeline of EVAL of ``lua`` (the text, not EVALSHA: the node may not hold
+        the script, as after NOSCRIPT or on a promoted replica) and WAIT on the same connection, to the node of
+        ``keys``' slot: what the script wrote is on that many replicas once it returns."""
         route = {} if not isinstance(self.redis, RedisCluster) else \
             {"target_nodes": self.redis.get_node_from_key(keys[0])}
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.execute_command("EVAL", scripts.COMMIT.lua, len(keys), *keys, *args)
+            pipe.execute_command("EVAL", lua, len(keys), *keys, *args)
             pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms, **route)
-            result, replicas = await pipe.execute()
+            reply, replicas = await pipe.execute()
+        return reply, replicas
+
+    def _warn_short(self, replicas: Any) -> None:
+        """Log a commit acknowledged on fewer replicas than ``FTR_REDIS_WAIT_REPLICAS`` (answered anyway)."""
         if int(replicas) < self.wait_replicas:
             log.warning("a commit is acknowledged on %s of %d replicas (FTR_REDIS_WAIT_REPLICAS) after %d ms",
                         replicas, self.wait_replicas, self.wait_ms)
-        return result
 
     async def add_event(self, code: str, frame: bytes, kind: str = "public") -> str:
         """Append an event to the match's stream: ``kind`` public, or internal (start, takeover)."""
@@ -670,10 +675,8 @@ class Store:
         hub holds one connection per node however many matches it follows. (``clustered`` set on a single
         node's store, as the hub's tests do: the key's slot.)"""
         if isinstance(self.redis, RedisCluster):
-            try:
-                return self.redis.get_node_from_key(key).name
-            except RedisClusterException:  # no node known for the slot (a failover): the layout is read again
-                return key_slot(key.encode())
+            # No node known for the slot (a failover): the slot, until the layout is read again.
+            return self._node_name(key) or key_slot(key.encode())
         return key_slot(key.encode()) if self.clustered else 0
 
     async def read_streams(self, positions: dict[str, str],
@@ -712,7 +715,7 @@ class Store:
         while True:
             # The node's pause is kept across calls: a node quiet for a while is read every POLL_MAX_MS, however
             # short ``block_ms`` is; a call that ends before the node's next read is due returns nothing.
-            due = self._poll_due.get(node, 0.0)
+            pause_ms, due = self._polls.get(node, (POLL_MS // 2, 0.0))
             if due > loop.time():
                 if due >= deadline:
                     await asyncio.sleep(max(0.0, deadline - loop.time()))
@@ -723,9 +726,8 @@ class Store:
                     pipe.xread(part, count=200)
                 replies = await pipe.execute()
             entries = [entry for reply in replies for entry in _stream_entries(reply)]
-            pause_ms = POLL_MS if entries else min(POLL_MAX_MS, 2 * self._poll_pause_ms.get(node, POLL_MS // 2))
-            self._poll_pause_ms[node] = pause_ms
-            self._poll_due[node] = loop.time() + pause_ms / 1000
+            pause_ms = POLL_MS if entries else min(POLL_MAX_MS, 2 * pause_ms)
+            self._polls[node] = (pause_ms, loop.time() + pause_ms / 1000)
             if entries:
                 return entries
 
