@@ -340,12 +340,12 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
         for b in bottom_cards:
             occupied.append(model.new_interval_var(0, L[b], L[b], f"col{b}"))
 
-    def tops(i: int, step, name: str, support: int | None) -> list:  # type: ignore[no-untyped-def]
+    def tops(i: int, step, name: str) -> list:  # type: ignore[no-untyped-def]
         """Literals for "at ``step`` card i lands on an exposed copy of a card it may be built on"."""
         found = []
         for parent in variant.builds_on_reverse[cards[i]]:
             for p in by_type.get(parent, ()):
-                if p == i or p == support:
+                if p == i:
                     continue
                 onto = model.new_bool_var(f"{name}{i}_{p}")
                 a = exposed_from(p)
@@ -374,7 +374,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                     with_run = model.new_bool_var(f"run{i}")
                     model.add(L[i] == L[b]).only_enforce_if(with_run)
                     supports.append((with_run, b))
-            supports += tops(i, L[i], "on", None)
+            supports += tops(i, L[i], "on")
             empty = into_empty(L[i], f"empty{i}")
             supports.append((empty, None))
             model.add_bool_or([goes_up] + [literal for literal, _ in supports])
@@ -388,7 +388,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
                     model.add(M[i] <= F[i])
                     again_up = model.new_bool_var(f"mup{i}")
                     model.add(M[i] == F[i]).only_enforce_if(again_up)
-                    onward = [again_up] + [literal for literal, _ in tops(i, M[i], "mon", None)]
+                    onward = [again_up] + [literal for literal, _ in tops(i, M[i], "mon")]
                     model.add_bool_or(onward).only_enforce_if(empty)
                     size = model.new_int_var(0, horizon, f"stay{i}")
                     model.add(size == M[i] - L[i])
@@ -408,7 +408,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
             # The second departure: up, onto an exposed top, or (not from an empty column) into an empty column.
             again_up = model.new_bool_var(f"mup{i}")
             model.add(M[i] == F[i]).only_enforce_if(again_up)
-            onward = [again_up, goes_up] + [literal for literal, _ in tops(i, M[i], "mon", None)]
+            onward = [again_up, goes_up] + [literal for literal, _ in tops(i, M[i], "mon")]
             if first_empty is not None:
                 onward.append(into_empty(M[i], f"mempty{i}"))
                 model.add_implication(empty, onward[-1].negated())

@@ -503,6 +503,9 @@ def solve(
     search's for the same node budget, only faster, so a wall-clock cap lets
     the C search go further.
     """
+    unknown_rules = set(dominance) - {"draw", "waste"}
+    if unknown_rules:
+        raise ValueError(f"unknown dominance rules {sorted(unknown_rules)}: 'draw' and 'waste' exist")
     deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
     spent = 0
     if portfolio and not variant.foundation_to_column:
@@ -516,9 +519,6 @@ def solve(
                 return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason,
                               solver=stage.solver)
     seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
-    unknown_rules = set(dominance) - {"draw", "waste"}
-    if unknown_rules:
-        raise ValueError(f"unknown dominance rules {sorted(unknown_rules)}: 'draw' and 'waste' exist")
     final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,
                     clock=clock, locks=True, draw_inert="draw" in dominance, dominance="waste" in dominance, pure=pure)
     return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason,
