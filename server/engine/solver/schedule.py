@@ -91,7 +91,7 @@ def solve(
     if left <= 0 or first.reason != "time limit reached":
         return _tagged(first, "", extra)  # a node or state bound would end the longer search the same way
     second = search(position, variant, Budget(max(budget.nodes - first.nodes, 0), left, budget.states),
-                    autoplay_on=autoplay_on, clock=clock, portfolio=False, dominance=dominance)
+                    autoplay_on=autoplay_on, clock=clock, portfolio=False, dominance=dominance, pure=pure)
     merged = Result(second.result, second.moves, first.nodes + second.nodes, second.states, autoplay_on,
                     second.reason, extra=second.extra, solver=second.solver)
     return _tagged(merged, "search" if merged.result != "unknown" else "", extra)
