@@ -36,7 +36,7 @@ _GONE = (WebSocketDisconnect, RuntimeError, OSError)
 async def _writer(websocket: WebSocket, session: Session) -> None:
     """The one writer of a socket: drains the session's queue; ``None`` closes (code, reason). While it waits
     on an empty queue, a pushed frame is sent at once by the pusher (:class:`~server.match.session.Outbox`)."""
-    session.attach(websocket.send_bytes, _GONE)
+    session.bind_send(websocket.send_bytes, _GONE)
     try:
         while True:
             frame = await session.next_frame()

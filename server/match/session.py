@@ -23,7 +23,7 @@ class Outbox:
     socket is to be closed once what is queued has gone.
 
     While the writer waits on an empty queue (no send in progress, nothing queued), :meth:`push` sends the
-    frame itself with the socket's send (:meth:`attach`), without the hop through the queue to the writer's
+    frame itself with the socket's send (:meth:`bind_send`), without the hop through the queue to the writer's
     task: the send runs up to its first wait, which there is none of unless the transport has paused
     writing (its buffer is full: a client that does not read). Then the unfinished send is queued first
     and the writer finishes it before anything else, so there is still one send at a time, in order, and
@@ -38,7 +38,7 @@ class Outbox:
         self._gone: tuple[type[BaseException], ...] = ()
         self._idle = False
 
-    def attach(self, send: Callable[[bytes], Coroutine[Any, Any, None]], gone: tuple[type[BaseException], ...]) -> None:
+    def bind_send(self, send: Callable[[bytes], Coroutine[Any, Any, None]], gone: tuple[type[BaseException], ...]) -> None:
         """Let :meth:`push` send frames with ``send`` while the writer is idle; ``gone``: the errors ``send``
         raises when the peer went away (the frame is dropped, as the writer drops it, and pushes queue again)."""
         self._send, self._gone = send, gone
