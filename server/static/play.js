@@ -313,8 +313,8 @@
     const won = (p) => (p.status === "won" ? 0 : 1);
     // Once the results are in, their ranking orders the table: it breaks a tie in cards by the time of
     // the last card put up (server/ranking.py), which the live rows do not carry.
-    const ranked = state.results ? state.results.ranking.map((row) => row.name) : [];
-    const place = (p) => (ranked.includes(p.name) ? ranked.indexOf(p.name) : ranked.length);
+    const ranked = new Map(state.results ? state.results.ranking.map((row, i) => [row.name, i]) : []);
+    const place = (p) => ranked.get(p.name) ?? ranked.size;
     const rows = Object.values(state.players).sort((a, b) => place(a) - place(b) || won(a) - won(b)
       || (won(a) ? b.foundation - a.foundation : a.time_ms - b.time_ms) || a.moves - b.moves || a.name.localeCompare(b.name));
     const total = state.view ? cardTotal(state.view) : 104;
