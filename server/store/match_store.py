@@ -21,7 +21,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
-from redis.exceptions import ClusterDownError, NoScriptError, RedisClusterException, TryAgainError
+from redis.exceptions import ClusterDownError, NoScriptError, RedisClusterException, SlotNotCoveredError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.utils import HIREDIS_AVAILABLE
@@ -140,9 +140,10 @@ READ_BACKOFF = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
 """Delays between those tries, and between a fence's (:meth:`Store.fence`): jittered, doubling from 50 ms up to
 1 s (the object keeps no state: one serves every retry)."""
 
-READ_ERRORS = (RedisConnectionError, RedisTimeoutError, ClusterDownError, TryAgainError)
+READ_ERRORS = (RedisConnectionError, RedisTimeoutError, ClusterDownError, TryAgainError, SlotNotCoveredError)
 """What a failover or a restart raises: the node gone (connection refused or lost, the pool out of connections,
-no answer in time), the cluster not serving the slot yet (``CLUSTERDOWN``, ``TRYAGAIN``)."""
+no answer in time), the cluster not serving the slot yet (``CLUSTERDOWN``, ``TRYAGAIN``), or the client not
+knowing the slot's node while it reads the layout again (redis-py's ``SlotNotCoveredError``)."""
 
 
 class HiredisPackedConnection(aioredis.Connection):
