@@ -1,7 +1,8 @@
 /*
- * The engine's per-command hot path in C, an optional accelerator of three pure functions:
- * column_moves for rules.legal_moves, visible_columns for view.redact, and view_texts for
- * server.views.view_message (the redacted view's texts as the wire carries them).
+ * The engine's per-command hot path in C, an optional accelerator of four pure functions:
+ * column_moves for rules.legal_moves, visible_columns for view.redact, view_texts for
+ * server.views.view_message (the redacted view's texts as the wire carries them), and
+ * autoplay_next for rules.autoplay (which card auto-play moves up next, if any).
  *
  * The server lists a player's legal moves after every accepted command; in Python most of that
  * time is the per-column scan (run lengths, which run card fits on which column top). This file
@@ -296,6 +297,85 @@ fail:
     return NULL;
 }
 
+/* autoplay_next(tableau, foundations, waste, fits, decks) -> int | None
+ *
+ * The next move of rules.autoplay (RULES.md section 5): the first of the waste top, then the tops of
+ * columns 1..N, that some foundation slot takes (rules.slot_for: an ace the lowest empty slot, another
+ * card the lowest slot whose top is the card one rank lower) and that is safe (rules.is_safe: an ace or
+ * a two, or every card that may be built on it, fits[card*52 + builder], has all `decks` copies on the
+ * foundations already). Answers source * 64 + slot (source 0 the waste, 1 + i column i; slot 0-based),
+ * -1 when auto-play has nothing to move, None for anything but tuples of card codes and slot tops in
+ * -1..51 (the caller runs the Python).
+ */
+static int wanted_slot(const int *tops, Py_ssize_t slots, int card) {
+    int want = card % 13 == 0 ? -1 : card - 1;
+    for (Py_ssize_t s = 0; s < slots; s++)
+        if (tops[s] == want) return (int)s;
+    return -1;
+}
+
+static int safe_card(const int *tops, Py_ssize_t slots, const unsigned char *fits, long decks, int card) {
+    if (card % 13 + 1 <= 2) return 1;
+    for (int builder = 0; builder < CARDS; builder++) {
+        if (!fits[card * CARDS + builder]) continue;
+        long copies = 0;
+        for (Py_ssize_t s = 0; s < slots; s++)
+            if (tops[s] >= builder && tops[s] / 13 == builder / 13) copies++;
+        if (copies < decks) return 0;
+    }
+    return 1;
+}
+
+static PyObject *autoplay_next(PyObject *self, PyObject *args) {
+    PyObject *tableau, *foundations, *waste;
+    Py_buffer fits;
+    long decks;
+    if (!PyArg_ParseTuple(args, "O!O!O!y*l", &PyTuple_Type, &tableau, &PyTuple_Type, &foundations, &PyTuple_Type,
+                          &waste, &fits, &decks))
+        return NULL;
+    PyObject *answer = NULL;
+    int tops[MAXCOLS + 1];
+    Py_ssize_t slots = PyTuple_GET_SIZE(foundations), n = PyTuple_GET_SIZE(tableau);
+    if (fits.len != CARDS * CARDS) {
+        PyErr_SetString(PyExc_ValueError, "fits must hold 52*52 bytes");
+        goto done;
+    }
+    if (slots > MAXCOLS + 1 || n > MAXCOLS) goto unsupported;
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        PyObject *item = PyTuple_GET_ITEM(foundations, s);
+        if (!PyLong_CheckExact(item)) goto unsupported;
+        long top = PyLong_AsLong(item);
+        if (top < -1 || top >= CARDS) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        tops[s] = (int)top;
+    }
+    const unsigned char *table = fits.buf;
+    Py_ssize_t waste_len = PyTuple_GET_SIZE(waste);
+    for (Py_ssize_t source = 0; source <= n; source++) {
+        PyObject *pile = source == 0 ? waste : PyTuple_GET_ITEM(tableau, source - 1);
+        if (source > 0 && !PyTuple_CheckExact(pile)) goto unsupported;
+        Py_ssize_t len = source == 0 ? waste_len : PyTuple_GET_SIZE(pile);
+        if (len == 0) continue;
+        int card;
+        if (!card_at(pile, len - 1, &card)) goto unsupported;
+        int slot = wanted_slot(tops, slots, card);
+        if (slot >= 0 && safe_card(tops, slots, table, decks, card)) {
+            answer = PyLong_FromLong((long)source * 64 + slot);
+            goto done;
+        }
+    }
+    answer = PyLong_FromLong(-1);
+    goto done;
+unsupported:
+    Py_INCREF(Py_None);
+    answer = Py_None;
+done:
+    PyBuffer_Release(&fits);
+    return answer;
+}
+
 static PyMethodDef methods[] = {
     {"column_moves", column_moves, METH_VARARGS,
      "column_moves(tableau, hidden, foundations, waste, fits, onto_limit, into_limit, table) -> list | None\n\n"
@@ -308,11 +388,15 @@ static PyMethodDef methods[] = {
      "view_texts(tableau, hidden, foundations, waste, texts, slot_texts) -> (tableau, hidden, foundations, waste) | None\n\n"
      "The wire view's lists of a position, redacted as view.redact does (face-up cards' texts per column, face-down "
      "cards counted, slot texts, the waste's texts); None for a malformed position."},
+    {"autoplay_next", autoplay_next, METH_VARARGS,
+     "autoplay_next(tableau, foundations, waste, fits, decks) -> int | None\n\n"
+     "rules.autoplay's next move as source * 64 + slot (source 0 the waste, 1 + i column i), -1 when none; None "
+     "for a malformed position."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cengine",
-                                    "The engine's optional C hot path (rules.legal_moves, view.redact, views.view_message).", -1,
+                                    "The engine's optional C hot path (rules.legal_moves, rules.autoplay, view.redact, views.view_message).", -1,
                                     methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__cengine(void) { return PyModule_Create(&module); }

@@ -480,16 +480,40 @@ def _wanted(foundations: tuple[int, ...]) -> frozenset[int]:
 _ACES = (0, 13, 26, 39)
 
 
-def autoplay(position: Position, variant: Variant) -> AutoPlayed:
+def autoplay(position: Position, variant: Variant, *, pure: bool = False) -> AutoPlayed:
     """Move safe cards to the foundations until none is left (RULES.md section 5).
 
     Order, so replays are deterministic: look at the waste top, then the
     tops of columns 1..N; move the first safe card that a slot accepts
     (the lowest-numbered such slot); repeat. These moves are not counted.
+
+    Which card goes up next is found by the optional C extension (``autoplay_next`` of
+    ``server/engine/_cengine.c``) when it is built, unless ``pure``; the Python search here is the
+    reference, and tests/engine/test_fast_path.py checks both give the same result.
     """
     moves: list[tuple[int, int]] = []
     revealed = False
     current = position
+    if _c_autoplay_next is not None and not pure:
+        fits, decks = _fits(variant), variant.decks
+        while True:
+            found = _c_autoplay_next(current.tableau, current.foundations, current.waste, fits, decks)
+            if found is None:
+                break  # outside what the C handles: the Python search goes on from here
+            if found < 0:
+                return AutoPlayed(current, tuple(moves), revealed)
+            source, slot = divmod(found, 64)
+            if source == 0:
+                card = current.waste[-1]
+                current = Position(current.tableau, current.hidden, _with_slot(current.foundations, slot, card),
+                                   current.stock, current.waste[:-1], current.redeals_left)
+            else:
+                card = current.tableau[source - 1][-1]
+                tableau, hidden, flipped = _take(current, source - 1, 1)
+                revealed = revealed or flipped
+                current = Position(tableau, hidden, _with_slot(current.foundations, slot, card),
+                                   current.stock, current.waste, current.redeals_left)
+            moves.append((source, slot + 1))
     while True:
         wanted = _wanted(current.foundations)
         waste = current.waste
@@ -670,6 +694,7 @@ def _fits(variant: Variant) -> bytes:
 
 
 try:  # the optional C listing (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)
+    from ._cengine import autoplay_next as _c_autoplay_next
     from ._cengine import column_moves as _c_column_moves
 except ImportError:  # no compiler at install time: the Python listing alone
-    _c_column_moves = None
+    _c_autoplay_next = _c_column_moves = None

@@ -1,8 +1,8 @@
 """The engine's optional C hot path (server/engine/_cengine.c) against the pure Python reference.
 
-``rules.legal_moves`` and ``view.redact`` run part of their work in C when the extension is built;
-with ``pure=True`` they run the Python alone, the reference. Here both give the same legal list and
-the same view on random positions of every preset: positions reached by random play (undo, redeals,
+``rules.legal_moves``, ``rules.autoplay`` and ``view.redact`` run part of their work in C when the extension
+is built; with ``pure=True`` they run the Python alone, the reference. Here both give the same legal list,
+the same auto-play and the same view on random positions of every preset: positions reached by random play (undo, redeals,
 draws, auto-play on and off) and random hand-made positions that play rarely reaches (long runs, several
 empty columns with a run to move into them, face-down cards in every variant, an empty stock with the
 waste, endgames where finish applies). ``tests/benchmarks/move_cost_bench.py --check`` runs the same
@@ -20,7 +20,7 @@ from protocol import messages as m
 from protocol.codec import encode
 from server.engine import PRESETS, Game, Position, Variant, apply, deal, legal_moves, redact
 from server.engine.position import EMPTY_SLOT
-from server.engine.rules import _c_table
+from server.engine.rules import _c_table, _fits, autoplay
 from server.views import _CARD_TEXTS, _SLOT_TEXTS, view_message
 
 _cengine = pytest.importorskip("server.engine._cengine", reason="the C extension is not built")
@@ -189,3 +189,60 @@ def test_the_c_view_declines_what_it_does_not_handle() -> None:
     assert c(((0,),), (0,), (-1,), (52,)) is None
     assert c(([0],), (0,)) is None  # a list, not a tuple
     assert c(((0,), (1,)), (0,)) is None  # counts for fewer columns
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_c_autoplay_moves_the_same_cards_on_thousands_of_positions(variant: Variant) -> None:
+    """Auto-play with the C search of the next card equals the pure search: the same position after it, the
+    same moves in the same order, the same face-down card turned up or not."""
+    rng = random.Random(f"fast-path autoplay {variant.name}")
+    moved = from_waste = revealed = 0
+    for _ in range(2000):
+        position = random_position(variant, rng)
+        fast = autoplay(position, variant)
+        assert fast == autoplay(position, variant, pure=True), position
+        moved += bool(fast.moves)
+        from_waste += any(source == 0 for source, _ in fast.moves)
+        revealed += fast.revealed
+    # Enough of them move cards, from the waste and the columns, and turn cards up, to compare those paths.
+    assert moved > 200 and from_waste > 20 and revealed > 20, (moved, from_waste, revealed)
+
+
+@pytest.mark.parametrize("variant", list(PRESETS.values()), ids=lambda v: v.name)
+def test_the_c_autoplay_plays_the_same_games(variant: Variant) -> None:
+    """Whole games with auto-play on (C) replayed on the pure auto-play reach the same positions."""
+    rng = random.Random(f"fast-path autoplay games {variant.name}")
+    for g in range(6):
+        start = deal(str(rng.randrange(10**6)), variant)
+        assert autoplay(start, variant) == autoplay(start, variant, pure=True)
+        position = autoplay(start, variant).position
+        for _ in range(60):
+            legal = legal_moves(position, variant)
+            if not legal:
+                break
+            applied = apply(position, variant, rng.choice(legal).command).position
+            fast = autoplay(applied, variant)
+            assert fast == autoplay(applied, variant, pure=True), applied
+            position = fast.position
+
+
+def test_the_c_autoplay_declines_what_it_does_not_handle() -> None:
+    """A malformed position makes the C search answer None (auto-play then searches in Python), never a move."""
+    fits = _fits(PRESETS["classic"])
+
+    def c(tableau: tuple, foundations: tuple = (-1,), waste: tuple = ()) -> object:
+        return _cengine.autoplay_next(tableau, foundations, waste, fits, 2)
+
+    # Codes 0 and 13: the aces of clubs and diamonds; 1 the two of clubs.
+    assert c(((5, 0),)) == 1 * 64 + 0  # column 1's ace to slot 1
+    assert c(((5,),), (-1,), (13,)) == 0  # the waste's ace first
+    assert c(((5, 1),), (12, 0)) == 1 * 64 + 1  # the two onto its ace, in slot 2
+    assert c(((5,),), (0,)) == -1
+    assert c(((52,),)) is None  # no card code 52
+    assert c(((-1,),)) is None
+    assert c(((0,),), (52,)) is None  # no slot top 52
+    assert c(((0,),), (-2,)) is None
+    assert c(((0,),), (-1,), (52,)) is None
+    assert c(([0],)) is None  # a list, not a tuple
+    with pytest.raises(ValueError, match="52"):
+        _cengine.autoplay_next(((0,),), (-1,), (), b"", 2)
