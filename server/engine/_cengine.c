@@ -1,8 +1,10 @@
 /*
  * The engine's per-command hot path in C, an optional accelerator of four pure functions:
  * column_moves for rules.legal_moves, visible_columns for view.redact, view_texts for
- * server.views.view_message (the redacted view's texts as the wire carries them), and
- * autoplay_next for rules.autoplay (which card auto-play moves up next, if any).
+ * server.views.view_message (the redacted view's texts as the wire carries them),
+ * autoplay_next for rules.autoplay (which card auto-play moves up next, if any), and position_frame
+ * for server.views.position_frame (the whole encoded `position` reply, the view redacted as
+ * view_texts redacts it).
  *
  * The server lists a player's legal moves after every accepted command; in Python most of that
  * time is the per-column scan (run lengths, which run card fits on which column top). This file
@@ -25,6 +27,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 #define CARDS 52
 #define MAXCOLS 63
@@ -376,6 +379,217 @@ done:
     return answer;
 }
 
+/* ---------------------------------------------------------------- the position reply's msgpack frame
+ *
+ * A growing buffer and the msgpack forms msgspec writes (the smallest that holds the value: fixint, then
+ * uint8..uint64 for non-negative ints, int8..int64 for negative ones below -32; fixstr, str8, str16, str32;
+ * fixarray, array16, array32; fixmap). tests/engine/test_fast_path.py compares the bytes with msgspec's.
+ */
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} Buffer;
+
+static int grow(Buffer *b, Py_ssize_t more) {
+    if (b->len + more <= b->cap) return 1;
+    Py_ssize_t cap = b->cap * 2;
+    while (cap < b->len + more) cap *= 2;
+    char *data = PyMem_Realloc(b->data, cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 1;
+}
+
+static int put(Buffer *b, const char *bytes, Py_ssize_t n) {
+    if (!grow(b, n)) return 0;
+    memcpy(b->data + b->len, bytes, n);
+    b->len += n;
+    return 1;
+}
+
+static int put_header(Buffer *b, Py_ssize_t n, unsigned char fix, unsigned char fixmax, unsigned char c8,
+                      unsigned char c16, unsigned char c32) {
+    unsigned char h[5];
+    int k;
+    if (n <= fixmax) {
+        h[0] = (unsigned char)(fix | n);
+        k = 1;
+    } else if (c8 && n <= 0xff) {
+        h[0] = c8;
+        h[1] = (unsigned char)n;
+        k = 2;
+    } else if (n <= 0xffff) {
+        h[0] = c16;
+        h[1] = (unsigned char)(n >> 8);
+        h[2] = (unsigned char)n;
+        k = 3;
+    } else {
+        h[0] = c32;
+        for (int i = 0; i < 4; i++) h[1 + i] = (unsigned char)((unsigned long long)n >> (24 - 8 * i));
+        k = 5;
+    }
+    return put(b, (const char *)h, k);
+}
+
+static int put_array(Buffer *b, Py_ssize_t n) { return put_header(b, n, 0x90, 15, 0, 0xdc, 0xdd); }
+
+static int put_int(Buffer *b, long long v) {
+    unsigned char h[9];
+    int k, bytes;
+    if (v >= 0 && v <= 127) {
+        h[0] = (unsigned char)v;
+        return put(b, (const char *)h, 1);
+    }
+    if (v < 0 && v >= -32) {
+        h[0] = (unsigned char)(signed char)v;
+        return put(b, (const char *)h, 1);
+    }
+    if (v >= 0) {
+        unsigned long long u = (unsigned long long)v;
+        if (u <= 0xff) h[0] = 0xcc, bytes = 1;
+        else if (u <= 0xffff) h[0] = 0xcd, bytes = 2;
+        else if (u <= 0xffffffffULL) h[0] = 0xce, bytes = 4;
+        else h[0] = 0xcf, bytes = 8;
+    } else {
+        if (v >= -128) h[0] = 0xd0, bytes = 1;
+        else if (v >= -32768) h[0] = 0xd1, bytes = 2;
+        else if (v >= -2147483648LL) h[0] = 0xd2, bytes = 4;
+        else h[0] = 0xd3, bytes = 8;
+    }
+    for (k = 0; k < bytes; k++) h[1 + k] = (unsigned char)((unsigned long long)v >> (8 * (bytes - 1 - k)));
+    return put(b, (const char *)h, 1 + bytes);
+}
+
+static int put_str(Buffer *b, PyObject *text) {
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
+    if (utf8 == NULL) return 0;
+    return put_header(b, n, 0xa0, 31, 0xd9, 0xda, 0xdb) && put(b, utf8, n);
+}
+
+static int put_key(Buffer *b, const char *key) { /* a short ASCII key (fixstr) */
+    Py_ssize_t n = (Py_ssize_t)strlen(key);
+    unsigned char h = (unsigned char)(0xa0 | n);
+    return put(b, (const char *)&h, 1) && put(b, key, n);
+}
+
+/* Item `index` of `frames` (a tuple of bytes: the encoded texts) appended; 0 on failure. */
+static int put_frame(Buffer *b, PyObject *frames, Py_ssize_t index) {
+    PyObject *item = PyTuple_GET_ITEM(frames, index);
+    if (!PyBytes_CheckExact(item)) {
+        PyErr_SetString(PyExc_TypeError, "texts must be encoded msgpack strings (bytes)");
+        return 0;
+    }
+    return put(b, PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item));
+}
+
+/* The encoded texts of `cards` (a tuple of card codes) from `from` on, as a msgpack array. -1 with no
+ * error set for anything but card codes 0..51; 0 on an error. */
+static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from, PyObject *card_frames) {
+    Py_ssize_t len = PyTuple_GET_SIZE(cards);
+    if (!put_array(b, len - from)) return 0;
+    for (Py_ssize_t i = from; i < len; i++) {
+        int card;
+        if (!card_at(cards, i, &card)) return -1;
+        if (!put_frame(b, card_frames, card)) return 0;
+    }
+    return 1;
+}
+
+/* position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, moves,
+ *                undos, found, status, time_ms, card_frames, slot_frames) -> bytes | None
+ *
+ * The msgpack frame msgspec writes for protocol.messages.Position(seq, command, view, legal, moves, undos,
+ * found, status, time_ms) whose view is the position's redacted view (server.views.view_message): per
+ * column the texts of its face-up cards only (column[hidden:]), the face-down ones counted in `hidden`,
+ * each slot's text, `stock` (the stock's count: no stock card is passed in) and the waste's texts.
+ * `legal`: a list of the legal moves' encoded [command, cards] pairs (bytes); card_frames: 52 encoded card
+ * texts, slot_frames 53 encoded slot texts (index top + 1). None for anything else than tuples of card
+ * codes, counts in 0..len(column) and slot tops in -1..51 (the caller encodes in Python).
+ */
+static PyObject *position_frame(PyObject *self, PyObject *args) {
+    long long seq, stock, redeals_left, moves, undos, found, time_ms;
+    PyObject *command, *tableau, *hidden, *foundations, *waste, *legal, *status, *card_frames, *slot_frames;
+    if (!PyArg_ParseTuple(args, "LUO!O!O!LO!LO!LLLULO!O!", &seq, &command, &PyTuple_Type, &tableau, &PyTuple_Type,
+                          &hidden, &PyTuple_Type, &foundations, &stock, &PyTuple_Type, &waste, &redeals_left,
+                          &PyList_Type, &legal, &moves, &undos, &found, &status, &time_ms, &PyTuple_Type,
+                          &card_frames, &PyTuple_Type, &slot_frames))
+        return NULL;
+    if (PyTuple_GET_SIZE(card_frames) != CARDS || PyTuple_GET_SIZE(slot_frames) != CARDS + 1) {
+        PyErr_SetString(PyExc_ValueError, "card_frames must hold 52 encoded texts and slot_frames 53");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(tableau), slots = PyTuple_GET_SIZE(foundations);
+    if (PyTuple_GET_SIZE(hidden) != n) Py_RETURN_NONE;
+    Buffer b = {PyMem_Malloc(1024), 0, 1024};
+    if (b.data == NULL) return PyErr_NoMemory();
+    int ok;
+    /* Position's fields in their order, the tag first; View's fields likewise. */
+    if (!(put(&b, "\x8a", 1) && put_key(&b, "type") && put_key(&b, "position") && put_key(&b, "seq") &&
+          put_int(&b, seq) && put_key(&b, "command") && put_str(&b, command) && put_key(&b, "view") &&
+          put(&b, "\x86", 1) && put_key(&b, "tableau") && put_array(&b, n)))
+        goto fail;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *column = PyTuple_GET_ITEM(tableau, j);
+        PyObject *h = PyTuple_GET_ITEM(hidden, j);
+        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) goto unsupported;
+        long down = PyLong_AsLong(h);
+        if (down < 0 || down > PyTuple_GET_SIZE(column)) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        ok = put_cards(&b, column, down, card_frames);
+        if (ok < 0) goto unsupported;
+        if (!ok) goto fail;
+    }
+    if (!(put_key(&b, "hidden") && put_array(&b, n))) goto fail;
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (!put_int(&b, PyLong_AsLongLong(PyTuple_GET_ITEM(hidden, j)))) goto fail; /* checked above */
+    if (!(put_key(&b, "foundations") && put_array(&b, slots))) goto fail;
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        PyObject *item = PyTuple_GET_ITEM(foundations, s);
+        if (!PyLong_CheckExact(item)) goto unsupported;
+        long top = PyLong_AsLong(item);
+        if (top < -1 || top >= CARDS) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        if (!put_frame(&b, slot_frames, top + 1)) goto fail;
+    }
+    if (!(put_key(&b, "stock") && put_int(&b, stock) && put_key(&b, "waste"))) goto fail;
+    ok = put_cards(&b, waste, 0, card_frames);
+    if (ok < 0) goto unsupported;
+    if (!ok) goto fail;
+    Py_ssize_t pairs = PyList_GET_SIZE(legal);
+    if (!(put_key(&b, "redeals_left") && put_int(&b, redeals_left) && put_key(&b, "legal") && put_array(&b, pairs)))
+        goto fail;
+    for (Py_ssize_t i = 0; i < pairs; i++) {
+        PyObject *pair = PyList_GET_ITEM(legal, i);
+        if (!PyBytes_CheckExact(pair)) {
+            PyErr_SetString(PyExc_TypeError, "legal must hold encoded [command, cards] pairs (bytes)");
+            goto fail;
+        }
+        if (!put(&b, PyBytes_AS_STRING(pair), PyBytes_GET_SIZE(pair))) goto fail;
+    }
+    if (!(put_key(&b, "moves") && put_int(&b, moves) && put_key(&b, "undos") && put_int(&b, undos) &&
+          put_key(&b, "foundation") && put_int(&b, found) && put_key(&b, "status") && put_str(&b, status) &&
+          put_key(&b, "time_ms") && put_int(&b, time_ms)))
+        goto fail;
+    PyObject *frame = PyBytes_FromStringAndSize(b.data, b.len);
+    PyMem_Free(b.data);
+    return frame;
+unsupported:
+    PyMem_Free(b.data);
+    Py_RETURN_NONE;
+fail:
+    PyMem_Free(b.data);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"column_moves", column_moves, METH_VARARGS,
      "column_moves(tableau, hidden, foundations, waste, fits, onto_limit, into_limit, table) -> list | None\n\n"
@@ -392,11 +606,15 @@ static PyMethodDef methods[] = {
      "autoplay_next(tableau, foundations, waste, fits, decks) -> int | None\n\n"
      "rules.autoplay's next move as source * 64 + slot (source 0 the waste, 1 + i column i), -1 when none; None "
      "for a malformed position."},
+    {"position_frame", position_frame, METH_VARARGS,
+     "position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, moves, undos, "
+     "found, status, time_ms, card_frames, slot_frames) -> bytes | None\n\n"
+     "The encoded position reply (msgspec's bytes) with the position's redacted view; None for a malformed position."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cengine",
-                                    "The engine's optional C hot path (rules.legal_moves, rules.autoplay, view.redact, views.view_message).", -1,
+                                    "The engine's optional C hot path (rules.legal_moves, rules.autoplay, view.redact, views.view_message, views.position_frame).", -1,
                                     methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__cengine(void) { return PyModule_Create(&module); }

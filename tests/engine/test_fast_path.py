@@ -21,7 +21,7 @@ from protocol.codec import encode
 from server.engine import PRESETS, Game, Position, Variant, apply, deal, legal_moves, redact
 from server.engine.position import EMPTY_SLOT
 from server.engine.rules import _c_table, _fits, autoplay
-from server.views import _CARD_TEXTS, _SLOT_TEXTS, view_message
+from server.views import _CARD_FRAMES, _CARD_TEXTS, _SLOT_FRAMES, _SLOT_TEXTS, position_frame, view_message
 
 _cengine = pytest.importorskip("server.engine._cengine", reason="the C extension is not built")
 
@@ -246,3 +246,75 @@ def test_the_c_autoplay_declines_what_it_does_not_handle() -> None:
     assert c(([0],)) is None  # a list, not a tuple
     with pytest.raises(ValueError, match="52"):
         _cengine.autoplay_next(((0,),), (-1,), (), b"", 2)
+
+
+def assert_same_frame(position: Position, variant: Variant, rng: random.Random) -> bytes:
+    """The C reply frame and the reference's (the message built, then encoded by msgspec) are the same bytes,
+    with counters of every msgpack int width and commands of every str length."""
+    legal = legal_moves(position, variant)
+    seq, moves, undos, found, time_ms = (rng.choice([0, 1, 127, 128, 255, 256, 65535, 65536, 2**32 - 1, 2**32,
+                                                     rng.randrange(2**40)]) for _ in range(5))
+    command = rng.choice(["s", "1-2", "10-3x4", "w-f", "u", "", "x" * 31, "y" * 32, "z" * 255, "q" * 256,
+                          "\u00e9" * 20, "\u2660" * 40])
+    status = rng.choice(["playing", "won", "dead"])
+    fast = position_frame(seq, command, position, legal, moves, undos, found, status, time_ms)
+    reference = position_frame(seq, command, position, legal, moves, undos, found, status, time_ms, pure=True)
+    assert fast == reference, position
+    return fast
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_c_reply_frame_is_msgspecs_bytes_on_thousands_of_positions(variant: Variant) -> None:
+    rng = random.Random(f"fast-path frame {variant.name}")
+    hidden = long_legal = 0
+    for _ in range(2000):
+        position = random_position(variant, rng)
+        assert_same_frame(position, variant, rng)
+        hidden += any(position.hidden)
+        long_legal += len(legal_moves(position, variant)) > 15
+    assert hidden > 500 and long_legal > 50, (hidden, long_legal)  # face-down cards left out; array16 lists
+
+
+@pytest.mark.parametrize("variant", list(PRESETS.values()), ids=lambda v: v.name)
+def test_the_c_reply_frame_is_msgspecs_bytes_in_played_games(variant: Variant) -> None:
+    rng = random.Random(f"fast-path frame games {variant.name}")
+    for position, _ in played_positions(variant, rng, games=6, commands=40):
+        assert_same_frame(position, variant, rng)
+
+
+def test_the_c_reply_frame_writes_long_columns_and_wide_tableaux() -> None:
+    """Columns of more than 15 face-up cards and more than 15 columns (msgpack's array16 headers)."""
+    variant = Variant("wide_test", columns=20, decks=2)
+    rng = random.Random(3)
+    pool = [code for code in range(52) for _ in range(2)]
+    rng.shuffle(pool)
+    tableau = (tuple(pool[:30]),) + tuple((pool[30 + i],) for i in range(19))
+    position = Position(tableau, (5,) + (0,) * 19, (-1,) * 8, tuple(pool[49:90]), tuple(pool[90:]), 0)
+    assert len(position.tableau[0]) - position.hidden[0] > 15
+    frame = assert_same_frame(position, variant, rng)
+    assert msgspec.msgpack.decode(frame)["view"]["tableau"][0] == [_CARD_TEXTS[c] for c in pool[5:30]]
+
+
+def test_the_c_reply_frame_declines_what_it_does_not_handle() -> None:
+    """A malformed position makes the C frame answer None (the reply is then built and encoded in Python),
+    never a frame that could show a card it should not."""
+    def c(tableau: tuple, hidden: tuple, foundations: tuple = (-1,), waste: tuple = ()) -> object:
+        return _cengine.position_frame(1, "s", tableau, hidden, foundations, 0, waste, 0, [], 1, 0, 0, "playing", 5,
+                                       _CARD_FRAMES, _SLOT_FRAMES)
+
+    frame = c(((0, 13, 26),), (2,), (12, -1), (51,))
+    assert isinstance(frame, bytes)
+    view = msgspec.msgpack.decode(frame)["view"]
+    assert view == {"tableau": [["AH"]], "hidden": [2], "foundations": ["KC", "-"], "stock": 0, "waste": ["KS"],
+                    "redeals_left": 0}
+    assert c(((0, 1),), (3,)) is None  # more face down than cards
+    assert c(((0, 1),), (-1,)) is None
+    assert c(((0, 52),), (0,)) is None  # no card code 52
+    assert c(((0,),), (0,), (52,)) is None  # no slot top 52
+    assert c(((0,),), (0,), (-2,)) is None
+    assert c(((0,),), (0,), (-1,), (52,)) is None
+    assert c(([0],), (0,)) is None  # a list, not a tuple
+    assert c(((0,), (1,)), (0,)) is None  # counts for fewer columns
+    with pytest.raises(TypeError):
+        _cengine.position_frame(1, "s", ((0,),), (0,), (-1,), 0, (), 0, ["not bytes"], 1, 0, 0, "playing", 5,
+                                _CARD_FRAMES, _SLOT_FRAMES)
