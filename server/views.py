@@ -55,14 +55,18 @@ def _foundations_text(tops: tuple[int, ...]) -> list[str]:
     return [format_foundation(t) for t in tops]
 
 
-_PAIRS: dict[tuple[int, int], tuple[Command, LegalMoveMsg, bytes]] = {}
-"""``(id(command), cards)`` -> ``(command, its wire pair, the pair encoded)``. Keyed by identity, not by the command's value: a
+_PAIRS: dict[tuple[int, int], tuple[Command, LegalMoveMsg]] = {}
+"""``(id(command), cards)`` -> ``(command, its wire pair)``. Keyed by identity, not by the command's value: a
 :class:`~protocol.commands.Command` is a dataclass whose hash is computed in Python field by field (with its
 piles'), which cost more than building the pair. The entry holds the command itself, so its id cannot be
 reused by another object while the entry exists; the engine's legal lists reuse one interned object per
 command (``server.engine.rules._cmd``), so the table stays small; it is emptied past :data:`_PAIRS_MAX`."""
 
 _PAIRS_MAX = 8192
+
+_COMMAND_FRAMES: dict[int, tuple[Command, bytes]] = {}
+"""``id(command)`` -> ``(command, its text encoded)``, for the C reply frame (which looks commands up by id, as
+:data:`_PAIRS` does and for the same reason); emptied past :data:`_PAIRS_MAX`."""
 
 
 def view_message(position: Position, *, pure: bool = False) -> View:
@@ -88,19 +92,15 @@ def view_message(position: Position, *, pure: bool = False) -> View:
     )
 
 
-def _pair(command: Command, cards: int) -> tuple[Command, LegalMoveMsg, bytes]:
-    if len(_PAIRS) >= _PAIRS_MAX:
-        _PAIRS.clear()
-    pair = LegalMoveMsg(str(command), cards)
-    entry = _PAIRS[id(command), cards] = (command, pair, encode(pair))  # type: ignore[arg-type]
-    return entry
-
-
 def legal_message(legal: list[LegalMove]) -> list[LegalMoveMsg]:
     """Legal moves as ``[command, cards]`` pairs (each pair built once, then reused: they are frozen)."""
     pairs, get = [], _PAIRS.get
     for command, cards in legal:
-        hit = get((id(command), cards)) or _pair(command, cards)
+        hit = get((id(command), cards))
+        if hit is None:
+            if len(_PAIRS) >= _PAIRS_MAX:
+                _PAIRS.clear()
+            hit = _PAIRS[id(command), cards] = (command, LegalMoveMsg(str(command), cards))
         pairs.append(hit[1])
     return pairs
 
@@ -114,14 +114,17 @@ def position_frame(seq: int, command: str, position: Position, legal: list[Legal
     declines, the message is built and encoded here: the reference). The C reads the position as
     :func:`view_message` redacts it (face-up cards, face-down counts, the stock's length only)."""
     if _c_position_frame is not None and not pure:
-        frames, get = [], _PAIRS.get
-        for legal_command, cards in legal:
-            hit = get((id(legal_command), cards)) or _pair(legal_command, cards)
-            frames.append(hit[2])
-        frame = _c_position_frame(seq, command, position.tableau, position.hidden, position.foundations,
-                                  len(position.stock), position.waste, position.redeals_left, frames, moves, undos,
-                                  found, status, time_ms, _CARD_FRAMES, _SLOT_FRAMES)
-        if frame is not None:
-            return frame
+        for _ in range(2):  # again once the commands it had not met are added
+            frame = _c_position_frame(seq, command, position.tableau, position.hidden, position.foundations,
+                                      len(position.stock), position.waste, position.redeals_left, legal,
+                                      _COMMAND_FRAMES, moves, undos, found, status, time_ms, _CARD_FRAMES,
+                                      _SLOT_FRAMES)
+            if frame is not None:
+                return frame
+            if len(_COMMAND_FRAMES) + len(legal) > _PAIRS_MAX:
+                _COMMAND_FRAMES.clear()
+            for legal_command, _ in legal:
+                if id(legal_command) not in _COMMAND_FRAMES:
+                    _COMMAND_FRAMES[id(legal_command)] = (legal_command, encode(str(legal_command)))  # type: ignore[arg-type]
     return encode(PositionMsg(seq, command, view_message(position, pure=pure), legal_message(legal), moves, undos,
                               found, status, time_ms))

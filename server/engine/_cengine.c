@@ -500,24 +500,26 @@ static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from, PyObject *card
     return 1;
 }
 
-/* position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, moves,
- *                undos, found, status, time_ms, card_frames, slot_frames) -> bytes | None
+/* position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, commands,
+ *                moves, undos, found, status, time_ms, card_frames, slot_frames) -> bytes | None
  *
  * The msgpack frame msgspec writes for protocol.messages.Position(seq, command, view, legal, moves, undos,
  * found, status, time_ms) whose view is the position's redacted view (server.views.view_message): per
  * column the texts of its face-up cards only (column[hidden:]), the face-down ones counted in `hidden`,
  * each slot's text, `stock` (the stock's count: no stock card is passed in) and the waste's texts.
- * `legal`: a list of the legal moves' encoded [command, cards] pairs (bytes); card_frames: 52 encoded card
- * texts, slot_frames 53 encoded slot texts (index top + 1). None for anything else than tuples of card
- * codes, counts in 0..len(column) and slot tops in -1..51 (the caller encodes in Python).
+ * `legal`: the legal moves, (command, cards) pairs (rules.LegalMove); `commands` maps id(command) to
+ * (command, the command's text encoded) for each command met so far (the entry holds the command, so its
+ * id stays its own). card_frames: 52 encoded card texts, slot_frames 53 encoded slot texts (index top + 1).
+ * None for a command not in `commands` (the caller adds it and asks again) and for anything else than
+ * tuples of card codes, counts in 0..len(column) and slot tops in -1..51 (the caller encodes in Python).
  */
 static PyObject *position_frame(PyObject *self, PyObject *args) {
     long long seq, stock, redeals_left, moves, undos, found, time_ms;
-    PyObject *command, *tableau, *hidden, *foundations, *waste, *legal, *status, *card_frames, *slot_frames;
-    if (!PyArg_ParseTuple(args, "LUO!O!O!LO!LO!LLLULO!O!", &seq, &command, &PyTuple_Type, &tableau, &PyTuple_Type,
+    PyObject *command, *tableau, *hidden, *foundations, *waste, *legal, *commands, *status, *card_frames, *slot_frames;
+    if (!PyArg_ParseTuple(args, "LUO!O!O!LO!LO!O!LLLULO!O!", &seq, &command, &PyTuple_Type, &tableau, &PyTuple_Type,
                           &hidden, &PyTuple_Type, &foundations, &stock, &PyTuple_Type, &waste, &redeals_left,
-                          &PyList_Type, &legal, &moves, &undos, &found, &status, &time_ms, &PyTuple_Type,
-                          &card_frames, &PyTuple_Type, &slot_frames))
+                          &PyList_Type, &legal, &PyDict_Type, &commands, &moves, &undos, &found, &status, &time_ms,
+                          &PyTuple_Type, &card_frames, &PyTuple_Type, &slot_frames))
         return NULL;
     if (PyTuple_GET_SIZE(card_frames) != CARDS || PyTuple_GET_SIZE(slot_frames) != CARDS + 1) {
         PyErr_SetString(PyExc_ValueError, "card_frames must hold 52 encoded texts and slot_frames 53");
@@ -567,13 +569,28 @@ static PyObject *position_frame(PyObject *self, PyObject *args) {
     Py_ssize_t pairs = PyList_GET_SIZE(legal);
     if (!(put_key(&b, "redeals_left") && put_int(&b, redeals_left) && put_key(&b, "legal") && put_array(&b, pairs)))
         goto fail;
-    for (Py_ssize_t i = 0; i < pairs; i++) {
-        PyObject *pair = PyList_GET_ITEM(legal, i);
-        if (!PyBytes_CheckExact(pair)) {
-            PyErr_SetString(PyExc_TypeError, "legal must hold encoded [command, cards] pairs (bytes)");
+    for (Py_ssize_t i = 0; i < pairs; i++) { /* each [command, cards] pair: msgspec's array_like LegalMove */
+        PyObject *move = PyList_GET_ITEM(legal, i);
+        if (!PyTuple_Check(move) || PyTuple_GET_SIZE(move) != 2 || !PyLong_CheckExact(PyTuple_GET_ITEM(move, 1)))
+            goto unsupported;
+        PyObject *key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(move, 0)); /* id(command) */
+        if (key == NULL) goto fail;
+        PyObject *entry = PyDict_GetItemWithError(commands, key);
+        Py_DECREF(key);
+        if (entry == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            goto unsupported; /* a command not in `commands` yet */
+        }
+        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2 || PyTuple_GET_ITEM(entry, 0) != PyTuple_GET_ITEM(move, 0) ||
+            !PyBytes_CheckExact(PyTuple_GET_ITEM(entry, 1))) {
+            PyErr_SetString(PyExc_TypeError, "commands must map id(command) to (command, its encoded text)");
             goto fail;
         }
-        if (!put(&b, PyBytes_AS_STRING(pair), PyBytes_GET_SIZE(pair))) goto fail;
+        PyObject *text = PyTuple_GET_ITEM(entry, 1);
+        long long cards = PyLong_AsLongLong(PyTuple_GET_ITEM(move, 1));
+        if (cards == -1 && PyErr_Occurred()) goto fail;
+        if (!(put(&b, "\x92", 1) && put(&b, PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text)) && put_int(&b, cards)))
+            goto fail;
     }
     if (!(put_key(&b, "moves") && put_int(&b, moves) && put_key(&b, "undos") && put_int(&b, undos) &&
           put_key(&b, "foundation") && put_int(&b, found) && put_key(&b, "status") && put_str(&b, status) &&
@@ -607,8 +624,8 @@ static PyMethodDef methods[] = {
      "rules.autoplay's next move as source * 64 + slot (source 0 the waste, 1 + i column i), -1 when none; None "
      "for a malformed position."},
     {"position_frame", position_frame, METH_VARARGS,
-     "position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, moves, undos, "
-     "found, status, time_ms, card_frames, slot_frames) -> bytes | None\n\n"
+     "position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, commands, moves, "
+     "undos, found, status, time_ms, card_frames, slot_frames) -> bytes | None\n\n"
      "The encoded position reply (msgspec's bytes) with the position's redacted view; None for a malformed position."},
     {NULL, NULL, 0, NULL},
 };

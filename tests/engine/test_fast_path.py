@@ -299,7 +299,7 @@ def test_the_c_reply_frame_declines_what_it_does_not_handle() -> None:
     """A malformed position makes the C frame answer None (the reply is then built and encoded in Python),
     never a frame that could show a card it should not."""
     def c(tableau: tuple, hidden: tuple, foundations: tuple = (-1,), waste: tuple = ()) -> object:
-        return _cengine.position_frame(1, "s", tableau, hidden, foundations, 0, waste, 0, [], 1, 0, 0, "playing", 5,
+        return _cengine.position_frame(1, "s", tableau, hidden, foundations, 0, waste, 0, [], {}, 1, 0, 0, "playing", 5,
                                        _CARD_FRAMES, _SLOT_FRAMES)
 
     frame = c(((0, 13, 26),), (2,), (12, -1), (51,))
@@ -315,6 +315,18 @@ def test_the_c_reply_frame_declines_what_it_does_not_handle() -> None:
     assert c(((0,),), (0,), (-1,), (52,)) is None
     assert c(([0],), (0,)) is None  # a list, not a tuple
     assert c(((0,), (1,)), (0,)) is None  # counts for fewer columns
+
+    def legal(moves: list, commands: dict) -> object:
+        return _cengine.position_frame(1, "s", ((0,),), (0,), (-1,), 0, (), 0, moves, commands, 1, 0, 0, "playing", 5,
+                                       _CARD_FRAMES, _SLOT_FRAMES)
+
+    draw = legal_moves(Position(((0,),), (0,), (-1,), (1,), (), 0), PRESETS["classic"])[-1]
+    assert str(draw.command) == "s"
+    assert legal([draw], {}) is None  # a command it has not met: the caller adds it and asks again
+    frame = legal([draw], {id(draw.command): (draw.command, encode("s"))})  # type: ignore[arg-type]
+    assert isinstance(frame, bytes) and msgspec.msgpack.decode(frame)["legal"] == [["s", 1]]
+    assert legal([("not a pair",)], {}) is None
+    with pytest.raises(TypeError):  # an entry that is not (command, its encoded text)
+        legal([draw], {id(draw.command): (draw.command, "s")})
     with pytest.raises(TypeError):
-        _cengine.position_frame(1, "s", ((0,),), (0,), (-1,), 0, (), 0, ["not bytes"], 1, 0, 0, "playing", 5,
-                                _CARD_FRAMES, _SLOT_FRAMES)
+        legal([draw], {id(draw.command): (object(), encode("s"))})  # type: ignore[arg-type]
