@@ -2,9 +2,10 @@
  * The engine's per-command hot path in C, an optional accelerator of four pure functions:
  * column_moves for rules.legal_moves, visible_columns for view.redact, view_texts for
  * server.views.view_message (the redacted view's texts as the wire carries them),
- * autoplay_next for rules.autoplay (which card auto-play moves up next, if any), and position_frame
+ * autoplay_next for rules.autoplay (which card auto-play moves up next, if any), position_frame
  * for server.views.position_frame (the whole encoded `position` reply, the view redacted as
- * view_texts redacts it).
+ * view_texts redacts it), and apply_move for rules.apply (the commonest commands: moves from a
+ * column or the waste, draw).
  *
  * The server lists a player's legal moves after every accepted command; in Python most of that
  * time is the per-column scan (run lengths, which run card fits on which column top). This file
@@ -607,6 +608,247 @@ fail:
     return NULL;
 }
 
+/* ---------------------------------------------------------------- applying the commonest commands */
+
+enum { COLUMN_TO_COLUMN, COLUMN_TO_FOUNDATION, WASTE_TO_COLUMN, WASTE_TO_FOUNDATION, DRAW };
+
+/* A new instance of the tuple subclass `type` (Position, Applied: named tuples) holding `items` (references
+ * stolen, also on failure), as tuple.__new__(type, items) makes it. */
+static PyObject *make(PyTypeObject *type, PyObject **items, Py_ssize_t n) {
+    PyObject *t = type->tp_alloc(type, n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (t == NULL) Py_XDECREF(items[i]);
+        else PyTuple_SET_ITEM(t, i, items[i]);
+    }
+    return t;
+}
+
+/* `tuple` with item `index` replaced by `item` (a new reference; `item` is not stolen). */
+static PyObject *with_item(PyObject *tuple, Py_ssize_t index, PyObject *item) {
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    PyObject *result = PyTuple_New(n);
+    if (result == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = i == index ? item : PyTuple_GET_ITEM(tuple, i);
+        Py_INCREF(value);
+        PyTuple_SET_ITEM(result, i, value);
+    }
+    return result;
+}
+
+/* `column` (a tuple) with the top `count` cards of `from` (a tuple) on top. */
+static PyObject *stacked(PyObject *column, PyObject *from, Py_ssize_t count) {
+    Py_ssize_t n = PyTuple_GET_SIZE(column), m = PyTuple_GET_SIZE(from);
+    PyObject *result = PyTuple_New(n + count);
+    if (result == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n + count; i++) {
+        PyObject *value = i < n ? PyTuple_GET_ITEM(column, i) : PyTuple_GET_ITEM(from, m - count + (i - n));
+        Py_INCREF(value);
+        PyTuple_SET_ITEM(result, i, value);
+    }
+    return result;
+}
+
+/* The slot (0-based) that takes `card` (rules._to_foundation): `target` 0 the lowest that does (rules.slot_for),
+ * else slot target - 1 if it does; -1 when none. */
+static int slot_taking(const int *tops, Py_ssize_t slots, int card, long target) {
+    if (target == 0) return wanted_slot(tops, slots, card);
+    if (target < 1 || target > slots) return -1;
+    int top = tops[target - 1];
+    int takes = top == -1 ? card % 13 == 0 : top == card - 1 && card % 13 != 0;
+    return takes ? (int)(target - 1) : -1;
+}
+
+/* apply_move(position_type, applied_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source,
+ *            target, count, fits, columns, onto_limit, into_limit) -> Applied | None
+ *
+ * rules.apply for the commonest commands, each checked by the same rules (RULES.md sections 2-5): `op`
+ * COLUMN_TO_COLUMN (source, target: 1-based columns; count -1: none written, the engine picks it as
+ * rules._from_column does), COLUMN_TO_FOUNDATION and WASTE_TO_FOUNDATION (target: 1-based slot, 0 any),
+ * WASTE_TO_COLUMN, DRAW. The run is rules.run_length's (as in column_moves), the move limits are given
+ * (rules.move_limit onto a card and into an empty column; into_limit unused without an empty column).
+ * Answers rules.Applied(Position(...), cards, revealed), or None for any command the rules refuse and for
+ * anything else than tuples of card codes with `columns` columns: the caller then applies it in Python,
+ * which raises the refusal's error.
+ */
+static PyObject *apply_move(PyObject *self, PyObject *args) {
+    PyObject *position_type, *applied_type, *tableau, *hidden, *foundations, *stock, *waste, *redeals_left;
+    long op, source, target, count, columns, onto_limit, into_limit;
+    Py_buffer fits;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!Olllly*lll", &PyType_Type, &position_type, &PyType_Type,
+                          &applied_type, &PyTuple_Type, &tableau, &PyTuple_Type, &hidden, &PyTuple_Type, &foundations,
+                          &PyTuple_Type, &stock, &PyTuple_Type, &waste, &redeals_left, &op, &source, &target, &count,
+                          &fits, &columns, &onto_limit, &into_limit))
+        return NULL;
+    PyObject *answer = NULL, *items[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    const unsigned char *table = fits.buf;
+    Py_ssize_t n = PyTuple_GET_SIZE(tableau), slots = PyTuple_GET_SIZE(foundations);
+    int tops[MAXCOLS + 1], revealed = 0, card;
+    long cards = 1;
+    if (fits.len != CARDS * CARDS) {
+        PyErr_SetString(PyExc_ValueError, "fits must hold 52*52 bytes");
+        goto done;
+    }
+    if (n != columns || PyTuple_GET_SIZE(hidden) != n || n > MAXCOLS || slots > MAXCOLS + 1 ||
+        !PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) ||
+        !PyType_IsSubtype((PyTypeObject *)applied_type, &PyTuple_Type))
+        goto unsupported;
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        PyObject *item = PyTuple_GET_ITEM(foundations, s);
+        if (!PyLong_CheckExact(item)) goto unsupported;
+        long top = PyLong_AsLong(item);
+        if (top < -1 || top >= CARDS) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        tops[s] = (int)top;
+    }
+    Py_INCREF(tableau), Py_INCREF(hidden), Py_INCREF(foundations), Py_INCREF(stock), Py_INCREF(waste);
+    items[0] = tableau, items[1] = hidden, items[2] = foundations, items[3] = stock, items[4] = waste;
+    Py_INCREF(redeals_left);
+    items[5] = redeals_left;
+    if (op == DRAW) {
+        if (PyTuple_GET_SIZE(stock) == 0) goto unsupported;
+        /* stock[1:], and waste + stock[:1]: the stock's first card goes onto the waste */
+        PyObject *rest = PyTuple_GetSlice(stock, 1, PyTuple_GET_SIZE(stock));
+        PyObject *first = rest == NULL ? NULL : PyTuple_GetSlice(stock, 0, 1);
+        PyObject *drawn = first == NULL ? NULL : stacked(waste, first, 1);
+        Py_XDECREF(first);
+        if (rest == NULL || drawn == NULL) {
+            Py_XDECREF(rest);
+            goto done;
+        }
+        Py_SETREF(items[3], rest);
+        Py_SETREF(items[4], drawn);
+    } else if (op == WASTE_TO_COLUMN || op == WASTE_TO_FOUNDATION) {
+        Py_ssize_t w = PyTuple_GET_SIZE(waste);
+        if (w == 0 || !card_at(waste, w - 1, &card)) goto unsupported;
+        if (op == WASTE_TO_FOUNDATION) {
+            int slot = slot_taking(tops, slots, card, target);
+            if (slot < 0) goto unsupported;
+            PyObject *up = with_item(foundations, slot, PyTuple_GET_ITEM(waste, w - 1));
+            if (up == NULL) goto done;
+            Py_SETREF(items[2], up);
+        } else {
+            if (target < 1 || target > n) goto unsupported;
+            PyObject *onto = PyTuple_GET_ITEM(tableau, target - 1);
+            if (!PyTuple_CheckExact(onto)) goto unsupported;
+            Py_ssize_t len = PyTuple_GET_SIZE(onto);
+            int top;
+            if (len > 0 && (!card_at(onto, len - 1, &top) || !table[top * CARDS + card])) goto unsupported;
+            PyObject *built = stacked(onto, waste, 1);
+            PyObject *next = built == NULL ? NULL : with_item(tableau, target - 1, built);
+            Py_XDECREF(built);
+            if (next == NULL) goto done;
+            Py_SETREF(items[0], next);
+        }
+        PyObject *rest = PyTuple_GetSlice(waste, 0, w - 1);
+        if (rest == NULL) goto done;
+        Py_SETREF(items[4], rest);
+    } else if (op == COLUMN_TO_COLUMN || op == COLUMN_TO_FOUNDATION) {
+        if (source < 1 || source > n) goto unsupported;
+        Py_ssize_t src = source - 1;
+        PyObject *column = PyTuple_GET_ITEM(tableau, src), *h = PyTuple_GET_ITEM(hidden, src);
+        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) goto unsupported;
+        Py_ssize_t len = PyTuple_GET_SIZE(column);
+        long down = PyLong_AsLong(h);
+        if (len == 0 || down < 0 || down > len) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        int codes[MAXCOLCARDS];
+        if (len > MAXCOLCARDS) goto unsupported;
+        for (Py_ssize_t i = 0; i < len; i++)
+            if (!card_at(column, i, &codes[i])) goto unsupported;
+        PyObject *built = NULL;
+        Py_ssize_t dst = -1;
+        if (op == COLUMN_TO_FOUNDATION) {
+            int slot = slot_taking(tops, slots, codes[len - 1], target);
+            if (slot < 0) goto unsupported;
+            PyObject *up = with_item(foundations, slot, PyTuple_GET_ITEM(column, len - 1));
+            if (up == NULL) goto done;
+            Py_SETREF(items[2], up);
+        } else {
+            if (target < 1 || target > n || target == source) goto unsupported;
+            dst = target - 1;
+            PyObject *onto = PyTuple_GET_ITEM(tableau, dst);
+            if (!PyTuple_CheckExact(onto)) goto unsupported;
+            Py_ssize_t onto_len = PyTuple_GET_SIZE(onto);
+            int onto_top = -1;
+            if (onto_len > 0 && !card_at(onto, onto_len - 1, &onto_top)) goto unsupported;
+            Py_ssize_t i = len - 1; /* rules.run_length */
+            while (i > down && table[codes[i - 1] * CARDS + codes[i]]) i--;
+            long run = (long)(len - i);
+            if (count < 0) {
+                if (onto_len == 0) {
+                    cards = 1;
+                } else {
+                    cards = 0;
+                    for (long k = 1; k <= run; k++)
+                        if (table[onto_top * CARDS + codes[len - k]]) {
+                            cards = k;
+                            break;
+                        }
+                    if (cards == 0) goto unsupported;
+                }
+            } else {
+                if (count < 1 || count > len || count > run) goto unsupported;
+                if (onto_len > 0 && !table[onto_top * CARDS + codes[len - count]]) goto unsupported;
+                cards = count;
+            }
+            if (cards > (onto_len == 0 ? into_limit : onto_limit)) goto unsupported;
+            built = stacked(onto, column, cards);
+            if (built == NULL) goto done;
+        }
+        PyObject *left = PyTuple_GetSlice(column, 0, len - cards);
+        if (left == NULL) {
+            Py_XDECREF(built);
+            goto done;
+        }
+        PyObject *next = PyTuple_New(n);
+        if (next == NULL) {
+            Py_DECREF(left);
+            Py_XDECREF(built);
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *value = j == src ? left : j == dst ? built : PyTuple_GET_ITEM(tableau, j);
+            if (j != src && j != dst) Py_INCREF(value);
+            PyTuple_SET_ITEM(next, j, value);
+        }
+        Py_SETREF(items[0], next);
+        /* The newly exposed card turns face up (rules._take). */
+        if (len - cards > 0 && down == len - cards) {
+            PyObject *up = PyLong_FromLong(down - 1);
+            PyObject *counts = up == NULL ? NULL : with_item(hidden, src, up);
+            Py_XDECREF(up);
+            if (counts == NULL) goto done;
+            Py_SETREF(items[1], counts);
+            revealed = 1;
+        }
+    } else {
+        goto unsupported;
+    }
+    PyObject *position = make((PyTypeObject *)position_type, items, 6);
+    for (int i = 0; i < 6; i++) items[i] = NULL; /* stolen */
+    if (position == NULL) goto done;
+    PyObject *result[3] = {position, PyLong_FromLong(cards), PyBool_FromLong(revealed)};
+    if (result[1] == NULL) {
+        Py_DECREF(position);
+        Py_DECREF(result[2]);
+        goto done;
+    }
+    answer = make((PyTypeObject *)applied_type, result, 3);
+    goto done;
+unsupported:
+    Py_INCREF(Py_None);
+    answer = Py_None;
+done:
+    for (int i = 0; i < 6; i++) Py_XDECREF(items[i]);
+    PyBuffer_Release(&fits);
+    return answer;
+}
+
 static PyMethodDef methods[] = {
     {"column_moves", column_moves, METH_VARARGS,
      "column_moves(tableau, hidden, foundations, waste, fits, onto_limit, into_limit, table) -> list | None\n\n"
@@ -627,11 +869,15 @@ static PyMethodDef methods[] = {
      "position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, commands, moves, "
      "undos, found, status, time_ms, card_frames, slot_frames) -> bytes | None\n\n"
      "The encoded position reply (msgspec's bytes) with the position's redacted view; None for a malformed position."},
+    {"apply_move", apply_move, METH_VARARGS,
+     "apply_move(position_type, applied_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source, "
+     "target, count, fits, columns, onto_limit, into_limit) -> Applied | None\n\n"
+     "rules.apply for moves from a column or the waste and draw; None for a refused command or a malformed position."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cengine",
-                                    "The engine's optional C hot path (rules.legal_moves, rules.autoplay, view.redact, views.view_message, views.position_frame).", -1,
+                                    "The engine's optional C hot path (rules.legal_moves, rules.apply, rules.autoplay, view.redact, views.view_message, views.position_frame).", -1,
                                     methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__cengine(void) { return PyModule_Create(&module); }

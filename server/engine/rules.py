@@ -208,7 +208,7 @@ def _check_fit(card: int, onto: tuple[int, ...], variant: Variant) -> None:
         raise IllegalCommandError(f"{format_card(card)} does not fit on {format_card(onto[-1])}")
 
 
-def apply(position: Position, variant: Variant, command: Command) -> Applied:
+def apply(position: Position, variant: Variant, command: Command, *, pure: bool = False) -> Applied:
     """Apply one well-formed command to ``position``, checking every rule.
 
     Handles draw, redeal, finish and moves (RULES.md sections 2-5); undo is
@@ -216,7 +216,16 @@ def apply(position: Position, variant: Variant, command: Command) -> Applied:
     here (:func:`autoplay`). Raises
     :class:`~server.engine.errors.IllegalCommandError` with the reason when
     the rules refuse it; ``position`` is never changed.
+
+    Moves from a column or the waste and draws are applied by the optional C extension (``apply_move`` of
+    ``server/engine/_cengine.c``) when it is built, unless ``pure``; it declines every command the rules
+    refuse, and the Python here, the reference, then raises the refusal (tests/engine/test_fast_path.py
+    checks both give the same results).
     """
+    if _c_apply_move is not None and not pure:
+        applied = _c_apply(position, variant, command)
+        if applied is not None:
+            return applied
     kind = command.kind
     if kind == "move":
         source, target = command.source, command.target
@@ -254,6 +263,33 @@ def apply(position: Position, variant: Variant, command: Command) -> Applied:
     if kind == "finish":
         return _finish(position, variant)
     raise IllegalCommandError(f"{command} is not a command on a position (undo is the game's)")
+
+
+_C_OPS = {("column", "column"): 0, ("column", "foundation"): 1, ("waste", "column"): 2, ("waste", "foundation"): 3}
+"""``(source kind, target kind)`` -> the C's ``op`` (``apply_move``: ``DRAW`` is 4)."""
+
+
+def _c_apply(position: Position, variant: Variant, command: Command) -> Applied | None:
+    """:func:`apply` by the C extension, or ``None`` (a command it does not apply, or one the rules refuse)."""
+    if command.kind == "draw":
+        op, source, target, count = 4, 0, 0, -1
+    elif command.kind == "move":
+        assert command.source is not None and command.target is not None
+        op = _C_OPS.get((command.source.kind, command.target.kind), -1)
+        if op < 0:
+            return None
+        source, target = command.source.index, command.target.index
+        count = -1 if command.count is None else command.count
+    else:
+        return None
+    onto_limit = into_limit = 0
+    if op == 0:  # the limits come from move_limit, their one definition
+        empties = position.tableau.count(())
+        onto_limit = move_limit(variant, empties, False)
+        into_limit = move_limit(variant, empties, True) if empties else 0
+    return _c_apply_move(Position, Applied, position.tableau, position.hidden, position.foundations, position.stock,
+                         position.waste, position.redeals_left, op, source, target, count, _fits(variant),
+                         variant.columns, onto_limit, into_limit)
 
 
 def _from_column(position: Position, variant: Variant, source: Pile, target: Pile, count: int | None) -> Applied:
@@ -694,7 +730,8 @@ def _fits(variant: Variant) -> bytes:
 
 
 try:  # the optional C listing (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)
+    from ._cengine import apply_move as _c_apply_move
     from ._cengine import autoplay_next as _c_autoplay_next
     from ._cengine import column_moves as _c_column_moves
 except ImportError:  # no compiler at install time: the Python listing alone
-    _c_autoplay_next = _c_column_moves = None
+    _c_apply_move = _c_autoplay_next = _c_column_moves = None

@@ -1,6 +1,6 @@
 """The engine's optional C hot path (server/engine/_cengine.c) against the pure Python reference.
 
-``rules.legal_moves``, ``rules.autoplay`` and ``view.redact`` run part of their work in C when the extension
+``rules.legal_moves``, ``rules.apply``, ``rules.autoplay`` and ``view.redact`` run part of their work in C when the extension
 is built; with ``pure=True`` they run the Python alone, the reference. Here both give the same legal list,
 the same auto-play and the same view on random positions of every preset: positions reached by random play (undo, redeals,
 draws, auto-play on and off) and random hand-made positions that play rarely reaches (long runs, several
@@ -18,9 +18,11 @@ import pytest
 
 from protocol import messages as m
 from protocol.codec import encode
+from protocol.commands import DRAW, FINISH, REDEAL, Command, Pile
 from server.engine import PRESETS, Game, Position, Variant, apply, deal, legal_moves, redact
+from server.engine.errors import IllegalCommandError
 from server.engine.position import EMPTY_SLOT
-from server.engine.rules import _c_table, _fits, autoplay
+from server.engine.rules import Applied, _c_table, _fits, autoplay
 from server.views import _CARD_FRAMES, _CARD_TEXTS, _SLOT_FRAMES, _SLOT_TEXTS, position_frame, view_message
 
 _cengine = pytest.importorskip("server.engine._cengine", reason="the C extension is not built")
@@ -330,3 +332,85 @@ def test_the_c_reply_frame_declines_what_it_does_not_handle() -> None:
         legal([draw], {id(draw.command): (draw.command, "s")})
     with pytest.raises(TypeError):
         legal([draw], {id(draw.command): (object(), encode("s"))})  # type: ignore[arg-type]
+
+
+def random_command(variant: Variant, rng: random.Random) -> Command:
+    """Any command of the notation's shapes, legal or not, columns and slots out of range now and then."""
+    kind = rng.random()
+    if kind < 0.1:
+        return rng.choice([DRAW, REDEAL, FINISH])
+    column = Pile("column", rng.randint(0, variant.columns + 1))
+    slot = Pile("foundation", rng.randint(0, variant.slots + 1) if rng.random() < 0.3 else 0)
+    source, target = rng.choice([(column, Pile("column", rng.randint(1, variant.columns))), (column, slot),
+                                 (Pile("waste", 0), column), (Pile("waste", 0), slot),
+                                 (Pile("foundation", rng.randint(1, variant.slots)), column)])
+    count = rng.choice([None, None, rng.randint(1, 14)]) if source.kind == target.kind == "column" else None
+    return Command("move", source, target, count)
+
+
+def assert_same_apply(position: Position, variant: Variant, command: Command) -> Applied | None:
+    """The C apply and the reference give the same result, or the same refusal (its error and its words)."""
+    try:
+        reference = apply(position, variant, command, pure=True)
+    except IllegalCommandError as error:
+        with pytest.raises(IllegalCommandError) as raised:
+            apply(position, variant, command)
+        assert (raised.value.code, str(raised.value)) == (error.code, str(error)), (position, command)
+        return None
+    fast = apply(position, variant, command)
+    assert fast == reference and type(fast) is Applied and type(fast.position) is Position, (position, command)
+    return fast
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_c_apply_gives_the_same_results_and_refusals_on_thousands_of_positions(variant: Variant) -> None:
+    """Every listed move and random commands (most refused) on random positions: the same position, cards and
+    face-down card turned up, or the same error."""
+    rng = random.Random(f"fast-path apply {variant.name}")
+    applied = refused = revealed = 0
+    for _ in range(1000):
+        position = random_position(variant, rng)
+        for move in legal_moves(position, variant):
+            result = assert_same_apply(position, variant, move.command)
+            assert result is not None
+            applied += 1
+            revealed += result.revealed
+        for _ in range(5):
+            refused += assert_same_apply(position, variant, random_command(variant, rng)) is None
+    assert applied > 3000 and refused > 1000 and revealed > 100, (applied, refused, revealed)
+
+
+@pytest.mark.parametrize("variant", list(PRESETS.values()), ids=lambda v: v.name)
+def test_the_c_apply_plays_the_same_games(variant: Variant) -> None:
+    rng = random.Random(f"fast-path apply games {variant.name}")
+    for position, legal in played_positions(variant, rng, games=6, commands=40):
+        for move in legal:
+            if move.command.kind != "undo":
+                assert assert_same_apply(position, variant, move.command) is not None
+
+
+def test_the_c_apply_declines_what_it_does_not_handle() -> None:
+    """The C apply answers None for what it does not apply (the Python then applies or refuses it), never a
+    wrong position: a refused move, a column out of range, a malformed position."""
+    variant = PRESETS["classic"]
+    fits = _fits(variant)
+
+    def c(tableau: tuple, hidden: tuple, op: int, source: int, target: int, count: int = -1,
+          foundations: tuple = (-1,) * 8, stock: tuple = (), waste: tuple = (), columns: int = 2) -> object:
+        return _cengine.apply_move(Position, Applied, tableau, hidden, foundations, stock, waste, 0, op, source, target,
+                                   count, fits, columns, 1, 1)
+
+    # Codes 0, 1, 2: the ace, two and three of clubs; 15 the three of diamonds (classic builds down in suit).
+    assert c(((5, 1), (2,)), (1, 0), 0, 1, 2) == Applied(Position(((5,), (2, 1)), (0, 0), (-1,) * 8, (), (), 0), 1, True)
+    assert c(((5, 1), (15,)), (1, 0), 0, 1, 2) is None  # the two of clubs does not go on a diamond
+    assert c(((5, 1), (2,)), (1, 0), 0, 1, 1) is None  # onto itself
+    assert c(((5, 1), (2,)), (1, 0), 0, 1, 3) is None  # no column 3
+    assert c(((5, 0), ()), (1, 0), 1, 1, 0) == Applied(
+        Position(((5,), ()), (0, 0), (0,) + (-1,) * 7, (), (), 0), 1, True)
+    assert c(((5, 2), ()), (1, 0), 1, 1, 0) is None  # no slot takes a three
+    assert c(((5,), ()), (0, 0), 4, 0, 0, stock=(7, 8)) == Applied(Position(((5,), ()), (0, 0), (-1,) * 8, (8,), (7,), 0), 1, False)
+    assert c(((5,), ()), (0, 0), 4, 0, 0) is None  # the stock is empty
+    assert c(((5, 52), ()), (0, 0), 0, 1, 2) is None  # no card code 52
+    assert c(((5,), ()), (2, 0), 0, 1, 2) is None  # more face down than cards
+    assert c(((5,), ()), (0, 0), 0, 1, 2, columns=3) is None  # not the variant's column count
+    assert c(((5,), ()), (0, 0), 9, 1, 2) is None  # an op it does not know
