@@ -46,9 +46,10 @@ def run_length(column: Sequence[int], hidden: int, variant: Variant) -> int:
     copy, ``run_length`` in ``server/engine/solver/_csolver.c`` (build in
     suit, no face-down cards: all it supports); tests/engine/test_move_rule.py
     checks that every path, the C one included, moves the same runs. The
-    engine's C hot path keeps another, the run loop of ``column_moves`` in
-    ``server/engine/_cengine.c`` (every build rule, face-down cards);
-    tests/engine/test_fast_path.py checks it lists the same moves.
+    engine's C hot path keeps another, the run loop of ``column_moves`` and
+    of ``apply_move`` in ``server/engine/_cengine.c`` (every build rule,
+    face-down cards); tests/engine/test_fast_path.py checks they list and
+    apply the same moves.
     """
     n = len(column)
     if n == 0:
@@ -83,8 +84,8 @@ def move_limit(variant: Variant, empty_columns: int, into_empty: bool) -> int:
     copy, the ``onto``/``into`` limits in ``gen_moves`` of
     ``server/engine/solver/_csolver.c``; tests/engine/test_move_rule.py
     checks that every path, the C one included, allows the same moves.
-    The engine's C hot path (``server/engine/_cengine.c``) has no copy: it
-    is given both limits from here.
+    The engine's C hot path (``server/engine/_cengine.c``) has no copy: its
+    listing and its apply are given both limits from here.
     """
     if into_empty and empty_columns < 1:
         raise ValueError("a move into an empty column needs an empty column")
