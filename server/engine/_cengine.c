@@ -405,9 +405,13 @@ static int grow(Buffer *b, Py_ssize_t more) {
     return 1;
 }
 
-static int put(Buffer *b, const char *bytes, Py_ssize_t n) {
-    if (!grow(b, n)) return 0;
-    memcpy(b->data + b->len, bytes, n);
+static inline int put(Buffer *b, const char *bytes, Py_ssize_t n) {
+    if (b->len + n > b->cap && !grow(b, n)) return 0;
+    char *to = b->data + b->len;
+    if (n <= 16) /* most pieces are a few bytes: no library call */
+        for (Py_ssize_t i = 0; i < n; i++) to[i] = bytes[i];
+    else
+        memcpy(to, bytes, n);
     b->len += n;
     return 1;
 }
@@ -472,31 +476,52 @@ static int put_str(Buffer *b, PyObject *text) {
     return put_header(b, n, 0xa0, 31, 0xd9, 0xda, 0xdb) && put(b, utf8, n);
 }
 
-static int put_key(Buffer *b, const char *key) { /* a short ASCII key (fixstr) */
-    Py_ssize_t n = (Py_ssize_t)strlen(key);
+/* A short ASCII key (fixstr): its header and text, the length known when compiled. */
+#define put_key(b, key) put_key_n((b), "" key, (Py_ssize_t)sizeof("" key) - 1)
+
+static inline int put_key_n(Buffer *b, const char *key, Py_ssize_t n) {
     unsigned char h = (unsigned char)(0xa0 | n);
     return put(b, (const char *)&h, 1) && put(b, key, n);
 }
 
-/* Item `index` of `frames` (a tuple of bytes: the encoded texts) appended; 0 on failure. */
-static int put_frame(Buffer *b, PyObject *frames, Py_ssize_t index) {
-    PyObject *item = PyTuple_GET_ITEM(frames, index);
-    if (!PyBytes_CheckExact(item)) {
-        PyErr_SetString(PyExc_TypeError, "texts must be encoded msgpack strings (bytes)");
-        return 0;
+/* The encoded texts of the 52 cards and 53 slots, copied from the last card_frames and slot_frames given
+ * (kept, so that the same tuples are not read again on every call). */
+#define MAXTEXT 15
+static PyObject *texts_of[2];
+static char text_bytes[2][CARDS + 1][MAXTEXT];
+static unsigned char text_len[2][CARDS + 1];
+
+static int take_texts(int which, PyObject *frames) {
+    if (texts_of[which] == frames) return 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(frames); i++) {
+        PyObject *item = PyTuple_GET_ITEM(frames, i);
+        if (!PyBytes_CheckExact(item) || PyBytes_GET_SIZE(item) > MAXTEXT) {
+            PyErr_SetString(PyExc_TypeError, "texts must be short encoded msgpack strings (bytes)");
+            Py_CLEAR(texts_of[which]);
+            return 0;
+        }
+        memcpy(text_bytes[which][i], PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item));
+        text_len[which][i] = (unsigned char)PyBytes_GET_SIZE(item);
     }
-    return put(b, PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item));
+    Py_INCREF(frames);
+    Py_XSETREF(texts_of[which], frames);
+    return 1;
+}
+
+/* Text `index` of the card (which 0) or slot (which 1) texts appended; 0 on failure. */
+static inline int put_frame(Buffer *b, int which, Py_ssize_t index) {
+    return put(b, text_bytes[which][index], text_len[which][index]);
 }
 
 /* The encoded texts of `cards` (a tuple of card codes) from `from` on, as a msgpack array. -1 with no
  * error set for anything but card codes 0..51; 0 on an error. */
-static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from, PyObject *card_frames) {
+static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from) {
     Py_ssize_t len = PyTuple_GET_SIZE(cards);
     if (!put_array(b, len - from)) return 0;
     for (Py_ssize_t i = from; i < len; i++) {
         int card;
         if (!card_at(cards, i, &card)) return -1;
-        if (!put_frame(b, card_frames, card)) return 0;
+        if (!put_frame(b, 0, card)) return 0;
     }
     return 1;
 }
@@ -526,6 +551,7 @@ static PyObject *position_frame(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "card_frames must hold 52 encoded texts and slot_frames 53");
         return NULL;
     }
+    if (!take_texts(0, card_frames) || !take_texts(1, slot_frames)) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(tableau), slots = PyTuple_GET_SIZE(foundations);
     if (PyTuple_GET_SIZE(hidden) != n) Py_RETURN_NONE;
     Buffer b = {PyMem_Malloc(1024), 0, 1024};
@@ -545,7 +571,7 @@ static PyObject *position_frame(PyObject *self, PyObject *args) {
             PyErr_Clear();
             goto unsupported;
         }
-        ok = put_cards(&b, column, down, card_frames);
+        ok = put_cards(&b, column, down);
         if (ok < 0) goto unsupported;
         if (!ok) goto fail;
     }
@@ -561,10 +587,10 @@ static PyObject *position_frame(PyObject *self, PyObject *args) {
             PyErr_Clear();
             goto unsupported;
         }
-        if (!put_frame(&b, slot_frames, top + 1)) goto fail;
+        if (!put_frame(&b, 1, top + 1)) goto fail;
     }
     if (!(put_key(&b, "stock") && put_int(&b, stock) && put_key(&b, "waste"))) goto fail;
-    ok = put_cards(&b, waste, 0, card_frames);
+    ok = put_cards(&b, waste, 0);
     if (ok < 0) goto unsupported;
     if (!ok) goto fail;
     Py_ssize_t pairs = PyList_GET_SIZE(legal);
