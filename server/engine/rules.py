@@ -285,9 +285,7 @@ def _c_apply(position: Position, variant: Variant, command: Command) -> Applied 
         return None
     onto_limit = into_limit = 0
     if op == 0:  # the limits come from move_limit, their one definition
-        empties = position.tableau.count(())
-        onto_limit = move_limit(variant, empties, False)
-        into_limit = move_limit(variant, empties, True) if empties else 0
+        onto_limit, into_limit = _limits(variant, len(position.tableau))[position.tableau.count(())]
     return _c_apply_move(Position, Applied, position.tableau, position.hidden, position.foundations, position.stock,
                          position.waste, position.redeals_left, op, source, target, count, _fits(variant),
                          variant.columns, onto_limit, into_limit)
@@ -584,6 +582,8 @@ class LegalMove(NamedTuple):
 
 _COMMANDS: dict[tuple[Pile, Pile, int | None], Command] = {}
 
+_DRAW_MOVE = LegalMove(DRAW, 1)
+
 
 def _cmd(source: Pile, target: Pile, count: int | None = None) -> Command:
     key = (source, target, count)
@@ -618,10 +618,9 @@ def legal_moves(position: Position, variant: Variant, *, pure: bool = False) -> 
     if not position.stock and not position.waste and not any(tableau):
         return []
     if _c_column_moves is not None and not pure:
-        empties = tableau.count(())
+        onto_limit, into_limit = _limits(variant, len(tableau))[tableau.count(())]
         listed = _c_column_moves(tableau, position.hidden, position.foundations, position.waste, _fits(variant),
-                                 move_limit(variant, empties, False),
-                                 move_limit(variant, empties, True) if empties else 0, _c_table(len(tableau)))
+                                 onto_limit, into_limit, _c_table(len(tableau)))
         if listed is not None:
             return _later_moves(position, variant, listed)
     result: list[LegalMove] = []
@@ -685,7 +684,7 @@ def _later_moves(position: Position, variant: Variant, result: list[LegalMove]) 
                 if not onto or top in table[onto[-1]]:
                     result.append(LegalMove(_cmd(_SLOT_PILES[s], _COLUMN_PILES[j]), 1))
     if position.stock:
-        result.append(LegalMove(DRAW, 1))
+        result.append(_DRAW_MOVE)
     elif position.waste and position.redeals_left > 0 and variant.redeals > 0:
         result.append(LegalMove(REDEAL, len(position.waste)))
     if not position.stock and not position.waste and not any(hidden):
@@ -718,6 +717,20 @@ def _c_table(columns: int) -> list[LegalMove | None]:
                   for i, j in pairs for c in range(1, _MAX_RUN + 1)]
         _C_TABLES[columns] = table
     return table
+
+
+_LIMITS: dict[MoveRule, list[tuple[int, int]]] = {}
+
+
+def _limits(variant: Variant, columns: int) -> list[tuple[int, int]]:
+    """By the count of empty columns (0..``columns`` at least): :func:`move_limit` onto a card and into an empty
+    column (0 without one), as the C takes them. Kept per move rule, the only part of the variant the limit reads."""
+    limits = _LIMITS.get(variant.move_rule)
+    if limits is None or len(limits) <= columns:
+        limits = _LIMITS[variant.move_rule] = [(move_limit(variant, empties, False),
+                                                move_limit(variant, empties, True) if empties else 0)
+                                               for empties in range(max(64, columns + 1))]
+    return limits
 
 
 def _fits(variant: Variant) -> bytes:
