@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from time import perf_counter
 
 from aiolimiter import AsyncLimiter
 from starlette.types import Message
@@ -142,8 +143,12 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
     match request:
         case m.Play(seq=seq, command=command):
             metrics.commands.inc()
-            with metrics.command_seconds.time():
+            # Histogram.observe itself, not its timer context manager (an object and two calls more a move).
+            started = perf_counter()
+            try:
                 await service.play(session, seq, command)
+            finally:
+                metrics.command_seconds.observe(perf_counter() - started)
         case m.Join(match=code, name=name):
             if session.code:
                 raise ServiceError("malformed", "this connection has joined a match already")

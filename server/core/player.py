@@ -21,13 +21,14 @@ from itertools import islice
 import msgspec
 
 from protocol import messages as m
+from protocol.codec import decode_server, encode
 from protocol.errors import NotationError
 
 from ..engine import Game, IllegalCommandError, find_variant, parse_position
 from ..engine.hint import hint
 from ..engine.rules import LegalMove, stock_exhausted
 from ..engine.view import redact
-from ..views import legal_message, view_message
+from ..views import legal_message, position_frame, view_message
 from .errors import ServiceError
 
 PLAYING = "playing"
@@ -205,13 +206,21 @@ class EndWrite(msgspec.Struct, frozen=True):
 
 
 class Proposal(msgspec.Struct, frozen=True):
-    """The result of a command, not yet stored: ``write`` it, and once stored adopt ``next``, send ``reply``,
+    """The result of a command, not yet stored: ``write`` it, and once stored adopt ``next``, send ``frame``
+    (the reply, encoded: every move's reply is written in one call, :func:`~server.views.position_frame`),
     then do ``follow_up``."""
 
     next: PlayerGame
     write: Commit | HintWrite | EndWrite
-    reply: m.Position | m.Suggestion
+    frame: bytes
     follow_up: FollowUp = FollowUp.NONE
+
+    @property
+    def reply(self) -> m.Position | m.Suggestion:
+        """The reply ``frame`` carries, as a message (decoded)."""
+        reply = decode_server(self.frame)
+        assert isinstance(reply, m.Position | m.Suggestion)
+        return reply
 
 
 class Reply(msgspec.Struct, frozen=True):
@@ -270,20 +279,13 @@ class PlayerGame(msgspec.Struct, frozen=True):
         return m.Started(self.start_at_ms, self.deadline_ms, view_message(self.game.position),
                          legal_message(self.legal()), self.game.moves, self.last_seq, self.status, self.hints, undos)
 
-    def position(self, seq: int, command: str, time_ms: int, legal: list[LegalMove] | None = None,
-                 status: str | None = None, view: m.View | None = None, found: int | None = None) -> m.Position:
-        """The ``position`` reply: the redacted view (``view`` when built already), legal moves (``legal`` when
-        listed already), counters (``found``: the cards on the foundations, when counted already), the time in
-        ms since the start and the status (``status`` shown instead of the stored one: ``dead``)."""
+    def position(self, seq: int, command: str, time_ms: int, status: str | None = None) -> m.Position:
+        """The ``position`` reply: the redacted view, legal moves, counters, the time in ms since the start and
+        the status (``status`` shown instead of the stored one: ``dead``). A ``play``'s reply is written
+        straight to its frame instead (:func:`~server.views.position_frame`, the same bytes)."""
         game = self.game
-        if legal is None:
-            legal = self.legal()
-        if view is None:
-            view = view_message(game.position)
-        if found is None:
-            found = game.position.foundation_cards
-        return m.Position(seq, command, view, legal_message(legal), game.moves, game.undos, found,
-                          status or self.status, time_ms)
+        return m.Position(seq, command, view_message(game.position), legal_message(self.legal()), game.moves,
+                          game.undos, game.position.foundation_cards, status or self.status, time_ms)
 
     def acknowledged(self, seq: int, now_ms: int) -> m.Position:
         """The answer to a ``seq`` accepted already: the position right after the command Redis holds as ``seq``,
@@ -338,16 +340,17 @@ class PlayerGame(msgspec.Struct, frozen=True):
         events: tuple[m.Progress | m.Finished, ...] = (m.Progress(self.name, game.moves, found, status, time_ms),)
         if ends:
             events += (m.Finished(self.name, status, time_ms, game.moves, found),)
-        view = view_message(game.position)  # the reply's and, with open boards, the board's: built once
-        boards = (m.Board(self.name, game.moves, found, status, time_ms, view),) if self.open_boards else ()
+        boards = ((m.Board(self.name, game.moves, found, status, time_ms, view_message(game.position)),)
+                  if self.open_boards else ())
         # Built directly: this is every move's path.
         nxt = PlayerGame(self.name, game, status, seq, self.commands.appended((command, time_ms)), self.start_at_ms,
                          self.deadline_ms, self.hints, self.last_hint, last_found_ms, self.hints_allowed,
                          self.open_boards)
         legal = nxt.legal()
         record = Stored(game.moves, game.undos, self.hints, found, status, time_ms, last_found_ms)
-        return Proposal(nxt, Commit(seq, f"{command} {time_ms}", record, ends, events, boards),
-                        nxt.position(seq, command, time_ms, legal, view=view, found=found),
+        # The reply is encoded here in one call (this is every move's path), not built as a message first.
+        frame = position_frame(seq, command, game.position, legal, game.moves, game.undos, found, status, time_ms)
+        return Proposal(nxt, Commit(seq, f"{command} {time_ms}", record, ends, events, boards), frame,
                         _after_play(game, status, legal))
 
     def propose_resign(self, seq: int, now_ms: int) -> Proposal | Reply:
@@ -363,7 +366,7 @@ class PlayerGame(msgspec.Struct, frozen=True):
         record = Stored(game.moves, game.undos, self.hints, found, "resigned", time_ms, self.last_found_ms)
         nxt = msgspec.structs.replace(self, status="resigned", last_seq=seq)
         events = (m.Finished(self.name, "resigned", time_ms, game.moves, found),)
-        return Proposal(nxt, Commit(seq, "", record, True, events), nxt.position(seq, "resign", time_ms),
+        return Proposal(nxt, Commit(seq, "", record, True, events), encode(nxt.position(seq, "resign", time_ms)),
                         FollowUp.END_MATCH_IF_LAST)
 
     def propose_hint(self, seq: int) -> Proposal | Reply:
@@ -377,7 +380,7 @@ class PlayerGame(msgspec.Struct, frozen=True):
             return Reply(m.Suggestion(seq, self.last_hint, self.hints))
         suggestion = hint(redact(self.game.position), self.game.variant) or ""
         nxt = msgspec.structs.replace(self, hints=self.hints + 1, last_hint=suggestion)
-        return Proposal(nxt, HintWrite(nxt.hints, suggestion), m.Suggestion(seq, suggestion, nxt.hints))
+        return Proposal(nxt, HintWrite(nxt.hints, suggestion), encode(m.Suggestion(seq, suggestion, nxt.hints)))
 
     def propose_dead_end(self, moves: int, now_ms: int) -> Proposal | Reply | None:
         """The solver (or the empty legal list) found the game dead at ``moves`` moves: with an undo left the
@@ -392,7 +395,7 @@ class PlayerGame(msgspec.Struct, frozen=True):
         found = game.position.foundation_cards
         nxt = msgspec.structs.replace(self, status="dead")
         return Proposal(nxt, EndWrite("dead", time_ms, m.Finished(self.name, "dead", time_ms, game.moves, found)),
-                        nxt.position(self.last_seq, "", time_ms), FollowUp.END_MATCH_IF_LAST)
+                        encode(nxt.position(self.last_seq, "", time_ms)), FollowUp.END_MATCH_IF_LAST)
 
 
 def _after_play(game: Game, status: str, legal: list[LegalMove]) -> FollowUp:

@@ -1,7 +1,11 @@
 /*
- * The engine's per-command hot path in C, an optional accelerator of three pure functions:
- * column_moves for rules.legal_moves, visible_columns for view.redact, and view_texts for
- * server.views.view_message (the redacted view's texts as the wire carries them).
+ * The engine's per-command hot path in C, an optional accelerator of four pure functions:
+ * column_moves for rules.legal_moves, visible_columns for view.redact, view_texts for
+ * server.views.view_message (the redacted view's texts as the wire carries them),
+ * autoplay_next for rules.autoplay (which card auto-play moves up next, if any), position_frame
+ * for server.views.position_frame (the whole encoded `position` reply, the view redacted as
+ * view_texts redacts it), and apply_move for rules.apply (the commonest commands: moves from a
+ * column or the waste, draw).
  *
  * The server lists a player's legal moves after every accepted command; in Python most of that
  * time is the per-column scan (run lengths, which run card fits on which column top). This file
@@ -24,6 +28,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 #define CARDS 52
 #define MAXCOLS 63
@@ -296,6 +301,580 @@ fail:
     return NULL;
 }
 
+/* autoplay_next(tableau, foundations, waste, fits, decks) -> int | None
+ *
+ * The next move of rules.autoplay (RULES.md section 5): the first of the waste top, then the tops of
+ * columns 1..N, that some foundation slot takes (rules.slot_for: an ace the lowest empty slot, another
+ * card the lowest slot whose top is the card one rank lower) and that is safe (rules.is_safe: an ace or
+ * a two, or every card that may be built on it, fits[card*52 + builder], has all `decks` copies on the
+ * foundations already). Answers source * 64 + slot (source 0 the waste, 1 + i column i; slot 0-based),
+ * -1 when auto-play has nothing to move, None for anything but tuples of card codes and slot tops in
+ * -1..51 (the caller runs the Python).
+ */
+static int wanted_slot(const int *tops, Py_ssize_t slots, int card) {
+    int want = card % 13 == 0 ? -1 : card - 1;
+    for (Py_ssize_t s = 0; s < slots; s++)
+        if (tops[s] == want) return (int)s;
+    return -1;
+}
+
+static int safe_card(const int *tops, Py_ssize_t slots, const unsigned char *fits, long decks, int card) {
+    if (card % 13 + 1 <= 2) return 1;
+    for (int builder = 0; builder < CARDS; builder++) {
+        if (!fits[card * CARDS + builder]) continue;
+        long copies = 0;
+        for (Py_ssize_t s = 0; s < slots; s++)
+            if (tops[s] >= builder && tops[s] / 13 == builder / 13) copies++;
+        if (copies < decks) return 0;
+    }
+    return 1;
+}
+
+static PyObject *autoplay_next(PyObject *self, PyObject *args) {
+    PyObject *tableau, *foundations, *waste;
+    Py_buffer fits;
+    long decks;
+    if (!PyArg_ParseTuple(args, "O!O!O!y*l", &PyTuple_Type, &tableau, &PyTuple_Type, &foundations, &PyTuple_Type,
+                          &waste, &fits, &decks))
+        return NULL;
+    PyObject *answer = NULL;
+    int tops[MAXCOLS + 1];
+    Py_ssize_t slots = PyTuple_GET_SIZE(foundations), n = PyTuple_GET_SIZE(tableau);
+    if (fits.len != CARDS * CARDS) {
+        PyErr_SetString(PyExc_ValueError, "fits must hold 52*52 bytes");
+        goto done;
+    }
+    if (slots > MAXCOLS + 1 || n > MAXCOLS) goto unsupported;
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        PyObject *item = PyTuple_GET_ITEM(foundations, s);
+        if (!PyLong_CheckExact(item)) goto unsupported;
+        long top = PyLong_AsLong(item);
+        if (top < -1 || top >= CARDS) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        tops[s] = (int)top;
+    }
+    const unsigned char *table = fits.buf;
+    Py_ssize_t waste_len = PyTuple_GET_SIZE(waste);
+    for (Py_ssize_t source = 0; source <= n; source++) {
+        PyObject *pile = source == 0 ? waste : PyTuple_GET_ITEM(tableau, source - 1);
+        if (source > 0 && !PyTuple_CheckExact(pile)) goto unsupported;
+        Py_ssize_t len = source == 0 ? waste_len : PyTuple_GET_SIZE(pile);
+        if (len == 0) continue;
+        int card;
+        if (!card_at(pile, len - 1, &card)) goto unsupported;
+        int slot = wanted_slot(tops, slots, card);
+        if (slot >= 0 && safe_card(tops, slots, table, decks, card)) {
+            answer = PyLong_FromLong((long)source * 64 + slot);
+            goto done;
+        }
+    }
+    answer = PyLong_FromLong(-1);
+    goto done;
+unsupported:
+    Py_INCREF(Py_None);
+    answer = Py_None;
+done:
+    PyBuffer_Release(&fits);
+    return answer;
+}
+
+/* ---------------------------------------------------------------- the position reply's msgpack frame
+ *
+ * A growing buffer and the msgpack forms msgspec writes (the smallest that holds the value: fixint, then
+ * uint8..uint64 for non-negative ints, int8..int64 for negative ones below -32; fixstr, str8, str16, str32;
+ * fixarray, array16, array32; fixmap). tests/engine/test_fast_path.py compares the bytes with msgspec's.
+ */
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} Buffer;
+
+static int grow(Buffer *b, Py_ssize_t more) {
+    if (b->len + more <= b->cap) return 1;
+    Py_ssize_t cap = b->cap * 2;
+    while (cap < b->len + more) cap *= 2;
+    char *data = PyMem_Realloc(b->data, cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 1;
+}
+
+static inline int put(Buffer *b, const char *bytes, Py_ssize_t n) {
+    if (b->len + n > b->cap && !grow(b, n)) return 0;
+    char *to = b->data + b->len;
+    if (n <= 16) /* most pieces are a few bytes: no library call */
+        for (Py_ssize_t i = 0; i < n; i++) to[i] = bytes[i];
+    else
+        memcpy(to, bytes, n);
+    b->len += n;
+    return 1;
+}
+
+static int put_header(Buffer *b, Py_ssize_t n, unsigned char fix, unsigned char fixmax, unsigned char c8,
+                      unsigned char c16, unsigned char c32) {
+    unsigned char h[5];
+    int k;
+    if (n <= fixmax) {
+        h[0] = (unsigned char)(fix | n);
+        k = 1;
+    } else if (c8 && n <= 0xff) {
+        h[0] = c8;
+        h[1] = (unsigned char)n;
+        k = 2;
+    } else if (n <= 0xffff) {
+        h[0] = c16;
+        h[1] = (unsigned char)(n >> 8);
+        h[2] = (unsigned char)n;
+        k = 3;
+    } else {
+        h[0] = c32;
+        for (int i = 0; i < 4; i++) h[1 + i] = (unsigned char)((unsigned long long)n >> (24 - 8 * i));
+        k = 5;
+    }
+    return put(b, (const char *)h, k);
+}
+
+static int put_array(Buffer *b, Py_ssize_t n) { return put_header(b, n, 0x90, 15, 0, 0xdc, 0xdd); }
+
+static int put_int(Buffer *b, long long v) {
+    unsigned char h[9];
+    int k, bytes;
+    if (v >= 0 && v <= 127) {
+        h[0] = (unsigned char)v;
+        return put(b, (const char *)h, 1);
+    }
+    if (v < 0 && v >= -32) {
+        h[0] = (unsigned char)(signed char)v;
+        return put(b, (const char *)h, 1);
+    }
+    if (v >= 0) {
+        unsigned long long u = (unsigned long long)v;
+        if (u <= 0xff) h[0] = 0xcc, bytes = 1;
+        else if (u <= 0xffff) h[0] = 0xcd, bytes = 2;
+        else if (u <= 0xffffffffULL) h[0] = 0xce, bytes = 4;
+        else h[0] = 0xcf, bytes = 8;
+    } else {
+        if (v >= -128) h[0] = 0xd0, bytes = 1;
+        else if (v >= -32768) h[0] = 0xd1, bytes = 2;
+        else if (v >= -2147483648LL) h[0] = 0xd2, bytes = 4;
+        else h[0] = 0xd3, bytes = 8;
+    }
+    for (k = 0; k < bytes; k++) h[1 + k] = (unsigned char)((unsigned long long)v >> (8 * (bytes - 1 - k)));
+    return put(b, (const char *)h, 1 + bytes);
+}
+
+static int put_str(Buffer *b, PyObject *text) {
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
+    if (utf8 == NULL) return 0;
+    return put_header(b, n, 0xa0, 31, 0xd9, 0xda, 0xdb) && put(b, utf8, n);
+}
+
+/* A short ASCII key (fixstr): its header and text, the length known when compiled. */
+#define put_key(b, key) put_key_n((b), "" key, (Py_ssize_t)sizeof("" key) - 1)
+
+static inline int put_key_n(Buffer *b, const char *key, Py_ssize_t n) {
+    unsigned char h = (unsigned char)(0xa0 | n);
+    return put(b, (const char *)&h, 1) && put(b, key, n);
+}
+
+/* The encoded texts of the 52 cards and 53 slots, copied from the last card_frames and slot_frames given
+ * (kept, so that the same tuples are not read again on every call). */
+#define MAXTEXT 15
+static PyObject *texts_of[2];
+static char text_bytes[2][CARDS + 1][MAXTEXT];
+static unsigned char text_len[2][CARDS + 1];
+
+static int take_texts(int which, PyObject *frames) {
+    if (texts_of[which] == frames) return 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(frames); i++) {
+        PyObject *item = PyTuple_GET_ITEM(frames, i);
+        if (!PyBytes_CheckExact(item) || PyBytes_GET_SIZE(item) > MAXTEXT) {
+            PyErr_SetString(PyExc_TypeError, "texts must be short encoded msgpack strings (bytes)");
+            Py_CLEAR(texts_of[which]);
+            return 0;
+        }
+        memcpy(text_bytes[which][i], PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item));
+        text_len[which][i] = (unsigned char)PyBytes_GET_SIZE(item);
+    }
+    Py_INCREF(frames);
+    Py_XSETREF(texts_of[which], frames);
+    return 1;
+}
+
+/* Text `index` of the card (which 0) or slot (which 1) texts appended; 0 on failure. */
+static inline int put_frame(Buffer *b, int which, Py_ssize_t index) {
+    return put(b, text_bytes[which][index], text_len[which][index]);
+}
+
+/* The encoded texts of `cards` (a tuple of card codes) from `from` on, as a msgpack array. -1 with no
+ * error set for anything but card codes 0..51; 0 on an error. */
+static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from) {
+    Py_ssize_t len = PyTuple_GET_SIZE(cards);
+    if (!put_array(b, len - from)) return 0;
+    for (Py_ssize_t i = from; i < len; i++) {
+        int card;
+        if (!card_at(cards, i, &card)) return -1;
+        if (!put_frame(b, 0, card)) return 0;
+    }
+    return 1;
+}
+
+/* position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, commands,
+ *                moves, undos, found, status, time_ms, card_frames, slot_frames) -> bytes | None
+ *
+ * The msgpack frame msgspec writes for protocol.messages.Position(seq, command, view, legal, moves, undos,
+ * found, status, time_ms) whose view is the position's redacted view (server.views.view_message): per
+ * column the texts of its face-up cards only (column[hidden:]), the face-down ones counted in `hidden`,
+ * each slot's text, `stock` (the stock's count: no stock card is passed in) and the waste's texts.
+ * `legal`: the legal moves, (command, cards) pairs (rules.LegalMove); `commands` maps id(command) to
+ * (command, the command's text encoded) for each command met so far (the entry holds the command, so its
+ * id stays its own). card_frames: 52 encoded card texts, slot_frames 53 encoded slot texts (index top + 1).
+ * None for a command not in `commands` (the caller adds it and asks again) and for anything else than
+ * tuples of card codes, counts in 0..len(column) and slot tops in -1..51 (the caller encodes in Python).
+ */
+static PyObject *position_frame(PyObject *self, PyObject *args) {
+    long long seq, stock, redeals_left, moves, undos, found, time_ms;
+    PyObject *command, *tableau, *hidden, *foundations, *waste, *legal, *commands, *status, *card_frames, *slot_frames;
+    if (!PyArg_ParseTuple(args, "LUO!O!O!LO!LO!O!LLLULO!O!", &seq, &command, &PyTuple_Type, &tableau, &PyTuple_Type,
+                          &hidden, &PyTuple_Type, &foundations, &stock, &PyTuple_Type, &waste, &redeals_left,
+                          &PyList_Type, &legal, &PyDict_Type, &commands, &moves, &undos, &found, &status, &time_ms,
+                          &PyTuple_Type, &card_frames, &PyTuple_Type, &slot_frames))
+        return NULL;
+    if (PyTuple_GET_SIZE(card_frames) != CARDS || PyTuple_GET_SIZE(slot_frames) != CARDS + 1) {
+        PyErr_SetString(PyExc_ValueError, "card_frames must hold 52 encoded texts and slot_frames 53");
+        return NULL;
+    }
+    if (!take_texts(0, card_frames) || !take_texts(1, slot_frames)) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(tableau), slots = PyTuple_GET_SIZE(foundations);
+    if (PyTuple_GET_SIZE(hidden) != n) Py_RETURN_NONE;
+    Buffer b = {PyMem_Malloc(1024), 0, 1024};
+    if (b.data == NULL) return PyErr_NoMemory();
+    int ok;
+    /* Position's fields in their order, the tag first; View's fields likewise. */
+    if (!(put(&b, "\x8a", 1) && put_key(&b, "type") && put_key(&b, "position") && put_key(&b, "seq") &&
+          put_int(&b, seq) && put_key(&b, "command") && put_str(&b, command) && put_key(&b, "view") &&
+          put(&b, "\x86", 1) && put_key(&b, "tableau") && put_array(&b, n)))
+        goto fail;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *column = PyTuple_GET_ITEM(tableau, j);
+        PyObject *h = PyTuple_GET_ITEM(hidden, j);
+        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) goto unsupported;
+        long down = PyLong_AsLong(h);
+        if (down < 0 || down > PyTuple_GET_SIZE(column)) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        ok = put_cards(&b, column, down);
+        if (ok < 0) goto unsupported;
+        if (!ok) goto fail;
+    }
+    if (!(put_key(&b, "hidden") && put_array(&b, n))) goto fail;
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (!put_int(&b, PyLong_AsLongLong(PyTuple_GET_ITEM(hidden, j)))) goto fail; /* checked above */
+    if (!(put_key(&b, "foundations") && put_array(&b, slots))) goto fail;
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        PyObject *item = PyTuple_GET_ITEM(foundations, s);
+        if (!PyLong_CheckExact(item)) goto unsupported;
+        long top = PyLong_AsLong(item);
+        if (top < -1 || top >= CARDS) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        if (!put_frame(&b, 1, top + 1)) goto fail;
+    }
+    if (!(put_key(&b, "stock") && put_int(&b, stock) && put_key(&b, "waste"))) goto fail;
+    ok = put_cards(&b, waste, 0);
+    if (ok < 0) goto unsupported;
+    if (!ok) goto fail;
+    Py_ssize_t pairs = PyList_GET_SIZE(legal);
+    if (!(put_key(&b, "redeals_left") && put_int(&b, redeals_left) && put_key(&b, "legal") && put_array(&b, pairs)))
+        goto fail;
+    for (Py_ssize_t i = 0; i < pairs; i++) { /* each [command, cards] pair: msgspec's array_like LegalMove */
+        PyObject *move = PyList_GET_ITEM(legal, i);
+        if (!PyTuple_Check(move) || PyTuple_GET_SIZE(move) != 2 || !PyLong_CheckExact(PyTuple_GET_ITEM(move, 1)))
+            goto unsupported;
+        PyObject *key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(move, 0)); /* id(command) */
+        if (key == NULL) goto fail;
+        PyObject *entry = PyDict_GetItemWithError(commands, key);
+        Py_DECREF(key);
+        if (entry == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            goto unsupported; /* a command not in `commands` yet */
+        }
+        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2 || PyTuple_GET_ITEM(entry, 0) != PyTuple_GET_ITEM(move, 0) ||
+            !PyBytes_CheckExact(PyTuple_GET_ITEM(entry, 1))) {
+            PyErr_SetString(PyExc_TypeError, "commands must map id(command) to (command, its encoded text)");
+            goto fail;
+        }
+        PyObject *text = PyTuple_GET_ITEM(entry, 1);
+        long long cards = PyLong_AsLongLong(PyTuple_GET_ITEM(move, 1));
+        if (cards == -1 && PyErr_Occurred()) goto fail;
+        if (!(put(&b, "\x92", 1) && put(&b, PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text)) && put_int(&b, cards)))
+            goto fail;
+    }
+    if (!(put_key(&b, "moves") && put_int(&b, moves) && put_key(&b, "undos") && put_int(&b, undos) &&
+          put_key(&b, "foundation") && put_int(&b, found) && put_key(&b, "status") && put_str(&b, status) &&
+          put_key(&b, "time_ms") && put_int(&b, time_ms)))
+        goto fail;
+    PyObject *frame = PyBytes_FromStringAndSize(b.data, b.len);
+    PyMem_Free(b.data);
+    return frame;
+unsupported:
+    PyMem_Free(b.data);
+    Py_RETURN_NONE;
+fail:
+    PyMem_Free(b.data);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- applying the commonest commands */
+
+enum { COLUMN_TO_COLUMN, COLUMN_TO_FOUNDATION, WASTE_TO_COLUMN, WASTE_TO_FOUNDATION, DRAW };
+
+/* A new instance of the tuple subclass `type` (Position, Applied: named tuples) holding `items` (references
+ * stolen, also on failure), as tuple.__new__(type, items) makes it. */
+static PyObject *make(PyTypeObject *type, PyObject **items, Py_ssize_t n) {
+    PyObject *t = type->tp_alloc(type, n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (t == NULL) Py_XDECREF(items[i]);
+        else PyTuple_SET_ITEM(t, i, items[i]);
+    }
+    return t;
+}
+
+/* `tuple` with item `index` replaced by `item` (a new reference; `item` is not stolen). */
+static PyObject *with_item(PyObject *tuple, Py_ssize_t index, PyObject *item) {
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    PyObject *result = PyTuple_New(n);
+    if (result == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = i == index ? item : PyTuple_GET_ITEM(tuple, i);
+        Py_INCREF(value);
+        PyTuple_SET_ITEM(result, i, value);
+    }
+    return result;
+}
+
+/* `column` (a tuple) with the top `count` cards of `from` (a tuple) on top. */
+static PyObject *stacked(PyObject *column, PyObject *from, Py_ssize_t count) {
+    Py_ssize_t n = PyTuple_GET_SIZE(column), m = PyTuple_GET_SIZE(from);
+    PyObject *result = PyTuple_New(n + count);
+    if (result == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n + count; i++) {
+        PyObject *value = i < n ? PyTuple_GET_ITEM(column, i) : PyTuple_GET_ITEM(from, m - count + (i - n));
+        Py_INCREF(value);
+        PyTuple_SET_ITEM(result, i, value);
+    }
+    return result;
+}
+
+/* The slot (0-based) that takes `card` (rules._to_foundation): `target` 0 the lowest that does (rules.slot_for),
+ * else slot target - 1 if it does; -1 when none. */
+static int slot_taking(const int *tops, Py_ssize_t slots, int card, long target) {
+    if (target == 0) return wanted_slot(tops, slots, card);
+    if (target < 1 || target > slots) return -1;
+    int top = tops[target - 1];
+    int takes = top == -1 ? card % 13 == 0 : top == card - 1 && card % 13 != 0;
+    return takes ? (int)(target - 1) : -1;
+}
+
+/* apply_move(position_type, applied_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source,
+ *            target, count, fits, columns, onto_limit, into_limit) -> Applied | None
+ *
+ * rules.apply for the commonest commands, each checked by the same rules (RULES.md sections 2-5): `op`
+ * COLUMN_TO_COLUMN (source, target: 1-based columns; count -1: none written, the engine picks it as
+ * rules._from_column does), COLUMN_TO_FOUNDATION and WASTE_TO_FOUNDATION (target: 1-based slot, 0 any),
+ * WASTE_TO_COLUMN, DRAW. The run is rules.run_length's (as in column_moves), the move limits are given
+ * (rules.move_limit onto a card and into an empty column; into_limit unused without an empty column).
+ * Answers rules.Applied(Position(...), cards, revealed), or None for any command the rules refuse and for
+ * anything else than tuples of card codes with `columns` columns: the caller then applies it in Python,
+ * which raises the refusal's error.
+ */
+static PyObject *apply_move(PyObject *self, PyObject *args) {
+    PyObject *position_type, *applied_type, *tableau, *hidden, *foundations, *stock, *waste, *redeals_left;
+    long op, source, target, count, columns, onto_limit, into_limit;
+    Py_buffer fits;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!Olllly*lll", &PyType_Type, &position_type, &PyType_Type,
+                          &applied_type, &PyTuple_Type, &tableau, &PyTuple_Type, &hidden, &PyTuple_Type, &foundations,
+                          &PyTuple_Type, &stock, &PyTuple_Type, &waste, &redeals_left, &op, &source, &target, &count,
+                          &fits, &columns, &onto_limit, &into_limit))
+        return NULL;
+    PyObject *answer = NULL, *items[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    const unsigned char *table = fits.buf;
+    Py_ssize_t n = PyTuple_GET_SIZE(tableau), slots = PyTuple_GET_SIZE(foundations);
+    int tops[MAXCOLS + 1], revealed = 0, card;
+    long cards = 1;
+    if (fits.len != CARDS * CARDS) {
+        PyErr_SetString(PyExc_ValueError, "fits must hold 52*52 bytes");
+        goto done;
+    }
+    if (n != columns || PyTuple_GET_SIZE(hidden) != n || n > MAXCOLS || slots > MAXCOLS + 1 ||
+        !PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) ||
+        !PyType_IsSubtype((PyTypeObject *)applied_type, &PyTuple_Type))
+        goto unsupported;
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        PyObject *item = PyTuple_GET_ITEM(foundations, s);
+        if (!PyLong_CheckExact(item)) goto unsupported;
+        long top = PyLong_AsLong(item);
+        if (top < -1 || top >= CARDS) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        tops[s] = (int)top;
+    }
+    Py_INCREF(tableau), Py_INCREF(hidden), Py_INCREF(foundations), Py_INCREF(stock), Py_INCREF(waste);
+    items[0] = tableau, items[1] = hidden, items[2] = foundations, items[3] = stock, items[4] = waste;
+    Py_INCREF(redeals_left);
+    items[5] = redeals_left;
+    if (op == DRAW) {
+        if (PyTuple_GET_SIZE(stock) == 0) goto unsupported;
+        /* stock[1:], and waste + stock[:1]: the stock's first card goes onto the waste */
+        PyObject *rest = PyTuple_GetSlice(stock, 1, PyTuple_GET_SIZE(stock));
+        PyObject *first = rest == NULL ? NULL : PyTuple_GetSlice(stock, 0, 1);
+        PyObject *drawn = first == NULL ? NULL : stacked(waste, first, 1);
+        Py_XDECREF(first);
+        if (rest == NULL || drawn == NULL) {
+            Py_XDECREF(rest);
+            goto done;
+        }
+        Py_SETREF(items[3], rest);
+        Py_SETREF(items[4], drawn);
+    } else if (op == WASTE_TO_COLUMN || op == WASTE_TO_FOUNDATION) {
+        Py_ssize_t w = PyTuple_GET_SIZE(waste);
+        if (w == 0 || !card_at(waste, w - 1, &card)) goto unsupported;
+        if (op == WASTE_TO_FOUNDATION) {
+            int slot = slot_taking(tops, slots, card, target);
+            if (slot < 0) goto unsupported;
+            PyObject *up = with_item(foundations, slot, PyTuple_GET_ITEM(waste, w - 1));
+            if (up == NULL) goto done;
+            Py_SETREF(items[2], up);
+        } else {
+            if (target < 1 || target > n) goto unsupported;
+            PyObject *onto = PyTuple_GET_ITEM(tableau, target - 1);
+            if (!PyTuple_CheckExact(onto)) goto unsupported;
+            Py_ssize_t len = PyTuple_GET_SIZE(onto);
+            int top;
+            if (len > 0 && (!card_at(onto, len - 1, &top) || !table[top * CARDS + card])) goto unsupported;
+            PyObject *built = stacked(onto, waste, 1);
+            PyObject *next = built == NULL ? NULL : with_item(tableau, target - 1, built);
+            Py_XDECREF(built);
+            if (next == NULL) goto done;
+            Py_SETREF(items[0], next);
+        }
+        PyObject *rest = PyTuple_GetSlice(waste, 0, w - 1);
+        if (rest == NULL) goto done;
+        Py_SETREF(items[4], rest);
+    } else if (op == COLUMN_TO_COLUMN || op == COLUMN_TO_FOUNDATION) {
+        if (source < 1 || source > n) goto unsupported;
+        Py_ssize_t src = source - 1;
+        PyObject *column = PyTuple_GET_ITEM(tableau, src), *h = PyTuple_GET_ITEM(hidden, src);
+        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) goto unsupported;
+        Py_ssize_t len = PyTuple_GET_SIZE(column);
+        long down = PyLong_AsLong(h);
+        if (len == 0 || down < 0 || down > len) {
+            PyErr_Clear();
+            goto unsupported;
+        }
+        int codes[MAXCOLCARDS];
+        if (len > MAXCOLCARDS) goto unsupported;
+        for (Py_ssize_t i = 0; i < len; i++)
+            if (!card_at(column, i, &codes[i])) goto unsupported;
+        PyObject *built = NULL;
+        Py_ssize_t dst = -1;
+        if (op == COLUMN_TO_FOUNDATION) {
+            int slot = slot_taking(tops, slots, codes[len - 1], target);
+            if (slot < 0) goto unsupported;
+            PyObject *up = with_item(foundations, slot, PyTuple_GET_ITEM(column, len - 1));
+            if (up == NULL) goto done;
+            Py_SETREF(items[2], up);
+        } else {
+            if (target < 1 || target > n || target == source) goto unsupported;
+            dst = target - 1;
+            PyObject *onto = PyTuple_GET_ITEM(tableau, dst);
+            if (!PyTuple_CheckExact(onto)) goto unsupported;
+            Py_ssize_t onto_len = PyTuple_GET_SIZE(onto);
+            int onto_top = -1;
+            if (onto_len > 0 && !card_at(onto, onto_len - 1, &onto_top)) goto unsupported;
+            Py_ssize_t i = len - 1; /* rules.run_length */
+            while (i > down && table[codes[i - 1] * CARDS + codes[i]]) i--;
+            long run = (long)(len - i);
+            if (count < 0) {
+                if (onto_len == 0) {
+                    cards = 1;
+                } else {
+                    cards = 0;
+                    for (long k = 1; k <= run; k++)
+                        if (table[onto_top * CARDS + codes[len - k]]) {
+                            cards = k;
+                            break;
+                        }
+                    if (cards == 0) goto unsupported;
+                }
+            } else {
+                if (count < 1 || count > len || count > run) goto unsupported;
+                if (onto_len > 0 && !table[onto_top * CARDS + codes[len - count]]) goto unsupported;
+                cards = count;
+            }
+            if (cards > (onto_len == 0 ? into_limit : onto_limit)) goto unsupported;
+            built = stacked(onto, column, cards);
+            if (built == NULL) goto done;
+        }
+        PyObject *left = PyTuple_GetSlice(column, 0, len - cards);
+        if (left == NULL) {
+            Py_XDECREF(built);
+            goto done;
+        }
+        PyObject *next = PyTuple_New(n);
+        if (next == NULL) {
+            Py_DECREF(left);
+            Py_XDECREF(built);
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *value = j == src ? left : j == dst ? built : PyTuple_GET_ITEM(tableau, j);
+            if (j != src && j != dst) Py_INCREF(value);
+            PyTuple_SET_ITEM(next, j, value);
+        }
+        Py_SETREF(items[0], next);
+        /* The newly exposed card turns face up (rules._take). */
+        if (len - cards > 0 && down == len - cards) {
+            PyObject *up = PyLong_FromLong(down - 1);
+            PyObject *counts = up == NULL ? NULL : with_item(hidden, src, up);
+            Py_XDECREF(up);
+            if (counts == NULL) goto done;
+            Py_SETREF(items[1], counts);
+            revealed = 1;
+        }
+    } else {
+        goto unsupported;
+    }
+    PyObject *position = make((PyTypeObject *)position_type, items, 6);
+    for (int i = 0; i < 6; i++) items[i] = NULL; /* stolen */
+    if (position == NULL) goto done;
+    PyObject *result[3] = {position, PyLong_FromLong(cards), PyBool_FromLong(revealed)};
+    if (result[1] == NULL) {
+        Py_DECREF(position);
+        Py_DECREF(result[2]);
+        goto done;
+    }
+    answer = make((PyTypeObject *)applied_type, result, 3);
+    goto done;
+unsupported:
+    Py_INCREF(Py_None);
+    answer = Py_None;
+done:
+    for (int i = 0; i < 6; i++) Py_XDECREF(items[i]);
+    PyBuffer_Release(&fits);
+    return answer;
+}
+
 static PyMethodDef methods[] = {
     {"column_moves", column_moves, METH_VARARGS,
      "column_moves(tableau, hidden, foundations, waste, fits, onto_limit, into_limit, table) -> list | None\n\n"
@@ -308,11 +887,23 @@ static PyMethodDef methods[] = {
      "view_texts(tableau, hidden, foundations, waste, texts, slot_texts) -> (tableau, hidden, foundations, waste) | None\n\n"
      "The wire view's lists of a position, redacted as view.redact does (face-up cards' texts per column, face-down "
      "cards counted, slot texts, the waste's texts); None for a malformed position."},
+    {"autoplay_next", autoplay_next, METH_VARARGS,
+     "autoplay_next(tableau, foundations, waste, fits, decks) -> int | None\n\n"
+     "rules.autoplay's next move as source * 64 + slot (source 0 the waste, 1 + i column i), -1 when none; None "
+     "for a malformed position."},
+    {"position_frame", position_frame, METH_VARARGS,
+     "position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, commands, moves, "
+     "undos, found, status, time_ms, card_frames, slot_frames) -> bytes | None\n\n"
+     "The encoded position reply (msgspec's bytes) with the position's redacted view; None for a malformed position."},
+    {"apply_move", apply_move, METH_VARARGS,
+     "apply_move(position_type, applied_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source, "
+     "target, count, fits, columns, onto_limit, into_limit) -> Applied | None\n\n"
+     "rules.apply for moves from a column or the waste and draw; None for a refused command or a malformed position."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cengine",
-                                    "The engine's optional C hot path (rules.legal_moves, view.redact, views.view_message).", -1,
+                                    "The engine's optional C hot path (rules.legal_moves, rules.apply, rules.autoplay, view.redact, views.view_message, views.position_frame).", -1,
                                     methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__cengine(void) { return PyModule_Create(&module); }

@@ -46,9 +46,10 @@ def run_length(column: Sequence[int], hidden: int, variant: Variant) -> int:
     copy, ``run_length`` in ``server/engine/solver/_csolver.c`` (build in
     suit, no face-down cards: all it supports); tests/engine/test_move_rule.py
     checks that every path, the C one included, moves the same runs. The
-    engine's C hot path keeps another, the run loop of ``column_moves`` in
-    ``server/engine/_cengine.c`` (every build rule, face-down cards);
-    tests/engine/test_fast_path.py checks it lists the same moves.
+    engine's C hot path keeps another, the run loop of ``column_moves`` and
+    of ``apply_move`` in ``server/engine/_cengine.c`` (every build rule,
+    face-down cards); tests/engine/test_fast_path.py checks they list and
+    apply the same moves.
     """
     n = len(column)
     if n == 0:
@@ -83,8 +84,8 @@ def move_limit(variant: Variant, empty_columns: int, into_empty: bool) -> int:
     copy, the ``onto``/``into`` limits in ``gen_moves`` of
     ``server/engine/solver/_csolver.c``; tests/engine/test_move_rule.py
     checks that every path, the C one included, allows the same moves.
-    The engine's C hot path (``server/engine/_cengine.c``) has no copy: it
-    is given both limits from here.
+    The engine's C hot path (``server/engine/_cengine.c``) has no copy: its
+    listing and its apply are given both limits from here.
     """
     if into_empty and empty_columns < 1:
         raise ValueError("a move into an empty column needs an empty column")
@@ -208,7 +209,7 @@ def _check_fit(card: int, onto: tuple[int, ...], variant: Variant) -> None:
         raise IllegalCommandError(f"{format_card(card)} does not fit on {format_card(onto[-1])}")
 
 
-def apply(position: Position, variant: Variant, command: Command) -> Applied:
+def apply(position: Position, variant: Variant, command: Command, *, pure: bool = False) -> Applied:
     """Apply one well-formed command to ``position``, checking every rule.
 
     Handles draw, redeal, finish and moves (RULES.md sections 2-5); undo is
@@ -216,7 +217,16 @@ def apply(position: Position, variant: Variant, command: Command) -> Applied:
     here (:func:`autoplay`). Raises
     :class:`~server.engine.errors.IllegalCommandError` with the reason when
     the rules refuse it; ``position`` is never changed.
+
+    Moves from a column or the waste and draws are applied by the optional C extension (``apply_move`` of
+    ``server/engine/_cengine.c``) when it is built, unless ``pure``; it declines every command the rules
+    refuse, and the Python here, the reference, then raises the refusal (tests/engine/test_fast_path.py
+    checks both give the same results).
     """
+    if _c_apply_move is not None and not pure:
+        applied = _c_apply(position, variant, command)
+        if applied is not None:
+            return applied
     kind = command.kind
     if kind == "move":
         source, target = command.source, command.target
@@ -254,6 +264,31 @@ def apply(position: Position, variant: Variant, command: Command) -> Applied:
     if kind == "finish":
         return _finish(position, variant)
     raise IllegalCommandError(f"{command} is not a command on a position (undo is the game's)")
+
+
+_C_OPS = {("column", "column"): 0, ("column", "foundation"): 1, ("waste", "column"): 2, ("waste", "foundation"): 3}
+"""``(source kind, target kind)`` -> the C's ``op`` (``apply_move``: ``DRAW`` is 4)."""
+
+
+def _c_apply(position: Position, variant: Variant, command: Command) -> Applied | None:
+    """:func:`apply` by the C extension, or ``None`` (a command it does not apply, or one the rules refuse)."""
+    if command.kind == "draw":
+        op, source, target, count = 4, 0, 0, -1
+    elif command.kind == "move":
+        assert command.source is not None and command.target is not None
+        op = _C_OPS.get((command.source.kind, command.target.kind), -1)
+        if op < 0:
+            return None
+        source, target = command.source.index, command.target.index
+        count = -1 if command.count is None else command.count
+    else:
+        return None
+    onto_limit = into_limit = 0
+    if op == 0:  # the limits come from move_limit, their one definition
+        onto_limit, into_limit = _limits(variant, len(position.tableau))[position.tableau.count(())]
+    return _c_apply_move(Position, Applied, position.tableau, position.hidden, position.foundations, position.stock,
+                         position.waste, position.redeals_left, op, source, target, count, _fits(variant),
+                         variant.columns, onto_limit, into_limit)
 
 
 def _from_column(position: Position, variant: Variant, source: Pile, target: Pile, count: int | None) -> Applied:
@@ -480,16 +515,40 @@ def _wanted(foundations: tuple[int, ...]) -> frozenset[int]:
 _ACES = (0, 13, 26, 39)
 
 
-def autoplay(position: Position, variant: Variant) -> AutoPlayed:
+def autoplay(position: Position, variant: Variant, *, pure: bool = False) -> AutoPlayed:
     """Move safe cards to the foundations until none is left (RULES.md section 5).
 
     Order, so replays are deterministic: look at the waste top, then the
     tops of columns 1..N; move the first safe card that a slot accepts
     (the lowest-numbered such slot); repeat. These moves are not counted.
+
+    Which card goes up next is found by the optional C extension (``autoplay_next`` of
+    ``server/engine/_cengine.c``) when it is built, unless ``pure``; the Python search here is the
+    reference, and tests/engine/test_fast_path.py checks both give the same result.
     """
     moves: list[tuple[int, int]] = []
     revealed = False
     current = position
+    if _c_autoplay_next is not None and not pure:
+        fits, decks = _fits(variant), variant.decks
+        while True:
+            found = _c_autoplay_next(current.tableau, current.foundations, current.waste, fits, decks)
+            if found is None:
+                break  # outside what the C handles: the Python search goes on from here
+            if found < 0:
+                return AutoPlayed(current, tuple(moves), revealed)
+            source, slot = divmod(found, 64)
+            if source == 0:
+                card = current.waste[-1]
+                current = Position(current.tableau, current.hidden, _with_slot(current.foundations, slot, card),
+                                   current.stock, current.waste[:-1], current.redeals_left)
+            else:
+                card = current.tableau[source - 1][-1]
+                tableau, hidden, flipped = _take(current, source - 1, 1)
+                revealed = revealed or flipped
+                current = Position(tableau, hidden, _with_slot(current.foundations, slot, card),
+                                   current.stock, current.waste, current.redeals_left)
+            moves.append((source, slot + 1))
     while True:
         wanted = _wanted(current.foundations)
         waste = current.waste
@@ -522,6 +581,8 @@ class LegalMove(NamedTuple):
 
 
 _COMMANDS: dict[tuple[Pile, Pile, int | None], Command] = {}
+
+_DRAW_MOVE = LegalMove(DRAW, 1)
 
 
 def _cmd(source: Pile, target: Pile, count: int | None = None) -> Command:
@@ -557,10 +618,9 @@ def legal_moves(position: Position, variant: Variant, *, pure: bool = False) -> 
     if not position.stock and not position.waste and not any(tableau):
         return []
     if _c_column_moves is not None and not pure:
-        empties = tableau.count(())
+        onto_limit, into_limit = _limits(variant, len(tableau))[tableau.count(())]
         listed = _c_column_moves(tableau, position.hidden, position.foundations, position.waste, _fits(variant),
-                                 move_limit(variant, empties, False),
-                                 move_limit(variant, empties, True) if empties else 0, _c_table(len(tableau)))
+                                 onto_limit, into_limit, _c_table(len(tableau)))
         if listed is not None:
             return _later_moves(position, variant, listed)
     result: list[LegalMove] = []
@@ -624,7 +684,7 @@ def _later_moves(position: Position, variant: Variant, result: list[LegalMove]) 
                 if not onto or top in table[onto[-1]]:
                     result.append(LegalMove(_cmd(_SLOT_PILES[s], _COLUMN_PILES[j]), 1))
     if position.stock:
-        result.append(LegalMove(DRAW, 1))
+        result.append(_DRAW_MOVE)
     elif position.waste and position.redeals_left > 0 and variant.redeals > 0:
         result.append(LegalMove(REDEAL, len(position.waste)))
     if not position.stock and not position.waste and not any(hidden):
@@ -659,6 +719,20 @@ def _c_table(columns: int) -> list[LegalMove | None]:
     return table
 
 
+_LIMITS: dict[MoveRule, list[tuple[int, int]]] = {}
+
+
+def _limits(variant: Variant, columns: int) -> list[tuple[int, int]]:
+    """By the count of empty columns (0..``columns`` at least): :func:`move_limit` onto a card and into an empty
+    column (0 without one), as the C takes them. Kept per move rule, the only part of the variant the limit reads."""
+    limits = _LIMITS.get(variant.move_rule)
+    if limits is None or len(limits) <= columns:
+        limits = _LIMITS[variant.move_rule] = [(move_limit(variant, empties, False),
+                                                move_limit(variant, empties, True) if empties else 0)
+                                               for empties in range(max(64, columns + 1))]
+    return limits
+
+
 def _fits(variant: Variant) -> bytes:
     """``variant.builds_on`` as the C listing reads it: byte ``onto * 52 + card`` is 1 when ``card``
     may be placed on ``onto``."""
@@ -670,6 +744,8 @@ def _fits(variant: Variant) -> bytes:
 
 
 try:  # the optional C listing (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)
+    from ._cengine import apply_move as _c_apply_move
+    from ._cengine import autoplay_next as _c_autoplay_next
     from ._cengine import column_moves as _c_column_moves
 except ImportError:  # no compiler at install time: the Python listing alone
-    _c_column_moves = None
+    _c_apply_move = _c_autoplay_next = _c_column_moves = None

@@ -107,7 +107,7 @@ class Playing:
                 await self.store.set_player(session.code, session.name, hints=answer.write.hints,
                                             last_hint=answer.write.last_hint)
                 session.adopt(answer.next)
-            session.push(encode(answer.reply if isinstance(answer, Proposal) else answer.message))
+            session.push(answer.frame if isinstance(answer, Proposal) else encode(answer.message))
 
     async def settled(self, session: Session) -> PlayerGame:
         """The player's game, reloaded from Redis first when a commit's outcome is still unknown (the session
@@ -140,7 +140,7 @@ class Playing:
             await self._refused_commit(session, write.seq, result)
             return Stored.REFUSED, -1
         session.adopt(proposal.next)
-        session.push(encode(proposal.reply))
+        session.push(proposal.frame)
         return Stored.STORED, active
 
     async def _follow_up(self, session: Session, proposal: Proposal, stored: Stored, active: int) -> None:
@@ -295,6 +295,6 @@ class Playing:
             if status != "ok":
                 return
             session.adopt(answer.next)
-            session.push(encode(answer.reply))
+            session.push(answer.frame)
         if active == 0:
             await self.service.end_match(session.code)

@@ -29,7 +29,8 @@ Phases, each with fresh matches:
    messages/s (goal: at least 30 %); the race server is stopped first;
 4. floor baseline (``--floor-s``, 0 skips it): the I/O that every move needs in
    this design and nothing else (decode with the protocol codec, the server's
-   own ``Store.commit`` with its progress event, the reply, the stream reader
+   own ``Store.commit`` with its progress event, the reply: a ``position`` frame
+   of a race reply's size, encoded per frame from a fixed view, the stream reader
    forwarding the event to the opponent; no rules engine, views, legal moves,
    rate limit or metrics), same stack and harness, pairs of bots per match:
    messages/s as a share of the echo's, i.e. the most any server doing this
@@ -643,6 +644,7 @@ class Bot:
         next_send = go_time + (self.rng.uniform(0, hi) if paced else 0.0)
         await asyncio.sleep(max(0.0, next_send - time.monotonic()))
         sends, rtts, monotonic, ws = self.result.sends, self.result.rtts, time.monotonic, self.ws
+        reply_parts = floor_reply_parts() if self.job["kind"] == "floor" else None
         seq = 0
         while monotonic() < deadline and seq < self.job["max_moves"]:
             if paced:
@@ -651,9 +653,11 @@ class Bot:
                     break
             seq += 1
             frame = encode(m.Play(seq, "s"))
+            # The echo server answers the frame itself; the floor server a position reply of a race's size.
+            answer = frame if reply_parts is None else floor_reply(seq, "s", reply_parts)
             t0 = monotonic()
             await ws.send(frame)
-            while await ws.recv() != frame:  # the floor server also forwards the opponent's progress
+            while await ws.recv() != answer:  # the floor server also forwards the opponent's progress
                 pass
             t1 = monotonic()
             if paced:
@@ -739,13 +743,40 @@ def serve(app: Any, port: int) -> None:
                 timeout_graceful_shutdown=2, log_level="info")
 
 
+FLOOR_REPLY_BYTES = 427
+"""The mean size of the race server's ``position`` reply in this benchmark's games (classic and relaxed, random
+legal play): the floor server's reply is that large, so that the floor sends what a race must send."""
+
+
+@functools.cache
+def floor_reply_parts() -> tuple[m.View, list[m.LegalMove]]:
+    """The view and legal list of the floor server's reply: a classic deal's, drawn from until the reply is
+    :data:`FLOOR_REPLY_BYTES` long (the same on every call and in every process)."""
+    from server.engine import PRESETS, Game, deal
+    from server.views import legal_message, view_message
+
+    game = Game(deal("floor", PRESETS["classic"]), PRESETS["classic"])
+    while True:
+        parts = view_message(game.position), legal_message(game.legal_moves())
+        if len(floor_reply(1, "s", parts)) >= FLOOR_REPLY_BYTES or not game.position.stock:
+            return parts
+        game.play("s")
+
+
+def floor_reply(seq: int, command: str, parts: tuple[m.View, list[m.LegalMove]]) -> bytes:
+    """The floor server's answer to frame ``seq``: a ``position`` reply (encoded per frame, as the race's)."""
+    view, legal = parts
+    return encode(m.Position(seq, command, view, legal, seq, 0, 0, "playing", 0))
+
+
 def floor_server(port: int, redis_url: str) -> None:
     """The floor baseline: the I/O every move needs in the race server's design, and nothing else.
 
     Per binary frame from a player (``/floor?code=C&name=N``): decode and validate it with the
     protocol's codec (``decode_client``), write it with the server's own ``Store.commit`` (the same
     COMMIT script, redis-py client and pipelining: log entry, progress, one public event on the match's
-    stream), answer (the frame itself), and the process's one stream reader (the server's
+    stream), answer with a ``position`` frame of a race reply's size (:func:`floor_reply`: encoded per frame
+    from a fixed view and legal list), and the process's one stream reader (the server's
     hub, :class:`server.hub.Hub`, with its pause) sends the event to the match's other player. No rules engine,
     views, legal moves, rate limit, metrics, locks or queues: a server doing the same work cannot be
     faster than this on the same stack.
@@ -784,6 +815,8 @@ def floor_server(port: int, redis_url: str) -> None:
         reader.cancel()
         await client.aclose()
 
+    reply_parts = floor_reply_parts()
+
     async def floor(websocket: WebSocket) -> None:
         store = stores[0]
         code, name = websocket.query_params["code"], websocket.query_params["name"]
@@ -809,7 +842,7 @@ def floor_server(port: int, redis_url: str) -> None:
                 status, _ = await store.commit(code, name, 0, request.seq, f"{request.command} 0", record, False,
                                                [event])
                 assert status == "ok", status
-                await websocket.send_bytes(data)
+                await websocket.send_bytes(floor_reply(request.seq, request.command, reply_parts))
         finally:
             sockets[code].pop(name, None)
 
@@ -1649,7 +1682,8 @@ def main() -> None:
         floor_rate = floor_us = 0.0
         if "floor" in phases and args.floor_s > 0:
             print(f"\nfloor baseline: {args.players} bots at saturation against the design's I/O per move alone "
-                  f"(decode, Store.commit, the reply, the stream reader forwarding progress; no rules), "
+                  f"(decode, Store.commit, a position reply of a race's size, the stream reader forwarding progress; "
+                  f"no rules), "
                   f"{args.floor_s:g} s")
             floor = bench.floor_phase(args.floor_s)
             floor_rate, floor_us = report_phase(floor, "messages")

@@ -1,8 +1,8 @@
 """The engine's optional C hot path (server/engine/_cengine.c) against the pure Python reference.
 
-``rules.legal_moves`` and ``view.redact`` run part of their work in C when the extension is built;
-with ``pure=True`` they run the Python alone, the reference. Here both give the same legal list and
-the same view on random positions of every preset: positions reached by random play (undo, redeals,
+``rules.legal_moves``, ``rules.apply``, ``rules.autoplay`` and ``view.redact`` run part of their work in C when the extension
+is built; with ``pure=True`` they run the Python alone, the reference. Here both give the same legal list,
+the same auto-play and the same view on random positions of every preset: positions reached by random play (undo, redeals,
 draws, auto-play on and off) and random hand-made positions that play rarely reaches (long runs, several
 empty columns with a run to move into them, face-down cards in every variant, an empty stock with the
 waste, endgames where finish applies). ``tests/benchmarks/move_cost_bench.py --check`` runs the same
@@ -18,10 +18,12 @@ import pytest
 
 from protocol import messages as m
 from protocol.codec import encode
+from protocol.commands import DRAW, FINISH, REDEAL, Command, Pile
 from server.engine import PRESETS, Game, Position, Variant, apply, deal, legal_moves, redact
+from server.engine.errors import IllegalCommandError
 from server.engine.position import EMPTY_SLOT
-from server.engine.rules import _c_table
-from server.views import _CARD_TEXTS, _SLOT_TEXTS, view_message
+from server.engine.rules import Applied, _c_table, _fits, autoplay
+from server.views import _CARD_FRAMES, _CARD_TEXTS, _SLOT_FRAMES, _SLOT_TEXTS, position_frame, view_message
 
 _cengine = pytest.importorskip("server.engine._cengine", reason="the C extension is not built")
 
@@ -189,3 +191,226 @@ def test_the_c_view_declines_what_it_does_not_handle() -> None:
     assert c(((0,),), (0,), (-1,), (52,)) is None
     assert c(([0],), (0,)) is None  # a list, not a tuple
     assert c(((0,), (1,)), (0,)) is None  # counts for fewer columns
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_c_autoplay_moves_the_same_cards_on_thousands_of_positions(variant: Variant) -> None:
+    """Auto-play with the C search of the next card equals the pure search: the same position after it, the
+    same moves in the same order, the same face-down card turned up or not."""
+    rng = random.Random(f"fast-path autoplay {variant.name}")
+    moved = from_waste = revealed = 0
+    for _ in range(2000):
+        position = random_position(variant, rng)
+        fast = autoplay(position, variant)
+        assert fast == autoplay(position, variant, pure=True), position
+        moved += bool(fast.moves)
+        from_waste += any(source == 0 for source, _ in fast.moves)
+        revealed += fast.revealed
+    # Enough of them move cards, from the waste and the columns, and turn cards up, to compare those paths.
+    assert moved > 200 and from_waste > 20 and revealed > 20, (moved, from_waste, revealed)
+
+
+@pytest.mark.parametrize("variant", list(PRESETS.values()), ids=lambda v: v.name)
+def test_the_c_autoplay_plays_the_same_games(variant: Variant) -> None:
+    """Whole games with auto-play on (C) replayed on the pure auto-play reach the same positions."""
+    rng = random.Random(f"fast-path autoplay games {variant.name}")
+    for g in range(6):
+        start = deal(str(rng.randrange(10**6)), variant)
+        assert autoplay(start, variant) == autoplay(start, variant, pure=True)
+        position = autoplay(start, variant).position
+        for _ in range(60):
+            legal = legal_moves(position, variant)
+            if not legal:
+                break
+            applied = apply(position, variant, rng.choice(legal).command).position
+            fast = autoplay(applied, variant)
+            assert fast == autoplay(applied, variant, pure=True), applied
+            position = fast.position
+
+
+def test_the_c_autoplay_declines_what_it_does_not_handle() -> None:
+    """A malformed position makes the C search answer None (auto-play then searches in Python), never a move."""
+    fits = _fits(PRESETS["classic"])
+
+    def c(tableau: tuple, foundations: tuple = (-1,), waste: tuple = ()) -> object:
+        return _cengine.autoplay_next(tableau, foundations, waste, fits, 2)
+
+    # Codes 0 and 13: the aces of clubs and diamonds; 1 the two of clubs.
+    assert c(((5, 0),)) == 1 * 64 + 0  # column 1's ace to slot 1
+    assert c(((5,),), (-1,), (13,)) == 0  # the waste's ace first
+    assert c(((5, 1),), (12, 0)) == 1 * 64 + 1  # the two onto its ace, in slot 2
+    assert c(((5,),), (0,)) == -1
+    assert c(((52,),)) is None  # no card code 52
+    assert c(((-1,),)) is None
+    assert c(((0,),), (52,)) is None  # no slot top 52
+    assert c(((0,),), (-2,)) is None
+    assert c(((0,),), (-1,), (52,)) is None
+    assert c(([0],)) is None  # a list, not a tuple
+    with pytest.raises(ValueError, match="52"):
+        _cengine.autoplay_next(((0,),), (-1,), (), b"", 2)
+
+
+def assert_same_frame(position: Position, variant: Variant, rng: random.Random) -> bytes:
+    """The C reply frame and the reference's (the message built, then encoded by msgspec) are the same bytes,
+    with counters of every msgpack int width and commands of every str length."""
+    legal = legal_moves(position, variant)
+    seq, moves, undos, found, time_ms = (rng.choice([0, 1, 127, 128, 255, 256, 65535, 65536, 2**32 - 1, 2**32,
+                                                     rng.randrange(2**40)]) for _ in range(5))
+    command = rng.choice(["s", "1-2", "10-3x4", "w-f", "u", "", "x" * 31, "y" * 32, "z" * 255, "q" * 256,
+                          "\u00e9" * 20, "\u2660" * 40])
+    status = rng.choice(["playing", "won", "dead"])
+    fast = position_frame(seq, command, position, legal, moves, undos, found, status, time_ms)
+    reference = position_frame(seq, command, position, legal, moves, undos, found, status, time_ms, pure=True)
+    assert fast == reference, position
+    return fast
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_c_reply_frame_is_msgspecs_bytes_on_thousands_of_positions(variant: Variant) -> None:
+    rng = random.Random(f"fast-path frame {variant.name}")
+    hidden = long_legal = 0
+    for _ in range(2000):
+        position = random_position(variant, rng)
+        assert_same_frame(position, variant, rng)
+        hidden += any(position.hidden)
+        long_legal += len(legal_moves(position, variant)) > 15
+    assert hidden > 500 and long_legal > 50, (hidden, long_legal)  # face-down cards left out; array16 lists
+
+
+@pytest.mark.parametrize("variant", list(PRESETS.values()), ids=lambda v: v.name)
+def test_the_c_reply_frame_is_msgspecs_bytes_in_played_games(variant: Variant) -> None:
+    rng = random.Random(f"fast-path frame games {variant.name}")
+    for position, _ in played_positions(variant, rng, games=6, commands=40):
+        assert_same_frame(position, variant, rng)
+
+
+def test_the_c_reply_frame_writes_long_columns_and_wide_tableaux() -> None:
+    """Columns of more than 15 face-up cards and more than 15 columns (msgpack's array16 headers)."""
+    variant = Variant("wide_test", columns=20, decks=2)
+    rng = random.Random(3)
+    pool = [code for code in range(52) for _ in range(2)]
+    rng.shuffle(pool)
+    tableau = (tuple(pool[:30]),) + tuple((pool[30 + i],) for i in range(19))
+    position = Position(tableau, (5,) + (0,) * 19, (-1,) * 8, tuple(pool[49:90]), tuple(pool[90:]), 0)
+    assert len(position.tableau[0]) - position.hidden[0] > 15
+    frame = assert_same_frame(position, variant, rng)
+    assert msgspec.msgpack.decode(frame)["view"]["tableau"][0] == [_CARD_TEXTS[c] for c in pool[5:30]]
+
+
+def test_the_c_reply_frame_declines_what_it_does_not_handle() -> None:
+    """A malformed position makes the C frame answer None (the reply is then built and encoded in Python),
+    never a frame that could show a card it should not."""
+    def c(tableau: tuple, hidden: tuple, foundations: tuple = (-1,), waste: tuple = ()) -> object:
+        return _cengine.position_frame(1, "s", tableau, hidden, foundations, 0, waste, 0, [], {}, 1, 0, 0, "playing", 5,
+                                       _CARD_FRAMES, _SLOT_FRAMES)
+
+    frame = c(((0, 13, 26),), (2,), (12, -1), (51,))
+    assert isinstance(frame, bytes)
+    view = msgspec.msgpack.decode(frame)["view"]
+    assert view == {"tableau": [["AH"]], "hidden": [2], "foundations": ["KC", "-"], "stock": 0, "waste": ["KS"],
+                    "redeals_left": 0}
+    assert c(((0, 1),), (3,)) is None  # more face down than cards
+    assert c(((0, 1),), (-1,)) is None
+    assert c(((0, 52),), (0,)) is None  # no card code 52
+    assert c(((0,),), (0,), (52,)) is None  # no slot top 52
+    assert c(((0,),), (0,), (-2,)) is None
+    assert c(((0,),), (0,), (-1,), (52,)) is None
+    assert c(([0],), (0,)) is None  # a list, not a tuple
+    assert c(((0,), (1,)), (0,)) is None  # counts for fewer columns
+
+    def legal(moves: list, commands: dict) -> object:
+        return _cengine.position_frame(1, "s", ((0,),), (0,), (-1,), 0, (), 0, moves, commands, 1, 0, 0, "playing", 5,
+                                       _CARD_FRAMES, _SLOT_FRAMES)
+
+    draw = legal_moves(Position(((0,),), (0,), (-1,), (1,), (), 0), PRESETS["classic"])[-1]
+    assert str(draw.command) == "s"
+    assert legal([draw], {}) is None  # a command it has not met: the caller adds it and asks again
+    frame = legal([draw], {id(draw.command): (draw.command, encode("s"))})  # type: ignore[arg-type]
+    assert isinstance(frame, bytes) and msgspec.msgpack.decode(frame)["legal"] == [["s", 1]]
+    assert legal([("not a pair",)], {}) is None
+    with pytest.raises(TypeError):  # an entry that is not (command, its encoded text)
+        legal([draw], {id(draw.command): (draw.command, "s")})
+    with pytest.raises(TypeError):
+        legal([draw], {id(draw.command): (object(), encode("s"))})  # type: ignore[arg-type]
+
+
+def random_command(variant: Variant, rng: random.Random) -> Command:
+    """Any command of the notation's shapes, legal or not, columns and slots out of range now and then."""
+    kind = rng.random()
+    if kind < 0.1:
+        return rng.choice([DRAW, REDEAL, FINISH])
+    column = Pile("column", rng.randint(0, variant.columns + 1))
+    slot = Pile("foundation", rng.randint(0, variant.slots + 1) if rng.random() < 0.3 else 0)
+    source, target = rng.choice([(column, Pile("column", rng.randint(1, variant.columns))), (column, slot),
+                                 (Pile("waste", 0), column), (Pile("waste", 0), slot),
+                                 (Pile("foundation", rng.randint(1, variant.slots)), column)])
+    count = rng.choice([None, None, rng.randint(1, 14)]) if source.kind == target.kind == "column" else None
+    return Command("move", source, target, count)
+
+
+def assert_same_apply(position: Position, variant: Variant, command: Command) -> Applied | None:
+    """The C apply and the reference give the same result, or the same refusal (its error and its words)."""
+    try:
+        reference = apply(position, variant, command, pure=True)
+    except IllegalCommandError as error:
+        with pytest.raises(IllegalCommandError) as raised:
+            apply(position, variant, command)
+        assert (raised.value.code, str(raised.value)) == (error.code, str(error)), (position, command)
+        return None
+    fast = apply(position, variant, command)
+    assert fast == reference and type(fast) is Applied and type(fast.position) is Position, (position, command)
+    return fast
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_c_apply_gives_the_same_results_and_refusals_on_thousands_of_positions(variant: Variant) -> None:
+    """Every listed move and random commands (most refused) on random positions: the same position, cards and
+    face-down card turned up, or the same error."""
+    rng = random.Random(f"fast-path apply {variant.name}")
+    applied = refused = revealed = 0
+    for _ in range(1000):
+        position = random_position(variant, rng)
+        for move in legal_moves(position, variant):
+            result = assert_same_apply(position, variant, move.command)
+            assert result is not None
+            applied += 1
+            revealed += result.revealed
+        for _ in range(5):
+            refused += assert_same_apply(position, variant, random_command(variant, rng)) is None
+    assert applied > 3000 and refused > 1000 and revealed > 100, (applied, refused, revealed)
+
+
+@pytest.mark.parametrize("variant", list(PRESETS.values()), ids=lambda v: v.name)
+def test_the_c_apply_plays_the_same_games(variant: Variant) -> None:
+    rng = random.Random(f"fast-path apply games {variant.name}")
+    for position, legal in played_positions(variant, rng, games=6, commands=40):
+        for move in legal:
+            if move.command.kind != "undo":
+                assert assert_same_apply(position, variant, move.command) is not None
+
+
+def test_the_c_apply_declines_what_it_does_not_handle() -> None:
+    """The C apply answers None for what it does not apply (the Python then applies or refuses it), never a
+    wrong position: a refused move, a column out of range, a malformed position."""
+    variant = PRESETS["classic"]
+    fits = _fits(variant)
+
+    def c(tableau: tuple, hidden: tuple, op: int, source: int, target: int, count: int = -1,
+          foundations: tuple = (-1,) * 8, stock: tuple = (), waste: tuple = (), columns: int = 2) -> object:
+        return _cengine.apply_move(Position, Applied, tableau, hidden, foundations, stock, waste, 0, op, source, target,
+                                   count, fits, columns, 1, 1)
+
+    # Codes 0, 1, 2: the ace, two and three of clubs; 15 the three of diamonds (classic builds down in suit).
+    assert c(((5, 1), (2,)), (1, 0), 0, 1, 2) == Applied(Position(((5,), (2, 1)), (0, 0), (-1,) * 8, (), (), 0), 1, True)
+    assert c(((5, 1), (15,)), (1, 0), 0, 1, 2) is None  # the two of clubs does not go on a diamond
+    assert c(((5, 1), (2,)), (1, 0), 0, 1, 1) is None  # onto itself
+    assert c(((5, 1), (2,)), (1, 0), 0, 1, 3) is None  # no column 3
+    assert c(((5, 0), ()), (1, 0), 1, 1, 0) == Applied(
+        Position(((5,), ()), (0, 0), (0,) + (-1,) * 7, (), (), 0), 1, True)
+    assert c(((5, 2), ()), (1, 0), 1, 1, 0) is None  # no slot takes a three
+    assert c(((5,), ()), (0, 0), 4, 0, 0, stock=(7, 8)) == Applied(Position(((5,), ()), (0, 0), (-1,) * 8, (8,), (7,), 0), 1, False)
+    assert c(((5,), ()), (0, 0), 4, 0, 0) is None  # the stock is empty
+    assert c(((5, 52), ()), (0, 0), 0, 1, 2) is None  # no card code 52
+    assert c(((5,), ()), (2, 0), 0, 1, 2) is None  # more face down than cards
+    assert c(((5,), ()), (0, 0), 0, 1, 2, columns=3) is None  # not the variant's column count
+    assert c(((5,), ()), (0, 0), 9, 1, 2) is None  # an op it does not know
