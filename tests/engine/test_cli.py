@@ -131,9 +131,9 @@ def test_solve_passes_ftr_solver_to_the_solver(value: str, search: str) -> None:
 
 
 def test_solve_shows_its_state_bound_and_keeps_to_it() -> None:
-    """``solve --timeout 10 --nodes 1000000000`` used to stop after about 6 s with ``unknown`` on a state bound
-    that neither ``--help`` nor the answer named: the bound is ``--states``, with its default in ``--help``,
-    and an answer cut short by it says so."""
+    """The state bound that can end ``solve --timeout 10 --nodes 1000000000`` before its time cap is
+    ``--states``, with its default in ``--help``, and an answer cut short by it says so (a user reading
+    ``unknown`` after 6 of 10 seconds must see why)."""
     import time
 
     from server.engine.solver import Budget

@@ -1026,8 +1026,8 @@ async def test_seq_zero_is_not_acknowledged_as_an_accepted_command(srv: ServerPr
 
 
 async def test_a_play_or_resign_frame_that_skips_a_seq_is_refused_and_changes_nothing(srv: ServerProcess) -> None:
-    """seq 3 after seq 1 was accepted (it skips 2): refused with seq_gap naming 2, nothing applied. The server
-    used to apply it, and then acknowledged a later seq 2 as a "retry" of a command it had never applied."""
+    """seq 3 after seq 1 was accepted (it skips 2): refused with seq_gap naming 2, nothing applied. Applying it
+    would make a later seq 2 look like a retry of a command the server never applied, and be acknowledged as one."""
     async def case() -> None:
         match = await started(srv)
         await match.move("alice")  # seq 1

@@ -122,8 +122,8 @@ async def test_watch_sockets_reset_during_catch_up_release_their_slots(make_serv
 async def test_a_spectator_is_served_after_many_watch_sockets_reset_on_a_lobby_nobody_joined(make_server) -> None:  # type: ignore[no-untyped-def]
     """What the spectators see, nothing else (no metrics): three times ``FTR_MAX_WATCHERS`` WebSocket
     handshakes on a match nobody joined, each reset (an RST) right after the handshake, then one more spectator
-    of that match is served (its first frame is the lobby when a player joins), not ``too_many_watchers``. Each
-    reset used to keep its slot: the handler waited on the watcher's queue for an event that never came."""
+    of that match is served (its first frame is the lobby when a player joins), not ``too_many_watchers``. A
+    reset must free its slot even though no event comes for the handler waiting on the watcher's queue."""
     server = make_server(FTR_MAX_WATCHERS=str(SLOTS), FTR_MATCHES_PER_MIN="1000")
 
     async def run() -> None:
