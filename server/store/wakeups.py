@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable, Collection
 
 from redis.asyncio.cluster import ClusterNode, ClusterPubSub, RedisCluster
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
 log = logging.getLogger("forty_thieves.store")
 
@@ -54,6 +54,8 @@ class WakeUps:
         self._changed = asyncio.Event()
         self._own: RedisCluster | None = None
         self.pubsub: ClusterPubSub | None = None
+        self._dropped: set[str] = set()
+        """Wanted streams whose subscription Redis dropped (their slot left the node) and not confirmed since."""
 
     def want(self, keys: Collection[str]) -> None:
         """Listen to the wake-ups of the streams ``keys`` from now on (subscribed to, or dropped, by :meth:`run`)."""
@@ -80,7 +82,7 @@ class WakeUps:
                 self._changed.clear()
                 try:
                     await self._subscribe()
-                except (RedisError, OSError) as error:
+                except (RedisError, RedisClusterException, OSError) as error:
                     await self._failed("subscribing to wake-ups", error)
                     continue
                 assert self.pubsub is not None
@@ -108,6 +110,13 @@ class WakeUps:
             await self._own.initialize()
             self.pubsub = self._own.pubsub()
         assert self.pubsub is not None
+        self._dropped &= self.wanted
+        if self._dropped:
+            # Redis dropped them as their slot moved, but redis-py still counts them as subscribed where they were:
+            # read the layout again and have redis-py move each channel to its slot's master now (again each
+            # round until Redis confirms the new subscription: the layout may not show the move at once).
+            await self._own.nodes_manager.initialize()
+            await self.pubsub.reinitialize_shard_subscriptions()
         have = self.subscribed()
         wanted = self.wanted
         for key in wanted - have:
@@ -127,7 +136,7 @@ class WakeUps:
                 return
             try:
                 message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
-            except (RedisError, OSError) as error:
+            except (RedisError, RedisClusterException, OSError) as error:
                 await self._failed(f"reading wake-ups from {name}", error)
                 return
             if message is None:
@@ -138,8 +147,10 @@ class WakeUps:
                 data = message["data"]
                 woken(key, data.decode() if isinstance(data, bytes) else str(data))
             elif kind == "ssubscribe":
+                self._dropped.discard(key)
                 woken(key, None)
-            elif kind == "sunsubscribe" and key in self.wanted:  # the slot left this node: subscribe again
+            elif kind == "sunsubscribe" and key in self.wanted:  # not ours: the slot left this node
+                self._dropped.add(key)
                 self._changed.set()
 
     async def _failed(self, what: str, error: BaseException) -> None:
@@ -152,7 +163,7 @@ class WakeUps:
         if self._own is not None:
             try:
                 await self._own.nodes_manager.initialize()
-            except (RedisError, OSError) as again:
+            except (RedisError, RedisClusterException, OSError) as again:
                 log.info("reading the cluster's layout failed (%s: %s)", type(again).__name__, again)
 
     async def _close(self) -> None:
