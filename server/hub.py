@@ -21,10 +21,14 @@ A feed is followed from the moment its first subscriber opens, from the stream's
 where the reader is, when the feed is followed already), until its last subscriber closes. The reader keeps
 each feed's last id across its own restarts (a Redis failure), so it resumes by id: an entry is delivered once,
 in stream order. Reads are grouped (:func:`group_streams`) by the store's :meth:`stream_group
-<server.store.Store.stream_group>`: on one Redis every stream is one group, read by one blocking XREAD; on a
-Redis Cluster a group is the node serving the streams' slots (a pipeline of one XREAD per slot, as a
-multi-key command touches one slot), and each group has one read in flight at a time. The store rides out a
-failover inside a read (it tries again with backoff), so the reader does not fail for one.
+<server.store.Store.stream_group>`, made again only when the follows change (and, on a cluster, at each
+safety poll), and each group has one read in flight at a time. On one Redis every stream is one group, read by
+one blocking XREAD. On a Redis Cluster a blocking XREAD may name keys of one slot only, so reads are driven by
+wake-ups instead (:mod:`server.store.wakeups`): a group is the node serving the streams' slots, and it is read
+without waiting (a pipeline of one XREAD per slot) when a wake-up says a stream of it has a new entry, the woken
+streams only, and every :data:`SAFETY_POLL_MS` all of them, as a wake-up may be lost; the ids stay the truth,
+so a lost wake-up delays an entry and loses none. The store rides out a failover inside a read (it tries again
+with backoff), so the reader does not fail for one.
 
 Catch-up then live (:meth:`Subscription.batches`, :meth:`Subscription.events`): the subscription is
 registered first, so the live entries queue up while the stored ones are read (XRANGE, in pages); a live entry
@@ -49,8 +53,9 @@ QUEUE_LIMIT = 1024
 (``Settings.watcher_queue``, ``FTR_WATCHER_QUEUE``)."""
 
 BLOCK_MS = 100
-"""How long one XREAD waits for an entry (ms): a feed followed meanwhile in a group whose read is in flight
-is read from the next read on (its start id is fixed when it is followed, so nothing is lost)."""
+"""How long one blocking XREAD (one Redis) waits for an entry (ms): a feed followed meanwhile in a group whose
+read is in flight is read from the next read on (its start id is fixed when it is followed, so nothing is
+lost)."""
 
 SAFETY_POLL_MS = 1000
 """With wake-ups (a Redis Cluster): every followed stream is read at least this often (ms), woken or not, so a
@@ -74,7 +79,8 @@ class StreamSource(Protocol):
 
     async def read_streams(self, positions: dict[str, str],
                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
-        """New entries ``(key, id, fields)`` after each stream's position, waiting up to ``block_ms`` ms."""
+        """New entries ``(key, id, fields)`` after each stream's position, waiting up to ``block_ms`` ms (0: not
+        at all; keys of several hash slots are never waited for)."""
         ...
 
     def stream_after(self, key: str, after: str, page: int = 500) -> AsyncIterator[list[tuple[str, dict[bytes, bytes]]]]:
@@ -237,7 +243,8 @@ class Subscription:
 class Hub:
     """The fan-out of one process (see the module docstring): ``source`` is the store; ``queue_limit`` the default
     queue limit of a subscriber; after a read that returned entries, the group's next read waits ``pause_s``
-    seconds so that it gathers several (fewer XREADs under load); one read waits ``block_ms`` ms at most."""
+    seconds so that it gathers several (fewer XREADs under load, woken or blocking); one blocking read waits
+    ``block_ms`` ms at most."""
 
     def __init__(self, source: StreamSource, *, queue_limit: int = QUEUE_LIMIT, pause_s: float = 0.0,
                  block_ms: int = BLOCK_MS) -> None:
