@@ -61,7 +61,8 @@ SAFETY_POLL_MS = 1000
 """With wake-ups (a Redis Cluster): every followed stream is read at least this often (ms), woken or not, so a
 lost wake-up (pub/sub is at most once: a subscription's connection killed, a failover, a slot moved) delays an
 entry by this much at most and loses none. Each such round is one XREAD per followed slot; the read groups are
-made again then too (a failover changes which node serves a slot)."""
+made again then too (a failover changes which node serves a slot). Measured on the 3+3 test cluster, a hub
+following 100 quiet matches: 1.6 % of a core at 1000 ms, 6.1 % at 250 ms."""
 
 Entry = tuple[str, bytes]
 """``(stream id, frame)``: what a queue subscriber gets."""
