@@ -86,8 +86,12 @@ class WakeUps:
                     await self._failed("subscribing to wake-ups", error)
                     continue
                 assert self.pubsub is not None
+                for name, task in list(listeners.items()):
+                    if task.done():  # its node's connection is gone, or failed (after a pause): listen again
+                        del listeners[name]
+                        task.result()  # a Redis failure ends it quietly: anything else is a bug to raise
                 for name in list(self.pubsub.node_pubsub_mapping):
-                    if name not in listeners or listeners[name].done():
+                    if name not in listeners:
                         listeners[name] = asyncio.create_task(self._listen(name, woken))
                 changed = asyncio.ensure_future(self._changed.wait())
                 try:
@@ -105,10 +109,15 @@ class WakeUps:
         """Subscribe to the wanted streams not subscribed to, drop the others (each its own command: shard
         channels of several slots cannot share one)."""
         if self._own is None:
-            nodes = [ClusterNode(node.host, node.port) for node in self.client.get_nodes()]
-            self._own = RedisCluster(startup_nodes=nodes, socket_timeout=5, health_check_interval=30)
-            await self._own.initialize()
-            self.pubsub = self._own.pubsub()
+            known = self.client.get_nodes() or list(self.client.nodes_manager.startup_nodes.values())
+            nodes = [ClusterNode(node.host, node.port) for node in known]
+            own = RedisCluster(startup_nodes=nodes, socket_timeout=5, health_check_interval=30)
+            try:
+                await own.initialize()
+            except BaseException:
+                await own.aclose()
+                raise
+            self._own, self.pubsub = own, own.pubsub()
         assert self.pubsub is not None
         self._dropped &= self.wanted
         if self._dropped:
@@ -132,7 +141,8 @@ class WakeUps:
         assert self.pubsub is not None and self._own is not None
         while name in self.pubsub.node_pubsub_mapping:
             node = self._own.get_node(node_name=name)
-            if node is None:
+            if node is None:  # gone from the layout: redis-py moves its channels; look again after a pause
+                await asyncio.sleep(RETRY_S)
                 return
             try:
                 message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
