@@ -277,7 +277,7 @@ async def test_entries_arrive_once_in_order_when_the_wake_up_connections_are_kil
         sent = loop.time()
         await asyncio.gather(*(write(test.store, c, 20, written[c]) for c in codes))
         await asyncio.wait_for(asyncio.gather(*readers), 10)
-        assert loop.time() - sent < 1.0
+        assert loop.time() - sent < 5.0  # by wake-ups: the safety poll would take a minute
         assert got == written
         for subscription in subscriptions:
             subscription.close()
