@@ -27,9 +27,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_the_server_uses_the_cluster_client_on_a_cluster(cluster_server: ServerProcess, cluster_url: str) -> None:
     """The match's keys land on the masters the cluster assigns them (not all on the node of REDIS_URL)."""
     codes = [create_match(cluster_server.url, variant="relaxed", seed=f"s{i}", players=2)["code"] for i in range(12)]
-    client = redis_at(cluster_url)
-    masters = {client.get_node_from_key(f"{{m:{code}}}:meta").name for code in codes}
-    assert all(client.hget(f"{{m:{code}}}:meta", "state") == b"lobby" for code in codes)
+    with redis_at(cluster_url) as client:  # closed: an unclosed client's sockets warn when collected
+        masters = {client.get_node_from_key(f"{{m:{code}}}:meta").name for code in codes}
+        assert all(client.hget(f"{{m:{code}}}:meta", "state") == b"lobby" for code in codes)
     assert len(masters) >= 2, masters  # 12 random codes on one master of three: (1/3)^11, not by chance
 
 

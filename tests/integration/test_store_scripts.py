@@ -139,7 +139,8 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
                 assert key == {"timers": TIMERS, "daily_names": DAILY_NAMES}[part], (script.name, key)
     assert seen == {script.name for script in scripts.ALL}, "a script the scenario did not run"
     # On one Redis the hub blocks in XREAD: the scripts' ``wake`` publishes nothing there.
-    stats = redis.Redis.from_url(redis_url).info("commandstats")
+    with redis.Redis.from_url(redis_url) as client:
+        stats = client.info("commandstats")
     assert "cmdstat_spublish" not in stats and "cmdstat_xadd" in stats, sorted(stats)
 
 
