@@ -265,6 +265,8 @@ class Hub:
         entry may have come unnamed, a subscription was made again)."""
         self._groups: dict[Hashable, list[str]] | None = None
         """The followed streams' keys by read group (:meth:`_grouped`); None once they must be grouped again."""
+        self._group_of: dict[str, Hashable] = {}
+        """Each followed stream's read group, as :attr:`_groups` has it."""
 
     # ------------------------------------------------------------ subscribing
 
@@ -350,23 +352,24 @@ class Hub:
         if self._groups is None:
             self._groups = {group: list(keys) for group, keys in
                             group_streams(self.positions, self.source.stream_group).items()}
+            self._group_of = {key: group for group, keys in self._groups.items() for key in keys}
         return self._groups
 
-    def _due(self, keys: list[str], full: bool) -> list[str]:
-        """Which of a group's ``keys`` its next read takes with wake-ups: all of them for a safety poll
-        (``full``), else the woken ones not delivered that far already; they are no longer woken then."""
-        if full:
-            for key in keys:
-                self._woken.pop(key, None)
-            return keys
-        chosen = []
-        for key in keys:
-            if key in self._woken:
-                woken = self._woken.pop(key)
-                last = self.positions.get(key)
-                if last is not None and (woken is None or order(woken) > order(last)):
-                    chosen.append(key)
-        return chosen
+    def _due(self, busy: Mapping[Hashable, object]) -> dict[Hashable, list[str]]:
+        """With wake-ups: the woken streams to read now, by group (not of the groups ``busy``, whose read is in
+        flight: they stay woken), those delivered that far already left out; they are no longer woken then.
+        Walks the woken streams only, not every followed one."""
+        self._grouped()
+        due: dict[Hashable, list[str]] = {}
+        for key, woken in list(self._woken.items()):
+            group = self._group_of.get(key)
+            if group is None or group in busy:
+                continue
+            del self._woken[key]
+            last = self.positions.get(key)
+            if last is not None and (woken is None or order(woken) > order(last)):
+                due.setdefault(group, []).append(key)
+        return due
 
     async def run(self) -> None:
         """The process's one reader: reads every group of followed streams (one read in flight per group) and
@@ -397,17 +400,19 @@ class Hub:
                         next_poll = loop.time() + SAFETY_POLL_MS / 1000
                     timeout = min(timeout, max(0.0, next_poll - loop.time()))
                 self._wakeup.clear()
-                for group, keys in self._grouped().items():
-                    if group in reads:
-                        continue
-                    if listening is None:
-                        chosen, block_ms = keys, self.block_ms
-                    else:
-                        chosen, block_ms = self._due(keys, group in polled), 0
+                if listening is None:
+                    for group, keys in self._grouped().items():
+                        if group not in reads:
+                            reads[group] = asyncio.ensure_future(self._read(keys, self.block_ms,
+                                                                            delays.pop(group, 0.0)))
+                else:
+                    due = self._due(reads)
+                    for group in [g for g in polled if g not in reads]:  # a safety poll: every stream of it
                         polled.discard(group)
-                        if not chosen:
-                            continue
-                    reads[group] = asyncio.ensure_future(self._read(chosen, block_ms, delays.pop(group, 0.0)))
+                        due[group] = self._grouped().get(group, [])
+                    for group, keys in due.items():
+                        if keys:
+                            reads[group] = asyncio.ensure_future(self._read(keys, 0, delays.pop(group, 0.0)))
                 waker = asyncio.ensure_future(self._wakeup.wait())
                 try:
                     done, _ = await asyncio.wait([*reads.values(), waker], timeout=timeout,
