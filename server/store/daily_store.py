@@ -29,10 +29,10 @@ class DailyStore:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.redis = store.redis
-        self._new_attempt = self.redis.register_script(scripts.NEW_ATTEMPT.lua)
-        self._record = self.redis.register_script(scripts.RECORD.lua)
-        self._close = self.redis.register_script(scripts.CLOSE_DAY.lua)
-        self._unclaim = self.redis.register_script(scripts.UNCLAIM.lua)
+        self._new_attempt = self.redis.register_script(scripts.NEW_ATTEMPT.source(store.wakes))
+        self._record = self.redis.register_script(scripts.RECORD.source(store.wakes))
+        self._close = self.redis.register_script(scripts.CLOSE_DAY.source(store.wakes))
+        self._unclaim = self.redis.register_script(scripts.UNCLAIM.source(store.wakes))
 
     async def secret(self, configured: str | None) -> str:
         """The configured secret, else the one kept in Redis (made at first use)."""
@@ -149,5 +149,7 @@ class DailyStore:
 
     async def add_event(self, date: str, variant: str, event: dict[str, Any]) -> None:
         """Append a public attempt event (``{"name", "status", "moves", "foundation", "time_ms"}``)."""
-        await self.redis.xadd(day_key(date, variant, "events"), {"d": msgspec.json.encode(event)},
-                              maxlen=EVENTS_MAXLEN, approximate=True)
+        key = day_key(date, variant, "events")
+        entry = await self.redis.xadd(key, {"d": msgspec.json.encode(event)}, maxlen=EVENTS_MAXLEN, approximate=True)
+        if self.store.wakes:  # as the scripts' ``wake`` (see Store.add_event)
+            await self.redis.spublish(key, entry)

@@ -48,6 +48,7 @@ from .keys import (
 )
 from .records import MatchMeta, PlayerRecord, Timer, plain
 from .scripts import EVENTS_MAXLEN
+from .wakeups import WakeUps
 
 log = logging.getLogger("forty_thieves.store")
 
@@ -124,17 +125,6 @@ READ_RETRIES = 20
 raised: with :data:`READ_BACKOFF` about 15 s, longer than a Redis Cluster failover (the master's
 ``cluster-node-timeout`` and the replica's election) or a Redis restart. A spectator's catch-up
 (:meth:`Store.stream_after`) fails at once instead: the spectator resumes by id."""
-
-POLL_MS = 20
-"""First pause between the pipelined non-blocking reads of a cluster node's streams (:meth:`Store.read_streams`)
-while none has a new entry; each further empty read doubles it, up to :data:`POLL_MAX_MS`, and a read with
-entries starts again from this. Each read costs one XREAD per followed slot of the node, so a fixed 20 ms kept a
-process with quiet matches busy polling (measured: two processes following 100 matches on a 3+3 cluster spent
-a core between them at 318 moves/s)."""
-
-POLL_MAX_MS = 250
-"""The longest pause between two reads of a quiet node: the first entry after a quiet spell reaches the hub at
-most this much late (an opponent's progress, a spectator's event; a player's own replies never wait for it)."""
 
 READ_BACKOFF = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
 """Delays between those tries, and between a fence's (:meth:`Store.fence`): jittered, doubling from 50 ms up to
@@ -221,30 +211,31 @@ class Store:
         self.retention_s = retention_s
         self.wait_replicas = wait_replicas
         self.wait_ms = wait_ms
-        self.clustered = isinstance(client, RedisCluster)
-        self._polls: dict[Hashable, tuple[int, float]] = {}
-        """Per cluster node (its :meth:`stream_group`): the pause after its last read (ms, :data:`POLL_MS`) and the
-        event loop's time of its next read."""
-        self._join = client.register_script(scripts.JOIN.lua)
-        self._resume = client.register_script(scripts.RESUME.lua)
-        self._issue = client.register_script(scripts.ISSUE.lua)
-        self._commit = client.register_script(scripts.COMMIT.lua)
-        self._fence = client.register_script(scripts.FENCE.lua)
-        self._transition = client.register_script(scripts.TRANSITION.lua)
-        self._start = client.register_script(scripts.START.lua)
-        self._create = client.register_script(scripts.CREATE.lua)
+        cluster = isinstance(client, RedisCluster)
+        self.clustered = cluster
+        self.wakes = cluster
+        """Whether the scripts publish wake-ups (:mod:`server.store.scripts`): on a Redis Cluster, where the hub reads
+        the streams it is woken for (:meth:`wake_ups`) instead of blocking in one XREAD."""
+        self._join = client.register_script(scripts.JOIN.source(cluster))
+        self._resume = client.register_script(scripts.RESUME.source(cluster))
+        self._issue = client.register_script(scripts.ISSUE.source(cluster))
+        self._commit = client.register_script(scripts.COMMIT.source(cluster))
+        self._fence = client.register_script(scripts.FENCE.source(cluster))
+        self._transition = client.register_script(scripts.TRANSITION.source(cluster))
+        self._start = client.register_script(scripts.START.source(cluster))
+        self._create = client.register_script(scripts.CREATE.source(cluster))
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushes: set[asyncio.Task[None]] = set()
-        self._end_player = client.register_script(scripts.END_PLAYER.lua)
-        self._close = client.register_script(scripts.CLOSE_MATCH.lua)
-        self._claim_next = client.register_script(scripts.CLAIM_NEXT.lua)
-        self._round_join = client.register_script(scripts.ROUND_JOIN.lua)
-        self._window_over = client.register_script(scripts.WINDOW_OVER.lua)
-        self._next_made = client.register_script(scripts.NEXT_MADE.lua)
-        self._series_add = client.register_script(scripts.SERIES_ADD.lua)
-        self._lobby_event = client.register_script(scripts.LOBBY_EVENT.lua)
-        self._ready = client.register_script(scripts.READY.lua)
-        self._done_if_due = client.register_script(scripts.DONE_IF_DUE.lua)
+        self._end_player = client.register_script(scripts.END_PLAYER.source(cluster))
+        self._close = client.register_script(scripts.CLOSE_MATCH.source(cluster))
+        self._claim_next = client.register_script(scripts.CLAIM_NEXT.source(cluster))
+        self._round_join = client.register_script(scripts.ROUND_JOIN.source(cluster))
+        self._window_over = client.register_script(scripts.WINDOW_OVER.source(cluster))
+        self._next_made = client.register_script(scripts.NEXT_MADE.source(cluster))
+        self._series_add = client.register_script(scripts.SERIES_ADD.source(cluster))
+        self._lobby_event = client.register_script(scripts.LOBBY_EVENT.source(cluster))
+        self._ready = client.register_script(scripts.READY.source(cluster))
+        self._done_if_due = client.register_script(scripts.DONE_IF_DUE.source(cluster))
 
     async def time_ms(self) -> int:
         """Redis ``TIME`` in ms: the one clock all processes share."""
@@ -415,7 +406,7 @@ class Store:
                 return await self._fence(keys=keys, args=[epoch, nonce])
             # What FENCE reads is acknowledged to the player: it waits for the replicas as a commit does, on
             # the same connection (EVAL, not EVALSHA: a promoted replica may not hold the script yet).
-            reply, _replicas = await self._eval_waited(scripts.FENCE.lua, keys, [epoch, nonce])
+            reply, _replicas = await self._eval_waited(self._fence.script, keys, [epoch, nonce])
             return reply
 
         async def failed(_error: Exception) -> None:
@@ -517,7 +508,7 @@ class Store:
         """One commit as a pipeline of EVAL (the script's text: the node may not hold it, as after NOSCRIPT)
         and WAIT on the same connection; raises as :meth:`_flush` resolves a failed WAIT (the commit's outcome
         is unknown) and logs a short count of replicas as it does."""
-        result, replicas = await self._eval_waited(scripts.COMMIT.lua, keys, args)
+        result, replicas = await self._eval_waited(self._commit.script, keys, args)
         self._warn_short(replicas)
         return result
 
@@ -541,8 +532,10 @@ class Store:
 
     async def add_event(self, code: str, frame: bytes, kind: str = "public") -> str:
         """Append an event to the match's stream: ``kind`` public, or internal (start, takeover)."""
-        entry = await self.redis.xadd(events_key(code), {"m": frame, "k": kind}, maxlen=EVENTS_MAXLEN,
-                                      approximate=True)
+        key = events_key(code)
+        entry = await self.redis.xadd(key, {"m": frame, "k": kind}, maxlen=EVENTS_MAXLEN, approximate=True)
+        if self.wakes:  # as the scripts' ``wake`` (a command of its own: this XADD is no script)
+            await self.redis.spublish(key, entry)
         return entry.decode()
 
     async def store_results(self, code: str, frame: bytes) -> None:
@@ -682,15 +675,13 @@ class Store:
 
     async def read_streams(self, positions: dict[str, str],
                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
-        """New entries of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`),
-        waiting up to ``block_ms`` ms for one: ``(key, id, fields)`` triples, oldest first per stream, at most
-        200 per stream.
+        """New entries of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`):
+        ``(key, id, fields)`` triples, oldest first per stream, at most 200 per stream.
 
-        Keys of one hash slot (every key on one Redis): one blocking XREAD. Keys of several slots (a cluster
-        node's): a multi-key command must touch one slot, so one XREAD per slot without BLOCK, all in one
-        pipeline (one round trip on one connection), again every :data:`POLL_MS` while none returns an entry,
-        until ``block_ms``: what one blocking XREAD per slot did with one connection per slot (past
-        ``CLUSTER_MAX_CONNECTIONS`` slots on a node, more than the pool has) and one round trip per slot.
+        Keys of one hash slot (every key on one Redis): one XREAD, waiting up to ``block_ms`` ms for an entry (0:
+        not at all). Keys of several slots (a cluster node's): a multi-key command must touch one slot, so one
+        XREAD per slot, all in one pipeline (one round trip on one connection), never waiting: on a cluster the
+        hub reads a stream when a wake-up says it has a new entry (:meth:`wake_ups`), not by waiting in a read.
 
         A failover or a restart of Redis is ridden out here (:meth:`_read`), so the hub's reader does not fail
         for it; the positions are the caller's, so nothing is lost or repeated."""
@@ -701,36 +692,26 @@ class Store:
             for key, last in positions.items():
                 slots.setdefault(key_slot(key.encode()), {})[key] = last
         if len(slots) <= 1:
-            reply = await self._read("the event streams",
-                                     lambda: self.redis.xread(positions, block=block_ms, count=200))
+            block = block_ms or None  # XREAD's BLOCK 0 would wait for ever
+            reply = await self._read("the event streams", lambda: self.redis.xread(positions, block=block, count=200))
             return _stream_entries(reply)
-        return await self._read("the event streams", lambda: self._poll_streams(list(slots.values()), block_ms))
+        return await self._read("the event streams", lambda: self._read_slots(list(slots.values())))
 
-    async def _poll_streams(self, slots: list[dict[str, str]],
-                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
+    async def _read_slots(self, slots: list[dict[str, str]]) -> list[tuple[str, str, dict[bytes, bytes]]]:
         """:meth:`read_streams` of keys of several slots: a pipeline of one non-blocking XREAD per slot (the dicts
-        of ``slots``), repeated every :data:`POLL_MS` until one has entries or ``block_ms`` passed."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + block_ms / 1000
-        node = self.stream_group(next(iter(slots[0])))
-        while True:
-            # The node's pause is kept across calls: a node quiet for a while is read every POLL_MAX_MS, however
-            # short ``block_ms`` is; a call that ends before the node's next read is due returns nothing.
-            pause_ms, due = self._polls.get(node, (POLL_MS // 2, 0.0))
-            if due > loop.time():
-                if due >= deadline:
-                    await asyncio.sleep(max(0.0, deadline - loop.time()))
-                    return []
-                await asyncio.sleep(due - loop.time())
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for part in slots:
-                    pipe.xread(part, count=200)
-                replies = await pipe.execute()
-            entries = [entry for reply in replies for entry in _stream_entries(reply)]
-            pause_ms = POLL_MS if entries else min(POLL_MAX_MS, 2 * pause_ms)
-            self._polls[node] = (pause_ms, loop.time() + pause_ms / 1000)
-            if entries:
-                return entries
+        of ``slots``)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for part in slots:
+                pipe.xread(part, count=200)
+            replies = await pipe.execute()
+        return [entry for reply in replies for entry in _stream_entries(reply)]
+
+    def wake_ups(self) -> WakeUps | None:
+        """A listener of the wake-ups the scripts publish (:class:`~server.store.wakeups.WakeUps`, on its own
+        connections) on a Redis Cluster; None on one Redis, whose blocking XREAD needs none."""
+        if not self.wakes or not isinstance(self.redis, RedisCluster):
+            return None
+        return WakeUps(self.redis)
 
     async def stream_after(self, key: str, after: str,
                            page: int = 500) -> AsyncIterator[list[tuple[str, dict[bytes, bytes]]]]:

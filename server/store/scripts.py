@@ -24,6 +24,12 @@ players, JSON), ``window_end_ms``, ``window_over``, ``host_name`` (set
 once, by the first :data:`ROUND_JOIN`) and, until :data:`WINDOW_OVER`, the
 ``name:KEY`` fields of the round before's players (their names kept for
 them).
+
+Wake-ups: every script that adds to an event stream calls ``wake(stream, id)`` with the entry's id. On a Redis
+Cluster that is ``SPUBLISH`` of the id on the shard channel named as the stream's key (its hash tag, so the
+stream's slot: Redis 7.0 takes a script's SPUBLISH on the slot of its keys), which wakes the hub's reads of
+that stream (:mod:`server.store.wakeups`); on one Redis, where the hub's blocking XREAD needs no wake-up, it is
+nothing (:meth:`Script.source`).
 """
 
 from __future__ import annotations
@@ -33,6 +39,12 @@ from typing import Literal
 
 EVENTS_MAXLEN = 20000
 """Approximate cap of an event stream (a match's, and a daily challenge's): the one stream length."""
+
+WAKE_NOTHING = "local function wake(stream, id) end\n"
+"""The ``wake`` of a script on one Redis: nothing (:meth:`Script.source`)."""
+
+WAKE_PUBLISH = "local function wake(stream, id) redis.call('SPUBLISH', stream, id) end\n"
+"""The ``wake`` of a script on a Redis Cluster: the new entry's id on the shard channel named as its stream."""
 
 SPECTATOR_KINDS = (b"public", b"ended", b"board")
 """Stream entry kinds spectators receive: public events, games the server ended, and (open-boards
@@ -54,6 +66,11 @@ class Script:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "__doc__", self.doc)
+
+    def source(self, cluster: bool) -> str:
+        """The text Redis runs: :attr:`lua` after the ``wake`` it calls (:data:`WAKE_PUBLISH` on a Redis Cluster,
+        :data:`WAKE_NOTHING` on one Redis)."""
+        return (WAKE_PUBLISH if cluster else WAKE_NOTHING) + self.lua
 
 
 CREATE = Script(
@@ -172,6 +189,7 @@ for i = 2, #ARGV do
 end
 local active = -1
 if a[11] == 1 then active = redis.call('HINCRBY', KEYS[4], 'active', -1) end
+if last ~= '' then wake(KEYS[3], last) end
 return {'ok', last, active}
 """ % EVENTS_MAXLEN)  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
@@ -208,7 +226,7 @@ redis.call('HSET', KEYS[1], 'state', 'playing')
 local names = redis.call('LRANGE', KEYS[2], 0, -1)
 for _, name in ipairs(names) do redis.call('HSET', KEYS[4] .. name, 'status', 'playing', 'foundation', ARGV[2]) end
 redis.call('HSET', KEYS[1], 'active', #names)
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'start')
+wake(KEYS[3], redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'start'))
 return 1
 """ % EVENTS_MAXLEN)  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
@@ -221,8 +239,8 @@ END_PLAYER = Script(
     """
 if redis.call('HGET', KEYS[1], 'status') ~= 'playing' then return {'game_over', -1} end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'time_ms', ARGV[2])
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'ended', 'n', redis.call('HGET', KEYS[1], 'name'),
-  's', ARGV[1])
+wake(KEYS[2], redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'ended',
+  'n', redis.call('HGET', KEYS[1], 'name'), 's', ARGV[1]))
 return {'ok', redis.call('HINCRBY', KEYS[3], 'active', -1)}
 """ % EVENTS_MAXLEN)  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
@@ -236,7 +254,7 @@ CLOSE_MATCH = Script(
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'lobby' and state ~= 'preparing' then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'closed')
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'public')
+wake(KEYS[4], redis.call('XADD', KEYS[4], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'public'))
 for _, name in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do redis.call('EXPIRE', KEYS[5] .. name, ARGV[2]) end
 for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
 return 1
@@ -252,7 +270,9 @@ TRANSITION = Script(
 if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2])
 for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-if ARGV[3] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'public') end
+if ARGV[3] ~= '' then
+  wake(KEYS[2], redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'public'))
+end
 return 1
 """ % EVENTS_MAXLEN)  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
@@ -403,7 +423,7 @@ for i, name in ipairs(names) do
   local at = 3 + (i - 1) * 3
   if ARGV[at + 1] ~= name or ARGV[at + 2] ~= ready or ARGV[at + 3] ~= connected then return 'changed' end
 end
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'public')
+wake(KEYS[3], redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 'k', 'public'))
 return 'ok'
 """ % EVENTS_MAXLEN)  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
@@ -456,7 +476,7 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
 redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', %d, '*', 'd', ARGV[5])
+wake(KEYS[5], redis.call('XADD', KEYS[5], 'MAXLEN', '~', %d, '*', 'd', ARGV[5]))
 return 1
 """ % EVENTS_MAXLEN)  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 

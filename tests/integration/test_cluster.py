@@ -9,6 +9,7 @@ them.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING, Self
 
 import pytest
 from redis.crc import key_slot
@@ -17,15 +18,18 @@ from . import test_no_leaks, test_race, test_resilience, test_spectating
 from .conftest import ServerProcess, redis_at
 from .wsclient import create_match
 
+if TYPE_CHECKING:
+    from server.hub import Subscription
+
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def test_the_server_uses_the_cluster_client_on_a_cluster(cluster_server: ServerProcess, cluster_url: str) -> None:
     """The match's keys land on the masters the cluster assigns them (not all on the node of REDIS_URL)."""
     codes = [create_match(cluster_server.url, variant="relaxed", seed=f"s{i}", players=2)["code"] for i in range(12)]
-    client = redis_at(cluster_url)
-    masters = {client.get_node_from_key(f"{{m:{code}}}:meta").name for code in codes}
-    assert all(client.hget(f"{{m:{code}}}:meta", "state") == b"lobby" for code in codes)
+    with redis_at(cluster_url) as client:  # closed: an unclosed client's sockets warn when collected
+        masters = {client.get_node_from_key(f"{{m:{code}}}:meta").name for code in codes}
+        assert all(client.hget(f"{{m:{code}}}:meta", "state") == b"lobby" for code in codes)
     assert len(masters) >= 2, masters  # 12 random codes on one master of three: (1/3)^11, not by chance
 
 
@@ -146,64 +150,134 @@ async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(clus
         await client.aclose()
 
 
-async def test_the_hub_reads_a_quiet_node_rarely_and_a_new_entry_still_arrives(cluster_url: str) -> None:
-    """A node whose followed streams stay quiet is read every ``POLL_MAX_MS`` once its pause has grown, not every
-    ``POLL_MS`` (each read is one XREAD per followed slot, so a fixed 20 ms kept a process with quiet matches
-    busy): the masters' XREAD counts over a quiet second say so; and the first entry after the quiet spell still
-    reaches its subscriber within about that pause."""
-    from protocol.codes import new_code
-    from server.hub import Hub
-    from server.store import Store, match_feed, redis_client
-    from server.store.match_store import POLL_MAX_MS, POLL_MS
+class ClusterHub:
+    """A hub reading streams on the test cluster (``async with``: its reader runs), with the masters' XREAD
+    counts at hand."""
 
-    from .test_hub import write
+    def __init__(self, cluster_url: str) -> None:
+        from server.hub import Hub
+        from server.store import Store, redis_client
 
-    client = redis_client(cluster_url, cluster=True)
-    await client.initialize()
-    store = Store(client, 600)
-    hub = Hub(store, pause_s=0.005)
-    reader = asyncio.create_task(hub.run())
-    masters = [node for node in client.get_nodes() if node.server_type == "primary"]
+        self.client = redis_client(cluster_url, cluster=True)
+        self.store = Store(self.client, 600)
+        self.hub = Hub(self.store, pause_s=0.005)
 
-    async def xreads() -> int:
+    async def __aenter__(self) -> Self:
+        await self.client.initialize()  # the cluster's layout (the server's first commands read it)
+        self.reader = asyncio.create_task(self.hub.run())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.reader.cancel()
+        await asyncio.gather(self.reader, return_exceptions=True)
+        await self.client.aclose()
+
+    def masters(self) -> list:  # type: ignore[type-arg]
+        return [node for node in self.client.get_nodes() if node.server_type == "primary"]
+
+    async def xreads(self) -> int:
+        """XREAD calls the masters have served so far (INFO commandstats)."""
         total = 0
-        for node in masters:
-            stats = await client.info("commandstats", target_nodes=node)
+        for node in self.masters():
+            stats = await self.client.info("commandstats", target_nodes=node)
             total += int(stats.get("cmdstat_xread", {}).get("calls", 0))
         return total
 
-    try:
+
+async def first_entry(subscription: Subscription) -> tuple[float, tuple[str, bytes]]:
+    """The loop's time when the subscription's first live entry arrives, and that entry."""
+    async for entry in subscription.events():
+        return asyncio.get_running_loop().time(), entry
+    raise AssertionError("the subscription ended")
+
+
+async def test_the_hub_reads_a_woken_stream_at_once_and_quiet_streams_once_a_safety_poll(
+        cluster_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the safety poll set to a minute, so that only a wake-up can bring an entry in time: the first entry
+    after a quiet spell, added by a plain XADD (``add_event``) or by a script (``TRANSITION``), reaches its
+    subscriber within tens of ms. Then, with the safety poll back at its second, the masters' XREAD count over
+    two quiet seconds is about one per followed slot per second (a polling reader read each slot 4 to 50 times
+    a second)."""
+    from protocol.codes import new_code
+    from server import hub as hub_module
+    from server.hub import SAFETY_POLL_MS
+    from server.store import match_feed
+
+    from .test_hub import write
+
+    monkeypatch.setattr(hub_module, "SAFETY_POLL_MS", 60_000)
+    async with ClusterHub(cluster_url) as test:
         codes = [new_code() for _ in range(24)]
         slots = len({key_slot(match_feed(code).key.encode()) for code in codes})
-        subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
+        subscriptions = [test.hub.subscribe(match_feed(c)) for c in codes]
         for subscription in subscriptions:
             await subscription.open()
-        await asyncio.sleep(2 * POLL_MAX_MS / 1000 + 0.5)  # the pauses have grown to their longest
-        before = await xreads()
-        await asyncio.sleep(1.0)
-        calls = await xreads() - before
-        # At the longest pause each slot is read about 1000 / POLL_MAX_MS times a second; at POLL_MS, 1000 / 20.
-        assert calls <= slots * (1000 / POLL_MAX_MS) * 2 < slots * (1000 / POLL_MS) / 3, (calls, slots)
-        got: list[tuple[str, bytes]] = []
-        arrived = asyncio.get_running_loop().create_future()
-
-        async def first() -> None:
-            async for entry in subscriptions[0].events():
-                got.append(entry)
-                arrived.set_result(asyncio.get_running_loop().time())
-                return
-
-        waiting = asyncio.create_task(first())
-        written: list[tuple[str, bytes]] = []
-        sent = asyncio.get_running_loop().time()
-        await write(store, codes[0], 1, written)
-        late = await asyncio.wait_for(arrived, 10) - sent
-        await waiting
-        assert [entry_id for entry_id, _ in got] == [entry_id for entry_id, _ in written]
-        assert late < POLL_MAX_MS / 1000 + 0.25, late
+        for code in codes[:2]:
+            assert await test.store.create_match(code, {"state": "lobby"})
+        await asyncio.sleep(1.0)  # quiet: the subscriptions are made and the reads they woke are done
+        loop = asyncio.get_running_loop()
+        for i, code in enumerate(codes[:6]):
+            waiting = asyncio.create_task(first_entry(subscriptions[i]))
+            await asyncio.sleep(0.05)
+            sent = loop.time()
+            if i < 2:  # a script's XADD
+                assert await test.store.transition(code, "lobby", "closed", f"{code} closed".encode())
+                expected = (await test.client.xrange(match_feed(code).key))[-1][0].decode()
+            else:
+                written: list[tuple[str, bytes]] = []
+                await write(test.store, code, 1, written)
+                expected = written[0][0]
+            arrived, (entry_id, _frame) = await asyncio.wait_for(waiting, 10)
+            assert entry_id == expected
+            assert arrived - sent < 0.05, (code, arrived - sent)
+        monkeypatch.setattr(hub_module, "SAFETY_POLL_MS", SAFETY_POLL_MS)
+        await asyncio.sleep(2.5)  # the reader's next round (at most 0.5 s away) plans the polls a second apart
+        before = await test.xreads()
+        await asyncio.sleep(2.0)
+        calls = await test.xreads() - before
+        # Two safety polls, three at a boundary, of one XREAD per slot; a polling reader read each slot >= 8 times.
+        assert calls <= 3 * slots, (calls, slots)
         for subscription in subscriptions:
             subscription.close()
-    finally:
-        reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
-        await client.aclose()
+
+
+async def test_entries_arrive_once_in_order_when_the_wake_up_connections_are_killed(
+        cluster_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CLIENT KILL TYPE pubsub on every master, twice, while six matches' streams are written: the wake-ups
+    published while the listener subscribes again are lost, yet each subscriber gets its stream whole, once, in
+    order (the safety poll set to a minute: the subscriptions Redis confirms again count as wake-ups), and the
+    wake-ups work again after it."""
+    from protocol.codes import new_code
+    from server import hub as hub_module
+    from server.store import match_feed
+
+    from .test_hub import collect, write
+
+    monkeypatch.setattr(hub_module, "SAFETY_POLL_MS", 60_000)
+    async with ClusterHub(cluster_url) as test:
+        codes = [new_code() for _ in range(6)]
+        written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        subscriptions = [test.hub.subscribe(match_feed(c)) for c in codes]
+        for subscription in subscriptions:
+            await subscription.open()
+        readers = [asyncio.create_task(collect(s, "0-0", 60, got[c])) for c, s in zip(codes, subscriptions)]
+        await asyncio.sleep(0.5)
+        writing = asyncio.gather(*(write(test.store, c, 40, written[c], gap_s=0.005) for c in codes))
+        killed = 0
+        for _ in range(2):
+            await asyncio.sleep(0.1)
+            for node in test.masters():
+                killed += int(await test.client.execute_command("CLIENT KILL", "TYPE", "pubsub", target_nodes=node))
+        await asyncio.wait_for(writing, 30)
+        assert killed >= 2, killed  # the hub's subscribed connections were killed
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(1.0)
+        assert all(len(got[c]) == 40 for c in codes), {c: len(got[c]) for c in codes}
+        sent = loop.time()
+        await asyncio.gather(*(write(test.store, c, 20, written[c]) for c in codes))
+        await asyncio.wait_for(asyncio.gather(*readers), 10)
+        assert loop.time() - sent < 5.0  # by wake-ups: the safety poll would take a minute
+        assert got == written
+        for subscription in subscriptions:
+            subscription.close()

@@ -329,3 +329,54 @@ async def test_a_commit_redirected_by_moved_waits_on_the_node_that_took_it(own_c
             await store.commit(code, "x", 1, 1, "s 1", record, False, [])
     finally:
         await client.aclose()
+
+
+async def test_the_wake_ups_of_a_stream_follow_its_slot_to_another_master(own_cluster: LocalCluster,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A followed stream's slot moves to another master (resharding): Redis drops the old master's subscription
+    of its wake-ups, the hub's listener subscribes again on the new master, and the next entries, written after
+    the move, still reach the subscriber within tens of ms each (the safety poll set to a minute: only a wake-up
+    can bring them in time), once each and in order, after those written before the move."""
+    from server import hub as hub_module
+    from server.hub import Hub
+    from server.store import match_feed
+
+    from .test_hub import write
+
+    monkeypatch.setattr(hub_module, "SAFETY_POLL_MS", 60_000)
+    client = redis_client(own_cluster.url, cluster=True)
+    await client.initialize()
+    store = Store(client, 600)
+    hub = Hub(store, pause_s=0.005)
+    reader = asyncio.create_task(hub.run())
+    try:
+        code = new_code()
+        key = match_feed(code).key
+        written: list[tuple[str, bytes]] = []
+        got: list[tuple[str, bytes]] = []
+        async with hub.subscribe(match_feed(code)) as subscription:
+            await asyncio.sleep(0.5)
+            await write(store, code, 3, written)
+            source = own_cluster.master_of(key)
+            target = next(port for port in own_cluster.alive() if port != source
+                          and own_cluster.master_of(key) != port and node_client(port).info("replication")["role"]
+                          == "master")
+            await asyncio.to_thread(move_slot, own_cluster, key, target)
+            await asyncio.sleep(1.5)  # the listener subscribes on the new master
+            loop = asyncio.get_running_loop()
+            late = []
+            events = subscription.events()
+            for i in range(6):
+                if i >= 3:
+                    sent = loop.time()
+                    await write(store, code, 1, written)
+                got.append(await asyncio.wait_for(events.__anext__(), 10))
+                if i >= 3:
+                    late.append(loop.time() - sent)
+            await events.aclose()
+        assert got == written
+        assert max(late) < 0.05, late
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await client.aclose()

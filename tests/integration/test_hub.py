@@ -331,3 +331,38 @@ async def test_reads_grouped_by_hash_slot_deliver_every_stream(redis_url: str) -
 
     await run(redis_url, body, clustered=True, pause_s=0.005)
 
+
+
+async def test_the_streams_are_grouped_once_per_change_of_the_follows_not_per_read(redis_url: str) -> None:
+    """The reader groups the followed streams (``stream_group`` of each key) when the follows change, not for
+    every read: 12 matches followed, then 40 entries each written and read, ask for about one grouping per
+    follow (each of the 12 keys, 12 times at most), however many reads it took; every entry arrives."""
+    async def body(store: Store, hub: Hub) -> None:
+        asked: list[str] = []
+        group_of = store.stream_group
+
+        def counted(key: str) -> object:
+            asked.append(key)
+            return group_of(key)
+
+        store.stream_group = counted  # type: ignore[method-assign]
+        codes = [new_code() for _ in range(12)]
+        written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
+        for s in subscriptions:
+            await s.open()
+        readers = [asyncio.create_task(collect(s, "0-0", 40, got[c])) for c, s in zip(codes, subscriptions)]
+        await asyncio.sleep(0.05)
+        before = len(asked)
+        for _ in range(40):  # one entry per match at a time: at least 40 reads
+            await asyncio.gather(*(write(store, c, 1, written[c]) for c in codes))
+            await asyncio.sleep(0.003)
+        await asyncio.gather(*readers)
+        assert got == written
+        assert len(asked) - before == 0, len(asked) - before  # no follow changed meanwhile: no grouping
+        assert len(asked) <= 12 * 12, len(asked)  # each follow grouped the streams followed then, once
+        for s in subscriptions:
+            s.close()
+
+    await run(redis_url, body, clustered=True, pause_s=0.002)

@@ -70,7 +70,8 @@ async def test_events_stream_progress_and_resume_without_loss_or_repeat(server, 
     events, code = await run()
     ids = [e["id"] for e in events]
     assert len(ids) == len(set(ids)) and ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
-    stream = redis_at(redis_url).xrange(f"{{m:{code}}}:events")
+    with redis_at(redis_url) as client:  # closed: an unclosed client's sockets warn when collected
+        stream = client.xrange(f"{{m:{code}}}:events")
     public = [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
     assert ids == public  # every public event, in order, none lost, none repeated
     types = {e["event"] for e in events}
@@ -140,7 +141,8 @@ async def test_the_watch_websocket_carries_the_same_events_and_resumes(server, r
         return got, code
 
     got, code = await run()
-    stream = redis_at(redis_url).xrange(f"{{m:{code}}}:events")
+    with redis_at(redis_url) as client:  # closed: an unclosed client's sockets warn when collected
+        stream = client.xrange(f"{{m:{code}}}:events")
     public = [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
     assert [e["id"] for e in got] == public
     assert [e["event"]["moves"] for e in got if e["event"]["type"] == "progress" and e["event"]["name"] == "alice"] \

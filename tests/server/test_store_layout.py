@@ -241,3 +241,16 @@ def test_the_layout_modules_of_the_store_are_pure(module: str) -> None:
     from tests.test_purity import FORBIDDEN, ROOT, imported_modules
 
     assert not imported_modules(ROOT / "server" / "store" / module) & FORBIDDEN
+
+
+@pytest.mark.parametrize("script", scripts.ALL, ids=lambda s: s.name)
+def test_every_script_wakes_each_stream_it_adds_to(script: scripts.Script) -> None:
+    """On a Redis Cluster an entry reaches the hubs by its wake-up: every stream a script XADDs to is woken
+    (``wake(KEYS[i], id)``, the SPUBLISH of the entry's id on the channel named as that stream, so in its slot),
+    and no other; the cluster's ``wake`` publishes, one Redis's does nothing."""
+    added = set(re.findall(r"'XADD', (KEYS\[\d\])", script.lua))
+    woken = set(re.findall(r"wake\((KEYS\[\d\]), ", script.lua))
+    assert woken == added, (script.name, added, woken)
+    assert script.source(True).startswith(scripts.WAKE_PUBLISH) and "SPUBLISH" in scripts.WAKE_PUBLISH
+    assert script.source(False).startswith(scripts.WAKE_NOTHING) and "redis.call" not in scripts.WAKE_NOTHING
+    assert script.source(True)[len(scripts.WAKE_PUBLISH):] == script.source(False)[len(scripts.WAKE_NOTHING):]

@@ -1,0 +1,191 @@
+"""The wake-ups of the hub's reads on a Redis Cluster: which followed streams have a new entry.
+
+On one Redis the hub waits for entries in one blocking XREAD of every followed stream. On a Redis Cluster a
+blocking XREAD may name keys of one slot only, so instead every script that adds to an event stream publishes
+the new entry's id on the shard channel named as the stream's key (``SPUBLISH``, same slot: see
+:mod:`server.store.scripts`), and :class:`WakeUps` listens to the channels of the streams the hub follows,
+with redis-py's asyncio :class:`~redis.asyncio.cluster.ClusterPubSub` (one connection per master serving a
+followed stream; it moves a channel to the slot's new master after a failover or a slot migration). The hub
+then reads only the woken streams.
+
+Pub/sub is at most once: a wake-up published while a subscription is being made again (the connection was
+killed, the master failed over, the slot moved) is lost. So a wake-up only says *when* to read; the stream ids
+stay the truth (a read goes on from the last id delivered), each subscription confirmed by Redis counts as a
+wake-up of its stream (what came while it was missing is read then), and the hub still reads every followed
+stream now and then (:data:`server.hub.SAFETY_POLL_MS`): a lost wake-up delays an entry, never loses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Collection
+
+from redis.asyncio.cluster import ClusterNode, ClusterPubSub, RedisCluster
+from redis.exceptions import RedisClusterException, RedisError
+
+log = logging.getLogger("forty_thieves.store")
+
+Woken = Callable[[str, str | None], None]
+"""Called with ``(stream key, entry id)`` for each wake-up; the id is None when the stream's subscription was
+(re)confirmed, so an entry may have come unannounced before it."""
+
+LISTEN_S = 5.0
+"""How long one wait for a message on a node's connection lasts before the listener looks again at what it
+should listen to (seconds)."""
+
+RETRY_S = 0.5
+"""Pause after a failed subscription or a failed read of a wake-up (the master gone, the slot moved), before the
+cluster's layout is read again and the subscriptions are made again (seconds)."""
+
+
+class WakeUps:
+    """The wake-up listener of one hub on a Redis Cluster (see the module docstring).
+
+    ``client`` is the store's cluster client: the listener opens a cluster client of its own on the same nodes
+    (a subscribed connection is held for good, and the store's client counts each of its connections as room
+    for a command). :meth:`want` says which streams to listen to (the hub calls it when its follows change);
+    :meth:`run` keeps the subscriptions and calls ``woken`` for each wake-up, until cancelled.
+    """
+
+    def __init__(self, client: RedisCluster) -> None:
+        self.client = client
+        self.wanted: frozenset[str] = frozenset()
+        self._changed = asyncio.Event()
+        self._own: RedisCluster | None = None
+        self.pubsub: ClusterPubSub | None = None
+        self._dropped: set[str] = set()
+        """Wanted streams whose subscription Redis dropped (their slot left the node) and not confirmed since."""
+
+    def want(self, keys: Collection[str]) -> None:
+        """Listen to the wake-ups of the streams ``keys`` from now on (subscribed to, or dropped, by :meth:`run`)."""
+        wanted = frozenset(keys)
+        if wanted != self.wanted:
+            self.wanted = wanted
+            self._changed.set()
+
+    def subscribed(self) -> set[str]:
+        """The streams whose wake-ups are subscribed to now, or being subscribed to (on a connection being made
+        again, say)."""
+        if self.pubsub is None:
+            return set()
+        return {channel.decode() if isinstance(channel, bytes) else channel
+                for node in list(self.pubsub.node_pubsub_mapping.values()) for channel in node.shard_channels}
+
+    async def run(self, woken: Woken) -> None:
+        """Keep the subscriptions to :attr:`wanted` and call ``woken`` for each wake-up, until cancelled. Never
+        raises otherwise: a Redis failure is logged and tried again after :data:`RETRY_S` (meanwhile the
+        hub's safety poll reads the streams)."""
+        listeners: dict[str, asyncio.Task[None]] = {}
+        try:
+            while True:
+                self._changed.clear()
+                try:
+                    await self._subscribe()
+                except (RedisError, RedisClusterException, OSError) as error:
+                    await self._failed("subscribing to wake-ups", error)
+                    continue
+                assert self.pubsub is not None
+                for name, task in list(listeners.items()):
+                    if task.done():  # its node's connection is gone, or failed (after a pause): listen again
+                        del listeners[name]
+                        task.result()  # a Redis failure ends it quietly: anything else is a bug to raise
+                for name in list(self.pubsub.node_pubsub_mapping):
+                    if name not in listeners:
+                        listeners[name] = asyncio.create_task(self._listen(name, woken))
+                changed = asyncio.ensure_future(self._changed.wait())
+                try:
+                    await asyncio.wait([changed, *listeners.values()], timeout=1.0,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    changed.cancel()
+        finally:
+            for task in listeners.values():
+                task.cancel()
+            await asyncio.gather(*listeners.values(), return_exceptions=True)
+            await self._close()
+
+    async def _subscribe(self) -> None:
+        """Subscribe to the wanted streams not subscribed to, drop the others (each its own command: shard
+        channels of several slots cannot share one)."""
+        if self._own is None:
+            known = self.client.get_nodes() or list(self.client.nodes_manager.startup_nodes.values())
+            nodes = [ClusterNode(node.host, node.port) for node in known]
+            own = RedisCluster(startup_nodes=nodes, socket_timeout=5, health_check_interval=30)
+            try:
+                await own.initialize()
+            except BaseException:
+                await own.aclose()
+                raise
+            self._own, self.pubsub = own, own.pubsub()
+        assert self.pubsub is not None
+        self._dropped &= self.wanted
+        if self._dropped:
+            # Redis dropped them as their slot moved, but redis-py still counts them as subscribed where they were:
+            # read the layout again and have redis-py move each channel to its slot's master now (again each
+            # round until Redis confirms the new subscription: the layout may not show the move at once).
+            await self._own.nodes_manager.initialize()
+            await self.pubsub.reinitialize_shard_subscriptions()
+        have = self.subscribed()
+        wanted = self.wanted
+        for key in wanted - have:
+            await self.pubsub.ssubscribe(key)
+        gone = have - wanted
+        if gone:
+            await self.pubsub.sunsubscribe(*gone)
+
+    async def _listen(self, name: str, woken: Woken) -> None:
+        """The messages of node ``name``'s subscribed connection, while it has one: a message is a wake-up of
+        its stream, a subscription confirmed a wake-up without an id. Ends on a failure (the master gone, the
+        slot moved: :meth:`run` makes the subscriptions again)."""
+        assert self.pubsub is not None and self._own is not None
+        while name in self.pubsub.node_pubsub_mapping:
+            node = self._own.get_node(node_name=name)
+            if node is None:  # gone from the layout: redis-py moves its channels; look again after a pause
+                await asyncio.sleep(RETRY_S)
+                return
+            try:
+                message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
+            except (RedisError, RedisClusterException, OSError) as error:
+                await self._failed(f"reading wake-ups from {name}", error)
+                return
+            if message is None:
+                continue
+            kind, channel = message["type"], message["channel"]
+            key = channel.decode() if isinstance(channel, bytes) else str(channel)
+            if kind == "smessage":
+                data = message["data"]
+                woken(key, data.decode() if isinstance(data, bytes) else str(data))
+            elif kind == "ssubscribe":
+                self._dropped.discard(key)
+                woken(key, None)
+            elif kind == "sunsubscribe" and key in self.wanted:  # not ours: the slot left this node
+                self._dropped.add(key)
+                self._changed.set()
+
+    async def _failed(self, what: str, error: BaseException) -> None:
+        """Log a failure, wait :data:`RETRY_S`, and read the cluster's layout again (redis-py then moves each
+        channel to its slot's master now), so that the next round subscribes where the streams are."""
+        log.info("%s failed (%s: %s): the safety poll reads the streams meanwhile", what, type(error).__name__,
+                 error)
+        await asyncio.sleep(RETRY_S)
+        self._changed.set()
+        if self._own is not None:
+            try:
+                await self._own.nodes_manager.initialize()
+            except (RedisError, RedisClusterException, OSError) as again:
+                log.info("reading the cluster's layout failed (%s: %s)", type(again).__name__, again)
+
+    async def _close(self) -> None:
+        """Close the subscriptions and the listener's own client."""
+        if self.pubsub is not None:
+            try:
+                await self.pubsub.aclose()
+            except (RedisError, OSError):
+                pass
+        if self._own is not None:
+            try:
+                await self._own.aclose()
+            except (RedisError, OSError):
+                pass
+        self.pubsub, self._own = None, None
