@@ -267,7 +267,23 @@ async def test_a_spectator_stream_keeps_its_guarantees_across_a_failover(own_clu
         await bob.close()
     finally:
         server.stop()
-    assert "event reader failed" not in server.logs()
+    assert reader_failures_not_from_redis(server.logs()) == []
+
+
+def reader_failures_not_from_redis(logs: str) -> list[str]:
+    """The exceptions that ended the event reader, by the last line of each logged traceback, that are not redis-py's
+    own. A failover that outlasts the client's retries under load may end the reader with a Redis error, and its
+    restart (matches.py, after 0.5 s) is the designed recovery, whose guarantees the test checks by the events; any
+    other exception there is a bug."""
+    found: list[str] = []
+    blocks = logs.split("event reader failed; restarting")[1:]
+    for block in blocks:
+        lines = [line for line in block.splitlines() if line and not line.startswith((" ", "Traceback"))]
+        ends = [line for line in lines if "Error" in line.split(":")[0] or "Exception" in line.split(":")[0]]
+        last = ends[-1] if ends else block[:200]
+        if not last.startswith("redis."):
+            found.append(last)
+    return found
 
 
 def move_slot(cluster: LocalCluster, key: str, to: int) -> None:
