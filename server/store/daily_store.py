@@ -29,10 +29,10 @@ class DailyStore:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.redis = store.redis
-        self._new_attempt = self.redis.register_script(scripts.NEW_ATTEMPT.source(store.wakes))
-        self._record = self.redis.register_script(scripts.RECORD.source(store.wakes))
-        self._close = self.redis.register_script(scripts.CLOSE_DAY.source(store.wakes))
-        self._unclaim = self.redis.register_script(scripts.UNCLAIM.source(store.wakes))
+        self._new_attempt = store.register(scripts.NEW_ATTEMPT)
+        self._record = store.register(scripts.RECORD)
+        self._close = store.register(scripts.CLOSE_DAY)
+        self._unclaim = store.register(scripts.UNCLAIM)
 
     async def secret(self, configured: str | None) -> str:
         """The configured secret, else the one kept in Redis (made at first use)."""

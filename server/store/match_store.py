@@ -216,26 +216,31 @@ class Store:
         self.wakes = cluster
         """Whether the scripts publish wake-ups (:mod:`server.store.scripts`): on a Redis Cluster, where the hub reads
         the streams it is woken for (:meth:`wake_ups`) instead of blocking in one XREAD."""
-        self._join = client.register_script(scripts.JOIN.source(cluster))
-        self._resume = client.register_script(scripts.RESUME.source(cluster))
-        self._issue = client.register_script(scripts.ISSUE.source(cluster))
-        self._commit = client.register_script(scripts.COMMIT.source(cluster))
-        self._fence = client.register_script(scripts.FENCE.source(cluster))
-        self._transition = client.register_script(scripts.TRANSITION.source(cluster))
-        self._start = client.register_script(scripts.START.source(cluster))
-        self._create = client.register_script(scripts.CREATE.source(cluster))
+        self._join = self.register(scripts.JOIN)
+        self._resume = self.register(scripts.RESUME)
+        self._issue = self.register(scripts.ISSUE)
+        self._commit = self.register(scripts.COMMIT)
+        self._fence = self.register(scripts.FENCE)
+        self._transition = self.register(scripts.TRANSITION)
+        self._start = self.register(scripts.START)
+        self._create = self.register(scripts.CREATE)
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushes: set[asyncio.Task[None]] = set()
-        self._end_player = client.register_script(scripts.END_PLAYER.source(cluster))
-        self._close = client.register_script(scripts.CLOSE_MATCH.source(cluster))
-        self._claim_next = client.register_script(scripts.CLAIM_NEXT.source(cluster))
-        self._round_join = client.register_script(scripts.ROUND_JOIN.source(cluster))
-        self._window_over = client.register_script(scripts.WINDOW_OVER.source(cluster))
-        self._next_made = client.register_script(scripts.NEXT_MADE.source(cluster))
-        self._series_add = client.register_script(scripts.SERIES_ADD.source(cluster))
-        self._lobby_event = client.register_script(scripts.LOBBY_EVENT.source(cluster))
-        self._ready = client.register_script(scripts.READY.source(cluster))
-        self._done_if_due = client.register_script(scripts.DONE_IF_DUE.source(cluster))
+        self._end_player = self.register(scripts.END_PLAYER)
+        self._close = self.register(scripts.CLOSE_MATCH)
+        self._claim_next = self.register(scripts.CLAIM_NEXT)
+        self._round_join = self.register(scripts.ROUND_JOIN)
+        self._window_over = self.register(scripts.WINDOW_OVER)
+        self._next_made = self.register(scripts.NEXT_MADE)
+        self._series_add = self.register(scripts.SERIES_ADD)
+        self._lobby_event = self.register(scripts.LOBBY_EVENT)
+        self._ready = self.register(scripts.READY)
+        self._done_if_due = self.register(scripts.DONE_IF_DUE)
+
+    def register(self, script: scripts.Script) -> Any:
+        """``script`` registered with the client in the text this Redis runs (its ``wake`` by :attr:`wakes`):
+        an ``AsyncScript`` to await with ``keys`` and ``args``."""
+        return self.redis.register_script(script.source(self.wakes))
 
     async def time_ms(self) -> int:
         """Redis ``TIME`` in ms: the one clock all processes share."""
