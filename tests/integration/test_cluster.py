@@ -119,7 +119,7 @@ async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(clus
     from server.hub import Hub
     from server.store import Store, match_feed, redis_client
 
-    from .test_hub import collect, idle, write
+    from .test_hub import follow, idle, write
 
     client = redis_client(cluster_url, cluster=True)
     await client.initialize()  # the cluster's layout (the server's first commands read it)
@@ -132,11 +132,7 @@ async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(clus
         nodes = {store.stream_group(key) for key in keys_of}
         assert len(nodes) == 3 and len({key_slot(key.encode()) for key in keys_of}) == len(codes)
         written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
-        for subscription in subscriptions:
-            await subscription.open()
-        readers = [asyncio.create_task(collect(s, "0-0", 40, got[c])) for c, s in zip(codes, subscriptions)]
+        subscriptions, got, readers = await follow(hub, codes, 40)
         await asyncio.sleep(0.05)
         await asyncio.wait_for(asyncio.gather(*(write(store, c, 40, written[c], gap_s=0.002) for c in codes)), 60)
         await asyncio.wait_for(asyncio.gather(*readers), 30)
@@ -249,19 +245,14 @@ async def test_entries_arrive_once_in_order_when_the_wake_up_connections_are_kil
     wake-ups work again after it."""
     from protocol.codes import new_code
     from server import hub as hub_module
-    from server.store import match_feed
 
-    from .test_hub import collect, write
+    from .test_hub import follow, write
 
     monkeypatch.setattr(hub_module, "SAFETY_POLL_MS", 60_000)
     async with ClusterHub(cluster_url) as test:
         codes = [new_code() for _ in range(6)]
         written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        subscriptions = [test.hub.subscribe(match_feed(c)) for c in codes]
-        for subscription in subscriptions:
-            await subscription.open()
-        readers = [asyncio.create_task(collect(s, "0-0", 60, got[c])) for c, s in zip(codes, subscriptions)]
+        subscriptions, got, readers = await follow(test.hub, codes, 60)
         await asyncio.sleep(0.5)
         writing = asyncio.gather(*(write(test.store, c, 40, written[c], gap_s=0.005) for c in codes))
         killed = 0
