@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from types import TracebackType
 from typing import Protocol, Self
 
 from .store import Feed
+from .store.match_store import READ_COUNT
 from .store.wakeups import WakeUps
 
 log = logging.getLogger("forty_thieves.hub")
@@ -436,12 +438,10 @@ class Hub:
                 await asyncio.gather(listening, return_exceptions=True)
 
     def _read_again(self, entries: list[tuple[str, str, dict[bytes, bytes]]]) -> None:
-        """A stream that gave a read its most entries (200) may hold more: it counts as woken again."""
-        counts: dict[str, int] = {}
-        for key, _, _ in entries:
-            counts[key] = counts.get(key, 0) + 1
-        for key, count in counts.items():
-            if count >= 200:
+        """A stream that gave a read its most entries (:data:`~server.store.match_store.READ_COUNT`) may hold
+        more: it counts as woken again."""
+        for key, count in Counter(key for key, _, _ in entries).items():
+            if count >= READ_COUNT:
                 self._woken_by(key, None)
 
     async def _read(self, keys: list[str], block_ms: int, delay: float) -> list[tuple[str, str, dict[bytes, bytes]]]:

@@ -130,6 +130,9 @@ READ_BACKOFF = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
 """Delays between those tries, and between a fence's (:meth:`Store.fence`): jittered, doubling from 50 ms up to
 1 s (the object keeps no state: one serves every retry)."""
 
+READ_COUNT = 200
+"""The most entries one read takes of one stream (XREAD ``COUNT``): a stream that gave that many may hold more."""
+
 READ_ERRORS = (RedisConnectionError, RedisTimeoutError, ClusterDownError, TryAgainError, SlotNotCoveredError)
 """What a failover or a restart raises: the node gone (connection refused or lost, the pool out of connections,
 no answer in time), the cluster not serving the slot yet (``CLUSTERDOWN``, ``TRYAGAIN``), or the client not
@@ -681,7 +684,7 @@ class Store:
     async def read_streams(self, positions: dict[str, str],
                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
         """New entries of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`):
-        ``(key, id, fields)`` triples, oldest first per stream, at most 200 per stream.
+        ``(key, id, fields)`` triples, oldest first per stream, at most :data:`READ_COUNT` per stream.
 
         Keys of one hash slot (every key on one Redis): one XREAD, waiting up to ``block_ms`` ms for an entry (0:
         not at all). Keys of several slots (a cluster node's): a multi-key command must touch one slot, so one
@@ -698,7 +701,7 @@ class Store:
                 slots.setdefault(key_slot(key.encode()), {})[key] = last
         if len(slots) <= 1:
             block = block_ms or None  # XREAD's BLOCK 0 would wait for ever
-            reply = await self._read("the event streams", lambda: self.redis.xread(positions, block=block, count=200))
+            reply = await self._read("the event streams", lambda: self.redis.xread(positions, block=block, count=READ_COUNT))
             return _stream_entries(reply)
         return await self._read("the event streams", lambda: self._read_slots(list(slots.values())))
 
@@ -707,7 +710,7 @@ class Store:
         of ``slots``)."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for part in slots:
-                pipe.xread(part, count=200)
+                pipe.xread(part, count=READ_COUNT)
             replies = await pipe.execute()
         return [entry for reply in replies for entry in _stream_entries(reply)]
 
