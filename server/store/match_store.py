@@ -540,11 +540,16 @@ class Store:
 
     async def add_event(self, code: str, frame: bytes, kind: str = "public") -> str:
         """Append an event to the match's stream: ``kind`` public, or internal (start, takeover)."""
-        key = events_key(code)
-        entry = await self.redis.xadd(key, {"m": frame, "k": kind}, maxlen=EVENTS_MAXLEN, approximate=True)
-        if self.wakes:  # as the scripts' ``wake`` (a command of its own: this XADD is no script)
+        return (await self.add_entry(events_key(code), {"m": frame, "k": kind})).decode()
+
+    async def add_entry(self, key: str, fields: dict[str, Any]) -> bytes:
+        """XADD ``fields`` to event stream ``key`` (trimmed to about :data:`EVENTS_MAXLEN`) outside any script, and
+        on a cluster its wake-up as the scripts' ``wake`` sends it (a command of its own, so not atomic with the
+        XADD: a lost one is the hub's safety poll's); the new entry's id."""
+        entry: bytes = await self.redis.xadd(key, fields, maxlen=EVENTS_MAXLEN, approximate=True)
+        if self.wakes:
             await self.redis.spublish(key, entry)
-        return entry.decode()
+        return entry
 
     async def store_results(self, code: str, frame: bytes) -> None:
         """Keep the encoded ``results`` frame of an ended match (it outlives the match's other keys)."""
