@@ -192,8 +192,8 @@ async def test_the_hub_reads_a_woken_stream_at_once_and_quiet_streams_once_a_saf
     """With the safety poll set to a minute, so that only a wake-up can bring an entry in time: the first entry
     after a quiet spell, added by a plain XADD (``add_event``) or by a script (``TRANSITION``), reaches its
     subscriber within tens of ms. Then, with the safety poll back at its second, the masters' XREAD count over
-    two quiet seconds is about one per followed slot per second (a polling reader read each slot 4 to 50 times
-    a second)."""
+    two quiet seconds is about one per followed slot per second (polling each node every 20-250 ms would read
+    each slot 4 to 50 times a second)."""
     from protocol.codes import new_code
     from server import hub as hub_module
     from server.hub import SAFETY_POLL_MS
@@ -231,7 +231,7 @@ async def test_the_hub_reads_a_woken_stream_at_once_and_quiet_streams_once_a_saf
         before = await test.xreads()
         await asyncio.sleep(2.0)
         calls = await test.xreads() - before
-        # Two safety polls, three at a boundary, of one XREAD per slot; a polling reader read each slot >= 8 times.
+        # Two safety polls, three at a boundary, of one XREAD per slot; polling would read each slot >= 8 times.
         assert calls <= 3 * slots, (calls, slots)
         for subscription in subscriptions:
             subscription.close()
