@@ -28,7 +28,9 @@ wake-ups instead (:mod:`server.store.wakeups`): a group is the node serving the 
 without waiting (a pipeline of one XREAD per slot) when a wake-up says a stream of it has a new entry, the woken
 streams only, and every :data:`SAFETY_POLL_MS` all of them, as a wake-up may be lost; the ids stay the truth,
 so a lost wake-up delays an entry and loses none. The store rides out a failover inside a read (it tries again
-with backoff), so the reader does not fail for one.
+with backoff, ``READ_RETRIES`` times), so the reader does not fail for one within that; one that outlasts it ends
+:meth:`Hub.run`, which the service restarts after 0.5 s, and the followed positions are the hub's, kept across the
+restart, so nothing is lost or repeated then either.
 
 Catch-up then live (:meth:`Subscription.batches`, :meth:`Subscription.events`): the subscription is
 registered first, so the live entries queue up while the stored ones are read (XRANGE, in pages); a live entry

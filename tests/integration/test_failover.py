@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -276,10 +277,12 @@ def reader_failures_not_from_redis(logs: str) -> list[str]:
     restart (matches.py, after 0.5 s) is the designed recovery, whose guarantees the test checks by the events; any
     other exception there is a bug."""
     found: list[str] = []
-    blocks = logs.split("event reader failed; restarting")[1:]
-    for block in blocks:
-        lines = [line for line in block.splitlines() if line and not line.startswith((" ", "Traceback"))]
-        ends = [line for line in lines if "Error" in line.split(":")[0] or "Exception" in line.split(":")[0]]
+    for block in logs.split("event reader failed; restarting")[1:]:
+        # The traceback runs to the next log record (a line starting with its date); its exception lines are the
+        # ones at the margin, the last one the exception that ended the reader.
+        traceback = re.split(r"\n(?=\d{4}-\d\d-\d\d )", block, maxsplit=1)[0].splitlines()[1:]
+        ends = [line for line in traceback if line and not line.startswith((" ", "Traceback", "During handling",
+                                                                            "The above exception"))]
         last = ends[-1] if ends else block[:200]
         if not last.startswith("redis."):
             found.append(last)
