@@ -34,7 +34,7 @@ from protocol import messages as m
 from protocol.codes import new_code
 from server.store import Store, keys, redis_client
 
-from .conftest import ROOT, ServerProcess, redis_at
+from .conftest import ROOT, ServerProcess, redis_at, stored_public_ids
 from .redis_cluster import LocalCluster, node_client
 from .test_race import SEED, VARIANT, solution
 from .test_resilience import started_pair
@@ -252,9 +252,7 @@ async def test_a_spectator_stream_keeps_its_guarantees_across_a_failover(own_clu
                 await play_through(alice, moves[40:])
                 await bob.resign()
                 seen = await asyncio.wait_for(watching, 60)
-            stored = redis_at(own_cluster.url).xrange(events_key)
-            public = [entry_id.decode() for entry_id, fields in stored
-                      if fields.get(b"k", b"public") in (b"public", b"ended")]
+            public = stored_public_ids(own_cluster.url, code)
             ids = [event["id"] for event in seen]
             assert ids == public  # every public event, in order, none lost, none repeated
             progress = [json.loads(e["data"]) for e in seen if e["event"] == "progress"]
