@@ -267,13 +267,16 @@ def apply(position: Position, variant: Variant, command: Command, *, pure: bool 
 
 
 _C_OPS = {("column", "column"): 0, ("column", "foundation"): 1, ("waste", "column"): 2, ("waste", "foundation"): 3}
-"""``(source kind, target kind)`` -> the C's ``op`` (``apply_move``: ``DRAW`` is 4)."""
+"""``(source kind, target kind)`` -> the C's ``op`` (the enum before ``apply_move`` in ``_cengine.c``)."""
+
+_C_DRAW = 4
+"""The C's ``op`` of a draw (``DRAW`` in that enum)."""
 
 
 def _c_apply(position: Position, variant: Variant, command: Command) -> Applied | None:
     """:func:`apply` by the C extension, or ``None`` (a command it does not apply, or one the rules refuse)."""
     if command.kind == "draw":
-        op, source, target, count = 4, 0, 0, -1
+        op, source, target, count = _C_DRAW, 0, 0, -1
     elif command.kind == "move":
         assert command.source is not None and command.target is not None
         op = _C_OPS.get((command.source.kind, command.target.kind), -1)
