@@ -28,7 +28,9 @@ wake-ups instead (:mod:`server.store.wakeups`): a group is the node serving the 
 without waiting (a pipeline of one XREAD per slot) when a wake-up says a stream of it has a new entry, the woken
 streams only, and every :data:`SAFETY_POLL_MS` all of them, as a wake-up may be lost; the ids stay the truth,
 so a lost wake-up delays an entry and loses none. The store rides out a failover inside a read (it tries again
-with backoff), so the reader does not fail for one.
+with backoff, ``READ_RETRIES`` times), so the reader does not fail for one within that; one that outlasts it ends
+:meth:`Hub.run`, which the service restarts after 0.5 s, and the followed positions are the hub's, kept across the
+restart, so nothing is lost or repeated then either.
 
 Catch-up then live (:meth:`Subscription.batches`, :meth:`Subscription.events`): the subscription is
 registered first, so the live entries queue up while the stored ones are read (XRANGE, in pages); a live entry
@@ -39,11 +41,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from types import TracebackType
 from typing import Protocol, Self
 
 from .store import Feed
+from .store.match_store import READ_COUNT
 from .store.wakeups import WakeUps
 
 log = logging.getLogger("forty_thieves.hub")
@@ -436,12 +440,10 @@ class Hub:
                 await asyncio.gather(listening, return_exceptions=True)
 
     def _read_again(self, entries: list[tuple[str, str, dict[bytes, bytes]]]) -> None:
-        """A stream that gave a read its most entries (200) may hold more: it counts as woken again."""
-        counts: dict[str, int] = {}
-        for key, _, _ in entries:
-            counts[key] = counts.get(key, 0) + 1
-        for key, count in counts.items():
-            if count >= 200:
+        """A stream that gave a read its most entries (:data:`~server.store.match_store.READ_COUNT`) may hold
+        more: it counts as woken again."""
+        for key, count in Counter(key for key, _, _ in entries).items():
+            if count >= READ_COUNT:
                 self._woken_by(key, None)
 
     async def _read(self, keys: list[str], block_ms: int, delay: float) -> list[tuple[str, str, dict[bytes, bytes]]]:

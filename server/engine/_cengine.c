@@ -240,6 +240,25 @@ static PyObject *card_texts(PyObject *cards, Py_ssize_t from, PyObject *texts) {
  * tuple of 53 str, index top + 1, so EMPTY_SLOT -1 is item 0) and the waste's texts. No stock card is
  * read. None for anything else than tuples of card codes and counts in 0..len(column).
  */
+/* The foundation slots' top cards (tuple of ints, -1 an empty slot) into ``tops``, which holds MAXCOLS + 1: 1 when
+ * there are at most that many slots and each top is an int in -1..51, else 0 with no exception set (the caller
+ * declines and its Python runs). */
+static int foundation_tops(PyObject *foundations, int *tops) {
+    Py_ssize_t slots = PyTuple_GET_SIZE(foundations);
+    if (slots > MAXCOLS + 1) return 0;
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        PyObject *item = PyTuple_GET_ITEM(foundations, s);
+        if (!PyLong_CheckExact(item)) return 0;
+        long top = PyLong_AsLong(item);
+        if (top < -1 || top >= CARDS) {
+            PyErr_Clear();
+            return 0;
+        }
+        tops[s] = (int)top;
+    }
+    return 1;
+}
+
 static PyObject *view_texts(PyObject *self, PyObject *args) {
     PyObject *tableau, *hidden, *foundations, *waste, *texts, *slot_texts;
     if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!", &PyTuple_Type, &tableau, &PyTuple_Type, &hidden, &PyTuple_Type,
@@ -252,6 +271,7 @@ static PyObject *view_texts(PyObject *self, PyObject *args) {
     Py_ssize_t n = PyTuple_GET_SIZE(tableau), slots = PyTuple_GET_SIZE(foundations);
     if (PyTuple_GET_SIZE(hidden) != n) Py_RETURN_NONE;
     PyObject *columns = NULL, *counts = NULL, *tops = NULL, *waste_texts = NULL;
+    int top_codes[MAXCOLS + 1];
     if ((columns = PyList_New(n)) == NULL || (counts = PyList_New(n)) == NULL || (tops = PyList_New(slots)) == NULL)
         goto fail;
     for (Py_ssize_t j = 0; j < n; j++) {
@@ -272,15 +292,9 @@ static PyObject *view_texts(PyObject *self, PyObject *args) {
         Py_INCREF(h);
         PyList_SET_ITEM(counts, j, h);
     }
+    if (!foundation_tops(foundations, top_codes)) goto unsupported;
     for (Py_ssize_t s = 0; s < slots; s++) {
-        PyObject *item = PyTuple_GET_ITEM(foundations, s);
-        if (!PyLong_CheckExact(item)) goto unsupported;
-        long top = PyLong_AsLong(item);
-        if (top < -1 || top >= CARDS) {
-            PyErr_Clear();
-            goto unsupported;
-        }
-        PyObject *text = PyTuple_GET_ITEM(slot_texts, top + 1);
+        PyObject *text = PyTuple_GET_ITEM(slot_texts, top_codes[s] + 1);
         Py_INCREF(text);
         PyList_SET_ITEM(tops, s, text);
     }
@@ -344,17 +358,7 @@ static PyObject *autoplay_next(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "fits must hold 52*52 bytes");
         goto done;
     }
-    if (slots > MAXCOLS + 1 || n > MAXCOLS) goto unsupported;
-    for (Py_ssize_t s = 0; s < slots; s++) {
-        PyObject *item = PyTuple_GET_ITEM(foundations, s);
-        if (!PyLong_CheckExact(item)) goto unsupported;
-        long top = PyLong_AsLong(item);
-        if (top < -1 || top >= CARDS) {
-            PyErr_Clear();
-            goto unsupported;
-        }
-        tops[s] = (int)top;
-    }
+    if (n > MAXCOLS || !foundation_tops(foundations, tops)) goto unsupported;
     const unsigned char *table = fits.buf;
     Py_ssize_t waste_len = PyTuple_GET_SIZE(waste);
     for (Py_ssize_t source = 0; source <= n; source++) {
@@ -556,7 +560,7 @@ static PyObject *position_frame(PyObject *self, PyObject *args) {
     if (PyTuple_GET_SIZE(hidden) != n) Py_RETURN_NONE;
     Buffer b = {PyMem_Malloc(1024), 0, 1024};
     if (b.data == NULL) return PyErr_NoMemory();
-    int ok;
+    int ok, top_codes[MAXCOLS + 1];
     /* Position's fields in their order, the tag first; View's fields likewise. */
     if (!(put(&b, "\x8a", 1) && put_key(&b, "type") && put_key(&b, "position") && put_key(&b, "seq") &&
           put_int(&b, seq) && put_key(&b, "command") && put_str(&b, command) && put_key(&b, "view") &&
@@ -579,16 +583,9 @@ static PyObject *position_frame(PyObject *self, PyObject *args) {
     for (Py_ssize_t j = 0; j < n; j++)
         if (!put_int(&b, PyLong_AsLongLong(PyTuple_GET_ITEM(hidden, j)))) goto fail; /* checked above */
     if (!(put_key(&b, "foundations") && put_array(&b, slots))) goto fail;
-    for (Py_ssize_t s = 0; s < slots; s++) {
-        PyObject *item = PyTuple_GET_ITEM(foundations, s);
-        if (!PyLong_CheckExact(item)) goto unsupported;
-        long top = PyLong_AsLong(item);
-        if (top < -1 || top >= CARDS) {
-            PyErr_Clear();
-            goto unsupported;
-        }
-        if (!put_frame(&b, 1, top + 1)) goto fail;
-    }
+    if (!foundation_tops(foundations, top_codes)) goto unsupported;
+    for (Py_ssize_t s = 0; s < slots; s++)
+        if (!put_frame(&b, 1, top_codes[s] + 1)) goto fail;
     if (!(put_key(&b, "stock") && put_int(&b, stock) && put_key(&b, "waste"))) goto fail;
     ok = put_cards(&b, waste, 0);
     if (ok < 0) goto unsupported;
@@ -715,20 +712,10 @@ static PyObject *apply_move(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "fits must hold 52*52 bytes");
         goto done;
     }
-    if (n != columns || PyTuple_GET_SIZE(hidden) != n || n > MAXCOLS || slots > MAXCOLS + 1 ||
+    if (n != columns || PyTuple_GET_SIZE(hidden) != n || n > MAXCOLS ||
         !PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) ||
-        !PyType_IsSubtype((PyTypeObject *)applied_type, &PyTuple_Type))
+        !PyType_IsSubtype((PyTypeObject *)applied_type, &PyTuple_Type) || !foundation_tops(foundations, tops))
         goto unsupported;
-    for (Py_ssize_t s = 0; s < slots; s++) {
-        PyObject *item = PyTuple_GET_ITEM(foundations, s);
-        if (!PyLong_CheckExact(item)) goto unsupported;
-        long top = PyLong_AsLong(item);
-        if (top < -1 || top >= CARDS) {
-            PyErr_Clear();
-            goto unsupported;
-        }
-        tops[s] = (int)top;
-    }
     Py_INCREF(tableau), Py_INCREF(hidden), Py_INCREF(foundations), Py_INCREF(stock), Py_INCREF(waste);
     items[0] = tableau, items[1] = hidden, items[2] = foundations, items[3] = stock, items[4] = waste;
     Py_INCREF(redeals_left);

@@ -267,13 +267,16 @@ def apply(position: Position, variant: Variant, command: Command, *, pure: bool 
 
 
 _C_OPS = {("column", "column"): 0, ("column", "foundation"): 1, ("waste", "column"): 2, ("waste", "foundation"): 3}
-"""``(source kind, target kind)`` -> the C's ``op`` (``apply_move``: ``DRAW`` is 4)."""
+"""``(source kind, target kind)`` -> the C's ``op`` (the enum before ``apply_move`` in ``_cengine.c``)."""
+
+_C_DRAW = 4
+"""The C's ``op`` of a draw (``DRAW`` in that enum)."""
 
 
 def _c_apply(position: Position, variant: Variant, command: Command) -> Applied | None:
     """:func:`apply` by the C extension, or ``None`` (a command it does not apply, or one the rules refuse)."""
     if command.kind == "draw":
-        op, source, target, count = 4, 0, 0, -1
+        op, source, target, count = _C_DRAW, 0, 0, -1
     elif command.kind == "move":
         assert command.source is not None and command.target is not None
         op = _C_OPS.get((command.source.kind, command.target.kind), -1)
@@ -538,39 +541,36 @@ def autoplay(position: Position, variant: Variant, *, pure: bool = False) -> Aut
             if found < 0:
                 return AutoPlayed(current, tuple(moves), revealed)
             source, slot = divmod(found, 64)
-            if source == 0:
-                card = current.waste[-1]
-                current = Position(current.tableau, current.hidden, _with_slot(current.foundations, slot, card),
-                                   current.stock, current.waste[:-1], current.redeals_left)
-            else:
-                card = current.tableau[source - 1][-1]
-                tableau, hidden, flipped = _take(current, source - 1, 1)
-                revealed = revealed or flipped
-                current = Position(tableau, hidden, _with_slot(current.foundations, slot, card),
-                                   current.stock, current.waste, current.redeals_left)
+            current, flipped = _up(current, source, slot)
+            revealed = revealed or flipped
             moves.append((source, slot + 1))
     while True:
         wanted = _wanted(current.foundations)
         waste = current.waste
         if waste and waste[-1] in wanted and is_safe(current, variant, waste[-1]):
-            card = waste[-1]
-            slot = slot_for(current, card)
-            current = Position(current.tableau, current.hidden, _with_slot(current.foundations, slot, card),
-                               current.stock, waste[:-1], current.redeals_left)
-            moves.append((0, slot + 1))
-            continue
-        for index, column in enumerate(current.tableau):
-            if column and column[-1] in wanted and is_safe(current, variant, column[-1]):
-                card = column[-1]
-                slot = slot_for(current, card)
-                tableau, hidden, flipped = _take(current, index, 1)
-                revealed = revealed or flipped
-                current = Position(tableau, hidden, _with_slot(current.foundations, slot, card),
-                                   current.stock, waste, current.redeals_left)
-                moves.append((index + 1, slot + 1))
-                break
+            source, slot = 0, slot_for(current, waste[-1])
         else:
-            return AutoPlayed(current, tuple(moves), revealed)
+            for index, column in enumerate(current.tableau):
+                if column and column[-1] in wanted and is_safe(current, variant, column[-1]):
+                    source, slot = index + 1, slot_for(current, column[-1])
+                    break
+            else:
+                return AutoPlayed(current, tuple(moves), revealed)
+        current, flipped = _up(current, source, slot)
+        revealed = revealed or flipped
+        moves.append((source, slot + 1))
+
+
+def _up(position: Position, source: int, slot: int) -> tuple[Position, bool]:
+    """``position`` with one card moved up by auto-play: the waste top (``source`` 0) or column ``source``'s top
+    card (1-based), onto foundation slot ``slot`` (0-based); and whether a face-down card turned face up."""
+    if source == 0:
+        return Position(position.tableau, position.hidden, _with_slot(position.foundations, slot, position.waste[-1]),
+                        position.stock, position.waste[:-1], position.redeals_left), False
+    card = position.tableau[source - 1][-1]
+    tableau, hidden, flipped = _take(position, source - 1, 1)
+    return Position(tableau, hidden, _with_slot(position.foundations, slot, card), position.stock, position.waste,
+                    position.redeals_left), flipped
 
 
 class LegalMove(NamedTuple):

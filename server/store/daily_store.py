@@ -17,7 +17,6 @@ from . import scripts
 from .keys import DAILY_DAYS, DAILY_NAMES, DAILY_SECRET, day_key, day_member, parse_day_member
 from .match_store import Store
 from .records import DailyEntry, DailyReplay, DayDeal, NameClaim, plain
-from .scripts import EVENTS_MAXLEN
 
 
 class DailyStore:
@@ -29,10 +28,10 @@ class DailyStore:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.redis = store.redis
-        self._new_attempt = self.redis.register_script(scripts.NEW_ATTEMPT.source(store.wakes))
-        self._record = self.redis.register_script(scripts.RECORD.source(store.wakes))
-        self._close = self.redis.register_script(scripts.CLOSE_DAY.source(store.wakes))
-        self._unclaim = self.redis.register_script(scripts.UNCLAIM.source(store.wakes))
+        self._new_attempt = store.register(scripts.NEW_ATTEMPT)
+        self._record = store.register(scripts.RECORD)
+        self._close = store.register(scripts.CLOSE_DAY)
+        self._unclaim = store.register(scripts.UNCLAIM)
 
     async def secret(self, configured: str | None) -> str:
         """The configured secret, else the one kept in Redis (made at first use)."""
@@ -150,6 +149,4 @@ class DailyStore:
     async def add_event(self, date: str, variant: str, event: dict[str, Any]) -> None:
         """Append a public attempt event (``{"name", "status", "moves", "foundation", "time_ms"}``)."""
         key = day_key(date, variant, "events")
-        entry = await self.redis.xadd(key, {"d": msgspec.json.encode(event)}, maxlen=EVENTS_MAXLEN, approximate=True)
-        if self.store.wakes:  # as the scripts' ``wake`` (see Store.add_event)
-            await self.redis.spublish(key, entry)
+        await self.store.add_entry(key, {"d": msgspec.json.encode(event)})

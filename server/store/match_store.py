@@ -130,6 +130,9 @@ READ_BACKOFF = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
 """Delays between those tries, and between a fence's (:meth:`Store.fence`): jittered, doubling from 50 ms up to
 1 s (the object keeps no state: one serves every retry)."""
 
+READ_COUNT = 200
+"""The most entries one read takes of one stream (XREAD ``COUNT``): a stream that gave that many may hold more."""
+
 READ_ERRORS = (RedisConnectionError, RedisTimeoutError, ClusterDownError, TryAgainError, SlotNotCoveredError)
 """What a failover or a restart raises: the node gone (connection refused or lost, the pool out of connections,
 no answer in time), the cluster not serving the slot yet (``CLUSTERDOWN``, ``TRYAGAIN``), or the client not
@@ -216,26 +219,31 @@ class Store:
         self.wakes = cluster
         """Whether the scripts publish wake-ups (:mod:`server.store.scripts`): on a Redis Cluster, where the hub reads
         the streams it is woken for (:meth:`wake_ups`) instead of blocking in one XREAD."""
-        self._join = client.register_script(scripts.JOIN.source(cluster))
-        self._resume = client.register_script(scripts.RESUME.source(cluster))
-        self._issue = client.register_script(scripts.ISSUE.source(cluster))
-        self._commit = client.register_script(scripts.COMMIT.source(cluster))
-        self._fence = client.register_script(scripts.FENCE.source(cluster))
-        self._transition = client.register_script(scripts.TRANSITION.source(cluster))
-        self._start = client.register_script(scripts.START.source(cluster))
-        self._create = client.register_script(scripts.CREATE.source(cluster))
+        self._join = self.register(scripts.JOIN)
+        self._resume = self.register(scripts.RESUME)
+        self._issue = self.register(scripts.ISSUE)
+        self._commit = self.register(scripts.COMMIT)
+        self._fence = self.register(scripts.FENCE)
+        self._transition = self.register(scripts.TRANSITION)
+        self._start = self.register(scripts.START)
+        self._create = self.register(scripts.CREATE)
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushes: set[asyncio.Task[None]] = set()
-        self._end_player = client.register_script(scripts.END_PLAYER.source(cluster))
-        self._close = client.register_script(scripts.CLOSE_MATCH.source(cluster))
-        self._claim_next = client.register_script(scripts.CLAIM_NEXT.source(cluster))
-        self._round_join = client.register_script(scripts.ROUND_JOIN.source(cluster))
-        self._window_over = client.register_script(scripts.WINDOW_OVER.source(cluster))
-        self._next_made = client.register_script(scripts.NEXT_MADE.source(cluster))
-        self._series_add = client.register_script(scripts.SERIES_ADD.source(cluster))
-        self._lobby_event = client.register_script(scripts.LOBBY_EVENT.source(cluster))
-        self._ready = client.register_script(scripts.READY.source(cluster))
-        self._done_if_due = client.register_script(scripts.DONE_IF_DUE.source(cluster))
+        self._end_player = self.register(scripts.END_PLAYER)
+        self._close = self.register(scripts.CLOSE_MATCH)
+        self._claim_next = self.register(scripts.CLAIM_NEXT)
+        self._round_join = self.register(scripts.ROUND_JOIN)
+        self._window_over = self.register(scripts.WINDOW_OVER)
+        self._next_made = self.register(scripts.NEXT_MADE)
+        self._series_add = self.register(scripts.SERIES_ADD)
+        self._lobby_event = self.register(scripts.LOBBY_EVENT)
+        self._ready = self.register(scripts.READY)
+        self._done_if_due = self.register(scripts.DONE_IF_DUE)
+
+    def register(self, script: scripts.Script) -> Any:
+        """``script`` registered with the client in the text this Redis runs (its ``wake`` by :attr:`wakes`):
+        an ``AsyncScript`` to await with ``keys`` and ``args``."""
+        return self.redis.register_script(script.source(self.wakes))
 
     async def time_ms(self) -> int:
         """Redis ``TIME`` in ms: the one clock all processes share."""
@@ -532,11 +540,16 @@ class Store:
 
     async def add_event(self, code: str, frame: bytes, kind: str = "public") -> str:
         """Append an event to the match's stream: ``kind`` public, or internal (start, takeover)."""
-        key = events_key(code)
-        entry = await self.redis.xadd(key, {"m": frame, "k": kind}, maxlen=EVENTS_MAXLEN, approximate=True)
-        if self.wakes:  # as the scripts' ``wake`` (a command of its own: this XADD is no script)
+        return (await self.add_entry(events_key(code), {"m": frame, "k": kind})).decode()
+
+    async def add_entry(self, key: str, fields: dict[str, Any]) -> bytes:
+        """XADD ``fields`` to event stream ``key`` (trimmed to about :data:`EVENTS_MAXLEN`) outside any script, and
+        on a cluster its wake-up as the scripts' ``wake`` sends it (a command of its own, so not atomic with the
+        XADD: a lost one is the hub's safety poll's); the new entry's id."""
+        entry: bytes = await self.redis.xadd(key, fields, maxlen=EVENTS_MAXLEN, approximate=True)
+        if self.wakes:
             await self.redis.spublish(key, entry)
-        return entry.decode()
+        return entry
 
     async def store_results(self, code: str, frame: bytes) -> None:
         """Keep the encoded ``results`` frame of an ended match (it outlives the match's other keys)."""
@@ -676,7 +689,7 @@ class Store:
     async def read_streams(self, positions: dict[str, str],
                            block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
         """New entries of the streams ``positions`` (key -> the last id seen; keys of one :meth:`stream_group`):
-        ``(key, id, fields)`` triples, oldest first per stream, at most 200 per stream.
+        ``(key, id, fields)`` triples, oldest first per stream, at most :data:`READ_COUNT` per stream.
 
         Keys of one hash slot (every key on one Redis): one XREAD, waiting up to ``block_ms`` ms for an entry (0:
         not at all). Keys of several slots (a cluster node's): a multi-key command must touch one slot, so one
@@ -693,7 +706,7 @@ class Store:
                 slots.setdefault(key_slot(key.encode()), {})[key] = last
         if len(slots) <= 1:
             block = block_ms or None  # XREAD's BLOCK 0 would wait for ever
-            reply = await self._read("the event streams", lambda: self.redis.xread(positions, block=block, count=200))
+            reply = await self._read("the event streams", lambda: self.redis.xread(positions, block=block, count=READ_COUNT))
             return _stream_entries(reply)
         return await self._read("the event streams", lambda: self._read_slots(list(slots.values())))
 
@@ -702,7 +715,7 @@ class Store:
         of ``slots``)."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for part in slots:
-                pipe.xread(part, count=200)
+                pipe.xread(part, count=READ_COUNT)
             replies = await pipe.execute()
         return [entry for reply in replies for entry in _stream_entries(reply)]
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection
 
 from redis.asyncio.cluster import ClusterNode, ClusterPubSub, RedisCluster
 from redis.exceptions import RedisClusterException, RedisError
+from redis.utils import str_if_bytes
 
 log = logging.getLogger("forty_thieves.store")
 
@@ -69,7 +70,7 @@ class WakeUps:
         again, say)."""
         if self.pubsub is None:
             return set()
-        return {channel.decode() if isinstance(channel, bytes) else channel
+        return {str_if_bytes(channel)
                 for node in list(self.pubsub.node_pubsub_mapping.values()) for channel in node.shard_channels}
 
     async def run(self, woken: Woken) -> None:
@@ -152,10 +153,10 @@ class WakeUps:
             if message is None:
                 continue
             kind, channel = message["type"], message["channel"]
-            key = channel.decode() if isinstance(channel, bytes) else str(channel)
+            key = str(str_if_bytes(channel))
             if kind == "smessage":
                 data = message["data"]
-                woken(key, data.decode() if isinstance(data, bytes) else str(data))
+                woken(key, str(str_if_bytes(data)))
             elif kind == "ssubscribe":
                 self._dropped.discard(key)
                 woken(key, None)

@@ -571,7 +571,7 @@ class Bot:
         lo, hi = job["interval"]
         paced = hi > 0
         next_send = go_time + (rng.uniform(0, hi) if paced else 0.0)
-        await asyncio.sleep(max(0.0, min(next_send, deadline) - time.monotonic()))
+        await until_send(next_send, deadline)
         seq, moves, status = 0, 0, "playing"  # seq: the last one the server accepted (a refused one uses up none)
         sends, rtts = result.sends, result.rtts
         monotonic, ws, Position, Rejected, Error = time.monotonic, self.ws, m.Position, m.Rejected, m.Error
@@ -642,7 +642,7 @@ class Bot:
         lo, hi = self.job["interval"]
         paced = hi > 0  # as play(): the next frame lo..hi s after the one before was sent
         next_send = go_time + (self.rng.uniform(0, hi) if paced else 0.0)
-        await asyncio.sleep(max(0.0, next_send - time.monotonic()))
+        await until_send(next_send, deadline)
         sends, rtts, monotonic, ws = self.result.sends, self.result.rtts, time.monotonic, self.ws
         reply_parts = floor_reply_parts() if self.job["kind"] == "floor" else None
         seq = 0

@@ -164,6 +164,16 @@ def test_the_c_listing_declines_what_it_does_not_handle() -> None:
     assert _cengine.visible_columns(((1, 2), (3,)), (1, 0)) == ((2,), (3,))
 
 
+# (tableau, hidden, foundations, waste) the C view builders must decline (None: the Python runs), each a way of
+# showing a card it should not: more face down than cards, a negative count, no card code 52, no slot top 52 or
+# -2, a waste card 52, a list where a tuple belongs, counts for fewer columns.
+MALFORMED_VIEWS = [
+    (((0, 1),), (3,), (-1,), ()), (((0, 1),), (-1,), (-1,), ()), (((0, 52),), (0,), (-1,), ()),
+    (((0,),), (0,), (52,), ()), (((0,),), (0,), (-2,), ()), (((0,),), (0,), (-1,), (52,)),
+    (([0],), (0,), (-1,), ()), (((0,), (1,)), (0,), (-1,), ()),
+]
+
+
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 def test_the_c_view_gives_the_same_wire_view_and_frame_on_thousands_of_positions(variant: Variant) -> None:
     rng = random.Random(f"fast-path view {variant.name}")
@@ -183,14 +193,8 @@ def test_the_c_view_declines_what_it_does_not_handle() -> None:
 
     # Codes 0, 13, 26: the aces of clubs, diamonds, hearts (protocol.cards); 12 the king of clubs, 51 of spades.
     assert c(((0, 13, 26),), (2,), (12, -1), (51,)) == ([["AH"]], [2], ["KC", "-"], ["KS"])
-    assert c(((0, 1),), (3,)) is None  # more face down than cards
-    assert c(((0, 1),), (-1,)) is None
-    assert c(((0, 52),), (0,)) is None  # no card code 52
-    assert c(((0,),), (0,), (52,)) is None  # no slot top 52
-    assert c(((0,),), (0,), (-2,)) is None
-    assert c(((0,),), (0,), (-1,), (52,)) is None
-    assert c(([0],), (0,)) is None  # a list, not a tuple
-    assert c(((0,), (1,)), (0,)) is None  # counts for fewer columns
+    for malformed in MALFORMED_VIEWS:
+        assert c(*malformed) is None, malformed
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
@@ -309,14 +313,8 @@ def test_the_c_reply_frame_declines_what_it_does_not_handle() -> None:
     view = msgspec.msgpack.decode(frame)["view"]
     assert view == {"tableau": [["AH"]], "hidden": [2], "foundations": ["KC", "-"], "stock": 0, "waste": ["KS"],
                     "redeals_left": 0}
-    assert c(((0, 1),), (3,)) is None  # more face down than cards
-    assert c(((0, 1),), (-1,)) is None
-    assert c(((0, 52),), (0,)) is None  # no card code 52
-    assert c(((0,),), (0,), (52,)) is None  # no slot top 52
-    assert c(((0,),), (0,), (-2,)) is None
-    assert c(((0,),), (0,), (-1,), (52,)) is None
-    assert c(([0],), (0,)) is None  # a list, not a tuple
-    assert c(((0,), (1,)), (0,)) is None  # counts for fewer columns
+    for malformed in MALFORMED_VIEWS:
+        assert c(*malformed) is None, malformed
 
     def legal(moves: list, commands: dict) -> object:
         return _cengine.position_frame(1, "s", ((0,),), (0,), (-1,), 0, (), 0, moves, commands, 1, 0, 0, "playing", 5,

@@ -27,6 +27,8 @@ import httpx
 import pytest
 import redis
 
+from server.store.keys import events_key
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -62,6 +64,15 @@ def redis_at(url: str) -> redis.Redis | redis.RedisCluster:
     finally:
         probe.close()
     return redis.RedisCluster.from_url(url) if clustered else redis.Redis.from_url(url)
+
+
+def stored_public_ids(url: str, code: str) -> list[str]:
+    """The ids of match ``code``'s stored events a spectator is sent (kind public or ended), oldest first, read
+    from the Redis at ``url`` (a node of a cluster too) on a client closed after (an unclosed client's sockets
+    warn when collected)."""
+    with redis_at(url) as client:
+        stream = client.xrange(events_key(code))
+    return [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
 
 
 def redis_binary() -> str:

@@ -153,6 +153,11 @@ class LocalCluster:
                 return int(master[1])
         raise RuntimeError(f"no master serves slot {slot}")
 
+    def another_master(self, port: int) -> int:
+        """The port of a live master other than the one on ``port``."""
+        return next(other for other in self.alive()
+                    if other != port and node_client(other).info("replication")["role"] == "master")
+
     def replica_of(self, master: int) -> int:
         """The port of the (first) replica connected to the master on port ``master``."""
         info = node_client(master).info("replication")

@@ -119,7 +119,7 @@ async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(clus
     from server.hub import Hub
     from server.store import Store, match_feed, redis_client
 
-    from .test_hub import collect, idle, write
+    from .test_hub import follow, idle, write
 
     client = redis_client(cluster_url, cluster=True)
     await client.initialize()  # the cluster's layout (the server's first commands read it)
@@ -132,11 +132,7 @@ async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(clus
         nodes = {store.stream_group(key) for key in keys_of}
         assert len(nodes) == 3 and len({key_slot(key.encode()) for key in keys_of}) == len(codes)
         written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
-        for subscription in subscriptions:
-            await subscription.open()
-        readers = [asyncio.create_task(collect(s, "0-0", 40, got[c])) for c, s in zip(codes, subscriptions)]
+        subscriptions, got, readers = await follow(hub, codes, 40)
         await asyncio.sleep(0.05)
         await asyncio.wait_for(asyncio.gather(*(write(store, c, 40, written[c], gap_s=0.002) for c in codes)), 60)
         await asyncio.wait_for(asyncio.gather(*readers), 30)
@@ -196,8 +192,8 @@ async def test_the_hub_reads_a_woken_stream_at_once_and_quiet_streams_once_a_saf
     """With the safety poll set to a minute, so that only a wake-up can bring an entry in time: the first entry
     after a quiet spell, added by a plain XADD (``add_event``) or by a script (``TRANSITION``), reaches its
     subscriber within tens of ms. Then, with the safety poll back at its second, the masters' XREAD count over
-    two quiet seconds is about one per followed slot per second (a polling reader read each slot 4 to 50 times
-    a second)."""
+    two quiet seconds is about one per followed slot per second (polling each node every 20-250 ms would read
+    each slot 4 to 50 times a second)."""
     from protocol.codes import new_code
     from server import hub as hub_module
     from server.hub import SAFETY_POLL_MS
@@ -235,7 +231,7 @@ async def test_the_hub_reads_a_woken_stream_at_once_and_quiet_streams_once_a_saf
         before = await test.xreads()
         await asyncio.sleep(2.0)
         calls = await test.xreads() - before
-        # Two safety polls, three at a boundary, of one XREAD per slot; a polling reader read each slot >= 8 times.
+        # Two safety polls, three at a boundary, of one XREAD per slot; polling would read each slot >= 8 times.
         assert calls <= 3 * slots, (calls, slots)
         for subscription in subscriptions:
             subscription.close()
@@ -249,19 +245,14 @@ async def test_entries_arrive_once_in_order_when_the_wake_up_connections_are_kil
     wake-ups work again after it."""
     from protocol.codes import new_code
     from server import hub as hub_module
-    from server.store import match_feed
 
-    from .test_hub import collect, write
+    from .test_hub import follow, write
 
     monkeypatch.setattr(hub_module, "SAFETY_POLL_MS", 60_000)
     async with ClusterHub(cluster_url) as test:
         codes = [new_code() for _ in range(6)]
         written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        subscriptions = [test.hub.subscribe(match_feed(c)) for c in codes]
-        for subscription in subscriptions:
-            await subscription.open()
-        readers = [asyncio.create_task(collect(s, "0-0", 60, got[c])) for c, s in zip(codes, subscriptions)]
+        subscriptions, got, readers = await follow(test.hub, codes, 60)
         await asyncio.sleep(0.5)
         writing = asyncio.gather(*(write(test.store, c, 40, written[c], gap_s=0.005) for c in codes))
         killed = 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -33,7 +34,7 @@ from protocol import messages as m
 from protocol.codes import new_code
 from server.store import Store, keys, redis_client
 
-from .conftest import ROOT, ServerProcess, redis_at
+from .conftest import ROOT, ServerProcess, redis_at, stored_public_ids
 from .redis_cluster import LocalCluster, node_client
 from .test_race import SEED, VARIANT, solution
 from .test_resilience import started_pair
@@ -251,9 +252,7 @@ async def test_a_spectator_stream_keeps_its_guarantees_across_a_failover(own_clu
                 await play_through(alice, moves[40:])
                 await bob.resign()
                 seen = await asyncio.wait_for(watching, 60)
-            stored = redis_at(own_cluster.url).xrange(events_key)
-            public = [entry_id.decode() for entry_id, fields in stored
-                      if fields.get(b"k", b"public") in (b"public", b"ended")]
+            public = stored_public_ids(own_cluster.url, code)
             ids = [event["id"] for event in seen]
             assert ids == public  # every public event, in order, none lost, none repeated
             progress = [json.loads(e["data"]) for e in seen if e["event"] == "progress"]
@@ -276,10 +275,12 @@ def reader_failures_not_from_redis(logs: str) -> list[str]:
     restart (matches.py, after 0.5 s) is the designed recovery, whose guarantees the test checks by the events; any
     other exception there is a bug."""
     found: list[str] = []
-    blocks = logs.split("event reader failed; restarting")[1:]
-    for block in blocks:
-        lines = [line for line in block.splitlines() if line and not line.startswith((" ", "Traceback"))]
-        ends = [line for line in lines if "Error" in line.split(":")[0] or "Exception" in line.split(":")[0]]
+    for block in logs.split("event reader failed; restarting")[1:]:
+        # The traceback runs to the next log record (a line starting with its date); its exception lines are the
+        # ones at the margin, the last one the exception that ended the reader.
+        traceback = re.split(r"\n(?=\d{4}-\d\d-\d\d )", block, maxsplit=1)[0].splitlines()[1:]
+        ends = [line for line in traceback if line and not line.startswith((" ", "Traceback", "During handling",
+                                                                            "The above exception"))]
         last = ends[-1] if ends else block[:200]
         if not last.startswith("redis."):
             found.append(last)
@@ -316,8 +317,7 @@ async def test_a_commit_redirected_by_moved_waits_on_the_node_that_took_it(own_c
         await play_through(alice, moves[:3])
         player_key = keys.player_key(code, "alice")
         source = own_cluster.master_of(player_key)
-        target = next(port for port in own_cluster.alive()
-                      if port != source and node_client(port).info("replication")["role"] == "master")
+        target = own_cluster.another_master(source)
         move_slot(own_cluster, player_key, target)
         cut_replica_link(own_cluster, target, own_cluster.replica_of(target))
         began = time.monotonic()
@@ -374,9 +374,7 @@ async def test_the_wake_ups_of_a_stream_follow_its_slot_to_another_master(own_cl
             await asyncio.sleep(0.5)
             await write(store, code, 3, written)
             source = own_cluster.master_of(key)
-            target = next(port for port in own_cluster.alive() if port != source
-                          and own_cluster.master_of(key) != port and node_client(port).info("replication")["role"]
-                          == "master")
+            target = own_cluster.another_master(source)
             await asyncio.to_thread(move_slot, own_cluster, key, target)
             await asyncio.sleep(1.5)  # the listener subscribes on the new master
             loop = asyncio.get_running_loop()

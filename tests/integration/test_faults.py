@@ -183,7 +183,7 @@ class FreezingProxy:
         self.redis_port = int(port)
         self.port = free_port()
         self.trigger = trigger
-        self.sha = hashlib.sha1(scripts.COMMIT.source(False).encode()).hexdigest().encode()
+        self.sha = hashlib.sha1(scripts.COMMIT.source(cluster=False).encode()).hexdigest().encode()
         self.frozen = threading.Event()
         # The proxy runs on a loop of its own in a thread (not the test's loop): it must keep relaying while
         # the test's code blocks, e.g. in a sync HTTP call to the server whose Redis traffic it carries.

@@ -52,6 +52,18 @@ async def collect(subscription: Subscription, after: str, until: int, got: list[
             return
 
 
+async def follow(hub: Hub, codes: list[str], until: int) -> tuple[list[Subscription], dict[str, list[tuple[str, bytes]]],
+                                                                 list[asyncio.Task[None]]]:
+    """Subscribe to the streams of matches ``codes`` and collect each one's entries from its start until it holds
+    ``until``: the open subscriptions, the entries got by code (filled as they come) and the collecting tasks."""
+    got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+    subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
+    for subscription in subscriptions:
+        await subscription.open()
+    readers = [asyncio.create_task(collect(s, "0-0", until, got[c])) for c, s in zip(codes, subscriptions)]
+    return subscriptions, got, readers
+
+
 def idle(hub: Hub) -> bool:
     """Nothing registered and nothing followed."""
     return not hub._subscribers and not hub.positions and hub.spectators("match") == hub.spectators("daily") == 0
@@ -316,11 +328,7 @@ async def test_reads_grouped_by_hash_slot_deliver_every_stream(redis_url: str) -
         codes = [new_code() for _ in range(12)]
         assert len({store.stream_group(match_feed(c).key) for c in codes}) > 1
         written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
-        for s in subscriptions:
-            await s.open()
-        readers = [asyncio.create_task(collect(s, "0-0", 60, got[c])) for c, s in zip(codes, subscriptions)]
+        subscriptions, got, readers = await follow(hub, codes, 60)
         await asyncio.sleep(0.05)  # the catch-ups found nothing: what comes is live
         await asyncio.gather(*(write(store, c, 60, written[c], gap_s=0.001) for c in codes))
         await asyncio.gather(*readers)
@@ -348,11 +356,7 @@ async def test_the_streams_are_grouped_once_per_change_of_the_follows_not_per_re
         store.stream_group = counted  # type: ignore[method-assign]
         codes = [new_code() for _ in range(12)]
         written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-        subscriptions = [hub.subscribe(match_feed(c)) for c in codes]
-        for s in subscriptions:
-            await s.open()
-        readers = [asyncio.create_task(collect(s, "0-0", 40, got[c])) for c, s in zip(codes, subscriptions)]
+        subscriptions, got, readers = await follow(hub, codes, 40)
         await asyncio.sleep(0.05)
         before = len(asked)
         for _ in range(40):  # one entry per match at a time: at least 40 reads

@@ -12,7 +12,7 @@ import pytest
 
 from protocol import messages as m
 
-from .conftest import redis_at
+from .conftest import stored_public_ids
 from .test_race import SEED, lobby_of_two, solution
 from .wsclient import Player
 
@@ -70,9 +70,7 @@ async def test_events_stream_progress_and_resume_without_loss_or_repeat(server, 
     events, code = await run()
     ids = [e["id"] for e in events]
     assert len(ids) == len(set(ids)) and ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
-    with redis_at(redis_url) as client:  # closed: an unclosed client's sockets warn when collected
-        stream = client.xrange(f"{{m:{code}}}:events")
-    public = [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
+    public = stored_public_ids(redis_url, code)
     assert ids == public  # every public event, in order, none lost, none repeated
     types = {e["event"] for e in events}
     assert {"lobby", "countdown", "progress", "finished", "results"} <= types
@@ -141,9 +139,7 @@ async def test_the_watch_websocket_carries_the_same_events_and_resumes(server, r
         return got, code
 
     got, code = await run()
-    with redis_at(redis_url) as client:  # closed: an unclosed client's sockets warn when collected
-        stream = client.xrange(f"{{m:{code}}}:events")
-    public = [entry_id.decode() for entry_id, fields in stream if fields.get(b"k", b"public") in (b"public", b"ended")]
+    public = stored_public_ids(redis_url, code)
     assert [e["id"] for e in got] == public
     assert [e["event"]["moves"] for e in got if e["event"]["type"] == "progress" and e["event"]["name"] == "alice"] \
         == list(range(1, 21))

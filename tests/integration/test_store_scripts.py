@@ -122,7 +122,7 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
         return calls
 
     calls = asyncio.run(scenario())
-    by_sha = {hashlib.sha1(script.source(False).encode()).hexdigest(): script for script in scripts.ALL}
+    by_sha = {hashlib.sha1(script.source(cluster=False).encode()).hexdigest(): script for script in scripts.ALL}
     seen = set()
     for sha, keys in calls:
         script = by_sha[sha.decode() if isinstance(sha, bytes) else sha]

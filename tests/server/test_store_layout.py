@@ -251,6 +251,6 @@ def test_every_script_wakes_each_stream_it_adds_to(script: scripts.Script) -> No
     added = set(re.findall(r"'XADD', (KEYS\[\d\])", script.lua))
     woken = set(re.findall(r"wake\((KEYS\[\d\]), ", script.lua))
     assert woken == added, (script.name, added, woken)
-    assert script.source(True).startswith(scripts.WAKE_PUBLISH) and "SPUBLISH" in scripts.WAKE_PUBLISH
-    assert script.source(False).startswith(scripts.WAKE_NOTHING) and "redis.call" not in scripts.WAKE_NOTHING
-    assert script.source(True)[len(scripts.WAKE_PUBLISH):] == script.source(False)[len(scripts.WAKE_NOTHING):]
+    assert script.source(cluster=True).startswith(scripts.WAKE_PUBLISH) and "SPUBLISH" in scripts.WAKE_PUBLISH
+    assert script.source(cluster=False).startswith(scripts.WAKE_NOTHING) and "redis.call" not in scripts.WAKE_NOTHING
+    assert script.source(cluster=True)[len(scripts.WAKE_PUBLISH):] == script.source(cluster=False)[len(scripts.WAKE_NOTHING):]
