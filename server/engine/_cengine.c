@@ -232,14 +232,19 @@ static PyObject *card_texts(PyObject *cards, Py_ssize_t from, PyObject *texts) {
     return result;
 }
 
-/* view_texts(tableau, hidden, foundations, waste, texts, slot_texts) -> (tableau, hidden, foundations, waste) | None
- *
- * The wire view's lists (server.views.view_message) straight from a position's fields, redacted as
- * view.redact redacts: per column the texts of its face-up cards only (column[hidden:]), the face-down
- * ones counted in `hidden` (a new list of the same ints), each foundation slot's text (`slot_texts`: a
- * tuple of 53 str, index top + 1, so EMPTY_SLOT -1 is item 0) and the waste's texts. No stock card is
- * read. None for anything else than tuples of card codes and counts in 0..len(column).
- */
+/* How many of ``column``'s cards (a tuple of card codes) lie face down, by ``count`` (its entry of the
+ * position's ``hidden``): -1, with no exception set, unless column is a tuple and count an int in 0..len(column)
+ * (the caller declines: shown cards start at this index, so a wrong count would show a face-down card). */
+static long face_down(PyObject *column, PyObject *count) {
+    if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(count)) return -1;
+    long down = PyLong_AsLong(count);
+    if (down < 0 || down > PyTuple_GET_SIZE(column)) {
+        PyErr_Clear();
+        return -1;
+    }
+    return down;
+}
+
 /* The foundation slots' top cards (tuple of ints, -1 an empty slot) into ``tops``, which holds MAXCOLS + 1: 1 when
  * there are at most that many slots and each top is an int in -1..51, else 0 with no exception set (the caller
  * declines and its Python runs). */
@@ -259,6 +264,14 @@ static int foundation_tops(PyObject *foundations, int *tops) {
     return 1;
 }
 
+/* view_texts(tableau, hidden, foundations, waste, texts, slot_texts) -> (tableau, hidden, foundations, waste) | None
+ *
+ * The wire view's lists (server.views.view_message) straight from a position's fields, redacted as
+ * view.redact redacts: per column the texts of its face-up cards only (column[hidden:]), the face-down
+ * ones counted in `hidden` (a new list of the same ints), each foundation slot's text (`slot_texts`: a
+ * tuple of 53 str, index top + 1, so EMPTY_SLOT -1 is item 0) and the waste's texts. No stock card is
+ * read. None for anything else than tuples of card codes and counts in 0..len(column).
+ */
 static PyObject *view_texts(PyObject *self, PyObject *args) {
     PyObject *tableau, *hidden, *foundations, *waste, *texts, *slot_texts;
     if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!", &PyTuple_Type, &tableau, &PyTuple_Type, &hidden, &PyTuple_Type,
@@ -276,13 +289,8 @@ static PyObject *view_texts(PyObject *self, PyObject *args) {
         goto fail;
     for (Py_ssize_t j = 0; j < n; j++) {
         PyObject *column = PyTuple_GET_ITEM(tableau, j);
-        PyObject *h = PyTuple_GET_ITEM(hidden, j);
-        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) goto unsupported;
-        long down = PyLong_AsLong(h);
-        if (down < 0 || down > PyTuple_GET_SIZE(column)) {
-            PyErr_Clear();
-            goto unsupported;
-        }
+        long down = face_down(column, PyTuple_GET_ITEM(hidden, j));
+        if (down < 0) goto unsupported;
         PyObject *up = card_texts(column, down, texts);
         if (up == NULL) {
             if (PyErr_Occurred()) goto fail;
@@ -568,13 +576,8 @@ static PyObject *position_frame(PyObject *self, PyObject *args) {
         goto fail;
     for (Py_ssize_t j = 0; j < n; j++) {
         PyObject *column = PyTuple_GET_ITEM(tableau, j);
-        PyObject *h = PyTuple_GET_ITEM(hidden, j);
-        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) goto unsupported;
-        long down = PyLong_AsLong(h);
-        if (down < 0 || down > PyTuple_GET_SIZE(column)) {
-            PyErr_Clear();
-            goto unsupported;
-        }
+        long down = face_down(column, PyTuple_GET_ITEM(hidden, j));
+        if (down < 0) goto unsupported;
         ok = put_cards(&b, column, down);
         if (ok < 0) goto unsupported;
         if (!ok) goto fail;
