@@ -289,7 +289,8 @@ static PyObject *view_texts(PyObject *self, PyObject *args) {
         goto fail;
     for (Py_ssize_t j = 0; j < n; j++) {
         PyObject *column = PyTuple_GET_ITEM(tableau, j);
-        long down = face_down(column, PyTuple_GET_ITEM(hidden, j));
+        PyObject *h = PyTuple_GET_ITEM(hidden, j);
+        long down = face_down(column, h);
         if (down < 0) goto unsupported;
         PyObject *up = card_texts(column, down, texts);
         if (up == NULL) {
