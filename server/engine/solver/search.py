@@ -20,8 +20,8 @@ from ..rules import move_limit, run_length
 from ..variants import BuildRule, MoveRule, Variant
 from .dominance import dominated, inert
 from .lock import locked, waste_top_stuck
-from .stubborn import reduce as stubborn_reduce
 from .state import Rules, State, accepts, autoplay, from_position, key, place, take
+from .stubborn import reduce as stubborn_reduce
 
 Outcome = Literal["solved", "unsolvable", "unknown"]
 

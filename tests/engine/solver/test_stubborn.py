@@ -20,9 +20,8 @@ import pytest
 
 from server.engine import Position, deal, find_variant
 from server.engine.position import EMPTY_SLOT
-from server.engine.solver import Budget
+from server.engine.solver import Budget, stubborn
 from server.engine.solver import search as search_module
-from server.engine.solver import stubborn
 from server.engine.solver.search import _Expander
 from server.engine.solver.state import Rules, State, autoplay, from_position
 
