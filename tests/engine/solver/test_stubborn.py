@@ -152,3 +152,11 @@ def test_an_empty_waste_expands_only_the_draw() -> None:
 def test_unknown_reductions_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown reduction"):
         run(deal("35", CLASSIC), CLASSIC, "sleep", budget=Budget(100))
+
+
+def test_solve_passes_the_reduction_to_its_complete_search() -> None:
+    from server.engine.solver import solve
+
+    got = solve(deal("35", CLASSIC), CLASSIC, Budget(nodes=100_000), reduction="stubborn")
+    assert got.result == "unsolvable" and got.solver == "python" and got.extra["stubborn_cut"] > 0
+    assert solve(deal("35", CLASSIC), CLASSIC, Budget(nodes=100_000)).extra.get("stubborn_cut") is None
