@@ -51,8 +51,7 @@ from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from server.engine import deal, find_variant
-from server.engine.solver import Budget, find_solution, solve
-from server.engine.solver import search
+from server.engine.solver import Budget, find_solution, search, solve
 from server.engine.solver.search import DOMINANCE
 
 
