@@ -98,6 +98,13 @@ def test_the_check_catches_a_draw_that_never_interferes_with_the_waste(monkeypat
         check_states(1_500, 50_000)
 
 
+def test_the_check_catches_columns_emptied_outside_the_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule 4 dropped (no column outside L could ever be emptied): the check finds a wrong reduced state."""
+    monkeypatch.setattr(stubborn, "could_empty", lambda *args: False)
+    with pytest.raises(AssertionError):
+        check_states(1_500, 50_000)
+
+
 def test_random_small_positions_get_the_brute_force_answer_with_the_reduction() -> None:
     fired = checked = proofs = 0
     for n, variant, _, state in random_states(400, 10_000):
