@@ -76,9 +76,13 @@ place, add places until:
 3. ``F_s`` in ``L``: every place holding a free copy of a card of suit ``s``
    some slot takes now (its slots do not change before ``m``).
 4. ``E`` in ``L``: every column outside ``L`` that could be emptied before
-   ``m``: its bottom card ``b`` could be wanted, or some copy of a card ``b``
-   could be built on is free or a column top (frozen copies below a top or
-   in the talon never get exposed before ``m``). Then no command before
+   ``m``. None could when the lock fixpoint (:mod:`.lock`) over the columns
+   outside ``L`` (and the talon, when it is outside) finds no column that
+   could be emptied: it over-approximates every play of commands touching
+   no place of ``L``. Otherwise, column by column, one could when its bottom
+   card ``b`` could be wanted, or some copy of a card ``b`` could be built on
+   is free or a column top (frozen copies below a top or in the talon never
+   get exposed before ``m``). Then no command before
    ``m`` empties a column (no column is empty at ``s``), so none fills one
    and the supermove limits do not change.
 
@@ -97,6 +101,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..rules import move_limit, run_length
+from .lock import _fixpoint
 from .state import Rules, State
 
 Child = tuple[str, State, int]
@@ -179,13 +184,29 @@ def closure(rules: Rules, state: State, seed: int, places: dict[int, list[tuple[
                     if h < 13:
                         work.extend(free(suit * 13 + h))
         if e_flag:
-            for z in range(n):
-                if z in lam:
-                    continue
-                if could_empty(rules, columns[z][0], lam, places, talon, could_be_wanted):
-                    work.append(z)
+            outside = [z for z in range(n) if z not in lam]
+            if outside and not never_emptied(rules, state, outside, talon in lam):
+                for z in outside:
+                    if could_empty(rules, columns[z][0], lam, places, talon, could_be_wanted):
+                        work.append(z)
         if not work:
             return lam, e_flag
+
+
+def never_emptied(rules: Rules, state: State, outside: list[int], talon_frozen: bool) -> bool:
+    """Rule 4 for all columns ``outside`` L at once: True when no play of commands touching no place of L could
+    empty any of them (the lock fixpoint of :mod:`.lock` over those columns alone, with the talon only when it is
+    outside L). Sound because such a play moves cards only among those columns, the talon outside L and the
+    foundations, which is what the fixpoint over-approximates (no column top of L is a target: a command onto it
+    touches L). Not judged (False) with move rule ``sequence``, where the fixpoint does not apply."""
+    if rules.sequence:
+        return False
+    columns, _, foundations, stock, waste, redeals = state
+    if talon_frozen:
+        drawn, pile = b"", []
+    else:
+        drawn, pile = (stock if not redeals else stock + waste), ([] if redeals else list(waste))
+    return _fixpoint(rules, tuple(columns[z] for z in outside), foundations, drawn, pile) is not None
 
 
 def could_empty(rules: Rules, bottom: int, lam: set[int], places: dict[int, list[tuple[int, bool]]], talon: int,
