@@ -20,6 +20,11 @@
 - which part of the schedule decided each deal (``Result.extra["decided_by"]``:
   the search or the relaxation, server/engine/solver/schedule.py);
   ``--no-relax`` runs the search alone;
+- ``--complete-stage`` (with ``--seeds``, ``--nodes``, ``--reduction``):
+  the complete search of :func:`solve` alone, pure, one deal at a time in
+  one process, with and without the stubborn-set reduction: answer, nodes,
+  states, CPU seconds and states per second per deal (node and state counts
+  are reproducible; seconds depend on the load, printed before and after);
 - ``--random`` (with ``--random-seed S``) takes random seeds (decimal
   strings below 10^9) instead of "1".."N", for an unbiased sample;
   ``--out FILE`` writes one tab-separated line per deal (variant, seed,
@@ -46,8 +51,23 @@ from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from server.engine import deal, find_variant
-from server.engine.solver import Budget, find_solution, solve
+from server.engine.solver import Budget, find_solution, search, solve
 from server.engine.solver.search import DOMINANCE
+
+
+def complete_stage(seeds: list[str], nodes: int, states: int, reductions: list[str]) -> None:
+    """The complete search alone (lock pruning, the draw rule; pure), per deal and reduction; prints a table."""
+    variant = find_variant("classic")
+    print("seed\treduction\tresult\tnodes\tstates\tcpu_s\tstates_per_s\tcommands_cut\tstates_reduced")
+    for seed in seeds:
+        for reduction in reductions:
+            started = time.process_time()
+            result = search._search(deal(seed, variant), variant, Budget(nodes=nodes, states=states), locks=True,
+                                    draw_inert=True, pure=True, reduction="" if reduction == "none" else reduction)
+            cpu = time.process_time() - started
+            print(f"{seed}\t{reduction}\t{result.result}\t{result.nodes}\t{result.states}\t{cpu:.2f}\t"
+                  f"{result.states / max(cpu, 1e-9):.0f}\t{result.extra.get('stubborn_cut', 0)}\t"
+                  f"{result.extra.get('stubborn_states', 0)}", flush=True)
 
 
 def run_deal(job: tuple) -> tuple:
@@ -127,7 +147,15 @@ def main() -> None:
     parser.add_argument("--dominance", default="+".join(DOMINANCE),
                         help="dominance rules of the complete search, 'draw+waste', 'draw' or 'none'; several"
                              " configurations separated by commas run interleaved in the same run (default: %(default)s)")
+    parser.add_argument("--complete-stage", action="store_true",
+                        help="the complete search alone on --seeds, pure, with each of --reduction (a table)")
+    parser.add_argument("--reduction", default="none,stubborn", help="with --complete-stage: 'none', 'stubborn'")
     args = parser.parse_args()
+    if args.complete_stage:
+        print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; node budget {args.nodes}")
+        complete_stage(args.seeds.split(","), args.nodes, args.states, args.reduction.split(","))
+        print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
 
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; cpus: {os.cpu_count()}")
     print(f"cap {args.seconds} s per deal, {args.workers} workers")

@@ -21,6 +21,7 @@ from ..variants import BuildRule, MoveRule, Variant
 from .dominance import dominated, inert
 from .lock import locked, waste_top_stuck
 from .state import Rules, State, accepts, autoplay, from_position, key, place, take
+from .stubborn import reduce as stubborn_reduce
 
 Outcome = Literal["solved", "unsolvable", "unknown"]
 
@@ -287,6 +288,7 @@ def _search(
     dominance: bool = False,
     draw_inert: bool = False,
     pure: bool = False,
+    reduction: str = "",
 ) -> Result:
     """One best-first search (a stage of :func:`solve`).
 
@@ -308,7 +310,12 @@ def _search(
     whose next stock card is inert (:func:`.dominance.inert`) expands only
     the draw, whose child dominates it (exact, same module);
     ``Result.extra["draw_only"]`` counts them. ``pure``: run the pure search
-    even where the C search could (:func:`implementation`).
+    even where the C search could (:func:`implementation`). ``reduction``:
+    ``"stubborn"`` expands, in a state no draw-only rule applies to, only
+    the commands of a strong stubborn set (:func:`.stubborn.reduce`; exact,
+    see that module; the pure search only); ``Result.extra["stubborn_cut"]``
+    counts the commands left out, ``["stubborn_states"]`` the states where
+    some were.
 
     Greedy best-first search on a heuristic (foundation cards, empty columns,
     breaks in the columns, waste size) over a transposition table of canonical
@@ -324,6 +331,10 @@ def _search(
     # The C search keeps time on CLOCK_MONOTONIC itself: it runs when no clock is given (no time cap) or the
     # clock is that one; with any other clock (a test's) the pure search runs, so the caller's clock governs.
     buried = params[4] if params is not None and len(params) > 4 else 0  # the C search has no buried-card term
+    if reduction not in ("", "stubborn"):
+        raise ValueError(f"unknown reduction {reduction!r}: 'stubborn' exists")
+    if reduction:
+        pure = True  # the C search has no stubborn sets
     if weight == 0 and buried == 0 and _real_clock(clock) and implementation(position, variant, pure=pure) == "c":
         return _c_search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, lifo=lifo,
                          params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks,
@@ -341,6 +352,7 @@ def _search(
     nodes = 0
     pruned = 0  # new states dominated by a seen one (dominance)
     draw_only = 0  # states expanded by their draw alone (draw_inert)
+    cut = reduced = 0  # commands left out by the stubborn sets, states where some were
     dominance = dominance and not face_down
     draw_inert = draw_inert and not face_down
     if _won(start):
@@ -357,13 +369,13 @@ def _search(
     while heap:
         if nodes >= budget.nodes:
             return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="node budget spent",
-                          extra={"dominated": pruned, "draw_only": draw_only})
+                          extra=_extra(pruned, draw_only, reduction, cut, reduced))
         if deadline is not None and nodes % 256 == 0 and clock is not None and clock() > deadline:
             return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on, reason="time limit reached",
-                          extra={"dominated": pruned, "draw_only": draw_only})
+                          extra=_extra(pruned, draw_only, reduction, cut, reduced))
         if len(seen) > budget.states:
             return Result("unknown", nodes=nodes, states=len(seen), autoplay=autoplay_on,
-                          reason="state memory bound reached", extra={"dominated": pruned, "draw_only": draw_only})
+                          reason="state memory bound reached", extra=_extra(pruned, draw_only, reduction, cut, reduced))
         _, _, depth, state, path = heapq.heappop(heap)
         nodes += 1
         depth += 1
@@ -374,6 +386,12 @@ def _search(
             draw_only += 1
         elif locks and state[3] and waste_top_stuck(rules, state):
             children = children[-1:]  # only the draw (the last command generated): exact, see lock.waste_top_stuck
+        elif reduction:
+            kept = stubborn_reduce(rules, state, children)  # exact: see .stubborn
+            if len(kept) < len(children):
+                cut += len(children) - len(kept)
+                reduced += 1
+                children = kept
         for text, nxt, exposed in children:
             # Every state in the search is past auto-play (no safe card on a top), so only a
             # foundation move (new safe set) or a newly exposed safe card can start it again.
@@ -388,7 +406,10 @@ def _search(
             step = (text, tuple(auto)) if not autoplay_on else (text, ())
             link = (step, path)
             if _won(nxt):
-                return _verified(position, variant, prefix + _unwind(link), autoplay_on, nodes, len(seen))
+                won = _verified(position, variant, prefix + _unwind(link), autoplay_on, nodes, len(seen))
+                if reduction:
+                    won.extra.update(_extra(pruned, draw_only, reduction, cut, reduced))
+                return won
             if locks and text == "s" and locked(rules, nxt):
                 continue  # provably lost: nothing below it needs searching (checked after draws only: the check costs)
             if dominance and dominated(rules, nxt, seen):
@@ -396,7 +417,16 @@ def _search(
                 continue  # a seen state is at least as good (exact for exhaustion: see .dominance)
             counter += 1
             heapq.heappush(heap, (weight * depth - score(nxt), sign * counter, depth, nxt, link))
-    return _exhausted(incomplete, nodes, len(seen), autoplay_on, dominated=pruned, draw_only=draw_only)
+    result = _exhausted(incomplete, nodes, len(seen), autoplay_on, dominated=pruned, draw_only=draw_only)
+    result.extra.update(_extra(pruned, draw_only, reduction, cut, reduced))
+    return result
+
+
+def _extra(pruned: int, draw_only: int, reduction: str, cut: int, reduced: int) -> dict[str, object]:
+    extra: dict[str, object] = {"dominated": pruned, "draw_only": draw_only}
+    if reduction:
+        extra.update(stubborn_cut=cut, stubborn_states=reduced)
+    return extra
 
 
 def _exhausted(incomplete: bool, nodes: int, states: int, autoplay_on: bool, solver: str = "python",
@@ -472,6 +502,7 @@ def solve(
     portfolio: bool = True,
     dominance: tuple[str, ...] = DOMINANCE,
     pure: bool = False,
+    reduction: str = "",
 ) -> Result:
     """Search for a win from ``position`` (the whole deal is known: RULES.md section 9).
 
@@ -496,6 +527,9 @@ def solve(
     ``"draw"`` (a state whose next stock card is inert expands only the
     draw) and ``"waste"`` (a new state is skipped when taking an inert card
     below its waste top up gives a state already seen); both exact.
+    ``reduction="stubborn"`` makes the complete search expand strong
+    stubborn sets (:mod:`.stubborn`, exact; off by default: measured in
+    README.md); that stage then runs the pure search.
 
     Each stage runs in the C extension when :func:`implementation` answers
     ``"c"`` (``Result.solver`` tells which ran; ``pure`` forces the pure
@@ -520,7 +554,8 @@ def solve(
                               solver=stage.solver)
     seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
     final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,
-                    clock=clock, locks=True, draw_inert="draw" in dominance, dominance="waste" in dominance, pure=pure)
+                    clock=clock, locks=True, draw_inert="draw" in dominance, dominance="waste" in dominance, pure=pure,
+                    reduction=reduction)
     return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason,
                   extra=final.extra, solver=final.solver)
 
