@@ -73,7 +73,9 @@ Run: ``python tests/benchmarks/server_bench.py [--players 200] [--clients 2]
 [--server-log FILE] [--phases LIST] [--profile-paced FILE] [--profile-thousand FILE]``. ``--quick``: 20 players, short phases (a smoke run of
 about 20 s). ``--profile FILE``: py-spy samples the server during the
 saturation phase (raw collapsed stacks to FILE; the CPU by activity and the
-top frames are printed). The server's logged errors are summarized at the
+top frames are printed); ``--profile-floor FILE`` samples the floor server likewise, to read the two side by
+side; ``--profile-rate``, ``--profile-native`` and ``--profile-nonblocking`` pass on py-spy's rate, C frames and
+sampling without stopping the process (stopping it biases the samples towards system calls). The server's logged errors are summarized at the
 end (``--server-log FILE`` keeps the whole log).
 """
 
