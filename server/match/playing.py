@@ -75,13 +75,17 @@ class Playing:
         """
         require_joined(session)
         async with session.lock:
-            player = await self.settled(session)
+            # Every move's path: the settled game is read here, the coroutine only when it must ask Redis.
+            player = session.player
+            if player is None or session.unsure:
+                player = await self.settled(session)
             answer = player.propose_play(seq, command, self.service.clock.now_ms())
             if isinstance(answer, Reply):
                 session.push(encode(answer.message))
                 return
             stored, active = await self._commit(session, answer)
-        await self._follow_up(session, answer, stored, active)
+        if stored is not Stored.STORED or answer.follow_up is not FollowUp.NONE:
+            await self._follow_up(session, answer, stored, active)
 
     async def resign(self, session: Session, seq: int) -> None:
         """End the player's game as ``resigned`` (numbered like ``play``; a lost commit is resolved as there)."""

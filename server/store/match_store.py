@@ -387,10 +387,16 @@ class Store:
             str(epoch), str(seq), entry, str(record["moves"]), str(record["undos"]), str(record["hints"]),
             str(record["foundation"]), record["status"], str(record["time_ms"]), str(record["last_found_ms"]),
             1 if ends else 0, len(events)]), *events, *(boards or ())]
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         self._pending.append((keys, args, future))
         if len(self._pending) == 1:
-            asyncio.get_running_loop().call_soon(self._flush_soon)
+            # The flush's task takes the batch in its first step, which the loop runs after what is ready now
+            # (the other commands of this turn of the loop): the same batch a callback creating the task then
+            # would take, written one turn of the loop sooner and without that callback.
+            task = loop.create_task(self._flush_pending())
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
         result = await future
         status = result[0].decode()
         return status, int(result[2]) if status == "ok" else -1
@@ -429,11 +435,9 @@ class Store:
         deal, settings = reply[3]
         return record, _log_entries(reply[2]), deal.decode(), msgspec.json.decode(settings, type=m.Settings)
 
-    def _flush_soon(self) -> None:
+    async def _flush_pending(self) -> None:
         batch, self._pending = self._pending, []
-        task = asyncio.create_task(self._flush(batch))
-        self._flushes.add(task)
-        task.add_done_callback(self._flushes.discard)
+        await self._flush(batch)
 
     def _wait_targets(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> list[Any]:
         """Where the WAIT of each commit of ``batch`` goes: ``None`` on one Redis (the pipeline's one

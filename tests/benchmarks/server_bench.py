@@ -73,7 +73,9 @@ Run: ``python tests/benchmarks/server_bench.py [--players 200] [--clients 2]
 [--server-log FILE] [--phases LIST] [--profile-paced FILE] [--profile-thousand FILE]``. ``--quick``: 20 players, short phases (a smoke run of
 about 20 s). ``--profile FILE``: py-spy samples the server during the
 saturation phase (raw collapsed stacks to FILE; the CPU by activity and the
-top frames are printed). The server's logged errors are summarized at the
+top frames are printed); ``--profile-floor FILE`` samples the floor server likewise, to read the two side by
+side; ``--profile-rate``, ``--profile-native`` and ``--profile-nonblocking`` pass on py-spy's rate, C frames and
+sampling without stopping the process (stopping it biases the samples towards system calls). The server's logged errors are summarized at the
 end (``--server-log FILE`` keeps the whole log).
 """
 
@@ -1334,9 +1336,10 @@ class Bench:
                 usage[kind] += int(self.redis.memory_usage(key, samples=0) or 0)
         return {kind: total // max(1, len(codes)) for kind, total in usage.most_common()}
 
-    def floor_phase(self, duration: float, interval: tuple[float, float] = (0.0, 0.0)) -> PhaseFigures:
+    def floor_phase(self, duration: float, interval: tuple[float, float] = (0.0, 0.0),
+                    on_go: Any = None) -> PhaseFigures:
         """The floor baseline (:func:`floor_server`) at saturation (or paced: a frame every ``interval`` s per
-        bot), pairs of bots sharing a match's stream."""
+        bot), pairs of bots sharing a match's stream; ``on_go`` as :func:`run_clients` takes it."""
         args = self.args
         port = free_port()
         with open(os.path.join(self.tmp, "floor.log"), "wb") as log:
@@ -1348,7 +1351,7 @@ class Bench:
         assignments = [(f"floor{i // 2}", f"f{i % 2}", i) for i in range(args.players)]
         try:
             outcome, window, _ = run_clients(f"ws://127.0.0.1:{port}/floor", "floor", assignments, args, duration,
-                                             interval, 10**9, sampler)
+                                             interval, 10**9, sampler, on_go)
         finally:
             stop_process(self.floor_process)
         return figures_of("floor", len(assignments), outcome, window, sampler)
@@ -1371,13 +1374,19 @@ class Bench:
 # ---------------------------------------------------------------- profile
 
 
-def start_profile(pid: int, path: str, duration: float) -> subprocess.Popen[bytes] | None:
-    py_spy = shutil.which("py-spy")
+def start_profile(pid: int, path: str, duration: float, rate: int = 100, native: bool = False,
+                  nonblocking: bool = False) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling ``pid`` ``rate`` times a second for ``duration`` s into ``path`` (raw collapsed stacks;
+    ``native``: C frames too; ``nonblocking``: without stopping the process, whose stops land on system calls
+    and so inflate their share). py-spy is looked up beside this Python first (a venv's), then on PATH."""
+    beside = Path(sys.executable).with_name("py-spy")
+    py_spy = str(beside) if beside.exists() else shutil.which("py-spy")
     if py_spy is None:
         print("  (py-spy not found: no profile)")
         return None
     return subprocess.Popen([py_spy, "record", "--pid", str(pid), "--duration", str(max(1, int(duration))),
-                             "--rate", "100", "--format", "raw", "--output", path],
+                             "--rate", str(rate), "--format", "raw", "--output", path,
+                             *(["--native"] if native else []), *(["--nonblocking"] if nonblocking else [])],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -1402,7 +1411,7 @@ PROFILE_CATEGORIES = (
 )
 
 
-def summarize_profile(path: str, top: int = 22) -> None:
+def summarize_profile(path: str, top: int = 22, rate: int = 100) -> None:
     """Top frames of py-spy's collapsed stacks: inclusive share (in any frame of a sample) and self share."""
     try:
         lines = Path(path).read_text().splitlines()
@@ -1431,7 +1440,7 @@ def summarize_profile(path: str, top: int = 22) -> None:
         if stack:
             label = next(label for label, key in PROFILE_CATEGORIES if key in stack)
             categories[label] += int(count_text)
-    print(f"  {total} samples (100 Hz); where the server's CPU goes:")
+    print(f"  {total} samples ({rate} Hz); where the server's CPU goes:")
     for label, _ in PROFILE_CATEGORIES:
         if categories[label]:
             print(f"    {100 * categories[label] / total:5.1f}%  {label}")
@@ -1527,6 +1536,11 @@ def main() -> None:
     parser.add_argument("--idle-s", type=float, default=5.0, help="how long the idle players stay connected")
     parser.add_argument("--profile-paced", metavar="FILE", help="py-spy the server during the paced phase")
     parser.add_argument("--profile-thousand", metavar="FILE", help="py-spy the server during the thousand phase")
+    parser.add_argument("--profile-floor", metavar="FILE", help="py-spy the floor server during the floor baseline")
+    parser.add_argument("--profile-rate", type=int, default=100, help="py-spy's samples a second (default 100)")
+    parser.add_argument("--profile-native", action="store_true", help="py-spy records C frames too (--native)")
+    parser.add_argument("--profile-nonblocking", action="store_true",
+                        help="py-spy samples without stopping the server (its stops bias samples to system calls)")
     parser.add_argument("--echo-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--floor-server", nargs=2, metavar=("PORT", "REDIS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -1567,12 +1581,13 @@ def main() -> None:
         lo_ms, hi_ms = args.pace
         profiles: list[subprocess.Popen[bytes] | None] = []
 
-        def profiler(path: str | None) -> Any:
-            """An ``on_go`` that has py-spy sample the server over the phase's window into ``path``."""
+        def profiler(path: str | None, pid: Any = lambda: bench.server_process.pid) -> Any:
+            """An ``on_go`` that has py-spy sample the server (``pid()``) over the phase's window into ``path``."""
             def on_go(go_time: float, deadline: float) -> None:
                 if path:
                     time.sleep(max(0.0, go_time + args.warmup - time.monotonic()))
-                    profiles.append(start_profile(bench.server_process.pid, path, deadline - time.monotonic() - 0.5))
+                    profiles.append(start_profile(pid(), path, deadline - time.monotonic() - 0.5,
+                                                  args.profile_rate, args.profile_native, args.profile_nonblocking))
             return on_go
 
         def wait_profiles() -> None:
@@ -1685,7 +1700,8 @@ def main() -> None:
                   f"(decode, Store.commit, a position reply of a race's size, the stream reader forwarding progress; "
                   f"no rules), "
                   f"{args.floor_s:g} s")
-            floor = bench.floor_phase(args.floor_s)
+            floor = bench.floor_phase(args.floor_s, on_go=profiler(args.profile_floor, lambda: bench.floor_process.pid))
+            wait_profiles()
             floor_rate, floor_us = report_phase(floor, "messages")
             if args.floor_pace is not None:
                 f_lo, f_hi = args.floor_pace
@@ -1749,10 +1765,10 @@ def main() -> None:
               f"{time.monotonic() - started:.0f} s")
         bench.log_summary()
         for path, phase in ((args.profile_paced, "the paced phase"), (args.profile_thousand, "the thousand phase"),
-                            (args.profile, "saturation")):
+                            (args.profile, "saturation"), (args.profile_floor, "the floor baseline")):
             if path:
                 print(f"\nprofile of the server during {phase} (py-spy, raw stacks in {path}):")
-                summarize_profile(path)
+                summarize_profile(path, rate=args.profile_rate)
     finally:
         bench.stop()
 
