@@ -451,7 +451,7 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
         sent_at[entry_id] = loop.time()
         return entry_id
 
-    async def arrival(entry_id: str, within: float = 30.0) -> None:
+    async def arrival(entry_id: str, within: float = 3.0) -> None:
         deadline = loop.time() + within
         while entry_id not in arrived_at and loop.time() < deadline:
             await asyncio.sleep(0.002)
