@@ -403,7 +403,8 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
     minute (only a wake-up can bring an entry in time), entries then added on the killed master's slots, by a
     plain XADD (``add_event``) and by a script (``TRANSITION``), each reach the subscriber within
     :data:`WOKEN_WITHIN_S` of being written, once each and in order after those written before the kill; the
-    streams on the other masters keep arriving within that bound all through the failover.
+    streams on the other masters keep arriving all through the failover, none lost or repeated, late by no more
+    than the failover lasts (see the comment at that assertion).
 
     The bound: a wake-up arrives in about a millisecond on loopback; the slowest case is an entry written at the
     moment the promotion shows, before the listener has subscribed on the promoted replica. It subscribes at its
@@ -429,18 +430,19 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
     reader = asyncio.create_task(hub.run())
     loop = asyncio.get_running_loop()
     written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-    sent_at: dict[str, float] = {}
-    """Each entry's id -> the loop's time its write returned."""
+    sent_at: dict[tuple[str, str], float] = {}
+    """Each entry's (code, id) -> the loop's time its write returned (ids repeat across streams)."""
     got: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
-    arrived_at: dict[str, float] = {}
+    arrived_at: dict[tuple[str, str], float] = {}
 
     async def collect(subscription: hub_module.Subscription, code: str) -> None:
         async for entry in subscription.events():
-            arrived_at.setdefault(entry[0], loop.time())
+            arrived_at.setdefault((code, entry[0]), loop.time())
             got[code].append(entry)
 
-    async def add(code: str, script: bool) -> str:
-        """One entry on ``code``'s stream, by a script or a plain XADD; its id, its write's time noted."""
+    async def add(code: str, script: bool) -> tuple[str, str]:
+        """One entry on ``code``'s stream, by a script or a plain XADD; ``(code, its id)``, its write's time
+        noted."""
         if script:
             assert await store.transition(code, "lobby", "closed", f"{code} closed".encode())
             entry_id = (await client.xrevrange(match_feed(code).key, count=1))[0][0].decode()
@@ -448,10 +450,10 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
         else:
             await write(store, code, 1, written[code])
             entry_id = written[code][-1][0]
-        sent_at[entry_id] = loop.time()
-        return entry_id
+        sent_at[code, entry_id] = loop.time()
+        return code, entry_id
 
-    async def arrival(entry_id: str, within: float = 3.0) -> None:
+    async def arrival(entry_id: tuple[str, str], within: float = 3.0) -> None:
         deadline = loop.time() + within
         while entry_id not in arrived_at and loop.time() < deadline:
             await asyncio.sleep(0.002)
@@ -486,7 +488,7 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
         await asyncio.to_thread(own_cluster.wait_promoted, match_feed(on_doomed[0]).key, doomed)
         promoted_at = loop.time()
 
-        async def after_promotion(i: int, code: str) -> list[str]:
+        async def after_promotion(i: int, code: str) -> list[tuple[str, str]]:
             # A script's add first on one stream, a plain one first on the others: each kind meets the case of
             # the listener not subscribed again yet.
             ids = []
@@ -504,10 +506,14 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
         late = {entry_id: round(arrived_at.get(entry_id, float("inf")) - sent_at[entry_id], 3)
                 for ids in late_ids for entry_id in ids}
         assert max(late.values()) < WOKEN_WITHIN_S, late
-        during = [round(arrived_at.get(entry_id, float("inf")) - sent, 3) for code in elsewhere
-                  for entry_id, _ in written[code] if (sent := sent_at[entry_id]) >= killed_at - 0.3]
+        during = [round(arrived_at.get((code, entry_id), float("inf")) - sent, 3) for code in elsewhere
+                  for entry_id, _ in written[code] if (sent := sent_at[code, entry_id]) >= killed_at - 0.3]
         assert len(during) >= 4 * 10, (len(during), promoted_at - killed_at)  # writing went on through the failover
-        assert max(during) < WOKEN_WITHIN_S, during
+        # Not within WOKEN_WITHIN_S: redis-py's cluster client, once a command failed on the dead master, reads the
+        # layout again through its default node, and while that is the dead master every command of the client
+        # fails, the other masters' reads too (measured: 4.4-5.3 s of delay with a promotion taking 3.7-4.5 s).
+        # So the bound is the failover's length: they are late by no more than it, and none is lost (below).
+        assert max(during) < promoted_at - killed_at + WOKEN_WITHIN_S, (during, promoted_at - killed_at)
         for code in on_doomed + elsewhere:
             stored = [(entry_id.decode(), fields[b"m"]) for entry_id, fields in
                       await client.xrange(match_feed(code).key)]
