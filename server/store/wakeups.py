@@ -174,9 +174,10 @@ class WakeUps:
     async def _failed(self, what: str, error: BaseException) -> None:
         """Log a failure, wait :data:`RETRY_S`, and read the cluster's layout again (redis-py then moves each
         channel to its slot's master now), so that the next round subscribes where the streams are. Raises
-        :class:`asyncio.CancelledError` when the task was cancelled meanwhile: redis-py may answer a cancel that
-        lands while it connects to a dead node with a ``ConnectionError``, and a listener that took it for a
-        failure would try again for ever, so that the hub's reader (which awaits it) could never stop."""
+        :class:`asyncio.CancelledError` when the task was cancelled meanwhile: a cancel that lands while redis-py
+        reconnects to a dead node may come back as a ``ConnectionError`` or not at all (after a SIGKILLed master
+        the hub's reader, which awaits this listener when it stops, never stopped), and a listener that went on
+        would try again for ever."""
         _raise_if_cancelled()
         log.info("%s failed (%s: %s): the safety poll reads the streams meanwhile", what, type(error).__name__,
                  error)
