@@ -500,6 +500,7 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
 
         late_ids = await asyncio.wait_for(asyncio.gather(*(after_promotion(i, c) for i, c in enumerate(on_doomed))),
                                           60)
+        await asyncio.sleep(1.0)  # the other masters' writers go on a while after the failover too
         stop.set()
         await asyncio.wait_for(asyncio.gather(*writers), 30)
         await asyncio.sleep(0.2)
@@ -508,7 +509,8 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
         assert max(late.values()) < WOKEN_WITHIN_S, late
         during = [round(arrived_at.get((code, entry_id), float("inf")) - sent, 3) for code in elsewhere
                   for entry_id, _ in written[code] if (sent := sent_at[code, entry_id]) >= killed_at - 0.3]
-        assert len(during) >= 4 * 10, (len(during), promoted_at - killed_at)  # writing went on through the failover
+        after_kill = [sum(1 for entry_id, _ in written[code] if sent_at[code, entry_id] >= killed_at) for code in elsewhere]
+        assert min(after_kill) >= 3, after_kill  # each of them written on through the failover and after it
         # Not within WOKEN_WITHIN_S: redis-py's cluster client, once a command failed on the dead master, reads the
         # layout again through its default node, and while that is the dead master every command of the client
         # fails, the other masters' reads too (measured: 4.4-5.3 s of delay with a promotion taking 3.7-4.5 s).
