@@ -21,7 +21,14 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
-from redis.exceptions import ClusterDownError, NoScriptError, RedisClusterException, SlotNotCoveredError, TryAgainError
+from redis.exceptions import (
+    ClusterDownError,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.utils import HIREDIS_AVAILABLE
@@ -552,7 +559,14 @@ class Store:
         XADD: a lost one is the hub's safety poll's); the new entry's id."""
         entry: bytes = await self.redis.xadd(key, fields, maxlen=EVENTS_MAXLEN, approximate=True)
         if self.wakes:
-            await self.redis.spublish(key, entry)
+            try:
+                await self.redis.spublish(key, entry)
+            except (RedisError, RedisClusterException) as error:
+                # The entry is stored: raising would have the caller add it again. A lost wake-up only delays
+                # the entry until the hub's safety poll (during a failover the client may fail a command of a
+                # live node while it reads the layout again from a dead one).
+                log.warning("the wake-up of %s failed (%s: %s): the safety poll reads it", key,
+                            type(error).__name__, error)
         return entry
 
     async def store_results(self, code: str, frame: bytes) -> None:

@@ -80,6 +80,7 @@ class WakeUps:
         listeners: dict[str, asyncio.Task[None]] = {}
         try:
             while True:
+                _raise_if_cancelled()  # a cancel redis-py swallowed (see _failed) still stops the listener
                 self._changed.clear()
                 try:
                     await self._subscribe()
@@ -141,6 +142,7 @@ class WakeUps:
         slot moved: :meth:`run` makes the subscriptions again)."""
         assert self.pubsub is not None and self._own is not None
         while name in self.pubsub.node_pubsub_mapping:
+            _raise_if_cancelled()
             node = self._own.get_node(node_name=name)
             if node is None:  # gone from the layout: redis-py moves its channels; look again after a pause
                 await asyncio.sleep(RETRY_S)
@@ -148,6 +150,11 @@ class WakeUps:
             try:
                 message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
             except (RedisError, RedisClusterException, OSError) as error:
+                await self._failed(f"reading wake-ups from {name}", error)
+                return
+            except RuntimeError as error:
+                if not _transport_closed(error):
+                    raise
                 await self._failed(f"reading wake-ups from {name}", error)
                 return
             if message is None:
@@ -166,7 +173,12 @@ class WakeUps:
 
     async def _failed(self, what: str, error: BaseException) -> None:
         """Log a failure, wait :data:`RETRY_S`, and read the cluster's layout again (redis-py then moves each
-        channel to its slot's master now), so that the next round subscribes where the streams are."""
+        channel to its slot's master now), so that the next round subscribes where the streams are. Raises
+        :class:`asyncio.CancelledError` when the task was cancelled meanwhile: a cancel that lands while redis-py
+        reconnects to a dead node may come back as a ``ConnectionError`` or not at all (after a SIGKILLed master
+        the hub's reader, which awaits this listener when it stops, never stopped), and a listener that went on
+        would try again for ever."""
+        _raise_if_cancelled()
         log.info("%s failed (%s: %s): the safety poll reads the streams meanwhile", what, type(error).__name__,
                  error)
         await asyncio.sleep(RETRY_S)
@@ -175,6 +187,7 @@ class WakeUps:
             try:
                 await self._own.nodes_manager.initialize()
             except (RedisError, RedisClusterException, OSError) as again:
+                _raise_if_cancelled()
                 log.info("reading the cluster's layout failed (%s: %s)", type(again).__name__, again)
 
     async def _close(self) -> None:
@@ -190,3 +203,19 @@ class WakeUps:
             except (RedisError, OSError):
                 pass
         self.pubsub, self._own = None, None
+
+
+def _raise_if_cancelled() -> None:
+    """Raise :class:`asyncio.CancelledError` when the running task has been asked to stop (a cancel that the
+    awaited call turned into another exception)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+def _transport_closed(error: RuntimeError) -> bool:
+    """Whether ``error`` is uvloop's answer to a write on a connection closed under redis-py (``unable to perform
+    operation on <TCPTransport closed=True ...>; the handler is closed``): redis-py's reconnect of a subscribed
+    connection whose master was killed raises it from its retry instead of a ``ConnectionError``. It is that
+    connection's failure, not a bug: taken for one, it would end the hub's reader (a restart of it, logged)."""
+    return "handler is closed" in str(error) or "TCPTransport closed=True" in str(error)

@@ -163,6 +163,16 @@ class LocalCluster:
         info = node_client(master).info("replication")
         return int(info["slave0"]["port"])
 
+    def wait_replicated(self, master: int) -> None:
+        """Until the replica of the master on port ``master`` has everything the master has written (their
+        replication offsets equal), so that killing the master next loses nothing."""
+        def caught_up() -> bool:
+            info = node_client(master).info("replication")
+            replica = info.get("slave0")
+            return bool(replica) and int(replica["offset"]) == int(info["master_repl_offset"])
+
+        self._wait(caught_up, f"the replica of {master} did not catch up")
+
     def kill(self, port: int) -> None:
         """SIGKILL the node on ``port`` (a crash: nothing it has not sent yet reaches anyone)."""
         process = self.processes[port]
