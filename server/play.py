@@ -141,12 +141,8 @@ async def _play(service: MatchService, session: Session, request: m.Play) -> Non
     started = perf_counter()
     try:
         await service.playing.play(session, request.seq, request.command)
-    except ServiceError as error:
-        metrics.rejected.labels(error.code).inc()
-        session.push(encode(m.Error(error.code, error.message, request.seq)))
-    except Exception:  # a server bug or a Redis failure must not take the connection or the process down
-        log.exception("handling a Play frame failed")
-        session.push(encode(m.Error("internal", "the server failed to handle that frame", request.seq)))
+    except Exception as error:  # noqa: BLE001 - answered (a bug or a Redis failure logged), the connection stays
+        _answer_failure(service, session, request, error)
     finally:
         metrics.command_seconds.observe(perf_counter() - started)
 
@@ -156,12 +152,21 @@ async def _dispatch(service: MatchService, session: Session, request: m.ClientMe
     (the client matches it to its request)."""
     try:
         await _handle(service, session, request)
-    except ServiceError as error:
+    except Exception as error:  # noqa: BLE001 - answered (a bug or a Redis failure logged), the connection stays
+        _answer_failure(service, session, request, error)
+
+
+def _answer_failure(service: MatchService, session: Session, request: m.ClientMessage, error: Exception) -> None:
+    """Answer ``request`` whose handling raised ``error`` with an ``error`` naming its ``seq`` (the client
+    matches it to its request): a :class:`ServiceError` with its own code and words, counted as refused; anything
+    else, a server bug or a Redis failure, logged with its traceback and answered ``internal``, so that it takes
+    neither the connection nor the process down."""
+    if isinstance(error, ServiceError):
         service.metrics.rejected.labels(error.code).inc()
         session.push(encode(m.Error(error.code, error.message, answers(request))))
-    except Exception:  # a server bug or a Redis failure must not take the connection or the process down
-        log.exception("handling a %s frame failed", type(request).__name__)
-        session.push(encode(m.Error("internal", "the server failed to handle that frame", answers(request))))
+        return
+    log.error("handling a %s frame failed", type(request).__name__, exc_info=error)
+    session.push(encode(m.Error("internal", "the server failed to handle that frame", answers(request))))
 
 
 async def _handle(service: MatchService, session: Session, request: m.ClientMessage) -> None:

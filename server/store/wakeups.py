@@ -149,11 +149,8 @@ class WakeUps:
                 return
             try:
                 message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
-            except (RedisError, RedisClusterException, OSError) as error:
-                await self._failed(f"reading wake-ups from {name}", error)
-                return
-            except RuntimeError as error:
-                if not _transport_closed(error):
+            except (RedisError, RedisClusterException, OSError, RuntimeError) as error:
+                if isinstance(error, RuntimeError) and not _transport_closed(error):
                     raise
                 await self._failed(f"reading wake-ups from {name}", error)
                 return
