@@ -30,7 +30,7 @@ import msgpack
 import msgspec
 import pytest
 import websockets
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from websockets.protocol import State
 
@@ -1208,6 +1208,9 @@ def test_random_and_mutated_frames_change_nothing(srv: ServerProcess) -> None:
     alice_ref = match.refs["alice"]
     bob_ref = match.refs["bob"]
     bob = {"player": match.bob, "last_seq": 0, "over": False}
+    # What bob's game was right after each accepted seq: a retried seq is acknowledged with the position of its
+    # own time (server.core.player.PlayerGame.acknowledged), not the current one.
+    after: dict[int, tuple[Any, int]] = {0: (view_message(bob_ref.position), bob_ref.moves)}
     examples = {"n": 0}
     fresh_kinds = (m.Welcome, m.Error, m.Pong)
 
@@ -1218,17 +1221,19 @@ def test_random_and_mutated_frames_change_nothing(srv: ServerProcess) -> None:
             assert isinstance(message.message, str) and message.message, message  # may quote the bad input
 
     def follow_bob(message: Any) -> None:
-        """Replay on the engine every command the server accepted for bob; its views must match."""
+        """Replay on the engine every command the server accepted for bob; its views must match, a retry's the
+        view right after the seq it repeats."""
         if isinstance(message, m.Position):
             if message.seq > bob["last_seq"]:
+                assert message.seq == bob["last_seq"] + 1, message  # accepted seqs have no gap
                 bob["last_seq"] = message.seq
                 if message.command == "resign":
                     assert message.status == "resigned"
                     bob["over"] = True
                 else:
                     bob_ref.play(message.command)
-            assert message.view == view_message(bob_ref.position), message
-            assert message.moves == bob_ref.moves
+                after[message.seq] = (view_message(bob_ref.position), bob_ref.moves)
+            assert (message.view, message.moves) == after[message.seq], message
 
     async def reconnect_bob() -> None:
         old: Player = bob["player"]  # type: ignore[assignment]
@@ -1289,6 +1294,8 @@ def test_random_and_mutated_frames_change_nothing(srv: ServerProcess) -> None:
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(frames=st.lists(fuzz_frame(code), min_size=1, max_size=6),
            target=st.sampled_from(["bob", "bob", "fresh", "greeted"]))
+    # Two accepted draws, then a retry of the first: acknowledged with the position right after it.
+    @example(frames=[encode(m.Play(1, "s")), encode(m.Play(2, "s")), encode(m.Play(1, "s"))], target="bob")
     def fuzz(frames: list[bytes | str], target: str) -> None:
         loop.run_until_complete(one(frames, target))
 
