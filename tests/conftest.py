@@ -1,12 +1,27 @@
 """Test-wide settings: under CI (``CI`` set) hypothesis draws the same examples every run,
-so whether a submission lands does not depend on luck; locally every run explores anew."""
+so whether a submission lands does not depend on luck; locally every run explores anew.
+
+The suite runs in two pytest-xdist workers (``addopts`` in pyproject.toml; ``-n 0`` runs it in one process).
+Each worker has a Redis of its own (tests/integration/conftest.py), but the 3+3 cluster of
+``REDIS_CLUSTER_URL`` is one for the run and its tests empty it: every test using it is sent to one worker."""
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+CLUSTER_FIXTURES = {"cluster_url", "cluster_server", "make_cluster_server"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test on the run's shared cluster goes to the same xdist worker (``--dist loadgroup``)."""
+    for item in items:
+        if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("cluster"))

