@@ -31,6 +31,7 @@ from redis.exceptions import (
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.maint_notifications import MaintNotificationsConfig
 from redis.utils import HIREDIS_AVAILABLE
 
 from protocol import messages as m
@@ -183,8 +184,14 @@ def redis_client(url: str, cluster: bool = False) -> RedisClient:
     options: dict[str, Any] = {}
     if HIREDIS_AVAILABLE and url.startswith("redis://"):  # not rediss:// or unix://: their own classes
         options["connection_class"] = HiredisPackedConnection
+    # Maintenance notifications off (a Redis Enterprise feature; its RESP3 pushes are never asked for here):
+    # redis-py 8.1's pool skips its check of a pooled connection for a closed socket whenever they are on or
+    # "auto", its default, so after a Redis restart every connection pooled before it failed one command
+    # ("Connection closed by server"), commits and reads alike. Off, the pool reconnects such a connection.
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=16, timeout=10,
-                                                    socket_timeout=5, health_check_interval=30, **options)
+                                                    socket_timeout=5, health_check_interval=30,
+                                                    maint_notifications_config=MaintNotificationsConfig(enabled=False),
+                                                    **options)
     return aioredis.Redis(connection_pool=pool)
 
 

@@ -402,6 +402,15 @@ def _assert_redis_unavailable(answer: httpx.Response, what: str) -> None:
     assert body["error"] == "internal" and "Redis" in body["message"], (what, body)
 
 
+def _concurrent_gets(url: str, count: int) -> list[int]:
+    """The status codes of ``count`` GETs of ``url`` sent at once (each on a connection of its own), so the
+    server serves them on as many pooled Redis connections as it has."""
+    async def gets() -> list[int]:
+        async with httpx.AsyncClient(timeout=10) as client:
+            return [r.status_code for r in await asyncio.gather(*(client.get(url) for _ in range(count)))]
+    return asyncio.run(gets())
+
+
 async def _watch_refused(server: ServerProcess, code: str) -> tuple[object, int | None]:
     """The first frame (decoded) and the close code of a spectator WebSocket of match ``code``."""
     async with websockets.connect(f"ws://127.0.0.1:{server.port}/matches/{code}/watch", max_queue=None) as ws:
@@ -415,7 +424,7 @@ def test_every_route_answers_the_json_error_internal_while_redis_is_down(tmp_pat
     """With its Redis stopped, every route that reads Redis answers 503 ``{"error": "internal", "message"}`` (not
     a bare ``Internal Server Error`` 500) and logs why, a spectator's WebSocket gets the ``internal`` error frame
     and close 1011, and the health check says Redis is unreachable without naming where; once Redis is back the
-    same server answers again."""
+    same server answers again, on every Redis connection it had pooled before (none fails for the old socket)."""
     from datetime import UTC, datetime
 
     redis_process, url = start_redis_server(str(tmp_path))
@@ -423,6 +432,7 @@ def test_every_route_answers_the_json_error_internal_while_redis_is_down(tmp_pat
     try:
         server = ServerProcess(url, FTR_DAILY_VARIANTS="relaxed")
         code = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)["code"]
+        assert _concurrent_gets(f"{server.url}/matches/{code}", 12) == [200] * 12  # several connections pooled
         redis_process.terminate()
         redis_process.wait(5)
         date = datetime.now(UTC).date().isoformat()
@@ -447,7 +457,8 @@ def test_every_route_answers_the_json_error_internal_while_redis_is_down(tmp_pat
         while httpx.get(server.url + "/healthz", timeout=10).status_code != 200:
             assert time.monotonic() < deadline, "the server did not find Redis again"
             time.sleep(0.2)
-        assert httpx.get(f"{server.url}/matches/{code}", timeout=10).status_code == 404  # a Redis with no data
+        # A Redis with no data: 404 on every connection, the ones pooled before the restart reconnected.
+        assert _concurrent_gets(f"{server.url}/matches/{code}", 12) == [404] * 12, server.logs()[-4000:]
     finally:
         if server is not None:
             server.stop()
