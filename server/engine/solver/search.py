@@ -417,9 +417,7 @@ def _search(
                 continue  # a seen state is at least as good (exact for exhaustion: see .dominance)
             counter += 1
             heapq.heappush(heap, (weight * depth - score(nxt), sign * counter, depth, nxt, link))
-    result = _exhausted(incomplete, nodes, len(seen), autoplay_on, dominated=pruned, draw_only=draw_only)
-    result.extra.update(_extra(pruned, draw_only, reduction, cut, reduced))
-    return result
+    return _exhausted(incomplete, nodes, len(seen), autoplay_on, extra=_extra(pruned, draw_only, reduction, cut, reduced))
 
 
 def _extra(pruned: int, draw_only: int, reduction: str, cut: int, reduced: int) -> dict[str, object]:
@@ -430,14 +428,15 @@ def _extra(pruned: int, draw_only: int, reduction: str, cut: int, reduced: int) 
 
 
 def _exhausted(incomplete: bool, nodes: int, states: int, autoplay_on: bool, solver: str = "python",
-               dominated: int = 0, draw_only: int = 0) -> Result:
+               extra: dict[str, object] | None = None) -> Result:
+    """The result of a search that ran out of states: ``unknown`` for the incomplete search, else a proof of
+    ``unsolvable``; ``extra``: its counts (``dominated``, ``draw_only``, ...: none pruned when not given)."""
+    extra = extra if extra is not None else {"dominated": 0, "draw_only": 0}
     if incomplete:
         return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on,
-                      reason="the incomplete search (whole runs only) found nothing", solver=solver,
-                      extra={"dominated": dominated, "draw_only": draw_only})
+                      reason="the incomplete search (whole runs only) found nothing", solver=solver, extra=extra)
     return Result("unsolvable", nodes=nodes, states=states, autoplay=autoplay_on,
-                  reason="every reachable state was searched or proven lost", solver=solver,
-                  extra={"dominated": dominated, "draw_only": draw_only})
+                  reason="every reachable state was searched or proven lost", solver=solver, extra=extra)
 
 
 _C_REASONS = {
@@ -472,7 +471,8 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
     if outcome == "solved":
         return _verified(position, variant, tuple(moves), autoplay_on, nodes, states, solver="c")
     if outcome == "exhausted":
-        return _exhausted(incomplete, nodes, states, autoplay_on, solver="c", dominated=pruned, draw_only=draw_only)
+        return _exhausted(incomplete, nodes, states, autoplay_on, solver="c",
+                          extra={"dominated": pruned, "draw_only": draw_only})
     return Result("unknown", nodes=nodes, states=states, autoplay=autoplay_on, reason=_C_REASONS[outcome], solver="c",
                   extra={"dominated": pruned, "draw_only": draw_only})
 
