@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+from redis._parsers.commands import AsyncCommandsParser
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
@@ -92,6 +93,22 @@ class WaitingRedisCluster(RedisCluster):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.room = asyncio.Semaphore(int(kwargs.get("max_connections") or CLUSTER_MAX_CONNECTIONS))
+        self.commands_parser = CommandTableOnce()
+
+    async def aclose(self) -> None:
+        """redis-py's, except when redis-py calls it itself inside a command (in one of :attr:`room`'s places).
+
+        redis-py 8.1 closes the whole client when a pipeline fails on a node (a connection error, ``CLUSTERDOWN``)
+        and when a command meets ``CLUSTERDOWN``, only to read the layout again on the next try: that disconnects
+        the connections other tasks are using on healthy masters, whose commands then fail too ("'NoneType' object
+        has no attribute 'writelines'", a lost connection) and close the client again at their own retry. Inside a
+        command this only asks for the layout to be read again, as redis-py's own path for a command's connection
+        error does; reading it marks every node's connections for a reconnect anyway (``NodesManager.set_nodes``).
+        Closing the client (the server's shutdown, a test) is outside any command: redis-py's."""
+        if _HOLDING_ROOM.get():
+            self._initialize = True
+            return
+        await super().aclose()
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         """redis-py's, in one of :attr:`room`'s places."""
@@ -109,6 +126,37 @@ class WaitingRedisCluster(RedisCluster):
         if shard_hint:
             raise RedisClusterException("shard_hint is deprecated in cluster mode")
         return WaitingClusterPipeline(self, transaction)
+
+
+class CommandTableOnce(AsyncCommandsParser):
+    """redis-py's table of the commands' key positions (``COMMAND``), read once per client, and XREAD's keys found
+    without asking Redis.
+
+    redis-py 8.1 reads ``COMMAND`` again from the default node at every reading of the layout, and while that node
+    is a master just killed (it stays a master in ``CLUSTER SLOTS`` until its replica is promoted) the reading
+    fails, so every command of the client fails or waits, the healthy masters' too, until the promotion. The
+    table is the same on every node of a cluster of one Redis version and does not change with a failover; an
+    unknown command still reads it again (redis-py's ``get_keys``). XREAD is a command with "movable keys", for
+    which redis-py asks the default node ``COMMAND GETKEYS`` before each one (a round trip per XREAD, and a failed
+    XREAD on any master while that node is dead): its keys are the first half of what follows ``STREAMS``, as
+    for every XREAD the client builds (``COUNT`` and ``BLOCK`` take integers)."""
+
+    async def initialize(self, node: Any = None) -> None:
+        """Keep ``node`` for ``COMMAND GETKEYS``; read the table only when none is held yet."""
+        if node is not None:
+            self.node = node
+            if self.commands:
+                return
+        await super().initialize()
+
+    async def get_keys(self, *args: Any) -> Any:
+        """The keys of command ``args``: XREAD's parsed here, any other's as redis-py finds them."""
+        if str(args[0]).upper() == "XREAD":
+            for index, arg in enumerate(args):
+                if (arg.decode() if isinstance(arg, bytes) else str(arg)).upper() == "STREAMS":
+                    rest = args[index + 1:]
+                    return list(rest[:len(rest) // 2])
+        return await super().get_keys(*args)
 
 
 class WaitingClusterPipeline(ClusterPipeline):
@@ -175,8 +223,9 @@ def redis_client(url: str, cluster: bool = False) -> RedisClient:
     or a failover it reads the cluster's layout again and retries (redis-py's default: a few tries, at once
     after a connection error, 0.25 s apart after ``CLUSTERDOWN``), so a promoted replica is found without a
     restart; what outlasts those tries is the store's to ride out (a commit's outcome is resolved with
-    backoff, :meth:`Store.fence`; the hub's reads try again, :meth:`Store.read_streams`). Same socket
-    timeouts.
+    backoff, :meth:`Store.fence`; the hub's reads try again, :meth:`Store.read_streams`). While one master
+    is dead the others' commands go on (:class:`CommandTableOnce`, :meth:`WaitingRedisCluster.aclose`). Same
+    socket timeouts.
     """
     if cluster:
         return WaitingRedisCluster.from_url(url, max_connections=CLUSTER_MAX_CONNECTIONS, socket_timeout=5,
@@ -462,6 +511,20 @@ class Store:
         return [self.redis.get_node_from_key(keys[0]) for keys, _, _ in batch]
 
     async def _flush(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> None:
+        """Write ``batch``'s commits and settle their futures: on a Redis Cluster one pipeline per master, at once
+        (:meth:`_flush_node`). A pipeline to a master that died is retried by redis-py for seconds and then raises
+        for all its commands, so commits of healthy masters batched with one of the dead master's would wait and
+        fail with it (and be resolved as lost answers); apart, they are answered in one round trip as usual."""
+        if not isinstance(self.redis, RedisCluster) or len(batch) == 1:
+            await self._flush_node(batch)
+            return
+        nodes: dict[str | None, list[tuple[list[str], list[Any], asyncio.Future[Any]]]] = {}
+        for commit in batch:
+            nodes.setdefault(self._node_name(commit[0][0]), []).append(commit)
+        await asyncio.gather(*(self._flush_node(part) for part in nodes.values()))
+
+    async def _flush_node(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> None:
+        """:meth:`_flush` of commits all on one node (a Redis, or one master of a cluster as the client knows it)."""
         if len(batch) == 1 and not self.wait_replicas:
             # Alone in its turn of the loop (a human's pace): one EVALSHA without a pipeline's machinery;
             # redis-py's Script loads the script again on NOSCRIPT.
@@ -570,8 +633,7 @@ class Store:
                 await self.redis.spublish(key, entry)
             except (RedisError, RedisClusterException) as error:
                 # The entry is stored: raising would have the caller add it again. A lost wake-up only delays
-                # the entry until the hub's safety poll (during a failover the client may fail a command of a
-                # live node while it reads the layout again from a dead one).
+                # the entry until the hub's safety poll (its master failing over between the two commands).
                 log.warning("the wake-up of %s failed (%s: %s): the safety poll reads it", key,
                             type(error).__name__, error)
         return entry
