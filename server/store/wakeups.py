@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable, Collection
 
 from redis.asyncio.cluster import ClusterNode, ClusterPubSub, RedisCluster
+from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisClusterException, RedisError
 from redis.utils import str_if_bytes
 
@@ -36,8 +37,15 @@ LISTEN_S = 5.0
 should listen to (seconds)."""
 
 RETRY_S = 0.5
-"""Pause after a failed subscription or a failed read of a wake-up (the master gone, the slot moved), before the
-cluster's layout is read again and the subscriptions are made again (seconds)."""
+"""The longest pause after a failed subscription or a failed read of a wake-up (the master gone, the slot moved),
+before the cluster's layout is read again and the subscriptions are made again (seconds)."""
+
+BACKOFF = ExponentialBackoff(cap=RETRY_S, base=0.005)
+"""The pause after the n-th failure in a row (n >= 1) is ``BACKOFF.compute(n - 1)`` seconds: 5 ms after a
+first one, doubling up to :data:`RETRY_S`. A killed connection is a single failure: redis-py has already
+connected again and sent the subscriptions when it raises, so the confirmations (and the wake-ups after them)
+wait unread in that connection until the listener reads again; a dead master fails again and again, and is
+then asked no more than every :data:`RETRY_S`."""
 
 
 class WakeUps:
@@ -57,6 +65,9 @@ class WakeUps:
         self.pubsub: ClusterPubSub | None = None
         self._dropped: set[str] = set()
         """Wanted streams whose subscription Redis dropped (their slot left the node) and not confirmed since."""
+        self._failures: dict[str, int] = {}
+        """Failures in a row by what failed (``subscribe``, or a node's name for its reads), none since a success:
+        the length of the next pause (:data:`BACKOFF`)."""
 
     def want(self, keys: Collection[str]) -> None:
         """Listen to the wake-ups of the streams ``keys`` from now on (subscribed to, or dropped, by :meth:`run`)."""
@@ -85,8 +96,9 @@ class WakeUps:
                 try:
                     await self._subscribe()
                 except (RedisError, RedisClusterException, OSError) as error:
-                    await self._failed("subscribing to wake-ups", error)
+                    await self._failed("subscribe", "subscribing to wake-ups", error)
                     continue
+                self._failures.pop("subscribe", None)
                 assert self.pubsub is not None
                 for name, task in list(listeners.items()):
                     if task.done():  # its node's connection is gone, or failed (after a pause): listen again
@@ -152,8 +164,9 @@ class WakeUps:
             except (RedisError, RedisClusterException, OSError, RuntimeError) as error:
                 if isinstance(error, RuntimeError) and not _transport_closed(error):
                     raise
-                await self._failed(f"reading wake-ups from {name}", error)
+                await self._failed(name, f"reading wake-ups from {name}", error)
                 return
+            self._failures.pop(name, None)
             if message is None:
                 continue
             kind, channel = message["type"], message["channel"]
@@ -168,17 +181,19 @@ class WakeUps:
                 self._dropped.add(key)
                 self._changed.set()
 
-    async def _failed(self, what: str, error: BaseException) -> None:
-        """Log a failure, wait :data:`RETRY_S`, and read the cluster's layout again (redis-py then moves each
-        channel to its slot's master now), so that the next round subscribes where the streams are. Raises
+    async def _failed(self, source: str, what: str, error: BaseException) -> None:
+        """Log a failure of ``source`` (``subscribe`` or a node's name), wait as :data:`BACKOFF` says for its
+        failures in a row, and read the cluster's layout again (redis-py then moves each channel to its slot's
+        master now), so that the next round subscribes where the streams are. Raises
         :class:`asyncio.CancelledError` when the task was cancelled meanwhile: a cancel that lands while redis-py
         reconnects to a dead node may come back as a ``ConnectionError`` or not at all (after a SIGKILLed master
         the hub's reader, which awaits this listener when it stops, never stopped), and a listener that went on
         would try again for ever."""
         _raise_if_cancelled()
-        log.info("%s failed (%s: %s): the safety poll reads the streams meanwhile", what, type(error).__name__,
-                 error)
-        await asyncio.sleep(RETRY_S)
+        failures = self._failures[source] = self._failures.get(source, 0) + 1
+        log.info("%s failed (%s: %s; %d in a row): the safety poll reads the streams meanwhile", what,
+                 type(error).__name__, error, failures)
+        await asyncio.sleep(BACKOFF.compute(failures - 1))
         self._changed.set()
         if self._own is not None:
             try:
