@@ -968,6 +968,19 @@ def spread(values: list[float], fmt: str = ",.0f") -> str:
     return f"{format(med(values), fmt)} [{format(min(values), fmt)}-{format(max(values), fmt)}]"
 
 
+def idle_cpu_line(figures: PhaseFigures) -> str:
+    """The server's CPU and wake-ups per second over a phase without commands: the cost of holding connected
+    players (timers, the stream reader's blocking reads, pings), which a paced phase spreads over its moves."""
+    samples = figures.samples
+    if len(samples) < 2:
+        return "n/a"
+    span_t = max(1e-9, samples[-1].t - samples[0].t)
+    used_ms = 1e3 * (samples[-1].server - samples[0].server) / CLK_TCK / span_t
+    wakeups = (samples[-1].wakeups - samples[0].wakeups) / span_t
+    return (f"{spread([100 * x for x in cpu_share(samples, 'server')], '.1f')} % of one core per second "
+            f"(median [min-max]), {used_ms:.1f} ms of CPU and {wakeups:,.0f} wake-ups a second over the phase")
+
+
 def report_phase(figures: PhaseFigures, unit: str = "moves") -> tuple[float, float]:
     """Print a phase's figures; returns the median of its per-second rates and the server CPU (us) per unit."""
     per_second = [float(x) for x in figures.per_second]
@@ -1611,6 +1624,7 @@ def main() -> None:
                   f"{rss_before / 1024:,.1f} MiB with their {args.idle_players // 2} matches created, "
                   f"{rss_after / 1024:,.1f} MiB with {args.idle_players - outcome['failed']} players connected: "
                   f"{idle_kib:,.1f} KiB per connected idle player")
+            print(f"  server CPU while they idle: {idle_cpu_line(idle)}")
             if outcome["failed"] or outcome["errors"]:
                 print(f"  {outcome['failed']} bots failed; errors: {dict(outcome['errors'])}")
             race.append(idle)
