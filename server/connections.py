@@ -102,6 +102,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self.head_timer: asyncio.TimerHandle | None = None
         self.head_bytes = 0
         self.in_head = True
+        self.head_tail = b""  # the head's last 3 bytes so far: its end may be split across two reads
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -120,7 +121,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def _await_head(self) -> None:
-        self.in_head, self.head_bytes = True, 0
+        self.in_head, self.head_bytes, self.head_tail = True, 0, b""
         self._stop_head_timer()
         self.head_timer = self.loop.call_later(self.limits.header_timeout_s, self._head_too_slow)
 
@@ -136,11 +137,14 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        """uvicorn's parsing, then the head's size: bytes received while no whole head has arrived count."""
-        counting = self.in_head
-        super().data_received(data)
-        if counting and self.in_head and not self.transport.is_closing():
-            self.head_bytes += len(data)
+        """The head's size, then uvicorn's parsing: the bytes of a head count up to its blank line, before the
+        parser sees them, so a head that arrives whole in one read is measured too (and one too large is
+        answered 431 and never reaches the application)."""
+        if self.in_head and not self.transport.is_closing():
+            seen = self.head_tail + data
+            end = seen.find(b"\r\n\r\n")
+            self.head_bytes += len(data) if end < 0 else end + 4 - len(self.head_tail)
+            self.head_tail = seen[-3:]
             if self.head_bytes > self.limits.max_header_bytes:
                 self.limits.bit("request head size", f"{_address(self.client)} sent a request head over "
                                                      f"{self.limits.max_header_bytes} bytes")
@@ -148,6 +152,8 @@ class LimitedHttpProtocol(HttpToolsProtocol):
                 self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n"
                                      b"connection: close\r\n\r\n")
                 self.transport.close()
+                return
+        super().data_received(data)
 
     def on_headers_complete(self) -> None:
         self.in_head = False

@@ -18,7 +18,7 @@ import websockets
 
 from protocol import messages as m
 
-from .conftest import ServerProcess
+from .conftest import ServerProcess, redis_at
 from .wsclient import Player
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -221,6 +221,47 @@ async def test_idle_and_never_greeting_connections_are_closed(make_server) -> No
     logs = server.logs()
     for line in ("limit connections per address", "limit request head timeout", "sent no hello within"):
         assert line in logs, line
+
+
+def test_a_request_head_over_the_limit_is_refused_however_it_arrives(server: ServerProcess,
+                                                                      redis_url: str) -> None:
+    """A request head over ``FTR_MAX_HEADER_BYTES`` (16,384) is answered 431 and closed, whether it comes in one
+    piece, in 4 KiB pieces or with its blank line split across two reads; a ``POST /matches`` with such a head
+    creates no match; a head of 16,000 bytes in one piece is served."""
+    def answer(head: bytes, body: bytes = b"", pieces: list[int] | None = None) -> bytes:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        data, cuts = head + body, pieces or [len(head) + len(body)]
+        for start, stop in zip([0, *cuts], [*cuts, len(data)]):
+            sock.sendall(data[start:stop])
+            time.sleep(0.05)  # separate reads on the server's side
+        got, _ = drain(sock, 2)
+        sock.close()
+        return got
+
+    def head_of(size: int, first: bytes = b"GET /healthz HTTP/1.1") -> bytes:
+        start = first + b"\r\nHost: 127.0.0.1\r\nX-Big: "
+        return start + b"a" * (size - len(start) - 4) + b"\r\n\r\n"
+
+    big = head_of(20_000)
+    assert len(big) == 20_000 and len(head_of(16_000)) == 16_000
+    assert answer(big).startswith(b"HTTP/1.1 431"), answer(big)[:100]
+    assert answer(big, pieces=list(range(4096, len(big), 4096))).startswith(b"HTTP/1.1 431")
+    assert answer(head_of(16_000)).startswith(b"HTTP/1.1 200")
+    over = head_of(16_386)  # over by two bytes, the second of which comes after the split blank line
+    assert answer(over, pieces=[len(over) - 2]).startswith(b"HTTP/1.1 431")
+    assert answer(head_of(16_384), pieces=[16_382]).startswith(b"HTTP/1.1 200")
+    store = redis_at(redis_url)
+    before = len(list(store.scan_iter("*:meta")))
+    body = b'{"variant": "classic", "players": 2}'
+    post = head_of(20_000, b"POST /matches HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: "
+                   + str(len(body)).encode())
+    assert answer(post, body).startswith(b"HTTP/1.1 431")
+    assert len(list(store.scan_iter("*:meta"))) == before
+    small = head_of(1_000, b"POST /matches HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: "
+                    + str(len(body)).encode())
+    assert answer(small, body).startswith(b"HTTP/1.1 201")  # the same request with a small head is served
+    assert len(list(store.scan_iter("*:meta"))) == before + 1
+    store.close()
 
 
 def test_a_huge_chunked_body_is_refused_at_the_limit(server: ServerProcess) -> None:
