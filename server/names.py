@@ -7,7 +7,8 @@ space: the Hangul fillers, the blank Braille pattern), no invisible
 formatting characters (a zero width joiner is fine inside an emoji
 sequence such as "woman technologist", where it joins two pictures into
 one), no private-use or unassigned code points, something visible (not
-only characters that draw as nothing), and the letters and digits of one
+only characters that draw as nothing), not "." or ".." (a link to the
+player's replay would lose it), and the letters and digits of one
 script (ASCII digits, punctuation and emoji go with any): a Cyrillic "а"
 or a Devanagari zero among Latin letters, or an invisible character, would
 make a name look like another player's.
@@ -125,6 +126,10 @@ def name_problem(name: str) -> str | None:
                     "is the plain space")
     if name.startswith(" ") or name.endswith(" "):
         return "a display name cannot start or end with a space"
+    if name in (".", ".."):
+        # A player's replay is /matches/{code}/replays/{name}: browsers and HTTP clients drop a path segment
+        # that is "." or ".." (written %2E too) before asking, so such a player's replay could not be opened.
+        return f"a display name cannot be {name!r}: a link to the player's replay would lose it"
     if not name_key(name):  # variation selectors, a combining grapheme joiner ... and nothing else
         return "a display name must show something: this one holds only characters that draw as nothing"
     scripts = scripts_of(name)

@@ -13,7 +13,8 @@ ANN_CODING = "ann \U0001f469\u200d\U0001f4bb"
 @pytest.mark.parametrize("name", ["alice", "Anna Lena", "x" * 24, "Łukasz-2", "Иван", "Ωμέγα", "山田 たろう", "ｙｏｕ",
                                   ANN_CODING, "\U0001f3f3\ufe0f\u200d\U0001f308 flag",  # rainbow flag (VS16 first)
                                   "\U0001f468\U0001f3fd\u200d\U0001f4bb bob",  # man, skin tone, joiner, computer
-                                  "\U0001f468\u200d\U0001f469\u200d\U0001f467"])  # a family of three
+                                  "\U0001f468\u200d\U0001f469\u200d\U0001f467",  # a family of three
+                                  "...", "a.b", "a/../b", ".ann"])  # not a whole "." or ".." path segment
 def test_names_accepted(name: str) -> None:
     assert name_problem(name) is None and valid_name(name)
 
@@ -32,6 +33,7 @@ def test_names_accepted(name: str) -> None:
     ("a\U000e0067b", ["U+E0067", "invisible"]),
     ("\u0410nn", ["CYRILLIC", "LATIN", "script"]), ("\u0391nn Lee", ["GREEK", "LATIN"]),
     ("Аnn \U0001f469\u200d\U0001f4bb", ["CYRILLIC", "LATIN"]),
+    (".", ["'.'", "replay"]), ("..", ["'..'", "replay"]),  # a dot segment: dropped from the replay's path
 ])
 def test_names_refused_say_what_is_wrong(name: str, words: list[str]) -> None:
     problem = name_problem(name)
