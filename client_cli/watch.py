@@ -39,14 +39,28 @@ from .render import clock
 STATUS_ORDER = {"won": 0}
 
 
-def standings(public: dict[str, Any]) -> list[dict[str, Any]]:
-    """Players in the order of the ranking rule, as far as the public state tells it."""
-    def key(p: dict[str, Any]) -> tuple[Any, ...]:
-        if p.get("status") == "won":
-            return (0, p.get("time_ms", 0), p.get("moves", 0))
-        return (1, -p.get("foundation", 0), p.get("moves", 0))
+def _standing_key(p: dict[str, Any]) -> tuple[Any, ...]:
+    """A player's place by the ranking rule, as far as the public state tells it (it does not carry the time of
+    the last foundation card, the results' tie-break before moves)."""
+    if p.get("status") == "won":
+        return (0, p.get("time_ms", 0), p.get("moves", 0))
+    return (1, -p.get("foundation", 0), p.get("moves", 0))
 
-    return sorted(public.get("players", []), key=key)
+
+def standings(public: dict[str, Any]) -> list[dict[str, Any]]:
+    """Players in the order of the ranking rule, as far as the public state tells it (ties by name, as the
+    results order them)."""
+    return sorted(public.get("players", []), key=lambda p: (_standing_key(p), p.get("name", "")))
+
+
+def ranked(public: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """:func:`standings` with their ranks: equal places share one (competition ranking, 1, 2, 2, 4, as the
+    results number them)."""
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for index, player in enumerate(standings(public)):
+        tied = bool(rows) and _standing_key(player) == _standing_key(rows[-1][1])
+        rows.append((rows[-1][0] if tied else index + 1, player))
+    return rows
 
 
 def race_time_ms(public: dict[str, Any], player: dict[str, Any], now_ms: int) -> int:
@@ -72,7 +86,7 @@ def table(public: dict[str, Any], now_ms: int | None = None, note: str = "") -> 
     for header, justify in (("#", "right"), ("name", "left"), ("status", "left"), ("cards", "right"),
                             ("moves", "right"), ("time", "right")):
         grid.add_column(header, justify=justify)  # type: ignore[arg-type]
-    for i, player in enumerate(standings(public), 1):
+    for i, player in ranked(public):
         status = player.get("status", "")
         if public.get("state") in ("lobby", "preparing"):
             status = "ready" if player.get("ready") else "joined"

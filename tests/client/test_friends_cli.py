@@ -134,6 +134,27 @@ def test_the_watch_time_column_runs_the_race_clock_for_players_still_playing() -
     assert "1:05" in shown and "0:06" in shown and "race clock" in shown
 
 
+def test_watch_gives_tied_players_one_rank() -> None:
+    """Equal places share a rank (1, 2, 2, 4), as the results and the web page number them; ties are listed by
+    name."""
+    import io
+
+    from rich.console import Console
+
+    from client_cli.watch import ranked, table
+
+    public = {"code": "C", "state": "playing", "start_at_ms": 0, "deadline_ms": 0, "settings": {},
+              "players": [{"name": "dan", "status": "playing", "moves": 9, "foundation": 2, "time_ms": 0},
+                          {"name": "cy", "status": "resigned", "moves": 4, "foundation": 3, "time_ms": 5_000},
+                          {"name": "bo", "status": "resigned", "moves": 4, "foundation": 3, "time_ms": 7_000},
+                          {"name": "al", "status": "won", "moves": 90, "foundation": 104, "time_ms": 60_000}]}
+    assert [(rank, p["name"]) for rank, p in ranked(public)] == [(1, "al"), (2, "bo"), (2, "cy"), (4, "dan")]
+    console = Console(width=100, record=True, file=io.StringIO())
+    console.print(table(public, 75_000))
+    ranks = [line.split()[1] for line in console.export_text().splitlines() if line.count("│") >= 6]
+    assert ranks == ["1", "2", "2", "4"], ranks
+
+
 @pytest.mark.parametrize("typed", ["resign", "give up"])
 async def test_resign_asks_first_on_the_screen(typed: str) -> None:
     """``resign`` ended the game at once, for a typo of a word's worth; now it asks, and only ``resign`` again
