@@ -347,6 +347,8 @@ def _lobby(state: RaceState, width: int = 80) -> tuple[list[Text], int]:
         limit = clock(s.time_limit_s * 1000) if s.time_limit_s else "none"
         lines.append(Text(f"{s.variant}, {plural(s.players, 'player')}, time limit {limit}, undo {s.undo}, "
                           f"hints {'on' if s.hints else 'off'}"))
+        if s.chosen_deal:
+            lines.append(Text("The host chose this deal: they may have seen it before.", style="yellow"))
     if players > 1:
         lines.append(Text("Friends join with:"))
         lines += [Text(line, style="bold") for line in join_lines(state.code, state.public_server or state.server,

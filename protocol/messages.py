@@ -210,6 +210,9 @@ class Settings(msgspec.Struct, frozen=True):
     open_boards: bool = False
     """Spectators see each player's redacted board live (a race on one screen); otherwise only progress
     until the match ends (DESIGN.md "Anti stream-sniping")."""
+    chosen_deal: bool = False
+    """The host chose this round's deal (a seed or a position of their own), so the host may know it before
+    the race: everyone is told. False for a deal the server drew, and for every round after the first."""
 
 
 class PlayerInfo(msgspec.Struct, frozen=True):

@@ -42,6 +42,8 @@ import json
 import secrets
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from protocol import messages as m
 from protocol.codec import decode_server, encode
 from protocol.codes import new_code
@@ -191,7 +193,7 @@ class Rounds:
         pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does).
         """
         service = self.service
-        settings = meta.settings
+        settings = msgspec.structs.replace(meta.settings, chosen_deal=False)  # the server draws this round's deal
         variant = find_variant(settings.variant)
         roster = await self.store.roster(old)
         now = service.clock.now_ms()

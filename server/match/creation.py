@@ -119,6 +119,7 @@ class Creation:
         code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
         host_token = secrets.token_urlsafe(24)
         seed = request.seed if position is None else format_position(position)
+        chosen_deal = seed is not None
         solvable_only = request.solvable_only and seed is None
         solution, item, proof = "", None, None
         if request.solvable_only and seed is not None:  # the host's own deal: decided now (dealpool.decide_deal)
@@ -135,7 +136,7 @@ class Creation:
         # A seed or deal the host chose is dealt as given and its settings say solvable_only false (the next
         # rounds then draw any deal, as before); with solvable-only asked, the answer says what was proven.
         settings = m.Settings(variant.name, solvable_only, request.players, request.time_limit_s,
-                              request.autoplay, request.undo, request.hints, request.open_boards)
+                              request.autoplay, request.undo, request.hints, request.open_boards, chosen_deal)
         nonce = secrets.token_hex(16)
         now = service.clock.now_ms()
         fields: dict[str, Any] = {"state": state.value, "settings": settings, "host": token_hash(host_token),

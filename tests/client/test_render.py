@@ -93,7 +93,12 @@ def test_lobby_countdown_results_fit() -> None:
     assert "Preparing a solvable deal" in ANSI.sub("", assert_fits(state))
     state.apply(m.Lobby("abc", "lobby", [m.PlayerInfo("alice", False, True)],
                         m.Settings("classic", True, 2, 1800, True, "safe", False), "c" * 64))
-    assert "forty-thieves join abc --name NAME" in ANSI.sub("", assert_fits(state))
+    lobby = ANSI.sub("", assert_fits(state))
+    assert "forty-thieves join abc --name NAME" in lobby and "chose this deal" not in lobby
+    state.apply(m.Lobby("abc", "lobby", [m.PlayerInfo("alice", False, True)],
+                        m.Settings("classic", False, 2, 1800, True, "safe", False, chosen_deal=True), "c" * 64))
+    lobby = ANSI.sub("", assert_fits(state))
+    assert "The host chose this deal" in lobby and "forty-thieves join abc --name NAME" in lobby
     state = playing_state(213)
     state.apply(m.Results("abcDEF1234", [m.ResultRow(1, "alice", "won", 65_000, 214, 0, 0, 104),
                                          m.ResultRow(2, "bob", "resigned", 3_000, 12, 0, 0, 9)], "4", "c" * 64))

@@ -78,6 +78,11 @@ async def test_both_rematch_get_one_next_round_with_a_new_deal_and_series_standi
     async def scenario() -> None:
         created = create_match(server.url, variant=VARIANT, seed=SEED, players=2, time_limit_s=600)
         alice, bob = await players(server, created["code"], "alice", "bob")
+        # The host chose round 1's deal, and everyone is told so (the host may have seen it before).
+        assert public_state(server.url, created["code"])["settings"]["chosen_deal"] is True
+        assert (await bob.expect(m.Lobby)).settings.chosen_deal is True
+        drawn = create_match(server.url, variant=VARIANT, players=2, solvable_only=False)
+        assert public_state(server.url, drawn["code"])["settings"]["chosen_deal"] is False
         await alice.send(m.Ready())
         await bob.send(m.Ready())
         first_a = await alice.expect(m.Started)
@@ -105,6 +110,9 @@ async def test_both_rematch_get_one_next_round_with_a_new_deal_and_series_standi
         assert state_1["next_round"] == answer_a.match and state_1["round"] == 1
         lobby_a = await follow(alice, answer_a)
         assert lobby_a.state in ("lobby", "countdown") and lobby_a.commitment and lobby_a.commitment != created["commitment"]
+        assert lobby_a.settings.chosen_deal is False  # the server draws round 2's deal
+        assert lobby_a.settings == msgspec.structs.replace(m.Settings(**public_state(server.url, created["code"])["settings"]),
+                                                           chosen_deal=False)  # and nothing else changed
         await follow(bob, again)
         started = [await alice.expect(m.Started), await bob.expect(m.Started)]
         assert started[0].view == started[1].view  # one deal for both
