@@ -37,8 +37,14 @@ async def over_rate(request: Request, limiters: dict[str, AsyncLimiter], per_min
 
 async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) -> T | JSONResponse:
     """The request body decoded as JSON into ``kind`` (an empty body is ``{}``), or the error to answer:
-    413 ``frame_too_large`` past ``max_bytes`` bytes, 400 ``malformed`` for bad JSON or a wrong shape
-    (``what`` names the body in the message).
+    415 ``malformed`` unless the ``Content-Type`` is ``application/json``, 413 ``frame_too_large`` past
+    ``max_bytes`` bytes, 400 ``malformed`` for bad JSON or a wrong shape (``what`` names the body in the
+    message).
+
+    The content type is required because a browser sends a cross-site POST of a form or of ``text/plain``
+    (or with no body) without asking the server first (a CORS "simple request"): any page a player visits
+    could otherwise create matches or daily attempts in their name. ``application/json`` makes the browser
+    ask first (a preflight), which this server never allows across origins.
 
     The body is read as it arrives and reading stops at the first chunk past ``max_bytes`` (a declared
     ``Content-Length`` over the limit is refused before reading anything), so a huge or endless chunked
@@ -49,6 +55,12 @@ async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) 
     declared = request.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
         return too_large
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/json":
+        not_json = error_response(415, "malformed", f"the {what} must be sent as JSON, with Content-Type: "
+                                                    f"application/json (not {media_type or 'none'})")
+        not_json.headers["Connection"] = "close"  # the body is not read
+        return not_json
     chunks: list[bytes] = []
     size = 0
     seconds = request.app.state.settings.header_timeout_s

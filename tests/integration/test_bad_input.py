@@ -39,7 +39,7 @@ from protocol.codec import encode
 from server.engine import Game, deal, find_variant
 from server.views import legal_message, view_message
 
-from .conftest import ServerProcess
+from .conftest import ServerProcess, redis_at
 from .wsclient import Player, create_match, public_state
 
 CI_DERANDOMIZE = bool(os.environ.get("CI"))
@@ -645,12 +645,43 @@ def test_players_over_the_server_maximum_refused_at_creation(srv: ServerProcess)
     response = httpx.post(srv.url + "/matches", json={"players": 9, "seed": "x"}, timeout=10)
     assert response.status_code == 400 and response.json()["error"] == "malformed"
     assert "players" in response.json()["message"]
+    as_json = {"Content-Type": "application/json"}
     for body in (b"{", b'{"players": "2"}', b'{"nonsense": 1}', b"[]"):
-        response = httpx.post(srv.url + "/matches", content=body, timeout=10)
+        response = httpx.post(srv.url + "/matches", content=body, headers=as_json, timeout=10)
         assert response.status_code == 400 and response.json()["error"] == "malformed", body
-    response = httpx.post(srv.url + "/matches", content=b" " * 20000, timeout=10)
+    response = httpx.post(srv.url + "/matches", content=b" " * 20000, headers=as_json, timeout=10)
     assert response.status_code == 413 and response.json()["error"] == "frame_too_large"
     assert httpx.get(srv.url + "/matches/nosuchmatch", timeout=10).json()["error"] == "no_match"
+
+
+def test_a_post_that_a_page_of_another_site_could_send_creates_nothing(srv: ServerProcess, redis_url: str) -> None:
+    """A cross-site form or ``text/plain`` POST (or one without a body) reaches the server without the browser
+    asking first: ``POST /matches`` and a daily attempt answer 415 unless the body is declared JSON, and create
+    nothing; declared ``application/json`` (with a charset too) the same request is served."""
+    redis = redis_at(redis_url)
+
+    def matches() -> int:  # a daily attempt is a match too
+        return len(list(redis.scan_iter("{m:*}:meta")))
+
+    before = matches()
+    settings = b'{"players": 2, "solvable_only": false}'
+    attempt = b'{"name": "zoe"}'
+    for url, body in ((srv.url + "/matches", settings), (srv.url + "/daily/classic/attempt", attempt)):
+        for headers in ({"Content-Type": "text/plain"}, {"Content-Type": "application/x-www-form-urlencoded"},
+                        {"Content-Type": "multipart/form-data; boundary=x"}, {}):
+            response = httpx.post(url, content=body, headers=headers, timeout=10)
+            assert response.status_code == 415 and response.json()["error"] == "malformed", (url, headers)
+            assert "application/json" in response.json()["message"]
+        response = httpx.post(url, headers={}, timeout=10)  # no body at all
+        assert response.status_code == 415, url
+    assert matches() == before  # no match, no daily attempt
+    response = httpx.post(srv.url + "/matches", content=settings,
+                          headers={"Content-Type": "application/json; charset=utf-8"}, timeout=10)
+    assert response.status_code == 201, response.text
+    response = httpx.post(srv.url + "/daily/classic/attempt", json={"name": f"zoe{os.getpid()}"}, timeout=30)
+    assert response.status_code == 200, response.text
+    assert matches() == before + 2
+    redis.close()
 
 
 async def test_wrong_host_token_on_start(srv: ServerProcess) -> None:
