@@ -57,7 +57,9 @@ def join_refusal(status: str, code: str, name: str, meta: MatchMeta) -> ServiceE
         return ServiceError("name_taken", f"the name {name!r} (or one that looks the same) is already taken in this "
                                           "match" + (" (or kept for a player of the round before until its rematch "
                                                      "window ends)" if kept else ""))
-    return ServiceError("match_full", f"the match has all its {meta.settings.players} players")
+    kept = "" if meta.expected is None or meta.window_over else (
+        " (its seats are kept for the players of the round before until its rematch window ends: try again then)")
+    return ServiceError("match_full", f"the match has all its {meta.settings.players} players{kept}")
 
 
 class Lobby:

@@ -90,7 +90,9 @@ JOIN = Script(
     """Add a player to a match in its lobby.
 
     KEYS: meta, roster, tokens, player. ARGV: name, token hash, max players, now ms, name key.
-    A name that looks like a player's (case, Unicode form: one name key) is taken too.
+    A name that looks like a player's (case, Unicode form: one name key) is taken too. In a round after the
+    first, until its rematch window is over, a seat is kept for each player of the round before who is not in
+    yet (they come by ``rematch``: ROUND_JOIN): a newcomer with the old link takes only the seats left.
     Reply: ``{'ok', players now}`` or ``{refusal}``: ``no_match``, ``closed``, ``already_started``,
     ``name_taken``, ``match_full``.""",
     """
@@ -102,7 +104,18 @@ if redis.call('EXISTS', KEYS[4]) == 1 then return {'name_taken'} end
 local count = redis.call('LLEN', KEYS[2])
 if count >= tonumber(ARGV[3]) then return {'match_full'} end
 -- A name that looks like a player's (case, Unicode form: one name key) is taken too.
-if redis.call('HSETNX', KEYS[1], 'name:' .. ARGV[5], ARGV[1]) == 0 then return {'name_taken'} end
+if redis.call('HEXISTS', KEYS[1], 'name:' .. ARGV[5]) == 1 then return {'name_taken'} end
+local expected = redis.call('HGET', KEYS[1], 'expected')
+if expected and redis.call('HGET', KEYS[1], 'window_over') ~= '1' then
+  local inside = {}
+  for _, player in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do inside[player] = true end
+  local kept = 0
+  for _, player in ipairs(cjson.decode(expected)) do
+    if not inside[player] then kept = kept + 1 end
+  end
+  if count + kept >= tonumber(ARGV[3]) then return {'match_full'} end
+end
+redis.call('HSET', KEYS[1], 'name:' .. ARGV[5], ARGV[1])
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[4], 'name', ARGV[1], 'token', ARGV[2], 'epoch', 0, 'ready', 0, 'connected', 0,

@@ -678,9 +678,11 @@ def test_a_post_that_a_page_of_another_site_could_send_creates_nothing(srv: Serv
     response = httpx.post(srv.url + "/matches", content=settings,
                           headers={"Content-Type": "application/json; charset=utf-8"}, timeout=10)
     assert response.status_code == 201, response.text
-    response = httpx.post(srv.url + "/daily/classic/attempt", json={"name": f"zoe{os.getpid()}"}, timeout=30)
-    assert response.status_code == 200, response.text
-    assert matches() == before + 2
+    assert matches() == before + 1
+    # Declared JSON, a daily attempt is read (this one's shape is wrong: 400, not 415; a good one would play
+    # today's deal in this shared database, where other tests read the day).
+    response = httpx.post(srv.url + "/daily/classic/attempt", json={"nam": "zoe"}, timeout=10)
+    assert response.status_code == 400 and "attempt request" in response.json()["message"], response.text
     redis.close()
 
 
