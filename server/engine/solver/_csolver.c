@@ -50,6 +50,7 @@ enum { M_NONE = 0, M_W2F, M_C2F, M_C2C, M_C2E, M_W2C, M_DRAW, M_REDEAL };
  * draw-only expansion of a state whose next stock card is inert (its draw child dominates it: dominance.py). */
 enum { LOCKS_DRAWS = 1, LOCKS_ALL = 2, LOCKS_STUCK = 4, LOCKS_DOMINANCE = 8, LOCKS_INERT = 16 };
 enum { R_SOLVED = 0, R_EXHAUSTED, R_NODES, R_TIME, R_STATES, R_MEMORY, R_CAPACITY, R_INTERRUPTED };
+#define FIND_TIME (-2) /* table_find: doubling the table would outlast the time cap */
 
 typedef struct {
     uint8_t found[8]; /* slot heights, suit s owns 2s and 2s+1, kept sorted */
@@ -81,6 +82,8 @@ typedef struct {
     int lifo, incomplete, locks, autoplay_on;
     long long max_nodes, max_states;
     double seconds; /* < 0: no cap */
+    double deadline; /* CLOCK_MONOTONIC seconds when the time cap ends; 0: no cap */
+    double grow_s;   /* seconds the table's last doubling took */
     /* results */
     int outcome;
     long long nodes, states, dominated, draw_only;
@@ -579,10 +582,22 @@ static int table_grow(Search *x) {
     return 0;
 }
 
-/* Find the key; returns 1 if present, else 0 with *slot the empty slot to fill; -1 on memory failure. */
+static double now(void);
+
+/* Find the key; returns 1 if present, else 0 with *slot the empty slot to fill; -1 on memory failure; FIND_TIME
+ * when the table must double and that would outlast the time cap. A doubling rehashes every stored state at once
+ * (about 6 s at 16.7 M states), which the search's time check, every 256 nodes, cannot interrupt: a 60-second
+ * cap ended at 66 s. Each doubling takes about twice the one before, so the search ends (time) instead when
+ * that estimate would pass the deadline. */
 static int table_find(Search *x, const uint8_t *key, int klen, uint64_t h, size_t *slot) {
-    if ((x->tcount + 1) * 2 > x->tcap && table_grow(x) < 0)
-        return -1;
+    if ((x->tcount + 1) * 2 > x->tcap) {
+        double started = now();
+        if (x->deadline > 0 && started + 2.2 * x->grow_s > x->deadline)
+            return FIND_TIME;
+        if (table_grow(x) < 0)
+            return -1;
+        x->grow_s = now() - started;
+    }
     size_t m = x->tcap - 1, idx = (size_t)h & m;
     uint32_t frag = (uint32_t)(h >> 32);
     while (x->tab[idx].rec) {
@@ -776,6 +791,8 @@ static void run(Search *x, St *start) {
         return;
     }
     double deadline = x->seconds >= 0 ? now() + x->seconds : 0;
+    x->deadline = deadline;
+    x->grow_s = 0;
     x->used = 8; /* offset 0 means "no record" in the table */
     if (!x->autoplay_on) {
         if (autoplay(x, start, 1) < 0)
@@ -789,7 +806,7 @@ static void run(Search *x, St *start) {
     int klen = encode(x, start, order, key);
     size_t slot;
     if (table_find(x, key, klen, hash_bytes(key, klen), &slot) < 0)
-        goto memory;
+        goto memory; /* the first table is small: never FIND_TIME */
     uint32_t root = add_record(x, 0xFFFFFFFFu, &none, order, key, klen);
     if (!root)
         goto memory;
@@ -861,6 +878,8 @@ static void run(Search *x, St *start) {
             klen = encode(x, &c, corder, key);
             uint64_t h = hash_bytes(key, klen);
             int found = table_find(x, key, klen, h, &slot);
+            if (found == FIND_TIME)
+                goto out_of_time;
             if (found < 0)
                 goto memory;
             if (found)
@@ -882,6 +901,8 @@ static void run(Search *x, St *start) {
                 continue;
             if (x->locks & LOCKS_DOMINANCE) {
                 int got = dominated(x, &c);
+                if (got == FIND_TIME)
+                    goto out_of_time;
                 if (got < 0)
                     goto memory;
                 if (got) {
@@ -895,6 +916,9 @@ static void run(Search *x, St *start) {
         }
     }
     x->outcome = R_EXHAUSTED;
+    goto done;
+out_of_time:
+    x->outcome = R_TIME;
     goto done;
 memory:
     x->outcome = R_MEMORY;
