@@ -26,6 +26,34 @@
     return players.get(name);
   }
 
+  // At the start instant the server makes every player of the match "playing", with the cards the deal's
+  // autoplay put up (server/store/scripts.py START); no spectator event says so, and a player's first
+  // progress event comes only with a first move. So the page does the same at once, then reads those cards
+  // from GET /matches; the events behind wait for that answer, or a first move would look like cards put up.
+  let starting = null;  // the promise of that read, once the start is seen
+  function started() {
+    if (starting) return starting;
+    const waiting = [...players.values()].filter((p) => p.status === "lobby");
+    if (!waiting.length) { starting = Promise.resolve(); return starting; }
+    for (const p of waiting) p.status = "playing";
+    renderHero(); renderStandings();
+    starting = (async () => {
+      for (let tries = 0; tries < 25; tries++) {  // the server's start timer may run a moment after the instant
+        const { status, body } = await getJSON(`/matches/${encodeURIComponent(code)}`).catch(() => ({ status: 0 }));
+        if (status === 200 && body.state !== "countdown") {
+          // Everyone got the same deal: the cards of any player who has not moved yet are everyone's at the
+          // start, and the count of each player no event has told of since.
+          const unmoved = body.players.find((info) => info.moves === 0 && info.status !== "lobby");
+          if (unmoved) for (const p of waiting) if (p.moves === 0) p.foundation = unmoved.foundation;
+          renderHero(); renderStandings();
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    return starting;
+  }
+
   // ------------------------------------------------------------------ header, hero, clock
 
   function renderChips() {
@@ -105,34 +133,45 @@
         if (p && cell && p.status === "playing") cell.textContent = formatMs(raceTime(p), true);
       }
     }
-    if (state !== tick.lastState) { tick.lastState = state; renderHero(); renderStandings(); }
+    if (state !== tick.lastState) {
+      tick.lastState = state;
+      if (state === "playing") events.after(started);
+      renderHero(); renderStandings();
+    }
   }
 
   // ------------------------------------------------------------------ standings and feed
 
-  function liveOrder(a, b) {
-    const won = (p) => (p.status === "won" ? 0 : 1);
-    return won(a) - won(b) || (won(a) === 0 ? a.time_ms - b.time_ms : b.foundation - a.foundation)
-      || a.moves - b.moves || a.name.localeCompare(b.name);
+  // The live ranking is the one the standings' note states: by cards on the foundations, a win first (by
+  // time, then moves, as in the results); equal cards share a rank (1, 1, 3). Within a shared rank the rows
+  // go by name: having moved more or less says nothing of who is ahead.
+  function liveKey(p) { return p.status === "won" ? [0, p.time_ms, p.moves] : [1, -p.foundation]; }
+  function compareKeys(a, b) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
+    return 0;
   }
 
   function renderStandings(flashed) {
     const tbody = $("standings").querySelector("tbody");
     const rows = [];
+    const state = effectiveState();
+    const before = ["lobby", "preparing", "countdown", "connecting"].includes(state);  // nobody ranks yet
     let ordered;
     if (results) {
       ordered = results.ranking.map((r) => ({ ...player(r.name), ...r }));
       $("standings-note").textContent = "final";
     } else {
-      ordered = [...players.values()].sort(liveOrder);
-      ordered.forEach((p, i) => { p.rank = i && liveOrder(p, ordered[i - 1]) === 0 ? ordered[i - 1].rank : i + 1; });
+      ordered = [...players.values()].sort((a, b) => compareKeys(liveKey(a), liveKey(b)) || a.name.localeCompare(b.name));
+      ordered.forEach((p, i) => {
+        p.rank = i && compareKeys(liveKey(p), liveKey(ordered[i - 1])) === 0 ? ordered[i - 1].rank : i + 1;
+      });
     }
-    const state = effectiveState();
     for (const p of ordered) {
-      const status = state === "lobby" || state === "preparing" ? (p.ready ? "ready" : "lobby") : p.status;
+      const status = before && !results ? (p.ready ? "ready" : "lobby") : p.status;
       const pct = Math.min(100, (100 * p.foundation) / match.cards);
       rows.push(el("tr", { "data-name": p.name, class: flashed === p.name ? "flash" : "" },
-        el("td", {}, el("span", { class: `rank r${p.rank}`, text: p.rank })),
+        el("td", {}, before && !results ? el("span", { class: "rank", text: "–", title: "the race has not started" })
+          : el("span", { class: `rank r${p.rank}`, text: p.rank })),
         el("td", { class: "who" }, p.name, p.connected === false && status === "playing"
           ? el("span", { class: "away", text: "away" }) : null),
         el("td", {}, el("span", { class: `pill ${status}`, text: STATUS[status] || status })),
@@ -155,6 +194,16 @@
 
   // ------------------------------------------------------------------ events
 
+  // The stream's events are handled one at a time, in order: the read of the start (started) holds the
+  // ones behind it until it is answered.
+  const events = {
+    chain: Promise.resolve(),
+    after(task) {
+      this.chain = this.chain.then(task).catch((error) => console.error(error));
+      return this.chain;
+    },
+  };
+
   const handlers = {
     lobby(data) {
       if (!["countdown", "playing", "finished"].includes(match.state)) match.state = data.state;
@@ -173,14 +222,16 @@
       feed(`Countdown: ${data.seconds} s, then the deal`);
       renderHero(); renderStandings();
     },
-    progress(data) {
+    async progress(data) {
+      if (player(data.name).status === "lobby") await started();  // a move before this page's clock saw the start
       const p = player(data.name);
       const up = data.foundation - p.foundation;
       Object.assign(p, { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
       if (up > 0) feed(`${data.name} put ${up === 1 ? "a card" : up + " cards"} up · ${data.foundation} on the foundations`, data.time_ms);
       renderStandings(data.name); renderHero();
     },
-    finished(data) {
+    async finished(data) {
+      if (player(data.name).status === "lobby") await started();
       Object.assign(player(data.name), { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
       const how = { won: "won", dead: "is stuck (no card can reach a foundation)", resigned: "resigned", timeout: "ran out of time" };
       feed(`${data.name} ${how[data.status] || data.status} · ${data.moves} moves`, data.time_ms);
@@ -334,7 +385,8 @@
     renderChips(); renderHero(); renderStandings();
     setInterval(tick, 100);
     tick();
-    follow(`/matches/${encodeURIComponent(code)}/events`, handlers);
+    follow(`/matches/${encodeURIComponent(code)}/events`, Object.fromEntries(Object.entries(handlers).map(
+      ([name, handle]) => [name, (data, id) => events.after(() => handle(data, id))])));
     if (body.state === "finished") {
       const final = await getJSON(`/matches/${encodeURIComponent(code)}/results`);
       if (final.status === 200) showResults(final.body);

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from protocol import messages as m
-from tests.integration.test_race import lobby_of_two, solution
+from server.engine import Game, deal, find_variant
+from tests.integration.test_race import SEED, VARIANT, lobby_of_two, solution
+from tests.integration.wsclient import Player, create_match
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -52,11 +54,41 @@ async def _standing(page, name: str) -> tuple[int, int]:  # type: ignore[no-unty
     return int(moves), int(found)
 
 
+async def _rows(page) -> dict[str, dict[str, str]]:  # type: ignore[no-untyped-def]
+    """Each standings row as the page shows it: rank, status pill, cards up, moves."""
+    rows = await page.locator("#standings tbody tr").evaluate_all(
+        """rows => rows.map(r => [r.dataset.name, {rank: r.querySelector('.rank').textContent,
+            status: r.querySelector('.pill').textContent, foundation: r.querySelector('.foundation').textContent,
+            moves: r.querySelector('.moves').textContent}])""")
+    return dict(rows)
+
+
+async def _feed(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """The lines of the "What happened" feed, top to bottom."""
+    return await page.locator("#feed li span").all_inner_texts()
+
+
+async def _settle(page, condition: str, timeout: float = 5_000) -> None:  # type: ignore[no-untyped-def]
+    """Wait until ``condition`` holds on the page, at most ``timeout`` ms; the caller asserts what it shows."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        await page.wait_for_function(condition, timeout=timeout)
+    except PlaywrightTimeout:
+        pass
+
+
 async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(server) -> None:  # type: ignore[no-untyped-def]
     _browser_available()
     from playwright.async_api import async_playwright
 
     moves = solution()
+    variant = find_variant(VARIANT)
+    game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+    start_cards = game.position.foundation_cards  # what the autoplay of the deal put up (1 in this deal)
+    game.play(moves[0])
+    after_first = game.position.foundation_cards
+    assert start_cards > 0 and after_first == start_cards  # the first move puts nothing up
     ARTIFACTS.mkdir(exist_ok=True)
 
     async def run() -> None:
@@ -65,15 +97,33 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             page = await browser.new_page(viewport={"width": 1280, "height": 900})
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
-            created, alice, bob = await lobby_of_two(server)
-            code = created["code"]
-            await page.goto(f"{server.url}/watch/{code}")
+            code = create_match(server.url, variant=VARIANT, seed=SEED, players=2)["code"]
+            alice, bob = Player(server.ws_url), Player(server.ws_url)
+            for player, name in ((alice, "alice"), (bob, "bob")):
+                await player.connect()
+                await player.join(code, name)
+            await page.goto(f"{server.url}/watch/{code}")  # a spectator from the lobby on
+            await page.locator('#standings tr[data-name="bob"]').wait_for(timeout=10_000)
+            await alice.send(m.Ready())
+            await bob.send(m.Ready())
             await alice.expect(m.Started)
             await bob.expect(m.Started)
             seen: list[int] = []
+            at_start: dict[str, object] = {}
             # Paced: the page must show alice's moves climbing while the race runs.
             for i, command in enumerate(moves[:45]):
                 await alice.play(command)
+                if i == 0:
+                    # alice has moved, bob not yet: both play from the start instant on, with the cards the
+                    # deal's autoplay put up (the same deal for both)
+                    await page.wait_for_function(
+                        """document.querySelector('#standings tr[data-name="alice"] .moves')?.textContent === '1'""",
+                        timeout=10_000)
+                    bob_row = """document.querySelector('#standings tr[data-name="bob"] {}')?.textContent"""
+                    await _settle(page, f"{bob_row.format('.pill')} === 'playing'"
+                                        f" && {bob_row.format('.foundation')} === '{start_cards}'")
+                    at_start = {"rows": await _rows(page), "subline": await page.locator("#subline").inner_text(),
+                                "feed": await _feed(page)}
                 if i % 3 == 0:
                     await bob.play("s")
                 await asyncio.sleep(0.12)
@@ -116,6 +166,12 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             print(f"\nscreenshots: {path} {ARTIFACTS / 'watch-live.png'} {phone_path}")
 
             assert not errors, errors
+            assert at_start["rows"] == {
+                "alice": {"rank": "1", "status": "playing", "foundation": str(after_first), "moves": "1"},
+                "bob": {"rank": "1", "status": "playing", "foundation": str(start_cards), "moves": "0"},
+            }, at_start  # equal cards, equal rank: by cards on the foundations, as the page says it ranks
+            assert at_start["subline"] == "2 of 2 still playing", at_start
+            assert not any(" put " in line for line in at_start["feed"]), at_start  # "s" put no card up
             assert live_state.lower() == "live"
             assert len(set(seen)) >= 5 and seen == sorted(seen), seen  # the standings updated as moves came
             assert podium == ["alice", "bob"]
