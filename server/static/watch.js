@@ -186,9 +186,22 @@
     $("no-players").hidden = ordered.length > 0;
   }
 
-  function feed(text, ms) {
+  /** A stream id ("1764490000000-0") as [ms, seq]; none (a line from GET .../results) comes last. */
+  function streamKey(id) {
+    if (!id) return [Infinity, 0];
+    const [ms, seq] = id.split("-").map(Number);
+    return [ms, seq || 0];
+  }
+
+  // Newest first by the stream id of the event a line tells of: the same order whether the events came one
+  // by one while the race ran or all at once from the catch-up of a page opened later.
+  function feed(text, ms, id, kind) {
     const list = $("feed");
-    list.prepend(el("li", {}, el("time", { text: ms === undefined ? "" : formatMs(ms) }), el("span", { text })));
+    const key = streamKey(id);
+    const item = el("li", { "data-id": id || "", "data-kind": kind || "" },
+      el("time", { text: ms === undefined ? "" : formatMs(ms) }), el("span", { text }));
+    const below = [...list.children].find((li) => compareKeys(streamKey(li.dataset.id), key) <= 0);
+    list.insertBefore(item, below || null);
     while (list.children.length > 60) list.lastChild.remove();
   }
 
@@ -204,42 +217,43 @@
     },
   };
 
+  const joined = new Set();  // the names a "joined" line was written for
+
   const handlers = {
-    lobby(data) {
+    lobby(data, id) {
       if (!["countdown", "playing", "finished"].includes(match.state)) match.state = data.state;
       match.settings = data.settings;
       for (const info of data.players) {
-        const known = players.has(info.name);
         Object.assign(player(info.name), { ready: info.ready, connected: info.connected });
-        if (!known) feed(`${info.name} joined`);
+        if (!joined.has(info.name)) { joined.add(info.name); feed(`${info.name} joined`, undefined, id); }
       }
       renderChips(); renderHero(); renderStandings();
     },
-    countdown(data) {
+    countdown(data, id) {
       match.state = match.state === "finished" ? "finished" : "countdown";
       match.startAt = data.start_at_ms;
       if (match.settings && match.settings.time_limit_s) match.deadline = data.start_at_ms + match.settings.time_limit_s * 1000;
-      feed(`Countdown: ${data.seconds} s, then the deal`);
+      feed(`Countdown: ${data.seconds} s, then the deal`, undefined, id);
       renderHero(); renderStandings();
     },
-    async progress(data) {
+    async progress(data, id) {
       if (player(data.name).status === "lobby") await started();  // a move before this page's clock saw the start
       const p = player(data.name);
       const up = data.foundation - p.foundation;
       Object.assign(p, { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
-      if (up > 0) feed(`${data.name} put ${up === 1 ? "a card" : up + " cards"} up · ${data.foundation} on the foundations`, data.time_ms);
+      if (up > 0) feed(`${data.name} put ${up === 1 ? "a card" : up + " cards"} up · ${data.foundation} on the foundations`, data.time_ms, id);
       renderStandings(data.name); renderHero();
     },
-    async finished(data) {
+    async finished(data, id) {
       if (player(data.name).status === "lobby") await started();
       Object.assign(player(data.name), { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
       const how = { won: "won", dead: "is stuck (no card can reach a foundation)", resigned: "resigned", timeout: "ran out of time" };
-      feed(`${data.name} ${how[data.status] || data.status} · ${data.moves} moves`, data.time_ms);
+      feed(`${data.name} ${how[data.status] || data.status} · ${data.moves} moves`, data.time_ms, id);
       renderStandings(data.name); renderHero();
     },
-    results(data) { showResults(data); },
-    rematch(data) {
-      feed(`${data.names.join(", ")} ${data.names.length === 1 ? "wants" : "want"} a rematch`);
+    results(data, id) { showResults(data, id); },
+    rematch(data, id) {
+      feed(`${data.names.join(", ")} ${data.names.length === 1 ? "wants" : "want"} a rematch`, undefined, id);
       showNextRound(data.next, data.names);
     },
     board(data) {
@@ -260,8 +274,14 @@
 
   // ------------------------------------------------------------------ results and replays
 
-  async function showResults(data) {
-    if (results) return;
+  /** The results, from the stream (`id`: its event's) or from GET .../results (no id: the event's line takes
+      its place in the feed when the catch-up brings it). */
+  async function showResults(data, id) {
+    if (results) {
+      const line = $("feed").querySelector('li[data-kind="results"][data-id=""]');
+      if (line && id) { line.remove(); feed(line.querySelector("span").textContent, undefined, id, "results"); }
+      return;
+    }
     results = data;
     match.state = "finished";
     for (const row of data.ranking) {
@@ -282,7 +302,7 @@
       if (ok !== null) verify.append(el("div", { class: ok ? "ok" : "" },
         ok ? "✓ SHA-256(nonce + seed) equals the commitment published before the start" : "✗ the commitment does not match"));
     });
-    feed(`Results: ${winnerLine()}`);
+    feed(`Results: ${winnerLine()}`, undefined, id, "results");
     renderChips(); renderHero(); renderStandings(); renderBoards(); tick();
     setupReplays();
   }

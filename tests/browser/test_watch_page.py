@@ -150,6 +150,7 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             await page.locator("#last").click()
             step = await page.locator("#step-info").inner_text()
             await page.locator("#scrub").fill(str(len(moves) // 2))  # a position with cards everywhere
+            live_feed = await _feed(page)
             path = ARTIFACTS / "watch.png"
             await page.screenshot(path=str(path), full_page=True)
             phone = await browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2,
@@ -157,6 +158,7 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             await phone.goto(f"{server.url}/watch/{code}")
             await phone.locator("#replay-board .card").first.wait_for(timeout=15_000)
             await phone.locator("#scrub").fill(str(len(moves) // 2))
+            late_feed = await _feed(phone)  # every event from the catch-up at once
             phone_path = ARTIFACTS / "watch-phone.png"
             await phone.screenshot(path=str(phone_path), full_page=True)
             overflow = await phone.evaluate("document.documentElement.scrollWidth - window.innerWidth")
@@ -172,6 +174,9 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             }, at_start  # equal cards, equal rank: by cards on the foundations, as the page says it ranks
             assert at_start["subline"] == "2 of 2 still playing", at_start
             assert not any(" put " in line for line in at_start["feed"]), at_start  # "s" put no card up
+            assert late_feed[:3] == ["Results: alice wins!", "bob resigned · 15 moves",
+                                     f"alice won · {len(moves)} moves"], late_feed
+            assert late_feed == live_feed, (late_feed, live_feed)  # newest first, live or caught up
             assert live_state.lower() == "live"
             assert len(set(seen)) >= 5 and seen == sorted(seen), seen  # the standings updated as moves came
             assert podium == ["alice", "bob"]
@@ -307,7 +312,10 @@ async def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None: 
 
 
 async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) -> None:  # type: ignore[no-untyped-def]
+    """A page opened once the match is over: its feed lists what happened newest first, as a page that
+    watched it live does; a rematch asked meanwhile shows on top, with a link to the next round."""
     _browser_available()
+    import httpx
     from playwright.async_api import async_playwright
 
     async def run() -> None:
@@ -331,6 +339,7 @@ async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) ->
             link = page.get_by_role("link", name="round 2 →")
             await link.wait_for(timeout=10_000)
             line = await page.locator("#next-round").inner_text()
+            feed = await _feed(page)  # the catch-up's events, then the rematch's live
             await link.click()
             await page.wait_for_url(f"**/watch/{answer.match}", timeout=10_000)
             await page.get_by_text("Round 2 ·").wait_for(timeout=10_000)
@@ -342,6 +351,14 @@ async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) ->
 
             assert not errors, errors
             assert hidden_before
+            ranking = httpx.get(f"{server.url}/matches/{code}/results", timeout=10).json()["ranking"]
+            first = [row for row in ranking if row["rank"] == 1]
+            cards = first[0]["foundation"]
+            headline = (f"Nobody won · {' and '.join(row['name'] for row in first)} "
+                        f"{'ranks' if len(first) == 1 else 'rank'} first with {cards} card{'' if cards == 1 else 's'} up")
+            assert feed == ["alice wants a rematch", f"Results: {headline}", "bob resigned · 0 moves",
+                            "alice resigned · 0 moves", "Countdown: 0.3 s, then the deal", "bob joined",
+                            "alice joined"], feed  # newest first, as a page that watched it all shows it
             assert "alice wants a rematch" in line
             assert heading.startswith("Round 2 · ") and answer.match in title and "round 2" in title
 
