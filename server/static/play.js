@@ -503,8 +503,9 @@
     });
     $("ready").addEventListener("click", () => conn.ready());
     // Taking the game back: a fresh connection resumes with the saved token (the other tab is then the
-    // one replaced); whatever this page had queued was never sent and is dropped with the old connection.
-    $("take-back").addEventListener("click", () => { selection = null; connect(); render(); });
+    // one replaced); whatever this page had queued was never sent and is dropped with the old connection,
+    // and so is the server's word that another connection took over (it told of the connection replaced).
+    $("take-back").addEventListener("click", () => { selection = null; connect(); say(""); });
     $("start").addEventListener("click", () => conn.start());
     $("draw").addEventListener("click", clickStock);
     $("finish").addEventListener("click", () => send("finish"));

@@ -500,6 +500,7 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
             await take_back.click()
             await second.get_by_role("button", name="Play here").wait_for(timeout=10_000)
             await first.wait_for_function("document.getElementById('state').textContent === 'live'", timeout=10_000)
+            got["message_back"] = await first.locator("#message").inner_text()
             got["moves_after_dead_click"] = await first.locator("#moves").inner_text()
             got["first_take_back_hidden"] = await take_back.is_hidden()
             await first.get_by_role("button", name="Draw").click()
@@ -516,6 +517,7 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
     assert "another tab or device" in got["message"] and "Play here" in got["message"], got
     assert got["draw_disabled"] and got["command_disabled"], got
     assert got["moves_after_dead_click"] == "0", got  # the click on the stopped tab sent nothing
+    assert got["message_back"] == "", got  # the game is back: nothing says it was taken over any more
     assert got["first_take_back_hidden"] and got["second_draw_disabled"], got
 
 
