@@ -321,11 +321,14 @@
     $("race").querySelector("tbody").replaceChildren(...rows.map((p) => {
       const lobby = ["lobby", "preparing", "connecting", "countdown"].includes(state.phase);
       const status = lobby ? (p.ready ? "ready" : "lobby") : p.status;
+      // The status goes under the name with "you" and "away": a column of its own left a name of 8 letters
+      // too little of the panel's 300 px.
       return el("tr", { "data-name": p.name },
         el("td", { class: "who", title: p.name }, el("span", { class: "name", text: p.name }),
-          p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
-          p.connected || !lobby ? null : el("span", { class: "away", text: "away" })),
-        el("td", {}, el("span", { class: `pill ${status}`, text: STATUS[status] || status })),
+          el("span", { class: "tags" },
+            p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
+            p.connected || !lobby ? null : el("span", { class: "away", text: "away" }),
+            el("span", { class: `pill ${status}`, text: STATUS[status] || status }))),
         el("td", {}, el("div", { class: "bar" }, el("div", { class: "track" },
           el("div", { class: "fill" + (p.status === "won" ? " won" : ""), style: `width: ${Math.round(100 * p.foundation / total)}%` })),
           el("span", { class: "count" }, el("b", { class: "foundation", text: String(p.foundation) })))),

@@ -627,7 +627,8 @@ async def test_a_double_click_on_a_card_with_one_target_plays_it_once_and_shows_
     """A fast double-click on a card whose one legal target takes it at once: the first click sends the move;
     the second lands on a board the answer has not redrawn yet, and is ignored while the move is in flight
     (sent, the server would refuse it and the page show a red refusal): one move, no message. The race table
-    at 1280x800: a long name and "you" under it stay in the name's cell, clear of the status pill."""
+    at 1280x800: a long name and "you" under it stay in the name's cell, clear of the status pill, and the
+    name shows whole (an ellipsis only for a name too long for the cell; the whole name in its title)."""
     _browser_available()
     from playwright.async_api import async_playwright
 
@@ -670,6 +671,8 @@ async def test_a_double_click_on_a_card_with_one_target_plays_it_once_and_shows_
             pill = await row.locator(".pill").bounding_box()
             got["gap"] = pill["x"] - (you["x"] + you["width"])
             got["who_overflow"] = await row.locator(".who").evaluate("cell => cell.scrollWidth - cell.clientWidth")
+            got["name_cut"] = await row.locator(".who .name").evaluate("name => name.scrollWidth - name.clientWidth")
+            got["name_title"] = await row.locator(".who").get_attribute("title")
             await page.screenshot(path=str(ARTIFACTS / "play-desktop-1280.png"), full_page=True)
             await browser.close()
             got["errors"] = errors
@@ -681,3 +684,4 @@ async def test_a_double_click_on_a_card_with_one_target_plays_it_once_and_shows_
     assert got["moves"] == str(len(prefix) + 1) and got["message"] == "" and got["message_class"] == "message", got
     assert public_state(server.url, created["code"])["players"][0]["moves"] == len(prefix) + 1  # one move applied
     assert got["gap"] >= 4 and got["who_overflow"] <= 0, got  # "you" and the name in their cell, off the pill
+    assert got["name_cut"] <= 0 and got["name_title"] == name, got  # a name of 11 letters shows whole
