@@ -5,16 +5,13 @@
 "use strict";
 
 (() => {
-  const { el, formatMs, getJSON, STATUS, verifyCommitment } = FTR;
+  const { el, formatMs, getJSON, plural, STATUS, verifyCommitment } = FTR;
   const { reduce, targets, mostFrom, can, gameOver, elapsed } = FTRRace;
   const $ = (id) => document.getElementById(id);
 
   const RANK_NAMES = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
   const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
   const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
-
-  /** "1 card", "2 cards". */
-  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
   /** "TH" -> "10 of hearts" (a card button's accessible name). */
   function cardName(text) {
@@ -242,8 +239,8 @@
     const most = mostFrom(state, selection.source);
     const where = selection.source === "w" ? "the waste" : selection.source.startsWith("f")
       ? `foundation ${selection.source.slice(1)}` : `column ${selection.source}`;
-    let text = `${selection.count} card${selection.count === 1 ? "" : "s"} from ${where}: `;
-    if (options.length) text += `${options.length} target${options.length === 1 ? "" : "s"}, best ${options[0].command}`;
+    let text = `${plural(selection.count, "card")} from ${where}: `;
+    if (options.length) text += `${plural(options.length, "target")}, best ${options[0].command}`;
     else text += most && selection.count > most ? `at most ${most} at once` : "no legal move";
     $("selection-text").textContent = text;
     const faceUp = selection.source === "w" || selection.source.startsWith("f") ? 1
@@ -393,7 +390,7 @@
     $("share-link").href = link;
     $("share-link").textContent = link;
     $("lobby-note").textContent = state.settings
-      ? `${state.settings.variant} · ${state.settings.players} players · undo ${state.settings.undo}` : "";
+      ? `${state.settings.variant} · ${plural(state.settings.players, "player")} · undo ${state.settings.undo}` : "";
   }
 
   function renderResults() {

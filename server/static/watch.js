@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const { el, boardEl, changed, formatMs, getJSON, follow, STATUS, verifyCommitment } = FTR;
+  const { el, boardEl, changed, formatMs, getJSON, follow, plural, STATUS, verifyCommitment } = FTR;
   const $ = (id) => document.getElementById(id);
   const code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
 
@@ -17,7 +17,6 @@
   const replay = { name: null, index: 0, timer: null };
 
   const now = () => Date.now() + offset;
-  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
   function player(name) {
     if (!players.has(name)) {
@@ -248,7 +247,7 @@
       if (player(data.name).status === "lobby") await started();
       Object.assign(player(data.name), { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
       const how = { won: "won", dead: "is stuck (no card can reach a foundation)", resigned: "resigned", timeout: "ran out of time" };
-      feed(`${data.name} ${how[data.status] || data.status} · ${data.moves} moves`, data.time_ms, id);
+      feed(`${data.name} ${how[data.status] || data.status} · ${plural(data.moves, "move")}`, data.time_ms, id);
       renderStandings(data.name); renderHero();
     },
     results(data, id) { showResults(data, id); },
@@ -269,7 +268,7 @@
     $("boards-panel").hidden = false;
     $("boards").replaceChildren(...[...boards.entries()].map(([name, view]) =>
       el("div", {}, el("div", { class: "who" }, el("span", { text: name }),
-        el("span", { class: "note", text: `${player(name).moves} moves · ${player(name).foundation} up` })), boardEl(view))));
+        el("span", { class: "note", text: `${plural(player(name).moves, "move")} · ${player(name).foundation} up` })), boardEl(view))));
   }
 
   // ------------------------------------------------------------------ results and replays
@@ -291,7 +290,7 @@
       el("div", { class: "top" }, el("span", { class: `rank r${r.rank}`, text: r.rank }),
         el("span", { class: "name", text: r.name })),
       el("span", { class: "line", text: `${STATUS[r.status] || r.status} · ${formatMs(r.time_ms, true)}` }),
-      el("span", { class: "line", text: `${r.moves} moves · ${r.foundation}/${match.cards} cards up` +
+      el("span", { class: "line", text: `${plural(r.moves, "move")} · ${r.foundation}/${match.cards} cards up` +
         (r.undos ? ` · ${plural(r.undos, "undo")}` : "") + (r.hints ? ` · ${plural(r.hints, "hint")}` : "") }))));
     $("final-panel").hidden = false;
     $("final-note").textContent = plural(data.ranking.length, "player");
@@ -349,7 +348,7 @@
     $("scrub").value = String(index);
     const info = $("step-info");
     info.replaceChildren(index === 0
-      ? el("span", {}, el("b", { text: "The deal" }), ` · ${record.moves.length} moves to come`)
+      ? el("span", {}, el("b", { text: "The deal" }), ` · ${plural(record.moves.length, "move")} to come`)
       : el("span", {}, `move ${index}/${record.moves.length} `, el("b", { text: record.moves[index - 1] }),
         ` at ${formatMs(record.times_ms[index - 1], true)}`));
     $("replay-board").replaceChildren(boardEl(record.views[index], changed(record.views[index - 1], record.views[index])));

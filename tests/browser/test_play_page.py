@@ -480,7 +480,12 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
             first = await context.new_page()
             errors: list[str] = []
             first.on("pageerror", lambda error: errors.append(str(error)))
-            await join(first, link, "ann")
+            await first.goto(link)
+            await first.get_by_label("Name").fill("ann")
+            await first.get_by_role("button", name="Join").click()
+            await first.get_by_role("button", name="Ready").wait_for(timeout=10_000)
+            lobby_note = await first.locator("#lobby-note").inner_text()
+            await first.get_by_role("button", name="Ready").click()
             await first.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
             second = await context.new_page()
             second.on("pageerror", lambda error: errors.append(str(error)))
@@ -489,6 +494,7 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
             take_back = first.get_by_role("button", name="Play here")
             await take_back.wait_for(timeout=10_000)
             got: dict[str, Any] = {
+                "lobby_note": lobby_note,
                 "state": await first.locator("#state").text_content(),
                 "message": await first.locator("#message").inner_text(),
                 "draw_disabled": await first.get_by_role("button", name="Draw").is_disabled(),
@@ -513,6 +519,7 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
     ARTIFACTS.mkdir(exist_ok=True)
     got = await run()
     assert got["errors"] == [], got["errors"]
+    assert got["lobby_note"] == "relaxed · 1 player · undo safe", got
     assert got["state"] == "open elsewhere", got
     assert "another tab or device" in got["message"] and "Play here" in got["message"], got
     assert got["draw_disabled"] and got["command_disabled"], got

@@ -313,7 +313,8 @@ async def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None: 
 
 async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) -> None:  # type: ignore[no-untyped-def]
     """A page opened once the match is over: its feed lists what happened newest first, as a page that
-    watched it live does; a rematch asked meanwhile shows on top, with a link to the next round."""
+    watched it live does, counting "1 move" and "0 moves"; a rematch asked meanwhile shows on top, with a
+    link to the next round."""
     _browser_available()
     import httpx
     from playwright.async_api import async_playwright
@@ -328,12 +329,17 @@ async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) ->
             code = created["code"]
             await alice.expect(m.Started)
             await bob.expect(m.Started)
+            await alice.play("s")  # one move: the pages say "1 move"
             await alice.resign()
             await bob.resign()
             await alice.expect(m.Results)
             await page.goto(f"{server.url}/watch/{code}")
             await page.locator("#final-panel").wait_for(state="visible", timeout=15_000)
             hidden_before = await page.locator("#next-round").is_hidden()
+            podium_alice = await page.locator('#podium [data-name="alice"] .line').all_inner_texts()
+            await page.locator('#replay-tabs [data-name="alice"]').click()
+            await page.get_by_text("to come").wait_for(timeout=15_000)
+            replay_alice = await page.locator("#step-info").inner_text()
             await alice.send(m.Rematch())  # while the page watches: the rematch event shows the link
             answer = await alice.expect(m.NextRound)
             link = page.get_by_role("link", name="round 2 →")
@@ -357,8 +363,11 @@ async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) ->
             headline = (f"Nobody won · {' and '.join(row['name'] for row in first)} "
                         f"{'ranks' if len(first) == 1 else 'rank'} first with {cards} card{'' if cards == 1 else 's'} up")
             assert feed == ["alice wants a rematch", f"Results: {headline}", "bob resigned · 0 moves",
-                            "alice resigned · 0 moves", "Countdown: 0.3 s, then the deal", "bob joined",
+                            "alice resigned · 1 move", "Countdown: 0.3 s, then the deal", "bob joined",
                             "alice joined"], feed  # newest first, as a page that watched it all shows it
+            alice_cards = next(row["foundation"] for row in ranking if row["name"] == "alice")
+            assert podium_alice[1] == f"1 move · {alice_cards}/{find_variant(VARIANT).card_total} cards up", podium_alice
+            assert replay_alice == "The deal · 1 move to come", replay_alice
             assert "alice wants a rematch" in line
             assert heading.startswith("Round 2 · ") and answer.match in title and "round 2" in title
 
