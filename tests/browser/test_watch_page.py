@@ -17,6 +17,7 @@ import asyncio
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,7 +110,7 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             await alice.expect(m.Started)
             await bob.expect(m.Started)
             seen: list[int] = []
-            at_start: dict[str, object] = {}
+            at_start: dict[str, Any] = {}
             # Paced: the page must show alice's moves climbing while the race runs.
             for i, command in enumerate(moves[:45]):
                 await alice.play(command)
@@ -361,12 +362,13 @@ async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) ->
             first = [row for row in ranking if row["rank"] == 1]
             cards = first[0]["foundation"]
             headline = (f"Nobody won · {' and '.join(row['name'] for row in first)} "
-                        f"{'ranks' if len(first) == 1 else 'rank'} first with {cards} card{'' if cards == 1 else 's'} up")
+                        f"{'ranks' if len(first) == 1 else 'rank'} first with {cards} card{'s' * (cards != 1)} up")
             assert feed == ["alice wants a rematch", f"Results: {headline}", "bob resigned · 0 moves",
                             "alice resigned · 1 move", "Countdown: 0.3 s, then the deal", "bob joined",
                             "alice joined"], feed  # newest first, as a page that watched it all shows it
             alice_cards = next(row["foundation"] for row in ranking if row["name"] == "alice")
-            assert podium_alice[1] == f"1 move · {alice_cards}/{find_variant(VARIANT).card_total} cards up", podium_alice
+            total = find_variant(VARIANT).card_total
+            assert podium_alice[1] == f"1 move · {alice_cards}/{total} cards up", podium_alice
             assert replay_alice == "The deal · 1 move to come", replay_alice
             assert "alice wants a rematch" in line
             assert heading.startswith("Round 2 · ") and answer.match in title and "round 2" in title
