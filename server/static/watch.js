@@ -145,8 +145,12 @@
   // time, then moves, as in the results); equal cards share a rank (1, 1, 3). Within a shared rank the rows
   // go by name: having moved more or less says nothing of who is ahead.
   function liveKey(p) { return p.status === "won" ? [0, p.time_ms, p.moves] : [1, -p.foundation]; }
+  /** Arrays of numbers compared item by item (a missing item counts as 0): negative when `a` goes first. */
   function compareKeys(a, b) {
-    for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const x = a[i] ?? 0, y = b[i] ?? 0;
+      if (x !== y) return x < y ? -1 : 1;
+    }
     return 0;
   }
 
