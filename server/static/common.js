@@ -45,6 +45,9 @@ const FTR = (() => {
 
   function downCard() { return el("div", { class: "card down", title: "face down" }); }
 
+  /** "1 move", "2 moves". */
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
   /** A board from a view {tableau, hidden, foundations, stock, waste, redeals_left} (protocol View). */
   function boardEl(view, hot) {
     hot = hot || new Set();
@@ -58,8 +61,8 @@ const FTR = (() => {
         ? shownWaste.map((t, i) => cardEl(t, i === shownWaste.length - 1 && hot.has("w") ? "hot" : ""))
         : cardEl(null)));
     const stock = el("div", { class: "pile" },
-      el("span", { class: "label", text: view.redeals_left ? `Stock · ${view.redeals_left} redeal` : "Stock" }),
-      view.stock ? el("div", { class: "card stock", title: `${view.stock} cards` }, el("span", { text: view.stock }))
+      el("span", { class: "label", text: view.redeals_left ? `Stock · ${plural(view.redeals_left, "redeal")}` : "Stock" }),
+      view.stock ? el("div", { class: "card stock", title: plural(view.stock, "card") }, el("span", { text: view.stock }))
         : cardEl(null));
     const columns = view.tableau.map((cards, i) => {
       const hidden = view.hidden[i] || 0;
@@ -145,8 +148,6 @@ const FTR = (() => {
 
   const STATUS = { playing: "playing", won: "won", dead: "stuck", resigned: "resigned", timeout: "time up",
                    lobby: "in lobby", ready: "ready" };
-
-  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
   /** The headline of a match's results ({ranking: [{rank, name, status, foundation}]}): "wins" only for a win;
       when nobody won (all resigned, stuck or out of time), who ranks first and with how many cards. */

@@ -4,11 +4,10 @@
 "use strict";
 
 (() => {
-  const { el, formatMs, getJSON, follow, STATUS } = FTR;
+  const { el, formatMs, getJSON, follow, plural, STATUS } = FTR;
   const $ = (id) => document.getElementById(id);
   let offset = 0, endsAt = 0, today = null;
   const CARDS = 104;
-  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
   function notice(title, text) {
     $("state").textContent = "unavailable";

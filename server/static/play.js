@@ -5,16 +5,13 @@
 "use strict";
 
 (() => {
-  const { el, formatMs, getJSON, STATUS, verifyCommitment } = FTR;
+  const { el, formatMs, getJSON, plural, STATUS, verifyCommitment } = FTR;
   const { reduce, targets, mostFrom, can, gameOver, elapsed } = FTRRace;
   const $ = (id) => document.getElementById(id);
 
   const RANK_NAMES = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
   const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
   const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
-
-  /** "1 card", "2 cards". */
-  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
   /** "TH" -> "10 of hearts" (a card button's accessible name). */
   function cardName(text) {
@@ -242,8 +239,8 @@
     const most = mostFrom(state, selection.source);
     const where = selection.source === "w" ? "the waste" : selection.source.startsWith("f")
       ? `foundation ${selection.source.slice(1)}` : `column ${selection.source}`;
-    let text = `${selection.count} card${selection.count === 1 ? "" : "s"} from ${where}: `;
-    if (options.length) text += `${options.length} target${options.length === 1 ? "" : "s"}, best ${options[0].command}`;
+    let text = `${plural(selection.count, "card")} from ${where}: `;
+    if (options.length) text += `${plural(options.length, "target")}, best ${options[0].command}`;
     else text += most && selection.count > most ? `at most ${most} at once` : "no legal move";
     $("selection-text").textContent = text;
     const faceUp = selection.source === "w" || selection.source.startsWith("f") ? 1
@@ -321,11 +318,14 @@
     $("race").querySelector("tbody").replaceChildren(...rows.map((p) => {
       const lobby = ["lobby", "preparing", "connecting", "countdown"].includes(state.phase);
       const status = lobby ? (p.ready ? "ready" : "lobby") : p.status;
+      // The status goes under the name with "you" and "away": a column of its own left a name of 8 letters
+      // too little of the panel's 300 px.
       return el("tr", { "data-name": p.name },
         el("td", { class: "who", title: p.name }, el("span", { class: "name", text: p.name }),
-          p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
-          p.connected || !lobby ? null : el("span", { class: "away", text: "away" })),
-        el("td", {}, el("span", { class: `pill ${status}`, text: STATUS[status] || status })),
+          el("span", { class: "tags" },
+            p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
+            p.connected || !lobby ? null : el("span", { class: "away", text: "away" }),
+            el("span", { class: `pill ${status}`, text: STATUS[status] || status }))),
         el("td", {}, el("div", { class: "bar" }, el("div", { class: "track" },
           el("div", { class: "fill" + (p.status === "won" ? " won" : ""), style: `width: ${Math.round(100 * p.foundation / total)}%` })),
           el("span", { class: "count" }, el("b", { class: "foundation", text: String(p.foundation) })))),
@@ -390,7 +390,7 @@
     $("share-link").href = link;
     $("share-link").textContent = link;
     $("lobby-note").textContent = state.settings
-      ? `${state.settings.variant} · ${state.settings.players} players · undo ${state.settings.undo}` : "";
+      ? `${state.settings.variant} · ${plural(state.settings.players, "player")} · undo ${state.settings.undo}` : "";
   }
 
   function renderResults() {
@@ -503,8 +503,9 @@
     });
     $("ready").addEventListener("click", () => conn.ready());
     // Taking the game back: a fresh connection resumes with the saved token (the other tab is then the
-    // one replaced); whatever this page had queued was never sent and is dropped with the old connection.
-    $("take-back").addEventListener("click", () => { selection = null; connect(); render(); });
+    // one replaced); whatever this page had queued was never sent and is dropped with the old connection,
+    // and so is the server's word that another connection took over (it told of the connection replaced).
+    $("take-back").addEventListener("click", () => { selection = null; connect(); say(""); });
     $("start").addEventListener("click", () => conn.start());
     $("draw").addEventListener("click", clickStock);
     $("finish").addEventListener("click", () => send("finish"));

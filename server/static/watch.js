@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const { el, boardEl, changed, formatMs, getJSON, follow, STATUS, verifyCommitment } = FTR;
+  const { el, boardEl, changed, formatMs, getJSON, follow, plural, STATUS, verifyCommitment } = FTR;
   const $ = (id) => document.getElementById(id);
   const code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
 
@@ -17,13 +17,40 @@
   const replay = { name: null, index: 0, timer: null };
 
   const now = () => Date.now() + offset;
-  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
   function player(name) {
     if (!players.has(name)) {
       players.set(name, { name, ready: false, connected: true, status: "lobby", moves: 0, foundation: 0, time_ms: 0 });
     }
     return players.get(name);
+  }
+
+  // At the start instant the server makes every player of the match "playing", with the cards the deal's
+  // autoplay put up (server/store/scripts.py START); no spectator event says so, and a player's first
+  // progress event comes only with a first move. So the page does the same at once, then reads those cards
+  // from GET /matches; the events behind wait for that answer, or a first move would look like cards put up.
+  let starting = null;  // the promise of that read, once the start is seen
+  function started() {
+    if (starting) return starting;
+    const waiting = [...players.values()].filter((p) => p.status === "lobby");
+    if (!waiting.length) { starting = Promise.resolve(); return starting; }
+    for (const p of waiting) p.status = "playing";
+    renderHero(); renderStandings();
+    starting = (async () => {
+      for (let tries = 0; tries < 25; tries++) {  // the server's start timer may run a moment after the instant
+        const { status, body } = await getJSON(`/matches/${encodeURIComponent(code)}`).catch(() => ({ status: 0 }));
+        if (status === 200 && body.state !== "countdown") {
+          // Everyone got the same deal: the cards of any player who has not moved yet are everyone's at the
+          // start, and the count of each player no event has told of since.
+          const unmoved = body.players.find((info) => info.moves === 0 && info.status !== "lobby");
+          if (unmoved) for (const p of waiting) if (p.moves === 0) p.foundation = unmoved.foundation;
+          renderHero(); renderStandings();
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    return starting;
   }
 
   // ------------------------------------------------------------------ header, hero, clock
@@ -105,34 +132,49 @@
         if (p && cell && p.status === "playing") cell.textContent = formatMs(raceTime(p), true);
       }
     }
-    if (state !== tick.lastState) { tick.lastState = state; renderHero(); renderStandings(); }
+    if (state !== tick.lastState) {
+      tick.lastState = state;
+      if (state === "playing") events.after(started);
+      renderHero(); renderStandings();
+    }
   }
 
   // ------------------------------------------------------------------ standings and feed
 
-  function liveOrder(a, b) {
-    const won = (p) => (p.status === "won" ? 0 : 1);
-    return won(a) - won(b) || (won(a) === 0 ? a.time_ms - b.time_ms : b.foundation - a.foundation)
-      || a.moves - b.moves || a.name.localeCompare(b.name);
+  // The live ranking is the one the standings' note states: by cards on the foundations, a win first (by
+  // time, then moves, as in the results); equal cards share a rank (1, 1, 3). Within a shared rank the rows
+  // go by name: having moved more or less says nothing of who is ahead.
+  function liveKey(p) { return p.status === "won" ? [0, p.time_ms, p.moves] : [1, -p.foundation]; }
+  /** Arrays of numbers compared item by item (a missing item counts as 0): negative when `a` goes first. */
+  function compareKeys(a, b) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const x = a[i] ?? 0, y = b[i] ?? 0;
+      if (x !== y) return x < y ? -1 : 1;
+    }
+    return 0;
   }
 
   function renderStandings(flashed) {
     const tbody = $("standings").querySelector("tbody");
     const rows = [];
+    const state = effectiveState();
+    const before = ["lobby", "preparing", "countdown", "connecting"].includes(state);  // nobody ranks yet
     let ordered;
     if (results) {
       ordered = results.ranking.map((r) => ({ ...player(r.name), ...r }));
       $("standings-note").textContent = "final";
     } else {
-      ordered = [...players.values()].sort(liveOrder);
-      ordered.forEach((p, i) => { p.rank = i && liveOrder(p, ordered[i - 1]) === 0 ? ordered[i - 1].rank : i + 1; });
+      ordered = [...players.values()].sort((a, b) => compareKeys(liveKey(a), liveKey(b)) || a.name.localeCompare(b.name));
+      ordered.forEach((p, i) => {
+        p.rank = i && compareKeys(liveKey(p), liveKey(ordered[i - 1])) === 0 ? ordered[i - 1].rank : i + 1;
+      });
     }
-    const state = effectiveState();
     for (const p of ordered) {
-      const status = state === "lobby" || state === "preparing" ? (p.ready ? "ready" : "lobby") : p.status;
+      const status = before && !results ? (p.ready ? "ready" : "lobby") : p.status;
       const pct = Math.min(100, (100 * p.foundation) / match.cards);
       rows.push(el("tr", { "data-name": p.name, class: flashed === p.name ? "flash" : "" },
-        el("td", {}, el("span", { class: `rank r${p.rank}`, text: p.rank })),
+        el("td", {}, before && !results ? el("span", { class: "rank", text: "–", title: "the race has not started" })
+          : el("span", { class: `rank r${p.rank}`, text: p.rank })),
         el("td", { class: "who" }, p.name, p.connected === false && status === "playing"
           ? el("span", { class: "away", text: "away" }) : null),
         el("td", {}, el("span", { class: `pill ${status}`, text: STATUS[status] || status })),
@@ -147,48 +189,74 @@
     $("no-players").hidden = ordered.length > 0;
   }
 
-  function feed(text, ms) {
+  /** A stream id ("1764490000000-0") as [ms, seq]; none (a line from GET .../results) comes last. */
+  function streamKey(id) {
+    if (!id) return [Infinity, 0];
+    const [ms, seq] = id.split("-").map(Number);
+    return [ms, seq || 0];
+  }
+
+  // Newest first by the stream id of the event a line tells of: the same order whether the events came one
+  // by one while the race ran or all at once from the catch-up of a page opened later.
+  function feed(text, ms, id, kind) {
     const list = $("feed");
-    list.prepend(el("li", {}, el("time", { text: ms === undefined ? "" : formatMs(ms) }), el("span", { text })));
+    const key = streamKey(id);
+    const item = el("li", { "data-id": id || "", "data-kind": kind || "" },
+      el("time", { text: ms === undefined ? "" : formatMs(ms) }), el("span", { text }));
+    const below = [...list.children].find((li) => compareKeys(streamKey(li.dataset.id), key) <= 0);
+    list.insertBefore(item, below || null);
     while (list.children.length > 60) list.lastChild.remove();
   }
 
   // ------------------------------------------------------------------ events
 
+  // The stream's events are handled one at a time, in order: the read of the start (started) holds the
+  // ones behind it until it is answered.
+  const events = {
+    chain: Promise.resolve(),
+    after(task) {
+      this.chain = this.chain.then(task).catch((error) => console.error(error));
+      return this.chain;
+    },
+  };
+
+  const joined = new Set();  // the names a "joined" line was written for
+
   const handlers = {
-    lobby(data) {
+    lobby(data, id) {
       if (!["countdown", "playing", "finished"].includes(match.state)) match.state = data.state;
       match.settings = data.settings;
       for (const info of data.players) {
-        const known = players.has(info.name);
         Object.assign(player(info.name), { ready: info.ready, connected: info.connected });
-        if (!known) feed(`${info.name} joined`);
+        if (!joined.has(info.name)) { joined.add(info.name); feed(`${info.name} joined`, undefined, id); }
       }
       renderChips(); renderHero(); renderStandings();
     },
-    countdown(data) {
+    countdown(data, id) {
       match.state = match.state === "finished" ? "finished" : "countdown";
       match.startAt = data.start_at_ms;
       if (match.settings && match.settings.time_limit_s) match.deadline = data.start_at_ms + match.settings.time_limit_s * 1000;
-      feed(`Countdown: ${data.seconds} s, then the deal`);
+      feed(`Countdown: ${data.seconds} s, then the deal`, undefined, id);
       renderHero(); renderStandings();
     },
-    progress(data) {
+    async progress(data, id) {
+      if (player(data.name).status === "lobby") await started();  // a move before this page's clock saw the start
       const p = player(data.name);
       const up = data.foundation - p.foundation;
       Object.assign(p, { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
-      if (up > 0) feed(`${data.name} put ${up === 1 ? "a card" : up + " cards"} up · ${data.foundation} on the foundations`, data.time_ms);
+      if (up > 0) feed(`${data.name} put ${up === 1 ? "a card" : up + " cards"} up · ${data.foundation} on the foundations`, data.time_ms, id);
       renderStandings(data.name); renderHero();
     },
-    finished(data) {
+    async finished(data, id) {
+      if (player(data.name).status === "lobby") await started();
       Object.assign(player(data.name), { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
       const how = { won: "won", dead: "is stuck (no card can reach a foundation)", resigned: "resigned", timeout: "ran out of time" };
-      feed(`${data.name} ${how[data.status] || data.status} · ${data.moves} moves`, data.time_ms);
+      feed(`${data.name} ${how[data.status] || data.status} · ${plural(data.moves, "move")}`, data.time_ms, id);
       renderStandings(data.name); renderHero();
     },
-    results(data) { showResults(data); },
-    rematch(data) {
-      feed(`${data.names.join(", ")} ${data.names.length === 1 ? "wants" : "want"} a rematch`);
+    results(data, id) { showResults(data, id); },
+    rematch(data, id) {
+      feed(`${data.names.join(", ")} ${data.names.length === 1 ? "wants" : "want"} a rematch`, undefined, id);
       showNextRound(data.next, data.names);
     },
     board(data) {
@@ -204,13 +272,19 @@
     $("boards-panel").hidden = false;
     $("boards").replaceChildren(...[...boards.entries()].map(([name, view]) =>
       el("div", {}, el("div", { class: "who" }, el("span", { text: name }),
-        el("span", { class: "note", text: `${player(name).moves} moves · ${player(name).foundation} up` })), boardEl(view))));
+        el("span", { class: "note", text: `${plural(player(name).moves, "move")} · ${player(name).foundation} up` })), boardEl(view))));
   }
 
   // ------------------------------------------------------------------ results and replays
 
-  async function showResults(data) {
-    if (results) return;
+  /** The results, from the stream (`id`: its event's) or from GET .../results (no id: the event's line takes
+      its place in the feed when the catch-up brings it). */
+  async function showResults(data, id) {
+    if (results) {
+      const line = $("feed").querySelector('li[data-kind="results"][data-id=""]');
+      if (line && id) { line.remove(); feed(line.querySelector("span").textContent, undefined, id, "results"); }
+      return;
+    }
     results = data;
     match.state = "finished";
     for (const row of data.ranking) {
@@ -220,7 +294,7 @@
       el("div", { class: "top" }, el("span", { class: `rank r${r.rank}`, text: r.rank }),
         el("span", { class: "name", text: r.name })),
       el("span", { class: "line", text: `${STATUS[r.status] || r.status} · ${formatMs(r.time_ms, true)}` }),
-      el("span", { class: "line", text: `${r.moves} moves · ${r.foundation}/${match.cards} cards up` +
+      el("span", { class: "line", text: `${plural(r.moves, "move")} · ${r.foundation}/${match.cards} cards up` +
         (r.undos ? ` · ${plural(r.undos, "undo")}` : "") + (r.hints ? ` · ${plural(r.hints, "hint")}` : "") }))));
     $("final-panel").hidden = false;
     $("final-note").textContent = plural(data.ranking.length, "player");
@@ -231,7 +305,7 @@
       if (ok !== null) verify.append(el("div", { class: ok ? "ok" : "" },
         ok ? "✓ SHA-256(nonce + seed) equals the commitment published before the start" : "✗ the commitment does not match"));
     });
-    feed(`Results: ${winnerLine()}`);
+    feed(`Results: ${winnerLine()}`, undefined, id, "results");
     renderChips(); renderHero(); renderStandings(); renderBoards(); tick();
     setupReplays();
   }
@@ -278,7 +352,7 @@
     $("scrub").value = String(index);
     const info = $("step-info");
     info.replaceChildren(index === 0
-      ? el("span", {}, el("b", { text: "The deal" }), ` · ${record.moves.length} moves to come`)
+      ? el("span", {}, el("b", { text: "The deal" }), ` · ${plural(record.moves.length, "move")} to come`)
       : el("span", {}, `move ${index}/${record.moves.length} `, el("b", { text: record.moves[index - 1] }),
         ` at ${formatMs(record.times_ms[index - 1], true)}`));
     $("replay-board").replaceChildren(boardEl(record.views[index], changed(record.views[index - 1], record.views[index])));
@@ -334,7 +408,8 @@
     renderChips(); renderHero(); renderStandings();
     setInterval(tick, 100);
     tick();
-    follow(`/matches/${encodeURIComponent(code)}/events`, handlers);
+    follow(`/matches/${encodeURIComponent(code)}/events`, Object.fromEntries(Object.entries(handlers).map(
+      ([name, handle]) => [name, (data, id) => events.after(() => handle(data, id))])));
     if (body.state === "finished") {
       const final = await getJSON(`/matches/${encodeURIComponent(code)}/results`);
       if (final.status === 200) showResults(final.body);

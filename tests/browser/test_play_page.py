@@ -480,7 +480,12 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
             first = await context.new_page()
             errors: list[str] = []
             first.on("pageerror", lambda error: errors.append(str(error)))
-            await join(first, link, "ann")
+            await first.goto(link)
+            await first.get_by_label("Name").fill("ann")
+            await first.get_by_role("button", name="Join").click()
+            await first.get_by_role("button", name="Ready").wait_for(timeout=10_000)
+            lobby_note = await first.locator("#lobby-note").inner_text()
+            await first.get_by_role("button", name="Ready").click()
             await first.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
             second = await context.new_page()
             second.on("pageerror", lambda error: errors.append(str(error)))
@@ -489,6 +494,7 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
             take_back = first.get_by_role("button", name="Play here")
             await take_back.wait_for(timeout=10_000)
             got: dict[str, Any] = {
+                "lobby_note": lobby_note,
                 "state": await first.locator("#state").text_content(),
                 "message": await first.locator("#message").inner_text(),
                 "draw_disabled": await first.get_by_role("button", name="Draw").is_disabled(),
@@ -500,6 +506,7 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
             await take_back.click()
             await second.get_by_role("button", name="Play here").wait_for(timeout=10_000)
             await first.wait_for_function("document.getElementById('state').textContent === 'live'", timeout=10_000)
+            got["message_back"] = await first.locator("#message").inner_text()
             got["moves_after_dead_click"] = await first.locator("#moves").inner_text()
             got["first_take_back_hidden"] = await take_back.is_hidden()
             await first.get_by_role("button", name="Draw").click()
@@ -512,10 +519,12 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
     ARTIFACTS.mkdir(exist_ok=True)
     got = await run()
     assert got["errors"] == [], got["errors"]
+    assert got["lobby_note"] == "relaxed · 1 player · undo safe", got
     assert got["state"] == "open elsewhere", got
     assert "another tab or device" in got["message"] and "Play here" in got["message"], got
     assert got["draw_disabled"] and got["command_disabled"], got
     assert got["moves_after_dead_click"] == "0", got  # the click on the stopped tab sent nothing
+    assert got["message_back"] == "", got  # the game is back: nothing says it was taken over any more
     assert got["first_take_back_hidden"] and got["second_draw_disabled"], got
 
 
@@ -625,7 +634,8 @@ async def test_a_double_click_on_a_card_with_one_target_plays_it_once_and_shows_
     """A fast double-click on a card whose one legal target takes it at once: the first click sends the move;
     the second lands on a board the answer has not redrawn yet, and is ignored while the move is in flight
     (sent, the server would refuse it and the page show a red refusal): one move, no message. The race table
-    at 1280x800: a long name and "you" under it stay in the name's cell, clear of the status pill."""
+    at 1280x800: a long name and "you" under it stay in the name's cell, clear of the status pill, and the
+    name shows whole (an ellipsis only for a name too long for the cell; the whole name in its title)."""
     _browser_available()
     from playwright.async_api import async_playwright
 
@@ -668,6 +678,8 @@ async def test_a_double_click_on_a_card_with_one_target_plays_it_once_and_shows_
             pill = await row.locator(".pill").bounding_box()
             got["gap"] = pill["x"] - (you["x"] + you["width"])
             got["who_overflow"] = await row.locator(".who").evaluate("cell => cell.scrollWidth - cell.clientWidth")
+            got["name_cut"] = await row.locator(".who .name").evaluate("name => name.scrollWidth - name.clientWidth")
+            got["name_title"] = await row.locator(".who").get_attribute("title")
             await page.screenshot(path=str(ARTIFACTS / "play-desktop-1280.png"), full_page=True)
             await browser.close()
             got["errors"] = errors
@@ -679,3 +691,4 @@ async def test_a_double_click_on_a_card_with_one_target_plays_it_once_and_shows_
     assert got["moves"] == str(len(prefix) + 1) and got["message"] == "" and got["message_class"] == "message", got
     assert public_state(server.url, created["code"])["players"][0]["moves"] == len(prefix) + 1  # one move applied
     assert got["gap"] >= 4 and got["who_overflow"] <= 0, got  # "you" and the name in their cell, off the pill
+    assert got["name_cut"] <= 0 and got["name_title"] == name, got  # a name of 11 letters shows whole

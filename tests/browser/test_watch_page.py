@@ -17,11 +17,14 @@ import asyncio
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from protocol import messages as m
-from tests.integration.test_race import lobby_of_two, solution
+from server.engine import Game, deal, find_variant
+from tests.integration.test_race import SEED, VARIANT, lobby_of_two, solution
+from tests.integration.wsclient import Player, create_match
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -52,11 +55,41 @@ async def _standing(page, name: str) -> tuple[int, int]:  # type: ignore[no-unty
     return int(moves), int(found)
 
 
+async def _rows(page) -> dict[str, dict[str, str]]:  # type: ignore[no-untyped-def]
+    """Each standings row as the page shows it: rank, status pill, cards up, moves."""
+    rows = await page.locator("#standings tbody tr").evaluate_all(
+        """rows => rows.map(r => [r.dataset.name, {rank: r.querySelector('.rank').textContent,
+            status: r.querySelector('.pill').textContent, foundation: r.querySelector('.foundation').textContent,
+            moves: r.querySelector('.moves').textContent}])""")
+    return dict(rows)
+
+
+async def _feed(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """The lines of the "What happened" feed, top to bottom."""
+    return await page.locator("#feed li span").all_inner_texts()
+
+
+async def _settle(page, condition: str, timeout: float = 5_000) -> None:  # type: ignore[no-untyped-def]
+    """Wait until ``condition`` holds on the page, at most ``timeout`` ms; the caller asserts what it shows."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        await page.wait_for_function(condition, timeout=timeout)
+    except PlaywrightTimeout:
+        pass
+
+
 async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(server) -> None:  # type: ignore[no-untyped-def]
     _browser_available()
     from playwright.async_api import async_playwright
 
     moves = solution()
+    variant = find_variant(VARIANT)
+    game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+    start_cards = game.position.foundation_cards  # what the autoplay of the deal put up (1 in this deal)
+    game.play(moves[0])
+    after_first = game.position.foundation_cards
+    assert start_cards > 0 and after_first == start_cards  # the first move puts nothing up
     ARTIFACTS.mkdir(exist_ok=True)
 
     async def run() -> None:
@@ -65,15 +98,33 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             page = await browser.new_page(viewport={"width": 1280, "height": 900})
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
-            created, alice, bob = await lobby_of_two(server)
-            code = created["code"]
-            await page.goto(f"{server.url}/watch/{code}")
+            code = create_match(server.url, variant=VARIANT, seed=SEED, players=2)["code"]
+            alice, bob = Player(server.ws_url), Player(server.ws_url)
+            for player, name in ((alice, "alice"), (bob, "bob")):
+                await player.connect()
+                await player.join(code, name)
+            await page.goto(f"{server.url}/watch/{code}")  # a spectator from the lobby on
+            await page.locator('#standings tr[data-name="bob"]').wait_for(timeout=10_000)
+            await alice.send(m.Ready())
+            await bob.send(m.Ready())
             await alice.expect(m.Started)
             await bob.expect(m.Started)
             seen: list[int] = []
+            at_start: dict[str, Any] = {}
             # Paced: the page must show alice's moves climbing while the race runs.
             for i, command in enumerate(moves[:45]):
                 await alice.play(command)
+                if i == 0:
+                    # alice has moved, bob not yet: both play from the start instant on, with the cards the
+                    # deal's autoplay put up (the same deal for both)
+                    await page.wait_for_function(
+                        """document.querySelector('#standings tr[data-name="alice"] .moves')?.textContent === '1'""",
+                        timeout=10_000)
+                    bob_row = """document.querySelector('#standings tr[data-name="bob"] {}')?.textContent"""
+                    await _settle(page, f"{bob_row.format('.pill')} === 'playing'"
+                                        f" && {bob_row.format('.foundation')} === '{start_cards}'")
+                    at_start = {"rows": await _rows(page), "subline": await page.locator("#subline").inner_text(),
+                                "feed": await _feed(page)}
                 if i % 3 == 0:
                     await bob.play("s")
                 await asyncio.sleep(0.12)
@@ -100,6 +151,7 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             await page.locator("#last").click()
             step = await page.locator("#step-info").inner_text()
             await page.locator("#scrub").fill(str(len(moves) // 2))  # a position with cards everywhere
+            live_feed = await _feed(page)
             path = ARTIFACTS / "watch.png"
             await page.screenshot(path=str(path), full_page=True)
             phone = await browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2,
@@ -107,6 +159,7 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             await phone.goto(f"{server.url}/watch/{code}")
             await phone.locator("#replay-board .card").first.wait_for(timeout=15_000)
             await phone.locator("#scrub").fill(str(len(moves) // 2))
+            late_feed = await _feed(phone)  # every event from the catch-up at once
             phone_path = ARTIFACTS / "watch-phone.png"
             await phone.screenshot(path=str(phone_path), full_page=True)
             overflow = await phone.evaluate("document.documentElement.scrollWidth - window.innerWidth")
@@ -116,6 +169,15 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             print(f"\nscreenshots: {path} {ARTIFACTS / 'watch-live.png'} {phone_path}")
 
             assert not errors, errors
+            assert at_start["rows"] == {
+                "alice": {"rank": "1", "status": "playing", "foundation": str(after_first), "moves": "1"},
+                "bob": {"rank": "1", "status": "playing", "foundation": str(start_cards), "moves": "0"},
+            }, at_start  # equal cards, equal rank: by cards on the foundations, as the page says it ranks
+            assert at_start["subline"] == "2 of 2 still playing", at_start
+            assert not any(" put " in line for line in at_start["feed"]), at_start  # "s" put no card up
+            assert late_feed[:3] == ["Results: alice wins!", "bob resigned · 15 moves",
+                                     f"alice won · {len(moves)} moves"], late_feed
+            assert late_feed == live_feed, (late_feed, live_feed)  # newest first, live or caught up
             assert live_state.lower() == "live"
             assert len(set(seen)) >= 5 and seen == sorted(seen), seen  # the standings updated as moves came
             assert podium == ["alice", "bob"]
@@ -251,7 +313,11 @@ async def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None: 
 
 
 async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) -> None:  # type: ignore[no-untyped-def]
+    """A page opened once the match is over: its feed lists what happened newest first, as a page that
+    watched it live does, counting "1 move" and "0 moves"; a rematch asked meanwhile shows on top, with a
+    link to the next round."""
     _browser_available()
+    import httpx
     from playwright.async_api import async_playwright
 
     async def run() -> None:
@@ -264,17 +330,23 @@ async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) ->
             code = created["code"]
             await alice.expect(m.Started)
             await bob.expect(m.Started)
+            await alice.play("s")  # one move: the pages say "1 move"
             await alice.resign()
             await bob.resign()
             await alice.expect(m.Results)
             await page.goto(f"{server.url}/watch/{code}")
             await page.locator("#final-panel").wait_for(state="visible", timeout=15_000)
             hidden_before = await page.locator("#next-round").is_hidden()
+            podium_alice = await page.locator('#podium [data-name="alice"] .line').all_inner_texts()
+            await page.locator('#replay-tabs [data-name="alice"]').click()
+            await page.get_by_text("to come").wait_for(timeout=15_000)
+            replay_alice = await page.locator("#step-info").inner_text()
             await alice.send(m.Rematch())  # while the page watches: the rematch event shows the link
             answer = await alice.expect(m.NextRound)
             link = page.get_by_role("link", name="round 2 →")
             await link.wait_for(timeout=10_000)
             line = await page.locator("#next-round").inner_text()
+            feed = await _feed(page)  # the catch-up's events, then the rematch's live
             await link.click()
             await page.wait_for_url(f"**/watch/{answer.match}", timeout=10_000)
             await page.get_by_text("Round 2 ·").wait_for(timeout=10_000)
@@ -286,6 +358,18 @@ async def test_the_watch_page_links_the_next_round_and_says_who_asked(server) ->
 
             assert not errors, errors
             assert hidden_before
+            ranking = httpx.get(f"{server.url}/matches/{code}/results", timeout=10).json()["ranking"]
+            first = [row for row in ranking if row["rank"] == 1]
+            cards = first[0]["foundation"]
+            headline = (f"Nobody won · {' and '.join(row['name'] for row in first)} "
+                        f"{'ranks' if len(first) == 1 else 'rank'} first with {cards} card{'s' * (cards != 1)} up")
+            assert feed == ["alice wants a rematch", f"Results: {headline}", "bob resigned · 0 moves",
+                            "alice resigned · 1 move", "Countdown: 0.3 s, then the deal", "bob joined",
+                            "alice joined"], feed  # newest first, as a page that watched it all shows it
+            alice_cards = next(row["foundation"] for row in ranking if row["name"] == "alice")
+            total = find_variant(VARIANT).card_total
+            assert podium_alice[1] == f"1 move · {alice_cards}/{total} cards up", podium_alice
+            assert replay_alice == "The deal · 1 move to come", replay_alice
             assert "alice wants a rematch" in line
             assert heading.startswith("Round 2 · ") and answer.match in title and "round 2" in title
 
