@@ -161,6 +161,14 @@ const FTR = (() => {
     return `Nobody won · ${both} ${names.length === 1 ? "ranks" : "rank"} first with ${plural(cards, "card")} up`;
   }
 
+  /** The chip that tells everyone the host chose the deal (settings.chosen_deal), or null. */
+  function chosenDealChip(settings) {
+    if (!settings || !settings.chosen_deal) return null;
+    return el("span", { class: "chip chosen", id: "chosen-chip",
+      title: "The host dealt a seed or a position of their own: they may have seen this deal before the race." },
+      el("b", { text: "deal chosen by the host" }));
+  }
+
   return { el, cardEl, boardEl, changed, formatMs, getJSON, follow, STATUS, parseCard, verifyCommitment, plural,
-           winnerLine };
+           winnerLine, chosenDealChip };
 })();

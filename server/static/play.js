@@ -279,6 +279,8 @@
       chips.push(el("span", { class: "chip" }, el("b", { text: s.settings.variant })));
       if (s.settings.time_limit_s) chips.push(el("span", { class: "chip" }, "limit ", el("b", { text: formatMs(s.settings.time_limit_s * 1000) })));
       chips.push(el("span", { class: "chip" }, "undo ", el("b", { text: s.settings.undo })));
+      const chosen = FTR.chosenDealChip(s.settings);
+      if (chosen) chips.push(chosen);
     }
     if (s.round > 1) chips.push(el("span", { class: "chip", id: "round-chip" }, "round ", el("b", { text: String(s.round) })));
     $("chips").replaceChildren(...chips);

@@ -64,6 +64,8 @@
       if (s.time_limit_s) chips.push(el("span", { class: "chip" }, "limit ", el("b", { text: formatMs(s.time_limit_s * 1000) })));
       chips.push(el("span", { class: "chip", id: "boards-chip" }, "boards ",
         el("b", { text: s.open_boards ? "open" : results ? "in the replays below" : "hidden until the end" })));
+      const chosen = FTR.chosenDealChip(s);
+      if (chosen) chips.push(chosen);
     }
     $("chips").replaceChildren(...chips);
   }

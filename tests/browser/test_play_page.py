@@ -103,6 +103,8 @@ async def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # ty
             await ann.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
             await bob.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
             deal_round_1 = await ann.locator("#board .tableau").inner_text()
+            # The match was dealt from the host's seed: bob is told (ann may have seen the deal before).
+            chosen_round_1 = await bob.locator("#chosen-chip").inner_text()
 
             game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
             shot_taken = False
@@ -158,6 +160,7 @@ async def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # ty
                 await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=20_000)
             round_codes = [ann.url.rsplit("/", 1)[1], bob.url.rsplit("/", 1)[1]]
             round_chip = await ann.locator("#round-chip").inner_text()
+            chosen_round_2 = [await page.locator("#chosen-chip").count() for page in (ann, bob)]
             deal_round_2 = await ann.locator("#board .tableau").inner_text()
             moves_round_2 = await ann.locator("#moves").inner_text()
             await ann.screenshot(path=str(ARTIFACTS / "play-round-2.png"), full_page=True)
@@ -183,6 +186,7 @@ async def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # ty
             assert overflow <= 0, f"the phone page scrolls sideways by {overflow} px"
             assert len(set(columns_top)) == 2 and columns_top.count(min(columns_top)) == 5, columns_top
             assert round_codes[0] == round_codes[1] != code and round_chip == "round 2"
+            assert chosen_round_1 == "deal chosen by the host" and chosen_round_2 == [0, 0]  # the server drew round 2's
             assert moves_round_2 == "0" and deal_round_2 != deal_round_1
             state = public_state(server.url, round_codes[0])
             assert state["round"] == 2 and state["state"] == "finished", state

@@ -105,6 +105,7 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
                 await player.join(code, name)
             await page.goto(f"{server.url}/watch/{code}")  # a spectator from the lobby on
             await page.locator('#standings tr[data-name="bob"]').wait_for(timeout=10_000)
+            chosen = await page.locator("#chosen-chip").inner_text()  # dealt from the host's seed: said so
             await alice.send(m.Ready())
             await bob.send(m.Ready())
             await alice.expect(m.Started)
@@ -168,6 +169,7 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
             await bob.close()
             print(f"\nscreenshots: {path} {ARTIFACTS / 'watch-live.png'} {phone_path}")
 
+            assert chosen == "deal chosen by the host", chosen
             assert not errors, errors
             assert at_start["rows"] == {
                 "alice": {"rank": "1", "status": "playing", "foundation": str(after_first), "moves": "1"},
