@@ -193,7 +193,7 @@ class WakeUps:
         failures = self._failures[source] = self._failures.get(source, 0) + 1
         log.info("%s failed (%s: %s; %d in a row): the safety poll reads the streams meanwhile", what,
                  type(error).__name__, error, failures)
-        await asyncio.sleep(BACKOFF.compute(failures - 1))
+        await asyncio.sleep(BACKOFF.compute(min(failures, 16) - 1))  # capped: 2**n overflows a float past 1023
         self._changed.set()
         if self._own is not None:
             try:

@@ -653,7 +653,7 @@ static inline int inert(const St *s, int c) {
     return s->found[b] >= k && (s->found[b] == k || s->found[b + 1] == k);
 }
 
-/* Is t, auto-played, already in the table? 1 yes, 0 no, -1 memory failure. */
+/* Is t, auto-played, already in the table? 1 yes, 0 no, -1 memory failure, FIND_TIME (see table_find). */
 static int seen_state(Search *x, St *t) {
     uint8_t order[MAXCOLS], key[KEYCAP];
     size_t slot;
@@ -666,7 +666,7 @@ static int seen_state(Search *x, St *t) {
 }
 
 /* dominance.dominated: some state with one inert card below the waste top of s taken up is in the table (1),
- * none (0), memory failure (-1). */
+ * none (0), memory failure (-1), FIND_TIME (see table_find). */
 static int dominated(Search *x, const St *s) {
     St t;
     size_t copy = offsetof(St, col) + (size_t)x->ncols * COLCAP;
@@ -805,8 +805,11 @@ static void run(Search *x, St *start) {
     sort_order(x, start, order);
     int klen = encode(x, start, order, key);
     size_t slot;
-    if (table_find(x, key, klen, hash_bytes(key, klen), &slot) < 0)
-        goto memory; /* the first table is small: never FIND_TIME */
+    int first = table_find(x, key, klen, hash_bytes(key, klen), &slot);
+    if (first == FIND_TIME) /* the cap was spent before the search began (solve passes 0 s then) */
+        goto out_of_time;
+    if (first < 0)
+        goto memory;
     uint32_t root = add_record(x, 0xFFFFFFFFu, &none, order, key, klen);
     if (!root)
         goto memory;

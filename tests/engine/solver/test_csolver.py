@@ -137,6 +137,10 @@ def test_the_wall_clock_cap_stops_the_c_search() -> None:
     result = solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=10**9, seconds=0.3, states=10**9), clock=time.monotonic)
     assert (result.result, result.reason, result.solver) == ("unknown", "time limit reached", "c")
     assert result.nodes > 1_000 and time.monotonic() - started < 5  # about 0.3 s; a generous bound for busy machines
+    # A cap already spent (solve passes 0 s to a stage then): the time cap's answer, not a memory failure, though
+    # the search's very first table is refused its growth.
+    result = solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=10**9, seconds=0.0, states=10**9), clock=time.monotonic)
+    assert (result.result, result.reason, result.solver) == ("unknown", "time limit reached", "c")
     ticks = iter(range(0, 10**6, 100))
     result = solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=10**9, seconds=1.0), clock=lambda: next(ticks))
     assert (result.result, result.reason, result.solver) == ("unknown", "time limit reached", "python")
