@@ -92,8 +92,18 @@ def _address(client: tuple[str, int] | None) -> str:
     return client[0] if client else "?"
 
 
+class _HeadTooLarge(Exception):
+    """Raised by a parser callback to stop parsing a request head over the size limit (httptools turns it into
+    an ``HttpParserCallbackError``, which uvicorn answers with :meth:`LimitedHttpProtocol.send_400_response`)."""
+
+
 class LimitedHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with the per-address cap and the request head deadline and size."""
+    """uvicorn's httptools protocol with the per-address cap and the request head deadline and size.
+
+    A head's size is measured twice: the raw bytes of each read while no whole head has arrived (a head that
+    never ends, sent slowly or not), and the parsed request line and headers of each request (one that comes
+    whole in one read, after blank lines, or behind another request in the same read); either over
+    ``max_header_bytes`` is answered 431 and closed, and the request never reaches the application."""
 
     def __init__(self, *args: Any, limits: ConnectionLimits, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -103,6 +113,8 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self.head_bytes = 0
         self.in_head = True
         self.head_tail = b""  # the head's last 3 bytes so far: its end may be split across two reads
+        self.parsed_head = 0  # bytes of the request line and headers the parser gave of the current request
+        self.head_refused = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -146,14 +158,44 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             self.head_bytes += len(data) if end < 0 else end + 4 - len(self.head_tail)
             self.head_tail = seen[-3:]
             if self.head_bytes > self.limits.max_header_bytes:
-                self.limits.bit("request head size", f"{_address(self.client)} sent a request head over "
-                                                     f"{self.limits.max_header_bytes} bytes")
-                self._stop_head_timer()
-                self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n"
-                                     b"connection: close\r\n\r\n")
-                self.transport.close()
+                self._refuse_head()
                 return
         super().data_received(data)
+
+    def _refuse_head(self) -> None:
+        """Answer 431 and close: the request head is over the limit."""
+        self.limits.bit("request head size", f"{_address(self.client)} sent a request head over "
+                                             f"{self.limits.max_header_bytes} bytes")
+        self._stop_head_timer()
+        self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n"
+                             b"connection: close\r\n\r\n")
+        self.transport.close()
+
+    def _count_parsed(self, size: int) -> None:
+        self.parsed_head += size
+        if self.parsed_head > self.limits.max_header_bytes:
+            self.head_refused = True
+            raise _HeadTooLarge
+
+    def on_message_begin(self) -> None:
+        if not self.in_head:  # a request behind another in the same read: its head's raw bytes count from here
+            self.in_head, self.head_bytes, self.head_tail = True, 0, b""
+        self.parsed_head = 16  # the request line less its url: method, version, spaces and CRLF
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._count_parsed(len(url))  # called for each piece of a url split across reads
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_parsed(len(name) + len(value) + 4)  # "name: value" and CRLF
+        super().on_header(name, value)
+
+    def send_400_response(self, msg: str) -> None:
+        if self.head_refused:  # the parser stopped at a head over the limit (_count_parsed): 431, not 400
+            self._refuse_head()
+            return
+        super().send_400_response(msg)
 
     def on_headers_complete(self) -> None:
         self.in_head = False
