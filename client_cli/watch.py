@@ -4,8 +4,9 @@ It follows the match's Server-Sent Events (``GET /matches/{code}/events``,
 reconnecting with ``Last-Event-ID`` when the stream drops) and, at each
 event, reads the public state ``GET /matches/{code}`` and draws the
 standings from it: each player's status, foundation cards, moves and time,
-ranked like the results (DESIGN.md "Ranking": winners by time then moves,
-the rest by foundation cards then moves). Without events it still reads the
+ranked as the watch page ranks them (winners by time then moves, the rest
+by foundation cards: equal cards share a rank; DESIGN.md "Ranking" breaks
+such ties in the results by data the public state does not carry). Without events it still reads the
 state every ``interval`` seconds (2 by default), so a stream it cannot
 open only makes it slower. When the match is finished it prints the ranked
 results of ``GET /matches/{code}/results`` with the revealed seed and
@@ -40,11 +41,13 @@ STATUS_ORDER = {"won": 0}
 
 
 def _standing_key(p: dict[str, Any]) -> tuple[Any, ...]:
-    """A player's place by the ranking rule, as far as the public state tells it (it does not carry the time of
-    the last foundation card, the results' tie-break before moves)."""
+    """A player's place while the race runs, as the watch page ranks it: winners first by time then moves, the
+    rest by foundation cards alone. The results break a tie of cards by the time of the last foundation card
+    (then moves), which the public state does not carry; moves alone would rank a player who moved less ahead
+    of one with the same cards, which says nothing of who leads."""
     if p.get("status") == "won":
         return (0, p.get("time_ms", 0), p.get("moves", 0))
-    return (1, -p.get("foundation", 0), p.get("moves", 0))
+    return (1, -p.get("foundation", 0))
 
 
 def standings(public: dict[str, Any]) -> list[dict[str, Any]]:

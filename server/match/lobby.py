@@ -48,8 +48,9 @@ def require_joined(session: Session) -> None:
 
 
 def join_refusal(status: str, code: str, name: str, meta: MatchMeta) -> ServiceError:
-    """The error of a ``JOIN`` the store refused with ``status``: ``no_match``, ``closed``, ``name_taken`` or
-    ``match_full`` (``already_started`` needs the state now: see :meth:`Lobby.join`)."""
+    """The error of a ``JOIN`` the store refused with ``status``: ``no_match``, ``closed``, ``name_taken``,
+    ``match_full`` or ``seats_kept`` (answered ``match_full``, saying why) (``already_started`` needs the state
+    now: see :meth:`Lobby.join`)."""
     if status in ("no_match", "closed"):
         return refusal(Event.JOIN, state_of(None if status == "no_match" else status), code)
     if status == "name_taken":
@@ -57,9 +58,10 @@ def join_refusal(status: str, code: str, name: str, meta: MatchMeta) -> ServiceE
         return ServiceError("name_taken", f"the name {name!r} (or one that looks the same) is already taken in this "
                                           "match" + (" (or kept for a player of the round before until its rematch "
                                                      "window ends)" if kept else ""))
-    kept = "" if meta.expected is None or meta.window_over else (
-        " (its seats are kept for the players of the round before until its rematch window ends: try again then)")
-    return ServiceError("match_full", f"the match has all its {meta.settings.players} players{kept}")
+    if status == "seats_kept":
+        return ServiceError("match_full", f"the match's {meta.settings.players} seats are taken or kept for the "
+                                          "players of the round before until its rematch window ends")
+    return ServiceError("match_full", f"the match has all its {meta.settings.players} players")
 
 
 class Lobby:

@@ -135,8 +135,8 @@ def test_the_watch_time_column_runs_the_race_clock_for_players_still_playing() -
 
 
 def test_watch_gives_tied_players_one_rank() -> None:
-    """Equal places share a rank (1, 2, 2, 4), as the results and the web page number them; ties are listed by
-    name."""
+    """Equal places share a rank (1, 2, 2, 4) as on the watch page: winners by time, the rest by foundation cards
+    alone (the moves do not break a tie: bo moved more than cy), ties listed by name."""
     import io
 
     from rich.console import Console
@@ -146,7 +146,7 @@ def test_watch_gives_tied_players_one_rank() -> None:
     public = {"code": "C", "state": "playing", "start_at_ms": 0, "deadline_ms": 0, "settings": {},
               "players": [{"name": "dan", "status": "playing", "moves": 9, "foundation": 2, "time_ms": 0},
                           {"name": "cy", "status": "resigned", "moves": 4, "foundation": 3, "time_ms": 5_000},
-                          {"name": "bo", "status": "resigned", "moves": 4, "foundation": 3, "time_ms": 7_000},
+                          {"name": "bo", "status": "playing", "moves": 7, "foundation": 3, "time_ms": 7_000},
                           {"name": "al", "status": "won", "moves": 90, "foundation": 104, "time_ms": 60_000}]}
     assert [(rank, p["name"]) for rank, p in ranked(public)] == [(1, "al"), (2, "bo"), (2, "cy"), (4, "dan")]
     console = Console(width=100, record=True, file=io.StringIO())

@@ -258,7 +258,7 @@ async def test_a_stranger_with_the_old_link_cannot_take_a_seat_kept_for_a_player
         await dan.send(m.Join(created["code"], "dan"))
         refused = await dan.expect(m.Joined)
         assert isinstance(refused, m.Error) and refused.code == "match_full", refused
-        assert "kept for the players of the round before" in refused.message
+        assert "kept for the players of the round before" in refused.message, refused.message
         assert [p["name"] for p in public_state(server.url, answer.match)["players"]] == ["alice"]
         answer_b = await rematch(bob)
         assert answer_b.match == answer.match
