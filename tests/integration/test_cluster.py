@@ -242,9 +242,8 @@ async def test_entries_arrive_once_in_order_when_the_wake_up_connections_are_kil
     """CLIENT KILL TYPE pubsub on every master, twice, while six matches' streams are written: the wake-ups
     published while the listener subscribes again are lost, yet each subscriber gets its stream whole, once, in
     order (the safety poll set to a minute: the subscriptions Redis confirms again count as wake-ups), within a
-    second of the last write, and the wake-ups work again after it. redis-py connects a killed connection again
-    before it raises, so the listener reads on at once (it waited half a second after each kill, and under the
-    suite's load two kills in a row sometimes outlasted the second)."""
+    second of the last write, and the wake-ups work again after it: redis-py connects a killed connection again
+    before it raises, so the listener reads on after a pause of a few ms, not of :data:`~server.store.wakeups.RETRY_S`."""
     from protocol.codes import new_code
     from server import hub as hub_module
 
