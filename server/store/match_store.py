@@ -400,12 +400,15 @@ class Store:
     async def join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int,
                    name_key: str | None = None) -> tuple[str, int]:
         """Add a player in the lobby: ``("ok", count)`` or an error code (``name_taken`` also when another
-        player's name has the same ``name_key``, default ``name``)."""
+        player's name has the same ``name_key``, default ``name``; ``seats_kept``: full but for seats kept for
+        the players of the round before, sent to the client as ``match_full``)."""
         result = await self._join(
             keys=[meta_key(code), roster_key(code), tokens_key(code), player_key(code, name)],
             args=[name, token_digest, max_players, now_ms, name if name_key is None else name_key],
         )
         status = result[0].decode()
+        if status == "match_full" and len(result) > 1 and result[1] == b"kept":
+            return "seats_kept", 0
         return status, int(result[1]) if status == "ok" else 0
 
     async def resume(self, code: str, old_digest: str, new_digest: str) -> tuple[str, str, int]:

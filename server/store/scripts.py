@@ -94,7 +94,8 @@ JOIN = Script(
     first, until its rematch window is over, a seat is kept for each player of the round before who is not in
     yet (they come by ``rematch``: ROUND_JOIN): a newcomer with the old link takes only the seats left.
     Reply: ``{'ok', players now}`` or ``{refusal}``: ``no_match``, ``closed``, ``already_started``,
-    ``name_taken``, ``match_full``, ``seats_kept`` (the seats left are kept for the round before's players).""",
+    ``name_taken``, ``match_full`` (``{'match_full', 'kept'}`` when the seats left are kept for the round
+    before's players).""",
     """
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'no_match'} end
@@ -113,7 +114,7 @@ if expected and redis.call('HGET', KEYS[1], 'window_over') ~= '1' then
   for _, player in ipairs(cjson.decode(expected)) do
     if not inside[player] then kept = kept + 1 end
   end
-  if count + kept >= tonumber(ARGV[3]) then return {'seats_kept'} end
+  if count + kept >= tonumber(ARGV[3]) then return {'match_full', 'kept'} end
 end
 redis.call('HSET', KEYS[1], 'name:' .. ARGV[5], ARGV[1])
 redis.call('RPUSH', KEYS[2], ARGV[1])

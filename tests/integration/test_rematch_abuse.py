@@ -43,7 +43,7 @@ async def test_a_refused_resume_into_the_next_round_leaves_the_player_where_they
     await scenario()
 
 
-async def test_a_friend_cannot_take_the_name_of_a_player_of_the_round_before(server: ServerProcess) -> None:
+async def test_a_friend_cannot_take_the_name_or_the_seat_of_a_player_of_the_round_before(server: ServerProcess) -> None:
     async def scenario() -> None:
         created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
         alice, bob = await players(server, created["code"], "alice", "bob")
@@ -56,6 +56,11 @@ async def test_a_friend_cannot_take_the_name_of_a_player_of_the_round_before(ser
             await mallory.send(m.Join(created["code"], name))
             refused = await mallory.expect(m.Joined)
             assert isinstance(refused, m.Error) and refused.code == "name_taken", (name, refused)
+        # Nor bob's seat under a name of its own: it is kept for him until the window ends, as his name is.
+        await mallory.send(m.Join(created["code"], "dan"))
+        refused = await mallory.expect(m.Joined)
+        assert isinstance(refused, m.Error) and refused.code == "match_full", refused
+        assert "kept for the players of the round before" in refused.message, refused.message
         state = public_state(server.url, answer.match)
         assert [p["name"] for p in state["players"]] == ["alice"] and state["state"] == "lobby"
         # bob still gets his seat, and the round starts with the two players of round 1.

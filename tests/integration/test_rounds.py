@@ -242,43 +242,6 @@ async def test_a_late_friend_joins_the_next_round_with_the_old_code(server: Serv
     await scenario()
 
 
-async def test_a_stranger_with_the_old_link_cannot_take_a_seat_kept_for_a_player_of_the_round_before(
-        server: ServerProcess) -> None:
-    """Two players race; alice asks for a rematch, bob not yet: dan, joining by the old link, finds round 2 full
-    (bob's seat is kept until the window ends, as his name is), changes nothing, and bob's rematch then puts him
-    in and starts the round. In a round of three, the third seat is free for dan at once."""
-    async def scenario() -> None:
-        created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
-        alice, bob = await players(server, created["code"], "alice", "bob")
-        await race_to_results(created, [alice, bob])
-        answer = await rematch(alice)
-        await follow(alice, answer)
-        dan = Player(server.ws_url)
-        await dan.connect()
-        await dan.send(m.Join(created["code"], "dan"))
-        refused = await dan.expect(m.Joined)
-        assert isinstance(refused, m.Error) and refused.code == "match_full", refused
-        assert "kept for the players of the round before" in refused.message, refused.message
-        assert [p["name"] for p in public_state(server.url, answer.match)["players"]] == ["alice"]
-        answer_b = await rematch(bob)
-        assert answer_b.match == answer.match
-        await follow(bob, answer_b)
-        for player in (alice, bob):
-            assert isinstance(await player.expect(m.Started), m.Started)
-
-        created = create_match(server.url, variant=VARIANT, seed=SEED, players=3)
-        carol, erin = await players(server, created["code"], "carol", "erin")
-        await carol.send(m.Start(created["host_token"]))
-        await race_to_results(created, [carol, erin], ready=False)
-        await follow(carol, await rematch(carol))
-        joined = await dan.join(created["code"], "dan")  # one seat of three was nobody's
-        assert joined.match != created["code"]
-        for player in (alice, bob, dan, carol, erin):
-            await player.close()
-
-    await scenario()
-
-
 async def start_answer(player: Player, host_token: str) -> str:
     """What ``start`` with ``host_token`` answers once the round is counting down: ``already_started`` for the
     round's host token (it passed the host check), ``not_host`` for any other."""
