@@ -61,6 +61,10 @@ REDIS_UNAVAILABLE: tuple[type[Exception], ...] = (
 
 REDIS_UNAVAILABLE_MESSAGE = "Redis is unreachable: try again later"
 
+STOP_WORKERS_S = 5.0
+"""How long the server's stop waits for its solver worker pools to wind down (a job running in a worker ends
+first; the solves the server starts are capped at a few seconds): see :meth:`server.workers.WorkerPool.stopped`."""
+
 
 class Metrics:
     """The server's Prometheus metrics (one registry per app)."""
@@ -201,6 +205,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await service.stop_background()
             executor.shutdown(wait=False, cancel_futures=True)
             dead_executor.shutdown(wait=False, cancel_futures=True)
+            for pool in (executor, dead_executor):  # see WorkerPool.stopped: a clean exit, bounded
+                await pool.stopped(STOP_WORKERS_S)
             await client.aclose()
             if embedded is not None:
                 embedded.close()

@@ -19,6 +19,7 @@ pool with a fresh one, so only the jobs that were running fail.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import os
@@ -94,6 +95,8 @@ class WorkerPool(Executor):
         """How many broken pools were replaced."""
         self._lock = threading.Lock()
         self._closed = False
+        self._manager: threading.Thread | None = None
+        """The shut-down pool's manager thread (:meth:`stopped`)."""
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
@@ -142,7 +145,29 @@ class WorkerPool(Executor):
         with self._lock:
             self._closed = True
             pool = self._pool
+        # CPython's, not public API: the thread that winds the pool down (shutdown forgets it); see stopped.
+        self._manager = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    async def stopped(self, within_s: float) -> bool:
+        """After :meth:`shutdown` without waiting: wait, polling every 50 ms and never blocking the event loop,
+        until the pool has wound down (its manager thread, which lets a running job end, then joins the
+        workers), for at most ``within_s`` seconds. True when it has.
+
+        Why: that thread closes its wake-up pipe while it winds down, and Python 3.11's exit hook for process
+        pools checks the pipe and writes to it without a lock; a process that exits meanwhile printed
+        ``OSError: [Errno 9] Bad file descriptor`` with a traceback at a Ctrl-C now and then. Once the thread
+        has ended the pipe is marked closed and the hook leaves it alone. The thread is the executor's
+        ``_executor_manager_thread``, kept by :meth:`shutdown` (CPython's, not public API: without it there is
+        nothing to wait for)."""
+        thread = self._manager
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within_s
+        while thread is not None and thread.is_alive():
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
 
 
 def worker_pool(workers: int) -> WorkerPool:

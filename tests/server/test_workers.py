@@ -66,3 +66,28 @@ def test_a_pool_whose_worker_died_replaces_it_and_keeps_working() -> None:
         pool.shutdown()
     with pytest.raises(RuntimeError):  # shut down means shut down: no new workers
         pool.submit(pow, 1, 1)
+
+
+async def test_a_pool_shut_down_without_waiting_is_seen_to_wind_down() -> None:
+    """``stopped`` waits (without blocking the loop) until the pool's manager thread has ended, after which
+    Python's exit hook no longer writes to its closed wake-up pipe; it gives up after its bound while a job
+    still runs in a worker."""
+    import asyncio
+    import time
+
+    pool = worker_pool(1)
+    assert pool.submit(os.getpid).result(timeout=60) != os.getpid()  # a worker started and ran a job
+    pool.shutdown(wait=False, cancel_futures=True)
+    thread = pool._manager
+    assert thread is not None
+    assert await pool.stopped(30)
+    assert not thread.is_alive()
+
+    busy = worker_pool(1)
+    busy.submit(time.sleep, 3)
+    await asyncio.sleep(1.0)  # the job runs in the worker
+    busy.shutdown(wait=False, cancel_futures=True)
+    started = time.monotonic()
+    assert not await busy.stopped(0.3)  # the job holds the pool for 2 s more
+    assert 0.3 <= time.monotonic() - started < 1.5
+    assert await busy.stopped(30)
