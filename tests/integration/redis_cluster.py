@@ -65,6 +65,11 @@ def cluster_info(port: int) -> dict[str, str]:
     return {k: v.decode() if isinstance(v, bytes) else str(v) for k, v in info.items()}
 
 
+
+class NoMaster(RuntimeError):
+    """No master serves a slot now: while a failed master's replica is not yet promoted, ``CLUSTER SLOTS`` may
+    leave its slots out."""
+
 class LocalCluster:
     """Six ``redis-server`` processes with ``cluster-enabled yes`` joined by ``redis-cli --cluster create``.
 
@@ -126,7 +131,7 @@ class LocalCluster:
             try:
                 if check():
                     return
-            except redis.RedisError:
+            except (redis.RedisError, NoMaster):  # not yet: a node down, or a slot without a master meanwhile
                 pass
             time.sleep(0.05)
         raise RuntimeError(message)
@@ -151,7 +156,7 @@ class LocalCluster:
         for start, end, master, *_ in node_client(self.alive()[0]).execute_command("CLUSTER SLOTS"):
             if int(start) <= slot <= int(end):
                 return int(master[1])
-        raise RuntimeError(f"no master serves slot {slot}")
+        raise NoMaster(f"no master serves slot {slot}")
 
     def another_master(self, port: int) -> int:
         """The port of a live master other than the one on ``port``."""
