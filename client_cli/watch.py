@@ -37,8 +37,6 @@ from rich.table import Table
 from .connection import Unreachable, backoff, match_results, match_state, server_option
 from .render import clock
 
-STATUS_ORDER = {"won": 0}
-
 
 def _standing_key(p: dict[str, Any]) -> tuple[Any, ...]:
     """A player's place while the race runs, as the watch page ranks it: winners first by time then moves, the

@@ -100,10 +100,11 @@ class _HeadTooLarge(Exception):
 class LimitedHttpProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the per-address cap and the request head deadline and size.
 
-    A head's size is measured twice: the raw bytes of each read while no whole head has arrived (a head that
-    never ends, sent slowly or not), and the parsed request line and headers of each request (one that comes
-    whole in one read, after blank lines, or behind another request in the same read); either over
-    ``max_header_bytes`` is answered 431 and closed, and the request never reaches the application."""
+    A head's size is measured twice: the parsed request line and headers of each request (however it comes:
+    whole in one read, in pieces, after blank lines, or behind another request in the same read), and the raw
+    bytes of the reads that end while no whole head has arrived (a head that never ends, whose last header
+    the parser has not given yet); either over ``max_header_bytes`` is answered 431 and closed, and the request
+    never reaches the application."""
 
     def __init__(self, *args: Any, limits: ConnectionLimits, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -112,7 +113,6 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self.head_timer: asyncio.TimerHandle | None = None
         self.head_bytes = 0
         self.in_head = True
-        self.head_tail = b""  # the head's last 3 bytes so far: its end may be split across two reads
         self.parsed_head = 0  # bytes of the request line and headers the parser gave of the current request
         self.head_refused = False
 
@@ -133,7 +133,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def _await_head(self) -> None:
-        self.in_head, self.head_bytes, self.head_tail = True, 0, b""
+        self.in_head, self.head_bytes = True, 0
         self._stop_head_timer()
         self.head_timer = self.loop.call_later(self.limits.header_timeout_s, self._head_too_slow)
 
@@ -149,18 +149,14 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        """The head's size, then uvicorn's parsing: the bytes of a head count up to its blank line, before the
-        parser sees them, so a head that arrives whole in one read is measured too (and one too large is
-        answered 431 and never reaches the application)."""
-        if self.in_head and not self.transport.is_closing():
-            seen = self.head_tail + data
-            end = seen.find(b"\r\n\r\n")
-            self.head_bytes += len(data) if end < 0 else end + 4 - len(self.head_tail)
-            self.head_tail = seen[-3:]
+        """uvicorn's parsing (which measures the parsed head: :meth:`_count_parsed`), then the raw bytes of a read
+        after which no whole head has arrived yet."""
+        counting = self.in_head
+        super().data_received(data)
+        if counting and self.in_head and not self.transport.is_closing():
+            self.head_bytes += len(data)
             if self.head_bytes > self.limits.max_header_bytes:
                 self._refuse_head()
-                return
-        super().data_received(data)
 
     def _refuse_head(self) -> None:
         """Answer 431 and close: the request head is over the limit."""
@@ -178,8 +174,8 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             raise _HeadTooLarge
 
     def on_message_begin(self) -> None:
-        if not self.in_head:  # a request behind another in the same read: its head's raw bytes count from here
-            self.in_head, self.head_bytes, self.head_tail = True, 0, b""
+        if not self.in_head:  # a request behind another in the same read: its head's raw bytes count from the next
+            self.in_head, self.head_bytes = True, 0
         self.parsed_head = 16  # the request line less its url: method, version, spaces and CRLF
         super().on_message_begin()
 

@@ -790,8 +790,7 @@ static void run(Search *x, St *start) {
         x->outcome = R_MEMORY;
         return;
     }
-    double deadline = x->seconds >= 0 ? now() + x->seconds : 0;
-    x->deadline = deadline;
+    x->deadline = x->seconds >= 0 ? now() + x->seconds : 0;
     x->grow_s = 0;
     x->used = 8; /* offset 0 means "no record" in the table */
     if (!x->autoplay_on) {
@@ -835,7 +834,7 @@ static void run(Search *x, St *start) {
             x->outcome = R_NODES;
             goto done;
         }
-        if (x->seconds >= 0 && x->nodes % 256 == 0 && now() > deadline) {
+        if (x->seconds >= 0 && x->nodes % 256 == 0 && now() > x->deadline) {
             x->outcome = R_TIME;
             goto done;
         }
