@@ -11,8 +11,11 @@ then reads only the woken streams.
 Pub/sub is at most once: a wake-up published while a subscription is being made again (the connection was
 killed, the master failed over, the slot moved) is lost. So a wake-up only says *when* to read; the stream ids
 stay the truth (a read goes on from the last id delivered), each subscription confirmed by Redis counts as a
-wake-up of its stream (what came while it was missing is read then), and the hub still reads every followed
-stream now and then (:data:`server.hub.SAFETY_POLL_MS`): a lost wake-up delays an entry, never loses it.
+wake-up of its stream (what came while it was missing is read then), so does, for every stream of a node, the
+answer to a PING sent down that node's subscribed connection after a failure of it (Redis answers it only
+after the subscriptions made again before it, so they are all live by then, whatever confirmations were read
+or lost), and the hub still reads every followed stream now and then (:data:`server.hub.SAFETY_POLL_MS`): a
+lost wake-up delays an entry, never loses it.
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ class WakeUps:
         self.pubsub: ClusterPubSub | None = None
         self._dropped: set[str] = set()
         """Wanted streams whose subscription Redis dropped (their slot left the node) and not confirmed since."""
+        self._unsure: dict[str, bool] = {}
+        """Nodes whose reads failed since their last fence was answered (see :meth:`_listen`) -> whether that fence
+        is sent: wake-ups may have been lost there, and the confirmations of the subscriptions made again are not
+        enough to tell when every stream of the node is live again."""
         self._failures: dict[str, int] = {}
         """Failures in a row by what failed (``subscribe``, or a node's name for its reads), none since a success:
         the length of the next pause (:data:`BACKOFF`)."""
@@ -160,16 +167,30 @@ class WakeUps:
                 await asyncio.sleep(RETRY_S)
                 return
             try:
+                if self._unsure.get(name) is False:
+                    # The fence: a PING down the node's subscribed connection. Redis answers it after every
+                    # SSUBSCRIBE sent before it (redis-py sends them again as it connects again), so once its
+                    # pong is read every stream subscribed there is live, and reading them all then finds what
+                    # came while they were not, whichever confirmations were read or lost on the way.
+                    self._unsure[name] = True
+                    await self.pubsub.node_pubsub_mapping[name].ping()
                 message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
             except (RedisError, RedisClusterException, OSError, RuntimeError) as error:
                 if isinstance(error, RuntimeError) and not _transport_closed(error):
                     raise
+                self._unsure[name] = False
                 await self._failed(name, f"reading wake-ups from {name}", error)
                 return
             self._failures.pop(name, None)
             if message is None:
                 continue
             kind, channel = message["type"], message["channel"]
+            if kind == "pong":
+                if self._unsure.get(name) and not message["data"]:  # the fence's (a health check's has data)
+                    del self._unsure[name]
+                    for key in self._channels_of(name):
+                        woken(key, None)
+                continue
             key = str(str_if_bytes(channel))
             if kind == "smessage":
                 data = message["data"]
@@ -180,6 +201,14 @@ class WakeUps:
             elif kind == "sunsubscribe" and key in self.wanted:  # not ours: the slot left this node
                 self._dropped.add(key)
                 self._changed.set()
+
+    def _channels_of(self, name: str) -> list[str]:
+        """The wanted streams subscribed to on node ``name``'s connection."""
+        assert self.pubsub is not None
+        node = self.pubsub.node_pubsub_mapping.get(name)
+        if node is None:
+            return []
+        return [key for key in map(str, map(str_if_bytes, node.shard_channels)) if key in self.wanted]
 
     async def _failed(self, source: str, what: str, error: BaseException) -> None:
         """Log a failure of ``source`` (``subscribe`` or a node's name), wait as :data:`BACKOFF` says for its

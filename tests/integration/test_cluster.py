@@ -127,7 +127,14 @@ async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(clus
     hub = Hub(store, pause_s=0.005)
     reader = asyncio.create_task(hub.run())
     try:
-        codes = [new_code() for _ in range(24)]
+        codes: list[str] = []
+        slots: set[int] = set()
+        while len(codes) < 24:  # 24 slots: 24 random codes share a slot about once in 60 runs
+            code = new_code()
+            slot = key_slot(match_feed(code).key.encode())
+            if slot not in slots:
+                codes.append(code)
+                slots.add(slot)
         keys_of = [match_feed(code).key for code in codes]
         nodes = {store.stream_group(key) for key in keys_of}
         assert len(nodes) == 3 and len({key_slot(key.encode()) for key in keys_of}) == len(codes)
@@ -178,6 +185,16 @@ class ClusterHub:
             stats = await self.client.info("commandstats", target_nodes=node)
             total += int(stats.get("cmdstat_xread", {}).get("calls", 0))
         return total
+
+
+def state(test: ClusterHub, got: dict[str, list[tuple[str, bytes]]]) -> str:
+    """What a failed wait for entries shows: the entries got by code, and the reader's and the listener's state."""
+    wake_ups = test.hub.wake_ups
+    assert wake_ups is not None
+    reader = ("running" if not test.reader.done() else "cancelled" if test.reader.cancelled()
+              else repr(test.reader.exception()))
+    return (f"got {({code: len(entries) for code, entries in got.items()})}; reader {reader}; woken {test.hub._woken}; "
+            f"subscribed {len(wake_ups.subscribed())}; failures {wake_ups._failures}; unsure {wake_ups._unsure}")
 
 
 async def first_entry(subscription: Subscription) -> tuple[float, tuple[str, bytes]]:
@@ -241,7 +258,8 @@ async def test_entries_arrive_once_in_order_when_the_wake_up_connections_are_kil
         cluster_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """CLIENT KILL TYPE pubsub on every master, twice, while six matches' streams are written: the wake-ups
     published while the listener subscribes again are lost, yet each subscriber gets its stream whole, once, in
-    order (the safety poll set to a minute: the subscriptions Redis confirms again count as wake-ups), within a
+    order (the safety poll set to a minute: the subscriptions Redis confirms again, and the answer to the PING
+    that fences a node's failed connection, count as wake-ups), within a
     second of the last write, and the wake-ups work again after it: redis-py connects a killed connection again
     before it raises, so the listener reads on after a pause of a few ms, not of :data:`~server.store.wakeups.RETRY_S`."""
     from protocol.codes import new_code
@@ -265,11 +283,56 @@ async def test_entries_arrive_once_in_order_when_the_wake_up_connections_are_kil
         assert killed >= 2, killed  # the hub's subscribed connections were killed
         loop = asyncio.get_running_loop()
         await asyncio.sleep(1.0)
-        assert all(len(got[c]) == 40 for c in codes), {c: len(got[c]) for c in codes}
+        assert all(len(got[c]) == 40 for c in codes), state(test, got)
         sent = loop.time()
         await asyncio.gather(*(write(test.store, c, 20, written[c]) for c in codes))
         await asyncio.wait_for(asyncio.gather(*readers), 10)
         assert loop.time() - sent < 5.0  # by wake-ups: the safety poll would take a minute
         assert got == written
+        for subscription in subscriptions:
+            subscription.close()
+
+
+async def test_a_killed_wake_up_connection_is_fenced_by_a_ping_whose_answer_wakes_its_streams(
+        cluster_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After CLIENT KILL TYPE pubsub on every master, the listener sends one PING down each node's connection made
+    again, and once its answer is read every stream followed there is read: an entry written while the
+    connections were down arrives with the safety poll set to a minute, and no node is left unfenced."""
+    from protocol.codes import new_code
+    from redis.asyncio.client import PubSub
+
+    from server import hub as hub_module
+
+    from .test_hub import follow, write
+
+    monkeypatch.setattr(hub_module, "SAFETY_POLL_MS", 60_000)
+    pings: list[PubSub] = []
+    ping = PubSub.ping
+
+    def counted(self: PubSub, message: object = None) -> object:
+        pings.append(self)
+        return ping(self, message)
+
+    monkeypatch.setattr(PubSub, "ping", counted)
+    async with ClusterHub(cluster_url) as test:
+        codes = [new_code() for _ in range(6)]
+        written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        subscriptions, got, readers = await follow(test.hub, codes, 1)
+        await asyncio.sleep(0.5)
+        wake_ups = test.hub.wake_ups
+        assert wake_ups is not None and wake_ups.pubsub is not None
+        nodes = set(wake_ups.pubsub.node_pubsub_mapping)
+        assert not pings and len(nodes) >= 2, nodes
+        for node in test.masters():
+            await test.client.execute_command("CLIENT KILL", "TYPE", "pubsub", target_nodes=node)
+        await asyncio.gather(*(write(test.store, c, 1, written[c]) for c in codes))
+        await asyncio.wait_for(asyncio.gather(*readers), 5)
+        assert got == written
+        for _ in range(50):
+            if not wake_ups._unsure:
+                break
+            await asyncio.sleep(0.1)
+        assert not wake_ups._unsure, wake_ups._unsure
+        assert {id(p) for p in pings} == {id(wake_ups.pubsub.node_pubsub_mapping[n]) for n in nodes}, (pings, nodes)
         for subscription in subscriptions:
             subscription.close()
