@@ -193,8 +193,20 @@ def state(test: ClusterHub, got: dict[str, list[tuple[str, bytes]]]) -> str:
     assert wake_ups is not None
     reader = ("running" if not test.reader.done() else "cancelled" if test.reader.cancelled()
               else repr(test.reader.exception()))
+    awaiting = []  # the hub's reads and the listener's tasks in flight, each with the line it waits on
+    for task in asyncio.all_tasks():
+        name = getattr(task.get_coro(), "__qualname__", "")
+        if name.startswith(("Hub.", "WakeUps.")):
+            chain, awaited = [], task.get_coro()
+            while awaited is not None and len(chain) < 12:  # down the awaits to where it waits
+                frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+                if frame is not None:
+                    chain.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
+                awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+            awaiting.append(f"{name} > {' > '.join(chain[1:])}")
     return (f"got {({code: len(entries) for code, entries in got.items()})}; reader {reader}; woken {test.hub._woken}; "
-            f"subscribed {len(wake_ups.subscribed())}; failures {wake_ups._failures}; unsure {wake_ups._unsure}")
+            f"subscribed {len(wake_ups.subscribed())}; failures {wake_ups._failures}; unsure {wake_ups._unsure}; "
+            f"tasks {sorted(awaiting)}")
 
 
 async def first_entry(subscription: Subscription) -> tuple[float, tuple[str, bytes]]:
@@ -283,7 +295,15 @@ async def test_entries_arrive_once_in_order_when_the_wake_up_connections_are_kil
         assert killed >= 2, killed  # the hub's subscribed connections were killed
         loop = asyncio.get_running_loop()
         await asyncio.sleep(1.0)
-        assert all(len(got[c]) == 40 for c in codes), state(test, got)
+        if not all(len(got[c]) == 40 for c in codes):
+            from server.store import match_feed
+            lengths = {c: await test.client.xlen(match_feed(c).key) for c in codes}
+            reread = {c: len(await test.store.read_streams({match_feed(c).key: "0-0"}, 0)) for c in codes}
+            late = {c: written[c][-1][0] for c in codes if len(got[c]) < 40}
+            positions = {c: test.hub.positions.get(match_feed(c).key) for c in codes if len(got[c]) < 40}
+            await asyncio.sleep(2)
+            raise AssertionError(f"{state(test, got)}; xlen {lengths}; read again {reread}; last written {late}; "
+                                 f"positions {positions}; 2 s later {({c: len(got[c]) for c in codes})}")
         sent = loop.time()
         await asyncio.gather(*(write(test.store, c, 20, written[c]) for c in codes))
         await asyncio.wait_for(asyncio.gather(*readers), 10)
@@ -298,9 +318,9 @@ async def test_a_killed_wake_up_connection_is_fenced_by_a_ping_whose_answer_wake
     """After CLIENT KILL TYPE pubsub on every master, the listener sends one PING down each node's connection made
     again, and once its answer is read every stream followed there is read: an entry written while the
     connections were down arrives with the safety poll set to a minute, and no node is left unfenced."""
-    from protocol.codes import new_code
     from redis.asyncio.client import PubSub
 
+    from protocol.codes import new_code
     from server import hub as hub_module
 
     from .test_hub import follow, write

@@ -181,9 +181,15 @@ def visible_cards(game: Game) -> set[str]:
     return cards
 
 
+TOKENS = ("token", "host_token")
+"""Fields holding a player's own random tokens (URL-safe base64), which can spell a card by chance
+(``'k-KH_x...'``): their values are not searched for card names."""
+
+
 def strings_in(value: Any) -> list[str]:
+    """Every string in a decoded frame, keys included, but for the values of :data:`TOKENS`."""
     if isinstance(value, dict):
-        return [s for k, v in value.items() for s in (*strings_in(k), *strings_in(v))]
+        return [s for k, v in value.items() for s in (*strings_in(k), *([] if k in TOKENS else strings_in(v)))]
     if isinstance(value, list):
         return [s for v in value for s in strings_in(v)]
     return [value] if isinstance(value, str) else []
