@@ -111,6 +111,8 @@ class WakeUps:
                     if task.done():  # its node's connection is gone, or failed (after a pause): listen again
                         del listeners[name]
                         task.result()  # a Redis failure ends it quietly: anything else is a bug to raise
+                for name in set(self._unsure) - set(self.pubsub.node_pubsub_mapping):
+                    del self._unsure[name]  # its channels moved to another node's connection, subscribed anew
                 for name in list(self.pubsub.node_pubsub_mapping):
                     if name not in listeners:
                         listeners[name] = asyncio.create_task(self._listen(name, woken))
