@@ -24,6 +24,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Collection
 
+from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, ClusterPubSub, RedisCluster
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisClusterException, RedisError
@@ -68,10 +69,12 @@ class WakeUps:
         self.pubsub: ClusterPubSub | None = None
         self._dropped: set[str] = set()
         """Wanted streams whose subscription Redis dropped (their slot left the node) and not confirmed since."""
-        self._unsure: dict[str, bool] = {}
-        """Nodes whose reads failed since their last fence was answered (see :meth:`_listen`) -> whether that fence
-        is sent: wake-ups may have been lost there, and the confirmations of the subscriptions made again are not
-        enough to tell when every stream of the node is live again."""
+        self._unsure: dict[str, PubSub | None] = {}
+        """Nodes whose reads failed since their last fence was answered (see :meth:`_listen`) -> the node's
+        connection (redis-py's per-node :class:`~redis.asyncio.client.PubSub`) that fence was sent on, None while
+        it is not sent: wake-ups may have been lost there, and the confirmations of the subscriptions made again
+        are not enough to tell when every stream of the node is live again. A connection redis-py made anew under
+        the same name (its old one closed) gets a fence of its own."""
         self._failures: dict[str, int] = {}
         """Failures in a row by what failed (``subscribe``, or a node's name for its reads), none since a success:
         the length of the next pause (:data:`BACKOFF`)."""
@@ -169,18 +172,19 @@ class WakeUps:
                 await asyncio.sleep(RETRY_S)
                 return
             try:
-                if self._unsure.get(name) is False:
+                connection = self.pubsub.node_pubsub_mapping.get(name)
+                if name in self._unsure and connection is not None and self._unsure[name] is not connection:
                     # The fence: a PING down the node's subscribed connection. Redis answers it after every
                     # SSUBSCRIBE sent before it (redis-py sends them again as it connects again), so once its
                     # pong is read every stream subscribed there is live, and reading them all then finds what
                     # came while they were not, whichever confirmations were read or lost on the way.
-                    self._unsure[name] = True
-                    await self.pubsub.node_pubsub_mapping[name].ping()
+                    self._unsure[name] = connection
+                    await connection.ping()
                 message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
             except (RedisError, RedisClusterException, OSError, RuntimeError) as error:
                 if isinstance(error, RuntimeError) and not _transport_closed(error):
                     raise
-                self._unsure[name] = False
+                self._unsure[name] = None
                 await self._failed(name, f"reading wake-ups from {name}", error)
                 return
             self._failures.pop(name, None)
@@ -188,7 +192,9 @@ class WakeUps:
                 continue
             kind, channel = message["type"], message["channel"]
             if kind == "pong":
-                if self._unsure.get(name) and not message["data"]:  # the fence's (a health check's has data)
+                fenced = self._unsure.get(name)
+                if fenced is not None and fenced is self.pubsub.node_pubsub_mapping.get(name) and not message["data"]:
+                    # the fence's answer (a health check's has data)
                     del self._unsure[name]
                     for key in self._channels_of(name):
                         woken(key, None)

@@ -320,37 +320,53 @@ async def test_entries_arrive_once_in_order_when_the_wake_up_connections_are_kil
 
 async def test_a_killed_wake_up_connection_is_fenced_by_a_ping_whose_answer_wakes_its_streams(
         cluster_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """After CLIENT KILL TYPE pubsub on every master, the listener sends one PING down each node's connection made
-    again, and once its answer is read every stream followed there is read: an entry written while the
-    connections were down arrives with the safety poll set to a minute, and no node is left unfenced."""
+    """Entries added without a wake-up (a plain XADD: as if their wake-ups were lost) stay unread with the safety
+    poll at a minute; then CLIENT KILL TYPE pubsub on every master, with the confirmations of the subscriptions
+    made again ignored: the listener sends one PING down each node's new connection, and its answer alone has
+    every stream followed there read, so the entries arrive and no node is left unfenced."""
     from redis.asyncio.client import PubSub
 
     from protocol.codes import new_code
     from server import hub as hub_module
+    from server.store import match_feed
 
-    from .test_hub import follow, write
+    from .test_hub import follow
 
     monkeypatch.setattr(hub_module, "SAFETY_POLL_MS", 60_000)
     pings: list[PubSub] = []
-    ping = PubSub.ping
+    ping, handle_message = PubSub.ping, PubSub.handle_message
 
     def counted(self: PubSub, message: object = None) -> object:
         pings.append(self)
         return ping(self, message)
 
-    monkeypatch.setattr(PubSub, "ping", counted)
+    async def without_confirmations(self: PubSub, response: object, ignore_subscribe_messages: bool = False) -> object:
+        message = await handle_message(self, response, ignore_subscribe_messages)
+        return None if isinstance(message, dict) and message["type"] in ("ssubscribe", b"ssubscribe") else message
+
     async with ClusterHub(cluster_url) as test:
-        codes = [new_code() for _ in range(6)]
-        written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
+        codes: list[str] = []
+        per_node: dict[object, int] = {}
+        while len(codes) < 6:  # two on each master
+            code = new_code()
+            node = test.store.stream_group(match_feed(code).key)
+            if per_node.get(node, 0) < 2:
+                per_node[node] = per_node.get(node, 0) + 1
+                codes.append(code)
         subscriptions, got, readers = await follow(test.hub, codes, 1)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # subscribed, the first reads done
+        monkeypatch.setattr(PubSub, "ping", counted)
+        monkeypatch.setattr(PubSub, "handle_message", without_confirmations)
+        written = {c: [((await test.client.xadd(match_feed(c).key, {"m": f"{c} quiet".encode(), "k": "public"}))
+                        .decode(), f"{c} quiet".encode())] for c in codes}
+        await asyncio.sleep(0.3)
+        assert not any(got.values()), got  # no wake-up, no poll: unread
         wake_ups = test.hub.wake_ups
         assert wake_ups is not None and wake_ups.pubsub is not None
         nodes = set(wake_ups.pubsub.node_pubsub_mapping)
-        assert not pings and len(nodes) >= 2, nodes
+        assert not pings and len(nodes) == 3, nodes
         for node in test.masters():
             await test.client.execute_command("CLIENT KILL", "TYPE", "pubsub", target_nodes=node)
-        await asyncio.gather(*(write(test.store, c, 1, written[c]) for c in codes))
         await asyncio.wait_for(asyncio.gather(*readers), 5)
         assert got == written
         for _ in range(50):
