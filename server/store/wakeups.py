@@ -172,14 +172,15 @@ class WakeUps:
                 await asyncio.sleep(RETRY_S)
                 return
             try:
-                connection = self.pubsub.node_pubsub_mapping.get(name)
-                if name in self._unsure and connection is not None and self._unsure[name] is not connection:
-                    # The fence: a PING down the node's subscribed connection. Redis answers it after every
-                    # SSUBSCRIBE sent before it (redis-py sends them again as it connects again), so once its
-                    # pong is read every stream subscribed there is live, and reading them all then finds what
-                    # came while they were not, whichever confirmations were read or lost on the way.
-                    self._unsure[name] = connection
-                    await connection.ping()
+                if name in self._unsure:  # only then: this runs for every wake-up read
+                    connection = self.pubsub.node_pubsub_mapping.get(name)
+                    if connection is not None and self._unsure[name] is not connection:
+                        # The fence: a PING down the node's subscribed connection. Redis answers it after every
+                        # SSUBSCRIBE sent before it (redis-py sends them again as it connects again), so once its
+                        # pong is read every stream subscribed there is live, and reading them all then finds
+                        # what came while they were not, whichever confirmations were read or lost on the way.
+                        self._unsure[name] = connection
+                        await connection.ping()
                 message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
             except (RedisError, RedisClusterException, OSError, RuntimeError) as error:
                 if isinstance(error, RuntimeError) and not _transport_closed(error):
