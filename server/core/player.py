@@ -326,7 +326,7 @@ class PlayerGame(msgspec.Struct, frozen=True):
         time_ms = self.time_ms(now_ms)
         game = self.game.copy()
         try:
-            game.play(command)
+            _, legal = game.play_listed(command)
         except (NotationError, IllegalCommandError) as error:
             code = getattr(error, "code", "illegal")
             return Reply(m.Rejected(seq, command, code, str(error)))
@@ -346,7 +346,8 @@ class PlayerGame(msgspec.Struct, frozen=True):
         nxt = PlayerGame(self.name, game, status, seq, self.commands.appended((command, time_ms)), self.start_at_ms,
                          self.deadline_ms, self.hints, self.last_hint, last_found_ms, self.hints_allowed,
                          self.open_boards)
-        legal = nxt.legal()
+        if status != PLAYING:  # nxt.legal(): none once the game has ended
+            legal = []
         record = Stored(game.moves, game.undos, self.hints, found, status, time_ms, last_found_ms)
         # The reply is encoded here in one call (this is every move's path), not built as a message first.
         frame = position_frame(seq, command, game.position, legal, game.moves, game.undos, found, status, time_ms)

@@ -4,8 +4,9 @@
  * server.views.view_message (the redacted view's texts as the wire carries them),
  * autoplay_next for rules.autoplay (which card auto-play moves up next, if any), position_frame
  * for server.views.position_frame (the whole encoded `position` reply, the view redacted as
- * view_texts redacts it), and apply_move for rules.apply (the commonest commands: moves from a
- * column or the waste, draw).
+ * view_texts redacts it), apply_move for rules.apply (the commonest commands: moves from a
+ * column or the waste, draw), and play_listed for rules.play_listed (apply_move's commands,
+ * their auto-play and the next legal list in one call: Game.play_listed, every move's path).
  *
  * The server lists a player's legal moves after every accepted command; in Python most of that
  * time is the per-column scan (run lengths, which run card fits on which column top). This file
@@ -64,66 +65,52 @@ static int append(PyObject *result, PyObject *table, Py_ssize_t index) {
     return PyList_Append(result, item);
 }
 
-/* column_moves(tableau, hidden, foundations, waste, fits, onto_limit, into_limit, table) -> list | None
- *
- * fits: bytes of 52*52, fits[onto*52 + card] != 0 when card may be placed on onto (variant.builds_on).
- * onto_limit, into_limit: rules.move_limit onto a card and into an empty column (the position's empty
- * columns; into_limit unused without one).
- */
-static PyObject *column_moves(PyObject *self, PyObject *args) {
-    PyObject *tableau, *hidden, *foundations, *waste, *fits_obj, *table;
-    long long onto_limit, into_limit;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!SLLO!", &PyTuple_Type, &tableau, &PyTuple_Type, &hidden, &PyTuple_Type,
-                          &foundations, &PyTuple_Type, &waste, &fits_obj, &onto_limit, &into_limit, &PyList_Type,
-                          &table))
-        return NULL;
-    if (PyBytes_GET_SIZE(fits_obj) != CARDS * CARDS) {
-        PyErr_SetString(PyExc_ValueError, "fits must be 52*52 bytes");
-        return NULL;
-    }
-    const unsigned char *fits = (const unsigned char *)PyBytes_AS_STRING(fits_obj);
+/* The listing itself (column_moves, play_listed): a new list, or NULL with an error set, or NULL with none for a
+ * position outside what this file handles (the caller answers None). */
+static PyObject *list_prefix(PyObject *tableau, PyObject *hidden, PyObject *foundations, PyObject *waste,
+                             const unsigned char *fits, long long onto_limit, long long into_limit, PyObject *table) {
     Py_ssize_t n = PyTuple_GET_SIZE(tableau);
     if (n > MAXCOLS || PyTuple_GET_SIZE(hidden) != n || PyList_GET_SIZE(table) != 1 + 2 * n + 2 * MAXRUN * n * n)
-        Py_RETURN_NONE;
+        return NULL;
 
     int tops[MAXCOLS], down[MAXCOLS];
     Py_ssize_t lens[MAXCOLS];
     for (Py_ssize_t j = 0; j < n; j++) {
         PyObject *column = PyTuple_GET_ITEM(tableau, j);
         PyObject *h = PyTuple_GET_ITEM(hidden, j);
-        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) Py_RETURN_NONE;
+        if (!PyTuple_CheckExact(column) || !PyLong_CheckExact(h)) return NULL;
         lens[j] = PyTuple_GET_SIZE(column);
         long value = PyLong_AsLong(h);
         if (value < 0 || value > lens[j] || lens[j] > MAXCOLCARDS) {
             PyErr_Clear();
-            Py_RETURN_NONE;
+            return NULL;
         }
         down[j] = (int)value;
         tops[j] = -1;
-        if (lens[j] && !card_at(column, lens[j] - 1, &tops[j])) Py_RETURN_NONE;
+        if (lens[j] && !card_at(column, lens[j] - 1, &tops[j])) return NULL;
     }
     /* The cards a foundation slot takes now (rules._wanted): the next card of each slot short of a
      * king, and the aces when a slot is empty. */
     unsigned char wanted[CARDS] = {0};
     for (Py_ssize_t s = 0; s < PyTuple_GET_SIZE(foundations); s++) {
         PyObject *item = PyTuple_GET_ITEM(foundations, s);
-        if (!PyLong_CheckExact(item)) Py_RETURN_NONE;
+        if (!PyLong_CheckExact(item)) return NULL;
         long top = PyLong_AsLong(item);
         if (top == -1 && PyErr_Occurred()) {
             PyErr_Clear();
-            Py_RETURN_NONE;
+            return NULL;
         }
         if (top == -1) {
             wanted[0] = wanted[13] = wanted[26] = wanted[39] = 1;
         } else if (top < 0 || top >= CARDS) {
-            Py_RETURN_NONE;
+            return NULL;
         } else if (top % 13 != 12) {
             wanted[top + 1] = 1;
         }
     }
     int waste_top = -1;
     Py_ssize_t waste_len = PyTuple_GET_SIZE(waste);
-    if (waste_len && !card_at(waste, waste_len - 1, &waste_top)) Py_RETURN_NONE;
+    if (waste_len && !card_at(waste, waste_len - 1, &waste_top)) return NULL;
 
     const Py_ssize_t to_foundation = 1, waste_to_column = 1 + n, onto = 1 + 2 * n;
     const Py_ssize_t with_count = onto + MAXRUN * n * n;
@@ -170,10 +157,34 @@ static PyObject *column_moves(PyObject *self, PyObject *args) {
     return result;
 unsupported:
     Py_DECREF(result);
-    Py_RETURN_NONE;
+    return NULL;
 fail:
     Py_DECREF(result);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "the move listing failed");
     return NULL;
+}
+
+/* column_moves(tableau, hidden, foundations, waste, fits, onto_limit, into_limit, table) -> list | None
+ *
+ * fits: bytes of 52*52, fits[onto*52 + card] != 0 when card may be placed on onto (variant.builds_on).
+ * onto_limit, into_limit: rules.move_limit onto a card and into an empty column (the position's empty
+ * columns; into_limit unused without one).
+ */
+static PyObject *column_moves(PyObject *self, PyObject *args) {
+    PyObject *tableau, *hidden, *foundations, *waste, *fits_obj, *table;
+    long long onto_limit, into_limit;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!SLLO!", &PyTuple_Type, &tableau, &PyTuple_Type, &hidden, &PyTuple_Type,
+                          &foundations, &PyTuple_Type, &waste, &fits_obj, &onto_limit, &into_limit, &PyList_Type,
+                          &table))
+        return NULL;
+    if (PyBytes_GET_SIZE(fits_obj) != CARDS * CARDS) {
+        PyErr_SetString(PyExc_ValueError, "fits must be 52*52 bytes");
+        return NULL;
+    }
+    PyObject *listed = list_prefix(tableau, hidden, foundations, waste,
+                                   (const unsigned char *)PyBytes_AS_STRING(fits_obj), onto_limit, into_limit, table);
+    if (listed == NULL && !PyErr_Occurred()) Py_RETURN_NONE;
+    return listed;
 }
 
 /* visible_columns(tableau, hidden) -> tuple | None
@@ -698,28 +709,20 @@ static int slot_taking(const int *tops, Py_ssize_t slots, int card, long target)
  * anything else than tuples of card codes with `columns` columns: the caller then applies it in Python,
  * which raises the refusal's error.
  */
-static PyObject *apply_move(PyObject *self, PyObject *args) {
-    PyObject *position_type, *applied_type, *tableau, *hidden, *foundations, *stock, *waste, *redeals_left;
-    long op, source, target, count, columns, onto_limit, into_limit;
-    Py_buffer fits;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!Olllly*lll", &PyType_Type, &position_type, &PyType_Type,
-                          &applied_type, &PyTuple_Type, &tableau, &PyTuple_Type, &hidden, &PyTuple_Type, &foundations,
-                          &PyTuple_Type, &stock, &PyTuple_Type, &waste, &redeals_left, &op, &source, &target, &count,
-                          &fits, &columns, &onto_limit, &into_limit))
-        return NULL;
-    PyObject *answer = NULL, *items[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-    const unsigned char *table = fits.buf;
+/* The command applied to the position's fields: 1 with `items` holding the new position's six fields (new
+ * references: tableau, hidden, foundations, stock, waste, redeals_left), `*cards_out` the cards it moved and
+ * `*revealed_out` whether a card turned face up; 0 for a command the rules refuse or a position outside what this
+ * file handles; -1 on an error (set). On 0 and -1 `items` hold nothing. */
+static int apply_core(PyObject *tableau, PyObject *hidden, PyObject *foundations, PyObject *stock, PyObject *waste,
+                      PyObject *redeals_left, long op, long source, long target, long count,
+                      const unsigned char *table, long columns, long onto_limit, long into_limit, PyObject **items,
+                      long *cards_out, int *revealed_out) {
     Py_ssize_t n = PyTuple_GET_SIZE(tableau), slots = PyTuple_GET_SIZE(foundations);
-    int tops[MAXCOLS + 1], revealed = 0, card;
+    int tops[MAXCOLS + 1], revealed = 0, card, status = -1;
     long cards = 1;
-    if (fits.len != CARDS * CARDS) {
-        PyErr_SetString(PyExc_ValueError, "fits must hold 52*52 bytes");
-        goto done;
-    }
-    if (n != columns || PyTuple_GET_SIZE(hidden) != n || n > MAXCOLS ||
-        !PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) ||
-        !PyType_IsSubtype((PyTypeObject *)applied_type, &PyTuple_Type) || !foundation_tops(foundations, tops))
-        goto unsupported;
+    for (int i = 0; i < 6; i++) items[i] = NULL;
+    if (n != columns || PyTuple_GET_SIZE(hidden) != n || n > MAXCOLS || !foundation_tops(foundations, tops))
+        return 0;
     Py_INCREF(tableau), Py_INCREF(hidden), Py_INCREF(foundations), Py_INCREF(stock), Py_INCREF(waste);
     items[0] = tableau, items[1] = hidden, items[2] = foundations, items[3] = stock, items[4] = waste;
     Py_INCREF(redeals_left);
@@ -733,7 +736,7 @@ static PyObject *apply_move(PyObject *self, PyObject *args) {
         Py_XDECREF(first);
         if (rest == NULL || drawn == NULL) {
             Py_XDECREF(rest);
-            goto done;
+            goto fail;
         }
         Py_SETREF(items[3], rest);
         Py_SETREF(items[4], drawn);
@@ -744,7 +747,7 @@ static PyObject *apply_move(PyObject *self, PyObject *args) {
             int slot = slot_taking(tops, slots, card, target);
             if (slot < 0) goto unsupported;
             PyObject *up = with_item(foundations, slot, PyTuple_GET_ITEM(waste, w - 1));
-            if (up == NULL) goto done;
+            if (up == NULL) goto fail;
             Py_SETREF(items[2], up);
         } else {
             if (target < 1 || target > n) goto unsupported;
@@ -756,11 +759,11 @@ static PyObject *apply_move(PyObject *self, PyObject *args) {
             PyObject *built = stacked(onto, waste, 1);
             PyObject *next = built == NULL ? NULL : with_item(tableau, target - 1, built);
             Py_XDECREF(built);
-            if (next == NULL) goto done;
+            if (next == NULL) goto fail;
             Py_SETREF(items[0], next);
         }
         PyObject *rest = PyTuple_GetSlice(waste, 0, w - 1);
-        if (rest == NULL) goto done;
+        if (rest == NULL) goto fail;
         Py_SETREF(items[4], rest);
     } else if (op == COLUMN_TO_COLUMN || op == COLUMN_TO_FOUNDATION) {
         if (source < 1 || source > n) goto unsupported;
@@ -783,7 +786,7 @@ static PyObject *apply_move(PyObject *self, PyObject *args) {
             int slot = slot_taking(tops, slots, codes[len - 1], target);
             if (slot < 0) goto unsupported;
             PyObject *up = with_item(foundations, slot, PyTuple_GET_ITEM(column, len - 1));
-            if (up == NULL) goto done;
+            if (up == NULL) goto fail;
             Py_SETREF(items[2], up);
         } else {
             if (target < 1 || target > n || target == source) goto unsupported;
@@ -815,18 +818,18 @@ static PyObject *apply_move(PyObject *self, PyObject *args) {
             }
             if (cards > (onto_len == 0 ? into_limit : onto_limit)) goto unsupported;
             built = stacked(onto, column, cards);
-            if (built == NULL) goto done;
+            if (built == NULL) goto fail;
         }
         PyObject *left = PyTuple_GetSlice(column, 0, len - cards);
         if (left == NULL) {
             Py_XDECREF(built);
-            goto done;
+            goto fail;
         }
         PyObject *next = PyTuple_New(n);
         if (next == NULL) {
             Py_DECREF(left);
             Py_XDECREF(built);
-            goto done;
+            goto fail;
         }
         for (Py_ssize_t j = 0; j < n; j++) {
             PyObject *value = j == src ? left : j == dst ? built : PyTuple_GET_ITEM(tableau, j);
@@ -839,15 +842,65 @@ static PyObject *apply_move(PyObject *self, PyObject *args) {
             PyObject *up = PyLong_FromLong(down - 1);
             PyObject *counts = up == NULL ? NULL : with_item(hidden, src, up);
             Py_XDECREF(up);
-            if (counts == NULL) goto done;
+            if (counts == NULL) goto fail;
             Py_SETREF(items[1], counts);
             revealed = 1;
         }
     } else {
         goto unsupported;
     }
+    *cards_out = cards;
+    *revealed_out = revealed;
+    return 1;
+unsupported:
+    status = 0;
+fail:
+    for (int i = 0; i < 6; i++) Py_CLEAR(items[i]);
+    return status;
+}
+
+/* apply_move(position_type, applied_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source,
+ *            target, count, fits, columns, onto_limit, into_limit) -> Applied | None
+ *
+ * rules.apply for the commonest commands, each checked by the same rules (RULES.md sections 2-5): `op`
+ * COLUMN_TO_COLUMN (source, target: 1-based columns; count -1: none written, the engine picks it as
+ * rules._from_column does), COLUMN_TO_FOUNDATION and WASTE_TO_FOUNDATION (target: 1-based slot, 0 any),
+ * WASTE_TO_COLUMN, DRAW. The run is rules.run_length's (as in column_moves), the move limits are given
+ * (rules.move_limit onto a card and into an empty column; into_limit unused without an empty column).
+ * Answers rules.Applied(Position(...), cards, revealed), or None for any command the rules refuse and for
+ * anything else than tuples of card codes with `columns` columns: the caller then applies it in Python,
+ * which raises the refusal's error.
+ */
+static PyObject *apply_move(PyObject *self, PyObject *args) {
+    PyObject *position_type, *applied_type, *tableau, *hidden, *foundations, *stock, *waste, *redeals_left;
+    long op, source, target, count, columns, onto_limit, into_limit;
+    Py_buffer fits;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!Olllly*lll", &PyType_Type, &position_type, &PyType_Type,
+                          &applied_type, &PyTuple_Type, &tableau, &PyTuple_Type, &hidden, &PyTuple_Type, &foundations,
+                          &PyTuple_Type, &stock, &PyTuple_Type, &waste, &redeals_left, &op, &source, &target, &count,
+                          &fits, &columns, &onto_limit, &into_limit))
+        return NULL;
+    PyObject *answer = NULL, *items[6];
+    long cards;
+    int revealed;
+    if (fits.len != CARDS * CARDS) {
+        PyErr_SetString(PyExc_ValueError, "fits must hold 52*52 bytes");
+        goto done;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) ||
+        !PyType_IsSubtype((PyTypeObject *)applied_type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "position_type and applied_type must be tuple types");
+        goto done;
+    }
+    int applied = apply_core(tableau, hidden, foundations, stock, waste, redeals_left, op, source, target, count,
+                             fits.buf, columns, onto_limit, into_limit, items, &cards, &revealed);
+    if (applied < 0) goto done;
+    if (applied == 0) {
+        Py_INCREF(Py_None);
+        answer = Py_None;
+        goto done;
+    }
     PyObject *position = make((PyTypeObject *)position_type, items, 6);
-    for (int i = 0; i < 6; i++) items[i] = NULL; /* stolen */
     if (position == NULL) goto done;
     PyObject *result[3] = {position, PyLong_FromLong(cards), PyBool_FromLong(revealed)};
     if (result[1] == NULL) {
@@ -856,14 +909,174 @@ static PyObject *apply_move(PyObject *self, PyObject *args) {
         goto done;
     }
     answer = make((PyTypeObject *)applied_type, result, 3);
-    goto done;
-unsupported:
-    Py_INCREF(Py_None);
-    answer = Py_None;
 done:
-    for (int i = 0; i < 6; i++) Py_XDECREF(items[i]);
     PyBuffer_Release(&fits);
     return answer;
+}
+
+/* ---------------------------------------------------------------- a command, its auto-play and the next list
+ *
+ * play_listed does in one call what the server does for every accepted move: rules.apply, rules.autoplay and
+ * rules.legal_moves of the result (Game.play, then Game.legal_moves without the undo). The variant's constants
+ * come as one bytes object (rules._c_context): */
+#define CTX_ONTO (CARDS * CARDS) /* after fits (52*52 bytes, as column_moves reads them): rules.move_limit onto a
+                                   card by the count of empty columns 0..63, one byte each (capped at 255) */
+#define CTX_INTO (CTX_ONTO + 64)  /* the same into an empty column (0 without one) */
+#define CTX_DECKS (CTX_INTO + 64) /* variant.decks */
+#define CTX_FLAGS (CTX_DECKS + 1) /* bit 0: variant.redeals > 0; bit 1: variant.foundation_to_column */
+#define CTX_LEN (CTX_FLAGS + 1)
+
+static long empty_columns(PyObject *tableau) {
+    long empties = 0;
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(tableau); j++)
+        if (PyTuple_Check(PyTuple_GET_ITEM(tableau, j)) && PyTuple_GET_SIZE(PyTuple_GET_ITEM(tableau, j)) == 0)
+            empties++;
+    return empties;
+}
+
+/* rules.autoplay on the fields in `items` (apply_core's, replaced in place): the waste top first, then the column
+ * tops 1..N, the first safe card a slot takes goes up (autoplay_next's choice), until none does. 1 done (the cards
+ * moved up added to `*moved`, a turned card to `*revealed`); 0 for a position outside what this file handles; -1
+ * on an error (set). `items` keep six fields in every case. */
+static int autoplay_core(PyObject **items, const unsigned char *table, long decks, long *moved, int *revealed) {
+    for (;;) {
+        PyObject *tableau = items[0], *hidden = items[1], *foundations = items[2], *waste = items[4];
+        int tops[MAXCOLS + 1];
+        Py_ssize_t slots = PyTuple_GET_SIZE(foundations), n = PyTuple_GET_SIZE(tableau);
+        if (n > MAXCOLS || !foundation_tops(foundations, tops)) return 0;
+        Py_ssize_t source = -1, len = 0;
+        int slot = -1;
+        for (Py_ssize_t at = 0; at <= n && source < 0; at++) {
+            PyObject *pile = at == 0 ? waste : PyTuple_GET_ITEM(tableau, at - 1);
+            if (!PyTuple_CheckExact(pile)) return 0;
+            len = PyTuple_GET_SIZE(pile);
+            if (len == 0) continue;
+            int card;
+            if (!card_at(pile, len - 1, &card)) return 0;
+            slot = wanted_slot(tops, slots, card);
+            if (slot >= 0 && safe_card(tops, slots, table, decks, card)) source = at;
+        }
+        if (source < 0) return 1;
+        PyObject *pile = source == 0 ? waste : PyTuple_GET_ITEM(tableau, source - 1);
+        PyObject *up = with_item(foundations, slot, PyTuple_GET_ITEM(pile, len - 1));
+        PyObject *rest = up == NULL ? NULL : PyTuple_GetSlice(pile, 0, len - 1);
+        if (rest == NULL) {
+            Py_XDECREF(up);
+            return -1;
+        }
+        Py_SETREF(items[2], up);
+        if (source == 0) {
+            Py_SETREF(items[4], rest);
+        } else {
+            PyObject *next = with_item(tableau, source - 1, rest);
+            Py_DECREF(rest);
+            if (next == NULL) return -1;
+            Py_SETREF(items[0], next);
+            PyObject *h = PyTuple_GET_ITEM(hidden, source - 1);
+            if (!PyLong_CheckExact(h)) return 0;
+            long down = PyLong_AsLong(h);
+            if (down == -1 && PyErr_Occurred()) return -1;
+            if (len - 1 > 0 && down == len - 1) { /* rules._take: the newly exposed card turns face up */
+                PyObject *count = PyLong_FromLong(down - 1);
+                PyObject *counts = count == NULL ? NULL : with_item(hidden, source - 1, count);
+                Py_XDECREF(count);
+                if (counts == NULL) return -1;
+                Py_SETREF(items[1], counts);
+                *revealed = 1;
+            }
+        }
+        (*moved)++;
+    }
+}
+
+/* play_listed(position_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source, target, count,
+ *             context, autoplay, table, draw_move) -> (position, cards, autoplayed, revealed, legal) | None
+ *
+ * rules.apply of the command (`op`, `source`, `target`, `count` as apply_move takes them; the move limits read
+ * from `context` by the position's empty columns), then rules.autoplay when `autoplay` is true, then
+ * rules.legal_moves of the new position: the column_moves listing (`table` as it takes it) followed by
+ * `draw_move` (rules' LegalMove of a draw) when the stock holds a card. `legal` is None where the rest of the
+ * listing is not this file's (a redeal or a finish may be legal, the variant moves cards down from the
+ * foundations): the caller lists it in Python. The answer as a whole is None for a command the rules refuse and
+ * for a position outside what this file handles (the caller plays the command in Python, which raises the
+ * refusal). `autoplayed` is how many cards auto-play moved up; `revealed` whether the command or its auto-play
+ * turned a card face up.
+ */
+static PyObject *play_listed(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 15) {
+        PyErr_SetString(PyExc_TypeError, "play_listed takes 15 arguments");
+        return NULL;
+    }
+    PyObject *position_type = args[0], *tableau = args[1], *hidden = args[2], *foundations = args[3],
+             *stock = args[4], *waste = args[5], *redeals_left = args[6], *context = args[11],
+             *table = args[13], *draw_move = args[14];
+    if (!PyType_Check(position_type) || !PyType_IsSubtype((PyTypeObject *)position_type, &PyTuple_Type) ||
+        !PyTuple_CheckExact(tableau) || !PyTuple_CheckExact(hidden) || !PyTuple_CheckExact(foundations) ||
+        !PyTuple_CheckExact(stock) || !PyTuple_CheckExact(waste) || !PyBytes_CheckExact(context) ||
+        PyBytes_GET_SIZE(context) != CTX_LEN || !PyList_CheckExact(table)) {
+        PyErr_SetString(PyExc_TypeError, "play_listed: a position's tuples, the context bytes and the move table");
+        return NULL;
+    }
+    long op = PyLong_AsLong(args[7]), source = PyLong_AsLong(args[8]), target = PyLong_AsLong(args[9]),
+         count = PyLong_AsLong(args[10]);
+    int autoplay = PyObject_IsTrue(args[12]);
+    if (PyErr_Occurred() || autoplay < 0) return NULL;
+    const unsigned char *ctx = (const unsigned char *)PyBytes_AS_STRING(context);
+    Py_ssize_t n = PyTuple_GET_SIZE(tableau);
+    long empties = empty_columns(tableau);
+    if (n > MAXCOLS || empties > 63) Py_RETURN_NONE;
+    PyObject *items[6];
+    long cards, autoplayed = 0;
+    int revealed;
+    int applied = apply_core(tableau, hidden, foundations, stock, waste, redeals_left, op, source, target, count,
+                             ctx, (long)n, ctx[CTX_ONTO + empties], ctx[CTX_INTO + empties], items, &cards,
+                             &revealed);
+    if (applied < 0) return NULL;
+    if (applied == 0) Py_RETURN_NONE;
+    PyObject *legal = NULL, *position = NULL;
+    if (autoplay) {
+        int done = autoplay_core(items, ctx, ctx[CTX_DECKS], &autoplayed, &revealed);
+        if (done < 0) goto fail;
+        if (done == 0) goto unsupported;
+    }
+    PyObject *after_stock = items[3], *after_waste = items[4];
+    int others = ctx[CTX_FLAGS] & 2; /* cards down from the foundations: rules._later_moves lists them */
+    int redeal = PyTuple_GET_SIZE(after_stock) == 0 && PyTuple_GET_SIZE(after_waste) > 0 && (ctx[CTX_FLAGS] & 1);
+    int finish = PyTuple_GET_SIZE(after_stock) == 0 && PyTuple_GET_SIZE(after_waste) == 0;
+    if (!others && !finish) {
+        if (redeal) { /* legal only with a redeal left: the rest of the listing is the Python's */
+            long left = PyLong_AsLong(items[5]);
+            if (left == -1 && PyErr_Occurred()) goto fail;
+            redeal = left > 0;
+        }
+        if (!redeal) {
+            long empties_after = empty_columns(items[0]);
+            if (empties_after > 63) goto unsupported;
+            legal = list_prefix(items[0], items[1], items[2], after_waste, ctx, ctx[CTX_ONTO + empties_after],
+                                ctx[CTX_INTO + empties_after], table);
+            if (legal == NULL) {
+                if (PyErr_Occurred()) goto fail;
+                goto unsupported;
+            }
+            if (PyTuple_GET_SIZE(after_stock) > 0 && PyList_Append(legal, draw_move) < 0) goto fail;
+        }
+    }
+    if (legal == NULL) { /* the listing is left to the caller */
+        Py_INCREF(Py_None);
+        legal = Py_None;
+    }
+    position = make((PyTypeObject *)position_type, items, 6);
+    for (int i = 0; i < 6; i++) items[i] = NULL; /* stolen */
+    if (position == NULL) goto fail;
+    return Py_BuildValue("(NllNN)", position, cards, autoplayed, PyBool_FromLong(revealed), legal);
+unsupported:
+    for (int i = 0; i < 6; i++) Py_XDECREF(items[i]);
+    Py_XDECREF(legal);
+    Py_RETURN_NONE;
+fail:
+    for (int i = 0; i < 6; i++) Py_XDECREF(items[i]);
+    Py_XDECREF(legal);
+    return NULL;
 }
 
 static PyMethodDef methods[] = {
@@ -890,11 +1103,16 @@ static PyMethodDef methods[] = {
      "apply_move(position_type, applied_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source, "
      "target, count, fits, columns, onto_limit, into_limit) -> Applied | None\n\n"
      "rules.apply for moves from a column or the waste and draw; None for a refused command or a malformed position."},
+    {"play_listed", (PyCFunction)(void (*)(void))play_listed, METH_FASTCALL,
+     "play_listed(position_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source, target, "
+     "count, context, autoplay, table, draw_move) -> (position, cards, autoplayed, revealed, legal | None) | None\n\n"
+     "rules.apply, rules.autoplay and rules.legal_moves of the result in one call; legal None where the rest of the "
+     "listing is the Python's; None for a refused command or a malformed position."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cengine",
-                                    "The engine's optional C hot path (rules.legal_moves, rules.apply, rules.autoplay, view.redact, views.view_message, views.position_frame).", -1,
+                                    "The engine's optional C hot path (rules.legal_moves, rules.apply, rules.autoplay, rules.play_listed, view.redact, views.view_message, views.position_frame).", -1,
                                     methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__cengine(void) { return PyModule_Create(&module); }

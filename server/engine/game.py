@@ -15,7 +15,7 @@ from protocol.commands import UNDO, Command, parse_command
 
 from .errors import IllegalCommandError
 from .position import Position
-from .rules import LegalMove, apply, autoplay, legal_moves
+from .rules import LegalMove, apply, autoplay, legal_moves, play_listed, play_op
 from .text import format_position, parse_position
 from .variants import Variant
 
@@ -161,6 +161,26 @@ class Game:
         self.position = after
         self.moves += 1
         return Outcome(command, after, applied.cards, autoplayed, after.is_won)
+
+    def play_listed(self, command: str) -> tuple[Outcome, list[LegalMove]]:
+        """:meth:`play` of ``command`` (canonical notation), then :meth:`legal_moves`: the same outcome, position,
+        history and list, with the apply, the auto-play and the listing done in one call of the engine's optional
+        C hot path (:func:`~server.engine.rules.play_listed`) for the commands it applies. Raises as :meth:`play`,
+        and nothing changes then."""
+        op = play_op(command)
+        if op is not None and not self.position.is_won:
+            fast = play_listed(self.position, self.variant, op, self.autoplay)
+            if fast is not None:
+                after, cards, autoplayed, revealed, legal = fast
+                self._top = (Step(op[0], self.position, after, cards, autoplayed, revealed), self._top)
+                self.position = after
+                self.moves += 1
+                if legal is None:
+                    legal = legal_moves(after, self.variant)
+                if self.undo_refusal() is None:
+                    legal.append(LegalMove(UNDO, cards))
+                return Outcome(op[0], after, cards, autoplayed, after.is_won), legal
+        return self.play(command), self.legal_moves()
 
     def copy(self) -> Game:
         """An independent game in the same state: :meth:`play` on either leaves the other as it was.

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from protocol.cards import format_card
-from protocol.commands import ANY_SLOT, DRAW, FINISH, REDEAL, WASTE, Command, Pile
+from protocol.commands import ANY_SLOT, DRAW, FINISH, REDEAL, WASTE, Command, Pile, parse_command
 
 from .errors import IllegalCommandError
 from .position import EMPTY_SLOT, Position
@@ -743,9 +743,93 @@ def _fits(variant: Variant) -> bytes:
     return fits
 
 
+_CONTEXTS: dict[int, tuple[Variant, bytes]] = {}
+"""``id(variant)`` -> ``(variant, its C context)``: keyed by identity, not by the variant's value (a dataclass's
+hash, computed in Python field by field, cost more than the rest of the call); the entry holds the variant, so
+its id cannot be reused meanwhile. The games of a server share a few variants."""
+
+_CONTEXTS_MAX = 1024
+
+_LIMIT_CAP = 255
+"""A move limit as the C context holds it (one byte): no run is longer than 13 cards, so a cap above that changes
+no answer."""
+
+
+def _c_context(variant: Variant) -> bytes:
+    """The variant's constants as ``play_listed`` of ``_cengine.c`` reads them (its ``CTX_`` offsets): the
+    ``_fits`` table, the move limits onto a card and into an empty column by the count of empty columns 0..63
+    (``_limits``, capped at :data:`_LIMIT_CAP`), the decks, and flags (bit 0 redeals, bit 1 cards down from the
+    foundations). Built once per variant object."""
+    entry = _CONTEXTS.get(id(variant))
+    if entry is not None:
+        return entry[1]
+    limits = _limits(variant, 63)[:64]
+    context = (_fits(variant) + bytes(min(onto, _LIMIT_CAP) for onto, _ in limits)
+               + bytes(min(into, _LIMIT_CAP) for _, into in limits)
+               + bytes((variant.decks, (variant.redeals > 0) | variant.foundation_to_column << 1)))
+    if len(_CONTEXTS) >= _CONTEXTS_MAX:
+        _CONTEXTS.clear()
+    _CONTEXTS[id(variant)] = (variant, context)
+    return context
+
+
+PlayOp = tuple[Command, int, int, int, int]
+"""A command as ``play_listed`` takes it: the command, the C's ``op``, its source and target numbers, its count
+(-1 when none is written)."""
+
+_PLAY_OPS: dict[str, PlayOp | None] = {}
+
+_PLAY_OPS_MAX = 8192
+"""Texts kept in :data:`_PLAY_OPS`; emptied past it (a client can send many texts of the same commands)."""
+
+
+def play_op(text: str) -> PlayOp | None:
+    """The command written ``text`` as the C's fused play takes it, or ``None`` when the C does not apply it
+    (undo, redeal, finish, a move from a foundation) or ``text`` is no command (then the caller's parse raises).
+    Kept per text: a player's commands repeat."""
+    try:
+        return _PLAY_OPS[text]
+    except KeyError:
+        pass
+    try:
+        command = parse_command(text)
+    except ValueError:
+        return None
+    op: PlayOp | None = None
+    if command.kind == "draw":
+        op = (command, _C_DRAW, 0, 0, -1)
+    elif command.kind == "move":
+        assert command.source is not None and command.target is not None
+        code = _C_OPS.get((command.source.kind, command.target.kind), -1)
+        if code >= 0:
+            op = (command, code, command.source.index, command.target.index,
+                  -1 if command.count is None else command.count)
+    if len(_PLAY_OPS) >= _PLAY_OPS_MAX:
+        _PLAY_OPS.clear()
+    _PLAY_OPS[text] = op
+    return op
+
+
+def play_listed(position: Position, variant: Variant, op: PlayOp,
+                autoplay_on: bool) -> tuple[Position, int, int, bool, list[LegalMove] | None] | None:
+    """:func:`apply` of ``op``'s command, then :func:`autoplay` when ``autoplay_on``, then :func:`legal_moves` of
+    the result, in one call of the C hot path (``play_listed`` of ``_cengine.c``): ``(position, cards moved by the
+    command, cards auto-play moved up, whether a card turned face up, the legal list)``. The list is ``None``
+    where the C leaves it to :func:`legal_moves` (a redeal or a finish may be legal, or cards may come down from
+    the foundations). ``None`` as a whole when the C is not built, declines the position, or the rules refuse
+    the command: the caller then plays it in Python, the reference (which raises the refusal).
+    tests/engine/test_fast_path.py checks both give the same results."""
+    if _c_play_listed is None:
+        return None
+    return _c_play_listed(Position, position.tableau, position.hidden, position.foundations, position.stock,
+                          position.waste, position.redeals_left, op[1], op[2], op[3], op[4], _c_context(variant),
+                          autoplay_on, _c_table(len(position.tableau)), _DRAW_MOVE)
+
+
 try:  # the optional C listing (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)
     from ._cengine import apply_move as _c_apply_move
     from ._cengine import autoplay_next as _c_autoplay_next
     from ._cengine import column_moves as _c_column_moves
+    from ._cengine import play_listed as _c_play_listed
 except ImportError:  # no compiler at install time: the Python listing alone
-    _c_apply_move = _c_autoplay_next = _c_column_moves = None
+    _c_apply_move = _c_autoplay_next = _c_column_moves = _c_play_listed = None

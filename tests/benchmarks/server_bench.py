@@ -1554,6 +1554,10 @@ def main() -> None:
     parser.add_argument("--profile-native", action="store_true", help="py-spy records C frames too (--native)")
     parser.add_argument("--profile-nonblocking", action="store_true",
                         help="py-spy samples without stopping the server (its stops bias samples to system calls)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run saturation and the floor baseline alternately this many times (the race server "
+                             "idle during each floor round) and give each round's share of the floor and their "
+                             "median: a host's slower and faster minutes then fall on both sides alike")
     parser.add_argument("--echo-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--floor-server", nargs=2, metavar=("PORT", "REDIS_URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -1608,6 +1612,10 @@ def main() -> None:
                 if process is not None:
                     process.wait(30)
             profiles.clear()
+
+        if args.rounds > 1:
+            alternate_rounds(bench, args)
+            return
 
         race: list[PhaseFigures] = []
         paced = saturation = thousand = two = two_paced = cluster = cluster_paced = None
@@ -1785,6 +1793,32 @@ def main() -> None:
                 summarize_profile(path, rate=args.profile_rate)
     finally:
         bench.stop()
+
+
+def alternate_rounds(bench: Bench, args: argparse.Namespace) -> None:
+    """``--rounds N``: saturation on the race server, then the floor baseline, N times; each round's share of the
+    floor (moves/s over messages/s), its server CPU per move and per message, and the medians of the rounds."""
+    rounds = []
+    for k in range(1, args.rounds + 1):
+        print(f"\nround {k} of {args.rounds}: saturation, {args.players} bots, {args.saturation_s:g} s")
+        bench.sampler.server_pid, bench.sampler._worker_pids = bench.server_process.pid, []
+        saturation = bench.race_phase("saturation", args.saturation_s, (0.0, 0.0), 100_000)
+        rate, us = report_phase(saturation)
+        print(f"round {k} of {args.rounds}: floor baseline, {args.floor_s:g} s (the race server idle)")
+        floor = bench.floor_phase(args.floor_s)
+        floor_rate, floor_us = report_phase(floor, "messages")
+        rounds.append((rate / floor_rate, us, floor_us))
+        print(f"round {k}: the race server reaches {100 * rate / floor_rate:.1f} % of the floor ({us:.0f} against "
+              f"{floor_us:.0f} us of server CPU per unit)")
+    print("\nsummary")
+    for k, (share, us, floor_us) in enumerate(rounds, 1):
+        print(f"  round {k}: {100 * share:.1f} % of the floor, {us:.0f} us per move, {floor_us:.0f} us per message")
+    share = med([r[0] for r in rounds])
+    print(f"  median of {len(rounds)} rounds: the race server reaches {100 * share:.1f} % of the floor (goal >= 70 %: "
+          f"{'met' if share >= 0.7 else 'NOT met'}); {med([r[1] for r in rounds]):.0f} us per move, "
+          f"{med([r[2] for r in rounds]):.0f} us per message")
+    load = os.getloadavg()
+    print(f"  load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 ``rules.legal_moves``, ``rules.apply``, ``rules.autoplay`` and ``view.redact`` run part of their work in C when the extension
 is built; with ``pure=True`` they run the Python alone, the reference. Here both give the same legal list,
-the same auto-play and the same view on random positions of every preset: positions reached by random play (undo, redeals,
+the same auto-play and the same view, and ``Game.play_listed`` (apply, auto-play and the next legal list fused in one
+C call) the same games as ``Game.play`` and ``Game.legal_moves``, on random positions of every preset: positions reached by random play (undo, redeals,
 draws, auto-play on and off) and random hand-made positions that play rarely reaches (long runs, several
 empty columns with a run to move into them, face-down cards in every variant, an empty stock with the
 waste, endgames where finish applies). ``tests/benchmarks/move_cost_bench.py --check`` runs the same
@@ -19,10 +20,10 @@ import pytest
 from protocol import messages as m
 from protocol.codec import encode
 from protocol.commands import DRAW, FINISH, REDEAL, Command, Pile
-from server.engine import PRESETS, Game, Position, Variant, apply, deal, legal_moves, redact
+from server.engine import PRESETS, Game, Position, Variant, apply, deal, legal_moves, redact, rules
 from server.engine.errors import IllegalCommandError
 from server.engine.position import EMPTY_SLOT
-from server.engine.rules import Applied, _c_table, _fits, autoplay
+from server.engine.rules import Applied, _c_table, _fits, autoplay, play_op
 from server.views import _CARD_FRAMES, _CARD_TEXTS, _SLOT_FRAMES, _SLOT_TEXTS, position_frame, view_message
 
 _cengine = pytest.importorskip("server.engine._cengine", reason="the C extension is not built")
@@ -412,3 +413,113 @@ def test_the_c_apply_declines_what_it_does_not_handle() -> None:
     assert c(((5,), ()), (2, 0), 0, 1, 2) is None  # more face down than cards
     assert c(((5,), ()), (0, 0), 0, 1, 2, columns=3) is None  # not the variant's column count
     assert c(((5,), ()), (0, 0), 9, 1, 2) is None  # an op it does not know
+
+
+def reference_play_listed(position: Position, variant: Variant, command: Command,
+                          autoplay_on: bool) -> tuple[Position, int, int, bool, list]:
+    """What ``play_listed`` stands for, by the pure Python alone: apply, auto-play, the legal list (no undo)."""
+    applied = apply(position, variant, command, pure=True)
+    after, autoplayed, revealed = applied.position, 0, applied.revealed
+    if autoplay_on:
+        auto = autoplay(after, variant, pure=True)
+        after, autoplayed, revealed = auto.position, len(auto.moves), revealed or auto.revealed
+    return after, applied.cards, autoplayed, revealed, legal_moves(after, variant, pure=True)
+
+
+def assert_same_play_listed(game: Game, text: str) -> bool:
+    """``Game.play_listed`` against :meth:`Game.play` then :meth:`Game.legal_moves` on a copy, and the fused C
+    (when it takes the command) against the pure reference: the same outcome, position, history and list, or the
+    same refusal. True when the command was accepted."""
+    reference = game.copy()
+    try:
+        outcome, legal = reference.play(text), reference.legal_moves()
+    except ValueError as error:  # NotationError and IllegalCommandError are ValueErrors
+        with pytest.raises(type(error)) as raised:
+            game.play_listed(text)
+        assert str(raised.value) == str(error), text
+        return False
+    before = game.position
+    op = play_op(text)
+    fused = rules.play_listed(before, game.variant, op, game.autoplay) if op is not None else None
+    assert game.play_listed(text) == (outcome, legal), (before, text)
+    assert (game.position, game.moves, game.undos, game.history) == (
+        reference.position, reference.moves, reference.undos, reference.history)
+    if fused is not None:
+        after, cards, autoplayed, revealed, listed = fused
+        expected = reference_play_listed(before, game.variant, op[0], game.autoplay)
+        assert (after, cards, autoplayed, revealed) == expected[:4], (before, text)
+        assert type(after) is Position
+        assert listed is None or listed == expected[4], (before, text)
+    return True
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_the_fused_play_gives_the_same_games_and_lists_on_thousands_of_positions(variant: Variant) -> None:
+    """Every listed move and random commands (most refused) from random positions, auto-play on and off, every
+    undo policy: the fused apply, auto-play and listing (``Game.play_listed``) as the reference plays them."""
+    rng = random.Random(f"fast-path fused {variant.name}")
+    accepted = refused = autoplayed = left_to_python = 0
+    positions = 250 if variant.decks == 2 else 60  # three decks: the reference's finish search is slow
+    for i in range(positions):
+        position = random_position(variant, rng)
+        game = Game(position, variant, autoplay=i % 3 != 2, undo=("full", "safe", "none")[i % 3])
+        texts = [str(move.command) for move in game.legal_moves()]
+        texts += [str(random_command(variant, rng)) for _ in range(3)]
+        for text in texts:
+            copy = game.copy()
+            if assert_same_play_listed(copy, text):
+                accepted += 1
+                autoplayed += copy.history[-1].autoplayed > 0 if copy.history else 0
+                op = play_op(text)
+                fused = op and rules.play_listed(game.position, variant, op, game.autoplay)
+                left_to_python += bool(fused) and fused[4] is None
+            else:
+                refused += 1
+    assert accepted > 4 * positions and refused > positions and autoplayed > positions / 10 and (
+        left_to_python > positions / 20), (accepted, refused, autoplayed, left_to_python)
+
+
+@pytest.mark.parametrize("variant", list(PRESETS.values()), ids=lambda v: v.name)
+def test_the_fused_play_plays_the_same_games(variant: Variant) -> None:
+    """Random legal games (undo now and then) played with ``play_listed`` and with ``play``: the same at every step."""
+    rng = random.Random(f"fast-path fused games {variant.name}")
+    for g in range(6):
+        game = Game(deal(str(rng.randrange(10**6)), variant), variant, autoplay=g % 4 != 3,
+                    undo=("full", "safe", "none")[g % 3])
+        legal = game.legal_moves()
+        for _ in range(60):
+            if not legal:
+                break
+            undos = [move for move in legal if move.command.kind == "undo"]
+            move = undos[0] if undos and rng.random() < 0.1 else rng.choice(legal)
+            assert assert_same_play_listed(game.copy(), str(move.command))
+            legal = game.play_listed(str(move.command))[1]
+
+
+def test_the_fused_play_declines_what_it_does_not_handle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fused C answers None for a refused command or a malformed position (the Python then plays or refuses
+    it), leaves the listing to the Python where a redeal or a finish may be legal, and the game plays the same
+    without it."""
+    classic, relaxed = PRESETS["classic"], PRESETS["relaxed"]
+    one = Position(((5, 1), (2,)) + ((),) * 8, (1, 0) + (0,) * 8, (-1,) * 8, (7,), (), 0)
+    after, cards, autoplayed, revealed, legal = rules.play_listed(one, classic, play_op("1-2"), False)
+    assert (after.tableau[:2], after.hidden[:2], cards, autoplayed, revealed) == (((5,), (2, 1)), (0, 0), 1, 0, True)
+    assert legal == legal_moves(after, classic, pure=True) and str(legal[-1].command) == "s"
+    assert rules.play_listed(one, classic, play_op("2-1"), False) is None  # the three does not go on the two
+    assert rules.play_listed(one, classic, play_op("1-11"), False) is None  # no column 11
+    assert rules.play_listed(one._replace(stock=()), classic, play_op("s"), False) is None  # nothing to draw
+    malformed = one._replace(tableau=((5, 52),) + one.tableau[1:])
+    assert rules.play_listed(malformed, classic, play_op("1-2"), False) is None  # no card code 52
+    assert play_op("u") is None and play_op("r") is None and play_op("f") is None and play_op("1-") is None
+    # An empty stock with the waste and a redeal left: the Python lists the rest (the redeal among it).
+    waste_left = one._replace(stock=(), waste=(7, 8), redeals_left=1)
+    assert rules.play_listed(waste_left, relaxed, play_op("1-2"), False)[4] is None
+    assert rules.play_listed(waste_left, classic, play_op("1-2"), False)[4] is not None  # classic has no redeal
+    # No stock and no waste: finish may be legal.
+    assert rules.play_listed(one._replace(stock=()), classic, play_op("1-2"), False)[4] is None
+    # Without the C, the game plays the same through play and legal_moves.
+    game = Game(deal("fused", classic), classic)
+    expected = game.copy().play_listed("s")
+    monkeypatch.setattr(rules, "_c_play_listed", None)
+    assert rules.play_listed(game.position, classic, play_op("s"), True) is None
+    assert game.play_listed("s") == expected
