@@ -54,12 +54,16 @@ def replayed(deal: str, settings: m.Settings, commands: Iterable[tuple[str, int]
 def needs_dead_check(game: Game, legal: list[LegalMove]) -> bool:
     """Whether the solver must say if ``game`` is dead (RULES.md section 5): the stock is exhausted, some
     command is legal (none at all is dead by itself), no card can go up now (that is alive), and every
-    card is face up (a verdict that depended on face-down cards would reveal them)."""
+    card is face up (a verdict that depended on face-down cards would reveal them). ``legal``: the game's
+    :meth:`~server.engine.Game.legal_moves`, in their order."""
     if not legal or not stock_exhausted(game.position, game.variant) or any(game.position.hidden):
         return False
-    return not any(move.command.kind == "finish"
-                   or (move.command.target is not None and move.command.target.kind == "foundation")
-                   for move in legal)
+    # ``legal`` is Game.legal_moves' list, in rules.legal_moves' order: the moves to a foundation come first, and
+    # finish after every other move (only undo may follow it). So the first and the last two tell.
+    first = legal[0].command
+    if first.target is not None and first.target.kind == "foundation":
+        return False
+    return not any(move.command.kind == "finish" for move in legal[-2:])
 
 
 def is_retry(seq: int, last: int, sequence: str) -> bool:

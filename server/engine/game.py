@@ -64,6 +64,9 @@ class Outcome(NamedTuple):
 
 
 _Link = tuple[Step, "_Link | None"]
+
+_tuple_new = tuple.__new__
+"""``_tuple_new(Step, (fields...))``: a named tuple made without its class's ``__new__`` (the same value)."""
 """One step of the undo history on the link below it (``None``: the first step)."""
 
 
@@ -113,20 +116,25 @@ class Game:
 
     def undo_refusal(self) -> IllegalCommandError | None:
         """Why an undo would be refused now, or ``None`` when it would be accepted."""
+        refusal = self._undo_block()
+        return None if refusal is None else IllegalCommandError(*refusal)
+
+    def _undo_block(self) -> tuple[str, str] | None:
+        """:meth:`undo_refusal`'s words and code, without building the error (every move's path asks)."""
         if self.position.is_won:
-            return IllegalCommandError("the game is won: no more commands", "game_over")
+            return "the game is won: no more commands", "game_over"
         if self.undo_policy is UndoPolicy.NONE:
-            return IllegalCommandError("undo is off in this match", "undo_refused")
+            return "undo is off in this match", "undo_refused"
         if self._top is None:
-            return IllegalCommandError("nothing to undo", "undo_refused")
+            return "nothing to undo", "undo_refused"
         if self.undo_policy is UndoPolicy.SAFE:
             last = self._top[0]
             if last.command.kind == "draw":
-                return IllegalCommandError("undo cannot take back a draw", "undo_refused")
+                return "undo cannot take back a draw", "undo_refused"
             if last.command.kind == "redeal":
-                return IllegalCommandError("undo cannot take back a redeal", "undo_refused")
+                return "undo cannot take back a redeal", "undo_refused"
             if last.revealed:
-                return IllegalCommandError("undo cannot take back a command that turned a card face up", "undo_refused")
+                return "undo cannot take back a command that turned a card face up", "undo_refused"
         return None
 
     def play(self, command: str | Command) -> Outcome:
@@ -172,14 +180,15 @@ class Game:
             fast = play_listed(self.position, self.variant, op, self.autoplay)
             if fast is not None:
                 after, cards, autoplayed, revealed, legal = fast
-                self._top = (Step(op[0], self.position, after, cards, autoplayed, revealed), self._top)
+                # Built as tuples (a named tuple's own __new__ is a Python function): this is every move's path.
+                self._top = (_tuple_new(Step, (op[0], self.position, after, cards, autoplayed, revealed)), self._top)
                 self.position = after
                 self.moves += 1
                 if legal is None:
                     legal = legal_moves(after, self.variant)
-                if self.undo_refusal() is None:
-                    legal.append(LegalMove(UNDO, cards))
-                return Outcome(op[0], after, cards, autoplayed, after.is_won), legal
+                if self._undo_block() is None:
+                    legal.append(_tuple_new(LegalMove, (UNDO, cards)))
+                return _tuple_new(Outcome, (op[0], after, cards, autoplayed, after.is_won)), legal
         return self.play(command), self.legal_moves()
 
     def copy(self) -> Game:
@@ -204,7 +213,7 @@ class Game:
         same order) followed by ``u`` when an undo would be accepted.
         """
         result = legal_moves(self.position, self.variant)
-        if self.undo_refusal() is None:
+        if self._undo_block() is None:
             assert self._top is not None
             result.append(LegalMove(UNDO, self._top[0].cards))
         return result

@@ -3,6 +3,7 @@ every kind of proposal and every refusal, with the expected values worked out fr
 
 from __future__ import annotations
 
+import random
 import textwrap
 
 import msgspec
@@ -28,6 +29,7 @@ from server.core.player import (
 )
 from server.engine import Game, find_variant, format_position, parse_position
 from server.engine.deal import deal
+from server.engine.rules import stock_exhausted
 from server.views import legal_message, view_message
 
 CLASSIC = find_variant("classic")
@@ -242,6 +244,32 @@ def test_a_play_with_stock_left_needs_no_dead_check() -> None:
     proposal = player().propose_play(1, "s", START_MS)
     assert isinstance(proposal, Proposal) and proposal.follow_up is FollowUp.NONE
     assert not needs_dead_check(proposal.next.game, proposal.next.game.legal_moves())
+
+
+@pytest.mark.parametrize("variant", ["classic", "relaxed", "lucas", "josephine", "sixty_thieves"])
+def test_the_dead_check_reads_the_legal_list_as_a_scan_of_every_move_would(variant: str) -> None:
+    """``needs_dead_check`` looks at the ends of the legal list only (its order puts the moves to a foundation
+    first and finish last); a scan of every move, the rule as RULES.md section 5 words it, agrees at every
+    position of random games played past the last draw (undo on, auto-play on and off)."""
+    rng = random.Random(f"dead check {variant}")
+    rules = find_variant(variant)
+    asked = checked = 0
+    for g in range(30):
+        game = Game(deal(str(rng.randrange(10**6)), rules), rules, autoplay=g % 2 == 0, undo="full")
+        for _ in range(400):
+            legal = game.legal_moves()
+            if not legal:
+                break
+            expected = (stock_exhausted(game.position, rules) and not any(game.position.hidden)
+                        and not any(move.command.kind == "finish" or (move.command.target is not None
+                                                                        and move.command.target.kind == "foundation")
+                                    for move in legal))
+            assert needs_dead_check(game, legal) is expected, (game.position, legal)
+            asked += expected
+            checked += stock_exhausted(game.position, rules)
+            talon = [move for move in legal if move.command.kind in ("draw", "redeal")]
+            game.play((talon[0] if talon and rng.random() < 0.3 else rng.choice(legal)).command)
+    assert asked > 20 and checked > 200, (asked, checked)
 
 
 # ---------------------------------------------------------------- resign
