@@ -44,14 +44,21 @@
  *   1 + 2n + 13n^2 + (i*n + j)*13 + c-1 column i to empty column j with count c (c >= 2)
  */
 
-static int card_at(PyObject *column, Py_ssize_t index, int *card) {
+/* Item `index` of the tuple `column` as a card code into `card`: 1, or 0 (no error set) for anything but an int
+ * 0..51. The int's value is read where CPython keeps a small one (one digit), not through PyLong_AsLong: every
+ * card of a reply goes through here. */
+static inline int card_at(PyObject *column, Py_ssize_t index, int *card) {
     PyObject *item = PyTuple_GET_ITEM(column, index);
     if (!PyLong_CheckExact(item)) return 0;
-    long value = PyLong_AsLong(item);
-    if (value < 0 || value >= CARDS) {
-        PyErr_Clear();
-        return 0;
-    }
+#if PY_VERSION_HEX >= 0x030C0000
+    if (!PyUnstable_Long_IsCompact((PyLongObject *)item)) return 0;
+    Py_ssize_t value = PyUnstable_Long_CompactValue((PyLongObject *)item);
+#else
+    Py_ssize_t size = Py_SIZE(item); /* 0 for zero, 1 for one positive digit; negative or larger: no card */
+    if (size != 0 && size != 1) return 0;
+    Py_ssize_t value = size ? (Py_ssize_t)((PyLongObject *)item)->ob_digit[0] : 0;
+#endif
+    if (value < 0 || value >= CARDS) return 0;
     *card = (int)value;
     return 1;
 }
@@ -542,11 +549,15 @@ static inline int put_frame(Buffer *b, int which, Py_ssize_t index) {
 static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from) {
     Py_ssize_t len = PyTuple_GET_SIZE(cards);
     if (!put_array(b, len - from)) return 0;
+    if (b->len + (len - from) * MAXTEXT > b->cap && !grow(b, (len - from) * MAXTEXT)) return 0;
+    char *to = b->data + b->len; /* room for every text at its longest: no check per card */
     for (Py_ssize_t i = from; i < len; i++) {
         int card;
         if (!card_at(cards, i, &card)) return -1;
-        if (!put_frame(b, 0, card)) return 0;
+        for (int k = 0; k < text_len[0][card]; k++) to[k] = text_bytes[0][card][k];
+        to += text_len[0][card];
     }
+    b->len = to - b->data;
     return 1;
 }
 
