@@ -34,6 +34,7 @@ from aiolimiter import AsyncLimiter
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame, Opcode
+from websockets.http11 import Request
 
 from .settings import Settings
 
@@ -240,16 +241,24 @@ class LimitedWebSocketProtocol(WebSocketsSansIOProtocol):
         self._dispatch(events)
 
     def _dispatch(self, events: list[Any]) -> None:
-        # uvicorn's own dispatch (WebSocketsSansIOProtocol.handle_events) on events already taken.
-        handlers = {Opcode.CONT: self.handle_cont, Opcode.TEXT: self.handle_text, Opcode.BINARY: self.handle_bytes,
-                    Opcode.PONG: self.handle_pong, Opcode.CLOSE: self.handle_close}
+        # uvicorn's own dispatch (WebSocketsSansIOProtocol.handle_events: the same chain of tests) on events already
+        # taken; binary frames first, a player's every command.
         for event in events:
             if isinstance(event, Frame):
-                if event.opcode == Opcode.PING:
+                opcode = event.opcode
+                if opcode is Opcode.BINARY:
+                    self.handle_bytes(event)
+                elif opcode is Opcode.TEXT:
+                    self.handle_text(event)
+                elif opcode is Opcode.PING:
                     self.handle_ping()
-                else:
-                    handlers[event.opcode](event)
-            else:
+                elif opcode is Opcode.PONG:
+                    self.handle_pong(event)
+                elif opcode is Opcode.CLOSE:
+                    self.handle_close(event)
+                elif opcode is Opcode.CONT:
+                    self.handle_cont(event)
+            elif isinstance(event, Request):
                 self.handle_connect(event)
 
     def _close_abuser(self, limit: str, detail: str) -> None:
