@@ -420,13 +420,20 @@ done:
 typedef struct {
     char *data;
     Py_ssize_t len, cap;
+    char *local; /* the stack buffer it started in (most replies fit), or NULL */
 } Buffer;
 
 static int grow(Buffer *b, Py_ssize_t more) {
     if (b->len + more <= b->cap) return 1;
     Py_ssize_t cap = b->cap * 2;
     while (cap < b->len + more) cap *= 2;
-    char *data = PyMem_Realloc(b->data, cap);
+    char *data;
+    if (b->data == b->local) { /* the caller's stack buffer: moved to the heap */
+        data = PyMem_Malloc(cap);
+        if (data != NULL) memcpy(data, b->data, b->len);
+    } else {
+        data = PyMem_Realloc(b->data, cap);
+    }
     if (data == NULL) {
         PyErr_NoMemory();
         return 0;
@@ -434,6 +441,11 @@ static int grow(Buffer *b, Py_ssize_t more) {
     b->data = data;
     b->cap = cap;
     return 1;
+}
+
+/* The buffer's memory, unless it is still the caller's stack buffer. */
+static void release(Buffer *b) {
+    if (b->data != b->local) PyMem_Free(b->data);
 }
 
 static inline int put(Buffer *b, const char *bytes, Py_ssize_t n) {
@@ -526,8 +538,8 @@ static int take_texts(int which, PyObject *frames) {
     if (texts_of[which] == frames) return 1;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(frames); i++) {
         PyObject *item = PyTuple_GET_ITEM(frames, i);
-        if (!PyBytes_CheckExact(item) || PyBytes_GET_SIZE(item) > MAXTEXT) {
-            PyErr_SetString(PyExc_TypeError, "texts must be short encoded msgpack strings (bytes)");
+        if (!PyBytes_CheckExact(item) || PyBytes_GET_SIZE(item) > (which == 0 ? 8 : MAXTEXT)) {
+            PyErr_SetString(PyExc_TypeError, "texts must be short encoded msgpack strings (bytes: a card's 8 at most)");
             Py_CLEAR(texts_of[which]);
             return 0;
         }
@@ -554,7 +566,7 @@ static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from) {
     for (Py_ssize_t i = from; i < len; i++) {
         int card;
         if (!card_at(cards, i, &card)) return -1;
-        for (int k = 0; k < text_len[0][card]; k++) to[k] = text_bytes[0][card][k];
+        memcpy(to, text_bytes[0][card], 8); /* every card's text is shorter: one fixed-size copy, then the length */
         to += text_len[0][card];
     }
     b->len = to - b->data;
@@ -574,13 +586,31 @@ static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from) {
  * None for a command not in `commands` (the caller adds it and asks again) and for anything else than
  * tuples of card codes, counts in 0..len(column) and slot tops in -1..51 (the caller encodes in Python).
  */
-static PyObject *position_frame(PyObject *self, PyObject *args) {
-    long long seq, stock, redeals_left, moves, undos, found, time_ms;
-    PyObject *command, *tableau, *hidden, *foundations, *waste, *legal, *commands, *status, *card_frames, *slot_frames;
-    if (!PyArg_ParseTuple(args, "LUO!O!O!LO!LO!O!LLLULO!O!", &seq, &command, &PyTuple_Type, &tableau, &PyTuple_Type,
-                          &hidden, &PyTuple_Type, &foundations, &stock, &PyTuple_Type, &waste, &redeals_left,
-                          &PyList_Type, &legal, &PyDict_Type, &commands, &moves, &undos, &found, &status, &time_ms,
-                          &PyTuple_Type, &card_frames, &PyTuple_Type, &slot_frames))
+/* Argument `i` of a fast call as a tuple (list, dict, str) of that exact type, or a TypeError. */
+static PyObject *arg_of(PyObject *const *args, int i, PyTypeObject *type) {
+    if (Py_IS_TYPE(args[i], type) || PyObject_TypeCheck(args[i], type)) return args[i];
+    PyErr_Format(PyExc_TypeError, "argument %d must be %s, not %s", i + 1, type->tp_name, Py_TYPE(args[i])->tp_name);
+    return NULL;
+}
+
+static PyObject *position_frame(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 17) {
+        PyErr_Format(PyExc_TypeError, "position_frame takes 17 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    /* Argument parsing by hand (METH_FASTCALL): PyArg_ParseTuple's format walk was a sixth of the call. */
+    long long seq = PyLong_AsLongLong(args[0]), stock = PyLong_AsLongLong(args[5]),
+              redeals_left = PyLong_AsLongLong(args[7]), moves = PyLong_AsLongLong(args[10]),
+              undos = PyLong_AsLongLong(args[11]), found = PyLong_AsLongLong(args[12]),
+              time_ms = PyLong_AsLongLong(args[14]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *command = arg_of(args, 1, &PyUnicode_Type), *tableau = arg_of(args, 2, &PyTuple_Type),
+             *hidden = arg_of(args, 3, &PyTuple_Type), *foundations = arg_of(args, 4, &PyTuple_Type),
+             *waste = arg_of(args, 6, &PyTuple_Type), *legal = arg_of(args, 8, &PyList_Type),
+             *commands = arg_of(args, 9, &PyDict_Type), *status = arg_of(args, 13, &PyUnicode_Type),
+             *card_frames = arg_of(args, 15, &PyTuple_Type), *slot_frames = arg_of(args, 16, &PyTuple_Type);
+    if (command == NULL || tableau == NULL || hidden == NULL || foundations == NULL || waste == NULL ||
+        legal == NULL || commands == NULL || status == NULL || card_frames == NULL || slot_frames == NULL)
         return NULL;
     if (PyTuple_GET_SIZE(card_frames) != CARDS || PyTuple_GET_SIZE(slot_frames) != CARDS + 1) {
         PyErr_SetString(PyExc_ValueError, "card_frames must hold 52 encoded texts and slot_frames 53");
@@ -589,8 +619,8 @@ static PyObject *position_frame(PyObject *self, PyObject *args) {
     if (!take_texts(0, card_frames) || !take_texts(1, slot_frames)) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(tableau), slots = PyTuple_GET_SIZE(foundations);
     if (PyTuple_GET_SIZE(hidden) != n) Py_RETURN_NONE;
-    Buffer b = {PyMem_Malloc(1024), 0, 1024};
-    if (b.data == NULL) return PyErr_NoMemory();
+    char local[2048];
+    Buffer b = {local, 0, sizeof local, local};
     int ok, top_codes[MAXCOLS + 1];
     /* Position's fields in their order, the tag first; View's fields likewise. */
     if (!(put(&b, "\x8a", 1) && put_key(&b, "type") && put_key(&b, "position") && put_key(&b, "seq") &&
@@ -647,13 +677,13 @@ static PyObject *position_frame(PyObject *self, PyObject *args) {
           put_key(&b, "time_ms") && put_int(&b, time_ms)))
         goto fail;
     PyObject *frame = PyBytes_FromStringAndSize(b.data, b.len);
-    PyMem_Free(b.data);
+    release(&b);
     return frame;
 unsupported:
-    PyMem_Free(b.data);
+    release(&b);
     Py_RETURN_NONE;
 fail:
-    PyMem_Free(b.data);
+    release(&b);
     return NULL;
 }
 
@@ -1106,7 +1136,7 @@ static PyMethodDef methods[] = {
      "autoplay_next(tableau, foundations, waste, fits, decks) -> int | None\n\n"
      "rules.autoplay's next move as source * 64 + slot (source 0 the waste, 1 + i column i), -1 when none; None "
      "for a malformed position."},
-    {"position_frame", position_frame, METH_VARARGS,
+    {"position_frame", (PyCFunction)(void (*)(void))position_frame, METH_FASTCALL,
      "position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, commands, moves, "
      "undos, found, status, time_ms, card_frames, slot_frames) -> bytes | None\n\n"
      "The encoded position reply (msgspec's bytes) with the position's redacted view; None for a malformed position."},

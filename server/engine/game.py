@@ -64,10 +64,10 @@ class Outcome(NamedTuple):
 
 
 _Link = tuple[Step, "_Link | None"]
+"""One step of the undo history on the link below it (``None``: the first step)."""
 
 _tuple_new = tuple.__new__
 """``_tuple_new(Step, (fields...))``: a named tuple made without its class's ``__new__`` (the same value)."""
-"""One step of the undo history on the link below it (``None``: the first step)."""
 
 
 class Game:

@@ -780,7 +780,7 @@ PlayOp = tuple[Command, int, int, int, int]
 _PLAY_OPS: dict[str, PlayOp | None] = {}
 
 _PLAY_OPS_MAX = 8192
-"""Texts kept in :data:`_PLAY_OPS`; emptied past it (a client can send many texts of the same commands)."""
+"""Texts kept in :data:`_PLAY_OPS`; emptied past it (a client may send any of the many commands of a wide tableau)."""
 
 
 def play_op(text: str) -> PlayOp | None:
