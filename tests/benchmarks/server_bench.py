@@ -56,6 +56,11 @@ in the order idle, paced, thousand, saturation, two, cluster, echo, floor):
 
 Every phase also reports the server's wake-ups per move (voluntary context switches of all its threads).
 
+``--rounds N`` (N > 1) runs saturation and the floor baseline alternately N times instead (the race server
+stays up, idle, during each floor round) and prints each round's share of the floor and the median of the
+rounds: the host's speed drifts by up to a third between minutes, which one saturation phase and one floor
+phase 20 s apart turn into a share anywhere between about 50 and 70 %.
+
 Figures are over a steady window (every bot playing: from ``--warmup`` s
 after the common start to the common end): rates are medians of one-second
 buckets (min and max in brackets), latencies percentiles of every round trip
