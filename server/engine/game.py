@@ -8,6 +8,7 @@ history of accepted commands so undo can return to an earlier value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from typing import NamedTuple
 
@@ -66,6 +67,17 @@ class Outcome(NamedTuple):
 _Link = tuple[Step, "_Link | None"]
 """One step of the undo history on the link below it (``None``: the first step)."""
 
+_UNDO_REFUSALS: dict[str, Callable[[], IllegalCommandError]] = {
+    "won": lambda: IllegalCommandError("the game is won: no more commands", "game_over"),
+    "off": lambda: IllegalCommandError("undo is off in this match", "undo_refused"),
+    "nothing": lambda: IllegalCommandError("nothing to undo", "undo_refused"),
+    "draw": lambda: IllegalCommandError("undo cannot take back a draw", "undo_refused"),
+    "redeal": lambda: IllegalCommandError("undo cannot take back a redeal", "undo_refused"),
+    "revealed": lambda: IllegalCommandError("undo cannot take back a command that turned a card face up",
+                                            "undo_refused"),
+}
+"""Why an undo is refused (:meth:`Game._undo_block`'s keys) -> the error saying so (RULES.md section 8)."""
+
 _tuple_new = tuple.__new__
 """``_tuple_new(Step, (fields...))``: a named tuple made without its class's ``__new__`` (the same value)."""
 
@@ -116,25 +128,26 @@ class Game:
 
     def undo_refusal(self) -> IllegalCommandError | None:
         """Why an undo would be refused now, or ``None`` when it would be accepted."""
-        refusal = self._undo_block()
-        return None if refusal is None else IllegalCommandError(*refusal)
+        reason = self._undo_block()
+        return None if reason is None else _UNDO_REFUSALS[reason]()
 
-    def _undo_block(self) -> tuple[str, str] | None:
-        """:meth:`undo_refusal`'s words and code, without building the error (every move's path asks)."""
+    def _undo_block(self) -> str | None:
+        """Why an undo would be refused now, as a key of :data:`_UNDO_REFUSALS`, or ``None``: the check without
+        building the error (every move's path asks)."""
         if self.position.is_won:
-            return "the game is won: no more commands", "game_over"
+            return "won"
         if self.undo_policy is UndoPolicy.NONE:
-            return "undo is off in this match", "undo_refused"
+            return "off"
         if self._top is None:
-            return "nothing to undo", "undo_refused"
+            return "nothing"
         if self.undo_policy is UndoPolicy.SAFE:
             last = self._top[0]
             if last.command.kind == "draw":
-                return "undo cannot take back a draw", "undo_refused"
+                return "draw"
             if last.command.kind == "redeal":
-                return "undo cannot take back a redeal", "undo_refused"
+                return "redeal"
             if last.revealed:
-                return "undo cannot take back a command that turned a card face up", "undo_refused"
+                return "revealed"
         return None
 
     def play(self, command: str | Command) -> Outcome:
