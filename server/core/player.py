@@ -58,12 +58,11 @@ def needs_dead_check(game: Game, legal: list[LegalMove]) -> bool:
     :meth:`~server.engine.Game.legal_moves`, in their order."""
     if not legal or not stock_exhausted(game.position, game.variant) or any(game.position.hidden):
         return False
-    # ``legal`` is Game.legal_moves' list, in rules.legal_moves' order: the moves to a foundation come first, and
-    # finish after every other move (only undo may follow it). So the first and the last two tell.
+    # ``legal`` is Game.legal_moves' list, in rules.legal_moves' order: the moves to a foundation come first, so
+    # the first tells. A legal finish needs no look of its own: its first card is a column top a slot takes now,
+    # which is listed as that column's move to a foundation.
     first = legal[0].command
-    if first.target is not None and first.target.kind == "foundation":
-        return False
-    return not any(move.command.kind == "finish" for move in legal[-2:])
+    return not (first.target is not None and first.target.kind == "foundation")
 
 
 def is_retry(seq: int, last: int, sequence: str) -> bool:

@@ -573,6 +573,20 @@ static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from) {
     return 1;
 }
 
+/* Argument `i` of a fast call if it is a `type` (a tuple, list, dict or str, or a subclass), else NULL with a
+ * TypeError set. */
+static PyObject *arg_of(PyObject *const *args, int i, PyTypeObject *type) {
+    if (PyObject_TypeCheck(args[i], type)) return args[i];
+    PyErr_Format(PyExc_TypeError, "argument %d must be %s, not %s", i + 1, type->tp_name, Py_TYPE(args[i])->tp_name);
+    return NULL;
+}
+
+/* An int argument of a fast call into `*value`: 1, or 0 with the error set (not an int, or too large). */
+static int arg_ll(PyObject *const *args, int i, long long *value) {
+    *value = PyLong_AsLongLong(args[i]);
+    return !(*value == -1 && PyErr_Occurred());
+}
+
 /* position_frame(seq, command, tableau, hidden, foundations, stock, waste, redeals_left, legal, commands,
  *                moves, undos, found, status, time_ms, card_frames, slot_frames) -> bytes | None
  *
@@ -586,24 +600,17 @@ static int put_cards(Buffer *b, PyObject *cards, Py_ssize_t from) {
  * None for a command not in `commands` (the caller adds it and asks again) and for anything else than
  * tuples of card codes, counts in 0..len(column) and slot tops in -1..51 (the caller encodes in Python).
  */
-/* Argument `i` of a fast call as a tuple (list, dict, str) of that exact type, or a TypeError. */
-static PyObject *arg_of(PyObject *const *args, int i, PyTypeObject *type) {
-    if (Py_IS_TYPE(args[i], type) || PyObject_TypeCheck(args[i], type)) return args[i];
-    PyErr_Format(PyExc_TypeError, "argument %d must be %s, not %s", i + 1, type->tp_name, Py_TYPE(args[i])->tp_name);
-    return NULL;
-}
-
 static PyObject *position_frame(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 17) {
         PyErr_Format(PyExc_TypeError, "position_frame takes 17 arguments (%zd given)", nargs);
         return NULL;
     }
     /* Argument parsing by hand (METH_FASTCALL): PyArg_ParseTuple's format walk was a sixth of the call. */
-    long long seq = PyLong_AsLongLong(args[0]), stock = PyLong_AsLongLong(args[5]),
-              redeals_left = PyLong_AsLongLong(args[7]), moves = PyLong_AsLongLong(args[10]),
-              undos = PyLong_AsLongLong(args[11]), found = PyLong_AsLongLong(args[12]),
-              time_ms = PyLong_AsLongLong(args[14]);
-    if (PyErr_Occurred()) return NULL;
+    long long seq, stock, redeals_left, moves, undos, found, time_ms;
+    if (!arg_ll(args, 0, &seq) || !arg_ll(args, 5, &stock) || !arg_ll(args, 7, &redeals_left) ||
+        !arg_ll(args, 10, &moves) || !arg_ll(args, 11, &undos) || !arg_ll(args, 12, &found) ||
+        !arg_ll(args, 14, &time_ms))
+        return NULL;
     PyObject *command = arg_of(args, 1, &PyUnicode_Type), *tableau = arg_of(args, 2, &PyTuple_Type),
              *hidden = arg_of(args, 3, &PyTuple_Type), *foundations = arg_of(args, 4, &PyTuple_Type),
              *waste = arg_of(args, 6, &PyTuple_Type), *legal = arg_of(args, 8, &PyList_Type),
@@ -738,18 +745,6 @@ static int slot_taking(const int *tops, Py_ssize_t slots, int card, long target)
     return takes ? (int)(target - 1) : -1;
 }
 
-/* apply_move(position_type, applied_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source,
- *            target, count, fits, columns, onto_limit, into_limit) -> Applied | None
- *
- * rules.apply for the commonest commands, each checked by the same rules (RULES.md sections 2-5): `op`
- * COLUMN_TO_COLUMN (source, target: 1-based columns; count -1: none written, the engine picks it as
- * rules._from_column does), COLUMN_TO_FOUNDATION and WASTE_TO_FOUNDATION (target: 1-based slot, 0 any),
- * WASTE_TO_COLUMN, DRAW. The run is rules.run_length's (as in column_moves), the move limits are given
- * (rules.move_limit onto a card and into an empty column; into_limit unused without an empty column).
- * Answers rules.Applied(Position(...), cards, revealed), or None for any command the rules refuse and for
- * anything else than tuples of card codes with `columns` columns: the caller then applies it in Python,
- * which raises the refusal's error.
- */
 /* The command applied to the position's fields: 1 with `items` holding the new position's six fields (new
  * references: tableau, hidden, foundations, stock, waste, redeals_left), `*cards_out` the cards it moved and
  * `*revealed_out` whether a card turned face up; 0 for a command the rules refuse or a position outside what this
@@ -906,7 +901,7 @@ fail:
  * rules.apply for the commonest commands, each checked by the same rules (RULES.md sections 2-5): `op`
  * COLUMN_TO_COLUMN (source, target: 1-based columns; count -1: none written, the engine picks it as
  * rules._from_column does), COLUMN_TO_FOUNDATION and WASTE_TO_FOUNDATION (target: 1-based slot, 0 any),
- * WASTE_TO_COLUMN, DRAW. The run is rules.run_length's (as in column_moves), the move limits are given
+ * WASTE_TO_COLUMN, DRAW. The run is rules.run_length's (as in list_prefix), the move limits are given
  * (rules.move_limit onto a card and into an empty column; into_limit unused without an empty column).
  * Answers rules.Applied(Position(...), cards, revealed), or None for any command the rules refuse and for
  * anything else than tuples of card codes with `columns` columns: the caller then applies it in Python,
@@ -965,7 +960,8 @@ done:
 #define CTX_INTO (CTX_ONTO + 64)  /* the same into an empty column (0 without one) */
 #define CTX_DECKS (CTX_INTO + 64) /* variant.decks */
 #define CTX_FLAGS (CTX_DECKS + 1) /* bit 0: variant.redeals > 0; bit 1: variant.foundation_to_column */
-#define CTX_LEN (CTX_FLAGS + 1)
+#define CTX_COLUMNS (CTX_FLAGS + 1) /* variant.columns */
+#define CTX_LEN (CTX_COLUMNS + 1)
 
 static long empty_columns(PyObject *tableau) {
     long empties = 0;
@@ -1016,7 +1012,10 @@ static int autoplay_core(PyObject **items, const unsigned char *table, long deck
             PyObject *h = PyTuple_GET_ITEM(hidden, source - 1);
             if (!PyLong_CheckExact(h)) return 0;
             long down = PyLong_AsLong(h);
-            if (down == -1 && PyErr_Occurred()) return -1;
+            if (down == -1 && PyErr_Occurred()) { /* too large for a count: not a position of this file */
+                PyErr_Clear();
+                return 0;
+            }
             if (len - 1 > 0 && down == len - 1) { /* rules._take: the newly exposed card turns face up */
                 PyObject *count = PyLong_FromLong(down - 1);
                 PyObject *counts = count == NULL ? NULL : with_item(hidden, source - 1, count);
@@ -1058,10 +1057,11 @@ static PyObject *play_listed(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_TypeError, "play_listed: a position's tuples, the context bytes and the move table");
         return NULL;
     }
-    long op = PyLong_AsLong(args[7]), source = PyLong_AsLong(args[8]), target = PyLong_AsLong(args[9]),
-         count = PyLong_AsLong(args[10]);
+    long long op, source, target, count;
+    if (!arg_ll(args, 7, &op) || !arg_ll(args, 8, &source) || !arg_ll(args, 9, &target) || !arg_ll(args, 10, &count))
+        return NULL;
     int autoplay = PyObject_IsTrue(args[12]);
-    if (PyErr_Occurred() || autoplay < 0) return NULL;
+    if (autoplay < 0) return NULL;
     const unsigned char *ctx = (const unsigned char *)PyBytes_AS_STRING(context);
     Py_ssize_t n = PyTuple_GET_SIZE(tableau);
     long empties = empty_columns(tableau);
@@ -1069,9 +1069,9 @@ static PyObject *play_listed(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyObject *items[6];
     long cards, autoplayed = 0;
     int revealed;
-    int applied = apply_core(tableau, hidden, foundations, stock, waste, redeals_left, op, source, target, count,
-                             ctx, (long)n, ctx[CTX_ONTO + empties], ctx[CTX_INTO + empties], items, &cards,
-                             &revealed);
+    int applied = apply_core(tableau, hidden, foundations, stock, waste, redeals_left, (long)op, (long)source,
+                             (long)target, (long)count, ctx, ctx[CTX_COLUMNS], ctx[CTX_ONTO + empties],
+                             ctx[CTX_INTO + empties], items, &cards, &revealed);
     if (applied < 0) return NULL;
     if (applied == 0) Py_RETURN_NONE;
     PyObject *legal = NULL, *position = NULL;
@@ -1087,7 +1087,10 @@ static PyObject *play_listed(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (!others && !finish) {
         if (redeal) { /* legal only with a redeal left: the rest of the listing is the Python's */
             long left = PyLong_AsLong(items[5]);
-            if (left == -1 && PyErr_Occurred()) goto fail;
+            if (left == -1 && PyErr_Occurred()) { /* not a count this file reads: the Python lists */
+                PyErr_Clear();
+                left = 1;
+            }
             redeal = left > 0;
         }
         if (!redeal) {

@@ -46,10 +46,11 @@ def run_length(column: Sequence[int], hidden: int, variant: Variant) -> int:
     copy, ``run_length`` in ``server/engine/solver/_csolver.c`` (build in
     suit, no face-down cards: all it supports); tests/engine/test_move_rule.py
     checks that every path, the C one included, moves the same runs. The
-    engine's C hot path keeps another, the run loop of ``column_moves`` and
-    of ``apply_move`` in ``server/engine/_cengine.c`` (every build rule,
-    face-down cards); tests/engine/test_fast_path.py checks they list and
-    apply the same moves.
+    engine's C hot path keeps another, the run loop of ``list_prefix`` and
+    of ``apply_core`` in ``server/engine/_cengine.c`` (every build rule,
+    face-down cards; ``column_moves``, ``apply_move`` and ``play_listed``
+    use them); tests/engine/test_fast_path.py checks they list and apply the
+    same moves.
     """
     n = len(column)
     if n == 0:
@@ -758,15 +759,16 @@ no answer."""
 def _c_context(variant: Variant) -> bytes:
     """The variant's constants as ``play_listed`` of ``_cengine.c`` reads them (its ``CTX_`` offsets): the
     ``_fits`` table, the move limits onto a card and into an empty column by the count of empty columns 0..63
-    (``_limits``, capped at :data:`_LIMIT_CAP`), the decks, and flags (bit 0 redeals, bit 1 cards down from the
-    foundations). Built once per variant object."""
+    (``_limits``, capped at :data:`_LIMIT_CAP`), the decks, flags (bit 0 redeals, bit 1 cards down from the
+    foundations) and the column count. Built once per variant object."""
     entry = _CONTEXTS.get(id(variant))
     if entry is not None:
         return entry[1]
     limits = _limits(variant, 63)[:64]
     context = (_fits(variant) + bytes(min(onto, _LIMIT_CAP) for onto, _ in limits)
                + bytes(min(into, _LIMIT_CAP) for _, into in limits)
-               + bytes((variant.decks, (variant.redeals > 0) | variant.foundation_to_column << 1)))
+               + bytes((variant.decks, (variant.redeals > 0) | variant.foundation_to_column << 1,
+                        min(variant.columns, 255))))
     if len(_CONTEXTS) >= _CONTEXTS_MAX:
         _CONTEXTS.clear()
     _CONTEXTS[id(variant)] = (variant, context)

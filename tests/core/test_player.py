@@ -27,7 +27,7 @@ from server.core.player import (
     new_game,
     replayed,
 )
-from server.engine import Game, find_variant, format_position, parse_position
+from server.engine import Game, Variant, find_variant, format_position, parse_position
 from server.engine.deal import deal
 from server.engine.rules import stock_exhausted
 from server.views import legal_message, view_message
@@ -246,13 +246,15 @@ def test_a_play_with_stock_left_needs_no_dead_check() -> None:
     assert not needs_dead_check(proposal.next.game, proposal.next.game.legal_moves())
 
 
-@pytest.mark.parametrize("variant", ["classic", "relaxed", "lucas", "josephine", "sixty_thieves"])
+@pytest.mark.parametrize("variant", ["classic", "relaxed", "lucas", "josephine", "sixty_thieves", "down"])
 def test_the_dead_check_reads_the_legal_list_as_a_scan_of_every_move_would(variant: str) -> None:
-    """``needs_dead_check`` looks at the ends of the legal list only (its order puts the moves to a foundation
-    first and finish last); a scan of every move, the rule as RULES.md section 5 words it, agrees at every
-    position of random games played past the last draw (undo on, auto-play on and off)."""
+    """``needs_dead_check`` looks at the first legal move only (the list's order puts the moves to a foundation
+    first); a scan of every move, the rule as RULES.md section 5 words it (no move to a foundation and no finish),
+    agrees at every position of random games played past the last draw (undo on, auto-play on and off; "down": a
+    variant whose cards may come down from the foundations, listed after the moves up)."""
     rng = random.Random(f"dead check {variant}")
-    rules = find_variant(variant)
+    rules = (Variant("down", foundation_to_column=True, redeals=1) if variant == "down"
+             else find_variant(variant))
     asked = checked = 0
     for g in range(30):
         game = Game(deal(str(rng.randrange(10**6)), rules), rules, autoplay=g % 2 == 0, undo="full")

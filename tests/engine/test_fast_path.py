@@ -434,9 +434,11 @@ def assert_same_play_listed(game: Game, text: str) -> bool:
     try:
         outcome, legal = reference.play(text), reference.legal_moves()
     except ValueError as error:  # NotationError and IllegalCommandError are ValueErrors
+        before = (game.position, game.moves, game.undos, game.history)
         with pytest.raises(type(error)) as raised:
             game.play_listed(text)
         assert str(raised.value) == str(error), text
+        assert (game.position, game.moves, game.undos, game.history) == before, text  # nothing changed
         return False
     before = game.position
     op = play_op(text)
@@ -510,6 +512,10 @@ def test_the_fused_play_declines_what_it_does_not_handle(monkeypatch: pytest.Mon
     assert rules.play_listed(one._replace(stock=()), classic, play_op("s"), False) is None  # nothing to draw
     malformed = one._replace(tableau=((5, 52),) + one.tableau[1:])
     assert rules.play_listed(malformed, classic, play_op("1-2"), False) is None  # no card code 52
+    wide = one._replace(tableau=one.tableau + ((),), hidden=one.hidden + (0,))
+    assert rules.play_listed(wide, classic, play_op("1-11"), False) is None  # not the variant's 10 columns
+    huge = one._replace(tableau=((5, 0),) + one.tableau[1:], hidden=(2**70,) + one.hidden[1:])
+    assert rules.play_listed(huge, classic, play_op("s"), True) is None  # a count no position has: declined
     assert play_op("u") is None and play_op("r") is None and play_op("f") is None and play_op("1-") is None
     # An empty stock with the waste and a redeal left: the Python lists the rest (the redeal among it).
     waste_left = one._replace(stock=(), waste=(7, 8), redeals_left=1)
