@@ -478,6 +478,7 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
 
 
 PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
+    ((10, 8, 5, 30, 0), False),
     ((20, 8, 10, 12, 0), False),
     ((20, 8, 5, 6, 0), False),
     ((30, 16, 5, 12, 0), True),
@@ -485,8 +486,12 @@ PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
 )
 """The incomplete stages tried first: (score weights, LIFO ties), each on whole runs only (README.md)."""
 
-PORTFOLIO_NODES = 8_000
-"""Nodes per incomplete stage."""
+PORTFOLIO_NODES = 150_000
+"""Nodes per incomplete stage at most; each gets a 25th of the node budget below that (8 000 of the default
+200 000, as before this cap was raised: a small budget stays the complete search's)."""
+
+PORTFOLIO_SHARE = 25
+"""The node budget is divided by this for one incomplete stage's share (capped at :data:`PORTFOLIO_NODES`)."""
 
 DOMINANCE: tuple[str, ...] = ("draw",)
 """The dominance rules of :mod:`.dominance` the complete search of :func:`solve` uses (README.md)."""
@@ -517,9 +522,9 @@ def solve(
 
     With ``portfolio`` (the default) a few short incomplete searches with
     different score weights come first (:data:`PORTFOLIO`; they move whole
-    runs only, so they can never claim ``unsolvable``), each with
-    :data:`PORTFOLIO_NODES` nodes and each at most a fifth of the node
-    budget; the rest goes to the complete search, whose exhaustion is the
+    runs only, so they can never claim ``unsolvable``), each with a
+    25th of the node budget, at most :data:`PORTFOLIO_NODES` nodes;
+    the rest goes to the complete search, whose exhaustion is the
     only source of ``unsolvable``. The complete search does not expand a
     state that :func:`.lock.locked` proves lost (exact; checked after each
     draw, README.md). ``dominance`` names the dominance rules of
@@ -543,7 +548,7 @@ def solve(
     deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
     spent = 0
     if portfolio and not variant.foundation_to_column:
-        share = min(PORTFOLIO_NODES, budget.nodes // (len(PORTFOLIO) + 1))
+        share = min(PORTFOLIO_NODES, budget.nodes // PORTFOLIO_SHARE)
         for params, lifo in PORTFOLIO if share else ():
             seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
             stage = _search(position, variant, Budget(share, seconds, budget.states), autoplay_on=autoplay_on,
