@@ -329,7 +329,7 @@ class PlayerGame(msgspec.Struct, frozen=True):
         time_ms = self.time_ms(now_ms)
         game = self.game.copy()
         try:
-            _, legal = game.play_listed(command)
+            outcome, legal = game.play_listed(command)
         except (NotationError, IllegalCommandError) as error:
             code = getattr(error, "code", "illegal")
             return Reply(m.Rejected(seq, command, code, str(error)))
@@ -338,7 +338,7 @@ class PlayerGame(msgspec.Struct, frozen=True):
         went_up = (game.position.foundations is not self.game.position.foundations
                    and found > self.game.position.foundation_cards)
         last_found_ms = time_ms if went_up else self.last_found_ms
-        status = "won" if game.is_won else PLAYING
+        status = "won" if outcome.won else PLAYING
         ends = status == "won"
         events: tuple[m.Progress | m.Finished, ...] = (m.Progress(self.name, game.moves, found, status, time_ms),)
         if ends:

@@ -1029,6 +1029,22 @@ static int autoplay_core(PyObject **items, const unsigned char *table, long deck
     }
 }
 
+/* Whether the rest of the legal list after a move (beyond a draw) is rules._later_moves' to write, in Python: the
+ * variant moves cards down from the foundations, or the stock is empty and finish (no waste either) or a redeal (a
+ * redeal left) may be legal. `items`: the position's fields, as apply_core fills them. */
+static int later_moves_in_python(PyObject **items, const unsigned char *ctx) {
+    if (ctx[CTX_FLAGS] & 2) return 1;
+    if (PyTuple_GET_SIZE(items[3]) > 0) return 0;
+    if (PyTuple_GET_SIZE(items[4]) == 0) return 1;
+    if (!(ctx[CTX_FLAGS] & 1)) return 0;
+    long left = PyLong_AsLong(items[5]);
+    if (left == -1 && PyErr_Occurred()) { /* not a count this file reads */
+        PyErr_Clear();
+        return 1;
+    }
+    return left > 0;
+}
+
 /* play_listed(position_type, tableau, hidden, foundations, stock, waste, redeals_left, op, source, target, count,
  *             context, autoplay, table, draw_move) -> (position, cards, autoplayed, revealed, legal) | None
  *
@@ -1064,8 +1080,8 @@ static PyObject *play_listed(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (autoplay < 0) return NULL;
     const unsigned char *ctx = (const unsigned char *)PyBytes_AS_STRING(context);
     Py_ssize_t n = PyTuple_GET_SIZE(tableau);
-    long empties = empty_columns(tableau);
-    if (n > MAXCOLS || empties > 63) Py_RETURN_NONE;
+    if (n > MAXCOLS) Py_RETURN_NONE;
+    long empties = empty_columns(tableau); /* at most n */
     PyObject *items[6];
     long cards, autoplayed = 0;
     int revealed;
@@ -1074,52 +1090,36 @@ static PyObject *play_listed(PyObject *self, PyObject *const *args, Py_ssize_t n
                              ctx[CTX_INTO + empties], items, &cards, &revealed);
     if (applied < 0) return NULL;
     if (applied == 0) Py_RETURN_NONE;
-    PyObject *legal = NULL, *position = NULL;
+    PyObject *legal = NULL;
+    int declined = 0;
     if (autoplay) {
         int done = autoplay_core(items, ctx, ctx[CTX_DECKS], &autoplayed, &revealed);
         if (done < 0) goto fail;
         if (done == 0) goto unsupported;
     }
-    PyObject *after_stock = items[3], *after_waste = items[4];
-    int others = ctx[CTX_FLAGS] & 2; /* cards down from the foundations: rules._later_moves lists them */
-    int redeal = PyTuple_GET_SIZE(after_stock) == 0 && PyTuple_GET_SIZE(after_waste) > 0 && (ctx[CTX_FLAGS] & 1);
-    int finish = PyTuple_GET_SIZE(after_stock) == 0 && PyTuple_GET_SIZE(after_waste) == 0;
-    if (!others && !finish) {
-        if (redeal) { /* legal only with a redeal left: the rest of the listing is the Python's */
-            long left = PyLong_AsLong(items[5]);
-            if (left == -1 && PyErr_Occurred()) { /* not a count this file reads: the Python lists */
-                PyErr_Clear();
-                left = 1;
-            }
-            redeal = left > 0;
-        }
-        if (!redeal) {
-            long empties_after = empty_columns(items[0]);
-            if (empties_after > 63) goto unsupported;
-            legal = list_prefix(items[0], items[1], items[2], after_waste, ctx, ctx[CTX_ONTO + empties_after],
-                                ctx[CTX_INTO + empties_after], table);
-            if (legal == NULL) {
-                if (PyErr_Occurred()) goto fail;
-                goto unsupported;
-            }
-            if (PyTuple_GET_SIZE(after_stock) > 0 && PyList_Append(legal, draw_move) < 0) goto fail;
-        }
-    }
-    if (legal == NULL) { /* the listing is left to the caller */
+    if (later_moves_in_python(items, ctx)) {
         Py_INCREF(Py_None);
         legal = Py_None;
+    } else {
+        long after = empty_columns(items[0]); /* at most n: the move keeps the column count */
+        legal = list_prefix(items[0], items[1], items[2], items[4], ctx, ctx[CTX_ONTO + after], ctx[CTX_INTO + after],
+                            table);
+        if (legal == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            goto unsupported;
+        }
+        if (PyTuple_GET_SIZE(items[3]) > 0 && PyList_Append(legal, draw_move) < 0) goto fail;
     }
-    position = make((PyTypeObject *)position_type, items, 6);
+    PyObject *position = make((PyTypeObject *)position_type, items, 6);
     for (int i = 0; i < 6; i++) items[i] = NULL; /* stolen */
     if (position == NULL) goto fail;
     return Py_BuildValue("(NllNN)", position, cards, autoplayed, PyBool_FromLong(revealed), legal);
 unsupported:
-    for (int i = 0; i < 6; i++) Py_XDECREF(items[i]);
-    Py_XDECREF(legal);
-    Py_RETURN_NONE;
+    declined = 1;
 fail:
     for (int i = 0; i < 6; i++) Py_XDECREF(items[i]);
     Py_XDECREF(legal);
+    if (declined) Py_RETURN_NONE;
     return NULL;
 }
 

@@ -189,7 +189,7 @@ class Game:
         C hot path (:func:`~server.engine.rules.play_listed`) for the commands it applies. Raises as :meth:`play`,
         and nothing changes then."""
         op = play_op(command)
-        if op is not None and not self.position.is_won:
+        if op is not None:  # the C declines every command on a won position (no card left to move): play raises
             fast = play_listed(self.position, self.variant, op, self.autoplay)
             if fast is not None:
                 after, cards, autoplayed, revealed, legal = fast

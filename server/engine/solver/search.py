@@ -487,11 +487,11 @@ PORTFOLIO: tuple[tuple[tuple[int, ...], bool], ...] = (
 """The incomplete stages tried first: (score weights, LIFO ties), each on whole runs only (README.md)."""
 
 PORTFOLIO_NODES = 150_000
-"""Nodes per incomplete stage at most; each gets a 25th of the node budget below that (8 000 of the default
-200 000, as before this cap was raised: a small budget stays the complete search's)."""
+"""Nodes per incomplete stage at most."""
 
 PORTFOLIO_SHARE = 25
-"""The node budget is divided by this for one incomplete stage's share (capped at :data:`PORTFOLIO_NODES`)."""
+"""An incomplete stage gets the node budget divided by this (8 000 of the default 200 000: a small budget stays
+the complete search's), at most :data:`PORTFOLIO_NODES`."""
 
 DOMINANCE: tuple[str, ...] = ("draw",)
 """The dominance rules of :mod:`.dominance` the complete search of :func:`solve` uses (README.md)."""
