@@ -431,3 +431,34 @@ def test_a_stuck_waste_top_is_only_claimed_where_no_column_play_moves_it() -> No
             except RuntimeError:
                 continue  # too big to check here
     assert claims >= 30
+
+
+@pytest.mark.parametrize("nodes", [200_000, 100_000_000])
+def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_search_the_rest(
+        nodes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """solve's split of the node budget: the incomplete stages in PORTFOLIO order, each with a 50th of the
+    budget but at most its own cap, then the complete search (lock pruning on) with what they left. The
+    state bound ends every stage early on an open deal, so the test is quick and the rest is not the nominal
+    one: it is computed from the nodes each stage really spent."""
+    from server.engine.solver import search
+
+    stages: list[tuple[int, tuple[int, ...], bool, bool, bool, int]] = []
+    real = search._search
+
+    def recorded(position: Position, variant: Variant, budget: Budget, **kwargs: object) -> search.Result:
+        got = real(position, variant, budget, **kwargs)  # type: ignore[arg-type]
+        stages.append((budget.nodes, tuple(kwargs.get("params", ())), bool(kwargs.get("lifo")),  # type: ignore[arg-type]
+                       bool(kwargs.get("incomplete")), bool(kwargs.get("locks")), got.nodes))
+        return got
+
+    monkeypatch.setattr(search, "_search", recorded)
+    result = search.solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=nodes, states=3_000))
+    assert result.result == "unknown"
+    assert len(stages) == len(search.PORTFOLIO) + 1
+    for (given, params, lifo, incomplete, locks, _), (want_params, want_lifo, cap) in zip(stages, search.PORTFOLIO):
+        assert given == min(cap, nodes // 50)
+        assert (params, lifo, incomplete, locks) == (want_params, want_lifo, True, False)
+    spent = sum(stage[5] for stage in stages[:-1])
+    given, _, _, incomplete, locks, last = stages[-1]
+    assert (given, incomplete, locks) == (nodes - spent, False, True)
+    assert result.nodes == spent + last
