@@ -494,9 +494,10 @@ five were chosen on classic deals 1-40 and the open deals of 1-200, the last fiv
 sets on the deals the first five and the complete search left open in 10 s, then checked on deals 201-400
 (README.md)."""
 
-PORTFOLIO_SHARE = 50
-"""An incomplete stage gets the node budget divided by this (4 000 of the default 200 000: a small budget stays
-the complete search's), at most its own cap in :data:`PORTFOLIO`."""
+PORTFOLIO_SHARE = 25
+"""An incomplete stage gets the node budget divided by this, at most its own cap in :data:`PORTFOLIO`: 8 000 of
+the default 200 000, as many as the five stages had before the last five came (classic deal 1 needs 5 825 in
+the third stage), so a small budget gives three fifths to the complete search."""
 
 DOMINANCE: tuple[str, ...] = ("draw",)
 """The dominance rules of :mod:`.dominance` the complete search of :func:`solve` uses (README.md)."""
@@ -528,7 +529,7 @@ def solve(
     With ``portfolio`` (the default) a few short incomplete searches with
     different score weights come first (:data:`PORTFOLIO`; they move whole
     runs only, so they can never claim ``unsolvable``), each with a
-    50th of the node budget, at most its own cap (100 000-150 000 nodes);
+    25th of the node budget, at most its own cap (100 000-150 000 nodes);
     the rest goes to the complete search, whose exhaustion is the
     only source of ``unsolvable``. The complete search does not expand a
     state that :func:`.lock.locked` proves lost (exact; checked after each

@@ -436,7 +436,7 @@ def test_a_stuck_waste_top_is_only_claimed_where_no_column_play_moves_it() -> No
 @pytest.mark.parametrize("nodes", [200_000, 100_000_000])
 def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_search_the_rest(
         nodes: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """solve's split of the node budget: the incomplete stages in PORTFOLIO order, each with a 50th of the
+    """solve's split of the node budget: the incomplete stages in PORTFOLIO order, each with a 25th of the
     budget but at most its own cap, then the complete search (lock pruning on) with what they left. The
     state bound ends every stage early on an open deal, so the test is quick and the rest is not the nominal
     one: it is computed from the nodes each stage really spent."""
@@ -456,7 +456,7 @@ def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_sear
     assert result.result == "unknown"
     assert len(stages) == len(search.PORTFOLIO) + 1
     for (given, params, lifo, incomplete, locks, _), (want_params, want_lifo, cap) in zip(stages, search.PORTFOLIO):
-        assert given == min(cap, nodes // 50)
+        assert given == min(cap, nodes // 25)
         assert (params, lifo, incomplete, locks) == (want_params, want_lifo, True, False)
     spent = sum(stage[5] for stage in stages[:-1])
     given, _, _, incomplete, locks, last = stages[-1]
