@@ -526,10 +526,11 @@ def solve(
     engine reads no clock itself). ``autoplay_on`` is the game's auto-play
     setting the moves are for.
 
-    With ``portfolio`` (the default) a few short incomplete searches with
+    With ``portfolio`` (the default) ten short incomplete searches with
     different score weights come first (:data:`PORTFOLIO`; they move whole
     runs only, so they can never claim ``unsolvable``), each with a
-    25th of the node budget, at most its own cap (100 000-150 000 nodes);
+    25th of the node budget, at most its own cap (100 000-150 000 nodes;
+    with fewer than 25 nodes none runs);
     the rest goes to the complete search, whose exhaustion is the
     only source of ``unsolvable``. The complete search does not expand a
     state that :func:`.lock.locked` proves lost (exact; checked after each
@@ -556,8 +557,8 @@ def solve(
     if portfolio and not variant.foundation_to_column:
         for params, lifo, cap in PORTFOLIO:
             share = min(cap, budget.nodes // PORTFOLIO_SHARE)
-            if not share:
-                break
+            if share <= 0:
+                continue  # a budget below PORTFOLIO_SHARE nodes is all the complete search's
             seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
             stage = _search(position, variant, Budget(share, seconds, budget.states), autoplay_on=autoplay_on,
                             clock=clock, params=params, lifo=lifo, incomplete=True, pure=pure)

@@ -447,7 +447,8 @@ def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_sear
 
     def recorded(position: Position, variant: Variant, budget: Budget, **kwargs: object) -> search.Result:
         got = real(position, variant, budget, **kwargs)  # type: ignore[arg-type]
-        stages.append((budget.nodes, tuple(kwargs.get("params", ())), bool(kwargs.get("lifo")),  # type: ignore[arg-type]
+        stages.append((budget.nodes, tuple(kwargs.get("params", ())),  # type: ignore[arg-type]
+                       bool(kwargs.get("lifo")),
                        bool(kwargs.get("incomplete")), bool(kwargs.get("locks")), got.nodes))
         return got
 
@@ -455,10 +456,26 @@ def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_sear
     result = search.solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=nodes, states=3_000))
     assert result.result == "unknown"
     assert len(stages) == len(search.PORTFOLIO) + 1
-    for (given, params, lifo, incomplete, locks, _), (want_params, want_lifo, cap) in zip(stages, search.PORTFOLIO):
-        assert given == min(cap, nodes // 25)
+    # The documented caps (README.md): 150 000 for the first five stages, 100 000 for the last five.
+    assert [stage[0] for stage in stages[:-1]] == [min(cap, nodes // 25) for cap in [150_000] * 5 + [100_000] * 5]
+    for (_, params, lifo, incomplete, locks, _), (want_params, want_lifo, _) in zip(stages, search.PORTFOLIO):
         assert (params, lifo, incomplete, locks) == (want_params, want_lifo, True, False)
     spent = sum(stage[5] for stage in stages[:-1])
     given, _, _, incomplete, locks, last = stages[-1]
     assert (given, incomplete, locks) == (nodes - spent, False, True)
     assert result.nodes == spent + last
+
+
+def test_a_budget_below_25_nodes_goes_to_the_complete_search_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from server.engine.solver import search
+
+    budgets: list[int] = []
+    real = search._search
+
+    def recorded(position: Position, variant: Variant, budget: Budget, **kwargs: object) -> search.Result:
+        budgets.append(budget.nodes)
+        return real(position, variant, budget, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search, "_search", recorded)
+    assert search.solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=24)).nodes == 24
+    assert budgets == [24]
