@@ -555,12 +555,10 @@ def solve(
     deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
     spent = 0
     if portfolio and not variant.foundation_to_column:
-        for params, lifo, cap in PORTFOLIO:
-            share = min(cap, budget.nodes // PORTFOLIO_SHARE)
-            if share <= 0:
-                continue  # a budget below PORTFOLIO_SHARE nodes is all the complete search's
+        share = budget.nodes // PORTFOLIO_SHARE  # 0 below PORTFOLIO_SHARE nodes: all the complete search's
+        for params, lifo, cap in PORTFOLIO if share > 0 else ():
             seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
-            stage = _search(position, variant, Budget(share, seconds, budget.states), autoplay_on=autoplay_on,
+            stage = _search(position, variant, Budget(min(cap, share), seconds, budget.states), autoplay_on=autoplay_on,
                             clock=clock, params=params, lifo=lifo, incomplete=True, pure=pure)
             spent += stage.nodes
             if stage.result == "solved" or stage.reason == "time limit reached":

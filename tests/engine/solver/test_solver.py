@@ -433,13 +433,8 @@ def test_a_stuck_waste_top_is_only_claimed_where_no_column_play_moves_it() -> No
     assert claims >= 30
 
 
-@pytest.mark.parametrize("nodes", [200_000, 100_000_000])
-def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_search_the_rest(
-        nodes: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """solve's split of the node budget: the incomplete stages in PORTFOLIO order, each with a 25th of the
-    budget but at most its own cap, then the complete search (lock pruning on) with what they left. The
-    state bound ends every stage early on an open deal, so the test is quick and the rest is not the nominal
-    one: it is computed from the nodes each stage really spent."""
+def recorded_stages(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, tuple[int, ...], bool, bool, bool, int]]:
+    """Wrap the real search._search: each call's (budget nodes, params, lifo, incomplete, locks, nodes spent)."""
     from server.engine.solver import search
 
     stages: list[tuple[int, tuple[int, ...], bool, bool, bool, int]] = []
@@ -453,6 +448,19 @@ def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_sear
         return got
 
     monkeypatch.setattr(search, "_search", recorded)
+    return stages
+
+
+@pytest.mark.parametrize("nodes", [200_000, 100_000_000])
+def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_search_the_rest(
+        nodes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """solve's split of the node budget: the incomplete stages in PORTFOLIO order, each with a 25th of the
+    budget but at most its own cap, then the complete search (lock pruning on) with what they left. The
+    state bound ends every stage early on an open deal, so the test is quick and the rest is not the nominal
+    one: it is computed from the nodes each stage really spent."""
+    from server.engine.solver import search
+
+    stages = recorded_stages(monkeypatch)
     result = search.solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=nodes, states=3_000))
     assert result.result == "unknown"
     assert len(stages) == len(search.PORTFOLIO) + 1
@@ -469,13 +477,6 @@ def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_sear
 def test_a_budget_below_25_nodes_goes_to_the_complete_search_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     from server.engine.solver import search
 
-    budgets: list[int] = []
-    real = search._search
-
-    def recorded(position: Position, variant: Variant, budget: Budget, **kwargs: object) -> search.Result:
-        budgets.append(budget.nodes)
-        return real(position, variant, budget, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(search, "_search", recorded)
+    stages = recorded_stages(monkeypatch)
     assert search.solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=24)).nodes == 24
-    assert budgets == [24]
+    assert [stage[0] for stage in stages] == [24]
