@@ -499,6 +499,12 @@ PORTFOLIO_SHARE = 25
 the default 200 000, as many as the five stages had before the last five came (classic deal 1 needs 5 825 in
 the third stage), so a small budget gives three fifths to the complete search."""
 
+PORTFOLIO_TIME = 0.5
+"""The share of a time cap the incomplete stages may take together, split in proportion to their caps in
+:data:`PORTFOLIO` (of 10 s: 0.6 s for a stage of 150 000 nodes, which the C search expands in about 0.25 s at
+600 000 nodes/s; of the 6 s of a host's deal or a 60-second schedule's short search, 0.36 s), so half the time
+is left for the complete search even where nodes go slower (the pure search, at 13 000-40 000 nodes/s)."""
+
 DOMINANCE: tuple[str, ...] = ("draw",)
 """The dominance rules of :mod:`.dominance` the complete search of :func:`solve` uses (README.md)."""
 
@@ -530,7 +536,8 @@ def solve(
     different score weights come first (:data:`PORTFOLIO`; they move whole
     runs only, so they can never claim ``unsolvable``), each with a
     25th of the node budget, at most its own cap (100 000-150 000 nodes;
-    with fewer than 25 nodes none runs);
+    with fewer than 25 nodes none runs), and together at most half the
+    time cap (:data:`PORTFOLIO_TIME`);
     the rest goes to the complete search, whose exhaustion is the
     only source of ``unsolvable``. The complete search does not expand a
     state that :func:`.lock.locked` proves lost (exact; checked after each
@@ -556,13 +563,20 @@ def solve(
     spent = 0
     if portfolio and not variant.foundation_to_column:
         share = budget.nodes // PORTFOLIO_SHARE  # 0 below PORTFOLIO_SHARE nodes: all the complete search's
+        # A stage's share of the time cap, like its share of the nodes: the caps are sized for the C search, and
+        # the pure one (13 000-40 000 nodes/s) would otherwise spend a whole cap in the first stage, leaving no time
+        # for the complete search, the only one that proves a deal lost.
+        per_node = 0.0 if budget.seconds is None else budget.seconds * PORTFOLIO_TIME / sum(c for _, _, c in PORTFOLIO)
         for params, lifo, cap in PORTFOLIO if share > 0 else ():
-            seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
+            seconds = None if deadline is None or clock is None else min(cap * per_node, max(deadline - clock(), 0.0))
             stage = _search(position, variant, Budget(min(cap, share), seconds, budget.states), autoplay_on=autoplay_on,
                             clock=clock, params=params, lifo=lifo, incomplete=True, pure=pure)
             spent += stage.nodes
-            if stage.result == "solved" or stage.reason == "time limit reached":
+            if stage.result == "solved":
                 return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason,
+                              solver=stage.solver)
+            if deadline is not None and clock is not None and clock() >= deadline:
+                return Result("unknown", (), spent, stage.states, autoplay_on, "time limit reached",
                               solver=stage.solver)
     seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
     final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,

@@ -9,6 +9,7 @@ exhaustive brute force below.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 
@@ -433,18 +434,22 @@ def test_a_stuck_waste_top_is_only_claimed_where_no_column_play_moves_it() -> No
     assert claims >= 30
 
 
-def recorded_stages(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, tuple[int, ...], bool, bool, bool, int]]:
-    """Wrap the real search._search: each call's (budget nodes, params, lifo, incomplete, locks, nodes spent)."""
+Stage = tuple[int, tuple[int, ...], bool, bool, bool, int, "float | None"]
+
+
+def recorded_stages(monkeypatch: pytest.MonkeyPatch) -> list[Stage]:
+    """Wrap the real search._search: each call's (budget nodes, params, lifo, incomplete, locks, nodes spent,
+    budget seconds)."""
     from server.engine.solver import search
 
-    stages: list[tuple[int, tuple[int, ...], bool, bool, bool, int]] = []
+    stages: list[Stage] = []
     real = search._search
 
     def recorded(position: Position, variant: Variant, budget: Budget, **kwargs: object) -> search.Result:
         got = real(position, variant, budget, **kwargs)  # type: ignore[arg-type]
         stages.append((budget.nodes, tuple(kwargs.get("params", ())),  # type: ignore[arg-type]
                        bool(kwargs.get("lifo")),
-                       bool(kwargs.get("incomplete")), bool(kwargs.get("locks")), got.nodes))
+                       bool(kwargs.get("incomplete")), bool(kwargs.get("locks")), got.nodes, budget.seconds))
         return got
 
     monkeypatch.setattr(search, "_search", recorded)
@@ -466,12 +471,33 @@ def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_sear
     assert len(stages) == len(search.PORTFOLIO) + 1
     # The documented caps (README.md): 150 000 for the first five stages, 100 000 for the last five.
     assert [stage[0] for stage in stages[:-1]] == [min(cap, nodes // 25) for cap in [150_000] * 5 + [100_000] * 5]
-    for (_, params, lifo, incomplete, locks, _), (want_params, want_lifo, _) in zip(stages, search.PORTFOLIO):
+    for (_, params, lifo, incomplete, locks, _, _), (want_params, want_lifo, _) in zip(stages, search.PORTFOLIO):
         assert (params, lifo, incomplete, locks) == (want_params, want_lifo, True, False)
     spent = sum(stage[5] for stage in stages[:-1])
-    given, _, _, incomplete, locks, last = stages[-1]
+    given, _, _, incomplete, locks, last, _ = stages[-1]
     assert (given, incomplete, locks) == (nodes - spent, False, True)
     assert result.nodes == spent + last
+
+
+def test_under_a_time_cap_the_portfolio_takes_at_most_half_and_the_complete_search_proves_the_loss(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a node budget too large to bind (the server's and the command line's way) the time cap governs; the
+    stages share half of it in proportion to their caps (0.6 s of 10 s for 150 000 nodes, 0.4 s for 100 000), so
+    the complete search still runs where nodes are slow. A fake clock (0.1 s per reading) makes the pure search
+    run and the split reproducible: classic deal 35 is proven lost in the time the stages leave. Given the whole
+    time left, the first stage would spend all 10 s and answer unknown."""
+    from server.engine.solver import search
+
+    stages = recorded_stages(monkeypatch)
+    ticks = itertools.count()
+    result = search.solve(deal("35", CLASSIC), CLASSIC, Budget(nodes=10**9, seconds=10.0),
+                          clock=lambda: next(ticks) / 10)
+    assert result.result == "unsolvable"
+    assert len(stages) == len(search.PORTFOLIO) + 1
+    # 10 s x 0.5 split by the documented caps, 150 000 x 5 and 100 000 x 5 (1.25 M nodes in all)
+    assert [seconds for *_, seconds in stages[:-1]] == pytest.approx([0.6] * 5 + [0.4] * 5)
+    *_, locks, _, seconds = stages[-1]
+    assert locks and seconds is not None and seconds > 0  # the stages' readings of this coarse clock cost time too
 
 
 def test_a_budget_below_25_nodes_goes_to_the_complete_search_alone(monkeypatch: pytest.MonkeyPatch) -> None:
