@@ -455,7 +455,7 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
 
     The C search converts the wall-clock cap into a deadline on its own
     monotonic clock (``clock`` only tells whether a cap applies: the
-    caller passes the time left). A ``solved`` answer is replayed through
+    caller passes the stage's seconds). A ``solved`` answer is replayed through
     the engine here, as for the pure search.
     """
     start = from_position(position, variant)
@@ -500,10 +500,11 @@ the default 200 000, as many as the five stages had before the last five came (c
 the third stage), so a small budget gives three fifths to the complete search."""
 
 PORTFOLIO_TIME = 0.5
-"""The share of a time cap the incomplete stages may take together, split in proportion to their caps in
-:data:`PORTFOLIO` (of 10 s: 0.6 s for a stage of 150 000 nodes, which the C search expands in about 0.25 s at
-600 000 nodes/s; of the 6 s of a host's deal or a 60-second schedule's short search, 0.36 s), so half the time
-is left for the complete search even where nodes go slower (the pure search, at 13 000-40 000 nodes/s)."""
+"""The share of a time cap the incomplete stages may take together. Each gets the part of what is left of it
+that its cap in :data:`PORTFOLIO` is of the caps of the stages still to run (of 10 s, the first stage 0.6 s for
+150 000 nodes, which the C search expands in about 0.25 s at 600 000 nodes/s; of the 6 s of a host's deal or a
+60-second schedule's short search, 0.36 s, and more when the stages before it ended early), so half the time
+is left for the complete search even where nodes go slower (the pure search, at about 50 000 nodes/s)."""
 
 DOMINANCE: tuple[str, ...] = ("draw",)
 """The dominance rules of :mod:`.dominance` the complete search of :func:`solve` uses (README.md)."""
@@ -536,8 +537,9 @@ def solve(
     different score weights come first (:data:`PORTFOLIO`; they move whole
     runs only, so they can never claim ``unsolvable``), each with a
     25th of the node budget, at most its own cap (100 000-150 000 nodes;
-    with fewer than 25 nodes none runs), and together at most half the
-    time cap (:data:`PORTFOLIO_TIME`);
+    with fewer than 25 nodes none runs), and under a time cap together
+    at most half of it (:data:`PORTFOLIO_TIME`), each the part of what is
+    left to the stages that its cap is of theirs;
     the rest goes to the complete search, whose exhaustion is the
     only source of ``unsolvable``. The complete search does not expand a
     state that :func:`.lock.locked` proves lost (exact; checked after each
@@ -563,12 +565,18 @@ def solve(
     spent = 0
     if portfolio and not variant.foundation_to_column:
         share = budget.nodes // PORTFOLIO_SHARE  # 0 below PORTFOLIO_SHARE nodes: all the complete search's
-        # A stage's share of the time cap, like its share of the nodes: the caps are sized for the C search, and
-        # the pure one (13 000-40 000 nodes/s) would otherwise spend a whole cap in the first stage, leaving no time
-        # for the complete search, the only one that proves a deal lost.
-        per_node = 0.0 if budget.seconds is None else budget.seconds * PORTFOLIO_TIME / sum(c for _, _, c in PORTFOLIO)
+        # The stages' share of the time cap, like their share of the nodes: the caps are sized for the C search,
+        # and the pure one (about 50 000 nodes/s: 25 s for the 1.25 M nodes of the caps) would otherwise spend the
+        # whole cap in the stages, leaving no time for the complete search, the only one that proves a deal lost.
+        # What a stage leaves of its part passes on to the ones after it, so a fast stage lends a slow one time.
+        caps_left = sum(cap for _, _, cap in PORTFOLIO)
+        portfolio_end = None if deadline is None or budget.seconds is None else (
+            deadline - budget.seconds * (1 - PORTFOLIO_TIME))
         for params, lifo, cap in PORTFOLIO if share > 0 else ():
-            seconds = None if deadline is None or clock is None else min(cap * per_node, max(deadline - clock(), 0.0))
+            seconds = None
+            if portfolio_end is not None and clock is not None:
+                seconds = max((portfolio_end - clock()) * cap / caps_left, 0.0)
+            caps_left -= cap
             stage = _search(position, variant, Budget(min(cap, share), seconds, budget.states), autoplay_on=autoplay_on,
                             clock=clock, params=params, lifo=lifo, incomplete=True, pure=pure)
             spent += stage.nodes
