@@ -15,6 +15,8 @@ only when a cluster test runs.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import socket
 import subprocess
@@ -235,7 +237,7 @@ def make_own_server(own_redis_url: str) -> Iterator[object]:
 
 
 @pytest.fixture(scope="session")
-def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def session_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Redis Cluster of 3 masters and 3 replicas: ``REDIS_CLUSTER_URL``'s, else one started for the session."""
     url = os.environ.get("REDIS_CLUSTER_URL")
     if url:
@@ -246,6 +248,20 @@ def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     cluster = LocalCluster(str(tmp_path_factory.mktemp("ftr-cluster")))
     yield cluster.url
     cluster.stop()
+
+
+@pytest.fixture
+def cluster_url(session_cluster_url: str) -> Iterator[str]:
+    """The session's cluster, held by this test alone until it ends.
+
+    ``REDIS_CLUSTER_URL``'s cluster is one for both pytest-xdist workers, and its tests count its commands,
+    kill its connections and empty it, so they must not overlap. ``--dist loadgroup`` sends them all to one
+    worker (tests/conftest.py), but it has failed silently before (pytest-dev/pytest-xdist#1386): an exclusive
+    lock on a file named after the cluster makes the other worker wait instead."""
+    name = hashlib.sha256(session_cluster_url.encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"ftr-cluster-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the worker dies
+        yield session_cluster_url
 
 
 @pytest.fixture
