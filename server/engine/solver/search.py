@@ -39,8 +39,8 @@ class Budget:
     budget always give the same answer). ``seconds``: an optional
     wall-clock cap, measured with the ``clock`` the caller passes to
     :func:`solve` (the engine reads no clock itself; the C search, which
-    runs only when that clock is ``time.monotonic`` or none, turns the time
-    left into a deadline on the same monotonic clock). ``states``:
+    runs only when that clock is ``time.monotonic`` or none, turns the
+    seconds it is given into a deadline on the same monotonic clock). ``states``:
     the most states kept in the transposition table (the memory bound;
     about 1 KB each in the pure search, about 110 bytes in the C search, table included).
     """
@@ -504,7 +504,7 @@ PORTFOLIO_TIME = 0.5
 that its cap in :data:`PORTFOLIO` is of the caps of the stages still to run (of 10 s, the first stage 0.6 s for
 150 000 nodes, which the C search expands in about 0.25 s at 600 000 nodes/s; of the 6 s of a host's deal or a
 60-second schedule's short search, 0.36 s, and more when the stages before it ended early), so half the time
-is left for the complete search even where nodes go slower (the pure search, at about 50 000 nodes/s)."""
+is left for the complete search even where nodes go slower (the pure search, at about 48 000 nodes/s)."""
 
 DOMINANCE: tuple[str, ...] = ("draw",)
 """The dominance rules of :mod:`.dominance` the complete search of :func:`solve` uses (README.md)."""
@@ -539,7 +539,8 @@ def solve(
     25th of the node budget, at most its own cap (100 000-150 000 nodes;
     with fewer than 25 nodes none runs), and under a time cap together
     at most half of it (:data:`PORTFOLIO_TIME`), each the part of what is
-    left to the stages that its cap is of theirs;
+    left of that half that its cap is of the caps of the stages still to
+    run;
     the rest goes to the complete search, whose exhaustion is the
     only source of ``unsolvable``. The complete search does not expand a
     state that :func:`.lock.locked` proves lost (exact; checked after each
@@ -561,21 +562,23 @@ def solve(
     unknown_rules = set(dominance) - {"draw", "waste"}
     if unknown_rules:
         raise ValueError(f"unknown dominance rules {sorted(unknown_rules)}: 'draw' and 'waste' exist")
-    deadline = clock() + budget.seconds if budget.seconds is not None and clock is not None else None
+    start = clock() if budget.seconds is not None and clock is not None else None
+    deadline = None if start is None or budget.seconds is None else start + budget.seconds
     spent = 0
     if portfolio and not variant.foundation_to_column:
         share = budget.nodes // PORTFOLIO_SHARE  # 0 below PORTFOLIO_SHARE nodes: all the complete search's
         # The stages' share of the time cap, like their share of the nodes: the caps are sized for the C search,
-        # and the pure one (about 50 000 nodes/s: 25 s for the 1.25 M nodes of the caps) would otherwise spend the
-        # whole cap in the stages, leaving no time for the complete search, the only one that proves a deal lost.
-        # What a stage leaves of its part passes on to the ones after it, so a fast stage lends a slow one time.
+        # and the pure one (about 48 000 nodes/s on a quiet machine: 26 s for the 1.25 M nodes of the caps) would
+        # otherwise spend the whole cap in the stages, leaving no time for the complete search, the only one that
+        # proves a deal lost. What a stage leaves of its part passes on to the ones after it.
         caps_left = sum(cap for _, _, cap in PORTFOLIO)
-        portfolio_end = None if deadline is None or budget.seconds is None else (
-            deadline - budget.seconds * (1 - PORTFOLIO_TIME))
+        portfolio_end = None if start is None or budget.seconds is None else start + budget.seconds * PORTFOLIO_TIME
         for params, lifo, cap in PORTFOLIO if share > 0 else ():
             seconds = None
             if portfolio_end is not None and clock is not None:
                 seconds = max((portfolio_end - clock()) * cap / caps_left, 0.0)
+                if seconds == 0.0:
+                    break  # the stages' part is spent: the rest is the complete search's
             caps_left -= cap
             stage = _search(position, variant, Budget(min(cap, share), seconds, budget.states), autoplay_on=autoplay_on,
                             clock=clock, params=params, lifo=lifo, incomplete=True, pure=pure)

@@ -502,6 +502,34 @@ def test_under_a_time_cap_the_portfolio_takes_at_most_half_and_the_complete_sear
     assert locks and seconds is not None and seconds >= 10 * 0.5 - 0.3
 
 
+@pytest.mark.parametrize("seconds", [10.0, -1.0])
+def test_time_a_stage_leaves_passes_to_the_stages_after_it(seconds: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stages' seconds with a clock that moves only when a stage spends its time: the first stage ends at
+    once, so the other nine share the whole half of a 10-second cap, 5 s over their 1.1 M nodes of caps
+    (150 000 x 4 and 100 000 x 5), and the complete search gets the other half. A cap already spent (negative)
+    runs no stage: the complete search gets 0 s and answers with the time cap, not as if there were none."""
+    from server.engine.solver import search
+
+    now = [0.0]
+    given: list[tuple[float | None, bool]] = []
+
+    def stage(position: Position, variant: Variant, budget: Budget, **kwargs: object) -> search.Result:
+        given.append((budget.seconds, bool(kwargs.get("locks"))))
+        if len(given) > 1 and budget.seconds is not None:
+            now[0] += budget.seconds  # spends its whole share; the first returns at once
+        reason = "time limit reached" if budget.seconds == 0 else "the stage's node budget ran out"
+        return search.Result("unknown", nodes=1, autoplay=True, reason=reason)
+
+    monkeypatch.setattr(search, "_search", stage)
+    result = search.solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=10**9, seconds=seconds), clock=lambda: now[0])
+    if seconds < 0:
+        assert given == [(0.0, True)] and result.reason == "time limit reached"
+        return
+    stages, complete = [s for s, _ in given[:-1]], given[-1]
+    assert stages == pytest.approx([0.6] + [5 * 150 / 1100] * 4 + [5 * 100 / 1100] * 5)
+    assert complete[1] and complete[0] == pytest.approx(5.0)
+
+
 def test_a_budget_below_25_nodes_goes_to_the_complete_search_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     from server.engine.solver import search
 
