@@ -18,7 +18,7 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-CLUSTER_FIXTURES = {"cluster_url", "cluster_server", "make_cluster_server"}
+CLUSTER_FIXTURES = {"_session_cluster_url", "cluster_url", "cluster_server", "make_cluster_server"}
 
 
 @pytest.hookimpl(tryfirst=True)

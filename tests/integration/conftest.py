@@ -237,8 +237,9 @@ def make_own_server(own_redis_url: str) -> Iterator[object]:
 
 
 @pytest.fixture(scope="session")
-def session_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Redis Cluster of 3 masters and 3 replicas: ``REDIS_CLUSTER_URL``'s, else one started for the session."""
+def _session_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Redis Cluster of 3 masters and 3 replicas: ``REDIS_CLUSTER_URL``'s, else one started for the session.
+    Tests take :func:`cluster_url`, which holds it for them alone."""
     url = os.environ.get("REDIS_CLUSTER_URL")
     if url:
         yield url
@@ -251,17 +252,19 @@ def session_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
 
 
 @pytest.fixture
-def cluster_url(session_cluster_url: str) -> Iterator[str]:
+def cluster_url(_session_cluster_url: str) -> Iterator[str]:
     """The session's cluster, held by this test alone until it ends.
 
     ``REDIS_CLUSTER_URL``'s cluster is one for both pytest-xdist workers, and its tests count its commands,
     kill its connections and empty it, so they must not overlap. ``--dist loadgroup`` sends them all to one
-    worker (tests/conftest.py), but it has failed silently before (pytest-dev/pytest-xdist#1386): an exclusive
-    lock on a file named after the cluster makes the other worker wait instead."""
-    name = hashlib.sha256(session_cluster_url.encode()).hexdigest()[:16]
-    with open(Path(tempfile.gettempdir()) / f"ftr-cluster-{name}.lock", "w") as lock:
+    worker (tests/conftest.py), but that has failed silently before (the order of the hooks) and would again
+    under pytest-dev/pytest-xdist#1386: an exclusive lock on a file named after the cluster makes the other
+    worker wait instead."""
+    name = hashlib.sha256(_session_cluster_url.encode()).hexdigest()[:16]
+    # Appended to, not truncated, and named per user: a shared /tmp may refuse to open another user's file "w".
+    with open(Path(tempfile.gettempdir()) / f"ftr-cluster-{os.getuid()}-{name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the worker dies
-        yield session_cluster_url
+        yield _session_cluster_url
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import os
 from typing import TYPE_CHECKING, Self
 
 import pytest
@@ -35,12 +34,12 @@ def test_the_server_uses_the_cluster_client_on_a_cluster(cluster_server: ServerP
     assert len(masters) >= 2, masters  # 12 random codes on one master of three: (1/3)^11, not by chance
 
 
+@pytest.mark.skipif("not config.getoption('loadgroup', False)",
+                    reason="not run by an xdist worker under --dist loadgroup: no groups to send")
 def test_the_cluster_tests_are_grouped_on_one_worker(cluster_url: str, request: pytest.FixtureRequest) -> None:
     """Under ``--dist loadgroup`` (the suite's default) pytest-xdist sends a grouped test with its group's name
     after an ``@`` in its id; without it the cluster tests are spread over the workers, each waiting on the
     cluster's lock in turn (tests/integration/conftest.py) instead of running one after the other on one."""
-    if not os.environ.get("PYTEST_XDIST_WORKER") or not request.config.getoption("loadgroup", False):
-        pytest.skip("not run by an xdist worker under --dist loadgroup: no groups to send")
     assert request.node.nodeid.endswith("@cluster"), request.node.nodeid
 
 
