@@ -18,7 +18,8 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-CLUSTER_FIXTURES = {"_session_cluster_url", "cluster_url", "cluster_server", "make_cluster_server"}
+CLUSTER_FIXTURE = "_session_cluster_url"
+"""The fixture every test on the shared cluster reaches (``cluster_url`` and the cluster servers take it)."""
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -29,5 +30,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     called after it this one's marks came too late, so the cluster tests were spread over both workers
     (tests/integration/test_cluster.py checks the group reaches the test's id)."""
     for item in items:
-        if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if CLUSTER_FIXTURE in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("cluster"))

@@ -562,8 +562,16 @@ def solve(
     unknown_rules = set(dominance) - {"draw", "waste"}
     if unknown_rules:
         raise ValueError(f"unknown dominance rules {sorted(unknown_rules)}: 'draw' and 'waste' exist")
-    start = clock() if budget.seconds is not None and clock is not None else None
-    deadline = None if start is None or budget.seconds is None else start + budget.seconds
+    deadline: float | None = None  # clock readings: the cap's end and the stages' (:data:`PORTFOLIO_TIME`)
+    portfolio_end: float | None = None
+    if budget.seconds is not None and clock is not None:
+        start = clock()
+        deadline, portfolio_end = start + budget.seconds, start + budget.seconds * PORTFOLIO_TIME
+
+    def left(end: float | None) -> float | None:
+        """Seconds until ``end`` (a clock reading), at least 0; None without a time cap."""
+        return None if end is None or clock is None else max(end - clock(), 0.0)
+
     spent = 0
     if portfolio and not variant.foundation_to_column:
         share = budget.nodes // PORTFOLIO_SHARE  # 0 below PORTFOLIO_SHARE nodes: all the complete search's
@@ -572,11 +580,10 @@ def solve(
         # otherwise spend the whole cap in the stages, leaving no time for the complete search, the only one that
         # proves a deal lost. What a stage leaves of its part passes on to the ones after it.
         caps_left = sum(cap for _, _, cap in PORTFOLIO)
-        portfolio_end = None if start is None or budget.seconds is None else start + budget.seconds * PORTFOLIO_TIME
         for params, lifo, cap in PORTFOLIO if share > 0 else ():
-            seconds = None
-            if portfolio_end is not None and clock is not None:
-                seconds = max((portfolio_end - clock()) * cap / caps_left, 0.0)
+            seconds = left(portfolio_end)
+            if seconds is not None:
+                seconds *= cap / caps_left
                 if seconds == 0.0:
                     break  # the stages' part is spent: the rest is the complete search's
             caps_left -= cap
@@ -586,11 +593,10 @@ def solve(
             if stage.result == "solved":
                 return Result(stage.result, stage.moves, spent, stage.states, autoplay_on, stage.reason,
                               solver=stage.solver)
-            if deadline is not None and clock is not None and clock() >= deadline:
+            if left(deadline) == 0.0:
                 return Result("unknown", (), spent, stage.states, autoplay_on, "time limit reached",
                               solver=stage.solver)
-    seconds = None if deadline is None or clock is None else max(deadline - clock(), 0.0)
-    final = _search(position, variant, Budget(budget.nodes - spent, seconds, budget.states), autoplay_on=autoplay_on,
+    final = _search(position, variant, Budget(budget.nodes - spent, left(deadline), budget.states), autoplay_on=autoplay_on,
                     clock=clock, locks=True, draw_inert="draw" in dominance, dominance="waste" in dominance, pure=pure,
                     reduction=reduction)
     return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason,

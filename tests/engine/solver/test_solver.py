@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -434,12 +435,20 @@ def test_a_stuck_waste_top_is_only_claimed_where_no_column_play_moves_it() -> No
     assert claims >= 30
 
 
-Stage = tuple[int, tuple[int, ...], bool, bool, bool, int, "float | None"]
+class Stage(NamedTuple):
+    """One call of search._search as solve made it, and the nodes it spent."""
+
+    nodes: int
+    params: tuple[int, ...]
+    lifo: bool
+    incomplete: bool
+    locks: bool
+    spent: int
+    seconds: float | None
 
 
 def recorded_stages(monkeypatch: pytest.MonkeyPatch) -> list[Stage]:
-    """Wrap the real search._search: each call's (budget nodes, params, lifo, incomplete, locks, nodes spent,
-    budget seconds)."""
+    """Wrap the real search._search, recording each call's :class:`Stage`."""
     from server.engine.solver import search
 
     stages: list[Stage] = []
@@ -447,9 +456,9 @@ def recorded_stages(monkeypatch: pytest.MonkeyPatch) -> list[Stage]:
 
     def recorded(position: Position, variant: Variant, budget: Budget, **kwargs: object) -> search.Result:
         got = real(position, variant, budget, **kwargs)  # type: ignore[arg-type]
-        stages.append((budget.nodes, tuple(kwargs.get("params", ())),  # type: ignore[arg-type]
-                       bool(kwargs.get("lifo")),
-                       bool(kwargs.get("incomplete")), bool(kwargs.get("locks")), got.nodes, budget.seconds))
+        stages.append(Stage(budget.nodes, tuple(kwargs.get("params", ())),  # type: ignore[arg-type]
+                            bool(kwargs.get("lifo")), bool(kwargs.get("incomplete")), bool(kwargs.get("locks")),
+                            got.nodes, budget.seconds))
         return got
 
     monkeypatch.setattr(search, "_search", recorded)
@@ -470,13 +479,13 @@ def test_each_portfolio_stage_gets_its_share_below_its_cap_and_the_complete_sear
     assert result.result == "unknown"
     assert len(stages) == len(search.PORTFOLIO) + 1
     # The documented caps (README.md): 150 000 for the first five stages, 100 000 for the last five.
-    assert [stage[0] for stage in stages[:-1]] == [min(cap, nodes // 25) for cap in [150_000] * 5 + [100_000] * 5]
-    for (_, params, lifo, incomplete, locks, _, _), (want_params, want_lifo, _) in zip(stages, search.PORTFOLIO):
-        assert (params, lifo, incomplete, locks) == (want_params, want_lifo, True, False)
-    spent = sum(stage[5] for stage in stages[:-1])
-    given, _, _, incomplete, locks, last, _ = stages[-1]
-    assert (given, incomplete, locks) == (nodes - spent, False, True)
-    assert result.nodes == spent + last
+    assert [stage.nodes for stage in stages[:-1]] == [min(cap, nodes // 25) for cap in [150_000] * 5 + [100_000] * 5]
+    for stage, (want_params, want_lifo, _) in zip(stages, search.PORTFOLIO):
+        assert (stage.params, stage.lifo, stage.incomplete, stage.locks) == (want_params, want_lifo, True, False)
+    spent = sum(stage.spent for stage in stages[:-1])
+    complete = stages[-1]
+    assert (complete.nodes, complete.incomplete, complete.locks) == (nodes - spent, False, True)
+    assert result.nodes == spent + complete.spent
 
 
 def test_under_a_time_cap_the_portfolio_takes_at_most_half_and_the_complete_search_proves_the_loss(
@@ -494,12 +503,12 @@ def test_under_a_time_cap_the_portfolio_takes_at_most_half_and_the_complete_sear
                           clock=lambda: next(ticks) / 100)
     assert result.result == "unsolvable"
     assert len(stages) == len(search.PORTFOLIO) + 1
-    given = [seconds for *_, seconds in stages[:-1]]
+    given = [stage.seconds for stage in stages[:-1]]
     assert given[0] == pytest.approx(10 * 0.5 * 150_000 / 1_250_000, abs=0.01)  # a reading of the clock
     assert all(seconds is not None and seconds > 0 for seconds in given)
-    *_, locks, _, seconds = stages[-1]
+    complete = stages[-1]
     # Half the cap, less a few readings of this clock (0.01 s each) between the stages.
-    assert locks and seconds is not None and seconds >= 10 * 0.5 - 0.3
+    assert complete.locks and complete.seconds is not None and complete.seconds >= 10 * 0.5 - 0.3
 
 
 @pytest.mark.parametrize("seconds", [10.0, -1.0])
@@ -535,4 +544,4 @@ def test_a_budget_below_25_nodes_goes_to_the_complete_search_alone(monkeypatch: 
 
     stages = recorded_stages(monkeypatch)
     assert search.solve(deal("3", CLASSIC), CLASSIC, Budget(nodes=24)).nodes == 24
-    assert [stage[0] for stage in stages] == [24]
+    assert [stage.nodes for stage in stages] == [24]
