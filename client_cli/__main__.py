@@ -38,8 +38,25 @@ from .render import join_lines
 from .tokens import TokenStore
 
 
+class _Version(argparse.Action):
+    """``--version``: the installation's version line (``server/about.py``, shared by the three commands),
+    imported only when asked, as the offline replay imports the engine: the client otherwise runs on the
+    protocol alone."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from server.about import version_line
+
+        print(version_line(parser.prog))  # to stdout, as argparse's own version action
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forty-thieves", description="Race friends on the identical Forty Thieves deal.")
+    parser.add_argument("--version", action=_Version, help="print the version and which C paths run, and exit")
     server_help = "server URL (default: $FTR_SERVER, else http://localhost:8000)"
     parser.add_argument("--server", help=server_help)
     # The same option after the subcommand (the join line printed for friends puts it there); SUPPRESS leaves

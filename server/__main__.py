@@ -10,7 +10,7 @@ import sys
 import uvicorn
 
 from .connections import protocol_classes
-from .embedded_redis import DataFolderInUse, claim_data_folder
+from .embedded_redis import DataFolderInUse, NoRedisServer, claim_data_folder, find_redis_server
 from .settings import Settings
 
 WS_PING_S = 20.0
@@ -44,10 +44,15 @@ def main(argv: list[str] | None = None) -> None:
     if settings.redis_url is None:
         # Before uvicorn starts, so a folder another server owns is one clear line and exit status 1, not a
         # traceback from the app's startup; the app's EmbeddedRedis then finds the folder claimed by this process.
+        # The same for a machine with no Redis program to embed: one line saying what to install, exit status 2.
         try:
             claim_data_folder(settings.data_dir)
+            find_redis_server()
         except DataFolderInUse as error:
             sys.exit(f"forty-thieves-server: {error}")
+        except NoRedisServer as error:
+            print(f"forty-thieves-server: {error}", file=sys.stderr)
+            sys.exit(2)
     http, ws = protocol_classes(settings)
     logging.getLogger("forty_thieves.server").info("%s", start_line(args.host, args.port, settings.public_url))
     uvicorn.run(

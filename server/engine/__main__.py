@@ -23,6 +23,7 @@ import sys
 from collections.abc import Mapping
 
 from protocol.errors import NotationError
+from server.about import version_line
 
 from .deal import deal
 from .record import parse_record
@@ -123,7 +124,10 @@ def _solve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the engine's command line; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m server.engine", description="Forty Thieves rules engine")
+    # One name whichever way it was started (the installed command or ``python -m server.engine``): the one a
+    # user of the installed package types.
+    parser = argparse.ArgumentParser(prog="forty-thieves-engine", description="Forty Thieves rules engine")
+    parser.add_argument("--version", action="version", version=version_line("forty-thieves-engine"))
     sub = parser.add_subparsers(dest="command", required=True)
     p_deal = sub.add_parser("deal", help="print a deal's position text")
     source = p_deal.add_mutually_exclusive_group(required=True)

