@@ -5,8 +5,9 @@ family (labels)                                type       what
 =============================================  =========  ===============================================
 ``ftr_build_info`` (version, python,           gauge      1; the installed version and which C paths
 c_engine, c_solver)                                       run (``on``/``off``, :mod:`server.about`)
-``ftr_http_requests_total`` (route, method,    counter    HTTP requests answered; ``route`` is the
-status)                                                   route's template (``/matches/{code}``),
+``ftr_http_requests_total`` (route, method,    counter    HTTP requests answered, counted when the
+status)                                                   answer ends (a stream's at its end); ``route``
+                                                          is the route's template (``/matches/{code}``),
                                                           ``unmatched`` for a path no route has
 ``ftr_http_request_duration_seconds`` (route,  histogram  from the request to the first part of its
 method, status)                                           body (a stream's life is not its latency)
