@@ -11,6 +11,7 @@ import uvicorn
 
 from .connections import protocol_classes
 from .embedded_redis import DataFolderInUse, NoRedisServer, claim_data_folder, find_redis_server
+from .logs import configure_logging, logging_config
 from .settings import Settings
 
 WS_PING_S = 20.0
@@ -39,8 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=defaults.port)
     args = parser.parse_args(argv)
     os.environ["FTR_HOST"], os.environ["FTR_PORT"] = args.host, str(args.port)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings.from_environ()
+    configure_logging(settings.log_level, settings.log_format)  # server/logs.py: uvicorn's lines alike
     if settings.redis_url is None:
         # Before uvicorn starts, so a folder another server owns is one clear line and exit status 1, not a
         # traceback from the app's startup; the app's EmbeddedRedis then finds the folder claimed by this process.
@@ -60,7 +61,8 @@ def main(argv: list[str] | None = None) -> None:
         http=http, ws=ws, ws_max_size=64 * 1024, ws_per_message_deflate=False,
         ws_ping_interval=WS_PING_S, ws_ping_timeout=WS_PING_S, timeout_keep_alive=settings.keepalive_s,
         proxy_headers=bool(settings.forwarded_allow_ips), forwarded_allow_ips=settings.forwarded_allow_ips or "",
-        timeout_graceful_shutdown=2, log_level="info",
+        timeout_graceful_shutdown=2, log_config=logging_config(settings.log_level, settings.log_format),
+        log_level=settings.log_level,
     )
 
 

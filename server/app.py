@@ -17,7 +17,7 @@ import logging
 from collections.abc import AsyncIterator
 
 import msgspec
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from redis import exceptions as redis_errors
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
@@ -39,6 +39,7 @@ from .embedded_redis import EmbeddedRedis
 from .gcpacing import pace_collections
 from .httpjson import error_response, over_rate, read_json
 from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
+from .metrics import Metrics, MetricsMiddleware
 from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_page, watch_page
 from .play import player_endpoint
 from .replays import match_replay
@@ -64,27 +65,6 @@ REDIS_UNAVAILABLE_MESSAGE = "Redis is unreachable: try again later"
 STOP_WORKERS_S = 5.0
 """How long the server's stop waits for its solver worker pools to wind down (a job running in a worker ends
 first; the solves the server starts are capped at a few seconds): see :meth:`server.workers.WorkerPool.stopped`."""
-
-
-class Metrics:
-    """The server's Prometheus metrics (one registry per app)."""
-
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
-        self.connections = Gauge("ftr_connections", "open player connections", registry=self.registry)
-        self.commands = Counter("ftr_commands_total", "commands handled", registry=self.registry)
-        self.rejected = Counter("ftr_errors_total", "frames answered with an error", ["code"], registry=self.registry)
-        self.command_seconds = Histogram("ftr_command_seconds", "time to handle one play frame",
-                                         registry=self.registry,
-                                         buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5))
-        self.matches = Counter("ftr_matches_created_total", "matches created", registry=self.registry)
-        self.spectators = Gauge("ftr_spectators", "open spectator streams in this process (SSE and WebSocket), "
-                                "of a match or of a day of the daily challenge", ["of"], registry=self.registry)
-
-    def count_spectators(self, service: MatchService) -> None:
-        """Have ``ftr_spectators`` count the hub's spectator subscriptions whenever /metrics is scraped."""
-        self.spectators.labels("match").set_function(lambda: service.hub.spectators("match"))
-        self.spectators.labels("daily").set_function(lambda: service.hub.spectators("daily"))
 
 
 _error = error_response
@@ -184,8 +164,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         dead_executor = worker_pool(1)
         store = Store(client, settings.retention_s, settings.redis_wait_replicas, settings.redis_wait_ms)
         service = MatchService(store, settings, executor, dead_executor)
-        service.metrics = app.state.metrics
-        app.state.metrics.count_spectators(service)
+        service.metrics = store.metrics = app.state.metrics
+        app.state.metrics.count_spectators(service.hub.spectators)
         app.state.service = service
         await service.start_background()
         # Full collections of the long-lived objects on a schedule, not every few seconds (server/gcpacing.py).
@@ -230,6 +210,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         # two slots, a command it cannot route): with a traceback, such a bug stays visible in the log.
         own_fault = type(error) is not redis_errors.SlotNotCoveredError and isinstance(
             error, redis_errors.RedisClusterException)
+        conn.app.state.metrics.redis_failed("request", error)
         log.error("Redis is unreachable: %s %s failed (%s: %s)", conn.scope.get("method", "WEBSOCKET"),
                   conn.url.path, type(error).__name__, error, exc_info=own_fault)
         if isinstance(conn, WebSocket):
@@ -243,6 +224,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         answer.headers["Retry-After"] = "5"
         return answer
 
+    app_metrics = Metrics(settings.pure_solver)
     app = Starlette(
         exception_handlers={HTTPException: http_error, **{kind: redis_unavailable for kind in REDIS_UNAVAILABLE}},
         routes=[
@@ -263,12 +245,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
             *DAILY_ROUTES,
         ],
         lifespan=lifespan,
-        middleware=[Middleware(PagesMiddleware)],
+        middleware=[Middleware(MetricsMiddleware, metrics=app_metrics), Middleware(PagesMiddleware)],
     )
     app.state.settings = settings
-    app.state.metrics = Metrics()
+    app.state.metrics = app_metrics
     app.state.create_limiters = {}
     return app
 
 
-__all__ = ["Metrics", "create_app"]
+__all__ = ["create_app"]

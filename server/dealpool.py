@@ -91,11 +91,15 @@ async def fill_pool(store: Store, executor: Executor, variants: tuple[str, ...],
     loop = asyncio.get_running_loop()
     while True:
         sizes = [(await store.pool_size(variant), index, variant) for index, variant in enumerate(variants)]
+        for ready, _, name in sizes:
+            store.metrics.pool_deals.labels(name).set(ready)
         size, _, variant = min(sizes)
         if size >= target:
             await asyncio.sleep(1.0)
             continue
-        found = await loop.run_in_executor(executor, find_solvable, variant, seconds_per_seed, 30.0, pure)
+        with store.metrics.solver_job("pool_find") as timing:
+            found = await loop.run_in_executor(executor, find_solvable, variant, seconds_per_seed, 30.0, pure)
+            timing.result = "none" if found is None else "found"
         if found is not None:
             await store.pool_push(variant, msgspec.msgpack.encode(found))
             log.info("deal pool: one more solvable %s deal", variant)

@@ -49,6 +49,7 @@ from .match.playing import Playing
 from .match.public import PublicView
 from .match.session import Outbox, Session
 from .match.timers import Timers
+from .metrics import Metrics
 from .rounds import Rounds
 from .settings import Settings
 from .store import MatchMeta, Store, match_feed
@@ -76,6 +77,8 @@ class MatchService:
         self.executor = executor
         self.dead_executor = dead_executor or executor
         self.clock = Clock(settings.clock_offset_ms)
+        self.metrics = Metrics(settings.pure_solver)
+        """The app's metrics (:mod:`server.metrics`; the app sets its own)."""
         self.daily: DailyHooks | None = None
         """The daily challenge (:class:`server.daily.DailyService`) when it runs: told of starts and ends."""
         self.process_id = uuid.uuid4().hex[:12]
@@ -114,9 +117,10 @@ class MatchService:
                 await coro_factory()
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as error:
                 if self._stopping:  # a cancellation that surfaced as another error (a Redis read's timeout)
                     return
+                self.metrics.redis_failed(name, error)
                 log.exception("%s failed; restarting in 0.5 s", name)
                 await asyncio.sleep(0.5)
 

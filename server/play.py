@@ -25,6 +25,7 @@ from protocol.codec import encode
 from protocol.codes import canonical_code
 from protocol.connection import Action, Close, Dispatch, PlayerConnection, Send, answers
 
+from .logs import in_match, new_connection
 from .matches import MatchService, ServiceError, Session
 
 log = logging.getLogger("forty_thieves.play")
@@ -57,6 +58,7 @@ async def player_endpoint(websocket: WebSocket) -> None:
     """``/play``: one player connection (see :mod:`protocol.messages` for the frames)."""
     service: MatchService = websocket.app.state.service
     settings = service.settings
+    new_connection()  # its log lines carry this connection's id, and its match code once it has one
     await websocket.accept()
     session = Session()
     writer = asyncio.create_task(_writer(websocket, session))
@@ -176,6 +178,8 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
             if session.code:
                 raise ServiceError("malformed", "this connection has joined a match already")
             await service.join(session, canonical_code(code), name)
+            in_match(session.code)
+            log.info("a player joined as %r", session.name)
         case m.Resume(match=code, token=token):
             if session.code and not (session.next_round and canonical_code(code) == session.next_round):
                 raise ServiceError("malformed", "this connection has joined a match already")
@@ -192,3 +196,4 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
             await service.rounds.rematch(session)
         case m.Ping(nonce=nonce):
             session.push(encode(m.Pong(nonce, service.clock.now_ms())))
+    in_match(session.code)  # joined, resumed, or moved to the next round

@@ -68,6 +68,13 @@ variable                               default    meaning
 ``FTR_FORWARDED_ALLOW_IPS``            (unset)    proxies (comma-separated addresses, or ``*``)
                                                   whose ``X-Forwarded-For`` / ``-Proto`` headers
                                                   are trusted; unset: none, the TCP peer counts
+``FTR_LOG_LEVEL``                      info       level of the server's and uvicorn's log lines:
+                                                  ``debug``, ``info``, ``warning``, ``error`` or
+                                                  ``critical`` (server/logs.py)
+``FTR_LOG_FORMAT``                     text       ``text``: one line a record, from its UTC time;
+                                                  ``json``: one JSON object a line (``time``,
+                                                  ``level``, ``logger``, ``message``, ``match``,
+                                                  ``connection``)
 =====================================  =========  ==============================================
 
 Pings, pongs and unfinished message fragments, which never reach the application's rate limit, have a
@@ -82,6 +89,8 @@ from dataclasses import dataclass
 
 import platformdirs
 from starlette.config import Config
+
+from .logs import LOG_FORMATS, LOG_LEVELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +132,13 @@ class Settings:
     max_connections_per_address: int = 256
     max_write_buffer_bytes: int = 1 << 20
     forwarded_allow_ips: str = ""
+    log_level: str = "info"
+    log_format: str = "text"
 
     @classmethod
     def from_environ(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Read every setting from ``environ`` (default: ``os.environ``)."""
+        """Read every setting from ``environ`` (default: ``os.environ``). Raises ``ValueError`` naming the variable
+        for a value of the wrong kind or not among a setting's choices."""
         config = Config(environ=environ if environ is not None else dict(os.environ))
         return cls(
             host=config("FTR_HOST", default="127.0.0.1"),
@@ -165,7 +177,18 @@ class Settings:
             max_connections_per_address=config("FTR_MAX_CONNECTIONS_PER_ADDRESS", cast=int, default=256),
             max_write_buffer_bytes=config("FTR_MAX_WRITE_BUFFER_BYTES", cast=int, default=1 << 20),
             forwarded_allow_ips=config("FTR_FORWARDED_ALLOW_IPS", default="").strip(),
+            log_level=_one_of(config, "FTR_LOG_LEVEL", LOG_LEVELS, "info"),
+            log_format=_one_of(config, "FTR_LOG_FORMAT", LOG_FORMATS, "text"),
         )
+
+
+def _one_of(config: Config, name: str, choices: tuple[str, ...], default: str) -> str:
+    """Variable ``name``'s value (any case, blanks around it ignored; unset or empty: ``default``), which must be
+    one of ``choices``: else ``ValueError`` naming the variable."""
+    value = config(name, default="").strip().lower() or default
+    if value not in choices:
+        raise ValueError(f"{name} is {value!r}: expected one of {', '.join(choices)}")
+    return value
 
 
 ENVIRONMENT_VARIABLES = (
@@ -175,5 +198,6 @@ ENVIRONMENT_VARIABLES = (
     "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_SOLVER", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
     "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS", "FTR_REMATCH_WINDOW_S", "FTR_RESOLVE_S", "FTR_HELLO_TIMEOUT_S", "FTR_HEADER_TIMEOUT_S", "FTR_KEEPALIVE_S",
     "FTR_MAX_HEADER_BYTES", "FTR_MAX_CONNECTIONS_PER_ADDRESS", "FTR_MAX_WRITE_BUFFER_BYTES", "FTR_FORWARDED_ALLOW_IPS",
+    "FTR_LOG_LEVEL", "FTR_LOG_FORMAT",
 )
 """Every environment variable the server reads (a test checks docker-compose.yml names only these)."""

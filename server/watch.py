@@ -46,6 +46,7 @@ from protocol.codec import encode
 
 from .httpjson import STREAM_ID_HELP, valid_stream_id
 from .hub import Subscription, TooSlow
+from .logs import in_match, new_connection
 from .matches import MatchService, ServiceError
 
 log = logging.getLogger("forty_thieves.watch")
@@ -108,6 +109,8 @@ async def match_events(request: Request) -> Response:
     """``GET /matches/{code}/events``: the match's public events as Server-Sent Events."""
     service: MatchService = request.app.state.service
     code = request.path_params["code"][:32]
+    new_connection()
+    in_match(code)
     after = request.headers.get("last-event-id") or request.query_params.get("from") or "0-0"
     if not valid_stream_id(after):
         return _malformed_id()
@@ -198,6 +201,8 @@ async def watch_endpoint(websocket: WebSocket) -> None:
     service: MatchService = websocket.app.state.service
     await websocket.accept()
     code = websocket.path_params["code"][:32]
+    new_connection()
+    in_match(code)
     after = websocket.query_params.get("from") or "0-0"
     if not valid_stream_id(after):
         return await _refuse(websocket, m.Error("malformed", f"from is {STREAM_ID_HELP}"))

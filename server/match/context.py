@@ -21,6 +21,7 @@ from protocol import messages as m
 
 from ..core.lifecycle import Transition, Wait
 from ..hub import Hub
+from ..metrics import Metrics
 from ..ranking import Standing
 from ..settings import Settings
 from ..store import MatchMeta, Store
@@ -117,6 +118,8 @@ class MatchContext(Protocol):
     """The pool of the dead-game checks (:func:`server.engine.dead.is_dead`), never the event loop."""
     hub: Hub
     """This process's fan-out (:mod:`server.hub`)."""
+    metrics: Metrics
+    """The app's metrics (:mod:`server.metrics`)."""
     process_id: str
     """This process's id: the holder of the timer leases it takes (:meth:`server.store.Store.lease`)."""
     daily: DailyHooks | None

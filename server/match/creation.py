@@ -123,8 +123,10 @@ class Creation:
         solvable_only = request.solvable_only and seed is None
         solution, item, proof = "", None, None
         if request.solvable_only and seed is not None:  # the host's own deal: decided now (dealpool.decide_deal)
-            verdict, moves, reason = await check_host_deal(service.executor, variant.name, request.seed,
-                                                           request.deal, pure=service.settings.pure_solver)
+            with service.metrics.solver_job("host_deal") as timing:
+                verdict, moves, reason = await check_host_deal(service.executor, variant.name, request.seed,
+                                                               request.deal, pure=service.settings.pure_solver)
+                timing.result = verdict
             if verdict == "unsolvable":
                 raise ServiceError("unsolvable", f"that {variant.name} deal is proven unsolvable ({reason}): choose "
                                                  "another, or create the match with solvable_only false to play it")

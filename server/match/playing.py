@@ -272,8 +272,10 @@ class Playing:
                 continue
             if not needs_dead_check(game, game.legal_moves()):
                 return
-            verdict = await loop.run_in_executor(self.service.dead_executor, is_dead, game.position, game.variant,
-                                                 self.service.settings.dead_budget)
+            with self.service.metrics.solver_job("dead_check") as timing:
+                verdict = await loop.run_in_executor(self.service.dead_executor, is_dead, game.position, game.variant,
+                                                     self.service.settings.dead_budget)
+                timing.result = verdict.value
             if session.game is game:
                 break
         if verdict is Verdict.DEAD:

@@ -37,6 +37,7 @@ from redis.utils import HIREDIS_AVAILABLE
 
 from protocol import messages as m
 
+from ..metrics import Metrics
 from . import scripts
 from .keys import (
     TIMERS,
@@ -277,6 +278,9 @@ class Store:
         self.retention_s = retention_s
         self.wait_replicas = wait_replicas
         self.wait_ms = wait_ms
+        self.metrics = Metrics()
+        """Where the store counts Redis failures and match state changes (:mod:`server.metrics`; the app sets its
+        own)."""
         cluster = isinstance(client, RedisCluster)
         self.clustered = cluster
         self.wakes = cluster
@@ -320,7 +324,13 @@ class Store:
         args: list[Any] = ["code", code]
         for k, v in fields.items():
             args += [k, plain(v)]
-        return bool(await self._create(keys=[meta_key(code)], args=args))
+        return self._entered(bool(await self._create(keys=[meta_key(code)], args=args)), str(fields.get("state", "")))
+
+    def _entered(self, moved: bool, state: str) -> bool:
+        """``moved``, counted as a match entering ``state`` when true (``ftr_match_transitions_total``)."""
+        if moved:
+            self.metrics.entered(state)
+        return moved
 
     async def meta(self, code: str) -> MatchMeta | None:
         """The match's meta record, or None for an unknown match."""
@@ -337,19 +347,19 @@ class Store:
         args: list[Any] = [old, new, event]
         for k, v in fields.items():
             args += [k, plain(v)]
-        return bool(await self._transition(keys=[meta_key(code), events_key(code)], args=args))
+        return self._entered(bool(await self._transition(keys=[meta_key(code), events_key(code)], args=args)), new)
 
     async def start(self, code: str, event: bytes, foundation: int = 0) -> bool:
         """Countdown over: the match plays, every player's status becomes ``playing`` with the ``foundation``
         cards the deal (and its auto-play) put up before the first command."""
-        return bool(await self._start(keys=[meta_key(code), roster_key(code), events_key(code), player_prefix(code)],
-                                      args=[event, foundation]))
+        return self._entered(bool(await self._start(keys=[meta_key(code), roster_key(code), events_key(code),
+                                                          player_prefix(code)], args=[event, foundation])), "playing")
 
     async def close_unstarted(self, code: str, event: bytes, keep_s: int) -> bool:
         """Close a match still in ``lobby`` or ``preparing`` (state ``closed``, ``event`` to its stream, keys
         expiring in ``keep_s`` seconds); False when it had started (or is gone)."""
         keys = [meta_key(code), roster_key(code), tokens_key(code), events_key(code), player_prefix(code)]
-        return bool(await self._close(keys=keys, args=[event, keep_s]))
+        return self._entered(bool(await self._close(keys=keys, args=[event, keep_s])), "closed")
 
     async def end_player(self, code: str, name: str, status: str, time_ms: int, event: bytes) -> tuple[str, int]:
         """End a player's game (timeout, dead) unless it ended already: (status, players left)."""
@@ -755,12 +765,14 @@ class Store:
         async def failed(error: Exception) -> None:
             nonlocal failures
             failures += 1
+            self.metrics.redis_failed("event streams", error)
             if failures == 1:
                 log.warning("reading %s failed (%s: %s): trying again", what, type(error).__name__, error)
 
         retry = Retry(READ_BACKOFF, READ_RETRIES, supported_errors=READ_ERRORS)
         result = await retry.call_with_retry(read, failed)
         if failures:
+            self.metrics.redis_reached("event streams")
             log.warning("reading %s worked again after %d failures", what, failures)
         return result
 
@@ -814,7 +826,7 @@ class Store:
         connections) on a Redis Cluster; None on one Redis, whose blocking XREAD needs none."""
         if not self.wakes or not isinstance(self.redis, RedisCluster):
             return None
-        return WakeUps(self.redis)
+        return WakeUps(self.redis, self.metrics)
 
     async def stream_after(self, key: str, after: str,
                            page: int = 500) -> AsyncIterator[list[tuple[str, dict[bytes, bytes]]]]:

@@ -30,6 +30,8 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisClusterException, RedisError
 from redis.utils import str_if_bytes
 
+from ..metrics import Metrics
+
 log = logging.getLogger("forty_thieves.store")
 
 Woken = Callable[[str, str | None], None]
@@ -52,6 +54,10 @@ wait unread in that connection until the listener reads again; a dead master fai
 then asked no more than every :data:`RETRY_S`."""
 
 
+WAKE_UPS = "wake-ups"
+"""The ``source`` label of the listener's Redis failures and reconnects (:mod:`server.metrics`)."""
+
+
 class WakeUps:
     """The wake-up listener of one hub on a Redis Cluster (see the module docstring).
 
@@ -61,8 +67,10 @@ class WakeUps:
     :meth:`run` keeps the subscriptions and calls ``woken`` for each wake-up, until cancelled.
     """
 
-    def __init__(self, client: RedisCluster) -> None:
+    def __init__(self, client: RedisCluster, metrics: Metrics | None = None) -> None:
         self.client = client
+        self.metrics = metrics or Metrics()
+        """Where failures and reconnects are counted (source ``wake-ups``)."""
         self.wanted: frozenset[str] = frozenset()
         self._changed = asyncio.Event()
         self._own: RedisCluster | None = None
@@ -108,7 +116,7 @@ class WakeUps:
                 except (RedisError, RedisClusterException, OSError) as error:
                     await self._failed("subscribe", "subscribing to wake-ups", error)
                     continue
-                self._failures.pop("subscribe", None)
+                self._reached("subscribe")
                 assert self.pubsub is not None
                 for name, task in list(listeners.items()):
                     if task.done():  # its node's connection is gone, or failed (after a pause): listen again
@@ -188,7 +196,7 @@ class WakeUps:
                 self._unsure[name] = None
                 await self._failed(name, f"reading wake-ups from {name}", error)
                 return
-            self._failures.pop(name, None)
+            self._reached(name)
             if message is None:
                 continue
             kind, channel = message["type"], message["channel"]
@@ -228,6 +236,7 @@ class WakeUps:
         the hub's reader, which awaits this listener when it stops, never stopped), and a listener that went on
         would try again for ever."""
         _raise_if_cancelled()
+        self.metrics.redis_failed(WAKE_UPS, error)
         failures = self._failures[source] = self._failures.get(source, 0) + 1
         log.info("%s failed (%s: %s; %d in a row): the safety poll reads the streams meanwhile", what,
                  type(error).__name__, error, failures)
@@ -239,6 +248,12 @@ class WakeUps:
             except (RedisError, RedisClusterException, OSError) as again:
                 _raise_if_cancelled()
                 log.info("reading the cluster's layout failed (%s: %s)", type(again).__name__, again)
+
+    def _reached(self, source: str) -> None:
+        """``source`` (``subscribe`` or a node's name) worked: its failures in a row end (a reconnect, counted,
+        when there were any)."""
+        if self._failures.pop(source, None):
+            self.metrics.redis_reached(WAKE_UPS)
 
     async def _close(self) -> None:
         """Close the subscriptions and the listener's own client."""
