@@ -4,11 +4,12 @@ back (:mod:`.records`), the event streams the hub follows (:mod:`.streams`), the
 key name or runs a script."""
 
 from .daily_store import DailyStore
-from .match_store import Store, open_redis, redis_client, token_hash
+from .match_store import Store, open_redis, probe_client, redis_client, token_hash
+from .outages import REDIS_UNAVAILABLE, Outage
 from .records import DailyEntry, DailyReplay, DayDeal, MatchMeta, PlayerRecord
 from .streams import Feed, day_feed, match_feed
 
 __all__ = [
-    "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "Feed", "MatchMeta", "PlayerRecord", "Store", "day_feed",
-    "match_feed", "open_redis", "redis_client", "token_hash",
+    "REDIS_UNAVAILABLE", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "Feed", "MatchMeta", "Outage",
+    "PlayerRecord", "Store", "day_feed", "match_feed", "open_redis", "probe_client", "redis_client", "token_hash",
 ]

@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 from redis._parsers.commands import AsyncCommandsParser
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialWithJitterBackoff
+from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
 from redis.exceptions import (
@@ -241,6 +241,17 @@ def redis_client(url: str, cluster: bool = False) -> RedisClient:
                                                     socket_timeout=5, health_check_interval=30,
                                                     maint_notifications_config=MaintNotificationsConfig(enabled=False),
                                                     **options)
+    return aioredis.Redis(connection_pool=pool)
+
+
+def probe_client(url: str, timeout_s: float) -> aioredis.Redis:
+    """A small client of its own for the readiness probe (``/readyz``): a few connections apart from the
+    server's pool, each read, write and connect waiting at most ``timeout_s`` seconds, no retries, so a probe
+    answers within about that even while Redis stalls, and a probe cut short cannot leave an unread answer on
+    a connection a player's command then takes. A PING to the node at ``url`` (of a cluster too)."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=4, timeout=timeout_s, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
+        retry=Retry(NoBackoff(), 0), maint_notifications_config=MaintNotificationsConfig(enabled=False))
     return aioredis.Redis(connection_pool=pool)
 
 
