@@ -6,10 +6,10 @@ key name or runs a script."""
 from .daily_store import DailyStore
 from .match_store import Store, open_redis, probe_client, redis_client, token_hash
 from .outages import REDIS_UNAVAILABLE, Outage
-from .records import DailyEntry, DailyReplay, DayDeal, MatchMeta, PlayerRecord
+from .records import DailyEntry, DailyReplay, DayDeal, MatchKeysGone, MatchMeta, PlayerRecord
 from .streams import Feed, day_feed, match_feed
 
 __all__ = [
-    "REDIS_UNAVAILABLE", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "Feed", "MatchMeta", "Outage",
+    "REDIS_UNAVAILABLE", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "Feed", "MatchKeysGone", "MatchMeta", "Outage",
     "PlayerRecord", "Store", "day_feed", "match_feed", "open_redis", "probe_client", "redis_client", "token_hash",
 ]

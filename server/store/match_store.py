@@ -55,7 +55,7 @@ from .keys import (
     timer_member,
     tokens_key,
 )
-from .records import MatchMeta, PlayerRecord, Timer, plain
+from .records import MatchKeysGone, MatchMeta, PlayerRecord, Timer, plain
 from .scripts import EVENTS_MAXLEN
 from .wakeups import WakeUps
 
@@ -447,6 +447,7 @@ class Store:
         """Write one accepted command atomically; returns (status, players still playing or -1).
 
         Status ``ok``, or why nothing was written: ``stale`` (another connection's ``epoch`` is newer),
+        ``gone`` (the player's or the match's keys are not in Redis: it lost them, say restarted without its data),
         ``dup`` (``seq`` was accepted already), ``seq_gap`` (``seq`` skips a number: it is not the stored
         one plus 1), ``game_over`` (the player's game has ended), ``not_playing`` (the match is not playing).
 
@@ -484,7 +485,8 @@ class Store:
         :data:`~server.store.scripts.FENCE`) and read what Redis holds, in one step, so that nothing of the lost commit can land later.
 
         Returns the player's record (with its new epoch), its log as :meth:`log` gives it, and the match's deal
-        and settings; None when another connection has taken over (``epoch`` is not the stored one).
+        and settings; None when another connection has taken over (``epoch`` is not the stored one). Raises
+        :class:`~server.store.records.MatchKeysGone` when the player's or the match's keys are not in Redis.
         Tried again (redis-py's :class:`~redis.asyncio.retry.Retry`, jittered exponential backoff, on connection
         errors and timeouts) for at most ``within_s`` seconds, then raises :class:`TimeoutError`; raises what
         redis-py raises for other failures. ``nonce`` makes a repeated call, its first answer lost, harmless.
@@ -505,6 +507,8 @@ class Store:
 
         async with asyncio.timeout(within_s):
             reply = await retry.call_with_retry(attempt, failed)
+        if reply[0] == b"gone":
+            raise MatchKeysGone(code)
         if reply[0] != b"ok":
             return None
         flat = reply[1]
