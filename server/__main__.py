@@ -102,7 +102,8 @@ def _bind_or_fail(host: str, port: int) -> socket.socket:
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, which logs :func:`start_line` once it serves (after the app's startup), not before."""
+    """uvicorn's server, which logs :func:`start_line` once it serves (after the app's startup), not before,
+    after uvicorn's own "Uvicorn running on ..." (which uvicorn leaves out when it is handed the socket)."""
 
     def __init__(self, config: uvicorn.Config, line: str) -> None:
         super().__init__(config)
@@ -111,6 +112,7 @@ class _Server(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started:
+            self._log_started_message(sockets or [])  # uvicorn's, not public API (the pinned 0.54)
             log.info("%s", self._line)
 
 
