@@ -272,6 +272,8 @@ class RaceClient:
                 return  # sent again shortly: the player sees the answer of the retry
             case m.Error(code="replaced"):
                 self.fatal = ClientError("another client resumed this game with your token and took over")
+            case m.Error(code="no_match", message=text):  # the server lost the match: nothing left to play
+                self.fatal = ClientError(text)
             case m.Error(code="closed", message=text):  # the match never started: nothing left to wait for
                 self.fatal = ClientError(text)
             case m.Error(seq=int(seq)):  # it names the numbered request it refuses (others answer no request)

@@ -1,20 +1,33 @@
 """The Starlette application: routes, lifespan and the resources it owns.
 
 Routes: ``/play`` (WebSocket, players), ``POST /matches``,
-``GET /matches/{code}``, ``GET /matches/{code}/results``, ``GET /healthz``,
-``GET /metrics``; spectators: ``GET /matches/{code}/events`` (SSE),
+``GET /matches/{code}``, ``GET /matches/{code}/results``, ``GET /metrics``;
+health (:mod:`server.health`): ``GET /livez`` (200 whenever the process
+serves), ``GET /readyz`` (200 when Redis answers, else 503, within about a
+second even while Redis stalls) and ``GET /healthz`` (the same as
+``/readyz``); spectators: ``GET /matches/{code}/events`` (SSE),
 ``/matches/{code}/watch`` (WebSocket), ``GET /matches/{code}/replays/{name}``,
 and the web pages (``/``, ``/join/{code}``, ``/watch/{code}``, ``/daily``, ``/static/``); the
-daily challenge's routes (:mod:`server.daily_web`). Resources (Redis or the
-embedded Redis, the solver process pool, the match service and its
-background tasks) are opened in the lifespan and closed there.
+daily challenge's routes (:mod:`server.daily_web`).
+
+Resources (Redis or the embedded Redis, the solver process pool, the match
+service and its background tasks) are owned by the lifespan. The lifespan
+does not wait for Redis: the server serves at once, and a task of its own
+reaches Redis (retrying with backoff, saying once that it waits and once
+that it got there), then opens the rest. Until then every route that needs
+Redis answers as during a Redis outage (503 ``internal``; a WebSocket the
+``internal`` error frame and close 1011), ``/livez`` 200 and ``/readyz`` 503.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import os
+import signal
 from collections.abc import AsyncIterator
+from typing import Any, NoReturn
 
 import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -37,6 +50,7 @@ from .daily_web import ROUTES as DAILY_ROUTES
 from .dealpool import fill_pool
 from .embedded_redis import EmbeddedRedis
 from .gcpacing import pace_collections
+from .health import Readiness, livez, readyz
 from .httpjson import error_response, over_rate, read_json
 from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
 from .metrics import Metrics, MetricsMiddleware
@@ -44,27 +58,34 @@ from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_pa
 from .play import player_endpoint
 from .replays import match_replay
 from .settings import Settings
-from .store import Store, open_redis
+from .store import REDIS_UNAVAILABLE, Outage, Store, open_redis
 from .watch import WATCH_CLOSE_CODES, match_events, watch_endpoint
 from .workers import worker_pool
 
 log = logging.getLogger("forty_thieves.app")
 
-REDIS_UNAVAILABLE: tuple[type[Exception], ...] = (
-    redis_errors.ConnectionError,  # refused, reset, still loading its data (BusyLoadingError)
-    redis_errors.TimeoutError,  # no answer within the socket timeout (a stall)
-    redis_errors.ClusterDownError,  # a cluster without a master for a slot (MasterDownError too)
-    redis_errors.TryAgainError,  # a slot being moved
-    redis_errors.ReadOnlyError,  # a write reached a replica during a failover
-    redis_errors.RedisClusterException,  # no node of the cluster reachable, a slot no node serves
-)
-"""The failures of Redis itself (not of a request) that any route may meet: each answers 503 ``internal``."""
-
 REDIS_UNAVAILABLE_MESSAGE = "Redis is unreachable: try again later"
 
-STOP_WORKERS_S = 5.0
-"""How long the server's stop waits for its solver worker pools to wind down (a job running in a worker ends
-first; the solves the server starts are capped at a few seconds): see :meth:`server.workers.WorkerPool.stopped`."""
+REACH_CAP_S = 5.0
+"""At its start, the server tries to reach Redis again at most this long after the last try (seconds)."""
+
+
+class RedisNotReady(redis_errors.ConnectionError):
+    """The server has not reached Redis since it started: raised by any use of the match service meanwhile,
+    and answered as a Redis outage is (it is one of :data:`REDIS_UNAVAILABLE`)."""
+
+
+class _WaitingForRedis:
+    """What ``app.state.service`` (and ``app.state.daily``) hold until Redis is reached: any attribute raises
+    :class:`RedisNotReady`, so every route that needs Redis answers as during an outage, with no list of
+    routes to keep in step, and the routes that need none (pages, health, metrics) never touch it."""
+
+    def __getattr__(self, name: str) -> NoReturn:
+        raise RedisNotReady("the server has not reached Redis since it started")
+
+STOP_WORKERS_S = 1.0
+"""How long the server's stop lets a job running in a solver worker end before it terminates the worker (its
+answer is wanted no more): see :meth:`server.workers.WorkerPool.stop`."""
 
 
 _error = error_response
@@ -132,42 +153,68 @@ async def match_results(request: Request) -> Response:
     return JSONResponse(msgspec.to_builtins(decode_server(frame)))
 
 
-async def healthz(request: Request) -> Response:
-    try:
-        await request.app.state.service.store.redis.ping()
-    except Exception as error:  # noqa: BLE001 - report any Redis failure
-        # The error's text names Redis's host and port: for the log, not for any client.
-        log.warning("health check: Redis did not answer PING (%s: %s)", type(error).__name__, error)
-        return JSONResponse({"ok": False, "redis": "unreachable"}, status_code=503)
-    return JSONResponse({"ok": True})
-
-
 async def metrics(request: Request) -> Response:
     return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
-def create_app(settings: Settings | None = None) -> Starlette:
-    """Build the application; resources open in its lifespan."""
-    settings = settings or Settings.from_environ()
+async def reach_redis(url: str) -> Any:
+    """The server's Redis client for ``url`` (:func:`server.store.open_redis`: a cluster's when the node says
+    it is one), once that Redis answers: until then tried again with capped, jittered backoff (at most
+    :data:`REACH_CAP_S` apart), saying once that the server waits and once how long it took."""
+    outage = Outage("start", log, cap_s=REACH_CAP_S)
+    while True:
+        try:
+            client = await open_redis(url)
+        except REDIS_UNAVAILABLE as error:
+            outage.failed(error, f"Redis at {_where(url)} unreachable ({{error}}): waiting for it")
+            await asyncio.sleep(outage.delay())
+            continue
+        outage.reached("Redis reached after {seconds:.1f} s")
+        return client
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        embedded = None
-        url = settings.redis_url
-        if url is None:
-            embedded = EmbeddedRedis(settings.data_dir)
-            url = embedded.url
-            log.info("embedded Redis at %s", url)
-        client = await open_redis(url)  # a Redis Cluster when the node at REDIS_URL says it is one
-        executor = worker_pool(settings.solver_workers)
-        # Dead-game checks get their own worker, never queued behind a 30-second solver job.
-        dead_executor = worker_pool(1)
-        store = Store(client, settings.retention_s, settings.redis_wait_replicas, settings.redis_wait_ms)
-        service = MatchService(store, settings, executor, dead_executor)
-        service.metrics = store.metrics = app.state.metrics
+
+def _where(url: str) -> str:
+    """``url`` without a password (for the log): ``redis://host:6379/0``, ``unix:///path/redis.socket``."""
+    scheme, _, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}://{authority.rpartition('@')[2]}{slash}{path.split('?', 1)[0]}"
+
+
+class _Running:
+    """What the lifespan opens once Redis is reached (the client, the solver pools, the store, the match
+    service and its background tasks), and closes at the end, in reverse."""
+
+    def __init__(self, app: Starlette, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+        self.client: Any = None
+        self.service: MatchService | None = None
+        self.pools: list[Any] = []
+
+    async def open(self, url: str) -> None:
+        """Reach Redis (:func:`reach_redis`), then open everything and put the service (and the daily
+        challenge) on ``app.state``. A Redis lost again while the service starts (its clock's first read) is
+        waited for again."""
+        settings, app = self.settings, self.app
+        while True:
+            self.client = await reach_redis(url)
+            store = Store(self.client, settings.retention_s, settings.redis_wait_replicas, settings.redis_wait_ms)
+            if not self.pools:
+                # Dead-game checks get their own worker, never queued behind a 30-second solver job.
+                self.pools = [worker_pool(settings.solver_workers), worker_pool(1)]
+            executor, dead_executor = self.pools
+            service = MatchService(store, settings, executor, dead_executor)
+            service.metrics = store.metrics = app.state.metrics
+            try:
+                await service.start_background()
+            except REDIS_UNAVAILABLE as error:
+                log.warning("Redis was lost again as the server started (%s: %s)", type(error).__name__, error)
+                await service.stop_background()
+                await self.client.aclose()
+                continue
+            break
+        self.service = service
         app.state.metrics.count_spectators(service.hub.spectators)
-        app.state.service = service
-        await service.start_background()
         # Full collections of the long-lived objects on a schedule, not every few seconds (server/gcpacing.py).
         service.spawn(service.run_forever(pace_collections, "collection pacing"))
         if settings.daily_variants:  # the daily challenge (server/daily.py): deals prepared ahead, days closed
@@ -179,15 +226,49 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 lambda: fill_pool(store, executor, OFFERED_POOL_VARIANTS, settings.pool_target, settings.solver_seconds,
                                   settings.pure_solver),
                 "deal pool"))
+        app.state.service = service
+        app.state.readiness.opened = True
+
+    async def close(self) -> None:
+        """Stop the background tasks, the worker pools (waiting for them: :meth:`WorkerPool.stopped`) and the
+        client; whatever was opened."""
+        if self.service is not None:
+            await self.service.stop_background()
+        # Both at once, each bounded (WorkerPool.stop): a clean exit with no semaphore left to the resource tracker.
+        await asyncio.gather(*(pool.stop(STOP_WORKERS_S) for pool in self.pools))
+        if self.client is not None:
+            await self.client.aclose()
+
+
+def create_app(settings: Settings | None = None, redis_url: str | None = None) -> Starlette:
+    """Build the application; resources open in its lifespan. ``redis_url`` (the embedded Redis the command
+    started) takes the place of ``settings.redis_url``; with neither, the lifespan starts an embedded Redis."""
+    settings = settings or Settings.from_environ()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        embedded = None
+        url = redis_url or settings.redis_url
+        if url is None:
+            embedded = EmbeddedRedis(settings.data_dir)
+            url = embedded.url
+        log.info("Redis at %s", _where(url))
+        app.state.service = _WaitingForRedis()
+        if settings.daily_variants:
+            app.state.daily = _WaitingForRedis()
+        app.state.readiness = Readiness(url)
+        running = _Running(app, settings)
+        opening = asyncio.create_task(running.open(url))
+        # A failure to open that is not Redis's (a bug) ends the server, as it did when the lifespan opened it all.
+        opening.add_done_callback(_stop_if_failed)
         try:
             yield
         finally:
-            await service.stop_background()
-            executor.shutdown(wait=False, cancel_futures=True)
-            dead_executor.shutdown(wait=False, cancel_futures=True)
-            for pool in (executor, dead_executor):  # see WorkerPool.stopped: a clean exit, bounded
-                await pool.stopped(STOP_WORKERS_S)
-            await client.aclose()
+            opening.remove_done_callback(_stop_if_failed)
+            opening.cancel()
+            await asyncio.gather(opening, return_exceptions=True)
+            await running.close()
+            await app.state.readiness.close()
             if embedded is not None:
                 embedded.close()
 
@@ -216,6 +297,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         if isinstance(conn, WebSocket):
             # Like every other refusal of a spectator: the error frame, then the close (README "Spectating").
             with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # already closed, or the client left
+                if conn.application_state is WebSocketState.CONNECTING:  # refused before it was accepted
+                    await conn.accept()
                 if conn.application_state is WebSocketState.CONNECTED:
                     await conn.send_bytes(encode(m.Error("internal", REDIS_UNAVAILABLE_MESSAGE)))
                 await conn.close(WATCH_CLOSE_CODES["internal"])
@@ -240,7 +323,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/join/{code:match}", play_page),
             Route("/", index_page),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
-            Route("/healthz", healthz),
+            Route("/livez", livez),
+            Route("/readyz", readyz),
+            Route("/healthz", readyz),  # the readiness probe's older name
             Route("/metrics", metrics),
             *DAILY_ROUTES,
         ],
@@ -253,4 +338,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
     return app
 
 
-__all__ = ["create_app"]
+def _stop_if_failed(opening: asyncio.Task[None]) -> None:
+    """The opening task's end: a failure other than Redis's (which it waits out) is a bug the server cannot
+    run with: logged, and the process is asked to stop as for Ctrl-C."""
+    if opening.cancelled() or opening.exception() is None:
+        return
+    log.critical("the server could not start", exc_info=opening.exception())
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+__all__ = ["REDIS_UNAVAILABLE", "RedisNotReady", "create_app", "reach_redis"]

@@ -208,6 +208,9 @@ class DailyService:
             future = asyncio.ensure_future(self._prepare(date, variant))
             self._preparing[key] = future
             future.add_done_callback(lambda _: self._preparing.pop(key, None))
+            # Its callers may all be gone (the daily loop cancelled at a stop, whose solver worker is then
+            # terminated): the failure is theirs to see, never "Task exception was never retrieved" on stderr.
+            future.add_done_callback(lambda done: done.cancelled() or done.exception())
         return await asyncio.shield(future)
 
     async def _prepare(self, date: str, variant: str) -> DayDeal:

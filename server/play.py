@@ -25,11 +25,16 @@ from protocol.codec import encode
 from protocol.codes import canonical_code
 from protocol.connection import Action, Close, Dispatch, PlayerConnection, Send, answers
 
+from .core.player import MatchGone
 from .logs import in_match, new_connection
 from .matches import MatchService, ServiceError, Session
 
 log = logging.getLogger("forty_thieves.play")
 
+
+MATCH_GONE_CLOSE = 4004
+"""Close code of a player's connection after ``no_match`` for a match Redis lost (README "Protocol"): the
+clients do not reconnect after it."""
 
 _GONE = (WebSocketDisconnect, RuntimeError, OSError)
 """What Starlette's and uvicorn's send raise once the peer went away (uvicorn's ClientDisconnected is an OSError)."""
@@ -166,6 +171,8 @@ def _answer_failure(service: MatchService, session: Session, request: m.ClientMe
     if isinstance(error, ServiceError):
         service.metrics.rejected.labels(error.code).inc()
         session.push(encode(m.Error(error.code, error.message, answers(request))))
+        if isinstance(error, MatchGone):  # Redis lost the match: nothing this connection sends can succeed
+            session.close(MATCH_GONE_CLOSE, "the server lost this match")
         return
     log.error("handling a %s frame failed", type(request).__name__, exc_info=error)
     session.push(encode(m.Error("internal", "the server failed to handle that frame", answers(request))))

@@ -1,203 +1,317 @@
-"""Server settings, read from the environment in one place (Starlette ``Config``).
+"""Server settings, read from the environment in one place.
 
-=====================================  =========  ==============================================
-variable                               default    meaning
-=====================================  =========  ==============================================
-``FTR_HOST``                           127.0.0.1  address to listen on
-``FTR_PORT``                           8000       port to listen on
-``FTR_PUBLIC_URL``                     (unset)    address friends reach the server at (``https://race.example.org``
-                                                  behind a TLS proxy, ``http://192.168.1.20:8000`` on a LAN):
-                                                  the join line and ``join_url`` use it; unset: the address
-                                                  each request came to
-``REDIS_URL``                          (unset)    Redis to use (``redis://host:port/db``): one Redis,
-                                                  or any node of a Redis Cluster (the server asks it
-                                                  ``INFO cluster`` at start and uses redis-py's cluster
-                                                  client when ``cluster_enabled:1``); unset: start an
-                                                  embedded Redis
-``FTR_DATA_DIR``                       user data  folder of the embedded Redis's database file, owned by
-                                                  one server process at a time (a second one refuses)
-``FTR_REDIS_WAIT_REPLICAS``            0          replicas each commit of a move waits for (Redis ``WAIT``)
-                                                  before its player is answered, so a failover of its
-                                                  master loses no acknowledged move (0: no wait)
-``FTR_REDIS_WAIT_MS``                  1000       longest such wait (ms); past it the move is answered
-                                                  anyway and a warning logged
-``FTR_COUNTDOWN_S``                    3          seconds between "start" and the deal
-``FTR_RETENTION_S``                    86400      seconds a finished match's keys are kept
-``FTR_MAX_PLAYERS``                    8          most players one match may have
-``FTR_RATE``                           20         messages per second a connection may send
-``FTR_BURST``                          40         messages a connection may send at once
-``FTR_MAX_FRAME_BYTES``                4096       largest WebSocket frame accepted (bytes)
-``FTR_MATCHES_PER_MIN``                30         matches one address may create per minute
-``FTR_POOL_TARGET``                    2          verified solvable deals kept ready per variant
-``FTR_SOLVER_WORKERS``                 1          solver worker processes (0: no deal pool)
-``FTR_SOLVER_SECONDS``                 10         solver budget per candidate deal (seconds)
-``FTR_DEAD_BUDGET``                    20000      dead-game search budget (positions)
-``FTR_SOLVER``                         (unset)    ``python``: the solver runs its pure search even where the
-                                                  optional C search is built (read here, passed to the
-                                                  solver as ``pure``: the engine reads no environment)
-``FTR_LOBBY_TIMEOUT_S``                7200       seconds a match may wait to start before it is closed
-``FTR_UNTIMED_LIMIT_S``                86400      time limit of a match created with ``time_limit_s`` 0
-                                                  (so an abandoned game cannot keep it open for ever;
-                                                  0: such matches have none)
-``FTR_DAILY_SECRET``                   (unset)    secret of the daily seeds; unset: made once, kept in Redis
-``FTR_DAILY_VARIANTS``                 classic,   variants of the daily challenge (comma-separated;
-                                       relaxed    empty: no daily challenge)
-``FTR_CLOCK_OFFSET_MS``                0          shift of the server's clock (ms; tests and demos only)
-``FTR_MAX_WATCHERS``                   500        spectator connections per match (per server process)
-``FTR_WATCHER_QUEUE``                  1024       events a spectator may fall behind by before
-                                                  it is dropped (it resumes from its last id)
-``FTR_REMATCH_WINDOW_S``               30         seconds after the first ``rematch`` in which the
-                                                  previous round's players join the next round: it
-                                                  starts when all are in and ready, or after the
-                                                  window with whoever is in and ready
-``FTR_RESOLVE_S``                      10         seconds the server keeps asking Redis whether a command
-                                                  whose commit got no answer was stored, before it tells
-                                                  the player ``unknown_outcome``
-``FTR_HELLO_TIMEOUT_S``                10         seconds from a ``/play`` connection's start to
-                                                  its ``hello`` (then ``hello_first``, close 1008)
-``FTR_HEADER_TIMEOUT_S``               10         seconds a connection has to send a whole request
-                                                  head, from its start or the previous answer,
-                                                  and a request body (then closed)
-``FTR_KEEPALIVE_S``                    5          seconds an idle HTTP connection is kept open
-                                                  between requests
-``FTR_MAX_HEADER_BYTES``               16384      largest request head (bytes; then 431, closed)
-``FTR_MAX_CONNECTIONS_PER_ADDRESS``    256        open connections (HTTP and WebSocket) one
-                                                  address may hold; past it a new one is closed
-``FTR_MAX_WRITE_BUFFER_BYTES``         1048576    unsent bytes a WebSocket may pile up (a client
-                                                  that never reads) before it is closed (1008)
-``FTR_FORWARDED_ALLOW_IPS``            (unset)    proxies (comma-separated addresses, or ``*``)
-                                                  whose ``X-Forwarded-For`` / ``-Proto`` headers
-                                                  are trusted; unset: none, the TCP peer counts
-``FTR_LOG_LEVEL``                      info       level of the server's and uvicorn's log lines:
-                                                  ``debug``, ``info``, ``warning``, ``error`` or
-                                                  ``critical`` (server/logs.py)
-``FTR_LOG_FORMAT``                     text       ``text``: one line a record, from its UTC time;
-                                                  ``json``: one JSON object a line (``time``,
-                                                  ``level``, ``logger``, ``message``, ``match``,
-                                                  ``connection``)
-=====================================  =========  ==============================================
+Each setting is declared once, as a field of :class:`Settings` made by :func:`setting`: its environment
+variable, default, parser (which validates it) and meaning. :meth:`Settings.from_environ`,
+:data:`ENVIRONMENT_VARIABLES`, the server's ``--help`` (:func:`help_text`) and the table below are derived
+from those declarations; a bad value raises :class:`SettingError` naming its variable.
 
 Pings, pongs and unfinished message fragments, which never reach the application's rate limit, have a
 budget of their own per connection of the same ``FTR_RATE`` a second and ``FTR_BURST`` at once (past it
 the connection is closed with 1008; server/connections.py).
+
+The variables (this table is made from the declarations when the module is imported):
+
 """
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass
+import textwrap
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
 import platformdirs
-from starlette.config import Config
 
+from protocol.errors import NotationError
+
+from .engine.variants import PRESETS, find_variant
 from .logs import LOG_FORMATS, LOG_LEVELS
+
+T = TypeVar("T")
+
+
+class SettingError(ValueError):
+    """A setting's value cannot be used; the message names its variable and what it takes (one line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """One setting: its ``variable``, the ``parse`` of a set value (raises ``ValueError`` with what it
+    takes), what an unset one is (``default``, or ``unset()`` when it is worked out at start), the
+    ``shown`` default of the docs, and its ``meaning`` (one sentence or a few)."""
+
+    variable: str
+    parse: Callable[[str], Any]
+    default: Any
+    shown: str
+    meaning: str
+    unset: Callable[[], Any] | None = None
+
+
+def setting(variable: str, default: T, parse: Callable[[str], T], meaning: str, *, shown: str | None = None,
+            unset: Callable[[], T] | None = None) -> T:
+    """Declare a field of :class:`Settings` read from ``variable``: ``parse`` reads a set value (and raises
+    ``ValueError`` saying what it takes); unset, the field is ``default`` (or ``unset()``, worked out when the
+    environment is read). ``shown`` is the default as the docs write it (``str(default)`` when not given)."""
+    declared = Declaration(variable, parse, default, str(default) if shown is None else shown,
+                           " ".join(meaning.split()), unset)
+    value: T = field(default=default, metadata={"setting": declared})
+    return value
+
+
+# ------------------------------------------------------------------ parsers (each raises ValueError)
+
+
+def _whole(low: int | None = None, high: int | None = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ValueError(f"not a whole number{_range(low, high)}") from None
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ValueError(f"out of range{_range(low, high)}")
+        return value
+    return parse
+
+
+def _range(low: float | None, high: float | None, above: bool = False) -> str:
+    if low is not None and high is not None:
+        return f" (it takes {low} to {high})"
+    if low is not None:
+        return f" (it takes a number {'above' if above else 'of at least'} {low:g})"
+    return ""
+
+
+def _number(low: float = 0.0, above: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text.strip())
+        except ValueError:
+            raise ValueError(f"not a number{_range(low, None, above)}") from None
+        if not math.isfinite(value) or value < low or (above and value == low):
+            raise ValueError(f"out of range{_range(low, None, above)}")
+        return value
+    return parse
+
+
+PORT = _whole(0, 65535)
+COUNT = _whole(0)
+"""A count or a time in whole units that may be 0."""
+AT_LEAST_ONE = _whole(1)
+SECONDS = _number(0.0)
+POSITIVE = _number(0.0, above=True)
+
+
+def _text(text: str) -> str:
+    return text.strip()
+
+
+def _host(text: str) -> str:
+    if not text.strip():
+        raise ValueError("empty (it takes an address such as 127.0.0.1 or 0.0.0.0)")
+    return text.strip()
+
+
+def _optional(text: str) -> str | None:
+    return text or None
+
+
+def _public_url(text: str) -> str:
+    url = text.strip().rstrip("/")
+    if url and not url.startswith(("http://", "https://")):
+        raise ValueError("not an http:// or https:// address")
+    return url
+
+
+def _redis_url(text: str) -> str | None:
+    url = text.strip()
+    if url and not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError("not a redis://, rediss:// or unix:// URL")
+    return url or None
+
+
+def _pure_solver(text: str) -> bool:
+    choice = text.strip().lower()
+    if choice not in ("", "c", "python"):
+        raise ValueError("it takes python or c")
+    return choice == "python"
+
+
+def _one_of(choices: tuple[str, ...], empty: str) -> Callable[[str], str]:
+    """A parser of one of ``choices`` (any case, blanks around it ignored; empty: ``empty``)."""
+
+    def parse(text: str) -> str:
+        value = text.strip().lower() or empty
+        if value not in choices:
+            raise ValueError(f"it takes one of {', '.join(choices)}")
+        return value
+
+    return parse
+
+
+def _variants(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    for name in names:
+        try:
+            find_variant(name)
+        except NotationError:
+            raise ValueError(f"{name!r} is not a variant (presets: {', '.join(PRESETS)})") from None
+    return names
+
+
+def _data_dir() -> str:
+    return platformdirs.user_data_dir("forty-thieves-race")
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The server's settings (see the module docstring for the variables)."""
+    """The server's settings; each field is declared with :func:`setting` (its variable, default, parser and
+    meaning), so the module's table, ``--help`` and :meth:`from_environ` all come from here."""
 
-    host: str = "127.0.0.1"
-    port: int = 8000
-    public_url: str = ""
-    redis_url: str | None = None
-    data_dir: str = ""
-    redis_wait_replicas: int = 0
-    redis_wait_ms: int = 1000
-    countdown_s: float = 3.0
-    retention_s: int = 86400
-    max_players: int = 8
-    rate: float = 20.0
-    burst: int = 40
-    max_frame_bytes: int = 4096
-    matches_per_min: int = 30
-    pool_target: int = 2
-    solver_workers: int = 1
-    solver_seconds: float = 10.0
-    dead_budget: int = 20000
-    pure_solver: bool = False
-    lobby_timeout_s: int = 7200
-    untimed_limit_s: int = 86400
-    daily_secret: str | None = None
-    daily_variants: tuple[str, ...] = ("classic", "relaxed")
-    clock_offset_ms: int = 0
-    watcher_queue: int = 1024
-    max_watchers: int = 500
-    rematch_window_s: float = 30.0
-    resolve_s: float = 10.0
-    hello_timeout_s: float = 10.0
-    header_timeout_s: float = 10.0
-    keepalive_s: int = 5
-    max_header_bytes: int = 16384
-    max_connections_per_address: int = 256
-    max_write_buffer_bytes: int = 1 << 20
-    forwarded_allow_ips: str = ""
-    log_level: str = "info"
-    log_format: str = "text"
+    host: str = setting("FTR_HOST", "127.0.0.1", _host, "address to listen on")
+    port: int = setting("FTR_PORT", 8000, PORT, "port to listen on")
+    public_url: str = setting(
+        "FTR_PUBLIC_URL", "", _public_url, shown="(unset)", meaning="""address friends reach the server at
+        (https://race.example.org behind a TLS proxy, http://192.168.1.20:8000 on a LAN): the join line and
+        join_url use it; unset: the address each request came to""")
+    redis_url: str | None = setting(
+        "REDIS_URL", None, _redis_url, shown="(unset)", meaning="""Redis to use (redis://host:port/db): one
+        Redis, or any node of a Redis Cluster (the server asks it INFO cluster at start and uses redis-py's
+        cluster client when cluster_enabled:1); unset: start an embedded Redis""")
+    data_dir: str = setting(
+        "FTR_DATA_DIR", "", _text, shown="user data", unset=_data_dir, meaning="""folder of the embedded
+        Redis's database file, owned by one server process at a time (a second one refuses)""")
+    redis_wait_replicas: int = setting(
+        "FTR_REDIS_WAIT_REPLICAS", 0, COUNT, meaning="""replicas each commit of a move waits for (Redis WAIT)
+        before its player is answered, so a failover of its master loses no acknowledged move (0: no wait)""")
+    redis_wait_ms: int = setting(
+        "FTR_REDIS_WAIT_MS", 1000, AT_LEAST_ONE, meaning="""longest such wait (ms); past it the move is
+        answered anyway and a warning logged""")
+    countdown_s: float = setting("FTR_COUNTDOWN_S", 3.0, SECONDS, 'seconds between "start" and the deal', shown="3")
+    retention_s: int = setting("FTR_RETENTION_S", 86400, AT_LEAST_ONE, "seconds a finished match's keys are kept")
+    max_players: int = setting("FTR_MAX_PLAYERS", 8, AT_LEAST_ONE, "most players one match may have")
+    rate: float = setting("FTR_RATE", 20.0, POSITIVE, "messages per second a connection may send", shown="20")
+    burst: int = setting("FTR_BURST", 40, AT_LEAST_ONE, "messages a connection may send at once")
+    max_frame_bytes: int = setting("FTR_MAX_FRAME_BYTES", 4096, AT_LEAST_ONE,
+                                   "largest WebSocket frame accepted (bytes)")
+    matches_per_min: int = setting("FTR_MATCHES_PER_MIN", 30, AT_LEAST_ONE,
+                                   "matches one address may create per minute")
+    pool_target: int = setting("FTR_POOL_TARGET", 2, COUNT, "verified solvable deals kept ready per variant")
+    solver_workers: int = setting("FTR_SOLVER_WORKERS", 1, COUNT, "solver worker processes (0: no deal pool)")
+    solver_seconds: float = setting("FTR_SOLVER_SECONDS", 10.0, POSITIVE,
+                                    "solver budget per candidate deal (seconds)", shown="10")
+    dead_budget: int = setting("FTR_DEAD_BUDGET", 20000, AT_LEAST_ONE, "dead-game search budget (positions)")
+    pure_solver: bool = setting(
+        "FTR_SOLVER", False, _pure_solver, shown="(unset)", meaning="""python: the solver runs its pure search
+        even where the optional C search is built (read here, passed to the solver as pure: the engine reads
+        no environment); c or unset: the C search where it is built""")
+    lobby_timeout_s: int = setting("FTR_LOBBY_TIMEOUT_S", 7200, AT_LEAST_ONE,
+                                   "seconds a match may wait to start before it is closed")
+    untimed_limit_s: int = setting(
+        "FTR_UNTIMED_LIMIT_S", 86400, COUNT, meaning="""time limit of a match created with time_limit_s 0 (so
+        an abandoned game cannot keep it open for ever; 0: such matches have none)""")
+    daily_secret: str | None = setting("FTR_DAILY_SECRET", None, _optional, shown="(unset)",
+                                       meaning="secret of the daily seeds; unset: made once, kept in Redis")
+    daily_variants: tuple[str, ...] = setting(
+        "FTR_DAILY_VARIANTS", ("classic", "relaxed"), _variants, shown="classic,relaxed",
+        meaning="variants of the daily challenge (comma-separated; empty: no daily challenge)")
+    clock_offset_ms: int = setting("FTR_CLOCK_OFFSET_MS", 0, _whole(),
+                                   "shift of the server's clock (ms; tests and demos only)")
+    watcher_queue: int = setting(
+        "FTR_WATCHER_QUEUE", 1024, AT_LEAST_ONE, meaning="""events a spectator may fall behind by before it is
+        dropped (it resumes from its last id)""")
+    max_watchers: int = setting("FTR_MAX_WATCHERS", 500, COUNT,
+                                "spectator connections per match (per server process)")
+    rematch_window_s: float = setting(
+        "FTR_REMATCH_WINDOW_S", 30.0, SECONDS, shown="30", meaning="""seconds after the first rematch in which
+        the previous round's players join the next round: it starts when all are in and ready, or after the
+        window with whoever is in and ready""")
+    resolve_s: float = setting(
+        "FTR_RESOLVE_S", 10.0, SECONDS, shown="10", meaning="""seconds the server keeps asking Redis whether a
+        command whose commit got no answer was stored, before it tells the player unknown_outcome""")
+    hello_timeout_s: float = setting(
+        "FTR_HELLO_TIMEOUT_S", 10.0, POSITIVE, shown="10", meaning="""seconds from a /play connection's start
+        to its hello (then hello_first, close 1008)""")
+    header_timeout_s: float = setting(
+        "FTR_HEADER_TIMEOUT_S", 10.0, POSITIVE, shown="10", meaning="""seconds a connection has to send a
+        whole request head, from its start or the previous answer, and a request body (then closed)""")
+    keepalive_s: int = setting("FTR_KEEPALIVE_S", 5, COUNT,
+                               "seconds an idle HTTP connection is kept open between requests")
+    max_header_bytes: int = setting("FTR_MAX_HEADER_BYTES", 16384, AT_LEAST_ONE,
+                                    "largest request head (bytes; then 431, closed)")
+    max_connections_per_address: int = setting(
+        "FTR_MAX_CONNECTIONS_PER_ADDRESS", 256, AT_LEAST_ONE, meaning="""open connections (HTTP and WebSocket)
+        one address may hold; past it a new one is closed""")
+    max_write_buffer_bytes: int = setting(
+        "FTR_MAX_WRITE_BUFFER_BYTES", 1 << 20, AT_LEAST_ONE, meaning="""unsent bytes a WebSocket may pile up (a
+        client that never reads) before it is closed (1008)""")
+    forwarded_allow_ips: str = setting(
+        "FTR_FORWARDED_ALLOW_IPS", "", _text, shown="(unset)", meaning="""proxies (comma-separated addresses,
+        or *) whose X-Forwarded-For / -Proto headers are trusted; unset: none, the TCP peer counts""")
+    log_level: str = setting("FTR_LOG_LEVEL", "info", _one_of(LOG_LEVELS, "info"), meaning="""level of the server's
+        and uvicorn's log lines: debug, info, warning, error or critical (server/logs.py)""")
+    log_format: str = setting("FTR_LOG_FORMAT", "text", _one_of(LOG_FORMATS, "text"), meaning="""text: one line a
+        record, from its UTC time; json: one JSON object a line (time, level, logger, message, match,
+        connection)""")
 
     @classmethod
-    def from_environ(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Read every setting from ``environ`` (default: ``os.environ``). Raises ``ValueError`` naming the variable
-        for a value of the wrong kind or not among a setting's choices."""
-        config = Config(environ=environ if environ is not None else dict(os.environ))
-        return cls(
-            host=config("FTR_HOST", default="127.0.0.1"),
-            port=config("FTR_PORT", cast=int, default=8000),
-            public_url=config("FTR_PUBLIC_URL", default="").strip().rstrip("/"),
-            redis_url=config("REDIS_URL", default=None) or None,
-            data_dir=config("FTR_DATA_DIR", default="") or platformdirs.user_data_dir("forty-thieves-race"),
-            redis_wait_replicas=config("FTR_REDIS_WAIT_REPLICAS", cast=int, default=0),
-            redis_wait_ms=config("FTR_REDIS_WAIT_MS", cast=int, default=1000),
-            countdown_s=config("FTR_COUNTDOWN_S", cast=float, default=3.0),
-            retention_s=config("FTR_RETENTION_S", cast=int, default=86400),
-            max_players=config("FTR_MAX_PLAYERS", cast=int, default=8),
-            rate=config("FTR_RATE", cast=float, default=20.0),
-            burst=config("FTR_BURST", cast=int, default=40),
-            max_frame_bytes=config("FTR_MAX_FRAME_BYTES", cast=int, default=4096),
-            matches_per_min=config("FTR_MATCHES_PER_MIN", cast=int, default=30),
-            pool_target=config("FTR_POOL_TARGET", cast=int, default=2),
-            solver_workers=config("FTR_SOLVER_WORKERS", cast=int, default=1),
-            solver_seconds=config("FTR_SOLVER_SECONDS", cast=float, default=10.0),
-            dead_budget=config("FTR_DEAD_BUDGET", cast=int, default=20000),
-            pure_solver=config("FTR_SOLVER", default="").strip().lower() == "python",
-            lobby_timeout_s=config("FTR_LOBBY_TIMEOUT_S", cast=int, default=7200),
-            untimed_limit_s=config("FTR_UNTIMED_LIMIT_S", cast=int, default=86400),
-            daily_secret=config("FTR_DAILY_SECRET", default=None) or None,
-            daily_variants=tuple(v.strip() for v in config("FTR_DAILY_VARIANTS", default="classic,relaxed").split(",")
-                                 if v.strip()),
-            clock_offset_ms=config("FTR_CLOCK_OFFSET_MS", cast=int, default=0),
-            watcher_queue=config("FTR_WATCHER_QUEUE", cast=int, default=1024),
-            max_watchers=config("FTR_MAX_WATCHERS", cast=int, default=500),
-            rematch_window_s=config("FTR_REMATCH_WINDOW_S", cast=float, default=30.0),
-            resolve_s=config("FTR_RESOLVE_S", cast=float, default=10.0),
-            hello_timeout_s=config("FTR_HELLO_TIMEOUT_S", cast=float, default=10.0),
-            header_timeout_s=config("FTR_HEADER_TIMEOUT_S", cast=float, default=10.0),
-            keepalive_s=config("FTR_KEEPALIVE_S", cast=int, default=5),
-            max_header_bytes=config("FTR_MAX_HEADER_BYTES", cast=int, default=16384),
-            max_connections_per_address=config("FTR_MAX_CONNECTIONS_PER_ADDRESS", cast=int, default=256),
-            max_write_buffer_bytes=config("FTR_MAX_WRITE_BUFFER_BYTES", cast=int, default=1 << 20),
-            forwarded_allow_ips=config("FTR_FORWARDED_ALLOW_IPS", default="").strip(),
-            log_level=_one_of(config, "FTR_LOG_LEVEL", LOG_LEVELS, "info"),
-            log_format=_one_of(config, "FTR_LOG_FORMAT", LOG_FORMATS, "text"),
-        )
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read every setting from ``environ`` (default: ``os.environ``); an unset variable gives the declared
+        default. Raises :class:`SettingError` (one line naming the variable, its value and what it takes) for
+        the first value that cannot be used."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for name, declared in DECLARATIONS.items():
+            raw = environ.get(declared.variable)
+            if raw is None:
+                values[name] = declared.unset() if declared.unset is not None else declared.default
+                continue
+            try:
+                value = declared.parse(raw)
+            except ValueError as error:
+                raise SettingError(f"{declared.variable}={raw!r}: {error}") from None
+            if declared.unset is not None and not value:
+                value = declared.unset()
+            values[name] = value
+        return cls(**values)
 
 
-def _one_of(config: Config, name: str, choices: tuple[str, ...], default: str) -> str:
-    """Variable ``name``'s value (any case, blanks around it ignored; unset or empty: ``default``), which must be
-    one of ``choices``: else ``ValueError`` naming the variable."""
-    value = config(name, default="").strip().lower() or default
-    if value not in choices:
-        raise ValueError(f"{name} is {value!r}: expected one of {', '.join(choices)}")
-    return value
+DECLARATIONS: dict[str, Declaration] = {f.name: f.metadata["setting"] for f in fields(Settings)}
+"""Each field of :class:`Settings` by name, with its declaration."""
 
-
-ENVIRONMENT_VARIABLES = (
-    "FTR_HOST", "FTR_PORT", "FTR_PUBLIC_URL", "REDIS_URL", "FTR_DATA_DIR", "FTR_REDIS_WAIT_REPLICAS", "FTR_REDIS_WAIT_MS",
-    "FTR_COUNTDOWN_S", "FTR_RETENTION_S", "FTR_MAX_PLAYERS",
-    "FTR_RATE", "FTR_BURST", "FTR_MAX_FRAME_BYTES", "FTR_MATCHES_PER_MIN", "FTR_POOL_TARGET", "FTR_SOLVER_WORKERS",
-    "FTR_SOLVER_SECONDS", "FTR_DEAD_BUDGET", "FTR_SOLVER", "FTR_LOBBY_TIMEOUT_S", "FTR_UNTIMED_LIMIT_S", "FTR_DAILY_SECRET", "FTR_DAILY_VARIANTS", "FTR_CLOCK_OFFSET_MS",
-    "FTR_WATCHER_QUEUE", "FTR_MAX_WATCHERS", "FTR_REMATCH_WINDOW_S", "FTR_RESOLVE_S", "FTR_HELLO_TIMEOUT_S", "FTR_HEADER_TIMEOUT_S", "FTR_KEEPALIVE_S",
-    "FTR_MAX_HEADER_BYTES", "FTR_MAX_CONNECTIONS_PER_ADDRESS", "FTR_MAX_WRITE_BUFFER_BYTES", "FTR_FORWARDED_ALLOW_IPS",
-    "FTR_LOG_LEVEL", "FTR_LOG_FORMAT",
-)
+ENVIRONMENT_VARIABLES = tuple(declared.variable for declared in DECLARATIONS.values())
 """Every environment variable the server reads (a test checks docker-compose.yml names only these)."""
+
+
+def help_text(width: int = 100) -> str:
+    """The settings for ``--help``: each variable with its default, then its meaning, indented."""
+    lines = ["settings (environment variables; --host and --port take the place of FTR_HOST and FTR_PORT):"]
+    for declared in DECLARATIONS.values():
+        lines.append(f"  {declared.variable} (default: {declared.shown})")
+        lines += textwrap.wrap(declared.meaning, width, initial_indent="      ", subsequent_indent="      ",
+                               break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def _table() -> str:
+    """The module docstring's table: variable, default, meaning."""
+    variable_width = max(len(d.variable) for d in DECLARATIONS.values()) + 4
+    default_width = max(9, *(len(d.shown) for d in DECLARATIONS.values()))
+    meaning_width = 60
+    rule = f"{'=' * variable_width}  {'=' * default_width}  {'=' * meaning_width}"
+    rows = [rule, f"{'variable':<{variable_width}}  {'default':<{default_width}}  meaning", rule]
+    for declared in DECLARATIONS.values():
+        meaning = textwrap.wrap(declared.meaning, meaning_width, break_on_hyphens=False) or [""]
+        rows.append(f"{'``' + declared.variable + '``':<{variable_width}}  {declared.shown:<{default_width}}  "
+                    f"{meaning[0]}")
+        rows += [f"{'':<{variable_width}}  {'':<{default_width}}  {line}" for line in meaning[1:]]
+    rows.append(rule)
+    return "\n".join(rows) + "\n"
+
+
+__doc__ = (__doc__ or "") + _table()
+
+__all__ = ["DECLARATIONS", "ENVIRONMENT_VARIABLES", "Declaration", "SettingError", "Settings", "help_text",
+           "setting"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import logging
 import os
 import signal
@@ -37,6 +38,9 @@ WORKER_NICENESS = 10
 """Added to a worker's nice value: on a small machine the solver and the dead-game checks yield the CPU to
 the event loop (a dead check that took a core at bot pace made players' p99 round trip several times worse),
 while they still get every cycle the event loop leaves idle."""
+
+TERMINATED_S = 2.0
+"""How long :meth:`WorkerPool.stop` waits for the pool to wind down once it has terminated its busy workers."""
 
 
 def _start_worker(parent: int) -> None:
@@ -97,6 +101,8 @@ class WorkerPool(Executor):
         self._closed = False
         self._manager: threading.Thread | None = None
         """The shut-down pool's manager thread (:meth:`stopped`)."""
+        self._processes: list[SpawnProcess] = []
+        """The shut-down pool's worker processes (:meth:`stop`)."""
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
@@ -145,8 +151,10 @@ class WorkerPool(Executor):
         with self._lock:
             self._closed = True
             pool = self._pool
-        # CPython's, not public API: the thread that winds the pool down (shutdown forgets it); see stopped.
+        # CPython's, not public API: the thread that winds the pool down and the worker processes (shutdown
+        # forgets both); see stopped and stop.
         self._manager = getattr(pool, "_executor_manager_thread", None)
+        self._processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=wait, cancel_futures=cancel_futures)
 
     async def stopped(self, within_s: float) -> bool:
@@ -168,6 +176,30 @@ class WorkerPool(Executor):
                 return False
             await asyncio.sleep(0.05)
         return True
+
+    async def stop(self, grace_s: float) -> bool:
+        """Stop the pool for good, from the event loop: :meth:`shutdown` without waiting (queued jobs
+        cancelled), ``grace_s`` seconds for a running job to end, then the workers still busy terminated (their
+        results are not wanted any more: a solve ran up to 30 s), and a wait until the pool has wound down
+        (:meth:`stopped`, at most :data:`TERMINATED_S` more). True when it has.
+
+        Why: while the pool's manager thread lives, it holds the pool's two queues and with them 5 named
+        semaphores, which only their collection or Python's exit unlinks. A server stopped by SIGTERM dies of the
+        signal (uvicorn raises it again once it has shut down), so no exit hook runs: a job still running then
+        left "There appear to be 5 leaked semaphore objects" on stderr, from multiprocessing's resource tracker.
+        Once the thread has ended and this pool no longer refers to it, the queues are collected and their
+        semaphores unlinked at once."""
+        self.shutdown(wait=False, cancel_futures=True)
+        done = await self.stopped(grace_s)
+        if not done:
+            for process in self._processes:
+                if process.is_alive():
+                    process.terminate()
+            done = await self.stopped(TERMINATED_S)
+        if done:
+            self._manager, self._processes = None, []
+            gc.collect()  # the queues' semaphores, if a cycle holds them: unlinked now, not at an exit that never runs
+        return done
 
 
 def worker_pool(workers: int) -> WorkerPool:

@@ -89,6 +89,19 @@ def seq_gap(seq: int, last: int, sequence: str) -> ServiceError:
 
 REPLACED = "another connection with your token took over this game"
 
+MATCH_GONE = ("the server lost this match: its data is gone (its Redis restarted without its saved data, or was "
+              "emptied), so the game cannot go on; create or join another match")
+"""The message of ``no_match`` to a player whose match's keys vanished while it played (never ``replaced``:
+no other connection took over)."""
+
+
+class MatchGone(ServiceError):
+    """``no_match`` with :data:`MATCH_GONE`: the player's match is gone from Redis. The connection is closed
+    after it (close 4004): nothing it sends can succeed."""
+
+    def __init__(self) -> None:
+        super().__init__("no_match", MATCH_GONE)
+
 
 class MoveLog:
     """A player's move log as Redis holds it: ``(command, ms from the start)`` per accepted ``play``; immutable.
@@ -139,13 +152,15 @@ class MoveLog:
 
 
 def commit_refusal(result: str, seq: int, last_seq: int) -> ServiceError | None:
-    """The error for a commit of ``seq`` that Redis refused with ``result`` (``stale``, ``dup``, ``seq_gap``,
-    ``game_over``, ``not_playing``), ``last_seq`` being what Redis holds; ``None`` for ``dup`` (stored
-    already: acknowledged again)."""
+    """The error for a commit of ``seq`` that Redis refused with ``result`` (``stale``, ``gone``, ``dup``,
+    ``seq_gap``, ``game_over``, ``not_playing``), ``last_seq`` being what Redis holds; ``None`` for ``dup``
+    (stored already: acknowledged again)."""
     if result == "dup":
         return None
     if result == "stale":
         return ServiceError("replaced", REPLACED)
+    if result == "gone":
+        return MatchGone()
     if result == "seq_gap":
         return seq_gap(seq, last_seq, "play or resign")
     return ServiceError("game_over", "your game has ended")

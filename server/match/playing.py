@@ -24,6 +24,7 @@ from ..core.player import (
     EndWrite,
     FollowUp,
     HintWrite,
+    MatchGone,
     PlayerGame,
     Proposal,
     Reply,
@@ -32,7 +33,7 @@ from ..core.player import (
 )
 from ..engine import Game
 from ..engine.dead import Verdict, is_dead
-from ..store import MatchMeta
+from ..store import MatchKeysGone, MatchMeta
 from .lobby import require_joined
 
 if TYPE_CHECKING:
@@ -184,12 +185,16 @@ class Playing:
         commit can no longer land later, and reads the player's record and log; the game is rebuilt from them.
         Tried for ``FTR_RESOLVE_S`` seconds; then the session stays :attr:`Session.unsure` (the next numbered
         frame tries again before anything else) and :class:`ServiceError` ``unknown_outcome`` is raised.
-        Raises ``replaced`` when another connection has taken over the player."""
+        Raises ``replaced`` when another connection has taken over the player, ``no_match``
+        (:class:`~server.core.player.MatchGone`) when Redis lost the match's keys."""
         session.unsure = True
         session.fence = session.fence or uuid.uuid4().hex
         try:
             fenced = await self.store.fence(session.code, session.name, session.epoch, session.fence,
                                             self.service.settings.resolve_s)
+        except MatchKeysGone:
+            session.unsure = False
+            raise MatchGone() from None
         except Exception:  # whatever failed, Redis did not say what it holds
             log.warning("could not learn %s/%s's game from Redis", session.code, session.name, exc_info=True)
             which = f"seq {seq}" if seq else "your last play or resign"
@@ -212,8 +217,8 @@ class Playing:
     async def _refused_commit(self, session: Session, seq: int, result: str) -> None:
         """Redis did not store command ``seq`` (COMMIT answered ``result``): the session takes what Redis holds,
         then a ``dup`` is acknowledged again (``position``); the rest raise :class:`ServiceError`
-        (:func:`server.core.player.commit_refusal`: ``replaced``, ``seq_gap``, ``game_over``)."""
-        meta = await self.store.meta(session.code)
+        (:func:`server.core.player.commit_refusal`: ``replaced``, ``no_match``, ``seq_gap``, ``game_over``)."""
+        meta = await self.store.meta(session.code) if result != "gone" else None
         if meta is not None:
             await self._load(session, meta)
         error = commit_refusal(result, seq, session.last_seq)

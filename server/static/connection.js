@@ -12,8 +12,8 @@ const FTRConnection = (() => {
   function* backoff(base = 250, cap = 5000) {
     for (let attempt = 0; ; attempt++) yield Math.min(cap, base * 2 ** attempt) * (0.5 + Math.random());
   }
-  /** Close codes after which reconnecting cannot help (4000 replaced, 4001 version). */
-  const FINAL_CLOSE = new Set([4000, 4001]);
+  /** Close codes after which reconnecting cannot help (4000 replaced, 4001 version, 4004 the match is gone). */
+  const FINAL_CLOSE = new Set([4000, 4001, 4004]);
 
   const storageKey = (code) => `ftr:player:${code}`;
 
@@ -29,7 +29,7 @@ const FTRConnection = (() => {
 
   /**
    * new Connection(code, {onFrame(frame), onStatus(status, detail)}); status is "connecting", "open",
-   * "closed" (will retry) or "gone" (will not: replaced, version, or closed by the page).
+   * "closed" (will retry) or "gone" (will not: replaced, version, the match lost, or closed by the page).
    * join(name) / resume() / ready() / start() / play(command) / resign() / hint() / rematch() send;
    * numbered frames go one at a time (the next once the one before is answered), and one sent but not
    * answered when the connection drops is sent again under the same seq (never applied twice).

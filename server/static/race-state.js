@@ -94,9 +94,10 @@ const FTRRace = (() => {
       case "suggestion":
         return { ...state, message: frame.command ? `Hint: ${frame.command}`
           : "Hint: none (nothing left to draw): try a move of your own, undo, or resign", messageKind: "hint" };
-      case "error":
+      case "error":  // "closed" (the match never started), or "no_match" mid-match (the server lost it): over
         return { ...state, message: frame.message, messageKind: "error",
-                 phase: frame.code === "closed" ? "closed" : state.phase };
+                 phase: frame.code === "closed" || (frame.code === "no_match" && state.phase !== "connecting")
+                   ? "closed" : state.phase };
       case "pong":
         return { ...state, clockOffset: Math.round(frame.server_time_ms - frame.local_ms) };
       case "rematch":  // public event of this match: who wants another round, and its code

@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 from redis._parsers.commands import AsyncCommandsParser
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialWithJitterBackoff
+from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
 from redis.exceptions import (
@@ -56,7 +56,7 @@ from .keys import (
     timer_member,
     tokens_key,
 )
-from .records import MatchMeta, PlayerRecord, Timer, plain
+from .records import MatchKeysGone, MatchMeta, PlayerRecord, Timer, plain
 from .scripts import EVENTS_MAXLEN
 from .wakeups import WakeUps
 
@@ -242,6 +242,17 @@ def redis_client(url: str, cluster: bool = False) -> RedisClient:
                                                     socket_timeout=5, health_check_interval=30,
                                                     maint_notifications_config=MaintNotificationsConfig(enabled=False),
                                                     **options)
+    return aioredis.Redis(connection_pool=pool)
+
+
+def probe_client(url: str, timeout_s: float) -> aioredis.Redis:
+    """A small client of its own for the readiness probe (``/readyz``): a few connections apart from the
+    server's pool, each read, write and connect waiting at most ``timeout_s`` seconds, no retries, so a probe
+    answers within about that even while Redis stalls, and a probe cut short cannot leave an unread answer on
+    a connection a player's command then takes. A PING to the node at ``url`` (of a cluster too)."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=4, timeout=timeout_s, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
+        retry=Retry(NoBackoff(), 0), maint_notifications_config=MaintNotificationsConfig(enabled=False))
     return aioredis.Redis(connection_pool=pool)
 
 
@@ -446,6 +457,7 @@ class Store:
         """Write one accepted command atomically; returns (status, players still playing or -1).
 
         Status ``ok``, or why nothing was written: ``stale`` (another connection's ``epoch`` is newer),
+        ``gone`` (the player's or the match's keys are not in Redis: it lost them, say restarted without its data),
         ``dup`` (``seq`` was accepted already), ``seq_gap`` (``seq`` skips a number: it is not the stored
         one plus 1), ``game_over`` (the player's game has ended), ``not_playing`` (the match is not playing).
 
@@ -483,7 +495,8 @@ class Store:
         :data:`~server.store.scripts.FENCE`) and read what Redis holds, in one step, so that nothing of the lost commit can land later.
 
         Returns the player's record (with its new epoch), its log as :meth:`log` gives it, and the match's deal
-        and settings; None when another connection has taken over (``epoch`` is not the stored one).
+        and settings; None when another connection has taken over (``epoch`` is not the stored one). Raises
+        :class:`~server.store.records.MatchKeysGone` when the player's or the match's keys are not in Redis.
         Tried again (redis-py's :class:`~redis.asyncio.retry.Retry`, jittered exponential backoff, on connection
         errors and timeouts) for at most ``within_s`` seconds, then raises :class:`TimeoutError`; raises what
         redis-py raises for other failures. ``nonce`` makes a repeated call, its first answer lost, harmless.
@@ -504,6 +517,8 @@ class Store:
 
         async with asyncio.timeout(within_s):
             reply = await retry.call_with_retry(attempt, failed)
+        if reply[0] == b"gone":
+            raise MatchKeysGone(code)
         if reply[0] != b"ok":
             return None
         flat = reply[1]

@@ -177,6 +177,11 @@ class DailyReplay(msgspec.Struct):
     times_ms: list[int]
 
 
+class MatchKeysGone(LookupError):
+    """The keys of a match (or of one of its players) are not in Redis although the server served it: Redis
+    lost them (restarted without its data, emptied). ``args[0]``: the match's code."""
+
+
 class NameClaim(NamedTuple):
     """A claimed daily name (hash ``daily:names``): the SHA-256 of its token and the name as claimed."""
 

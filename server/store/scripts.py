@@ -181,11 +181,15 @@ COMMIT = Script(
     board frames (spectators only: open-boards matches). Frames stay separate arguments: Redis 7.0's cmsgpack
     refuses msgpack's bin type.
     Reply: ``{'ok', last stream id, players still playing or -1}`` or ``{refusal}``: ``stale`` (another
-    epoch), ``dup`` (seq accepted already), ``seq_gap``, ``game_over``, ``not_playing``.""",
+    epoch), ``gone`` (the player's or the match's keys are not there: Redis lost them), ``dup`` (seq accepted
+    already), ``seq_gap``, ``game_over``, ``not_playing``.""",
     """
 local a = cmsgpack.unpack(ARGV[1])
 local p = redis.call('HMGET', KEYS[1], 'epoch', 'seq', 'status')
-if p[1] ~= a[1] then return {'stale'} end
+if p[1] ~= a[1] then
+  if not p[1] or redis.call('EXISTS', KEYS[4]) == 0 then return {'gone'} end
+  return {'stale'}
+end
 if tonumber(p[2]) >= tonumber(a[2]) then return {'dup'} end
 if tonumber(a[2]) > tonumber(p[2]) + 1 then return {'seq_gap'} end
 if p[3] ~= 'playing' then return {'game_over'} end
@@ -215,9 +219,11 @@ FENCE = Script(
     The connection takes a new epoch, so that the COMMIT, if it is still on its way, is refused ('stale')
     whenever it arrives. Sent again with the same nonce (its own answer lost too) it takes no other epoch; a
     takeover (RESUME) voids the nonce.
-    Reply: ``{'ok', player hash (flat), log entries, {deal, settings}}`` or ``{'stale'}``.""",
+    Reply: ``{'ok', player hash (flat), log entries, {deal, settings}}``, ``{'stale'}`` (another connection
+    took over) or ``{'gone'}`` (the player's or the match's keys are not there: Redis lost them).""",
     """
 local p = redis.call('HMGET', KEYS[1], 'epoch', 'fence')
+if not p[1] or redis.call('EXISTS', KEYS[3]) == 0 then return {'gone'} end
 if p[2] ~= ARGV[2] then
   if p[1] ~= ARGV[1] then return {'stale'} end
   redis.call('HINCRBY', KEYS[1], 'epoch', 1)

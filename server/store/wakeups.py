@@ -116,7 +116,7 @@ class WakeUps:
                 except (RedisError, RedisClusterException, OSError) as error:
                     await self._failed("subscribe", "subscribing to wake-ups", error)
                     continue
-                self._reached("subscribe")
+                self._recovered("subscribe", "subscribing to wake-ups")
                 assert self.pubsub is not None
                 for name, task in list(listeners.items()):
                     if task.done():  # its node's connection is gone, or failed (after a pause): listen again
@@ -196,7 +196,8 @@ class WakeUps:
                 self._unsure[name] = None
                 await self._failed(name, f"reading wake-ups from {name}", error)
                 return
-            self._reached(name)
+            if name in self._failures:
+                self._recovered(name, f"reading wake-ups from {name}")
             if message is None:
                 continue
             kind, channel = message["type"], message["channel"]
@@ -238,8 +239,9 @@ class WakeUps:
         _raise_if_cancelled()
         self.metrics.redis_failed(WAKE_UPS, error)
         failures = self._failures[source] = self._failures.get(source, 0) + 1
-        log.info("%s failed (%s: %s; %d in a row): the safety poll reads the streams meanwhile", what,
-                 type(error).__name__, error, failures)
+        if failures == 1:  # once for a run of failures, not for each try (an outage of seconds wrote hundreds)
+            log.info("%s failed (%s: %s): the safety poll reads the streams meanwhile; trying again", what,
+                     type(error).__name__, error)
         await asyncio.sleep(BACKOFF.compute(min(failures, 16) - 1))  # capped: 2**n overflows a float past 1023
         self._changed.set()
         if self._own is not None:
@@ -247,12 +249,15 @@ class WakeUps:
                 await self._own.nodes_manager.initialize()
             except (RedisError, RedisClusterException, OSError) as again:
                 _raise_if_cancelled()
-                log.info("reading the cluster's layout failed (%s: %s)", type(again).__name__, again)
+                if failures == 1:
+                    log.info("reading the cluster's layout failed (%s: %s)", type(again).__name__, again)
 
-    def _reached(self, source: str) -> None:
-        """``source`` (``subscribe`` or a node's name) worked: its failures in a row end (a reconnect, counted,
-        when there were any)."""
-        if self._failures.pop(source, None):
+    def _recovered(self, source: str, what: str) -> None:
+        """``source`` (``subscribe`` or a node's name) worked: a run of its failures ends, logged once with how
+        many there were (a reconnect, counted)."""
+        failures = self._failures.pop(source, 0)
+        if failures:
+            log.info("%s works again after %d failures", what, failures)
             self.metrics.redis_reached(WAKE_UPS)
 
     async def _close(self) -> None:

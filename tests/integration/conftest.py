@@ -128,9 +128,11 @@ def redis_url() -> Iterator[str]:
 
 
 class ServerProcess:
-    """A real ``python -m server`` process on a free port."""
+    """A real ``python -m server`` process on a free port, started once ``until`` (a path) answers 200:
+    ``/healthz`` (Redis reached) unless told otherwise (``/livez``: the process serves, Redis or not)."""
 
-    def __init__(self, redis_url: str, **env: str) -> None:
+    def __init__(self, redis_url: str, until: str = "/healthz", **env: str) -> None:
+        self.until = until
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}/play"
@@ -154,7 +156,7 @@ class ServerProcess:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                if httpx.get(self.url + "/healthz", timeout=0.5).status_code == 200:
+                if httpx.get(self.url + self.until, timeout=0.5).status_code == 200:
                     return
             except httpx.HTTPError:
                 time.sleep(0.1)

@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from server.logs import ContextFilter, JsonLineFormatter, TextFormatter, in_match, logging_config, new_connection
-from server.settings import Settings
+from server.settings import SettingError, Settings
 
 
 def test_the_log_settings_default_to_info_and_text_and_take_any_case() -> None:
@@ -22,7 +22,7 @@ def test_the_log_settings_default_to_info_and_text_and_take_any_case() -> None:
 @pytest.mark.parametrize(("name", "value"), [("FTR_LOG_LEVEL", "loud"), ("FTR_LOG_LEVEL", "notset"),
                                              ("FTR_LOG_FORMAT", "xml")])
 def test_an_unknown_level_or_format_is_an_error_naming_the_variable(name: str, value: str) -> None:
-    with pytest.raises(ValueError, match=f"^{name} is '{value}': expected one of "):
+    with pytest.raises(SettingError, match=f"^{name}='{value}': it takes one of "):
         Settings.from_environ({name: value})
     with pytest.raises(ValueError, match="unknown log"):
         logging_config(**{"level" if name == "FTR_LOG_LEVEL" else "log_format": value})

@@ -1,0 +1,107 @@
+"""Redis outages as the server's loops meet them: which errors are Redis itself failing, and one record per
+loop that says once when Redis became unreachable and once when it was reached again (with how long it
+took), and how long to wait between tries (capped, jittered: redis-py's own backoff).
+
+A loop that logged every failed try wrote thousands of lines for an outage of a few seconds; with
+:class:`Outage` it writes two."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from redis import exceptions as redis_errors
+from redis.backoff import EqualJitterBackoff
+
+REDIS_UNAVAILABLE: tuple[type[Exception], ...] = (
+    redis_errors.ConnectionError,  # refused, reset, still loading its data (BusyLoadingError)
+    redis_errors.TimeoutError,  # no answer within the socket timeout (a stall)
+    redis_errors.ClusterDownError,  # a cluster without a master for a slot (MasterDownError too)
+    redis_errors.TryAgainError,  # a slot being moved
+    redis_errors.ReadOnlyError,  # a write reached a replica during a failover
+    redis_errors.RedisClusterException,  # no node of the cluster reachable, a slot no node serves
+)
+"""The failures of Redis itself (not of a request) that any route or loop may meet: a route answers each with
+503 ``internal``, a loop waits for Redis and starts again."""
+
+RETRY_BASE_S = 0.1
+"""The first wait after a failure (seconds, before jitter): it doubles with each failure in a row."""
+
+RETRY_CAP_S = 2.0
+"""The longest wait between two tries (seconds): Redis back is noticed within about this."""
+
+_MOST_FAILURES = 30
+"""Failures in a row past which the backoff is computed as for this many (2**n overflows a float past 1023)."""
+
+
+def describe(error: BaseException) -> str:
+    """``"ConnectionError: Error 111 connecting to 127.0.0.1:6379. Connection refused."``: for a log line."""
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class Outage:
+    """What one loop (``what``: ``"timers"``, ``"deal pool"``) knows of Redis: reachable, or unreachable since
+    a failure. :meth:`failed` logs the first failure of an outage (a warning), :meth:`reached` its end (with
+    its duration); the tries between are not logged. :meth:`delay` is the wait before the next try."""
+
+    def __init__(self, what: str, logger: logging.Logger, *, cap_s: float = RETRY_CAP_S,
+                 base_s: float = RETRY_BASE_S) -> None:
+        self.what = what
+        self.log = logger
+        self.failures = 0
+        """Failed tries in a row (0: Redis is reachable as far as this loop knows)."""
+        self.since: float | None = None
+        """``time.monotonic()`` of the outage's first failure, while it lasts."""
+        self._backoff = EqualJitterBackoff(cap=cap_s, base=base_s)
+
+    @property
+    def down(self) -> bool:
+        return self.since is not None
+
+    def failed(self, error: BaseException, message: str = "{what}: Redis unreachable ({error}); retrying") -> None:
+        """One more failed try; the first of an outage is logged (``message`` with ``{what}`` and ``{error}``)."""
+        self.failures += 1
+        if self.since is None:
+            self.since = time.monotonic()
+            self.log.warning(message.format(what=self.what, error=describe(error)))
+
+    def reached(self, message: str = "{what}: Redis reachable again after {seconds:.1f} s") -> float | None:
+        """Redis answered: an outage that was going on ends, logged (``message`` with ``{what}`` and
+        ``{seconds}``); returns its length in seconds, ``None`` when there was none."""
+        self.failures = 0
+        if self.since is None:
+            return None
+        seconds = time.monotonic() - self.since
+        self.since = None
+        self.log.info(message.format(what=self.what, seconds=seconds))
+        return seconds
+
+    def delay(self) -> float:
+        """Seconds to wait before the next try: doubling from :data:`RETRY_BASE_S` with the failures in a row,
+        at most the cap, half of it random (redis-py's :class:`~redis.backoff.EqualJitterBackoff`), so that
+        many processes do not try again in step."""
+        return self._backoff.compute(min(max(self.failures, 1), _MOST_FAILURES))
+
+    async def until_reached(self, probe: Callable[[], Awaitable[object]],
+                            stopping: Callable[[], bool] = lambda: False) -> bool:
+        """After :meth:`failed`: wait (:meth:`delay`), ``await probe()`` (a PING, say), and again until it
+        answers, then :meth:`reached`. Returns False, without waiting on, once ``stopping()`` is true (checked
+        before each try: a cancellation can be swallowed inside redis-py)."""
+        while not stopping():
+            await asyncio.sleep(self.delay())
+            if stopping():
+                break
+            try:
+                await probe()
+            except REDIS_UNAVAILABLE as error:
+                self.failed(error)
+                continue
+            self.reached()
+            return True
+        return False
+
+
+__all__ = ["REDIS_UNAVAILABLE", "RETRY_BASE_S", "RETRY_CAP_S", "Outage", "describe"]

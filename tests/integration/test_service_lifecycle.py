@@ -1,0 +1,297 @@
+"""The server as a service: started before its Redis, through a Redis outage and a stall, a match whose keys
+Redis lost, a port in use or a bad setting at start, and a stop mid-race. Real server processes, a real
+redis-server of the test's own where the test stops it, real WebSocket connections.
+
+The outage test waits out an 11 s outage on purpose (about 20 s in all); the others take a few seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+import redis
+import websockets
+
+from protocol import messages as m
+from server.core.player import MATCH_GONE
+
+from .conftest import ROOT, ServerProcess, free_port, redis_binary, start_redis_server, worker_pids
+from .test_faults import stall  # noqa: F401 - the fixture
+from .test_race import SEED, VARIANT, solution
+from .wsclient import Player, create_match
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+LOOPS = ("timers", "deal pool", "daily challenge", "event reader", "clock sync", "collection pacing")
+"""The names the server's supervised loops log under (server/app.py, server/matches.py)."""
+
+
+def _redis_command(port: int, folder: str) -> list[str]:
+    return [redis_binary(), "--port", str(port), "--save", "", "--dir", folder, "--enable-debug-command", "local"]
+
+
+def _until(check: Any, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def _status(url: str) -> int:
+    try:
+        return httpx.get(url, timeout=5).status_code
+    except httpx.HTTPError:
+        return 0
+
+
+@pytest.fixture
+def stopped_redis(tmp_path: Path) -> tuple[list[str], str]:
+    """A redis-server of the test's own, not started: ``(its command line, its URL)``; the test starts it
+    (:func:`_start`) and stops it."""
+    port = free_port()
+    return _redis_command(port, str(tmp_path)), f"redis://127.0.0.1:{port}/0"
+
+
+def _start(command: list[str]) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = int(command[command.index("--port") + 1])
+    _until(lambda: _answers_ping(port), 10, "redis-server did not start")
+    return process
+
+
+def _answers_ping(port: int) -> bool:
+    try:
+        with redis.Redis(port=port, socket_timeout=0.5) as client:
+            return bool(client.ping())
+    except redis.RedisError:
+        return False
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        process.wait(5)
+
+
+async def _refused_player(server: ServerProcess) -> tuple[Any, int | None]:
+    """The first frame and the close code of a ``/play`` connection (refused at once: before any hello)."""
+    async with websockets.connect(server.ws_url, max_queue=None) as ws:
+        frame = msgspec.msgpack.decode(await asyncio.wait_for(ws.recv(), 10))
+        try:
+            await asyncio.wait_for(ws.recv(), 10)
+        except websockets.ConnectionClosed:
+            pass
+        return frame, ws.close_code
+
+
+def test_a_server_started_before_its_redis_serves_health_and_becomes_ready_when_redis_comes(
+        stopped_redis: tuple[list[str], str]) -> None:
+    """Redis is down at start: the process serves at once, ``/livez`` 200, ``/readyz`` 503, a route that needs
+    Redis 503 ``internal`` (a player's WebSocket the error frame and close 1011), and it says once that it
+    waits; once Redis comes up it is ready without a restart, says how long it waited, and a match is made."""
+    command, url = stopped_redis
+    server = ServerProcess(url, until="/livez")
+    redis_process = None
+    try:
+        assert _status(server.url + "/livez") == 200
+        ready = httpx.get(server.url + "/readyz", timeout=5)
+        assert ready.status_code == 503 and ready.json() == {"ok": False, "redis": "unreachable"}
+        assert _status(server.url + "/healthz") == 503
+        created = httpx.post(server.url + "/matches", json={"players": 1}, timeout=5)
+        assert created.status_code == 503 and created.json()["error"] == "internal", created.text
+        assert created.headers["Retry-After"]
+        frame, close_code = asyncio.run(_refused_player(server))
+        assert frame == {"type": "error", "code": "internal", "message": "Redis is unreachable: try again later"}
+        assert close_code == 1011
+        time.sleep(1.5)  # a few tries of the start's backoff: still one line
+        redis_process = _start(command)
+        _until(lambda: _status(server.url + "/readyz") == 200, 15, "the server did not become ready")
+        code = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)["code"]
+        assert _status(f"{server.url}/matches/{code}") == 200
+        logs = server.logs()
+        assert logs.count("waiting for it") == 1, logs[-3000:]
+        assert re.search(r"Redis reached after \d+\.\d s", logs), logs[-3000:]
+        assert "Traceback" not in logs
+        # The listening line came once the port was bound and served, before Redis was reached.
+        assert logs.index("listening on 127.0.0.1:") < logs.index("Redis reached after")
+    finally:
+        server.stop()
+        if redis_process is not None:
+            _stop(redis_process)
+
+
+def test_an_11_s_outage_writes_a_few_lines_per_loop_and_no_traceback(tmp_path: Path) -> None:
+    """Redis stopped for 11 s under a server with every loop running (timers, the deal pool, the daily
+    challenge, the event reader following a player's match): each loop says once that Redis is unreachable
+    and once that it is reachable again (it wrote a traceback every 0.5 s: ~4,100 lines), nothing else."""
+    redis_process, url = start_redis_server(str(tmp_path))
+    command = [*redis_process.args]
+    server = ServerProcess(url, FTR_SOLVER_WORKERS="1", FTR_DAILY_VARIANTS="relaxed")
+    try:
+        code = create_match(server.url, variant=VARIANT, seed=SEED, players=2, solvable_only=False)["code"]
+
+        async def outage() -> None:
+            player = Player(server.ws_url)
+            await player.connect()
+            await player.join(code, "ann")  # the hub's reader follows the match's stream
+            await asyncio.sleep(1.0)
+            before = len(server.logs().splitlines())
+            redis_process.terminate()
+            redis_process.wait(5)
+            await asyncio.sleep(11)
+            back = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: ASYNC220
+            try:
+                deadline = time.monotonic() + 20
+                while _status(server.url + "/readyz") != 200:
+                    assert time.monotonic() < deadline, "the server did not find Redis again"
+                    await asyncio.sleep(0.2)
+                await asyncio.sleep(4.0)  # each loop's next try (at most 2 s apart) finds Redis
+                # Less the work that goes on (the probes' access lines, the deal pool refilled).
+                lines = [line for line in server.logs().splitlines()[before:]
+                         if '"GET /readyz' not in line and "one more solvable" not in line]
+                print("\n".join(lines))
+                text = "\n".join(lines)
+                assert "Traceback" not in text and "failed; restarting" not in text, text
+                for loop in ("timers", "deal pool", "daily challenge"):
+                    said = [line for line in lines if f" {loop}: Redis" in line]
+                    assert len(said) == 2, (loop, text)
+                    assert "Redis unreachable (ConnectionError" in said[0] and "; retrying" in said[0], said
+                    seconds = float(re.findall(r"reachable again after (\d+\.\d) s", said[1])[0])
+                    assert 9 <= seconds < 20, said  # from the loop's first failed try to its first PONG
+                for loop in LOOPS:
+                    assert sum(f"forty_thieves.matches: {loop}: " in line for line in lines) <= 2, (loop, text)
+                assert len(lines) <= 20, text
+            finally:
+                await player.close()
+                _stop(back)
+
+        asyncio.run(outage())
+    finally:
+        server.stop()
+        _stop(redis_process)
+
+
+def test_readiness_answers_503_within_1_5_s_during_a_stall_while_liveness_answers_200(
+        server: ServerProcess, stall: Any) -> None:  # noqa: F811 - the fixture
+    """``DEBUG SLEEP 5``: Redis answers nobody. ``/readyz`` (and ``/healthz``) say 503 within 1.5 s (they took
+    the 5 s socket timeout), ``/livez`` 200 at once; after the stall the server is ready again."""
+    assert _status(server.url + "/readyz") == 200
+    stalled = stall(5)
+    for path in ("/readyz", "/healthz"):
+        began = time.monotonic()
+        answer = httpx.get(server.url + path, timeout=10)
+        took = time.monotonic() - began
+        assert answer.status_code == 503 and answer.json() == {"ok": False, "redis": "unreachable"}, answer.text
+        assert took < 1.5, (path, took)
+    began = time.monotonic()
+    assert httpx.get(server.url + "/livez", timeout=10).json() == {"ok": True}
+    assert time.monotonic() - began < 1.5
+    stalled.join(30)
+    _until(lambda: _status(server.url + "/readyz") == 200, 10, "not ready after the stall")
+
+
+async def test_a_match_whose_keys_were_flushed_tells_its_players_it_is_gone(
+        make_own_server: Any, own_redis_url: str) -> None:
+    """Mid-race, Redis loses every key (FLUSHDB, as a restart without persistence does): each player's next
+    command is answered ``no_match`` saying the server lost the match, and the connection closes with 4004;
+    never ``replaced`` (no other connection took over)."""
+    server = make_own_server()
+    moves = solution()
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    players = {name: Player(server.ws_url) for name in ("ann", "bob")}
+    for name, player in players.items():
+        await player.connect()
+        await player.join(created["code"], name)
+        await player.send(m.Ready())
+    for player in players.values():
+        assert isinstance(await player.expect(m.Started), m.Started)
+        assert isinstance(await player.play(moves[0]), m.Position)
+    with redis.Redis.from_url(own_redis_url) as client:
+        client.flushdb()
+    for name, player in players.items():
+        reply = await player.play(moves[1])
+        assert isinstance(reply, m.Error), (name, reply)
+        assert (reply.code, reply.message, reply.seq) == ("no_match", MATCH_GONE, 2), reply
+        assert "lost this match" in reply.message
+        close_code, _ = await player.wait_closed()
+        assert close_code == 4004
+        assert not any(isinstance(f, m.Error) and f.code == "replaced" for f in player.inbox)
+    assert "Traceback" not in server.logs()
+
+
+def _run_server(port: int, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "FTR_SOLVER_WORKERS": "0", **env}
+    return subprocess.run([sys.executable, "-m", "server", "--port", str(port)], check=False, cwd=ROOT, env=environ,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_second_server_on_the_same_port_says_so_in_one_line_and_exits_2(server: ServerProcess,
+                                                                           redis_url: str) -> None:
+    second = _run_server(server.port, REDIS_URL=redis_url)
+    assert second.returncode == 2, second
+    lines = second.stderr.strip().splitlines()
+    assert lines == [(f"forty-thieves-server: port {server.port} on 127.0.0.1 is in use (another server?): choose "
+                      "another with --port or FTR_PORT")], second.stderr
+    assert "listening" not in second.stdout + second.stderr
+    assert _status(server.url + "/readyz") == 200  # the first one is unharmed
+
+
+@pytest.mark.parametrize(("variable", "value"), [("FTR_PORT", "abc"), ("FTR_RATE", "-1"),
+                                                 ("FTR_DAILY_VARIANTS", "classic,nope")])
+def test_a_bad_setting_is_one_line_naming_it_and_exit_2(redis_url: str, variable: str, value: str) -> None:
+    environ = {"REDIS_URL": redis_url, variable: value}
+    # FTR_PORT is read from the environment only when no --port is given.
+    result = (subprocess.run([sys.executable, "-m", "server"], check=False, cwd=ROOT, env={**os.environ, **environ},
+                             capture_output=True, text=True, timeout=60)
+              if variable == "FTR_PORT" else _run_server(free_port(), **environ))
+    assert result.returncode == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"forty-thieves-server: {variable}={value!r}: "), result.stderr
+
+
+def test_sigterm_mid_race_leaves_no_warning_on_stderr(make_own_server: Any) -> None:
+    """A server stopped with SIGTERM while a race runs and its solver worker is busy filling the deal pool:
+    it ends of the signal (as uvicorn means), within a few seconds, and its output has no leaked semaphore
+    warning (5 at every stop), no traceback, no task exception."""
+    server = make_own_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="1000", FTR_SOLVER="python")
+    moves = solution()
+
+    async def race() -> list[Player]:
+        created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+        players = [Player(server.ws_url), Player(server.ws_url)]
+        for index, player in enumerate(players):
+            await player.connect()
+            await player.join(created["code"], f"p{index}")
+            await player.send(m.Ready())
+        for player in players:
+            assert isinstance(await player.expect(m.Started), m.Started)
+            assert isinstance(await player.play(moves[0]), m.Position)
+        return players
+
+    async def run() -> None:
+        players = await race()
+        assert server.process is not None
+        _until(lambda: worker_pids(server.process.pid), 10, "no solver worker")  # type: ignore[union-attr]
+        await asyncio.sleep(1.0)  # the worker is solving for the pool
+        began = time.monotonic()
+        server.process.terminate()
+        await asyncio.to_thread(server.process.wait, 20)
+        assert time.monotonic() - began < 8
+        assert server.process.returncode == -15
+        for player in players:
+            await player.close()
+
+    asyncio.run(run())
+    logs = server.logs()
+    assert "Shutting down" in logs and "Finished server process" in logs, logs[-3000:]
+    for bad in ("leaked semaphore", "resource_tracker", "Traceback", "Task exception", "Error"):
+        assert bad not in logs, (bad, logs[-3000:])
