@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -34,7 +35,7 @@ from protocol.codes import canonical_code
 
 from .daily import DailyService
 from .daily_web import ROUTES as DAILY_ROUTES
-from .dealpool import fill_pool
+from .dealpool import HOST_DEAL_SECONDS, fill_pool
 from .embedded_redis import EmbeddedRedis
 from .gcpacing import pace_collections
 from .httpjson import error_response, over_rate, read_json
@@ -99,8 +100,12 @@ async def create_match(request: Request) -> Response:
     if isinstance(create, Response):
         return create
     try:
-        created = await service.create(create)
+        created = await service.create(create, request.client.host if request.client else "?")
     except ServiceError as error:
+        if error.code == "rate_limited":  # this address's own deals already wait for the solver
+            refused = _error(429, error.code, error.message)
+            refused.headers["Retry-After"] = str(math.ceil(HOST_DEAL_SECONDS))
+            return refused
         return _error(400, error.code, error.message)
     except REDIS_UNAVAILABLE:
         raise  # answered by redis_unavailable, as on every route
@@ -176,8 +181,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             service.spawn(service.run_forever(daily.run, "daily challenge"))
         for _ in range(settings.solver_workers):
             service.spawn(service.run_forever(
-                lambda: fill_pool(store, executor, OFFERED_POOL_VARIANTS, settings.pool_target, settings.solver_seconds,
-                                  settings.pure_solver),
+                lambda: fill_pool(store, service.solver, OFFERED_POOL_VARIANTS, settings.pool_target,
+                                  settings.solver_seconds, settings.pure_solver),
                 "deal pool"))
         try:
             yield
