@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     join = commands.add_parser("join", help="join a match and race")
     join.add_argument("code")
     join.add_argument("--name", help="your display name (needed unless this machine already joined that match)")
-    join.add_argument("--script", metavar="FILE", help="play the commands of FILE, one a line (- reads stdin)")
+    join.add_argument("--script", metavar="FILE", help="play the commands of FILE, one a line (-: stdin, each line as it arrives)")
     join.add_argument("--json", action="store_true", help="print every message received as one JSON line")
 
     watch = commands.add_parser("watch", help="live standings of a match, as a spectator")
@@ -99,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     daily = commands.add_parser("daily", help="play today's daily challenge (one attempt a day), or its leaderboard")
     daily.add_argument("--variant", default="classic", help="classic (default) or relaxed")
     daily.add_argument("--name", help="your name (claimed with a secret token kept on this machine at first use)")
-    daily.add_argument("--script", metavar="FILE", help="play the commands of FILE, one a line (- reads stdin)")
+    daily.add_argument("--script", metavar="FILE", help="play the commands of FILE, one a line (-: stdin, each line as it arrives)")
     daily.add_argument("--leaderboard", action="store_true", help="show the leaderboard instead of playing")
     daily.add_argument("--date", help="the day of the leaderboard, YYYY-MM-DD (default: today, UTC)")
     daily.add_argument("--json", action="store_true", help="print JSON (messages when playing, the board otherwise)")

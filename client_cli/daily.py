@@ -20,6 +20,7 @@ import asyncio
 import json
 import re
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
@@ -127,15 +128,18 @@ async def daily(server: str, args: argparse.Namespace) -> int:
         raise ClientError("--date goes with --leaderboard: only today's challenge can be played")
     if not args.name:
         raise ClientError("give your name with --name NAME (the first use claims it for this machine)")
-    from .race import RaceClient, run_script, script_lines
+    from .race import RaceClient, run_script, script_commands
 
     interactive = args.script is None and sys.stdin.isatty() and sys.stdout.isatty() and not args.json
-    lines: list[str] = []
-    if not interactive:  # read first: a script that ran out resigns, so an empty one would spend the day for nothing
+    commands: AsyncIterator[str] | None = None
+    first: str | None = None
+    if not interactive:  # the first command first: a script that ran out resigns, so an empty one would spend
+        # the day for nothing; the rest are played as they come
         if not args.json and args.script is None:
             print("not a terminal: reading commands from standard input, one a line", file=sys.stderr)
-        lines = read_script(args.script)
-        if not any(True for _ in script_lines(lines)):
+        commands = script_commands(read_script(args.script))
+        first = await anext(commands, None)
+        if first is None:
             raise ClientError("the script has no command: it would resign your one attempt of the day; give "
                               "commands with --script FILE or on standard input, or run this in a terminal")
     store = TokenStore()
@@ -152,5 +156,16 @@ async def daily(server: str, args: argparse.Namespace) -> int:
         title = f"Daily {attempt['variant']} {attempt['date']}"
         return await join_and_play(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False,
                            title=title)
-    return await run_script(RaceClient(server, attempt["match"], args.name, auto_ready=False), lines,
-                            as_json=args.json)
+    assert commands is not None and first is not None
+    return await run_script(RaceClient(server, attempt["match"], args.name, auto_ready=False),
+                            _after(first, commands), as_json=args.json)
+
+
+async def _after(first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:
+    """``first``, then the lines of ``rest`` as they come."""
+    try:
+        yield first
+        async for line in rest:
+            yield line
+    finally:
+        await rest.aclose()  # type: ignore[attr-defined]

@@ -34,7 +34,7 @@ import json
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -522,19 +522,31 @@ def message_json(message: m.ServerMessage) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
-def script_lines(lines: Iterable[str]) -> Iterable[str]:
-    """Commands of a script: one a line; blank lines and ``#`` comments skipped."""
-    for line in lines:
-        text = line.strip()
-        if text and not text.startswith("#"):
-            yield text
+async def script_commands(lines: Iterable[str] | AsyncIterable[str]) -> AsyncIterator[str]:
+    """Commands of a script, as its lines come (a list, or lines read as they arrive): one a line; blank
+    lines and ``#`` comments skipped."""
+    if isinstance(lines, AsyncIterable):
+        async for line in lines:
+            text = line.strip()
+            if text and not text.startswith("#"):
+                yield text
+    else:
+        for line in lines:
+            text = line.strip()
+            if text and not text.startswith("#"):
+                yield text
 
 
 REPLY_TIMEOUT_S = 60.0
 
 
-async def run_script(client: RaceClient, lines: Iterable[str], *, as_json: bool, out: Any = None) -> int:
-    """Play a script (see :mod:`client_cli.__main__` ``join --script``); 0 when the match ended normally."""
+async def run_script(client: RaceClient, lines: Iterable[str] | AsyncIterable[str], *, as_json: bool,
+                     out: Any = None) -> int:
+    """Play a script (see :mod:`client_cli.__main__` ``join --script``); 0 when the match ended normally.
+
+    ``lines`` may come as they are typed (:func:`client_cli.join.stdin_lines`): each command is played, and
+    its answer printed, before the next line is waited for; the end of the lines ends the script (the player
+    resigns if still playing), and the player's game or the match ending meanwhile stops the waiting."""
     out = out or sys.stdout
 
     def say(text: str) -> None:
@@ -550,9 +562,7 @@ async def run_script(client: RaceClient, lines: Iterable[str], *, as_json: bool,
             return 0 if client.done.is_set() else 1
         if not as_json:
             say(f"started: match {client.code} as {client.name}")
-        for text in script_lines(lines):
-            if client.state.my_game_over or client.done.is_set():
-                break
+        async for text in _while_playing(client, script_commands(lines), runner):
             resolved = resolve(text, client.state.legal, client.state.view)
             if resolved.action == "play":
                 future = client.play(resolved.command)
@@ -590,9 +600,45 @@ async def run_script(client: RaceClient, lines: Iterable[str], *, as_json: bool,
         await client.close()
 
 
-async def _wait_any(awaitable: Any, runner: asyncio.Future[Any]) -> None:
+async def _while_playing(client: RaceClient, commands: AsyncIterator[str],
+                         runner: asyncio.Future[Any]) -> AsyncIterator[str]:
+    """The script's commands, each as it comes, while the player's game and the match go on: waiting for the
+    next one ends when the game or the match ends (a change of the client's state), or when the client
+    failed (its error is raised)."""
+    changed = asyncio.Event()
+    before = client.on_change
+
+    def on_change() -> None:
+        before()
+        changed.set()
+
+    client.on_change = on_change
+    following: asyncio.Future[str | None] | None = None
+    try:
+        while not client.state.my_game_over and not client.done.is_set():
+            if following is None:
+                following = asyncio.ensure_future(anext(commands, None))
+            changed.clear()
+            await _wait_any(changed.wait(), runner, following)
+            if runner.done() and not client.done.is_set():
+                runner.result()  # raises the client's fatal error
+            if not following.done():
+                continue
+            text, following = following.result(), None
+            if text is None:
+                return
+            yield text
+    finally:
+        client.on_change = before
+        if following is not None and not following.done():
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
+        await commands.aclose()  # type: ignore[attr-defined]
+
+
+async def _wait_any(awaitable: Any, runner: asyncio.Future[Any], *others: asyncio.Future[Any]) -> None:
     waiter = asyncio.ensure_future(awaitable)
-    await asyncio.wait({waiter, runner}, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait({waiter, runner, *others}, return_when=asyncio.FIRST_COMPLETED)
     if not waiter.done():
         waiter.cancel()
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -47,7 +48,7 @@ from protocol.codes import canonical_code
 
 from .daily import DailyService
 from .daily_web import ROUTES as DAILY_ROUTES
-from .dealpool import fill_pool
+from .dealpool import HOST_DEAL_SECONDS, fill_pool
 from .embedded_redis import EmbeddedRedis
 from .gcpacing import pace_collections
 from .health import Readiness, livez, readyz
@@ -120,8 +121,12 @@ async def create_match(request: Request) -> Response:
     if isinstance(create, Response):
         return create
     try:
-        created = await service.create(create)
+        created = await service.create(create, request.client.host if request.client else "?")
     except ServiceError as error:
+        if error.code == "rate_limited":  # this address's own deals already wait for the solver
+            refused = _error(429, error.code, error.message)
+            refused.headers["Retry-After"] = str(math.ceil(HOST_DEAL_SECONDS))
+            return refused
         return _error(400, error.code, error.message)
     except REDIS_UNAVAILABLE:
         raise  # answered by redis_unavailable, as on every route
@@ -223,8 +228,8 @@ class _Running:
             service.spawn(service.run_forever(daily.run, "daily challenge"))
         for _ in range(settings.solver_workers):
             service.spawn(service.run_forever(
-                lambda: fill_pool(store, executor, OFFERED_POOL_VARIANTS, settings.pool_target, settings.solver_seconds,
-                                  settings.pure_solver),
+                lambda: fill_pool(store, service.solver, OFFERED_POOL_VARIANTS, settings.pool_target,
+                                  settings.solver_seconds, settings.pure_solver),
                 "deal pool"))
         app.state.service = service
         app.state.readiness.opened = True

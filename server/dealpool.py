@@ -4,7 +4,9 @@ Solver worker processes (never the event loop) look for seeds whose deal
 the solver proves solvable; each process's filler task keeps
 ``pool:VARIANT`` in Redis topped up to ``FTR_POOL_TARGET`` for the
 variants races offer first (classic, relaxed). The solution stays in
-Redis with the match (server side only) as the proof.
+Redis with the match (server side only) as the proof. The filler's jobs
+and the hosts' own deals share the workers by :mod:`server.scheduler`'s
+turns.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import asyncio
 import logging
 import secrets
 import time
-from concurrent.futures import Executor
 
 import msgspec
 
 from .engine import deal, find_variant, parse_position
 from .engine.solver import Budget, find_solution, solve
+from .scheduler import POOL, DeadlinePassed, SolverScheduler
 from .store import Store
 
 log = logging.getLogger("forty_thieves.dealpool")
@@ -48,8 +50,8 @@ def find_solvable(variant_name: str, seconds_per_seed: float, total_seconds: flo
 
 
 HOST_DEAL_SECONDS = 6.0
-"""How long match creation lets the solver decide a deal the host chose with solvable-only asked (within a
-request's patience; with this cap :func:`server.engine.solver.solve` runs the search alone, the relaxation
+"""How long match creation lets the solver decide a deal the host chose with solvable-only asked, its wait for
+a worker included (within a request's patience; with this cap :func:`server.engine.solver.solve` runs the search alone, the relaxation
 only from ``schedule.RELAX_FROM_SECONDS``)."""
 
 
@@ -70,25 +72,40 @@ def decide_deal(variant_name: str, seed: str | None, deal_text: str | None,
     return result.result, list(result.moves), result.reason
 
 
-async def check_host_deal(executor: Executor | None, variant_name: str, seed: str | None,
+async def check_host_deal(solver: SolverScheduler, owner: str, variant_name: str, seed: str | None,
                           deal_text: str | None, *, pure: bool = False) -> tuple[str, list[str], str]:
-    """:func:`decide_deal` in a solver worker; ``("unknown", [], why)`` when the server runs none (the event
-    loop never searches)."""
-    if executor is None:
+    """:func:`decide_deal` in a solver worker, for ``owner`` (the host's address) in its turn
+    (:mod:`server.scheduler`): its wait for a worker counts in its :data:`HOST_DEAL_SECONDS`, and the search
+    gets the time left. ``("unknown", [], why)`` when that time went by before a worker was free, or when the
+    server runs no solver workers (the event loop never searches). Raises
+    :class:`server.scheduler.QueueFull` when ``owner`` has its bound of deals waiting already."""
+    if solver.executor is None:
         return "unknown", [], "this server runs no solver workers"
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(executor, decide_deal, variant_name, seed, deal_text, HOST_DEAL_SECONDS, pure)
+    try:
+        return await solver.run(owner, decide_deal, variant_name, seed, deal_text, within_s=HOST_DEAL_SECONDS,
+                                pure=pure)
+    except DeadlinePassed as passed:
+        return "unknown", [], (f"not searched: the solver workers were busy with other deals for "
+                               f"{passed.waited_s:.1f} s")
 
 
-async def fill_pool(store: Store, executor: Executor, variants: tuple[str, ...], target: int,
+FILL_CHUNK_S = 3.0
+"""The longest job of the pool's filler (:func:`find_solvable`'s ``total_seconds``): short, so that the filler
+and the hosts' deals take turns on the workers (:mod:`server.scheduler`); a round that finds no deal is
+simply followed by another."""
+
+
+async def fill_pool(store: Store, solver: SolverScheduler, variants: tuple[str, ...], target: int,
                     seconds_per_seed: float, pure: bool = False) -> None:
     """Keep each variant's pool at ``target`` deals; runs until cancelled.
 
     Each round works for the variant with the fewest deals ready (ties: the
-    order of ``variants``). Run one of these loops per solver worker.
-    ``pure`` forces the solver's pure search (``FTR_SOLVER=python``).
+    order of ``variants``): one :func:`find_solvable` job of at most
+    :data:`FILL_CHUNK_S` seconds, as the owner :data:`server.scheduler.POOL`,
+    so that it keeps its turn however many hosts' deals wait. Run one of
+    these loops per solver worker. ``pure`` forces the solver's pure search
+    (``FTR_SOLVER=python``).
     """
-    loop = asyncio.get_running_loop()
     while True:
         sizes = [(await store.pool_size(variant), index, variant) for index, variant in enumerate(variants)]
         for ready, _, name in sizes:
@@ -98,7 +115,8 @@ async def fill_pool(store: Store, executor: Executor, variants: tuple[str, ...],
             await asyncio.sleep(1.0)
             continue
         with store.metrics.solver_job("pool_find") as timing:
-            found = await loop.run_in_executor(executor, find_solvable, variant, seconds_per_seed, 30.0, pure)
+            found = await solver.run(POOL, find_solvable, variant, min(seconds_per_seed, FILL_CHUNK_S), FILL_CHUNK_S,
+                                     pure)
             timing.result = "none" if found is None else "found"
         if found is not None:
             await store.pool_push(variant, msgspec.msgpack.encode(found))

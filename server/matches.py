@@ -51,6 +51,7 @@ from .match.session import Outbox, Session
 from .match.timers import Timers
 from .metrics import Metrics
 from .rounds import Rounds
+from .scheduler import SolverScheduler
 from .settings import Settings
 from .store import REDIS_UNAVAILABLE, MatchMeta, Outage, Store, match_feed
 
@@ -81,6 +82,8 @@ class MatchService:
         self.store = store
         self.settings = settings
         self.executor = executor
+        self.solver = SolverScheduler(executor, getattr(executor, "workers", 1))
+        """The solver workers' turns (:mod:`server.scheduler`): every job for ``executor`` goes through it."""
         self.dead_executor = dead_executor or executor
         self.clock = Clock(settings.clock_offset_ms)
         self.metrics = Metrics(settings.pure_solver)
@@ -176,9 +179,9 @@ class MatchService:
 
     # ------------------------------------------------------------ the seams (endpoints, rounds, daily)
 
-    async def create(self, request: CreateMatch) -> dict[str, Any]:
-        """``POST /matches``: see :meth:`server.match.creation.Creation.create`."""
-        return await self.creation.create(request)
+    async def create(self, request: CreateMatch, address: str = "?") -> dict[str, Any]:
+        """``POST /matches`` from client ``address``: see :meth:`server.match.creation.Creation.create`."""
+        return await self.creation.create(request, address)
 
     async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
         """The deal of a match no one chose: see :meth:`server.match.creation.Creation.draw_deal`."""

@@ -23,6 +23,7 @@ from ..core.lifecycle import Transition, Wait
 from ..hub import Hub
 from ..metrics import Metrics
 from ..ranking import Standing
+from ..scheduler import SolverScheduler
 from ..settings import Settings
 from ..store import MatchMeta, Store
 from .clock import Clock
@@ -114,6 +115,8 @@ class MatchContext(Protocol):
     """The server's settings (:mod:`server.settings`)."""
     executor: Executor | None
     """The solver's worker pool (``None``: the event loop's default executor)."""
+    solver: SolverScheduler
+    """The turns of ``executor``'s workers (:mod:`server.scheduler`): every solver job goes through it."""
     dead_executor: Executor | None
     """The pool of the dead-game checks (:func:`server.engine.dead.is_dead`), never the event loop."""
     hub: Hub

@@ -18,6 +18,7 @@ from ..core.lifecycle import TABLE, Event, State, TimerKind, decide
 from ..dealpool import check_host_deal
 from ..engine import Position, Variant, find_variant, format_position, parse_position
 from ..engine.deal import deal as deal_of
+from ..scheduler import QueueFull
 from ..store import token_hash
 
 if TYPE_CHECKING:
@@ -110,10 +111,12 @@ class Creation:
         self.service = service
         self.store = service.store
 
-    async def create(self, request: CreateMatch) -> dict[str, Any]:
-        """Create a match; returns its code, the host token, the seed's commitment and its state (``lobby``, or
-        ``preparing`` while its solvable deal is awaited). Raises :class:`ServiceError` as :func:`checked`,
-        and ``internal`` for a match code that is taken (nothing is made: create it again)."""
+    async def create(self, request: CreateMatch, address: str = "?") -> dict[str, Any]:
+        """Create a match for the client at ``address``; returns its code, the host token, the seed's
+        commitment and its state (``lobby``, or ``preparing`` while its solvable deal is awaited). Raises
+        :class:`ServiceError` as :func:`checked`, ``internal`` for a match code that is taken (nothing is made:
+        create it again), and ``rate_limited`` when ``address`` has its bound of own deals waiting for the
+        solver already (:data:`server.scheduler.WAITING_PER_ADDRESS`)."""
         service = self.service
         variant, position = checked(request, service.settings.max_players)
         code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
@@ -123,10 +126,16 @@ class Creation:
         solvable_only = request.solvable_only and seed is None
         solution, item, proof = "", None, None
         if request.solvable_only and seed is not None:  # the host's own deal: decided now (dealpool.decide_deal)
-            with service.metrics.solver_job("host_deal") as timing:
-                verdict, moves, reason = await check_host_deal(service.executor, variant.name, request.seed,
-                                                               request.deal, pure=service.settings.pure_solver)
-                timing.result = verdict
+            try:
+                with service.metrics.solver_job("host_deal") as timing:  # its wait for a worker included
+                    verdict, moves, reason = await check_host_deal(service.solver, address, variant.name,
+                                                                   request.seed, request.deal,
+                                                                   pure=service.settings.pure_solver)
+                    timing.result = verdict
+            except QueueFull as full:
+                raise ServiceError("rate_limited", f"{full.waiting} deals from this address are already waiting "
+                                                   "for the solver: wait for their answers, or create the match "
+                                                   "with solvable_only false") from None
             if verdict == "unsolvable":
                 raise ServiceError("unsolvable", f"that {variant.name} deal is proven unsolvable ({reason}): choose "
                                                  "another, or create the match with solvable_only false to play it")

@@ -10,7 +10,6 @@ which the parts that tell the daily challenge build on). Neither reaches into th
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
@@ -22,6 +21,7 @@ from protocol.codes import new_code
 from ..core.lifecycle import State
 from ..hub import Hub
 from ..ranking import Standing
+from ..scheduler import DAILY
 from ..settings import Settings
 from ..store import Store, token_hash
 from ..store.keys import day_member
@@ -49,7 +49,7 @@ class DailyMatches(Protocol):
         """Now on the shared clock (ms since the epoch)."""
 
     async def run_solver(self, func: Callable[..., T], *args: Any) -> T:
-        """``func(*args)`` in the solver's worker pool (never in the event loop)."""
+        """``func(*args)`` in the solver's worker pool (never in the event loop), in the daily's turn."""
 
     async def create_attempt(self, day: Day, name: str, deal: str, solution: str, commitment: str,
                              ends_at_ms: int) -> str:
@@ -88,7 +88,7 @@ class DailyLink:
         return self._service.clock.now_ms()
 
     async def run_solver(self, func: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._service.executor, func, *args)
+        return await self._service.solver.run(DAILY, func, *args)
 
     async def create_attempt(self, day: Day, name: str, deal: str, solution: str, commitment: str,
                              ends_at_ms: int) -> str:

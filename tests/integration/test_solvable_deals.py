@@ -120,3 +120,61 @@ def test_a_hosts_own_deal_with_solvable_only_is_decided_at_creation(make_server)
     assert time.monotonic() - started < 20  # the creation's solver cap (dealpool.HOST_DEAL_SECONDS), not more
     state = httpx.get(f"{server.url}/matches/{open_deal.json()['code']}").json()
     assert state["settings"]["solvable_only"] is False
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+async def test_a_flood_of_seeded_creations_from_one_address_leaves_others_and_the_pool_their_turn(
+        make_own_server, own_redis_url, workers: str) -> None:  # type: ignore[no-untyped-def]
+    """30 creations at once from one address, each with a seed the solver cannot decide in its 6 s (classic 3,
+    open after minutes of search: README.md), kept up for a while: another address's creation is answered
+    within about 7 s, and the pool of ready deals (empty at the start) still gets deals meanwhile. Before the
+    solver's fair turns (server/scheduler.py) the other address waited behind the whole flood (74 s) and the
+    pool got nothing. The flood's creations past its bound of waiting deals are refused with 429 and
+    Retry-After; those that got a worker, or waited the whole 6 s, are created with "solvable": "unknown"."""
+    import asyncio
+
+    import redis
+
+    server = make_own_server(FTR_SOLVER_WORKERS=workers, FTR_POOL_TARGET="1000", FTR_DAILY_VARIANTS="",
+                             FTR_MATCHES_PER_MIN="100000", FTR_FORWARDED_ALLOW_IPS="127.0.0.1")
+    pools = redis.Redis.from_url(own_redis_url)
+
+    def pooled() -> int:
+        return int(pools.llen("pool:classic") + pools.llen("pool:relaxed"))
+
+    flood_s = 14.0
+    answers: list[tuple[int, dict[str, object], str | None]] = []
+    async with httpx.AsyncClient(base_url=server.url, timeout=60,
+                                 limits=httpx.Limits(max_connections=40)) as client:
+        def create(address: str, seed: str) -> object:
+            return client.post("/matches", json={"variant": "classic", "players": 1, "seed": seed},
+                               headers={"X-Forwarded-For": address})
+
+        loop = asyncio.get_running_loop()
+        stop = loop.time() + flood_s
+
+        async def flooder() -> None:
+            while loop.time() < stop:
+                answer = await create("203.0.113.1", "3")
+                answers.append((answer.status_code, answer.json(), answer.headers.get("retry-after")))
+                if answer.status_code == 429:
+                    await asyncio.sleep(0.5)  # not a busy loop of refusals on a 2-core machine
+
+        before = pooled()
+        flood = [asyncio.create_task(flooder()) for _ in range(30)]
+        await asyncio.sleep(2.0)  # the flood holds the solver's queue
+        sent = loop.time()
+        other = await create("203.0.113.2", "1")
+        took = loop.time() - sent
+        await asyncio.gather(*flood)
+        after = pooled()
+    pools.close()
+    assert other.status_code == 201, other.text
+    assert other.json()["solvable"] in ("solved", "unknown"), other.json()
+    assert took < 7.5, took  # the 6 s of a host's deal include its wait for a worker, plus the answer's way
+    assert after - before >= 2, (before, after)  # the pool kept its turn during the flood
+    statuses = {status for status, _, _ in answers}
+    assert statuses <= {201, 429}, statuses
+    assert all(body["solvable"] == "unknown" for status, body, _ in answers if status == 201)
+    refused = [(body, retry) for status, body, retry in answers if status == 429]
+    assert refused and all(body["error"] == "rate_limited" and retry == "6" for body, retry in refused), refused[:3]
