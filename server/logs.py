@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import logging.config
+import re
 import secrets
 import time
 from contextvars import ContextVar
@@ -55,8 +56,16 @@ def new_connection() -> str:
     return connection
 
 
+_CODE_TEXT = re.compile(r"[0-9A-Za-z]{1,32}")
+"""What a match code may be (today's and the older forms): anything else came from a client, names no match,
+and would go into the text format's lines as it is (a line break in a watched path forges a log line)."""
+
+
 def in_match(code: str) -> None:
-    """The current connection plays or watches match ``code`` from now on (``""``: none)."""
+    """The current connection plays or watches match ``code`` from now on (``""``: none; text that cannot be a
+    match code counts as none)."""
+    if not _CODE_TEXT.fullmatch(code):
+        code = ""
     if MATCH_CODE.get() != code:
         MATCH_CODE.set(code)
 
