@@ -8,7 +8,8 @@ c_engine, c_solver)                                       run (``on``/``off``, :
 ``ftr_http_requests_total`` (route, method,    counter    HTTP requests answered, counted when the
 status)                                                   answer ends (a stream's at its end); ``route``
                                                           is the route's template (``/matches/{code}``),
-                                                          ``unmatched`` for a path no route has
+                                                          ``unmatched`` for a path no route has;
+                                                          ``method`` is ``other`` past the usual seven
 ``ftr_http_request_duration_seconds`` (route,  histogram  from the request to the first part of its
 method, status)                                           body (a stream's life is not its latency)
 ``ftr_websocket_messages_received_total``      counter    WebSocket messages received, by route
@@ -86,6 +87,12 @@ STANDARD_CLOSE_CODES = range(1000, 1016)
 counted as :data:`OTHER_CLOSE_CODE`, so a client cannot make the ``code`` label take thousands of values."""
 
 OTHER_CLOSE_CODE = "other"
+
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
+"""The ``method`` label's own values; any other method a client sends (``PROPFIND``, ``MKCOL``, ... the HTTP
+parser knows dozens) is :data:`OTHER_METHOD`, so a scanner cannot multiply the series by them."""
+
+OTHER_METHOD = "other"
 
 REDIS_FAILURES: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
 """What counts as a failure of Redis in :meth:`Metrics.redis_failed` (anything else is a bug, not counted)."""
@@ -242,7 +249,8 @@ class MetricsMiddleware:
             status = status or 500
             raise
         finally:
-            labels = (route_template(scope), scope["method"], str(status or 500))
+            method = scope["method"]
+            labels = (route_template(scope), method if method in HTTP_METHODS else OTHER_METHOD, str(status or 500))
             self.metrics.http_requests.labels(*labels).inc()
             self.metrics.http_seconds.labels(*labels).observe((answered or time.perf_counter()) - started)
 
@@ -288,5 +296,5 @@ class MetricsMiddleware:
             metrics.ws_closes.labels(route_template(scope), str(1000 if close_code is None else close_code)).inc()
 
 
-__all__ = ["OTHER_CLOSE_CODE", "STANDARD_CLOSE_CODES", "UNMATCHED", "Metrics", "MetricsMiddleware", "SolverTiming",
-           "route_template"]
+__all__ = ["HTTP_METHODS", "OTHER_CLOSE_CODE", "OTHER_METHOD", "STANDARD_CLOSE_CODES", "UNMATCHED", "Metrics",
+           "MetricsMiddleware", "SolverTiming", "route_template"]

@@ -6,12 +6,15 @@ import asyncio
 import json
 import re
 from pathlib import Path
+from typing import Any
 
-from starlette.routing import Router, WebSocketRoute
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, Router, WebSocketRoute
 from starlette.types import Message
 from starlette.websockets import WebSocket
 
-from server.metrics import OTHER_CLOSE_CODE, Metrics, MetricsMiddleware
+from server.metrics import OTHER_CLOSE_CODE, OTHER_METHOD, Metrics, MetricsMiddleware
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "server" / "deploy" / "grafana-dashboard.json"
 
@@ -77,3 +80,32 @@ def test_a_client_chosen_close_code_is_counted_as_other() -> None:
     closes = {sample.labels["code"]: sample.value for family in metrics.registry.collect()
               if family.name == "ftr_websocket_closes" for sample in family.samples if sample.name.endswith("_total")}
     assert closes == {"1000": 1, "1001": 1, OTHER_CLOSE_CODE: 3}
+
+
+def test_an_unusual_method_is_counted_as_other() -> None:
+    """The HTTP parser passes dozens of methods (``PROPFIND``, ``MKCOL``, ...): each would be a label value."""
+
+    async def ask(app: Any, method: str) -> None:
+        scope = {"type": "http", "method": method, "path": "/matches", "root_path": "", "headers": [],
+                 "query_string": b"", "scheme": "http", "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
+                 "http_version": "1.1"}
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Message) -> None:
+            pass
+
+        await app(scope, receive, send)
+
+    async def created(request: Request) -> Response:
+        return Response(status_code=201)
+
+    metrics = Metrics()
+    app = MetricsMiddleware(Router(routes=[Route("/matches", created, methods=["POST"])]), metrics)
+    for method in ("POST", "GET", "PROPFIND", "MKCOL", "LINK"):
+        asyncio.run(ask(app, method))
+    counted = {(sample.labels["method"], sample.labels["status"]): sample.value
+               for family in metrics.registry.collect() if family.name == "ftr_http_requests"
+               for sample in family.samples if sample.name.endswith("_total")}
+    assert counted == {("POST", "201"): 1, ("GET", "405"): 1, (OTHER_METHOD, "405"): 3}
