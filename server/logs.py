@@ -12,7 +12,9 @@ player's or a spectator's connection (and ``exc_info``, the traceback, where the
      "message": "a player joined as 'ann'", "match": "7QK2M4XJ9P3A", "connection": "5f0c9e1a"}
 
 ``FTR_LOG_LEVEL`` (``info``) is the level of the server's loggers (``forty_thieves.*``) and uvicorn's; other
-libraries log at ``info`` and above even at ``debug`` (their own debug lines, a frame's bytes, are theirs).
+libraries log at ``info`` and above even at ``debug``. The WebSocket frames that websockets logs at ``debug``
+(through uvicorn's logger, which uvicorn hands it) are left out at every level (:class:`NoFrames`): their bytes
+hold the players' tokens.
 
 The match code and the connection id come from context variables (:data:`MATCH_CODE`,
 :data:`CONNECTION_ID`): set where a ``/play`` or watch connection starts (:func:`new_connection`) and where
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import logging.config
+import re
 import secrets
 import time
 from contextvars import ContextVar
@@ -31,6 +34,7 @@ from typing import Any
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
+from websockets.frames import Frame
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 """The values of ``FTR_LOG_LEVEL``."""
@@ -55,8 +59,16 @@ def new_connection() -> str:
     return connection
 
 
+_CODE_TEXT = re.compile(r"[0-9A-Za-z]{1,32}")
+"""What a match code may be (today's and the older forms): anything else came from a client, names no match,
+and would go into the text format's lines as it is (a line break in a watched path forges a log line)."""
+
+
 def in_match(code: str) -> None:
-    """The current connection plays or watches match ``code`` from now on (``""``: none)."""
+    """The current connection plays or watches match ``code`` from now on (``""``: none; text that cannot be a
+    match code counts as none)."""
+    if not _CODE_TEXT.fullmatch(code):
+        code = ""
     if MATCH_CODE.get() != code:
         MATCH_CODE.set(code)
 
@@ -71,6 +83,16 @@ class ContextFilter(logging.Filter):
         if connection:
             record.connection = connection
         return True
+
+
+class NoFrames(logging.Filter):
+    """Drops the records of WebSocket frames, ``< %s`` / ``> %s`` with a :class:`websockets.frames.Frame`:
+    websockets logs each frame at ``debug`` with the first and last bytes of its payload (a ``joined`` or
+    ``resume`` frame ends with the player's token)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        return not (isinstance(args, tuple) and len(args) == 1 and isinstance(args[0], Frame))
 
 
 class _UtcTime(logging.Formatter):
@@ -119,10 +141,10 @@ def logging_config(level: str = "info", log_format: str = "text") -> dict[str, A
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"context": {"()": ContextFilter}},
+        "filters": {"context": {"()": ContextFilter}, "no_frames": {"()": NoFrames}},
         "formatters": {"line": {"()": formatter}},
         "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "line",
-                                "filters": ["context"]}},
+                                "filters": ["no_frames", "context"]}},
         "loggers": {"forty_thieves": {"level": server_level}, "uvicorn": uvicorn, "uvicorn.error": uvicorn,
                     "uvicorn.access": uvicorn},
         "root": {"handlers": ["stderr"], "level": others},
@@ -136,4 +158,4 @@ def configure_logging(level: str = "info", log_format: str = "text") -> None:
 
 
 __all__ = ["CONNECTION_ID", "LOG_FORMATS", "LOG_LEVELS", "MATCH_CODE", "ContextFilter", "JsonLineFormatter",
-           "TextFormatter", "configure_logging", "in_match", "logging_config", "new_connection"]
+           "NoFrames", "TextFormatter", "configure_logging", "in_match", "logging_config", "new_connection"]

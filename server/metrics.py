@@ -8,7 +8,8 @@ c_engine, c_solver)                                       run (``on``/``off``, :
 ``ftr_http_requests_total`` (route, method,    counter    HTTP requests answered, counted when the
 status)                                                   answer ends (a stream's at its end); ``route``
                                                           is the route's template (``/matches/{code}``),
-                                                          ``unmatched`` for a path no route has
+                                                          ``unmatched`` for a path no route has;
+                                                          ``method`` is ``other`` past the usual seven
 ``ftr_http_request_duration_seconds`` (route,  histogram  from the request to the first part of its
 method, status)                                           body (a stream's life is not its latency)
 ``ftr_websocket_messages_received_total``      counter    WebSocket messages received, by route
@@ -16,7 +17,8 @@ method, status)                                           body (a stream's life 
 ``ftr_websocket_messages_sent_total`` (route)  counter    WebSocket messages sent
 ``ftr_websocket_closes_total`` (route, code)   counter    WebSocket connections ended, by the close code
                                                           sent or received first (1011: the handler
-                                                          failed)
+                                                          failed; ``other``: a code the client chose
+                                                          outside 1000-1015)
 ``ftr_connections``                            gauge      open player connections (``/play``)
 ``ftr_commands_total``                         counter    play frames handled
 ``ftr_command_seconds``                        histogram  time to handle one play frame
@@ -79,6 +81,18 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 
 SOLVER_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 30.0, 60.0)
 """Seconds: dead-game checks take milliseconds, a host's deal up to 6 s, a pool search up to 30 s."""
+
+STANDARD_CLOSE_CODES = range(1000, 1016)
+"""The close codes RFC 6455's registry defines: a client's own close code outside them (any of 3000-4999) is
+counted as :data:`OTHER_CLOSE_CODE`, so a client cannot make the ``code`` label take thousands of values."""
+
+OTHER_CLOSE_CODE = "other"
+
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
+"""The ``method`` label's own values; any other method a client sends (``PROPFIND``, ``MKCOL``, ... the HTTP
+parser knows dozens) is :data:`OTHER_METHOD`, so a scanner cannot multiply the series by them."""
+
+OTHER_METHOD = "other"
 
 REDIS_FAILURES: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
 """What counts as a failure of Redis in :meth:`Metrics.redis_failed` (anything else is a bug, not counted)."""
@@ -235,14 +249,15 @@ class MetricsMiddleware:
             status = status or 500
             raise
         finally:
-            labels = (route_template(scope), scope["method"], str(status or 500))
+            method = scope["method"]
+            labels = (route_template(scope), method if method in HTTP_METHODS else OTHER_METHOD, str(status or 500))
             self.metrics.http_requests.labels(*labels).inc()
             self.metrics.http_seconds.labels(*labels).observe((answered or time.perf_counter()) - started)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         metrics = self.metrics
         counters: list[Any] = []  # [received, sent] for the route, once the router has set it
-        close_code: int | None = None
+        close_code: int | str | None = None  # the server's own code, or one a client sent (OTHER_CLOSE_CODE)
 
         def route_counters() -> list[Any]:
             if not counters:
@@ -257,7 +272,8 @@ class MetricsMiddleware:
             if kind == "websocket.receive":
                 (counters or route_counters())[0].inc()
             elif kind == "websocket.disconnect" and close_code is None:
-                close_code = int(message.get("code", 1005))
+                code = int(message.get("code", 1005))
+                close_code = code if code in STANDARD_CLOSE_CODES else OTHER_CLOSE_CODE
             return message
 
         async def send_counted(message: Message) -> None:
@@ -280,4 +296,5 @@ class MetricsMiddleware:
             metrics.ws_closes.labels(route_template(scope), str(1000 if close_code is None else close_code)).inc()
 
 
-__all__ = ["UNMATCHED", "Metrics", "MetricsMiddleware", "SolverTiming", "route_template"]
+__all__ = ["HTTP_METHODS", "OTHER_CLOSE_CODE", "OTHER_METHOD", "STANDARD_CLOSE_CODES", "UNMATCHED", "Metrics",
+           "MetricsMiddleware", "SolverTiming", "route_template"]

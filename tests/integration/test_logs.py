@@ -67,3 +67,29 @@ def test_text_format_lines_start_with_a_timestamp_and_name_the_match(server: Ser
     assert any(" uvicorn.access: " in line for line in lines) and any(" uvicorn.error: " in line for line in lines)
     joined = [line for line in lines if " forty_thieves.play: a player joined as 'ann'" in line]
     assert len(joined) == 1 and re.search(rf"\(match {code}, connection [0-9a-f]{{8}}\)$", joined[0]), joined
+
+
+def test_debug_level_logs_no_frame_and_no_token(make_server: Any) -> None:
+    """At ``FTR_LOG_LEVEL=debug`` uvicorn's logger takes websockets' debug lines, which show each frame's first
+    and last bytes: the ``joined`` frame ends with the player's token."""
+    server = make_server(FTR_LOG_LEVEL="debug")
+    code = create_match(server.url, variant="relaxed", seed="2", players=2, solvable_only=False)["code"]
+
+    async def run() -> str:
+        player = Player(server.ws_url)
+        await player.connect()
+        await player.join(code, "ann")
+        await player.close()
+        again = Player(server.ws_url)  # a client's frame with the token: resume
+        await again.connect()
+        again.token = player.token
+        await again.resume(code)
+        await again.close()
+        return player.token
+
+    token = asyncio.run(run())
+    lines = server.logs().splitlines()
+    assert any(" DEBUG uvicorn.error: " in line for line in lines)  # debug lines are there, frames not
+    shown = token.encode()[-8:].hex(" ")  # as websockets shows a frame's last bytes
+    assert not [line for line in lines if shown in line or token[-8:] in line]
+    assert not [line for line in lines if "BINARY" in line]

@@ -51,3 +51,17 @@ def test_records_of_a_connection_carry_its_match_and_id_in_both_formats() -> Non
     outside = _record("listening")  # this test's own context: no connection was started here
     assert json.loads(JsonLineFormatter().format(outside)).keys() == {"time", "level", "logger", "message"}
     assert TextFormatter().format(outside) == "2025-05-01T12:00:00.250Z INFO forty_thieves.play: listening"
+
+
+def test_a_watched_path_that_is_no_code_never_reaches_a_line() -> None:
+    """``/matches/{code}/events`` sets the match before it is looked up: a line break in the path (``%0A``) must
+    not start a forged line of the text format."""
+    forged = "AB\n2025-05-01T12:00:00.000Z ERROR"
+
+    async def inside_a_connection() -> logging.LogRecord:
+        new_connection()
+        in_match(forged)
+        return _record("GET /matches/AB%0A... 404")
+
+    line = TextFormatter().format(asyncio.run(inside_a_connection()))
+    assert "\n" not in line and "(match" not in line, line

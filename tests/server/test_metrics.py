@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
+from typing import Any
 
-from server.metrics import Metrics
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, Router, WebSocketRoute
+from starlette.types import Message
+from starlette.websockets import WebSocket
+
+from server.metrics import OTHER_CLOSE_CODE, OTHER_METHOD, Metrics, MetricsMiddleware
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "server" / "deploy" / "grafana-dashboard.json"
 
@@ -38,3 +46,66 @@ def test_counters_have_no_created_series() -> None:
     names = {sample.name for family in metrics.registry.collect() for sample in family.samples}
     assert "ftr_matches_created_total" in names
     assert not [name for name in names if name.endswith("_created")]
+
+
+async def _closed_by_client(metrics: Metrics, code: int) -> None:
+    """One WebSocket connection to ``/echo`` through :class:`MetricsMiddleware` that the client closes with
+    ``code`` after one message."""
+
+    async def echo(websocket: WebSocket) -> None:
+        await websocket.accept()
+        while (await websocket.receive())["type"] != "websocket.disconnect":
+            pass
+
+    app = MetricsMiddleware(Router(routes=[WebSocketRoute("/echo", echo)]), metrics)
+    incoming = [{"type": "websocket.connect"}, {"type": "websocket.receive", "bytes": b"x"},
+                {"type": "websocket.disconnect", "code": code}]
+
+    async def receive() -> Message:
+        return incoming.pop(0)
+
+    async def send(message: Message) -> None:
+        pass
+
+    scope = {"type": "websocket", "path": "/echo", "root_path": "", "headers": [], "query_string": b"",
+             "scheme": "ws", "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000), "subprotocols": []}
+    await app(scope, receive, send)
+
+
+def test_a_client_chosen_close_code_is_counted_as_other() -> None:
+    """Close codes 3000-4999 are the client's to choose: each would be a label value of its own."""
+    metrics = Metrics()
+    for code in (1000, 1001, 3999, 4321, 4998):
+        asyncio.run(_closed_by_client(metrics, code))
+    closes = {sample.labels["code"]: sample.value for family in metrics.registry.collect()
+              if family.name == "ftr_websocket_closes" for sample in family.samples if sample.name.endswith("_total")}
+    assert closes == {"1000": 1, "1001": 1, OTHER_CLOSE_CODE: 3}
+
+
+def test_an_unusual_method_is_counted_as_other() -> None:
+    """The HTTP parser passes dozens of methods (``PROPFIND``, ``MKCOL``, ...): each would be a label value."""
+
+    async def ask(app: Any, method: str) -> None:
+        scope = {"type": "http", "method": method, "path": "/matches", "root_path": "", "headers": [],
+                 "query_string": b"", "scheme": "http", "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
+                 "http_version": "1.1"}
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Message) -> None:
+            pass
+
+        await app(scope, receive, send)
+
+    async def created(request: Request) -> Response:
+        return Response(status_code=201)
+
+    metrics = Metrics()
+    app = MetricsMiddleware(Router(routes=[Route("/matches", created, methods=["POST"])]), metrics)
+    for method in ("POST", "GET", "PROPFIND", "MKCOL", "LINK"):
+        asyncio.run(ask(app, method))
+    counted = {(sample.labels["method"], sample.labels["status"]): sample.value
+               for family in metrics.registry.collect() if family.name == "ftr_http_requests"
+               for sample in family.samples if sample.name.endswith("_total")}
+    assert counted == {("POST", "201"): 1, ("GET", "405"): 1, (OTHER_METHOD, "405"): 3}
