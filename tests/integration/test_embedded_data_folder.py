@@ -159,7 +159,9 @@ def test_a_killed_redis_is_started_again_by_its_server_with_the_matches_it_held(
         assert httpx.get(f"{server.url}/matches/{code}", timeout=5).status_code == 200
         [restarted] = redis_pids(data_dir)
         assert restarted != killed
-        logs = server.logs()
+        while f"the embedded Redis runs again (pid {restarted})" not in (logs := server.logs()):
+            assert time.monotonic() - started < 10, logs[-2000:]  # said once its start is done
+            time.sleep(0.05)
         assert logs.count(f"the embedded Redis (pid {killed}) exited") == 1, logs[-2000:]
         assert logs.count(f"the embedded Redis runs again (pid {restarted})") == 1, logs[-2000:]
         assert server.process is not None

@@ -309,8 +309,10 @@ def test_a_killed_redis_is_started_again_on_the_same_files_and_not_after_close(t
                 assert time.monotonic() < deadline, "the Redis was not started again within 10 s"
                 time.sleep(0.1)
         assert value == b"kept" and pid != killed and redis_pids(tmp_path) == [pid]
+        while not (again := [r for r in caplog.records if "runs again" in r.getMessage()]):
+            assert time.monotonic() < deadline, "no line said the Redis runs again"  # said once its start is done
+            time.sleep(0.05)
         died = [r for r in caplog.records if "exited with status" in r.getMessage()]
-        again = [r for r in caplog.records if "runs again" in r.getMessage()]
         assert len(died) == 1 and str(killed) in died[0].getMessage() and "SIGKILL" in died[0].getMessage()
         assert len(again) == 1 and str(pid) in again[0].getMessage()
     finally:
@@ -479,3 +481,28 @@ def test_a_database_of_a_later_format_than_the_redis_reads_is_refused_and_left_a
     assert "newer Redis or Valkey (database format version 99)" in str(refused.value)
     assert "FTR_DATA_DIR" in str(refused.value) and "\n" not in str(refused.value)
     assert database.read_bytes() == before and not (tmp_path / "forty-thieves-race-aof").exists()
+
+
+def test_a_redis_left_running_whose_socket_was_removed_is_stopped_by_its_pid(tmp_path: Path) -> None:
+    """A killed server's Redis whose socket file is gone (a temporary folder cleaned) answers nowhere: the pid
+    in the data folder still finds it, and it is told to stop (SIGTERM: it saves first)."""
+    killed = ("import os, signal, sys, redis; from server.embedded_redis import EmbeddedRedis\n"
+              "e = EmbeddedRedis(sys.argv[1]); c = redis.Redis.from_url(e.url); c.set('k', 'before the kill')\n"
+              "print(c.info('server')['process_id'], e.url, flush=True); os.kill(os.getpid(), signal.SIGKILL)\n")
+    first = subprocess.run([sys.executable, "-c", killed, str(tmp_path)], env=child_env(tmp_path / "tmp"),
+                           capture_output=True, timeout=60, check=False)
+    assert first.returncode == -signal.SIGKILL, first.stderr
+    pid, url = first.stdout.decode().split()
+    orphan = int(pid)
+    try:
+        os.remove(url.removeprefix("unix://"))
+        embedded = EmbeddedRedis(str(tmp_path))
+        try:
+            assert not alive(orphan)
+            with redis.Redis.from_url(embedded.url) as client:
+                assert client.get("k") == b"before the kill"
+        finally:
+            embedded.close()
+    finally:
+        if alive(orphan):
+            os.kill(orphan, signal.SIGKILL)
