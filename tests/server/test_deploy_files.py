@@ -51,7 +51,10 @@ def test_the_compose_files_cluster_profile_runs_servers_behind_a_proxy_on_a_3_pl
     services = compose["services"]
     default = sorted(name for name, service in services.items() if "profiles" not in service)
     assert default == ["redis", "server"]
-    assert all(service["profiles"] == ["cluster"] for name, service in services.items() if name not in default)
+    assert all(service["profiles"] in (["cluster"], ["monitoring"]) for name, service in services.items()
+               if name not in default)
+    assert sorted(name for name, service in services.items() if service.get("profiles") == ["monitoring"]) == [
+        "grafana", "prometheus"]
     nodes = sorted(name for name in services if name.startswith("redis-") and name[6:].isdigit())
     assert nodes == [f"redis-{n}" for n in range(1, 7)]
     for name in nodes:
@@ -99,7 +102,7 @@ def test_every_image_is_pinned_to_an_exact_release() -> None:
     images = {service["image"] for service in _compose()["services"].values() if "image" in service}
     assert images, "no images"
     for image in images:
-        assert re.fullmatch(r"(redis|caddy):\d+\.\d+\.\d+(-[a-z0-9.]+)?", image), image
+        assert re.fullmatch(r"(redis|caddy|prom/prometheus|grafana/grafana):v?\d+\.\d+\.\d+(-[a-z0-9.]+)?", image), image
     bases = [stage[0].split()[1] for stage in _stages()]
     assert len(bases) == 2 and len(set(bases)) == 1, bases  # build and run on the same interpreter
     assert re.fullmatch(r"python:3\.11\.\d+-slim-bookworm", bases[0]), bases
@@ -132,7 +135,7 @@ def test_no_two_services_publish_one_host_port() -> None:
                  for port in service.get("ports", [])]
     hosts = [port for _, port in published]
     assert len(hosts) == len(set(hosts)), published
-    assert dict(published) == {"server": "8000", "proxy": "8080"}
+    assert dict(published) == {"server": "8000", "proxy": "8080", "prometheus": "9090", "grafana": "3000"}
     header = (ROOT / "docker-compose.yml").read_text().split("\nx-")[0]
     readme = (ROOT / "README.md").read_text()
     for text in (header, readme):
@@ -214,3 +217,34 @@ def test_the_health_check_asks_readyz_and_fails_on_anything_but_200() -> None:
         stand_in.shutdown()
         stand_in.server_close()
     assert check(port) != 0  # nothing listens any more
+
+
+def test_the_monitoring_profile_scrapes_every_server_and_loads_the_dashboard() -> None:
+    """Prometheus scrapes the single server and each cluster server (Docker's DNS names every replica) at the
+    port they listen on; Grafana gets Prometheus as its default data source, under the uid the dashboard's
+    ``datasource`` variable is given, and the dashboard file the compose file mounts is the one in the package,
+    which parses and asks for the server's metric families."""
+    import json
+
+    compose = _compose()
+    services = compose["services"]
+    port = services["server"]["environment"]["FTR_PORT"]
+    assert services["cluster-server"]["environment"]["FTR_PORT"] == port
+    prometheus = yaml.safe_load(compose["configs"]["prometheus"]["content"])
+    [job] = prometheus["scrape_configs"]
+    assert job.get("metrics_path", "/metrics") == "/metrics"
+    assert job["static_configs"] == [{"targets": [f"server:{port}"]}]
+    assert job["dns_sd_configs"] == [{"names": ["cluster-server"], "type": "A", "port": int(port)}]
+    [source] = yaml.safe_load(compose["configs"]["grafana-datasource"]["content"])["datasources"]
+    assert source["type"] == "prometheus" and source["url"] == "http://prometheus:9090" and source["isDefault"]
+    [provider] = yaml.safe_load(compose["configs"]["grafana-dashboards"]["content"])["providers"]
+    mounted = {volume.split(":")[1]: volume.split(":")[0] for volume in services["grafana"]["volumes"]
+               if volume.startswith("./")}
+    [(inside, outside)] = [(inside, outside) for inside, outside in mounted.items()
+                           if inside.startswith(provider["options"]["path"] + "/")]
+    dashboard = json.loads((ROOT / outside).read_text())
+    assert outside == "./server/deploy/grafana-dashboard.json"
+    queries = " ".join(target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", []))
+    for family in ("ftr_http_requests_total", "ftr_commands_total", "ftr_solver_decision_seconds"):
+        assert family in queries, family
+    assert [v["type"] for v in dashboard["templating"]["list"] if v["name"] == "datasource"] == ["datasource"]
