@@ -38,7 +38,7 @@ from protocol import messages as m
 from protocol.codec import encode
 
 from .core.errors import ServiceError
-from .core.player import REPLACED
+from .core.player import MATCH_GONE, MATCH_GONE_CLOSE, REPLACED
 from .hub import Hub, HubFull, Subscription
 from .match.clock import Clock
 from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch, Creation, commitment
@@ -67,6 +67,10 @@ BUG_BACKOFF_BASE_S = 0.5
 failure in a row up to :data:`BUG_BACKOFF_CAP_S`."""
 
 BUG_BACKOFF_CAP_S = 30.0
+
+LOST_MATCH_CHECK_S = 5.0
+"""How often the server asks Redis whether the matches its players are in are still there (seconds): a
+player who sends nothing learns within about this that Redis lost the match (one EXISTS a match)."""
 
 
 class MatchService:
@@ -159,6 +163,7 @@ class MatchService:
         self.spawn(self.run_forever(self.hub.run, "event reader"))
         self.spawn(self.run_forever(self.timers.run, "timers"))
         self.spawn(self.run_forever(self._clock_sync, "clock sync"))
+        self.spawn(self.run_forever(self._notice_lost_matches, "lost matches"))
 
     async def stop_background(self) -> None:
         """Cancel the background tasks and wait until they have ended.
@@ -251,6 +256,26 @@ class MatchService:
         self.local.setdefault(code, set()).add(session)
         await self._follow(code)
         await self.store.set_player(code, name, connected=1)
+
+    async def _notice_lost_matches(self) -> None:
+        """Every :data:`LOST_MATCH_CHECK_S`, ask Redis whether the matches this process's players are in are
+        still there (:meth:`server.store.Store.lost`), so that a player who sends nothing (in the lobby, thinking)
+        learns the match is gone too, not only at the next command (which the stored scripts answer so)."""
+        while True:
+            await asyncio.sleep(LOST_MATCH_CHECK_S)
+            for code in [code for code, sessions in self.local.items() if sessions]:
+                if await self.store.lost(code):
+                    log.warning("match %s: its keys are gone from Redis; its players here are told so", code)
+                    self.match_lost(code)
+
+    def match_lost(self, code: str) -> None:
+        """Tell this process's players of ``code`` that Redis lost the match (``no_match``,
+        :data:`~server.core.player.MATCH_GONE`) and close their connections with 4004, as a command of theirs
+        would have been answered."""
+        for session in list(self.local.get(code, ())):
+            self.detach(session)
+            session.push(encode(m.Error("no_match", MATCH_GONE)))
+            session.close(MATCH_GONE_CLOSE, "the server lost this match")
 
     async def _replace(self, old: Session) -> None:
         self.detach(old)

@@ -25,16 +25,12 @@ from protocol.codec import encode
 from protocol.codes import canonical_code
 from protocol.connection import Action, Close, Dispatch, PlayerConnection, Send, answers
 
-from .core.player import MatchGone
+from .core.player import MATCH_GONE_CLOSE, MatchGone
 from .logs import in_match, new_connection
 from .matches import MatchService, ServiceError, Session
 
 log = logging.getLogger("forty_thieves.play")
 
-
-MATCH_GONE_CLOSE = 4004
-"""Close code of a player's connection after ``no_match`` for a match Redis lost (README "Protocol"): the
-clients do not reconnect after it."""
 
 _GONE = (WebSocketDisconnect, RuntimeError, OSError)
 """What Starlette's and uvicorn's send raise once the peer went away (uvicorn's ClientDisconnected is an OSError)."""

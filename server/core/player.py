@@ -95,6 +95,11 @@ MATCH_GONE = ("the server lost this match: its data is gone (its Redis restarted
 no other connection took over)."""
 
 
+MATCH_GONE_CLOSE = 4004
+"""Close code of a player's connection after ``no_match`` for a match Redis lost (README "Protocol"): the
+clients do not reconnect after it."""
+
+
 class MatchGone(ServiceError):
     """``no_match`` with :data:`MATCH_GONE`: the player's match is gone from Redis. The connection is closed
     after it (close 4004): nothing it sends can succeed."""

@@ -343,6 +343,14 @@ class Store:
             self.metrics.entered(state)
         return moved
 
+    async def lost(self, code: str) -> bool:
+        """Whether Redis lost match ``code``: its meta hash is gone and it has no results (a finished match's
+        keys expire after the retention period, its results stay), as after a restart without its saved data
+        or a FLUSHALL."""
+        if await self.redis.exists(meta_key(code)):
+            return False
+        return not await self.redis.exists(results_key(code))
+
     async def meta(self, code: str) -> MatchMeta | None:
         """The match's meta record, or None for an unknown match."""
         data = await self.redis.hgetall(meta_key(code))

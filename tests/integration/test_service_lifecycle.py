@@ -228,6 +228,51 @@ async def test_a_match_whose_keys_were_flushed_tells_its_players_it_is_gone(
     assert "Traceback" not in server.logs()
 
 
+async def test_players_who_send_nothing_are_told_their_match_is_gone_and_a_finished_ones_are_not(
+        make_own_server: Any, own_redis_url: str) -> None:
+    """A player waiting in a lobby, and one playing who sends nothing, learn that Redis lost their match
+    without a command of theirs (``no_match``, close 4004) within the server's check (5 s) and a margin; the
+    player of a finished match whose keys expired (its results stay) is not told so."""
+    server = make_own_server()
+    moves = solution()
+    lobby = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    waiting = Player(server.ws_url)
+    await waiting.connect()
+    await waiting.join(lobby["code"], "ann")
+    race = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
+    playing = Player(server.ws_url)
+    await playing.connect()
+    await playing.join(race["code"], "bob")
+    await playing.send(m.Ready())
+    assert isinstance(await playing.expect(m.Started), m.Started)
+    assert isinstance(await playing.play(moves[0]), m.Position)
+    done = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
+    finished = Player(server.ws_url)
+    await finished.connect()
+    await finished.join(done["code"], "cat")
+    await finished.send(m.Ready())
+    assert isinstance(await finished.expect(m.Started), m.Started)
+    await finished.send(m.Resign(1))
+    assert isinstance(await finished.expect(m.Results), m.Results)
+    with redis.Redis.from_url(own_redis_url) as client:
+        # The finished match as its retention leaves it: every key of it gone but its results.
+        keys = [key for key in client.scan_iter(f"{{m:{done['code']}}}:*") if not key.endswith(b":results")]
+        assert keys and client.exists(f"{{m:{done['code']}}}:results")
+        client.delete(*keys)
+        for code in (lobby["code"], race["code"]):
+            client.delete(*client.scan_iter(f"{{m:{code}}}:*"))
+    for player in (waiting, playing):
+        close_code, _ = await player.wait_closed(timeout=15)
+        assert close_code == 4004
+        gone = [f for f in player.inbox if isinstance(f, m.Error)]
+        assert [(f.code, f.message) for f in gone] == [("no_match", MATCH_GONE)], player.inbox
+    await asyncio.sleep(1)  # past the check that told the others
+    assert not any(isinstance(f, m.Error) for f in finished.inbox), finished.inbox
+    assert finished.ws.close_code is None
+    await finished.close()
+    assert "Traceback" not in server.logs()
+
+
 def _run_server(port: int, **env: str) -> subprocess.CompletedProcess[str]:
     environ = {**os.environ, "FTR_SOLVER_WORKERS": "0", **env}
     return subprocess.run([sys.executable, "-m", "server", "--port", str(port)], check=False, cwd=ROOT, env=environ,
