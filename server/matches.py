@@ -49,7 +49,7 @@ from .match.playing import Playing
 from .match.public import PublicView
 from .match.session import Outbox, Session
 from .match.timers import Timers
-from .metrics import Metrics
+from .metrics import default_metrics
 from .rounds import Rounds
 from .scheduler import SolverScheduler
 from .settings import Settings
@@ -86,8 +86,9 @@ class MatchService:
         """The solver workers' turns (:mod:`server.scheduler`): every job for ``executor`` goes through it."""
         self.dead_executor = dead_executor or executor
         self.clock = Clock(settings.clock_offset_ms)
-        self.metrics = Metrics(settings.pure_solver)
-        """The app's metrics (:mod:`server.metrics`; the app sets its own)."""
+        self.metrics = default_metrics()
+        """The app's metrics (:mod:`server.metrics`): the app sets its own; until then the process's shared
+        :func:`~server.metrics.default_metrics`."""
         self.daily: DailyHooks | None = None
         """The daily challenge (:class:`server.daily.DailyService`) when it runs: told of starts and ends."""
         self.process_id = uuid.uuid4().hex[:12]

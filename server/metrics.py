@@ -48,6 +48,7 @@ series per counter and label set doubles what is stored for nothing a dashboard 
 
 from __future__ import annotations
 
+import functools
 import platform
 import time
 from collections.abc import Callable
@@ -171,6 +172,16 @@ class Metrics:
         """Time one solver job: ``with metrics.solver_job("pool_find") as timing: ...; timing.result = "found"``
         (``error`` when the block raises)."""
         return SolverTiming(self.solver_seconds, job)
+
+
+@functools.cache
+def default_metrics() -> Metrics:
+    """The one :class:`Metrics` of this process that a :class:`~server.store.Store`, a
+    :class:`~server.matches.MatchService` or a :class:`~server.store.wakeups.WakeUps` made without the app's
+    counts into until the app gives it its own: built at the first call, then shared, so that a store or a
+    service made outside the app (a test, a tool) costs no registry and no collectors of its own. The app's
+    registry is always its own (:func:`server.app.create_app`)."""
+    return Metrics()
 
 
 class SolverTiming:
@@ -297,4 +308,4 @@ class MetricsMiddleware:
 
 
 __all__ = ["HTTP_METHODS", "OTHER_CLOSE_CODE", "OTHER_METHOD", "STANDARD_CLOSE_CODES", "UNMATCHED", "Metrics",
-           "MetricsMiddleware", "SolverTiming", "route_template"]
+           "MetricsMiddleware", "SolverTiming", "default_metrics", "route_template"]

@@ -37,7 +37,7 @@ from redis.utils import HIREDIS_AVAILABLE
 
 from protocol import messages as m
 
-from ..metrics import Metrics
+from ..metrics import default_metrics
 from . import scripts
 from .keys import (
     TIMERS,
@@ -289,9 +289,9 @@ class Store:
         self.retention_s = retention_s
         self.wait_replicas = wait_replicas
         self.wait_ms = wait_ms
-        self.metrics = Metrics()
-        """Where the store counts Redis failures and match state changes (:mod:`server.metrics`; the app sets its
-        own)."""
+        self.metrics = default_metrics()
+        """Where the store counts Redis failures and match state changes (:mod:`server.metrics`): the app sets its
+        own; until then the process's shared :func:`~server.metrics.default_metrics`."""
         cluster = isinstance(client, RedisCluster)
         self.clustered = cluster
         self.wakes = cluster
