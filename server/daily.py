@@ -33,6 +33,7 @@ import logging
 import re
 import secrets
 from collections.abc import Callable
+from contextvars import Context
 from typing import Any
 
 from protocol.errors import NotationError
@@ -205,7 +206,9 @@ class DailyService:
         key = (date, variant)
         future = self._preparing.get(key)
         if future is None:
-            future = asyncio.ensure_future(self._prepare(date, variant))
+            # A context of its own: the task serves every caller waiting for the day, so its lines must not
+            # carry the match and connection of whichever connection asked first (server/logs.py).
+            future = asyncio.get_running_loop().create_task(self._prepare(date, variant), context=Context())
             self._preparing[key] = future
             future.add_done_callback(lambda _: self._preparing.pop(key, None))
             # Its callers may all be gone (the daily loop cancelled at a stop, whose solver worker is then

@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 from collections.abc import AsyncIterator, Hashable
-from contextvars import ContextVar
+from contextvars import Context, ContextVar
 from typing import Any
 
 import msgspec
@@ -482,7 +482,9 @@ class Store:
             # The flush's task takes the batch in its first step, which the loop runs after what is ready now
             # (the other commands of this turn of the loop): the same batch a callback creating the task then
             # would take, written one turn of the loop sooner and without that callback.
-            task = loop.create_task(self._flush_pending())
+            # A context of its own: the batch is every committer's, so its lines must not carry the match and
+            # connection of the first (server/logs.py), and it takes its own place on a cluster client's room.
+            task = loop.create_task(self._flush_pending(), context=Context())
             self._flushes.add(task)
             task.add_done_callback(self._flushes.discard)
         result = await future
