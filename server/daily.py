@@ -227,8 +227,10 @@ class DailyService:
             await asyncio.sleep(0.2)  # another process prepares it
         try:
             secret = await self.store.secret(self.configured_secret)
-            index, seed, moves = await self.matches.run_solver(find_daily_deal, secret, date, variant, self.nodes,
-                                                               MAX_INDEX, self.matches.settings.pure_solver)
+            with self.matches.store.metrics.solver_job("daily_deal") as timing:  # its wait for a worker included
+                index, seed, moves = await self.matches.run_solver(find_daily_deal, secret, date, variant, self.nodes,
+                                                                   MAX_INDEX, self.matches.settings.pure_solver)
+                timing.result = "found"
             fields = {"seed": seed, "commitment": seed_commitment(seed), "attempt_index": index,
                       "deal": format_position(deal(seed, find_variant(variant))), "solution": json.dumps(moves), "closed": 0}
             await self.store.set_deal(date, variant, fields, day_bounds(date)[1])

@@ -31,9 +31,11 @@ method, status)                                           body (a stream's life 
                                                           pool's filler last read it
 ``ftr_solver_decision_seconds`` (job, result)  histogram  a solver job's time in the worker pool,
                                                           waiting included: ``host_deal`` (solved,
-                                                          unsolvable, unknown), ``pool_find`` (found,
-                                                          none), ``dead_check`` (dead, alive, unknown);
-                                                          ``error`` when it raised
+                                                          unsolvable, unknown; not with no solver
+                                                          workers, where nothing is searched),
+                                                          ``pool_find`` (found, none), ``daily_deal``
+                                                          (found: a day's deal), ``dead_check`` (dead,
+                                                          alive, unknown); ``error`` when it raised
 ``ftr_redis_errors_total`` (source, kind)      counter    Redis failures met, by where (``request``,
                                                           ``event streams``, ``wake-ups``, a background
                                                           loop's name) and exception class
@@ -185,13 +187,14 @@ def default_metrics() -> Metrics:
 
 
 class SolverTiming:
-    """The context manager of :meth:`Metrics.solver_job`: set :attr:`result` inside the block."""
+    """The context manager of :meth:`Metrics.solver_job`: set :attr:`result` inside the block (``None``: no
+    decision was made, say no worker ran the job, and nothing is recorded)."""
 
     __slots__ = ("_histogram", "_job", "_started", "result")
 
     def __init__(self, histogram: Histogram, job: str) -> None:
         self._histogram, self._job, self._started = histogram, job, 0.0
-        self.result = "done"
+        self.result: str | None = "done"
 
     def __enter__(self) -> Self:
         self._started = time.perf_counter()
@@ -202,7 +205,8 @@ class SolverTiming:
         if kind is not None and not issubclass(kind, Exception):  # cancelled: no decision to time
             return
         result = "error" if kind is not None else self.result
-        self._histogram.labels(self._job, result).observe(time.perf_counter() - self._started)
+        if result is not None:
+            self._histogram.labels(self._job, result).observe(time.perf_counter() - self._started)
 
 
 def route_template(scope: Scope) -> str:

@@ -185,3 +185,17 @@ def test_redis_errors_and_reconnects_are_counted_by_source(tmp_path: Any) -> Non
         if redis_process.poll() is None:
             redis_process.terminate()
             redis_process.wait(5)
+
+
+def test_the_days_deal_search_is_timed(make_own_server: Any, own_redis_url: str) -> None:
+    """The daily challenge's search for its day's deal is a solver decision like the others: ``daily_deal``, one
+    per day's deal this server made."""
+    server = make_own_server(FTR_DAILY_VARIANTS="relaxed")
+
+    def deals_made() -> int:
+        with redis.Redis.from_url(own_redis_url) as client:
+            return sum(1 for _ in client.scan_iter("{d:*:relaxed}:deal"))
+
+    samples = eventually(server, lambda s: total(s, "ftr_solver_decision_seconds_count", job="daily_deal") >= 1,
+                         within=30)
+    assert value(samples, "ftr_solver_decision_seconds_count", job="daily_deal", result="found") == deals_made() >= 1
