@@ -6,7 +6,8 @@ family (labels)                                type       what
 ``ftr_build_info`` (version, python,           gauge      1; the installed version and which C paths
 c_engine, c_solver)                                       run (``on``/``off``, :mod:`server.about`)
 ``ftr_http_requests_total`` (route, method,    counter    HTTP requests answered, counted when the
-status)                                                   answer ends (a stream's at its end); ``route``
+status)                                                   answer ends (a stream's at its end), and
+                                                          WebSocket handshakes refused (GET); ``route``
                                                           is the route's template (``/matches/{code}``),
                                                           ``unmatched`` for a path no route has;
                                                           ``method`` is ``other`` past the usual seven
@@ -18,7 +19,9 @@ method, status)                                           body (a stream's life 
 ``ftr_websocket_closes_total`` (route, code)   counter    WebSocket connections ended, by the close code
                                                           sent or received first (1011: the handler
                                                           failed; ``other``: a code the client chose
-                                                          outside 1000-1015)
+                                                          outside 1000-1015); a handshake refused before
+                                                          it was accepted (no such route, say) opened no
+                                                          WebSocket: it is an HTTP request (GET, 403)
 ``ftr_connections``                            gauge      open player connections (``/play``)
 ``ftr_commands_total``                         counter    play frames handled
 ``ftr_command_seconds``                        histogram  time to handle one play frame
@@ -273,6 +276,9 @@ class MetricsMiddleware:
         metrics = self.metrics
         counters: list[Any] = []  # [received, sent] for the route, once the router has set it
         close_code: int | str | None = None  # the server's own code, or one a client sent (OTHER_CLOSE_CODE)
+        started = time.perf_counter()
+        accepted = False
+        refused_status = 0  # an HTTP answer the handler gave to the handshake instead (ASGI's denial response)
 
         def route_counters() -> list[Any]:
             if not counters:
@@ -292,23 +298,38 @@ class MetricsMiddleware:
             return message
 
         async def send_counted(message: Message) -> None:
-            nonlocal close_code
+            nonlocal close_code, accepted, refused_status
             kind = message["type"]
             if kind == "websocket.send":
                 (counters or route_counters())[1].inc()
+            elif kind == "websocket.accept":
+                accepted = True
             elif kind == "websocket.close" and close_code is None:
                 close_code = int(message.get("code", 1000))
+            elif kind == "websocket.http.response.start":
+                refused_status = int(message["status"])
             await send(message)
 
+        failed = False
         try:
             await self.app(scope, receive_counted, send_counted)
         except Exception:
+            failed = True
             if close_code is None:
                 close_code = 1011  # the server closes a socket whose handler raised with 1011
             raise
         finally:
-            # A handler that returned without closing: the server closes the socket with 1000.
-            metrics.ws_closes.labels(route_template(scope), str(1000 if close_code is None else close_code)).inc()
+            route = route_template(scope)
+            if accepted:
+                # A handler that returned without closing: the server closes the socket with 1000.
+                metrics.ws_closes.labels(route, str(1000 if close_code is None else close_code)).inc()
+            else:
+                # Refused before it was accepted (no route, a close, a handler that raised or returned): no
+                # WebSocket was opened, so no close; the server answered the handshake (a GET) over HTTP, 403 (500
+                # for a handler that raised) unless the handler sent an answer of its own.
+                status = str(refused_status or (500 if failed else 403))
+                metrics.http_requests.labels(route, "GET", status).inc()
+                metrics.http_seconds.labels(route, "GET", status).observe(time.perf_counter() - started)
 
 
 __all__ = ["HTTP_METHODS", "OTHER_CLOSE_CODE", "OTHER_METHOD", "STANDARD_CLOSE_CODES", "UNMATCHED", "Metrics",

@@ -199,3 +199,19 @@ def test_the_days_deal_search_is_timed(make_own_server: Any, own_redis_url: str)
     samples = eventually(server, lambda s: total(s, "ftr_solver_decision_seconds_count", job="daily_deal") >= 1,
                          within=30)
     assert value(samples, "ftr_solver_decision_seconds_count", job="daily_deal", result="found") == deals_made() >= 1
+
+
+def test_a_refused_websocket_handshake_is_an_http_answer_not_a_close(server: ServerProcess) -> None:
+    """A WebSocket asked of a path no route has is refused before it opens (uvicorn answers 403): no connection
+    was opened or closed, so it counts as a ``GET`` answered 403, never as a close with code 1000."""
+    async def refused() -> int:
+        with pytest.raises(websockets.InvalidStatus) as caught:
+            await websockets.connect(f"{server.url.replace('http', 'ws')}/no/such/socket")
+        return caught.value.response.status_code
+
+    assert asyncio.run(refused()) == 403
+    refusals = {"route": "unmatched", "method": "GET", "status": "403"}
+    samples = eventually(server, lambda s: value(s, "ftr_http_requests_total", **refusals) is not None)
+    assert value(samples, "ftr_http_requests_total", **refusals) == 1  # a new server: its only such request
+    assert value(samples, "ftr_http_request_duration_seconds_count", **refusals) == 1
+    assert total(samples, "ftr_websocket_closes_total", route="unmatched") == 0
