@@ -296,7 +296,9 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         # two slots, a command it cannot route): with a traceback, such a bug stays visible in the log.
         own_fault = type(error) is not redis_errors.SlotNotCoveredError and isinstance(
             error, redis_errors.RedisClusterException)
-        conn.app.state.metrics.redis_failed("request", error)
+        # A request tries no more: its error is counted, and no reconnect will be (whether Redis is back is
+        # /readyz's to say, and the reconnects of the sources that try again).
+        conn.app.state.metrics.redis_failed("request", error, retries=False)
         log.error("Redis is unreachable: %s %s failed (%s: %s)", conn.scope.get("method", "WEBSOCKET"),
                   conn.url.path, type(error).__name__, error, exc_info=own_fault)
         if isinstance(conn, WebSocket):

@@ -42,8 +42,9 @@ method, status)                                           body (a stream's life 
 ``ftr_redis_errors_total`` (source, kind)      counter    Redis failures met, by where (``request``,
                                                           ``event streams``, ``wake-ups``, a background
                                                           loop's name) and exception class
-``ftr_redis_reconnects_total`` (source)        counter    times a source reached Redis again after
-                                                          failures
+``ftr_redis_reconnects_total`` (source)        counter    times a source that tries again (not
+                                                          ``request``: a request fails and ends) reached
+                                                          Redis again after failures
 ``process_*``, ``python_info``, ``python_gc_*``           prometheus-client's default collectors
 =============================================  =========  ===============================================
 
@@ -156,12 +157,15 @@ class Metrics:
         self.spectators.labels("match").set_function(lambda: spectators("match"))
         self.spectators.labels("daily").set_function(lambda: spectators("daily"))
 
-    def redis_failed(self, source: str, error: BaseException) -> None:
-        """Count ``error`` met by ``source`` when it is a failure of Redis (:data:`REDIS_FAILURES`); a later
-        :meth:`redis_reached` of the same source counts a reconnect."""
+    def redis_failed(self, source: str, error: BaseException, *, retries: bool = True) -> None:
+        """Count ``error`` met by ``source`` when it is a failure of Redis (:data:`REDIS_FAILURES`). A source
+        that ``retries`` (a background loop, the hub's reads, the wake-ups' listener: each tries again until it
+        reaches Redis) counts a reconnect at its next :meth:`redis_reached`; one that does not (a request, which
+        is answered 503 and ends) counts its errors only."""
         if isinstance(error, REDIS_FAILURES):
             self.redis_errors.labels(source, type(error).__name__).inc()
-            self._failing.add(source)
+            if retries:
+                self._failing.add(source)
 
     def redis_reached(self, source: str) -> None:
         """``source`` reached Redis: a reconnect when it had failed since it last did."""

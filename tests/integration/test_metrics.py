@@ -151,7 +151,9 @@ def test_every_family_parses_and_counts_what_a_little_play_did(make_own_server: 
 def test_redis_errors_and_reconnects_are_counted_by_source(tmp_path: Any) -> None:
     """Redis stopped for a moment under a spectator's stream: each request that met it counts once as a
     ``request`` error, the hub's reads of the event streams count errors and, once Redis is back, one
-    reconnect."""
+    reconnect; the timers' loop (a supervised background loop) counts its errors and its reconnect too. A
+    request tries no more once answered, so ``request`` counts no reconnect, even when the requests after
+    succeed."""
     redis_process, url = start_redis_server(str(tmp_path))
     server = None
     try:
@@ -173,12 +175,19 @@ def test_redis_errors_and_reconnects_are_counted_by_source(tmp_path: Any) -> Non
                 redis_process = await asyncio.to_thread(subprocess.Popen, [*redis_process.args])  # back, same port
 
         asyncio.run(outage())
-        samples = eventually(server, lambda s: total(s, "ftr_redis_reconnects_total", source="event streams") >= 1,
-                             within=20)
+        samples = eventually(server, lambda s: total(s, "ftr_redis_reconnects_total", source="event streams") >= 1
+                             and total(s, "ftr_redis_reconnects_total", source="timers") >= 1, within=20)
+        # Redis is back, without its data (no persistence): the request reaches it and finds no match.
+        assert httpx.get(f"{server.url}/matches/{code}", timeout=10).status_code == 404
+        samples = eventually(server, lambda s: value(s, "ftr_http_requests_total", route="/matches/{code}",
+                                                     method="GET", status="404") == 1)
         assert total(samples, "ftr_redis_errors_total", source="request") == 3
         assert value(samples, "ftr_redis_errors_total", source="request", kind="ConnectionError") == 3
         assert total(samples, "ftr_redis_errors_total", source="event streams") >= 1
         assert value(samples, "ftr_redis_reconnects_total", source="event streams") == 1
+        assert total(samples, "ftr_redis_errors_total", source="timers") >= 1
+        assert value(samples, "ftr_redis_reconnects_total", source="timers") == 1  # one outage, one reconnect
+        assert value(samples, "ftr_redis_reconnects_total", source="request") is None
     finally:
         if server is not None:
             server.stop()

@@ -140,3 +140,19 @@ def test_a_store_and_a_service_made_outside_the_app_share_one_default_and_the_ap
     assert len(defaults) == 1
     assert app.state.metrics is not stores[0].metrics
     assert app.state.metrics in built and len(built) <= 2  # the app's own, and the shared default at most once
+
+
+def test_a_source_that_does_not_retry_counts_errors_and_never_a_reconnect() -> None:
+    metrics = Metrics()
+    metrics.redis_failed("request", ConnectionError("refused"), retries=False)
+    metrics.redis_reached("request")
+    metrics.redis_failed("timers", ConnectionError("refused"))
+    metrics.redis_failed("timers", ValueError("a bug, not Redis"))
+    metrics.redis_reached("timers")
+    metrics.redis_reached("timers")  # reached again without a failure between: no second reconnect
+    counted = {(family.name, sample.labels.get("source"), sample.labels.get("kind")): sample.value
+               for family in metrics.registry.collect() if family.name.startswith("ftr_redis")
+               for sample in family.samples if sample.name.endswith("_total")}
+    assert counted == {("ftr_redis_errors", "request", "ConnectionError"): 1,
+                       ("ftr_redis_errors", "timers", "ConnectionError"): 1,
+                       ("ftr_redis_reconnects", "timers", None): 1}
