@@ -158,8 +158,20 @@ async def match_results(request: Request) -> Response:
     return JSONResponse(msgspec.to_builtins(decode_server(frame)))
 
 
+LIVE_COUNTS_WAIT_S = 1.0
+"""How long a scrape of ``/metrics`` waits for the live counts (``ftr_matches``) before it answers without them."""
+
+
 async def metrics(request: Request) -> Response:
-    return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    """``GET /metrics``: this process's registry, with the live counts of matches read from Redis first."""
+    metrics: Metrics = request.app.state.metrics
+    try:
+        async with asyncio.timeout(LIVE_COUNTS_WAIT_S):  # a stalled Redis must not stall the scrape
+            counts: dict[str, int] | None = await request.app.state.service.store.live_counts()
+    except (*REDIS_UNAVAILABLE, TimeoutError):  # not reached yet, or unreachable: no figure, not an old one
+        counts = None
+    metrics.show_live(counts)
+    return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
 async def reach_redis(url: str) -> Any:

@@ -69,6 +69,13 @@ failure in a row up to :data:`BUG_BACKOFF_CAP_S`."""
 BUG_BACKOFF_CAP_S = 30.0
 
 
+LIVE_SWEEP_S = 60.0
+"""Seconds between two sweeps of the live counts of matches (``ftr_matches``), of all processes together."""
+
+LIVE_SWEEP_LEASE = "live counts"
+"""The lease (:meth:`server.store.Store.lease`) one process takes for each sweep."""
+
+
 class MatchService:
     """Everything a process does for matches; see the module docstring.
 
@@ -160,6 +167,7 @@ class MatchService:
         self.spawn(self.run_forever(self.hub.run, "event reader"))
         self.spawn(self.run_forever(self.timers.run, "timers"))
         self.spawn(self.run_forever(self._clock_sync, "clock sync"))
+        self.spawn(self.run_forever(self._sweep_live, "live counts"))
 
     async def stop_background(self) -> None:
         """Cancel the background tasks and wait until they have ended.
@@ -172,6 +180,16 @@ class MatchService:
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.wait(list(self._tasks), timeout=1.0)
+
+    async def _sweep_live(self) -> None:
+        """Every :data:`LIVE_SWEEP_S`, in one process of all (a lease as long), the live counts are made true
+        again (:meth:`server.store.Store.sweep_live`), and any correction logged."""
+        while True:
+            await asyncio.sleep(LIVE_SWEEP_S)
+            if await self.store.lease(LIVE_SWEEP_LEASE, self.process_id, int(LIVE_SWEEP_S * 1000)):
+                corrected = await self.store.sweep_live()
+                if corrected:
+                    log.warning("the live counts of matches held %d that had left their state: corrected", corrected)
 
     async def _clock_sync(self) -> None:
         while True:

@@ -29,6 +29,13 @@ method, status)                                           body (a stream's life 
 ``ftr_matches_created_total``                  counter    matches created by ``POST /matches``
 ``ftr_match_transitions_total`` (state)        counter    matches this process moved into ``state``
                                                           (created: ``lobby`` or ``preparing``)
+``ftr_matches`` (state)                        gauge      matches in each live state (``preparing``,
+                                                          ``lobby``, ``countdown``, ``playing``) on this
+                                                          Redis, of every server process: each process
+                                                          says the same (``max``, not ``sum``); read at
+                                                          each scrape (one HGETALL); none while Redis is
+                                                          unreachable; ended matches (``finished``,
+                                                          ``closed``) expire and are not counted here
 ``ftr_spectators`` (of)                        gauge      open spectator streams (``match``, ``daily``)
 ``ftr_deal_pool_deals`` (variant)              gauge      solvable deals ready in the pool, as the
                                                           pool's filler last read it
@@ -138,6 +145,8 @@ class Metrics:
         self.matches = Counter("ftr_matches_created_total", "matches created", registry=registry)
         self.transitions = Counter("ftr_match_transitions_total", "matches this process moved into a state",
                                    ["state"], registry=registry)
+        self.live = Gauge("ftr_matches", "matches in each live state, of every server process on this Redis",
+                          ["state"], registry=registry)
         self.spectators = Gauge("ftr_spectators", "open spectator streams in this process (SSE and WebSocket), "
                                 "of a match or of a day of the daily challenge", ["of"], registry=registry)
         self.pool_deals = Gauge("ftr_deal_pool_deals", "solvable deals ready in the deal pool", ["variant"],
@@ -156,6 +165,15 @@ class Metrics:
         whenever /metrics is scraped."""
         self.spectators.labels("match").set_function(lambda: spectators("match"))
         self.spectators.labels("daily").set_function(lambda: spectators("daily"))
+
+    def show_live(self, counts: dict[str, int] | None) -> None:
+        """Have ``ftr_matches`` say ``counts`` (live state -> matches in it, :meth:`server.store.Store.live_counts`),
+        or nothing when they could not be read (``None``: Redis unreachable): no figure rather than an old one."""
+        if counts is None:
+            self.live.clear()
+            return
+        for state, count in counts.items():
+            self.live.labels(state).set(count)
 
     def redis_failed(self, source: str, error: BaseException, *, retries: bool = True) -> None:
         """Count ``error`` met by ``source`` when it is a failure of Redis (:data:`REDIS_FAILURES`). A source

@@ -17,6 +17,7 @@ import redis
 import websockets
 from prometheus_client.parser import text_string_to_metric_families
 
+from protocol import messages as m
 from server.about import c_paths, version
 
 from .conftest import ServerProcess, start_redis_server
@@ -224,3 +225,45 @@ def test_a_refused_websocket_handshake_is_an_http_answer_not_a_close(server: Ser
     assert value(samples, "ftr_http_requests_total", **refusals) == 1  # a new server: its only such request
     assert value(samples, "ftr_http_request_duration_seconds_count", **refusals) == 1
     assert total(samples, "ftr_websocket_closes_total", route="unmatched") == 0
+
+
+def test_matches_by_live_state_are_counted_across_processes(make_own_server: Any) -> None:
+    """Two server processes on one Redis: a match created on each, one of them played from the other process.
+    ``ftr_matches`` says how many are in each live state, the same on both, as each match moves: lobby, playing,
+    then out of the count when it ends (finished) or when its lobby times out (closed)."""
+    first = make_own_server(FTR_LOBBY_TIMEOUT_S="4", FTR_DAILY_VARIANTS="")
+    second = make_own_server(FTR_LOBBY_TIMEOUT_S="4", FTR_DAILY_VARIANTS="")
+
+    def live(server: ServerProcess) -> dict[str, float | None]:
+        _, samples = scrape(server)
+        return {state: value(samples, "ftr_matches", state=state)
+                for state in ("preparing", "lobby", "countdown", "playing")}
+
+    def counts(**states: int) -> dict[str, float | None]:
+        return {state: float(states.get(state, 0)) for state in ("preparing", "lobby", "countdown", "playing")}
+
+    def becomes(wanted: dict[str, float | None], within: float = 10) -> None:
+        deadline = time.monotonic() + within
+        while (live(first), live(second)) != (wanted, wanted) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert live(first) == live(second) == wanted
+
+    assert live(first) == live(second) == counts()
+    solo = create_match(first.url, variant="relaxed", players=1, solvable_only=False, time_limit_s=60)["code"]
+    create_match(second.url, variant="relaxed", players=2, solvable_only=False)
+    assert live(first) == live(second) == counts(lobby=2)  # no process waits: every one reads the same counts
+
+    async def play() -> None:
+        player = Player(second.ws_url)  # the match was created by the first process
+        await player.connect()
+        await player.join(solo, "ann")
+        await player.send(m.Ready())
+        await player.expect(m.Started)
+        await asyncio.to_thread(becomes, counts(lobby=1, playing=1))
+        await player.resign()
+        await player.expect(m.Results)
+        await player.close()
+
+    asyncio.run(play())
+    becomes(counts(lobby=1))  # the solo match has finished
+    becomes(counts(), within=15)  # the other's lobby timed out: closed
