@@ -74,3 +74,28 @@ async def test_the_sweep_corrects_a_change_not_counted_and_a_match_redis_lost(st
     assert await store.live_counts() == await tally(store)
     assert await store.sweep_live() == 0
     assert (await store.redis.hgetall(LIVE_MATCHES)).keys() == {moved.encode(), kept.encode()}
+
+
+async def test_the_counts_and_the_sweep_work_on_a_cluster(cluster_url: str) -> None:
+    """On a Redis Cluster the counts are on the slot of ``{live}`` and each match on its own: the store's count is
+    a command of its own, and the sweep reads the states of matches of many slots in one pipeline."""
+    from server.store import open_redis
+    from server.store.keys import LIVE_COUNTS
+
+    client = await open_redis(cluster_url)
+    store = Store(client, 60)
+    await client.delete(LIVE_MATCHES)
+    await client.delete(LIVE_COUNTS)
+    codes: list[str] = []
+    try:
+        codes += [await created(store) for _ in range(6)]
+        assert await store.transition(codes[0], "lobby", "countdown", b"")
+        await client.delete(meta_key(codes[1]))
+        await client.hset(meta_key(codes[2]), "state", "finished")
+        assert await store.sweep_live(page=2) == 2
+        assert await store.live_counts() == {"preparing": 0, "lobby": 3, "countdown": 1, "playing": 0}
+        assert await store.live_counts() == await tally(store)
+    finally:
+        for key in [LIVE_MATCHES, LIVE_COUNTS, *map(meta_key, codes)]:
+            await client.delete(key)  # one key a command: the keys are on many slots
+        await client.aclose()
