@@ -158,8 +158,20 @@ async def match_results(request: Request) -> Response:
     return JSONResponse(msgspec.to_builtins(decode_server(frame)))
 
 
+LIVE_COUNTS_WAIT_S = 1.0
+"""How long a scrape of ``/metrics`` waits for the live counts (``ftr_matches``) before it answers without them."""
+
+
 async def metrics(request: Request) -> Response:
-    return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    """``GET /metrics``: this process's registry, with the live counts of matches read from Redis first."""
+    metrics: Metrics = request.app.state.metrics
+    try:
+        async with asyncio.timeout(LIVE_COUNTS_WAIT_S):  # a stalled Redis must not stall the scrape
+            counts: dict[str, int] | None = await request.app.state.service.store.live_counts()
+    except (*REDIS_UNAVAILABLE, TimeoutError):  # not reached yet, or unreachable: no figure, not an old one
+        counts = None
+    metrics.show_live(counts)
+    return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
 async def reach_redis(url: str) -> Any:
@@ -296,7 +308,9 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         # two slots, a command it cannot route): with a traceback, such a bug stays visible in the log.
         own_fault = type(error) is not redis_errors.SlotNotCoveredError and isinstance(
             error, redis_errors.RedisClusterException)
-        conn.app.state.metrics.redis_failed("request", error)
+        # A request tries no more: its error is counted, and no reconnect will be (whether Redis is back is
+        # /readyz's to say, and the reconnects of the sources that try again).
+        conn.app.state.metrics.redis_failed("request", error, retries=False)
         log.error("Redis is unreachable: %s %s failed (%s: %s)", conn.scope.get("method", "WEBSOCKET"),
                   conn.url.path, type(error).__name__, error, exc_info=own_fault)
         if isinstance(conn, WebSocket):

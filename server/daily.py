@@ -33,6 +33,7 @@ import logging
 import re
 import secrets
 from collections.abc import Callable
+from contextvars import Context
 from typing import Any
 
 from protocol.errors import NotationError
@@ -205,7 +206,9 @@ class DailyService:
         key = (date, variant)
         future = self._preparing.get(key)
         if future is None:
-            future = asyncio.ensure_future(self._prepare(date, variant))
+            # A context of its own: the task serves every caller waiting for the day, so its lines must not
+            # carry the match and connection of whichever connection asked first (server/logs.py).
+            future = asyncio.get_running_loop().create_task(self._prepare(date, variant), context=Context())
             self._preparing[key] = future
             future.add_done_callback(lambda _: self._preparing.pop(key, None))
             # Its callers may all be gone (the daily loop cancelled at a stop, whose solver worker is then
@@ -224,8 +227,10 @@ class DailyService:
             await asyncio.sleep(0.2)  # another process prepares it
         try:
             secret = await self.store.secret(self.configured_secret)
-            index, seed, moves = await self.matches.run_solver(find_daily_deal, secret, date, variant, self.nodes,
-                                                               MAX_INDEX, self.matches.settings.pure_solver)
+            with self.matches.store.metrics.solver_job("daily_deal") as timing:  # its wait for a worker included
+                index, seed, moves = await self.matches.run_solver(find_daily_deal, secret, date, variant, self.nodes,
+                                                                   MAX_INDEX, self.matches.settings.pure_solver)
+                timing.result = "found"
             fields = {"seed": seed, "commitment": seed_commitment(seed), "attempt_index": index,
                       "deal": format_position(deal(seed, find_variant(variant))), "solution": json.dumps(moves), "closed": 0}
             await self.store.set_deal(date, variant, fields, day_bounds(date)[1])

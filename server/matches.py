@@ -49,7 +49,7 @@ from .match.playing import Playing
 from .match.public import PublicView
 from .match.session import Outbox, Session
 from .match.timers import Timers
-from .metrics import Metrics
+from .metrics import default_metrics
 from .rounds import Rounds
 from .scheduler import SolverScheduler
 from .settings import Settings
@@ -73,6 +73,13 @@ LOST_MATCH_CHECK_S = 5.0
 player who sends nothing learns within about this that Redis lost the match (one EXISTS a match)."""
 
 
+LIVE_SWEEP_S = 60.0
+"""Seconds between two sweeps of the live counts of matches (``ftr_matches``), of all processes together."""
+
+LIVE_SWEEP_LEASE = "live counts"
+"""The lease (:meth:`server.store.Store.lease`) one process takes for each sweep."""
+
+
 class MatchService:
     """Everything a process does for matches; see the module docstring.
 
@@ -90,8 +97,9 @@ class MatchService:
         """The solver workers' turns (:mod:`server.scheduler`): every job for ``executor`` goes through it."""
         self.dead_executor = dead_executor or executor
         self.clock = Clock(settings.clock_offset_ms)
-        self.metrics = Metrics(settings.pure_solver)
-        """The app's metrics (:mod:`server.metrics`; the app sets its own)."""
+        self.metrics = default_metrics()
+        """The app's metrics (:mod:`server.metrics`): the app sets its own; until then the process's shared
+        :func:`~server.metrics.default_metrics`."""
         self.daily: DailyHooks | None = None
         """The daily challenge (:class:`server.daily.DailyService`) when it runs: told of starts and ends."""
         self.process_id = uuid.uuid4().hex[:12]
@@ -164,6 +172,7 @@ class MatchService:
         self.spawn(self.run_forever(self.timers.run, "timers"))
         self.spawn(self.run_forever(self._clock_sync, "clock sync"))
         self.spawn(self.run_forever(self._notice_lost_matches, "lost matches"))
+        self.spawn(self.run_forever(self._sweep_live, "live counts"))
 
     async def stop_background(self) -> None:
         """Cancel the background tasks and wait until they have ended.
@@ -176,6 +185,16 @@ class MatchService:
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.wait(list(self._tasks), timeout=1.0)
+
+    async def _sweep_live(self) -> None:
+        """Every :data:`LIVE_SWEEP_S`, in one process of all (a lease as long), the live counts are made true
+        again (:meth:`server.store.Store.sweep_live`), and any correction logged."""
+        while True:
+            await asyncio.sleep(LIVE_SWEEP_S)
+            if await self.store.lease(LIVE_SWEEP_LEASE, self.process_id, int(LIVE_SWEEP_S * 1000)):
+                corrected = await self.store.sweep_live()
+                if corrected:
+                    log.warning("the live counts of matches held %d that had left their state: corrected", corrected)
 
     async def _clock_sync(self) -> None:
         while True:

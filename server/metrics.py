@@ -6,7 +6,8 @@ family (labels)                                type       what
 ``ftr_build_info`` (version, python,           gauge      1; the installed version and which C paths
 c_engine, c_solver)                                       run (``on``/``off``, :mod:`server.about`)
 ``ftr_http_requests_total`` (route, method,    counter    HTTP requests answered, counted when the
-status)                                                   answer ends (a stream's at its end); ``route``
+status)                                                   answer ends (a stream's at its end), and
+                                                          WebSocket handshakes refused (GET); ``route``
                                                           is the route's template (``/matches/{code}``),
                                                           ``unmatched`` for a path no route has;
                                                           ``method`` is ``other`` past the usual seven
@@ -18,7 +19,9 @@ method, status)                                           body (a stream's life 
 ``ftr_websocket_closes_total`` (route, code)   counter    WebSocket connections ended, by the close code
                                                           sent or received first (1011: the handler
                                                           failed; ``other``: a code the client chose
-                                                          outside 1000-1015)
+                                                          outside 1000-1015); a handshake refused before
+                                                          it was accepted (no such route, say) opened no
+                                                          WebSocket: it is an HTTP request (GET, 403)
 ``ftr_connections``                            gauge      open player connections (``/play``)
 ``ftr_commands_total``                         counter    play frames handled
 ``ftr_command_seconds``                        histogram  time to handle one play frame
@@ -26,19 +29,29 @@ method, status)                                           body (a stream's life 
 ``ftr_matches_created_total``                  counter    matches created by ``POST /matches``
 ``ftr_match_transitions_total`` (state)        counter    matches this process moved into ``state``
                                                           (created: ``lobby`` or ``preparing``)
+``ftr_matches`` (state)                        gauge      matches in each live state (``preparing``,
+                                                          ``lobby``, ``countdown``, ``playing``) on this
+                                                          Redis, of every server process: each process
+                                                          says the same (``max``, not ``sum``); read at
+                                                          each scrape (one HGETALL); none while Redis is
+                                                          unreachable; ended matches (``finished``,
+                                                          ``closed``) expire and are not counted here
 ``ftr_spectators`` (of)                        gauge      open spectator streams (``match``, ``daily``)
 ``ftr_deal_pool_deals`` (variant)              gauge      solvable deals ready in the pool, as the
                                                           pool's filler last read it
 ``ftr_solver_decision_seconds`` (job, result)  histogram  a solver job's time in the worker pool,
                                                           waiting included: ``host_deal`` (solved,
-                                                          unsolvable, unknown), ``pool_find`` (found,
-                                                          none), ``dead_check`` (dead, alive, unknown);
-                                                          ``error`` when it raised
+                                                          unsolvable, unknown; not with no solver
+                                                          workers, where nothing is searched),
+                                                          ``pool_find`` (found, none), ``daily_deal``
+                                                          (found: a day's deal), ``dead_check`` (dead,
+                                                          alive, unknown); ``error`` when it raised
 ``ftr_redis_errors_total`` (source, kind)      counter    Redis failures met, by where (``request``,
                                                           ``event streams``, ``wake-ups``, a background
                                                           loop's name) and exception class
-``ftr_redis_reconnects_total`` (source)        counter    times a source reached Redis again after
-                                                          failures
+``ftr_redis_reconnects_total`` (source)        counter    times a source that tries again (not
+                                                          ``request``: a request fails and ends) reached
+                                                          Redis again after failures
 ``process_*``, ``python_info``, ``python_gc_*``           prometheus-client's default collectors
 =============================================  =========  ===============================================
 
@@ -48,6 +61,7 @@ series per counter and label set doubles what is stored for nothing a dashboard 
 
 from __future__ import annotations
 
+import functools
 import platform
 import time
 from collections.abc import Callable
@@ -131,6 +145,8 @@ class Metrics:
         self.matches = Counter("ftr_matches_created_total", "matches created", registry=registry)
         self.transitions = Counter("ftr_match_transitions_total", "matches this process moved into a state",
                                    ["state"], registry=registry)
+        self.live = Gauge("ftr_matches", "matches in each live state, of every server process on this Redis",
+                          ["state"], registry=registry)
         self.spectators = Gauge("ftr_spectators", "open spectator streams in this process (SSE and WebSocket), "
                                 "of a match or of a day of the daily challenge", ["of"], registry=registry)
         self.pool_deals = Gauge("ftr_deal_pool_deals", "solvable deals ready in the deal pool", ["variant"],
@@ -150,12 +166,24 @@ class Metrics:
         self.spectators.labels("match").set_function(lambda: spectators("match"))
         self.spectators.labels("daily").set_function(lambda: spectators("daily"))
 
-    def redis_failed(self, source: str, error: BaseException) -> None:
-        """Count ``error`` met by ``source`` when it is a failure of Redis (:data:`REDIS_FAILURES`); a later
-        :meth:`redis_reached` of the same source counts a reconnect."""
+    def show_live(self, counts: dict[str, int] | None) -> None:
+        """Have ``ftr_matches`` say ``counts`` (live state -> matches in it, :meth:`server.store.Store.live_counts`),
+        or nothing when they could not be read (``None``: Redis unreachable): no figure rather than an old one."""
+        if counts is None:
+            self.live.clear()
+            return
+        for state, count in counts.items():
+            self.live.labels(state).set(count)
+
+    def redis_failed(self, source: str, error: BaseException, *, retries: bool = True) -> None:
+        """Count ``error`` met by ``source`` when it is a failure of Redis (:data:`REDIS_FAILURES`). A source
+        that ``retries`` (a background loop, the hub's reads, the wake-ups' listener: each tries again until it
+        reaches Redis) counts a reconnect at its next :meth:`redis_reached`; one that does not (a request, which
+        is answered 503 and ends) counts its errors only."""
         if isinstance(error, REDIS_FAILURES):
             self.redis_errors.labels(source, type(error).__name__).inc()
-            self._failing.add(source)
+            if retries:
+                self._failing.add(source)
 
     def redis_reached(self, source: str) -> None:
         """``source`` reached Redis: a reconnect when it had failed since it last did."""
@@ -173,14 +201,25 @@ class Metrics:
         return SolverTiming(self.solver_seconds, job)
 
 
+@functools.cache
+def default_metrics() -> Metrics:
+    """The one :class:`Metrics` of this process that a :class:`~server.store.Store`, a
+    :class:`~server.matches.MatchService` or a :class:`~server.store.wakeups.WakeUps` made without the app's
+    counts into until the app gives it its own: built at the first call, then shared, so that a store or a
+    service made outside the app (a test, a tool) costs no registry and no collectors of its own. The app's
+    registry is always its own (:func:`server.app.create_app`)."""
+    return Metrics()
+
+
 class SolverTiming:
-    """The context manager of :meth:`Metrics.solver_job`: set :attr:`result` inside the block."""
+    """The context manager of :meth:`Metrics.solver_job`: set :attr:`result` inside the block (``None``: no
+    decision was made, say no worker ran the job, and nothing is recorded)."""
 
     __slots__ = ("_histogram", "_job", "_started", "result")
 
     def __init__(self, histogram: Histogram, job: str) -> None:
         self._histogram, self._job, self._started = histogram, job, 0.0
-        self.result = "done"
+        self.result: str | None = "done"
 
     def __enter__(self) -> Self:
         self._started = time.perf_counter()
@@ -191,7 +230,8 @@ class SolverTiming:
         if kind is not None and not issubclass(kind, Exception):  # cancelled: no decision to time
             return
         result = "error" if kind is not None else self.result
-        self._histogram.labels(self._job, result).observe(time.perf_counter() - self._started)
+        if result is not None:
+            self._histogram.labels(self._job, result).observe(time.perf_counter() - self._started)
 
 
 def route_template(scope: Scope) -> str:
@@ -258,6 +298,9 @@ class MetricsMiddleware:
         metrics = self.metrics
         counters: list[Any] = []  # [received, sent] for the route, once the router has set it
         close_code: int | str | None = None  # the server's own code, or one a client sent (OTHER_CLOSE_CODE)
+        started = time.perf_counter()
+        accepted = False
+        refused_status = 0  # an HTTP answer the handler gave to the handshake instead (ASGI's denial response)
 
         def route_counters() -> list[Any]:
             if not counters:
@@ -277,24 +320,39 @@ class MetricsMiddleware:
             return message
 
         async def send_counted(message: Message) -> None:
-            nonlocal close_code
+            nonlocal close_code, accepted, refused_status
             kind = message["type"]
             if kind == "websocket.send":
                 (counters or route_counters())[1].inc()
+            elif kind == "websocket.accept":
+                accepted = True
             elif kind == "websocket.close" and close_code is None:
                 close_code = int(message.get("code", 1000))
+            elif kind == "websocket.http.response.start":
+                refused_status = int(message["status"])
             await send(message)
 
+        failed = False
         try:
             await self.app(scope, receive_counted, send_counted)
         except Exception:
+            failed = True
             if close_code is None:
                 close_code = 1011  # the server closes a socket whose handler raised with 1011
             raise
         finally:
-            # A handler that returned without closing: the server closes the socket with 1000.
-            metrics.ws_closes.labels(route_template(scope), str(1000 if close_code is None else close_code)).inc()
+            route = route_template(scope)
+            if accepted:
+                # A handler that returned without closing: the server closes the socket with 1000.
+                metrics.ws_closes.labels(route, str(1000 if close_code is None else close_code)).inc()
+            else:
+                # Refused before it was accepted (no route, a close, a handler that raised or returned): no
+                # WebSocket was opened, so no close; the server answered the handshake (a GET) over HTTP, 403 (500
+                # for a handler that raised) unless the handler sent an answer of its own.
+                status = str(refused_status or (500 if failed else 403))
+                metrics.http_requests.labels(route, "GET", status).inc()
+                metrics.http_seconds.labels(route, "GET", status).observe(time.perf_counter() - started)
 
 
 __all__ = ["HTTP_METHODS", "OTHER_CLOSE_CODE", "OTHER_METHOD", "STANDARD_CLOSE_CODES", "UNMATCHED", "Metrics",
-           "MetricsMiddleware", "SolverTiming", "route_template"]
+           "MetricsMiddleware", "SolverTiming", "default_metrics", "route_template"]

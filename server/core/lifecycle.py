@@ -164,6 +164,12 @@ LOBBY_STATES = frozenset({State.PREPARING, State.LOBBY})
 """The states in which the lobby is open: joins, readies and lobby events."""
 
 
+LIVE_STATES: tuple[State, ...] = (State.PREPARING, State.LOBBY, State.COUNTDOWN, State.PLAYING)
+"""The states a match is counted in (``ftr_matches``), in the one order a match goes through them: a match
+leaves them for ``finished`` or ``closed``, whose keys then expire after the retention period, so those are
+counted only as transitions (``ftr_match_transitions_total``)."""
+
+
 def state_of(text: str | None) -> State | None:
     """The :class:`State` stored as ``text`` (``None``: the match's keys are gone). Raises ``ValueError``
     for a text that is no state (the store holds only states written by this module's transitions)."""

@@ -131,7 +131,8 @@ class Creation:
                     verdict, moves, reason = await check_host_deal(service.solver, address, variant.name,
                                                                    request.seed, request.deal,
                                                                    pure=service.settings.pure_solver)
-                    timing.result = verdict
+                    # No worker, no search: the "unknown" is no decision, and is not timed as one.
+                    timing.result = verdict if service.solver.executor is not None else None
             except QueueFull as full:
                 raise ServiceError("rate_limited", f"{full.waiting} deals from this address are already waiting "
                                                    "for the solver: wait for their answers, or create the match "

@@ -29,6 +29,11 @@ key                        holds
                            :func:`timer_lease`, or a day's preparation,
                            :func:`day_lease`), expiring
 ``pool:VARIANT``           list: verified solvable deals (msgpack)
+``{live}:matches``         hash: match code -> its state, for each match in
+                           a live state (preparing, lobby, countdown,
+                           playing; :data:`LIVE_MATCHES`)
+``{live}:counts``          hash: live state -> how many matches are in it
+                           (``ftr_matches``; :data:`LIVE_COUNTS`)
 ``daily:secret``           the daily challenge's server secret (when
                            ``FTR_DAILY_SECRET`` is unset: random, made once)
 ``daily:names``            hash: name key -> "TOKEN-SHA-256 NAME"
@@ -65,6 +70,11 @@ no such tag):
   :data:`~server.store.scripts.UNCLAIM`) take that one key. ``timers`` is
   touched when a match is created, starts or ends and by each process's
   timer loop, ``daily:names`` once per daily player, never per move;
+- ``{live}:matches`` and ``{live}:counts`` share the hash tag ``{live}``, one
+  slot, so :data:`~server.store.scripts.LIVE_STATE` moves a match between
+  them atomically; they are touched when a match changes state (a command
+  of its own after the match's script, which is on the match's slot), never
+  per move;
 - a day's keys share ``{d:DATE:VARIANT}``: one slot per day and variant.
 
 So the names are the same on one Redis and on a cluster: no key is renamed
@@ -200,6 +210,14 @@ def lease_key(name: str) -> str:
 def timer_lease(code: str, kind: str) -> str:
     """The lease name of one timer (the process running it holds it)."""
     return timer_member(code, kind)
+
+
+LIVE_MATCHES = "{live}:matches"
+"""Each match in a live state (:data:`server.core.lifecycle.LIVE_STATES`) -> that state: what the store last
+counted it in, so that counting it again is harmless and a count missed is made good at its next change."""
+
+LIVE_COUNTS = "{live}:counts"
+"""Each live state -> how many of :data:`LIVE_MATCHES` are in it (a state none is in: no field)."""
 
 
 def pool_key(variant: str) -> str:

@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 from collections.abc import AsyncIterator, Hashable
-from contextvars import ContextVar
+from contextvars import Context, ContextVar
 from typing import Any
 
 import msgspec
@@ -37,9 +37,12 @@ from redis.utils import HIREDIS_AVAILABLE
 
 from protocol import messages as m
 
-from ..metrics import Metrics
+from ..core.lifecycle import LIVE_STATES
+from ..metrics import REDIS_FAILURES, default_metrics
 from . import scripts
 from .keys import (
+    LIVE_COUNTS,
+    LIVE_MATCHES,
     TIMERS,
     events_key,
     lease_key,
@@ -61,6 +64,9 @@ from .scripts import EVENTS_MAXLEN
 from .wakeups import WakeUps
 
 log = logging.getLogger("forty_thieves.store")
+
+_LIVE_ORDER = [state.value for state in LIVE_STATES]
+"""The live states in the order a match goes through them (:data:`~server.store.scripts.LIVE_STATE`'s ARGV)."""
 
 
 def token_hash(token: str) -> str:
@@ -289,9 +295,9 @@ class Store:
         self.retention_s = retention_s
         self.wait_replicas = wait_replicas
         self.wait_ms = wait_ms
-        self.metrics = Metrics()
-        """Where the store counts Redis failures and match state changes (:mod:`server.metrics`; the app sets its
-        own)."""
+        self.metrics = default_metrics()
+        """Where the store counts Redis failures and match state changes (:mod:`server.metrics`): the app sets its
+        own; until then the process's shared :func:`~server.metrics.default_metrics`."""
         cluster = isinstance(client, RedisCluster)
         self.clustered = cluster
         self.wakes = cluster
@@ -317,6 +323,7 @@ class Store:
         self._lobby_event = self.register(scripts.LOBBY_EVENT)
         self._ready = self.register(scripts.READY)
         self._done_if_due = self.register(scripts.DONE_IF_DUE)
+        self._live_state = self.register(scripts.LIVE_STATE)
 
     def register(self, script: scripts.Script) -> Any:
         """``script`` registered with the client in the text this Redis runs (its ``wake`` by :attr:`wakes`):
@@ -335,12 +342,15 @@ class Store:
         args: list[Any] = ["code", code]
         for k, v in fields.items():
             args += [k, plain(v)]
-        return self._entered(bool(await self._create(keys=[meta_key(code)], args=args)), str(fields.get("state", "")))
+        return await self._entered(code, bool(await self._create(keys=[meta_key(code)], args=args)),
+                                   str(fields.get("state", "")))
 
-    def _entered(self, moved: bool, state: str) -> bool:
-        """``moved``, counted as a match entering ``state`` when true (``ftr_match_transitions_total``)."""
+    async def _entered(self, code: str, moved: bool, state: str) -> bool:
+        """``moved``; when true, match ``code`` has entered ``state``: counted in ``ftr_match_transitions_total``
+        and in the live counts (:meth:`count_live`)."""
         if moved:
             self.metrics.entered(state)
+            await self.count_live(code, state)
         return moved
 
     async def lost(self, code: str) -> bool:
@@ -350,6 +360,55 @@ class Store:
         if await self.redis.exists(meta_key(code)):
             return False
         return not await self.redis.exists(results_key(code))
+
+    async def count_live(self, code: str, state: str) -> None:
+        """Count match ``code`` in ``state`` in :data:`~server.store.keys.LIVE_COUNTS` (and out of the state it
+        was counted in), or in none when ``state`` is not live (``finished``, ``closed``):
+        :data:`~server.store.scripts.LIVE_STATE`, safe to repeat.
+
+        A command of its own after the script that changed the state (on a Redis Cluster the two are on two
+        slots), so a process killed between them, or a Redis failure then, leaves the match counted in the
+        state before: a failure here is logged, not raised (the change itself is made), and either the match's
+        next change or :meth:`sweep_live` makes it good."""
+        live = state if state in LIVE_STATES else ""
+        try:
+            await self._live_state(keys=[LIVE_MATCHES, LIVE_COUNTS], args=[code, live, *_LIVE_ORDER])
+        except REDIS_FAILURES as error:
+            self.metrics.redis_failed("live counts", error, retries=False)
+            log.warning("counting match %s as %s failed (%s: %s): the sweep of the live counts corrects it", code,
+                        state, type(error).__name__, error)
+
+    async def live_counts(self) -> dict[str, int]:
+        """How many matches are in each live state (:data:`server.core.lifecycle.LIVE_STATES`, every one of them
+        a key; one HGETALL), across every server process on this Redis."""
+        counts = await self.redis.hgetall(LIVE_COUNTS)
+        found = {key.decode(): int(value) for key, value in counts.items()}
+        return {state.value: max(found.get(state.value, 0), 0) for state in LIVE_STATES}
+
+    async def sweep_live(self, page: int = 500) -> int:
+        """Make the live counts true again: each match counted in a state it is no longer in (its change was not
+        counted, its keys are gone: Redis lost them) is counted in the state its meta holds, or in none. The
+        matches counted are read in pages of ``page`` (HSCAN, then one pipeline of their states); a match whose
+        count changed between the two reads is left alone (its change counted it). Returns how many were
+        corrected. A match whose count was missed at its creation is not found here: it is counted at its next
+        change."""
+        corrected, cursor = 0, 0
+        while True:
+            cursor, counted = await self.redis.hscan(LIVE_MATCHES, cursor, count=page)
+            codes = [key.decode() for key in counted]
+            if codes:
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for code in codes:
+                        pipe.hget(meta_key(code), "state")
+                    states = await pipe.execute()
+                for code, was, now in zip(codes, counted.values(), states):
+                    state = now.decode() if now is not None else ""
+                    state = state if state in LIVE_STATES else ""
+                    if state != was.decode():
+                        corrected += int(await self._live_state(keys=[LIVE_MATCHES, LIVE_COUNTS],
+                                                                args=[code, state, "=", was]))
+            if not cursor:
+                return corrected
 
     async def meta(self, code: str) -> MatchMeta | None:
         """The match's meta record, or None for an unknown match."""
@@ -366,19 +425,21 @@ class Store:
         args: list[Any] = [old, new, event]
         for k, v in fields.items():
             args += [k, plain(v)]
-        return self._entered(bool(await self._transition(keys=[meta_key(code), events_key(code)], args=args)), new)
+        return await self._entered(code, bool(await self._transition(keys=[meta_key(code), events_key(code)],
+                                                                     args=args)), new)
 
     async def start(self, code: str, event: bytes, foundation: int = 0) -> bool:
         """Countdown over: the match plays, every player's status becomes ``playing`` with the ``foundation``
         cards the deal (and its auto-play) put up before the first command."""
-        return self._entered(bool(await self._start(keys=[meta_key(code), roster_key(code), events_key(code),
-                                                          player_prefix(code)], args=[event, foundation])), "playing")
+        started = await self._start(keys=[meta_key(code), roster_key(code), events_key(code), player_prefix(code)],
+                                    args=[event, foundation])
+        return await self._entered(code, bool(started), "playing")
 
     async def close_unstarted(self, code: str, event: bytes, keep_s: int) -> bool:
         """Close a match still in ``lobby`` or ``preparing`` (state ``closed``, ``event`` to its stream, keys
         expiring in ``keep_s`` seconds); False when it had started (or is gone)."""
         keys = [meta_key(code), roster_key(code), tokens_key(code), events_key(code), player_prefix(code)]
-        return self._entered(bool(await self._close(keys=keys, args=[event, keep_s])), "closed")
+        return await self._entered(code, bool(await self._close(keys=keys, args=[event, keep_s])), "closed")
 
     async def end_player(self, code: str, name: str, status: str, time_ms: int, event: bytes) -> tuple[str, int]:
         """End a player's game (timeout, dead) unless it ended already: (status, players left)."""
@@ -490,7 +551,9 @@ class Store:
             # The flush's task takes the batch in its first step, which the loop runs after what is ready now
             # (the other commands of this turn of the loop): the same batch a callback creating the task then
             # would take, written one turn of the loop sooner and without that callback.
-            task = loop.create_task(self._flush_pending())
+            # A context of its own: the batch is every committer's, so its lines must not carry the match and
+            # connection of the first (server/logs.py), and it takes its own place on a cluster client's room.
+            task = loop.create_task(self._flush_pending(), context=Context())
             self._flushes.add(task)
             task.add_done_callback(self._flushes.discard)
         result = await future

@@ -458,6 +458,37 @@ if state == 'lobby' or state == 'preparing' then redis.call('HSET', KEYS[2], 're
 return state or ''
 """)
 
+LIVE_STATE = Script(
+    "LIVE_STATE", "global", ('live_matches', 'live_counts'),
+    """Count a match in the live state it is in now, or in none.
+
+    KEYS: live matches, live counts. ARGV: code, state ('' none: it left the live states), then either the
+    order of the live states (each a state; a match never goes back in it, so a change counted late, after a
+    later one, is not undone) or ``=`` and the state the match must be counted in now ('' none: the sweep's
+    correction, made only when no change came between its reads).
+    Reply: 1 moved, 0 not (counted so already, a step back, or not counted as expected).""",
+    """
+local old = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if old == ARGV[2] then return 0 end
+if ARGV[3] == '=' then
+  if old ~= (ARGV[4] or '') then return 0 end
+else
+  local rank = {}
+  for i = 3, #ARGV do rank[ARGV[i]] = i end
+  if old ~= '' and ARGV[2] ~= '' and rank[ARGV[2]] < rank[old] then return 0 end
+end
+if old ~= '' then
+  if redis.call('HINCRBY', KEYS[2], old, -1) <= 0 then redis.call('HDEL', KEYS[2], old) end
+end
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+end
+return 1
+""")
+
 DONE_IF_DUE = Script(
     "DONE_IF_DUE", "global", ('timers',),
     """Remove a timer that is due, not one set again for later meanwhile.

@@ -30,7 +30,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisClusterException, RedisError
 from redis.utils import str_if_bytes
 
-from ..metrics import Metrics
+from ..metrics import Metrics, default_metrics
 
 log = logging.getLogger("forty_thieves.store")
 
@@ -69,7 +69,7 @@ class WakeUps:
 
     def __init__(self, client: RedisCluster, metrics: Metrics | None = None) -> None:
         self.client = client
-        self.metrics = metrics or Metrics()
+        self.metrics = metrics or default_metrics()
         """Where failures and reconnects are counted (source ``wake-ups``)."""
         self.wanted: frozenset[str] = frozenset()
         self._changed = asyncio.Event()

@@ -17,6 +17,7 @@ import redis
 import websockets
 from prometheus_client.parser import text_string_to_metric_families
 
+from protocol import messages as m
 from server.about import c_paths, version
 
 from .conftest import ServerProcess, start_redis_server
@@ -151,7 +152,9 @@ def test_every_family_parses_and_counts_what_a_little_play_did(make_own_server: 
 def test_redis_errors_and_reconnects_are_counted_by_source(tmp_path: Any) -> None:
     """Redis stopped for a moment under a spectator's stream: each request that met it counts once as a
     ``request`` error, the hub's reads of the event streams count errors and, once Redis is back, one
-    reconnect."""
+    reconnect; the timers' loop (a supervised background loop) counts its errors and its reconnect too. A
+    request tries no more once answered, so ``request`` counts no reconnect, even when the requests after
+    succeed."""
     redis_process, url = start_redis_server(str(tmp_path))
     server = None
     try:
@@ -173,15 +176,94 @@ def test_redis_errors_and_reconnects_are_counted_by_source(tmp_path: Any) -> Non
                 redis_process = await asyncio.to_thread(subprocess.Popen, [*redis_process.args])  # back, same port
 
         asyncio.run(outage())
-        samples = eventually(server, lambda s: total(s, "ftr_redis_reconnects_total", source="event streams") >= 1,
-                             within=20)
+        samples = eventually(server, lambda s: total(s, "ftr_redis_reconnects_total", source="event streams") >= 1
+                             and total(s, "ftr_redis_reconnects_total", source="timers") >= 1, within=20)
+        # Redis is back, without its data (no persistence): the request reaches it and finds no match.
+        assert httpx.get(f"{server.url}/matches/{code}", timeout=10).status_code == 404
+        samples = eventually(server, lambda s: value(s, "ftr_http_requests_total", route="/matches/{code}",
+                                                     method="GET", status="404") == 1)
         assert total(samples, "ftr_redis_errors_total", source="request") == 3
         assert value(samples, "ftr_redis_errors_total", source="request", kind="ConnectionError") == 3
         assert total(samples, "ftr_redis_errors_total", source="event streams") >= 1
         assert value(samples, "ftr_redis_reconnects_total", source="event streams") == 1
+        assert total(samples, "ftr_redis_errors_total", source="timers") >= 1
+        assert value(samples, "ftr_redis_reconnects_total", source="timers") == 1  # one outage, one reconnect
+        assert value(samples, "ftr_redis_reconnects_total", source="request") is None
     finally:
         if server is not None:
             server.stop()
         if redis_process.poll() is None:
             redis_process.terminate()
             redis_process.wait(5)
+
+
+def test_the_days_deal_search_is_timed(make_own_server: Any, own_redis_url: str) -> None:
+    """The daily challenge's search for its day's deal is a solver decision like the others: ``daily_deal``, one
+    per day's deal this server made."""
+    server = make_own_server(FTR_DAILY_VARIANTS="relaxed")
+
+    def deals_made() -> int:
+        with redis.Redis.from_url(own_redis_url) as client:
+            return sum(1 for _ in client.scan_iter("{d:*:relaxed}:deal"))
+
+    samples = eventually(server, lambda s: total(s, "ftr_solver_decision_seconds_count", job="daily_deal") >= 1,
+                         within=30)
+    assert value(samples, "ftr_solver_decision_seconds_count", job="daily_deal", result="found") == deals_made() >= 1
+
+
+def test_a_refused_websocket_handshake_is_an_http_answer_not_a_close(server: ServerProcess) -> None:
+    """A WebSocket asked of a path no route has is refused before it opens (uvicorn answers 403): no connection
+    was opened or closed, so it counts as a ``GET`` answered 403, never as a close with code 1000."""
+    async def refused() -> int:
+        with pytest.raises(websockets.InvalidStatus) as caught:
+            await websockets.connect(f"{server.url.replace('http', 'ws')}/no/such/socket")
+        return caught.value.response.status_code
+
+    assert asyncio.run(refused()) == 403
+    refusals = {"route": "unmatched", "method": "GET", "status": "403"}
+    samples = eventually(server, lambda s: value(s, "ftr_http_requests_total", **refusals) is not None)
+    assert value(samples, "ftr_http_requests_total", **refusals) == 1  # a new server: its only such request
+    assert value(samples, "ftr_http_request_duration_seconds_count", **refusals) == 1
+    assert total(samples, "ftr_websocket_closes_total", route="unmatched") == 0
+
+
+def test_matches_by_live_state_are_counted_across_processes(make_own_server: Any) -> None:
+    """Two server processes on one Redis: a match created on each, one of them played from the other process.
+    ``ftr_matches`` says how many are in each live state, the same on both, as each match moves: lobby, playing,
+    then out of the count when it ends (finished) or when its lobby times out (closed)."""
+    first = make_own_server(FTR_LOBBY_TIMEOUT_S="4", FTR_DAILY_VARIANTS="")
+    second = make_own_server(FTR_LOBBY_TIMEOUT_S="4", FTR_DAILY_VARIANTS="")
+
+    def live(server: ServerProcess) -> dict[str, float | None]:
+        _, samples = scrape(server)
+        return {state: value(samples, "ftr_matches", state=state)
+                for state in ("preparing", "lobby", "countdown", "playing")}
+
+    def counts(**states: int) -> dict[str, float | None]:
+        return {state: float(states.get(state, 0)) for state in ("preparing", "lobby", "countdown", "playing")}
+
+    def becomes(wanted: dict[str, float | None], within: float = 10) -> None:
+        deadline = time.monotonic() + within
+        while (live(first), live(second)) != (wanted, wanted) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert live(first) == live(second) == wanted
+
+    assert live(first) == live(second) == counts()
+    solo = create_match(first.url, variant="relaxed", players=1, solvable_only=False, time_limit_s=60)["code"]
+    create_match(second.url, variant="relaxed", players=2, solvable_only=False)
+    assert live(first) == live(second) == counts(lobby=2)  # no process waits: every one reads the same counts
+
+    async def play() -> None:
+        player = Player(second.ws_url)  # the match was created by the first process
+        await player.connect()
+        await player.join(solo, "ann")
+        await player.send(m.Ready())
+        await player.expect(m.Started)
+        await asyncio.to_thread(becomes, counts(lobby=1, playing=1))
+        await player.resign()
+        await player.expect(m.Results)
+        await player.close()
+
+    asyncio.run(play())
+    becomes(counts(lobby=1))  # the solo match has finished
+    becomes(counts(), within=15)  # the other's lobby timed out: closed

@@ -15,7 +15,7 @@ from protocol import messages as m
 from protocol.codes import new_code
 from server.names import name_key
 from server.store import DailyEntry, DailyReplay, DailyStore, Store, scripts, token_hash
-from server.store.keys import DAILY_NAMES, TIMERS, parse_day_key, parse_match_key
+from server.store.keys import DAILY_NAMES, LIVE_COUNTS, LIVE_MATCHES, TIMERS, parse_day_key, parse_match_key
 from tests.server.test_store_layout import hash_tag
 
 _PARTS = {"player": "p", "player_prefix": "p"}
@@ -136,7 +136,8 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
             elif script.scope == "day":
                 assert parse_day_key(key)[2] == part, (script.name, part, key)
             else:
-                assert key == {"timers": TIMERS, "daily_names": DAILY_NAMES}[part], (script.name, key)
+                assert key == {"timers": TIMERS, "daily_names": DAILY_NAMES, "live_matches": LIVE_MATCHES,
+                               "live_counts": LIVE_COUNTS}[part], (script.name, key)
     assert seen == {script.name for script in scripts.ALL}, "a script the scenario did not run"
     # On one Redis the hub blocks in XREAD: the scripts' ``wake`` publishes nothing there.
     with redis.Redis.from_url(redis_url) as client:

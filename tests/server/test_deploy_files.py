@@ -240,8 +240,8 @@ def test_the_monitoring_profile_scrapes_every_server_and_loads_the_dashboard() -
     [provider] = yaml.safe_load(compose["configs"]["grafana-dashboards"]["content"])["providers"]
     mounted = {volume.split(":")[1]: volume.split(":")[0] for volume in services["grafana"]["volumes"]
                if volume.startswith("./")}
-    [(inside, outside)] = [(inside, outside) for inside, outside in mounted.items()
-                           if inside.startswith(provider["options"]["path"] + "/")]
+    [outside] = [outside for inside, outside in mounted.items()
+                 if inside.startswith(provider["options"]["path"] + "/")]
     dashboard = json.loads((ROOT / outside).read_text())
     assert outside == "./server/deploy/grafana-dashboard.json"
     queries = " ".join(target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", []))

@@ -109,3 +109,50 @@ def test_an_unusual_method_is_counted_as_other() -> None:
                for family in metrics.registry.collect() if family.name == "ftr_http_requests"
                for sample in family.samples if sample.name.endswith("_total")}
     assert counted == {("POST", "201"): 1, ("GET", "405"): 1, (OTHER_METHOD, "405"): 3}
+
+
+def test_a_store_and_a_service_made_outside_the_app_share_one_default_and_the_app_keeps_its_own() -> None:
+    """A :class:`Store` or :class:`MatchService` built without the app's metrics builds no registry of its own (a
+    registry with the process, platform and GC collectors each): they count into one shared default."""
+    import redis.asyncio as aioredis
+
+    from server.app import create_app
+    from server.matches import MatchService
+    from server.settings import Settings
+    from server.store import Store
+
+    built: list[Metrics] = []
+    original = Metrics.__init__
+
+    def counted(self: Metrics, *args: Any, **kwargs: Any) -> None:
+        built.append(self)
+        original(self, *args, **kwargs)
+
+    Metrics.__init__ = counted  # type: ignore[method-assign]
+    try:
+        client = aioredis.Redis()  # no connection is made: nothing here reads Redis
+        stores = [Store(client, 60) for _ in range(3)]
+        services = [MatchService(store, Settings(), None) for store in stores]
+        app = create_app(Settings(), redis_url="redis://127.0.0.1:1/0")
+    finally:
+        Metrics.__init__ = original  # type: ignore[method-assign]
+    defaults = {id(store.metrics) for store in stores} | {id(service.metrics) for service in services}
+    assert len(defaults) == 1
+    assert app.state.metrics is not stores[0].metrics
+    assert app.state.metrics in built and len(built) <= 2  # the app's own, and the shared default at most once
+
+
+def test_a_source_that_does_not_retry_counts_errors_and_never_a_reconnect() -> None:
+    metrics = Metrics()
+    metrics.redis_failed("request", ConnectionError("refused"), retries=False)
+    metrics.redis_reached("request")
+    metrics.redis_failed("timers", ConnectionError("refused"))
+    metrics.redis_failed("timers", ValueError("a bug, not Redis"))
+    metrics.redis_reached("timers")
+    metrics.redis_reached("timers")  # reached again without a failure between: no second reconnect
+    counted = {(family.name, sample.labels.get("source"), sample.labels.get("kind")): sample.value
+               for family in metrics.registry.collect() if family.name.startswith("ftr_redis")
+               for sample in family.samples if sample.name.endswith("_total")}
+    assert counted == {("ftr_redis_errors", "request", "ConnectionError"): 1,
+                       ("ftr_redis_errors", "timers", "ConnectionError"): 1,
+                       ("ftr_redis_reconnects", "timers", None): 1}
