@@ -56,6 +56,9 @@ def test_set_variables_are_parsed() -> None:
     ("FTR_DAILY_VARIANTS", "classic,klondike", "'klondike' is not a variant"),
     ("FTR_SOLVER", "pyhton", "python or c"),
     ("REDIS_URL", "localhost:6379", "redis://"),
+    ("REDIS_URL", "redis://127.0.0.1:notaport/0", "Port could not be cast to integer"),
+    ("REDIS_URL", "redis://127.0.0.1:99999/0", "Port out of range"),
+    ("REDIS_URL", "redis://r:6379/0?socket_timeout=soon", "socket_timeout"),
     ("FTR_PUBLIC_URL", "race.example.org", "http://"),
     ("FTR_HOST", " ", "empty"),
 ])
