@@ -202,11 +202,12 @@ def test_readiness_answers_503_within_1_5_s_during_a_stall_while_liveness_answer
 async def test_a_match_whose_keys_were_flushed_tells_its_players_it_is_gone(
         make_own_server: Any, own_redis_url: str) -> None:
     """Mid-race, Redis loses every key (FLUSHDB, as a restart without persistence does): each player's next
-    command is answered ``no_match`` saying the server lost the match, and the connection closes with 4004;
-    never ``replaced`` (no other connection took over)."""
+    numbered frame (a move, a hint) is answered ``no_match`` saying the server lost the match, and the
+    connection closes with 4004; never ``replaced`` (no other connection took over). Nothing of the match is
+    written back (a player's hash with a field or two and no expiry, kept for ever)."""
     server = make_own_server()
     moves = solution()
-    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2, hints=True)
     players = {name: Player(server.ws_url) for name in ("ann", "bob")}
     for name, player in players.items():
         await player.connect()
@@ -217,14 +218,19 @@ async def test_a_match_whose_keys_were_flushed_tells_its_players_it_is_gone(
         assert isinstance(await player.play(moves[0]), m.Position)
     with redis.Redis.from_url(own_redis_url) as client:
         client.flushdb()
-    for name, player in players.items():
-        reply = await player.play(moves[1])
-        assert isinstance(reply, m.Error), (name, reply)
-        assert (reply.code, reply.message, reply.seq) == ("no_match", MATCH_GONE, 2), reply
-        assert "lost this match" in reply.message
-        close_code, _ = await player.wait_closed()
-        assert close_code == 4004
-        assert not any(isinstance(f, m.Error) and f.code == "replaced" for f in player.inbox)
+        await players["bob"].send(m.Hint(seq=1))
+        replies = {"ann": await players["ann"].play(moves[1]), "bob": await players["bob"].expect(m.Suggestion)}
+        for name, player in players.items():
+            reply = replies[name]
+            assert isinstance(reply, m.Error), (name, reply)
+            assert (reply.code, reply.message) == ("no_match", MATCH_GONE), reply
+            assert reply.seq == (2 if name == "ann" else 1), reply
+            assert "lost this match" in reply.message
+            close_code, _ = await player.wait_closed()
+            assert close_code == 4004
+            assert not any(isinstance(f, m.Error) and f.code == "replaced" for f in player.inbox)
+        await asyncio.sleep(0.5)  # the server's handling of the two closed connections
+        assert client.keys("*" + created["code"] + "*") == []
     assert "Traceback" not in server.logs()
 
 
