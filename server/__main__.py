@@ -5,7 +5,8 @@ status 2), the embedded Redis starts when ``REDIS_URL`` is unset (its failure is
 Redis program to run here: one line saying what to install, exit status 2),
 the listening socket is bound (a port in use is one line naming ``--port`` and ``FTR_PORT``, exit status 2),
 the app starts (it waits for Redis in the background: :func:`server.app.create_app`), and only then the
-listening line is logged.
+listening line is logged. A failure to start after that (a Redis that refuses the server, a bug) is logged and
+ends the server with exit status 3.
 """
 
 from __future__ import annotations
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
             server.run(sockets=[sock])
         except KeyboardInterrupt:  # the Ctrl-C raised again: nothing left to do
             pass
-        if not server.started:  # the app's startup failed (uvicorn logged why)
+        if not server.started or app.state.failed:  # the app could not start (uvicorn or the app logged why)
             sys.exit(3)
     finally:
         if embedded is not None:

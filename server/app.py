@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -260,11 +261,12 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         running = _Running(app, settings)
         opening = asyncio.create_task(running.open(url))
         # A failure to open that is not Redis's (a bug) ends the server, as it did when the lifespan opened it all.
-        opening.add_done_callback(_stop_if_failed)
+        stop_if_failed = functools.partial(_stop_if_failed, app)
+        opening.add_done_callback(stop_if_failed)
         try:
             yield
         finally:
-            opening.remove_done_callback(_stop_if_failed)
+            opening.remove_done_callback(stop_if_failed)
             opening.cancel()
             await asyncio.gather(opening, return_exceptions=True)
             await running.close()
@@ -335,15 +337,18 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
     app.state.settings = settings
     app.state.metrics = app_metrics
     app.state.create_limiters = {}
+    app.state.failed = False  # set when the server could not start (_stop_if_failed)
     return app
 
 
-def _stop_if_failed(opening: asyncio.Task[None]) -> None:
-    """The opening task's end: a failure other than Redis's (which it waits out) is a bug the server cannot
-    run with: logged, and the process is asked to stop as for Ctrl-C."""
+def _stop_if_failed(app: Starlette, opening: asyncio.Task[None]) -> None:
+    """The opening task's end: a failure other than Redis's (which it waits out) is a bug, or a Redis that
+    refuses the server, that it cannot run with: logged, ``app.state.failed`` set (the command then exits with
+    status 3, not of the signal), and the process asked to stop as for a SIGTERM."""
     if opening.cancelled() or opening.exception() is None:
         return
     log.critical("the server could not start", exc_info=opening.exception())
+    app.state.failed = True
     os.kill(os.getpid(), signal.SIGTERM)
 
 

@@ -264,6 +264,15 @@ def test_a_bad_setting_is_one_line_naming_it_and_exit_2(redis_url: str, variable
     assert len(lines) == 1 and lines[0].startswith(f"forty-thieves-server: {variable}={value!r}: "), result.stderr
 
 
+def test_a_failure_to_start_that_is_not_an_outage_ends_the_server_with_exit_status_3(redis_url: str) -> None:
+    """A Redis that answers but refuses the server (SELECT of a database it does not have) is no outage to
+    wait out: the server says why and exits with status 3, not as if an operator had stopped it (SIGTERM, which
+    a supervisor such as systemd takes for a clean stop and does not restart)."""
+    result = _run_server(free_port(), REDIS_URL=redis_url.rsplit("/", 1)[0] + "/99")
+    assert result.returncode == 3, (result.returncode, result.stderr[-2000:])
+    assert "the server could not start" in result.stderr and "DB index is out of range" in result.stderr
+
+
 def test_sigterm_mid_race_leaves_no_warning_on_stderr(make_own_server: Any) -> None:
     """A server stopped with SIGTERM while a race runs and its solver worker is busy filling the deal pool:
     it ends of the signal (as uvicorn means), within a few seconds, and its output has no leaked semaphore
