@@ -231,8 +231,8 @@ class _Running:
         app.state.readiness.opened = True
 
     async def close(self) -> None:
-        """Stop the background tasks, the worker pools (waiting for them: :meth:`WorkerPool.stopped`) and the
-        client; whatever was opened."""
+        """Stop the background tasks, the worker pools (a running job given :data:`STOP_WORKERS_S`, then its
+        worker terminated: :meth:`~server.workers.WorkerPool.stop`) and the client; whatever was opened."""
         if self.service is not None:
             await self.service.stop_background()
         # Both at once, each bounded (WorkerPool.stop): a clean exit with no semaphore left to the resource tracker.
