@@ -5,7 +5,8 @@ status 2), the embedded Redis starts when ``REDIS_URL`` is unset (its failure is
 Redis program to run here: one line saying what to install, exit status 2),
 the listening socket is bound (a port in use is one line naming ``--port`` and ``FTR_PORT``, exit status 2),
 the app starts (it waits for Redis in the background: :func:`server.app.create_app`), and only then the
-listening line is logged.
+listening line is logged. A failure to start after that (a Redis that refuses the server, a bug) is logged and
+ends the server with exit status 3.
 """
 
 from __future__ import annotations
@@ -70,17 +71,18 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """The server's listening socket, bound to ``host``:``port`` (not yet listening: uvicorn does that).
+    """The server's listening socket, bound to ``host``:``port`` (not yet listening: uvicorn does that) as
+    uvicorn's own bind makes it: IPv6 for an address with a colon, else IPv4 (a host name such as
+    ``localhost`` too, wherever the resolver lists its ``::1`` first).
 
-    Raises ``OSError`` as the system does (``EADDRINUSE``: another process listens there)."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                         flags=socket.AI_PASSIVE)[0]
-    sock = socket.socket(family, kind, proto)
+    Raises ``OSError`` as the system does (``EADDRINUSE``: another process listens there; ``socket.gaierror``:
+    a name that does not resolve)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     try:
-        # As uvicorn's own bind: a restart may take the port while the last run's connections sit in TIME_WAIT
-        # (on Linux this never lets two servers listen on one port).
+        # As uvicorn's: a restart may take the port while the last run's connections sit in TIME_WAIT (on Linux
+        # this never lets two servers listen on one port).
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
+        sock.bind((host, port))
     except BaseException:
         sock.close()
         raise
@@ -172,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
             server.run(sockets=[sock])
         except KeyboardInterrupt:  # the Ctrl-C raised again: nothing left to do
             pass
-        if not server.started:  # the app's startup failed (uvicorn logged why)
+        if not server.started or app.state.failed:  # the app could not start (uvicorn or the app logged why)
             sys.exit(3)
     finally:
         if embedded is not None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -247,8 +248,8 @@ class _Running:
         app.state.readiness.opened = True
 
     async def close(self) -> None:
-        """Stop the background tasks, the worker pools (waiting for them: :meth:`WorkerPool.stopped`) and the
-        client; whatever was opened."""
+        """Stop the background tasks, the worker pools (a running job given :data:`STOP_WORKERS_S`, then its
+        worker terminated: :meth:`~server.workers.WorkerPool.stop`) and the client; whatever was opened."""
         if self.service is not None:
             await self.service.stop_background()
         # Both at once, each bounded (WorkerPool.stop): a clean exit with no semaphore left to the resource tracker.
@@ -277,11 +278,12 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         running = _Running(app, settings)
         opening = asyncio.create_task(running.open(url))
         # A failure to open that is not Redis's (a bug) ends the server, as it did when the lifespan opened it all.
-        opening.add_done_callback(_stop_if_failed)
+        stop_if_failed = functools.partial(_stop_if_failed, app)
+        opening.add_done_callback(stop_if_failed)
         try:
             yield
         finally:
-            opening.remove_done_callback(_stop_if_failed)
+            opening.remove_done_callback(stop_if_failed)
             opening.cancel()
             await asyncio.gather(opening, return_exceptions=True)
             await running.close()
@@ -354,15 +356,18 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
     app.state.settings = settings
     app.state.metrics = app_metrics
     app.state.create_limiters = {}
+    app.state.failed = False  # set when the server could not start (_stop_if_failed)
     return app
 
 
-def _stop_if_failed(opening: asyncio.Task[None]) -> None:
-    """The opening task's end: a failure other than Redis's (which it waits out) is a bug the server cannot
-    run with: logged, and the process is asked to stop as for Ctrl-C."""
+def _stop_if_failed(app: Starlette, opening: asyncio.Task[None]) -> None:
+    """The opening task's end: a failure other than Redis's (which it waits out) is a bug, or a Redis that
+    refuses the server, that it cannot run with: logged, ``app.state.failed`` set (the command then exits with
+    status 3, not of the signal), and the process asked to stop as for a SIGTERM."""
     if opening.cancelled() or opening.exception() is None:
         return
     log.critical("the server could not start", exc_info=opening.exception())
+    app.state.failed = True
     os.kill(os.getpid(), signal.SIGTERM)
 
 

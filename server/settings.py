@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 import platformdirs
+from redis.connection import parse_url
 
 from protocol.errors import NotationError
 
@@ -127,9 +128,15 @@ def _public_url(text: str) -> str:
 
 def _redis_url(text: str) -> str | None:
     url = text.strip()
-    if url and not url.startswith(("redis://", "rediss://", "unix://")):
+    if not url:
+        return None
+    if not url.startswith(("redis://", "rediss://", "unix://")):
         raise ValueError("not a redis://, rediss:// or unix:// URL")
-    return url or None
+    try:
+        parse_url(url)  # redis-py's own reading, which the server's clients make of it at start
+    except ValueError as error:
+        raise ValueError(f"redis-py cannot use it: {error}") from None
+    return url
 
 
 def _pure_solver(text: str) -> bool:

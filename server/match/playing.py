@@ -103,14 +103,16 @@ class Playing:
     async def hint(self, session: Session, seq: int) -> None:
         """A suggestion from the player's redacted view only (RULES.md section 8); counted. Hints are numbered
         on their own: hint n is the player's n-th, so the count kept with the player is the last number
-        accepted, on any connection."""
+        accepted, on any connection. Raises ``no_match`` (:class:`~server.core.player.MatchGone`) when Redis
+        lost the player's record."""
         require_joined(session)
         async with session.lock:
             answer = (await self.settled(session)).propose_hint(seq)
             if isinstance(answer, Proposal):
                 assert isinstance(answer.write, HintWrite)
-                await self.store.set_player(session.code, session.name, hints=answer.write.hints,
-                                            last_hint=answer.write.last_hint)
+                if not await self.store.set_player(session.code, session.name, hints=answer.write.hints,
+                                                   last_hint=answer.write.last_hint):
+                    raise MatchGone()  # Redis lost the match: no hint for a game that is gone
                 session.adopt(answer.next)
             session.push(answer.frame if isinstance(answer, Proposal) else encode(answer.message))
 

@@ -322,6 +322,7 @@ class Store:
         self._series_add = self.register(scripts.SERIES_ADD)
         self._lobby_event = self.register(scripts.LOBBY_EVENT)
         self._ready = self.register(scripts.READY)
+        self._set_player = self.register(scripts.SET_PLAYER)
         self._done_if_due = self.register(scripts.DONE_IF_DUE)
         self._live_state = self.register(scripts.LIVE_STATE)
 
@@ -483,9 +484,14 @@ class Store:
         row = await self.redis.hgetall(player_key(code, name))
         return PlayerRecord.from_hash(row) if row else None
 
-    async def set_player(self, code: str, name: str, **fields: Any) -> None:
-        """Set fields of a player's record (``connected``, ``hints`` ...); moves go through :meth:`commit`."""
-        await self.redis.hset(player_key(code, name), mapping={k: plain(v) for k, v in fields.items()})
+    async def set_player(self, code: str, name: str, **fields: Any) -> bool:
+        """Set fields of a player's record (``connected``, ``hints`` ...); moves go through :meth:`commit`.
+        False, and nothing written, when the record is not in Redis (:data:`~server.store.scripts.SET_PLAYER`:
+        the match's keys expired, or Redis lost them)."""
+        args: list[Any] = []
+        for k, v in fields.items():
+            args += [k, plain(v)]
+        return bool(await self._set_player(keys=[player_key(code, name)], args=args))
 
     async def join(self, code: str, name: str, token_digest: str, max_players: int, now_ms: int,
                    name_key: str | None = None) -> tuple[str, int]:

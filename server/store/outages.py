@@ -57,10 +57,6 @@ class Outage:
         """``time.monotonic()`` of the outage's first failure, while it lasts."""
         self._backoff = EqualJitterBackoff(cap=cap_s, base=base_s)
 
-    @property
-    def down(self) -> bool:
-        return self.since is not None
-
     def failed(self, error: BaseException, message: str = "{what}: Redis unreachable ({error}); retrying") -> None:
         """One more failed try; the first of an outage is logged (``message`` with ``{what}`` and ``{error}``)."""
         self.failures += 1

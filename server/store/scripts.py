@@ -447,6 +447,18 @@ wake(KEYS[3], redis.call('XADD', KEYS[3], 'MAXLEN', '~', %d, '*', 'm', ARGV[1], 
 return 'ok'
 """ % EVENTS_MAXLEN)  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
+SET_PLAYER = Script(
+    "SET_PLAYER", "match", ('player',),
+    """Set fields of a player's record (``connected``, ``hints``), only while it exists.
+
+    KEYS: player. ARGV: field, value, ... A player of a match whose keys are gone (expired, or lost by Redis)
+    is not brought back as a hash of these fields alone, with no expiry. Reply: 1 set, 0 not.""",
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+""")
+
 READY = Script(
     "READY", "match", ('meta', 'player'),
     """The player is ready, only while the match is in its lobby.

@@ -202,11 +202,12 @@ def test_readiness_answers_503_within_1_5_s_during_a_stall_while_liveness_answer
 async def test_a_match_whose_keys_were_flushed_tells_its_players_it_is_gone(
         make_own_server: Any, own_redis_url: str) -> None:
     """Mid-race, Redis loses every key (FLUSHDB, as a restart without persistence does): each player's next
-    command is answered ``no_match`` saying the server lost the match, and the connection closes with 4004;
-    never ``replaced`` (no other connection took over)."""
+    numbered frame (a move, a hint) is answered ``no_match`` saying the server lost the match, and the
+    connection closes with 4004; never ``replaced`` (no other connection took over). Nothing of the match is
+    written back (a player's hash with a field or two and no expiry, kept for ever)."""
     server = make_own_server()
     moves = solution()
-    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2, hints=True)
     players = {name: Player(server.ws_url) for name in ("ann", "bob")}
     for name, player in players.items():
         await player.connect()
@@ -217,14 +218,19 @@ async def test_a_match_whose_keys_were_flushed_tells_its_players_it_is_gone(
         assert isinstance(await player.play(moves[0]), m.Position)
     with redis.Redis.from_url(own_redis_url) as client:
         client.flushdb()
-    for name, player in players.items():
-        reply = await player.play(moves[1])
-        assert isinstance(reply, m.Error), (name, reply)
-        assert (reply.code, reply.message, reply.seq) == ("no_match", MATCH_GONE, 2), reply
-        assert "lost this match" in reply.message
-        close_code, _ = await player.wait_closed()
-        assert close_code == 4004
-        assert not any(isinstance(f, m.Error) and f.code == "replaced" for f in player.inbox)
+        await players["bob"].send(m.Hint(seq=1))
+        replies = {"ann": await players["ann"].play(moves[1]), "bob": await players["bob"].expect(m.Suggestion)}
+        for name, player in players.items():
+            reply = replies[name]
+            assert isinstance(reply, m.Error), (name, reply)
+            assert (reply.code, reply.message) == ("no_match", MATCH_GONE), reply
+            assert reply.seq == (2 if name == "ann" else 1), reply
+            assert "lost this match" in reply.message
+            close_code, _ = await player.wait_closed()
+            assert close_code == 4004
+            assert not any(isinstance(f, m.Error) and f.code == "replaced" for f in player.inbox)
+        await asyncio.sleep(0.5)  # the server's handling of the two closed connections
+        assert client.keys("*" + created["code"] + "*") == []
     assert "Traceback" not in server.logs()
 
 
@@ -301,6 +307,15 @@ def test_a_bad_setting_is_one_line_naming_it_and_exit_2(redis_url: str, variable
     assert result.returncode == 2, result
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"forty-thieves-server: {variable}={value!r}: "), result.stderr
+
+
+def test_a_failure_to_start_that_is_not_an_outage_ends_the_server_with_exit_status_3(redis_url: str) -> None:
+    """A Redis that answers but refuses the server (SELECT of a database it does not have) is no outage to
+    wait out: the server says why and exits with status 3, not as if an operator had stopped it (SIGTERM, which
+    a supervisor such as systemd takes for a clean stop and does not restart)."""
+    result = _run_server(free_port(), REDIS_URL=redis_url.rsplit("/", 1)[0] + "/99")
+    assert result.returncode == 3, (result.returncode, result.stderr[-2000:])
+    assert "the server could not start" in result.stderr and "DB index is out of range" in result.stderr
 
 
 def test_sigterm_mid_race_leaves_no_warning_on_stderr(make_own_server: Any) -> None:

@@ -67,6 +67,9 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
         assert await store.join(code, "ann", token_hash("ann"), 2, now, name_key("ann")) == ("ok", 1)
         assert await store.join(code, odd, token_hash("odd"), 2, now, name_key(odd)) == ("ok", 2)
         assert await store.set_ready(code, "ann") == "lobby"
+        assert await store.set_player(code, odd, connected=1)
+        assert not await store.set_player(code, "nobody", connected=0)  # no such player: not written
+        assert await client.keys("*nobody*") == []
         assert await store.add_lobby_event(code, b"lobby", "lobby", "c", await store.players(code)) == "ok"
         assert await store.resume(code, token_hash("ann"), token_hash("ann 2")) == ("ok", "ann", 1)
         await store.issue_token(code, odd, token_hash("odd 2"))

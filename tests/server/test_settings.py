@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
+import socket
 
 import platformdirs
 import pytest
 
 import server.settings as module
-from server.__main__ import main
+from server.__main__ import bind, main
 from server.about import version_line
 from server.settings import DECLARATIONS, ENVIRONMENT_VARIABLES, SettingError, Settings
 
@@ -56,6 +57,9 @@ def test_set_variables_are_parsed() -> None:
     ("FTR_DAILY_VARIANTS", "classic,klondike", "'klondike' is not a variant"),
     ("FTR_SOLVER", "pyhton", "python or c"),
     ("REDIS_URL", "localhost:6379", "redis://"),
+    ("REDIS_URL", "redis://127.0.0.1:notaport/0", "Port could not be cast to integer"),
+    ("REDIS_URL", "redis://127.0.0.1:99999/0", "Port out of range"),
+    ("REDIS_URL", "redis://r:6379/0?socket_timeout=soon", "socket_timeout"),
     ("FTR_PUBLIC_URL", "race.example.org", "http://"),
     ("FTR_HOST", " ", "empty"),
 ])
@@ -101,3 +105,17 @@ def test_a_bad_port_option_is_argparses_error(capsys: pytest.CaptureFixture[str]
         main(["--port", "abc"])
     assert exited.value.code == 2
     assert "argument --port: not a whole number" in capsys.readouterr().err
+
+
+def test_a_host_name_is_bound_as_uvicorn_binds_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--host localhost`` listens on IPv4 as uvicorn's own bind does (IPv6 only for an address with a
+    colon), even where the resolver gives ``::1`` first (an /etc/hosts with ``::1 localhost`` first)."""
+    resolved = socket.getaddrinfo("::1", 0, type=socket.SOCK_STREAM) + socket.getaddrinfo(
+        "127.0.0.1", 0, type=socket.SOCK_STREAM)
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: resolved)
+    for host, family in (("localhost", socket.AF_INET), ("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)):
+        sock = bind(host, 0)
+        try:
+            assert sock.family == family, host
+        finally:
+            sock.close()
