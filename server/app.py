@@ -223,15 +223,20 @@ class _Running:
             executor, dead_executor = self.pools
             service = MatchService(store, settings, executor, dead_executor)
             service.metrics = store.metrics = app.state.metrics
+            # Known to close() before its loops start: a stop that cancels this opening midway (a SIGTERM just
+            # after the start) stops the loops already started, which would otherwise outlive the lifespan and
+            # hang the process's exit (a supervised loop takes a cancellation surfaced as a Redis error for an
+            # outage to wait out, unless its service is stopping).
+            self.service = service
             try:
                 await service.start_background()
             except REDIS_UNAVAILABLE as error:
                 log.warning("Redis was lost again as the server started (%s: %s)", type(error).__name__, error)
+                self.service = None
                 await service.stop_background()
                 await self.client.aclose()
                 continue
             break
-        self.service = service
         app.state.metrics.count_spectators(service.hub.spectators)
         # Full collections of the long-lived objects on a schedule, not every few seconds (server/gcpacing.py).
         service.spawn(service.run_forever(pace_collections, "collection pacing"))

@@ -208,7 +208,7 @@ class DailyService:
         if future is None:
             # A context of its own: the task serves every caller waiting for the day, so its lines must not
             # carry the match and connection of whichever connection asked first (server/logs.py).
-            future = asyncio.get_running_loop().create_task(self._prepare(date, variant), context=Context())
+            future = self.matches.spawn(self._prepare(date, variant), Context())
             self._preparing[key] = future
             future.add_done_callback(lambda _: self._preparing.pop(key, None))
             # Its callers may all be gone (the daily loop cancelled at a stop, whose solver worker is then

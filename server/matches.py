@@ -26,6 +26,7 @@ The WebSocket adapter is :mod:`server.play`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import uuid
 from concurrent.futures import Executor
@@ -125,8 +126,10 @@ class MatchService:
 
     # ------------------------------------------------------------ background tasks
 
-    def spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.create_task(coro)
+    def spawn(self, coro: Any, *, context: contextvars.Context | None = None) -> asyncio.Task[Any]:
+        """Run ``coro`` as a background task of the service, in ``context`` (default: a copy of the current
+        one); :meth:`stop_background` cancels it and waits for its end."""
+        task = asyncio.create_task(coro, context=context)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

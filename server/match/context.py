@@ -14,6 +14,7 @@ attempt's start and end; :mod:`server.match.daily_link` is the rest of that seam
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from concurrent.futures import Executor
 from typing import Any, Protocol
 
@@ -152,8 +153,9 @@ class MatchContext(Protocol):
     def rounds(self) -> RoundsSteps:
         """Rematch and the series of rounds (:mod:`server.rounds`)."""
 
-    def spawn(self, coro: Any) -> asyncio.Task[Any]:
-        """Run ``coro`` as a background task of the service (cancelled when the service stops)."""
+    def spawn(self, coro: Any, *, context: contextvars.Context | None = None) -> asyncio.Task[Any]:
+        """Run ``coro`` as a background task of the service, in ``context`` (default: a copy of the current
+        one); cancelled and waited for when the service stops."""
 
     async def attach(self, session: Session, code: str, name: str, epoch: int) -> None:
         """``session`` now speaks for player ``name`` of match ``code`` (connection ``epoch``): an older

@@ -10,8 +10,10 @@ which the parts that tell the daily challenge build on). Neither reaches into th
 
 from __future__ import annotations
 
+import asyncio
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from contextvars import Context
 from typing import Any, Protocol, TypeVar
 
 from protocol import messages as m
@@ -51,6 +53,10 @@ class DailyMatches(Protocol):
     async def run_solver(self, func: Callable[..., T], *args: Any) -> T:
         """``func(*args)`` in the solver's worker pool (never in the event loop), in the daily's turn."""
 
+    def spawn(self, coro: Coroutine[Any, Any, T], context: Context) -> asyncio.Task[T]:
+        """Run ``coro`` as a task of the service's own, in ``context``: cancelled and waited for when the
+        service stops (a task that outlived it, waiting on a closed Redis client, hung the process's exit)."""
+
     async def create_attempt(self, day: Day, name: str, deal: str, solution: str, commitment: str,
                              ends_at_ms: int) -> str:
         """A new one-player match for ``name``'s attempt at ``day``: the day's ``deal`` (position text), its
@@ -89,6 +95,9 @@ class DailyLink:
 
     async def run_solver(self, func: Callable[..., T], *args: Any) -> T:
         return await self._service.solver.run(DAILY, func, *args)
+
+    def spawn(self, coro: Coroutine[Any, Any, T], context: Context) -> asyncio.Task[T]:
+        return self._service.spawn(coro, context=context)
 
     async def create_attempt(self, day: Day, name: str, deal: str, solution: str, commitment: str,
                              ends_at_ms: int) -> str:
