@@ -17,6 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.server.test_embedded_redis import redis_pids
+
 from .conftest import ROOT, ServerProcess, free_port
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -116,23 +118,6 @@ def test_a_killed_server_keeps_its_matches_and_no_start_leaves_a_temporary_folde
         server.stop()
     leftovers = sorted(path.name for path in tmp.iterdir())
     assert leftovers == [], leftovers
-
-
-def redis_pids(data_dir: Path) -> list[int]:
-    """The processes running a Redis server program in ``data_dir`` (their working folder: the embedded Redis
-    is started there, and its command line is rewritten as its title), read from /proc."""
-    folder = os.path.realpath(data_dir)
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            program, where = os.path.basename(os.readlink(entry / "exe")), os.readlink(entry / "cwd")
-        except OSError:  # gone meanwhile, or not ours to read
-            continue
-        if where == folder and program in ("valkey-server", "redis-server"):
-            found.append(int(entry.name))
-    return found
 
 
 def test_a_killed_redis_is_started_again_by_its_server_with_the_matches_it_held(tmp_path: Path) -> None:
