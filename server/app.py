@@ -184,10 +184,10 @@ async def reach_redis(url: str) -> Any:
         try:
             client = await open_redis(url)
         except REDIS_UNAVAILABLE as error:
-            outage.failed(error, f"Redis at {_where(url)} unreachable ({{error}}): waiting for it")
+            outage.failed(error, "Redis at %(where)s unreachable (%(error)s): waiting for it", where=_where(url))
             await asyncio.sleep(outage.delay())
             continue
-        outage.reached("Redis reached after {seconds:.1f} s")
+        outage.reached("Redis reached after %(seconds).1f s")
         return client
 
 

@@ -57,22 +57,26 @@ class Outage:
         """``time.monotonic()`` of the outage's first failure, while it lasts."""
         self._backoff = EqualJitterBackoff(cap=cap_s, base=base_s)
 
-    def failed(self, error: BaseException, message: str = "{what}: Redis unreachable ({error}); retrying") -> None:
-        """One more failed try; the first of an outage is logged (``message`` with ``{what}`` and ``{error}``)."""
+    def failed(self, error: BaseException, message: str = "%(what)s: Redis unreachable (%(error)s); retrying",
+               **values: object) -> None:
+        """One more failed try; the first of an outage is logged: ``message`` is a %-style template of the
+        logging module, given ``what``, ``error`` (:func:`describe`) and ``values`` as a mapping. Text from
+        outside (an address, a path that may hold ``{`` or ``%``) goes in ``values``, never in the template."""
         self.failures += 1
         if self.since is None:
             self.since = time.monotonic()
-            self.log.warning(message.format(what=self.what, error=describe(error)))
+            self.log.warning(message, {"what": self.what, "error": describe(error), **values})
 
-    def reached(self, message: str = "{what}: Redis reachable again after {seconds:.1f} s") -> float | None:
-        """Redis answered: an outage that was going on ends, logged (``message`` with ``{what}`` and
-        ``{seconds}``); returns its length in seconds, ``None`` when there was none."""
+    def reached(self, message: str = "%(what)s: Redis reachable again after %(seconds).1f s",
+                **values: object) -> float | None:
+        """Redis answered: an outage that was going on ends, logged (``message`` as for :meth:`failed`, given
+        ``what``, ``seconds`` and ``values``); returns its length in seconds, ``None`` when there was none."""
         self.failures = 0
         if self.since is None:
             return None
         seconds = time.monotonic() - self.since
         self.since = None
-        self.log.info(message.format(what=self.what, seconds=seconds))
+        self.log.info(message, {"what": self.what, "seconds": seconds, **values})
         return seconds
 
     def delay(self) -> float:

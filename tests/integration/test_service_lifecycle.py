@@ -129,6 +129,24 @@ def test_a_server_started_before_its_redis_serves_health_and_becomes_ready_when_
             _stop(redis_process)
 
 
+def test_a_redis_socket_path_with_braces_and_percent_signs_is_logged_as_it_is(tmp_path: Path) -> None:
+    """A unix socket in a folder whose name holds ``{}`` and ``%s`` (a data folder of any name): the start's
+    waiting line names it as it is (its message was a ``str.format`` template holding the address, which
+    raised), and no traceback."""
+    folder = tmp_path / "data {} %s {0}"
+    folder.mkdir()
+    socket_path = folder / "redis.sock"
+    server = ServerProcess(f"unix://{socket_path}", until="/livez")
+    try:
+        _until(lambda: "waiting for it" in server.logs(), 10, "no waiting line")
+        logs = server.logs()
+        assert f"Redis at unix://{socket_path} unreachable (" in logs, logs[-2000:]
+        assert "Traceback" not in logs and "Logging error" not in logs, logs[-3000:]
+        assert _status(server.url + "/readyz") == 503
+    finally:
+        server.stop()
+
+
 def test_an_11_s_outage_writes_a_few_lines_per_loop_and_no_traceback(tmp_path: Path) -> None:
     """Redis stopped for 11 s under a server with every loop running (timers, the deal pool, the daily
     challenge, the event reader following a player's match): each loop says once that Redis is unreachable
