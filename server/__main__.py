@@ -36,8 +36,9 @@ log = logging.getLogger("forty_thieves.server")
 
 def start_line(host: str, port: int, public_url: str) -> str:
     """What the server says at start: where it listens, who can reach it, and the address friends are told
-    (README "Hosting a race for friends")."""
-    where = f"listening on {host}:{port}"
+    (README "Hosting a race for friends"). An IPv6 address is written in brackets (``[::]:8000``, RFC 3986), so
+    its port is not read as a part of it."""
+    where = f"listening on [{host}]:{port}" if ":" in host else f"listening on {host}:{port}"
     if host in ("127.0.0.1", "localhost", "::1"):
         where += (" (this machine only; for friends on your network: --host 0.0.0.0, for the internet: behind a "
                   "TLS proxy, clients then use https://)")

@@ -258,6 +258,47 @@ class _Running:
             await self.client.aclose()
 
 
+REFUSALS_EVERY_S = 10.0
+"""While Redis is unreachable, the requests refused for it are logged at most this often (seconds): the first one
+with its route, then how many were refused in each such spell."""
+
+
+class RefusalLog:
+    """The log of the requests refused because Redis is unreachable (an outage, or the start's wait for Redis):
+    the first of a spell is one warning naming its route and the error; the ones after it are counted, and
+    :data:`REFUSALS_EVERY_S` later one line says how many were refused meanwhile (again every such spell while
+    refusals go on). A spell with no refusal after its first line ends the outage's record: the next refusal is
+    logged as a first. Runs in the event loop (its timer is the loop's)."""
+
+    def __init__(self, logger: logging.Logger, every_s: float = REFUSALS_EVERY_S) -> None:
+        self.log = logger
+        self.every_s = every_s
+        self.counted = 0
+        """Refusals since the last line."""
+        self.last_route = ""
+        self._timer: asyncio.TimerHandle | None = None
+
+    def refused(self, route: str, error: BaseException) -> None:
+        """A request (``"GET /matches/X"``) answered 503 for ``error``: logged as the first of a spell, or
+        counted."""
+        if self._timer is None:
+            self.log.warning("Redis is unreachable: %s refused (%s: %s); the refusals that follow are counted "
+                             "every %g s", route, type(error).__name__, error, self.every_s)
+            self._timer = asyncio.get_running_loop().call_later(self.every_s, self._spell_over)
+            return
+        self.counted += 1
+        self.last_route = route
+
+    def _spell_over(self) -> None:
+        if not self.counted:
+            self._timer = None
+            return
+        self.log.warning("Redis is unreachable: %d more request%s refused in the last %g s (the last: %s)",
+                         self.counted, "" if self.counted == 1 else "s", self.every_s, self.last_route)
+        self.counted = 0
+        self._timer = asyncio.get_running_loop().call_later(self.every_s, self._spell_over)
+
+
 def create_app(settings: Settings | None = None, redis_url: str | None = None) -> Starlette:
     """Build the application; resources open in its lifespan. ``redis_url`` (the embedded Redis the command
     started) takes the place of ``settings.redis_url``; with neither, the lifespan starts an embedded Redis."""
@@ -305,7 +346,8 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
 
     async def redis_unavailable(conn: Request | WebSocket, error: Exception) -> Response | None:
         """Redis down, stalled or failing over, on any route: 503 ``{"error": "internal", "message"}`` (the
-        README's error shape; not Starlette's bare 500) and one log line; a WebSocket is closed with 1011."""
+        README's error shape; not Starlette's bare 500), logged by :class:`RefusalLog` (the first of an outage, then
+        a count every :data:`REFUSALS_EVERY_S`); a WebSocket is closed with 1011."""
         # redis-py's cluster client also raises its base RedisClusterException for a request's own fault (keys in
         # two slots, a command it cannot route): with a traceback, such a bug stays visible in the log.
         own_fault = type(error) is not redis_errors.SlotNotCoveredError and isinstance(
@@ -313,8 +355,11 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         # A request tries no more: its error is counted, and no reconnect will be (whether Redis is back is
         # /readyz's to say, and the reconnects of the sources that try again).
         conn.app.state.metrics.redis_failed("request", error, retries=False)
-        log.error("Redis is unreachable: %s %s failed (%s: %s)", conn.scope.get("method", "WEBSOCKET"),
-                  conn.url.path, type(error).__name__, error, exc_info=own_fault)
+        route = f"{conn.scope.get('method', 'WEBSOCKET')} {conn.url.path}"
+        if own_fault:  # a bug of the request's: every one logged, with its traceback
+            log.error("%s failed in the Redis client (%s: %s)", route, type(error).__name__, error, exc_info=error)
+        else:
+            refusals.refused(route, error)
         if isinstance(conn, WebSocket):
             # Like every other refusal of a spectator: the error frame, then the close (README "Spectating").
             with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # already closed, or the client left
@@ -328,6 +373,7 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         answer.headers["Retry-After"] = "5"
         return answer
 
+    refusals = RefusalLog(log)
     app_metrics = Metrics(settings.pure_solver)
     app = Starlette(
         exception_handlers={HTTPException: http_error, **{kind: redis_unavailable for kind in REDIS_UNAVAILABLE}},

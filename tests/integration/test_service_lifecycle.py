@@ -22,6 +22,7 @@ import redis
 import websockets
 
 from protocol import messages as m
+from server.app import REFUSALS_EVERY_S
 from server.core.player import MATCH_GONE
 
 from .conftest import ROOT, ServerProcess, free_port, redis_binary, start_redis_server, worker_pids
@@ -97,7 +98,8 @@ def test_a_server_started_before_its_redis_serves_health_and_becomes_ready_when_
         stopped_redis: tuple[list[str], str]) -> None:
     """Redis is down at start: the process serves at once, ``/livez`` 200, ``/readyz`` 503, a route that needs
     Redis 503 ``internal`` (a player's WebSocket the error frame and close 1011), and it says once that it
-    waits; once Redis comes up it is ready without a restart, says how long it waited, and a match is made."""
+    waits, and once that it refused a request and a count of the refusals after it 10 s later (it wrote a line
+    for each); once Redis comes up it is ready without a restart, says how long it waited, and a match is made."""
     command, url = stopped_redis
     server = ServerProcess(url, until="/livez")
     redis_process = None
@@ -112,7 +114,17 @@ def test_a_server_started_before_its_redis_serves_health_and_becomes_ready_when_
         frame, close_code = asyncio.run(_refused_player(server))
         assert frame == {"type": "error", "code": "internal", "message": "Redis is unreachable: try again later"}
         assert close_code == 1011
-        time.sleep(1.5)  # a few tries of the start's backoff: still one line
+        began = time.monotonic()
+        for _ in range(20):
+            assert _status(f"{server.url}/matches/0123456789AB") == 503
+        # One line for the first refusal, naming its route; the others counted, in one line 10 s after it.
+        refusals = [line for line in server.logs().splitlines() if "app: Redis is unreachable:" in line]
+        assert len(refusals) == 1 and "Redis is unreachable: POST /matches refused (RedisNotReady" in refusals[0], \
+            refusals
+        time.sleep(max(0.0, began + REFUSALS_EVERY_S + 1 - time.monotonic()))
+        refusals = [line for line in server.logs().splitlines() if "app: Redis is unreachable:" in line]
+        assert len(refusals) == 2 and refusals[1].endswith(
+            "21 more requests refused in the last 10 s (the last: GET /matches/0123456789AB)"), refusals
         redis_process = _start(command)
         _until(lambda: _status(server.url + "/readyz") == 200, 15, "the server did not become ready")
         code = create_match(server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)["code"]
@@ -196,6 +208,30 @@ def test_an_11_s_outage_writes_a_few_lines_per_loop_and_no_traceback(tmp_path: P
     finally:
         server.stop()
         _stop(redis_process)
+
+
+async def test_a_read_of_the_event_streams_that_failed_once_and_worked_again_is_an_info_line(
+        make_own_server: Any, own_redis_url: str) -> None:
+    """The event reader's blocking XREAD has its connection killed (CLIENT KILL): the read is tried again and
+    works; that it worked again is good news, logged at INFO, and "after 1 failure" in the singular."""
+    server = make_own_server()
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2, solvable_only=False)
+    player = Player(server.ws_url)
+    await player.connect()
+    await player.join(created["code"], "ann")  # the hub's reader follows the match's stream
+    try:
+        with redis.Redis.from_url(own_redis_url) as client:
+            deadline = time.monotonic() + 10
+            while "worked again" not in server.logs():
+                assert time.monotonic() < deadline, server.logs()[-2000:]
+                for info in client.client_list():
+                    if info.get("cmd") == "xread":
+                        client.client_kill_filter(_id=info["id"])
+                await asyncio.sleep(0.3)
+        line = next(line for line in server.logs().splitlines() if "worked again" in line)
+        assert " INFO forty_thieves.store" in line and line.endswith("worked again after 1 failure"), line
+    finally:
+        await player.close()
 
 
 def test_readiness_answers_503_within_1_5_s_during_a_stall_while_liveness_answers_200(
