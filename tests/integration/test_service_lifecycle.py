@@ -7,6 +7,7 @@ The outage test waits out an 11 s outage on purpose (about 20 s in all); the oth
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -331,6 +332,124 @@ async def test_players_who_send_nothing_are_told_their_match_is_gone_and_a_finis
     assert finished.ws.close_code is None
     await finished.close()
     assert "Traceback" not in server.logs()
+
+
+def _forget_match(url: str, code: str) -> None:
+    """Delete every key of match ``code``, as a Redis restarted without its data has none (a FLUSHDB would
+    take the other tests' matches in this database too)."""
+    with redis.Redis.from_url(url) as client:
+        keys = list(client.scan_iter(f"{{m:{code}}}:*"))
+        assert keys
+        client.delete(*keys)
+
+
+def _lost_lines(server: ServerProcess, code: str) -> list[str]:
+    return [line for line in server.logs().splitlines() if f"match {code}: its keys are gone from Redis" in line]
+
+
+async def test_resume_join_ready_start_and_rematch_of_a_lost_match_are_told_it_is_gone_and_a_typo_is_not(
+        make_own_server: Any, own_redis_url: str) -> None:
+    """After Redis lost a lobby's keys, each request that names the match, sent at once (before the 5 s check),
+    is answered ``no_match`` saying the server lost it and its connection closed with 4004: ``ready`` (it said
+    "the match no longer exists" and left the socket open), the host's ``start`` and ``rematch`` of players who
+    had joined; then, in the process that found it lost, a ``resume`` with a player's token (it said
+    ``bad_token``, and the client then joined and was told there was no such match) and a ``join`` by the code.
+    A code that never existed keeps its own answer: ``no_match`` "no match with code", the connection open. The
+    server logs the loss once, not once a request."""
+    server = make_own_server()
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=4, solvable_only=False)
+    code = created["code"]
+    ann, bob, cat = Player(server.ws_url), Player(server.ws_url), Player(server.ws_url)
+    for player, name in ((ann, "ann"), (bob, "bob"), (cat, "cat")):
+        await player.connect()
+        await player.join(code, name)
+    _forget_match(own_redis_url, code)
+    requests = ((ann, m.Ready()), (bob, m.Start(created["host_token"])), (cat, m.Rematch()))
+    for player, request in requests:
+        await player.send(request)
+    resumer, joiner = Player(server.ws_url), Player(server.ws_url)
+    for player, request in (*requests, (resumer, m.Resume(code, ann.token)), (joiner, m.Join(code, "dan"))):
+        if player in (resumer, joiner):  # once the process has found the match lost
+            await player.connect()
+            await player.send(request)
+        close_code, _ = await player.wait_closed(timeout=4)  # sooner than the check's 5 s
+        errors = [(f.code, f.message) for f in player.inbox if isinstance(f, m.Error)]
+        assert errors == [("no_match", MATCH_GONE)], (request, player.inbox, close_code)
+        assert close_code == 4004
+    typo = Player(server.ws_url)
+    await typo.connect()
+    await typo.send(m.Join("ZZZZZZZZZZZZ", "eve"))
+    refused = await typo.expect(m.Joined)
+    assert (refused.code, refused.message) == ("no_match", "no match with code 'ZZZZZZZZZZZZ'"), refused
+    assert isinstance((await typo.ping(1))[-1], m.Pong)  # still open
+    await typo.close()
+    assert len(_lost_lines(server, code)) == 1, server.logs()[-3000:]
+    assert "Traceback" not in server.logs()
+
+
+async def _sse_until_it_ends(url: str, seconds: float) -> list[dict[str, str]]:
+    """The events of an SSE stream until the server ends it (within ``seconds``)."""
+    events: list[dict[str, str]] = []
+    async with httpx.AsyncClient(timeout=seconds) as http, http.stream("GET", url) as response:
+        assert response.status_code == 200
+        current: dict[str, str] = {}
+        async with asyncio.timeout(seconds):
+            async for line in response.aiter_lines():
+                if not line:
+                    if current:
+                        events.append(current)
+                    current = {}
+                elif not line.startswith(":"):
+                    field, _, value = line.partition(": ")
+                    current[field] = value
+    return events
+
+
+async def test_spectators_of_a_lost_match_are_told_it_is_gone_and_their_streams_end(
+        make_own_server: Any, own_redis_url: str) -> None:
+    """Spectators on a process that serves no player of the match (SSE and WebSocket) watch it race; Redis
+    loses its keys. Within the 5 s check and a margin the SSE stream sends ``event: error`` with ``no_match``
+    saying the server lost the match and ends, and the WebSocket sends that ``error`` and closes with 4004, as an
+    unknown match is refused (they showed "live" for ever). The process logs the loss once; a spectator who
+    comes after is told the match is lost, not that it never existed."""
+    players_server, watch_server = make_own_server(), make_own_server()
+    created = create_match(players_server.url, variant=VARIANT, seed=SEED, players=1, solvable_only=False)
+    code = created["code"]
+    player = Player(players_server.ws_url)
+    await player.connect()
+    await player.join(code, "ann")
+    await player.send(m.Ready())
+    assert isinstance(await player.expect(m.Started), m.Started)
+    events_url = f"{watch_server.url}/matches/{code}/events"
+    sse = asyncio.ensure_future(_sse_until_it_ends(events_url, 20))
+    async with websockets.connect(f"ws://127.0.0.1:{watch_server.port}/matches/{code}/watch") as watcher:
+        first = msgspec.msgpack.decode(await asyncio.wait_for(watcher.recv(), 10))
+        assert first["event"]["type"] == "lobby"
+        await asyncio.sleep(0.5)  # the SSE stream is open too
+        _forget_match(own_redis_url, code)
+        frames = []
+        with pytest.raises(websockets.ConnectionClosed):
+            while True:
+                frames.append(msgspec.msgpack.decode(await asyncio.wait_for(watcher.recv(), 15)))
+        assert frames[-1] == {"type": "error", "code": "no_match", "message": MATCH_GONE}, frames
+        assert watcher.close_code == 4004
+    events = await sse
+    assert events[-1]["event"] == "error", events
+    assert json.loads(events[-1]["data"]) == {"type": "error", "code": "no_match", "message": MATCH_GONE}
+    again = await _sse_until_it_ends(events_url, 5)  # a spectator who comes after: told so, and the stream ends
+    assert [(e["event"], json.loads(e["data"])) for e in again] == [
+        ("error", {"type": "error", "code": "no_match", "message": MATCH_GONE})], again
+    async with websockets.connect(f"ws://127.0.0.1:{watch_server.port}/matches/{code}/watch") as late:
+        assert msgspec.msgpack.decode(await asyncio.wait_for(late.recv(), 5)) == {
+            "type": "error", "code": "no_match", "message": MATCH_GONE}
+        await asyncio.wait_for(late.wait_closed(), 5)
+        assert late.close_code == 4004
+    never = httpx.get(f"{watch_server.url}/matches/ZZZZZZZZZZZZ/events", timeout=5)
+    assert never.status_code == 404 and never.json() == {"error": "no_match", "message": "no match with that code"}
+    assert len(_lost_lines(watch_server, code)) == 1, watch_server.logs()[-3000:]
+    await player.wait_closed(timeout=10)
+    for server in (players_server, watch_server):
+        assert "Traceback" not in server.logs()
 
 
 def _run_server(port: int, **env: str) -> subprocess.CompletedProcess[str]:
