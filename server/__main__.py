@@ -5,8 +5,9 @@ status 2), the embedded Redis starts when ``REDIS_URL`` is unset (its failure is
 Redis program to run here: one line saying what to install, exit status 2),
 the listening socket is bound (a port in use is one line naming ``--port`` and ``FTR_PORT``, exit status 2),
 the app starts (it waits for Redis in the background: :func:`server.app.create_app`), and only then the
-listening line is logged. A failure to start after that (a Redis that refuses the server, a bug) is logged and
-ends the server with exit status 3.
+listening line is logged. A failure to start after that is logged and ends the server: a Redis that refuses
+the server (a wrong password, user or database number) with one line naming ``REDIS_URL`` and exit status 2, as
+a bad setting; a bug with its traceback and exit status 3.
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         except KeyboardInterrupt:  # the Ctrl-C raised again: nothing left to do
             pass
         if not server.started or app.state.failed:  # the app could not start (uvicorn or the app logged why)
-            sys.exit(3)
+            sys.exit(app.state.failed or 3)
     finally:
         if embedded is not None:
             embedded.close()

@@ -60,7 +60,8 @@ from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_pa
 from .play import player_endpoint
 from .replays import match_replay
 from .settings import Settings
-from .store import REDIS_UNAVAILABLE, Outage, Store, open_redis
+from .store import REDIS_REFUSALS, REDIS_UNAVAILABLE, Outage, Store, open_redis
+from .store.outages import describe
 from .watch import WATCH_CLOSE_CODES, match_events, watch_endpoint
 from .workers import worker_pool
 
@@ -70,6 +71,12 @@ REDIS_UNAVAILABLE_MESSAGE = "Redis is unreachable: try again later"
 
 REACH_CAP_S = 5.0
 """At its start, the server tries to reach Redis again at most this long after the last try (seconds)."""
+
+
+class RedisRefused(Exception):
+    """At start, the Redis at ``REDIS_URL`` answers but refuses the server (a wrong or missing password or user,
+    an ACL, a database number it does not have): a setting's fault, not an outage to wait out. The message is
+    one line naming ``REDIS_URL`` (without its password) and what Redis said; the command exits with status 2."""
 
 
 class RedisNotReady(redis_errors.ConnectionError):
@@ -178,11 +185,18 @@ async def metrics(request: Request) -> Response:
 async def reach_redis(url: str) -> Any:
     """The server's Redis client for ``url`` (:func:`server.store.open_redis`: a cluster's when the node says
     it is one), once that Redis answers: until then tried again with capped, jittered backoff (at most
-    :data:`REACH_CAP_S` apart), saying once that the server waits and once how long it took."""
+    :data:`REACH_CAP_S` apart), saying once that the server waits and once how long it took.
+
+    Raises :class:`RedisRefused` when Redis answers but refuses the server (:data:`~server.store.REDIS_REFUSALS`,
+    or an error reply such as ``DB index is out of range``): waiting would not help."""
     outage = Outage("start", log, cap_s=REACH_CAP_S)
     while True:
         try:
             client = await open_redis(url)
+        except (*REDIS_REFUSALS, redis_errors.ResponseError) as error:  # before REDIS_UNAVAILABLE: a wrong password
+            # is a ConnectionError in redis-py
+            raise RedisRefused(f"REDIS_URL={_where(url)!r}: Redis refuses the server ({describe(error)}): check the "
+                               "password, user and database number it gives") from None
         except REDIS_UNAVAILABLE as error:
             outage.failed(error, "Redis at %(where)s unreachable (%(error)s): waiting for it", where=_where(url))
             await asyncio.sleep(outage.delay())
@@ -402,19 +416,26 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
     app.state.settings = settings
     app.state.metrics = app_metrics
     app.state.create_limiters = {}
-    app.state.failed = False  # set when the server could not start (_stop_if_failed)
+    app.state.failed = 0  # the exit status when the server could not start (_stop_if_failed), else 0
     return app
 
 
 def _stop_if_failed(app: Starlette, opening: asyncio.Task[None]) -> None:
-    """The opening task's end: a failure other than Redis's (which it waits out) is a bug, or a Redis that
-    refuses the server, that it cannot run with: logged, ``app.state.failed`` set (the command then exits with
-    status 3, not of the signal), and the process asked to stop as for a SIGTERM."""
+    """The opening task's end: a failure other than an outage (which it waits out) is one it cannot run with,
+    and the process is asked to stop as for a SIGTERM, with ``app.state.failed`` set to the exit status the
+    command then ends with (not that of the signal): a Redis that refuses the server (:class:`RedisRefused`) is
+    a setting's fault, one line and status 2, as every bad setting; anything else is a bug, logged with its
+    traceback, status 3."""
     if opening.cancelled() or opening.exception() is None:
         return
-    log.critical("the server could not start", exc_info=opening.exception())
-    app.state.failed = True
+    error = opening.exception()
+    if isinstance(error, RedisRefused):
+        log.critical("%s", error)
+        app.state.failed = 2
+    else:
+        log.critical("the server could not start", exc_info=error)
+        app.state.failed = 3
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-__all__ = ["REDIS_UNAVAILABLE", "RedisNotReady", "create_app", "reach_redis"]
+__all__ = ["REDIS_UNAVAILABLE", "RedisNotReady", "RedisRefused", "create_app", "reach_redis"]

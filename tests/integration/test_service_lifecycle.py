@@ -482,13 +482,77 @@ def test_a_bad_setting_is_one_line_naming_it_and_exit_2(redis_url: str, variable
     assert len(lines) == 1 and lines[0].startswith(f"forty-thieves-server: {variable}={value!r}: "), result.stderr
 
 
-def test_a_failure_to_start_that_is_not_an_outage_ends_the_server_with_exit_status_3(redis_url: str) -> None:
-    """A Redis that answers but refuses the server (SELECT of a database it does not have) is no outage to
-    wait out: the server says why and exits with status 3, not as if an operator had stopped it (SIGTERM, which
-    a supervisor such as systemd takes for a clean stop and does not restart)."""
-    result = _run_server(free_port(), REDIS_URL=redis_url.rsplit("/", 1)[0] + "/99")
-    assert result.returncode == 3, (result.returncode, result.stderr[-2000:])
-    assert "the server could not start" in result.stderr and "DB index is out of range" in result.stderr
+@pytest.fixture
+def redis_with_password(tmp_path: Path) -> Any:
+    """A redis-server of the test's own whose default user's password is ``sekrit``: ``(its port, process)``."""
+    port = free_port()
+    process = subprocess.Popen([*_redis_command(port, str(tmp_path)), "--requirepass", "sekrit"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _until(lambda: _answers_ping_with(port, "sekrit"), 10, "redis-server did not start")
+        yield port, process
+    finally:
+        _stop(process)
+
+
+def _answers_ping_with(port: int, password: str) -> bool:
+    try:
+        with redis.Redis(port=port, password=password, socket_timeout=0.5) as client:
+            return bool(client.ping())
+    except redis.RedisError:
+        return False
+
+
+@pytest.mark.parametrize(("credentials", "database", "says"), [
+    (":wrong@", "0", "AuthenticationError: invalid username-password pair"),
+    ("", "0", "AuthenticationError:"),  # no password where one is needed
+    (":sekrit@", "99", "ResponseError: DB index is out of range"),
+])
+def test_a_redis_that_refuses_the_server_at_start_is_one_line_naming_redis_url_and_exit_2(
+        redis_with_password: Any, credentials: str, database: str, says: str) -> None:
+    """A wrong or missing password, or a database number the Redis does not have: no outage to wait out (it
+    said "unreachable ... waiting for it" for ever, or exited 3 with a traceback), but a setting's fault: one
+    line naming REDIS_URL (without its password) and what Redis said, and exit status 2 like a bad setting."""
+    port, _ = redis_with_password
+    result = _run_server(free_port(), REDIS_URL=f"redis://{credentials}127.0.0.1:{port}/{database}")
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    lines = [line for line in result.stderr.splitlines() if "REDIS_URL=" in line]
+    assert len(lines) == 1, result.stderr[-3000:]
+    assert f"CRITICAL forty_thieves.app: REDIS_URL='redis://127.0.0.1:{port}/{database}': Redis refuses the server (" \
+        in lines[0] and says in lines[0], lines
+    assert "Traceback" not in result.stderr and "waiting for it" not in result.stderr
+    assert "wrong" not in result.stderr and "sekrit" not in result.stderr  # no password in the log
+
+
+def test_a_redis_that_refuses_the_server_once_it_runs_is_said_once_and_waited_for(
+        redis_with_password: Any) -> None:
+    """Redis takes another password under a running server (CONFIG SET requirepass, its connections killed: as a
+    restart with another password does): each loop says once that Redis refuses the server, not that it is
+    unreachable, and waits as for an outage; once the password is the server's again it is ready again."""
+    port, _ = redis_with_password
+    server = ServerProcess(f"redis://:sekrit@127.0.0.1:{port}/0")
+    try:
+        with redis.Redis(port=port, password="sekrit") as admin:
+            admin.config_set("requirepass", "other")
+            admin.client_kill_filter(_type="normal", skipme=True)
+        _until(lambda: _status(server.url + "/readyz") == 503, 10, "not unready")
+        time.sleep(3)  # several tries of each loop
+        with redis.Redis(port=port, password="other") as admin:
+            admin.config_set("requirepass", "sekrit")
+        _until(lambda: _status(server.url + "/readyz") == 200, 15, "not ready again")
+        time.sleep(2.5)  # each loop's next try finds Redis
+        lines = server.logs().splitlines()
+        refused = [line for line in lines if "Redis refuses the server (AuthenticationError" in line]
+        said = [line for line in refused if " timers: Redis refuses" in line]  # the loop that polls Redis most
+        assert len(said) == 1, refused
+        assert "REDIS_URL" in said[0] and "; retrying" in said[0], said
+        assert not any(" timers: Redis unreachable" in line for line in lines), lines[-20:]
+        assert re.search(r" timers: Redis reachable again after \d+\.\d s", server.logs())
+        for loop in LOOPS:  # at most once a loop
+            assert sum(f" {loop}: Redis refuses" in line for line in refused) <= 1, refused
+        assert "Traceback" not in server.logs() and "sekrit" not in server.logs()
+    finally:
+        server.stop()
 
 
 def test_sigterm_mid_race_leaves_no_warning_on_stderr(make_own_server: Any) -> None:
