@@ -5,8 +5,9 @@ status 2), the embedded Redis starts when ``REDIS_URL`` is unset (its failure is
 Redis program to run here: one line saying what to install, exit status 2),
 the listening socket is bound (a port in use is one line naming ``--port`` and ``FTR_PORT``, exit status 2),
 the app starts (it waits for Redis in the background: :func:`server.app.create_app`), and only then the
-listening line is logged. A failure to start after that (a Redis that refuses the server, a bug) is logged and
-ends the server with exit status 3.
+listening line is logged. A failure to start after that is logged and ends the server: a Redis that refuses
+the server (a wrong password, user or database number) with one line naming ``REDIS_URL`` and exit status 2, as
+a bad setting; a bug with its traceback and exit status 3.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ log = logging.getLogger("forty_thieves.server")
 
 def start_line(host: str, port: int, public_url: str) -> str:
     """What the server says at start: where it listens, who can reach it, and the address friends are told
-    (README "Hosting a race for friends")."""
-    where = f"listening on {host}:{port}"
+    (README "Hosting a race for friends"). An IPv6 address is written in brackets (``[::]:8000``, RFC 3986), so
+    its port is not read as a part of it."""
+    where = f"listening on [{host}]:{port}" if ":" in host else f"listening on {host}:{port}"
     if host in ("127.0.0.1", "localhost", "::1"):
         where += (" (this machine only; for friends on your network: --host 0.0.0.0, for the internet: behind a "
                   "TLS proxy, clients then use https://)")
@@ -175,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         except KeyboardInterrupt:  # the Ctrl-C raised again: nothing left to do
             pass
         if not server.started or app.state.failed:  # the app could not start (uvicorn or the app logged why)
-            sys.exit(3)
+            sys.exit(app.state.failed or 3)
     finally:
         if embedded is not None:
             embedded.close()

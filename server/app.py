@@ -60,7 +60,8 @@ from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_pa
 from .play import player_endpoint
 from .replays import match_replay
 from .settings import Settings
-from .store import REDIS_UNAVAILABLE, Outage, Store, open_redis
+from .store import REDIS_REFUSALS, REDIS_UNAVAILABLE, Outage, Store, open_redis
+from .store.outages import describe
 from .watch import WATCH_CLOSE_CODES, match_events, watch_endpoint
 from .workers import worker_pool
 
@@ -70,6 +71,12 @@ REDIS_UNAVAILABLE_MESSAGE = "Redis is unreachable: try again later"
 
 REACH_CAP_S = 5.0
 """At its start, the server tries to reach Redis again at most this long after the last try (seconds)."""
+
+
+class RedisRefused(Exception):
+    """At start, the Redis at ``REDIS_URL`` answers but refuses the server (a wrong or missing password or user,
+    an ACL, a database number it does not have): a setting's fault, not an outage to wait out. The message is
+    one line naming ``REDIS_URL`` (without its password) and what Redis said; the command exits with status 2."""
 
 
 class RedisNotReady(redis_errors.ConnectionError):
@@ -178,16 +185,23 @@ async def metrics(request: Request) -> Response:
 async def reach_redis(url: str) -> Any:
     """The server's Redis client for ``url`` (:func:`server.store.open_redis`: a cluster's when the node says
     it is one), once that Redis answers: until then tried again with capped, jittered backoff (at most
-    :data:`REACH_CAP_S` apart), saying once that the server waits and once how long it took."""
+    :data:`REACH_CAP_S` apart), saying once that the server waits and once how long it took.
+
+    Raises :class:`RedisRefused` when Redis answers but refuses the server (:data:`~server.store.REDIS_REFUSALS`,
+    or an error reply such as ``DB index is out of range``): waiting would not help."""
     outage = Outage("start", log, cap_s=REACH_CAP_S)
     while True:
         try:
             client = await open_redis(url)
+        except (*REDIS_REFUSALS, redis_errors.ResponseError) as error:  # before REDIS_UNAVAILABLE: a wrong password
+            # is a ConnectionError in redis-py
+            raise RedisRefused(f"REDIS_URL={_where(url)!r}: Redis refuses the server ({describe(error)}): check the "
+                               "password, user and database number it gives") from None
         except REDIS_UNAVAILABLE as error:
-            outage.failed(error, f"Redis at {_where(url)} unreachable ({{error}}): waiting for it")
+            outage.failed(error, "Redis at %(where)s unreachable (%(error)s): waiting for it", where=_where(url))
             await asyncio.sleep(outage.delay())
             continue
-        outage.reached("Redis reached after {seconds:.1f} s")
+        outage.reached("Redis reached after %(seconds).1f s")
         return client
 
 
@@ -263,6 +277,47 @@ class _Running:
             await self.client.aclose()
 
 
+REFUSALS_EVERY_S = 10.0
+"""While Redis is unreachable, the requests refused for it are logged at most this often (seconds): the first one
+with its route, then how many were refused in each such spell."""
+
+
+class RefusalLog:
+    """The log of the requests refused because Redis is unreachable (an outage, or the start's wait for Redis):
+    the first of a spell is one warning naming its route and the error; the ones after it are counted, and
+    :data:`REFUSALS_EVERY_S` later one line says how many were refused meanwhile (again every such spell while
+    refusals go on). A spell with no refusal after its first line ends the outage's record: the next refusal is
+    logged as a first. Runs in the event loop (its timer is the loop's)."""
+
+    def __init__(self, logger: logging.Logger, every_s: float = REFUSALS_EVERY_S) -> None:
+        self.log = logger
+        self.every_s = every_s
+        self.counted = 0
+        """Refusals since the last line."""
+        self.last_route = ""
+        self._timer: asyncio.TimerHandle | None = None
+
+    def refused(self, route: str, error: BaseException) -> None:
+        """A request (``"GET /matches/X"``) answered 503 for ``error``: logged as the first of a spell, or
+        counted."""
+        if self._timer is None:
+            self.log.warning("Redis is unreachable: %s refused (%s: %s); the refusals that follow are counted "
+                             "every %g s", route, type(error).__name__, error, self.every_s)
+            self._timer = asyncio.get_running_loop().call_later(self.every_s, self._spell_over)
+            return
+        self.counted += 1
+        self.last_route = route
+
+    def _spell_over(self) -> None:
+        if not self.counted:
+            self._timer = None
+            return
+        self.log.warning("Redis is unreachable: %d more request%s refused in the last %g s (the last: %s)",
+                         self.counted, "" if self.counted == 1 else "s", self.every_s, self.last_route)
+        self.counted = 0
+        self._timer = asyncio.get_running_loop().call_later(self.every_s, self._spell_over)
+
+
 def create_app(settings: Settings | None = None, redis_url: str | None = None) -> Starlette:
     """Build the application; resources open in its lifespan. ``redis_url`` (the embedded Redis the command
     started) takes the place of ``settings.redis_url``; with neither, the lifespan starts an embedded Redis."""
@@ -310,7 +365,8 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
 
     async def redis_unavailable(conn: Request | WebSocket, error: Exception) -> Response | None:
         """Redis down, stalled or failing over, on any route: 503 ``{"error": "internal", "message"}`` (the
-        README's error shape; not Starlette's bare 500) and one log line; a WebSocket is closed with 1011."""
+        README's error shape; not Starlette's bare 500), logged by :class:`RefusalLog` (the first of an outage, then
+        a count every :data:`REFUSALS_EVERY_S`); a WebSocket is closed with 1011."""
         # redis-py's cluster client also raises its base RedisClusterException for a request's own fault (keys in
         # two slots, a command it cannot route): with a traceback, such a bug stays visible in the log.
         own_fault = type(error) is not redis_errors.SlotNotCoveredError and isinstance(
@@ -318,8 +374,11 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         # A request tries no more: its error is counted, and no reconnect will be (whether Redis is back is
         # /readyz's to say, and the reconnects of the sources that try again).
         conn.app.state.metrics.redis_failed("request", error, retries=False)
-        log.error("Redis is unreachable: %s %s failed (%s: %s)", conn.scope.get("method", "WEBSOCKET"),
-                  conn.url.path, type(error).__name__, error, exc_info=own_fault)
+        route = f"{conn.scope.get('method', 'WEBSOCKET')} {conn.url.path}"
+        if own_fault:  # a bug of the request's: every one logged, with its traceback
+            log.error("%s failed in the Redis client (%s: %s)", route, type(error).__name__, error, exc_info=error)
+        else:
+            refusals.refused(route, error)
         if isinstance(conn, WebSocket):
             # Like every other refusal of a spectator: the error frame, then the close (README "Spectating").
             with contextlib.suppress(RuntimeError, WebSocketDisconnect):  # already closed, or the client left
@@ -333,6 +392,7 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         answer.headers["Retry-After"] = "5"
         return answer
 
+    refusals = RefusalLog(log)
     app_metrics = Metrics(settings.pure_solver)
     app = Starlette(
         exception_handlers={HTTPException: http_error, **{kind: redis_unavailable for kind in REDIS_UNAVAILABLE}},
@@ -361,19 +421,26 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
     app.state.settings = settings
     app.state.metrics = app_metrics
     app.state.create_limiters = {}
-    app.state.failed = False  # set when the server could not start (_stop_if_failed)
+    app.state.failed = 0  # the exit status when the server could not start (_stop_if_failed), else 0
     return app
 
 
 def _stop_if_failed(app: Starlette, opening: asyncio.Task[None]) -> None:
-    """The opening task's end: a failure other than Redis's (which it waits out) is a bug, or a Redis that
-    refuses the server, that it cannot run with: logged, ``app.state.failed`` set (the command then exits with
-    status 3, not of the signal), and the process asked to stop as for a SIGTERM."""
+    """The opening task's end: a failure other than an outage (which it waits out) is one it cannot run with,
+    and the process is asked to stop as for a SIGTERM, with ``app.state.failed`` set to the exit status the
+    command then ends with (not that of the signal): a Redis that refuses the server (:class:`RedisRefused`) is
+    a setting's fault, one line and status 2, as every bad setting; anything else is a bug, logged with its
+    traceback, status 3."""
     if opening.cancelled() or opening.exception() is None:
         return
-    log.critical("the server could not start", exc_info=opening.exception())
-    app.state.failed = True
+    error = opening.exception()
+    if isinstance(error, RedisRefused):
+        log.critical("%s", error)
+        app.state.failed = 2
+    else:
+        log.critical("the server could not start", exc_info=error)
+        app.state.failed = 3
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-__all__ = ["REDIS_UNAVAILABLE", "RedisNotReady", "create_app", "reach_redis"]
+__all__ = ["REDIS_UNAVAILABLE", "RedisNotReady", "RedisRefused", "create_app", "reach_redis"]

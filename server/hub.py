@@ -32,6 +32,10 @@ with backoff, ``READ_RETRIES`` times), so the reader does not fail for one withi
 :meth:`Hub.run`, which the service restarts after 0.5 s, and the followed positions are the hub's, kept across the
 restart, so nothing is lost or repeated then either.
 
+A subscription ends when its subscriber closes it, or when the server ends its feed for a reason
+(:meth:`Hub.end`: the match is gone), as a broadcaster subscription ends: the generator raises :class:`Ended`
+with that reason, which the endpoint tells the spectator. Nothing is checked per entry for it.
+
 Catch-up then live (:meth:`Subscription.batches`, :meth:`Subscription.events`): the subscription is
 registered first, so the live entries queue up while the stored ones are read (XRANGE, in pages); a live entry
 the catch-up has sent already is skipped by its id. Hence no gap and no repeat at the seam.
@@ -46,6 +50,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mappin
 from types import TracebackType
 from typing import Protocol, Self
 
+from .core.errors import ServiceError
 from .store import Feed
 from .store.match_store import READ_COUNT
 from .store.wakeups import WakeUps
@@ -105,6 +110,15 @@ class HubFull(Exception):
     """A feed already has its ``max_subscribers`` queue subscribers in this process (nothing was registered)."""
 
 
+class Ended(Exception):
+    """Raised by a subscription's generator once the server ended its feed (:meth:`Hub.end`): ``reason`` is the
+    refusal its subscribers are to be told (a :class:`~server.core.errors.ServiceError`: the match is gone)."""
+
+    def __init__(self, reason: ServiceError) -> None:
+        super().__init__(reason.message)
+        self.reason = reason
+
+
 class TooSlow(Exception):
     """Raised by a subscription's generator once the subscriber fell ``limit`` entries behind and was dropped:
     it may subscribe again and resume after the last id it got."""
@@ -145,6 +159,8 @@ class Subscription:
         self.closed = False
         self.dropped = False
         """True once the subscriber fell :attr:`limit` entries behind: nothing more is queued."""
+        self.ended: ServiceError | None = None
+        """Why the server ended the subscription (:meth:`end`), or None."""
         self._queue: asyncio.Queue[Entry | None] = asyncio.Queue(maxsize=self.limit + 1)
 
     async def open(self) -> None:
@@ -173,6 +189,19 @@ class Subscription:
         while not self._queue.empty():
             self._queue.get_nowait()
         self._queue.put_nowait(None)
+
+    def end(self, reason: ServiceError) -> None:
+        """Close the subscription for ``reason`` (once; nothing when closed already): its generator raises
+        :class:`Ended` with it instead of ending quietly."""
+        if self.closed:
+            return
+        self.ended = reason
+        self.close()
+
+    def _stop(self) -> None:
+        """Raises :class:`Ended` when the subscription was ended for a reason (:meth:`end`)."""
+        if self.ended is not None:
+            raise Ended(self.ended)
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -203,14 +232,17 @@ class Subscription:
         """The feed's spectator frames after stream id ``after`` (exclusive): what the stream holds (a batch per
         page of ``page`` entries read), then the live entries as they come (a batch of what queued meanwhile,
         then a pause of ``pace_s`` seconds so that the next batch gathers several), each entry once, in stream
-        order. Opens the subscription if needed; ends when it is closed; raises :class:`TooSlow` once it was
-        dropped (after the batch queued before the drop) and what the store raises reading the stream."""
+        order. Opens the subscription if needed; ends when it is closed (raising :class:`Ended` when it was ended
+        for a reason: :meth:`end`); raises :class:`TooSlow` once it was dropped (after the batch queued before the
+        drop) and what the store raises reading the stream."""
         if self.callback is not None:
             raise TypeError("a callback subscription has no queue to read")
+        self._stop()  # ended before its first read
         await self.open()
         sent = order(after)
         async for entries in self.hub.source.stream_after(self.feed.key, after, page):
             if self.closed:
+                self._stop()
                 return
             sent = max(sent, order(entries[-1][0]))
             chosen = [(entry_id, frame) for entry_id, fields in entries
@@ -230,6 +262,7 @@ class Subscription:
                     sent = order(item[0])
                     batch.append(item)
             if self.closed:
+                self._stop()
                 return
             if batch:
                 yield batch
@@ -237,6 +270,7 @@ class Subscription:
                 raise TooSlow(f"fell {self.limit} events behind on {self.feed.key}")
             if pace_s:
                 await asyncio.sleep(pace_s)
+        self._stop()
 
     async def events(self, after: str = "0-0", *, page: int = 500) -> AsyncIterator[Entry]:
         """:meth:`batches` one ``(stream id, frame)`` at a time (no pause)."""
@@ -292,6 +326,20 @@ class Hub:
         async with self.subscribe(feed, **options) as subscription:
             async for entry in subscription.events(after):
                 yield entry
+
+    def spectated(self, of: str) -> list[Feed]:
+        """The feeds of ``of`` (``match`` or ``daily``) that queue subscribers of this process follow, each once."""
+        return [next(iter(subscribers)).feed for subscribers in self._subscribers.values()
+                if any(s.callback is None and s.feed.of == of for s in subscribers)]
+
+    def end(self, feed: Feed, reason: ServiceError) -> int:
+        """End every queue subscription of ``feed`` in this process for ``reason`` (:meth:`Subscription.end`: each
+        generator raises :class:`Ended`); the callback subscribers are their owners' to close. Returns how many
+        were ended."""
+        ended = [s for s in self._subscribers.get(feed.key, ()) if s.callback is None]
+        for subscription in ended:
+            subscription.end(reason)
+        return len(ended)
 
     def spectators(self, of: str) -> int:
         """Queue subscribers open in this process on feeds of ``of`` (``match`` or ``daily``)."""

@@ -29,6 +29,7 @@ import asyncio
 import contextvars
 import logging
 import uuid
+from collections import OrderedDict
 from concurrent.futures import Executor
 from functools import partial
 from typing import Any
@@ -39,7 +40,7 @@ from protocol import messages as m
 from protocol.codec import encode
 
 from .core.errors import ServiceError
-from .core.player import MATCH_GONE, MATCH_GONE_CLOSE, REPLACED
+from .core.player import MATCH_GONE, MATCH_GONE_CLOSE, REPLACED, MatchGone
 from .hub import Hub, HubFull, Subscription
 from .match.clock import Clock
 from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch, Creation, commitment
@@ -55,6 +56,7 @@ from .rounds import Rounds
 from .scheduler import SolverScheduler
 from .settings import Settings
 from .store import REDIS_UNAVAILABLE, MatchMeta, Outage, Store, match_feed
+from .store.keys import parse_match_key
 
 log = logging.getLogger("forty_thieves.matches")
 
@@ -70,8 +72,14 @@ failure in a row up to :data:`BUG_BACKOFF_CAP_S`."""
 BUG_BACKOFF_CAP_S = 30.0
 
 LOST_MATCH_CHECK_S = 5.0
-"""How often the server asks Redis whether the matches its players are in are still there (seconds): a
-player who sends nothing learns within about this that Redis lost the match (one EXISTS a match)."""
+"""How often the server asks Redis whether the matches its players are in, or its spectators watch, are still
+there (seconds): a player who sends nothing, or a spectator, learns within about this that Redis lost the match
+(one EXISTS a match)."""
+
+
+LOST_KEPT = 10_000
+"""How many codes of matches Redis lost a process remembers (the oldest forgotten first): it logs each once, and
+a ``join`` by such a code is told the match is gone, not that no match has the code."""
 
 
 LIVE_SWEEP_S = 60.0
@@ -107,6 +115,8 @@ class MatchService:
         self.local: dict[str, set[Session]] = {}
         self.hub = Hub(store, queue_limit=settings.watcher_queue, pause_s=READER_PAUSE_S)
         """This process's fan-out (:mod:`server.hub`): its players' and spectators' event streams."""
+        self._lost: OrderedDict[str, None] = OrderedDict()
+        """The codes of matches Redis lost, as this process found them (:meth:`noted_lost`), oldest first."""
         self._listening: dict[str, Subscription] = {}
         """The hub's callback subscription of each match with players in this process (:meth:`_dispatch`)."""
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -280,24 +290,46 @@ class MatchService:
         await self.store.set_player(code, name, connected=1)
 
     async def _notice_lost_matches(self) -> None:
-        """Every :data:`LOST_MATCH_CHECK_S`, ask Redis whether the matches this process's players are in are
-        still there (:meth:`server.store.Store.lost`), so that a player who sends nothing (in the lobby, thinking)
-        learns the match is gone too, not only at the next command (which the stored scripts answer so)."""
+        """Every :data:`LOST_MATCH_CHECK_S`, ask Redis whether the matches this process's players are in and its
+        spectators watch are still there (:meth:`server.store.Store.lost`), so that a player who sends nothing
+        (in the lobby, thinking) learns the match is gone too, not only at the next command (which the stored
+        scripts answer so), and a spectator learns it at all (:meth:`match_lost`)."""
         while True:
             await asyncio.sleep(LOST_MATCH_CHECK_S)
-            for code in [code for code, sessions in self.local.items() if sessions]:
+            codes = dict.fromkeys(code for code, sessions in self.local.items() if sessions)
+            codes.update(dict.fromkeys(parse_match_key(feed.key)[0] for feed in self.hub.spectated("match")))
+            for code in codes:
                 if await self.store.lost(code):
-                    log.warning("match %s: its keys are gone from Redis; its players here are told so", code)
+                    self.noted_lost(code)
                     self.match_lost(code)
 
+    def noted_lost(self, code: str) -> None:
+        """This process found that Redis lost match ``code`` (a command answered
+        :class:`~server.core.player.MatchGone`, or the check): logged once per match and process, however many
+        commands meet it, and remembered (:meth:`known_lost`; the last :data:`LOST_KEPT` codes)."""
+        if not code or code in self._lost:
+            return
+        log.warning("match %s: its keys are gone from Redis (it restarted without its saved data, or was emptied); "
+                    "its players and spectators are told the server lost it", code)
+        self._lost[code] = None
+        if len(self._lost) > LOST_KEPT:
+            self._lost.popitem(last=False)
+
+    def known_lost(self, code: str) -> bool:
+        """Whether this process found that Redis lost match ``code`` (:meth:`noted_lost`). Redis itself cannot
+        tell a lost match from a code that never existed: both have no key."""
+        return code in self._lost
+
     def match_lost(self, code: str) -> None:
-        """Tell this process's players of ``code`` that Redis lost the match (``no_match``,
-        :data:`~server.core.player.MATCH_GONE`) and close their connections with 4004, as a command of theirs
-        would have been answered."""
+        """Tell this process's players and spectators of ``code`` that Redis lost the match: a player gets
+        ``no_match`` (:data:`~server.core.player.MATCH_GONE`) and its connection is closed with 4004, as a command
+        of theirs would have been answered; a spectator's subscription ends with that refusal
+        (:meth:`server.hub.Hub.end`), which the watch endpoints send as they refuse an unknown match."""
         for session in list(self.local.get(code, ())):
             self.detach(session)
             session.push(encode(m.Error("no_match", MATCH_GONE)))
             session.close(MATCH_GONE_CLOSE, "the server lost this match")
+        self.hub.end(match_feed(code), MatchGone(code))
 
     async def _replace(self, old: Session) -> None:
         self.detach(old)

@@ -168,6 +168,7 @@ def _answer_failure(service: MatchService, session: Session, request: m.ClientMe
         service.metrics.rejected.labels(error.code).inc()
         session.push(encode(m.Error(error.code, error.message, answers(request))))
         if isinstance(error, MatchGone):  # Redis lost the match: nothing this connection sends can succeed
+            service.noted_lost(error.match or session.code)
             session.close(MATCH_GONE_CLOSE, "the server lost this match")
         return
     log.error("handling a %s frame failed", type(request).__name__, exc_info=error)

@@ -50,6 +50,7 @@ from protocol.codes import new_code
 
 from .core.errors import ServiceError
 from .core.lifecycle import LOBBY_STATES, Event, State, decide, refusal
+from .core.player import MatchGone
 from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
 from .match.creation import commitment
@@ -104,7 +105,8 @@ class Rounds:
         """Put the session's player into the next round of its ended match; answer ``next_round``.
 
         Raises :class:`~server.matches.ServiceError`: ``not_joined``, ``not_finished`` (no results yet;
-        nothing changes), ``malformed`` (a daily attempt has no next round), ``no_match``, and for a next
+        nothing changes), ``malformed`` (a daily attempt has no next round), ``no_match``
+        (:class:`~server.core.player.MatchGone` when Redis lost the match), and for a next
         round that is no longer open ``already_started``, ``closed``, ``match_full`` or ``name_taken``
         (after the rematch window, a friend joined it under this name first).
         """
@@ -114,6 +116,8 @@ class Rounds:
         old, name = session.code, session.name
         meta = await self.store.meta(old)
         if meta is None:
+            if await self.store.lost(old):
+                raise MatchGone()
             raise ServiceError("no_match", "the match no longer exists")
         if meta.daily:
             raise ServiceError("malformed", "a daily attempt has no rematch: one attempt per name, day and variant")

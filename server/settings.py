@@ -50,6 +50,11 @@ class Declaration:
     meaning: str
     unset: Callable[[], Any] | None = None
 
+    def shown_here(self) -> str:
+        """The default as it is on this machine (``--help``): ``unset()`` where it is worked out at start (the
+        user data folder), else :attr:`shown`."""
+        return self.shown if self.unset is None else str(self.unset())
+
 
 def setting(variable: str, default: T, parse: Callable[[str], T], meaning: str, *, shown: str | None = None,
             unset: Callable[[], T] | None = None) -> T:
@@ -293,10 +298,11 @@ ENVIRONMENT_VARIABLES = tuple(declared.variable for declared in DECLARATIONS.val
 
 
 def help_text(width: int = 100) -> str:
-    """The settings for ``--help``: each variable with its default, then its meaning, indented."""
+    """The settings for ``--help``: each variable with its default on this machine
+    (:meth:`Declaration.shown_here`), then its meaning, indented."""
     lines = ["settings (environment variables; --host and --port take the place of FTR_HOST and FTR_PORT):"]
     for declared in DECLARATIONS.values():
-        lines.append(f"  {declared.variable} (default: {declared.shown})")
+        lines.append(f"  {declared.variable} (default: {declared.shown_here()})")
         lines += textwrap.wrap(declared.meaning, width, initial_indent="      ", subsequent_indent="      ",
                                break_on_hyphens=False)
     return "\n".join(lines)

@@ -13,6 +13,9 @@ status, time), never a board or a move, unless the boards are open (then a
 player's redacted view, exactly what that player sees). A watcher that
 falls ``Settings.watcher_queue`` events behind is dropped (``event:
 dropped``) and can resume from its last id; it never slows the players.
+When Redis loses the match (restarted without its data), the stream sends
+``event: error`` with ``{"type": "error", "code": "no_match", "message"}``
+saying the server lost it, and ends.
 Each event is encoded once per process, and a connection sends what
 gathered at most every :data:`BATCH_S` seconds. Catch-up then live, the
 bounded queue and the drop are the hub's (:class:`server.hub.Subscription`).
@@ -44,8 +47,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from protocol import messages as m
 from protocol.codec import encode
 
+from .core.player import MATCH_GONE, MatchGone
 from .httpjson import STREAM_ID_HELP, valid_stream_id
-from .hub import Subscription, TooSlow
+from .hub import Ended, Subscription, TooSlow
 from .logs import in_match, new_connection
 from .matches import MatchService, ServiceError
 
@@ -100,6 +104,21 @@ class SpectatorStream(EventSourceResponse):
             await super().__call__(scope, receive, send)
 
 
+def _gone_sse(error: ServiceError) -> ServerSentEvent:
+    """``event: error`` with ``error`` as the ``error`` frame's JSON: the stream ends after it."""
+    return ServerSentEvent(data=msgspec.json.encode(m.Error(error.code, error.message)).decode(), event="error")
+
+
+async def _gone_event() -> AsyncIterator[ServerSentEvent]:
+    yield _gone_sse(MatchGone())
+
+
+def _unknown(service: MatchService, code: str) -> str:
+    """Why a spectator of ``code``, which Redis has no meta of, is refused: the server lost it (this process found
+    so), else there is no such match."""
+    return MATCH_GONE if service.known_lost(code) else "no match with that code"
+
+
 def _malformed_id() -> JSONResponse:
     return JSONResponse({"error": "malformed", "message": f"Last-Event-ID (or from) is {STREAM_ID_HELP}"},
                         status_code=400)
@@ -115,6 +134,8 @@ async def match_events(request: Request) -> Response:
     if not valid_stream_id(after):
         return _malformed_id()
     if await service.store.meta(code) is None:
+        if service.known_lost(code):  # the stream's own end, as its spectators got it: a page stops reconnecting
+            return EventSourceResponse(_gone_event())
         return JSONResponse({"error": "no_match", "message": "no match with that code"}, status_code=404)
     try:
         subscription = await service.watch(code)  # first: live events queue up while the missed ones are read
@@ -139,6 +160,8 @@ async def match_events(request: Request) -> Response:
                 yield b"".join(_sse(code, entry_id, frame) for entry_id, frame in batch)
         except TooSlow:
             yield ServerSentEvent(data='{"reason": "too slow: resume with Last-Event-ID"}', event="dropped")
+        except Ended as ended:  # the match is gone: the refusal, then the stream ends (a page stops there)
+            yield _gone_sse(ended.reason)
         finally:
             ender.cancel()
 
@@ -179,6 +202,8 @@ async def _send_events(websocket: WebSocket, code: str, after: str, subscription
                     await websocket.send_bytes(_frame(code, entry_id, frame))
         except TooSlow:
             await _refuse(websocket, m.Error("too_slow", "you fell behind: resume with ?from=LAST_ID"))
+        except Ended as ended:  # the match is gone: refused as an unknown match is (close 4004)
+            await _refuse(websocket, m.Error(ended.reason.code, ended.reason.message))
     except (WebSocketDisconnect, RuntimeError, OSError):
         return  # the spectator went away
 
@@ -191,7 +216,10 @@ async def watch_endpoint(websocket: WebSocket) -> None:
     and is closed (code 4002): it can resume with ``from`` = its last id.
     A ``from`` that is no stream id gets ``error`` ``malformed`` and close
     1008, an unknown match ``no_match`` and close 4004, a full match
-    ``too_many_watchers`` and close 1013.
+    ``too_many_watchers`` and close 1013. A match that Redis loses while it is
+    watched (:meth:`MatchService.match_lost <server.matches.MatchService.match_lost>`)
+    ends as an unknown one is refused: ``no_match`` saying the server lost it,
+    close 4004.
 
     The sending runs in a task of its own while this handler receives: when
     the spectator leaves, the handler closes the subscription (which
@@ -207,7 +235,7 @@ async def watch_endpoint(websocket: WebSocket) -> None:
     if not valid_stream_id(after):
         return await _refuse(websocket, m.Error("malformed", f"from is {STREAM_ID_HELP}"))
     if await service.store.meta(code) is None:
-        return await _refuse(websocket, m.Error("no_match", "no match with that code"))
+        return await _refuse(websocket, m.Error("no_match", _unknown(service, code)))
     try:
         subscription = await service.watch(code)
     except ServiceError as error:

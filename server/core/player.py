@@ -102,10 +102,12 @@ clients do not reconnect after it."""
 
 class MatchGone(ServiceError):
     """``no_match`` with :data:`MATCH_GONE`: the player's match is gone from Redis. The connection is closed
-    after it (close 4004): nothing it sends can succeed."""
+    after it (close 4004): nothing it sends can succeed. ``match``: the match's code, where the connection has
+    none yet (a ``resume`` or ``join`` of it); ``""`` for the connection's own match."""
 
-    def __init__(self) -> None:
+    def __init__(self, match: str = "") -> None:
         super().__init__("no_match", MATCH_GONE)
+        self.match = match
 
 
 class MoveLog:

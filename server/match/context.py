@@ -165,6 +165,10 @@ class MatchContext(Protocol):
     async def disconnected(self, session: Session) -> None:
         """``session``'s socket closed: forget it; mark the player away unless a newer connection took over."""
 
+    def known_lost(self, code: str) -> bool:
+        """Whether this process found that Redis lost match ``code`` (a code Redis has no trace of is otherwise
+        one that never existed)."""
+
     def lobby_lock(self, code: str) -> asyncio.Lock:
         """The lock that serialises this process's lobby changes and start decisions of match ``code``."""
 

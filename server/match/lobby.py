@@ -31,7 +31,7 @@ from ..core.lifecycle import (
     should_start,
     state_of,
 )
-from ..core.player import new_game
+from ..core.player import MatchGone, new_game
 from ..names import name_key, name_problem
 from ..rounds import may_start
 from ..store import MatchMeta, token_hash
@@ -76,11 +76,15 @@ class Lobby:
         ``lobby`` to all.
 
         Raises :class:`ServiceError`: ``no_match`` (none, or its keys expired: then the message says where
-        its results are), ``malformed`` (the name), ``already_started`` (the match left its lobby; a finished
-        one says it has ended and where its results are), ``closed``, ``name_taken``, ``match_full``.
+        its results are; :class:`~server.core.player.MatchGone` for a match this process knows Redis lost,
+        :meth:`~server.match.context.MatchContext.known_lost`: a code Redis has no trace of is otherwise one
+        that never existed, a typo), ``malformed`` (the name), ``already_started`` (the match left its lobby; a
+        finished one says it has ended and where its results are), ``closed``, ``name_taken``, ``match_full``.
         """
         meta = await self.store.meta(code)
         if meta is None:
+            if self.service.known_lost(code):
+                raise MatchGone(code)
             raise refusal(Event.JOIN, None, code, results_kept=await self.store.results(code) is not None)
         code, meta = await self.service.rounds.joinable(code, meta)  # an ended round's link joins its next round
         problem = name_problem(name)  # the daily challenge's rule too (server/names.py)
@@ -92,6 +96,8 @@ class Lobby:
         if status == "already_started":
             now = await self.store.meta(code)  # it may have ended since it was read above
             raise refusal(Event.JOIN, state_of((now or meta).state), code)
+        if status == "no_match" and await self.store.lost(code):  # its meta was there a moment ago
+            raise MatchGone(code)
         if status != "ok":
             raise join_refusal(status, code, name, meta)
         await self.service.attach(session, code, name, 0)
@@ -105,12 +111,17 @@ class Lobby:
         ended match (the caller allows that only for the next round its ``rematch`` answered) leaves it once
         the token is accepted.
 
-        Raises :class:`ServiceError` ``bad_token`` (no player of that match has it; nothing changes).
+        Raises :class:`ServiceError` ``bad_token`` (no player of that match has it; nothing changes), and
+        :class:`~server.core.player.MatchGone` for a match this process found Redis lost
+        (:meth:`~server.match.context.MatchContext.known_lost`): Redis cannot tell a lost match from a code that
+        never existed, which is answered as any match the token is not of.
         """
         service = self.service
         new_token = secrets.token_urlsafe(24)
         status, name, epoch = await self.store.resume(code, token_hash(token), token_hash(new_token))
         if status != "ok":
+            if service.known_lost(code):
+                raise MatchGone(code)
             raise ServiceError("bad_token", "that token does not belong to a player of this match")
         if session.code:  # into the next round a rematch answered: the ended match is left only now the token
             await service.rounds.leave_for_next_round(session)  # is known good (a refused one changes nothing)
@@ -151,9 +162,13 @@ class Lobby:
                 session.push(results)
 
     async def _lobby_meta(self, code: str, event: Event) -> MatchMeta:
-        """The match's meta; raises :class:`ServiceError` ``no_match`` once its keys have expired and ``closed``
-        for a match closed unstarted (``FTR_LOBBY_TIMEOUT_S``), as the lifecycle refuses ``event`` there."""
+        """The meta of the connection's match ``code``; raises :class:`~server.core.player.MatchGone` when Redis
+        lost it (the connection joined it, so it existed), :class:`ServiceError` ``no_match`` once its keys have
+        expired (its results kept) and ``closed`` for a match closed unstarted (``FTR_LOBBY_TIMEOUT_S``), as the
+        lifecycle refuses ``event`` there."""
         meta = await self.store.meta(code)
+        if meta is None and await self.store.lost(code):
+            raise MatchGone()
         if meta is None or meta.state == State.CLOSED:
             raise refusal(event, None if meta is None else State.CLOSED, code)
         return meta
@@ -162,7 +177,7 @@ class Lobby:
         """The player is ready; start the countdown when every expected player is (lobby only).
 
         Raises :class:`ServiceError` ``already_started`` once the match has left the lobby, ``closed``,
-        ``no_match``.
+        ``no_match`` (:class:`~server.core.player.MatchGone` when Redis lost it).
         """
         require_joined(session)
         code = session.code
@@ -170,6 +185,8 @@ class Lobby:
         require(State(meta.state), Event.READY, code)
         async with self.service.lobby_lock(code):  # the lobby frame and the start decision in one order
             state = await self.store.set_ready(code, session.name)  # not once the countdown has begun
+            if not state and await self.store.lost(code):  # lost since its meta was read
+                raise MatchGone()
             # It left its lobby meanwhile: refused as the lifecycle refuses a ready there.
             await self.carry_out(code, require(state_of(state or None), Event.READY, code))
 

@@ -107,18 +107,31 @@ const FTR = (() => {
   }
 
   /** Follow a Server-Sent Events stream; handlers[name](data, id). Resumes after a drop or a cut
-      from the last id seen (the server resumes with ?from=ID, nothing lost or repeated). */
+      from the last id seen (the server resumes with ?from=ID, nothing lost or repeated). The server's
+      `error` event ends it for good (handlers.error(data): {code, message}; the match is gone). */
   function follow(url, handlers, onState) {
-    let last = null, source = null, retry = null;
+    let last = null, source = null, retry = null, over = false;
     function open() {
       const target = last ? `${url}${url.includes("?") ? "&" : "?"}from=${encodeURIComponent(last)}` : url;
       source = new EventSource(target);
       source.onopen = () => onState && onState("open");
-      source.onerror = () => {
+      source.onerror = (event) => {
+        if (over || event instanceof MessageEvent) return;  // the server's own `error` event: below
         onState && onState("retrying");
         if (source.readyState === EventSource.CLOSED) reopen(2000);
       };
-      for (const name of Object.keys(handlers)) {
+      // `event: error` from the server (the match is gone: {type, code, message}): the stream is over for good,
+      // so no reconnect (EventSource would reconnect by itself, and find no match).
+      source.addEventListener("error", (event) => {
+        if (!(event instanceof MessageEvent)) return;  // the connection failed: onerror retries
+        let data = null;
+        try { data = JSON.parse(event.data); } catch (error) { data = { message: String(event.data) }; }
+        over = true;
+        source.close();
+        clearTimeout(retry);
+        if (handlers.error) handlers.error(data, event.lastEventId);
+      });
+      for (const name of Object.keys(handlers).filter((name) => name !== "error")) {
         source.addEventListener(name, (event) => {
           if (event.lastEventId) last = event.lastEventId;
           let data = null;

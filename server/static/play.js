@@ -255,17 +255,17 @@
     const s = state;
     const me = s.players[s.name];
     const phase = s.phase;
-    $("state").className = "state " + ({ playing: "live", countdown: "countdown", finished: "finished" }[phase] || "");
+    $("state").className = "state " + ({ playing: "live", countdown: "countdown", finished: "finished", gone: "gone" }[phase] || "");
     const visitor = phase === "connecting" && s.connection === "open" && !s.name;  // connected, not joined (yet)
     $("state").textContent = takenOver() ? "open elsewhere" : s.connection === "closed" ? "reconnecting…" : visitor ? "not joined" : ({ connecting: "connecting",
       preparing: "preparing the deal", lobby: "lobby", countdown: "countdown", playing: "live", finished: "finished",
-      closed: "closed" }[phase] || phase);
+      closed: "closed", gone: "lost" }[phase] || phase);
     const count = Object.keys(s.players).length, wanted = s.settings ? s.settings.players : 0;
     $("headline").textContent = {
       connecting: `Match ${code}`, preparing: "Shuffling a solvable deal…",
       lobby: `Waiting for players · ${count}/${wanted}`, countdown: "Get ready…",
       playing: s.status === "playing" ? "Race on" : `Your game: ${STATUS[s.status] || s.status}`,
-      finished: winnerLine(), closed: "This match was closed",
+      finished: winnerLine(), closed: "This match was closed", gone: "The server lost this match",
     }[phase] || "";
     const ready = Object.values(s.players).filter((p) => p.ready).length;
     $("subline").textContent = visitor ? "Type your name to join" : {
@@ -295,7 +295,9 @@
     let label = "waiting", value = "–:––";
     const clock = $("clock");
     clock.classList.toggle("countdown", state.phase === "countdown");
-    if (state.phase === "countdown") {
+    if (state.phase === "gone") {
+      label = "stopped";
+    } else if (state.phase === "countdown") {
       label = "starts in"; value = FTRRace.countdown(state, now).toFixed(1);
     } else if (state.phase === "playing" || state.phase === "finished") {
       label = state.phase === "finished" || FTRRace.ENDED.has(state.status) ? "your time" : "your clock";

@@ -6,10 +6,11 @@
 
 const FTRRace = (() => {
   const ENDED = new Set(["won", "dead", "resigned", "timeout"]);
+  const MATCH_GONE_CLOSE = 4004;  // README "Protocol": the server lost the match (its Redis lost its data)
 
   function initial(code) {
     return {
-      code, name: "", phase: "connecting",  // connecting, preparing, lobby, countdown, playing, finished, closed
+      code, name: "", phase: "connecting",  // connecting, preparing, lobby, countdown, playing, finished, closed, gone
       connection: "connecting", closeCode: 0, settings: null, commitment: "", round: 1, nextRound: null, series: null,
       startAt: 0, deadline: 0, clockOffset: 0, view: null, legal: [], moves: 0, undos: 0, foundation: 0,
       status: "lobby", timeMs: 0, players: {}, results: null, message: "", messageKind: "",
@@ -33,7 +34,10 @@ const FTRRace = (() => {
   function reduce(state, frame) {
     switch (frame.type) {
       case "page/status":  // closeCode: why a connection was closed for good ("gone"), else 0
-        return { ...state, connection: frame.status, closeCode: frame.closeCode || 0 };
+        return { ...state, connection: frame.status, closeCode: frame.closeCode || 0,
+                 // 4004: the server lost the match (README "Protocol"), whatever the page was doing: over
+                 phase: frame.status === "gone" && frame.closeCode === MATCH_GONE_CLOSE && state.phase !== "finished"
+                   ? "gone" : state.phase };
       case "page/message":
         return { ...state, message: frame.text, messageKind: frame.kind || "" };
       case "page/match":  // GET /matches/{code}: settings, round, series (the public state)
@@ -94,10 +98,10 @@ const FTRRace = (() => {
       case "suggestion":
         return { ...state, message: frame.command ? `Hint: ${frame.command}`
           : "Hint: none (nothing left to draw): try a move of your own, undo, or resign", messageKind: "hint" };
-      case "error":  // "closed" (the match never started), or "no_match" mid-match (the server lost it): over
+      case "error":  // "closed" (the match never started), or "no_match" once joined (the server lost it): over
         return { ...state, message: frame.message, messageKind: "error",
-                 phase: frame.code === "closed" || (frame.code === "no_match" && state.phase !== "connecting")
-                   ? "closed" : state.phase };
+                 phase: frame.code === "closed" ? "closed"
+                   : frame.code === "no_match" && !["connecting", "finished"].includes(state.phase) ? "gone" : state.phase };
       case "pong":
         return { ...state, clockOffset: Math.round(frame.server_time_ms - frame.local_ms) };
       case "rematch":  // public event of this match: who wants another round, and its code

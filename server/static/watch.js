@@ -89,14 +89,14 @@
   function renderHero() {
     const state = effectiveState();
     const badge = $("state");
-    badge.className = "state " + ({ playing: "live", countdown: "countdown", finished: "finished" }[state] || "");
+    badge.className = "state " + ({ playing: "live", countdown: "countdown", finished: "finished", gone: "gone" }[state] || "");
     badge.textContent = { preparing: "preparing the deal", lobby: "lobby", countdown: "countdown",
-      playing: "live", finished: "finished", connecting: "connecting", missing: "not found" }[state] || state;
+      playing: "live", finished: "finished", connecting: "connecting", missing: "not found", gone: "lost" }[state] || state;
     const count = players.size, wanted = match.settings ? match.settings.players : 0;
     const headline = {
       preparing: "Shuffling a solvable deal…", lobby: `Waiting for players · ${count}/${wanted}`,
       countdown: "Get ready…", playing: "Race on", finished: winnerLine(),
-      missing: "No such match", connecting: "Connecting…",
+      missing: "No such match", connecting: "Connecting…", gone: "The server lost this match",
     }[state] || "";
     $("headline").textContent = (match.round > 1 && headline ? `Round ${match.round} · ` : "") + headline;
     const ready = [...players.values()].filter((p) => p.ready).length;
@@ -106,7 +106,7 @@
       countdown: "Everyone gets the same deal at the same instant.",
       playing: `${[...players.values()].filter((p) => p.status === "playing").length} of ${count} still playing`,
       finished: "The seed is revealed: check it against the commitment below.",
-      missing: `There is no match with the code “${code}”.`, connecting: "",
+      missing: `There is no match with the code “${code}”.`, connecting: "", gone: match.goneMessage,
     }[state];
     $("subline").textContent = sub || "";
   }
@@ -123,6 +123,8 @@
       const elapsed = now() - match.startAt;
       label = "race clock"; value = formatMs(match.deadline ? Math.min(elapsed, match.deadline - match.startAt) : elapsed, true);
       if (match.deadline) label = `race clock · ${formatMs(Math.max(0, match.deadline - now()))} left`;
+    } else if (state === "gone") {
+      label = "stopped: the match is lost";
     } else if (state === "finished") {
       label = "final"; value = formatMs(Math.max(0, ...[...players.values()].map((p) => p.time_ms)), true);
     }
@@ -260,6 +262,12 @@
     rematch(data, id) {
       feed(`${data.names.join(", ")} ${data.names.length === 1 ? "wants" : "want"} a rematch`, undefined, id);
       showNextRound(data.next, data.names);
+    },
+    error(data) {  // the server lost the match (its Redis restarted without its data): nothing more will come
+      match.state = "gone";
+      match.goneMessage = data.message || "the server lost this match";
+      feed("The server lost this match: the race cannot go on", undefined, undefined, "gone");
+      renderHero(); renderStandings(); tick();
     },
     board(data) {
       // The start boards are written just after the start: a quick first move's board may come before.

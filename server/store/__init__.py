@@ -5,11 +5,11 @@ loops ride out (:mod:`.outages`). Nothing outside this package writes a key name
 
 from .daily_store import DailyStore
 from .match_store import Store, open_redis, probe_client, redis_client, token_hash
-from .outages import REDIS_UNAVAILABLE, Outage
+from .outages import REDIS_REFUSALS, REDIS_UNAVAILABLE, Outage
 from .records import DailyEntry, DailyReplay, DayDeal, MatchKeysGone, MatchMeta, PlayerRecord
 from .streams import Feed, day_feed, match_feed
 
 __all__ = [
-    "REDIS_UNAVAILABLE", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "Feed", "MatchKeysGone", "MatchMeta", "Outage",
+    "REDIS_REFUSALS", "REDIS_UNAVAILABLE", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "Feed", "MatchKeysGone", "MatchMeta", "Outage",
     "PlayerRecord", "Store", "day_feed", "match_feed", "open_redis", "probe_client", "redis_client", "token_hash",
 ]

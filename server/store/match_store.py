@@ -850,7 +850,8 @@ class Store:
         """``await read()`` (a read-only Redis call, safe to repeat), tried again on :data:`READ_ERRORS` with
         redis-py's :class:`~redis.asyncio.retry.Retry` (:data:`READ_RETRIES`, :data:`READ_BACKOFF`): the
         cluster client reads the cluster's layout again after a connection error, so a retry finds the promoted
-        replica. The first failure of a run is logged as a warning. Raises the last error once the tries are
+        replica. The first failure of a run is logged as a warning, the read that worked again after it as info (good
+        news). Raises the last error once the tries are
         spent."""
         failures = 0
 
@@ -865,7 +866,7 @@ class Store:
         result = await retry.call_with_retry(read, failed)
         if failures:
             self.metrics.redis_reached("event streams")
-            log.warning("reading %s worked again after %d failures", what, failures)
+            log.info("reading %s worked again after %d failure%s", what, failures, "" if failures == 1 else "s")
         return result
 
     def stream_group(self, key: str) -> Hashable:

@@ -15,8 +15,17 @@ from collections.abc import Awaitable, Callable
 from redis import exceptions as redis_errors
 from redis.backoff import EqualJitterBackoff
 
+REDIS_REFUSALS: tuple[type[Exception], ...] = (
+    redis_errors.AuthenticationError,  # a wrong or missing password or user (a ConnectionError in redis-py)
+    redis_errors.AuthorizationError,  # the user may not connect
+    redis_errors.NoPermissionError,  # an ACL forbids the user a command or a key (NOPERM)
+)
+"""Redis answers, but refuses the server: at start a setting's fault (``REDIS_URL``: the server exits with status
+2); once running, met as an outage (a Redis restarted with another password) and said so once."""
+
 REDIS_UNAVAILABLE: tuple[type[Exception], ...] = (
-    redis_errors.ConnectionError,  # refused, reset, still loading its data (BusyLoadingError)
+    redis_errors.ConnectionError,  # refused, reset, still loading its data (BusyLoadingError), a wrong password
+    redis_errors.NoPermissionError,  # an ACL changed under the server (see REDIS_REFUSALS)
     redis_errors.TimeoutError,  # no answer within the socket timeout (a stall)
     redis_errors.ClusterDownError,  # a cluster without a master for a slot (MasterDownError too)
     redis_errors.TryAgainError,  # a slot being moved
@@ -56,23 +65,38 @@ class Outage:
         self.since: float | None = None
         """``time.monotonic()`` of the outage's first failure, while it lasts."""
         self._backoff = EqualJitterBackoff(cap=cap_s, base=base_s)
+        self._said_refused = False
+        """Whether this outage's refusal (:data:`REDIS_REFUSALS`) was logged."""
 
-    def failed(self, error: BaseException, message: str = "{what}: Redis unreachable ({error}); retrying") -> None:
-        """One more failed try; the first of an outage is logged (``message`` with ``{what}`` and ``{error}``)."""
+    def failed(self, error: BaseException, message: str = "%(what)s: Redis unreachable (%(error)s); retrying",
+               **values: object) -> None:
+        """One more failed try; the first of an outage is logged: ``message`` is a %-style template of the
+        logging module, given ``what``, ``error`` (:func:`describe`) and ``values`` as a mapping. Text from
+        outside (an address, a path that may hold ``{`` or ``%``) goes in ``values``, never in the template.
+        A refusal (:data:`REDIS_REFUSALS`: Redis back with another password) is said once as such, in place of
+        ``message`` or after it."""
         self.failures += 1
-        if self.since is None:
-            self.since = time.monotonic()
-            self.log.warning(message.format(what=self.what, error=describe(error)))
+        refused = isinstance(error, REDIS_REFUSALS)
+        if self.since is None or (refused and not self._said_refused):
+            if self.since is None:
+                self.since = time.monotonic()
+            if refused:
+                self._said_refused = True
+                message = ("%(what)s: Redis refuses the server (%(error)s): the password, user or permissions that "
+                           "REDIS_URL gives are not the Redis's; retrying")
+            self.log.warning(message, {"what": self.what, "error": describe(error), **values})
 
-    def reached(self, message: str = "{what}: Redis reachable again after {seconds:.1f} s") -> float | None:
-        """Redis answered: an outage that was going on ends, logged (``message`` with ``{what}`` and
-        ``{seconds}``); returns its length in seconds, ``None`` when there was none."""
+    def reached(self, message: str = "%(what)s: Redis reachable again after %(seconds).1f s",
+                **values: object) -> float | None:
+        """Redis answered: an outage that was going on ends, logged (``message`` as for :meth:`failed`, given
+        ``what``, ``seconds`` and ``values``); returns its length in seconds, ``None`` when there was none."""
         self.failures = 0
+        self._said_refused = False
         if self.since is None:
             return None
         seconds = time.monotonic() - self.since
         self.since = None
-        self.log.info(message.format(what=self.what, seconds=seconds))
+        self.log.info(message, {"what": self.what, "seconds": seconds, **values})
         return seconds
 
     def delay(self) -> float:
@@ -100,4 +124,4 @@ class Outage:
         return False
 
 
-__all__ = ["REDIS_UNAVAILABLE", "RETRY_BASE_S", "RETRY_CAP_S", "Outage", "describe"]
+__all__ = ["REDIS_REFUSALS", "REDIS_UNAVAILABLE", "RETRY_BASE_S", "RETRY_CAP_S", "Outage", "describe"]

@@ -1,3 +1,9 @@
 """Browser tests reuse the integration fixtures: a real Redis and real server processes."""
 
-from tests.integration.conftest import make_server, redis_url, server  # noqa: F401 - fixtures
+from tests.integration.conftest import (  # noqa: F401 - fixtures
+    make_own_server,
+    make_server,
+    own_redis_url,
+    redis_url,
+    server,
+)

@@ -532,6 +532,48 @@ async def test_a_tab_whose_game_another_tab_took_over_says_so_stops_and_takes_it
     assert got["first_take_back_hidden"] and got["second_draw_disabled"], got
 
 
+async def test_a_lobby_the_server_lost_says_so_at_ready_and_the_page_stops(  # type: ignore[no-untyped-def]
+        make_own_server, own_redis_url) -> None:
+    """A player waits in a lobby; Redis loses the match's keys; the player clicks Ready. The page says the server
+    lost the match (the server's message, ``no_match`` and close 4004; "the match no longer exists" was shown
+    before, with the page still in its lobby), disables Ready and opens no new connection."""
+    _browser_available()
+    import redis
+    from playwright.async_api import async_playwright
+
+    from server.core.player import MATCH_GONE
+
+    server = make_own_server()
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = await browser.new_page(**DESKTOP)
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        sockets: list[str] = []
+        page.on("websocket", lambda ws: sockets.append(ws.url))
+        await page.goto(f"{server.url}/join/{created['code']}")
+        await page.get_by_label("Name").fill("ann")
+        await page.get_by_role("button", name="Join").click()
+        await page.get_by_role("button", name="Ready").wait_for(timeout=10_000)
+        with redis.Redis.from_url(own_redis_url) as client:
+            client.delete(*client.scan_iter(f"{{m:{created['code']}}}:*"))
+        await page.get_by_role("button", name="Ready").click()
+        await page.wait_for_function("document.getElementById('state').textContent === 'lost'", timeout=4_000)
+        await page.wait_for_timeout(2_500)  # a reconnect would come within the backoff's first delays
+        got = {"headline": await page.locator("#headline").inner_text(),
+               "message": await page.locator("#message").inner_text(),
+               "lobby_hidden": await page.locator("#lobby-panel").is_hidden(),
+               "sockets": list(sockets)}
+        await page.screenshot(path=str(ARTIFACTS / "play-lost.png"), full_page=True)
+        await browser.close()
+    assert got["headline"] == "The server lost this match", got
+    assert got["message"] == MATCH_GONE, got
+    assert got["lobby_hidden"], got
+    assert len(got["sockets"]) == 1, got  # no reconnect after close 4004
+    assert not errors, errors
+
+
 async def test_after_the_results_the_race_table_lists_players_in_the_ranking_order(server) -> None:  # type: ignore[no-untyped-def]
     """The ranking of players nobody-won breaks a tie in cards by who put the last one up first (DESIGN.md
     "Ranking"), which the live race table cannot know; once the results are in, the race table beside

@@ -192,6 +192,59 @@ async def test_the_watch_page_shows_live_standings_then_the_ranking_and_replays(
     await run()
 
 
+async def test_the_watch_page_of_a_match_the_server_lost_says_so_and_stops(  # type: ignore[no-untyped-def]
+        make_own_server, own_redis_url) -> None:
+    """A race is watched live; Redis loses the match's keys. Within the server's 5 s check and a margin the page
+    shows the match is lost, with the server's message, and no running clock; it stops asking for the events
+    (it showed "live" with a running clock for ever, and reconnected every 2 s)."""
+    _browser_available()
+    import redis
+    from playwright.async_api import async_playwright
+
+    from server.core.player import MATCH_GONE
+
+    server = make_own_server()
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = await browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        code = create_match(server.url, variant=VARIANT, seed=SEED, players=1)["code"]
+        ann = Player(server.ws_url)
+        await ann.connect()
+        await ann.join(code, "ann")
+        await ann.send(m.Ready())
+        await ann.expect(m.Started)
+        await page.goto(f"{server.url}/watch/{code}")
+        await page.wait_for_function("document.querySelector('#state')?.textContent === 'live'", timeout=10_000)
+        await page.locator("#feed li", has_text="ann joined").wait_for(timeout=10_000)  # the stream is open
+        streams: list[str] = []
+        page.on("request", lambda request: streams.append(request.url) if "/events" in request.url else None)
+        with redis.Redis.from_url(own_redis_url) as client:
+            client.delete(*client.scan_iter(f"{{m:{code}}}:*"))
+        await page.wait_for_function("document.querySelector('#state')?.textContent === 'lost'", timeout=15_000)
+        clock = await page.locator("#clock-value").inner_text()
+        await asyncio.sleep(1.0)
+        assert await page.locator("#clock-value").inner_text() == clock  # stopped
+        headline = await page.locator("#headline").inner_text()
+        subline = await page.locator("#subline").inner_text()
+        feed = await _feed(page)
+        asked_before = len(streams)
+        await asyncio.sleep(4.5)  # EventSource reconnects by itself after 3 s; the page's retry was every 2 s
+        path = ARTIFACTS / "watch-lost.png"
+        await page.screenshot(path=str(path), full_page=True)
+        print(f"\nscreenshot: {path}")
+        await browser.close()
+    await ann.close()
+    assert headline == "The server lost this match", headline
+    assert subline == MATCH_GONE, subline
+    assert clock == "–:––", clock
+    assert feed[0] == "The server lost this match: the race cannot go on", feed
+    assert len(streams) == asked_before, streams  # no stream asked for again
+    assert not errors, errors
+
+
 async def test_the_daily_page_says_so_politely_when_there_is_no_daily_challenge(make_server) -> None:  # type: ignore[no-untyped-def]
     """A server without the daily challenge (``FTR_DAILY_VARIANTS`` empty: ``GET /daily`` JSON answers 404):
     the page says so, without a script error."""

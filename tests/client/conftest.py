@@ -17,7 +17,16 @@ import pytest
 
 from server.engine import deal, find_variant
 from server.engine.solver import Budget, solve
-from tests.integration.conftest import ROOT, ServerProcess, free_port, make_server, redis_url, server
+from tests.integration.conftest import (
+    ROOT,
+    ServerProcess,
+    free_port,
+    make_own_server,
+    make_server,
+    own_redis_url,
+    redis_url,
+    server,
+)
 
 SEED = "4"
 VARIANT = "relaxed"
@@ -52,5 +61,5 @@ def run_client(args: list[str], env: dict[str, str], **kwargs: object) -> subpro
                             **kwargs)  # type: ignore[call-overload]
 
 
-__all__ = ["ROOT", "SEED", "VARIANT", "ServerProcess", "client_env", "free_port", "make_server", "redis_url",
-           "run_client", "server", "solution"]
+__all__ = ["ROOT", "SEED", "VARIANT", "ServerProcess", "client_env", "free_port", "make_own_server", "make_server",
+           "own_redis_url", "redis_url", "run_client", "server", "solution"]

@@ -305,3 +305,36 @@ async def test_joining_an_ended_series_names_the_watch_line_of_the_round_the_ser
     assert late.returncode == 2, late
     assert f"match {answer.match} has ended" in late.stderr, late.stderr
     assert f"forty-thieves watch {answer.match} --server {server.url} prints them" in late.stderr, late.stderr
+
+
+def test_the_client_resuming_a_match_the_server_lost_says_so_and_stops(make_own_server, own_redis_url: str,  # type: ignore[no-untyped-def]
+                                                                       client_env: dict[str, str]) -> None:
+    """The client keeps a player's token of a match Redis has since lost (and the server found so). Run again,
+    it resumes: the server's ``no_match`` says the match is lost, and the client prints that and stops (it was
+    told ``bad_token``, then joined anew and ended with "no match with code ..."). It does not join."""
+    from client_cli.tokens import TokenStore
+    from server.core.player import MATCH_GONE
+    from tests.integration.wsclient import Player
+
+    server = make_own_server()
+    code = create_match(server.url, variant=VARIANT, seed=SEED, players=2)["code"]
+
+    async def joined_then_lost() -> str:
+        player = Player(server.ws_url)
+        await player.connect()
+        await player.join(code, "ann")
+        with redis.Redis.from_url(own_redis_url) as client:
+            client.delete(*client.scan_iter(f"{{m:{code}}}:*"))
+        await player.send(m.Ready())  # the server finds the match lost
+        assert (await player.wait_closed())[0] == 4004
+        return player.token
+
+    token = asyncio.run(joined_then_lost())
+    TokenStore(Path(client_env["FTR_CLIENT_DATA"]) / "tokens.json").keep_player(server.url, code, "ann", token)
+    done = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "join", code, "--name", "ann",
+                           "--script", "-"], cwd=ROOT, env=client_env, input="", capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode != 0, done
+    assert MATCH_GONE in " ".join(done.stderr.split()), done.stderr
+    assert "no match with code" not in done.stderr, done.stderr
+    assert "a player joined" not in server.logs()[server.logs().index("its keys are gone"):]

@@ -10,7 +10,7 @@ import platformdirs
 import pytest
 
 import server.settings as module
-from server.__main__ import bind, main
+from server.__main__ import bind, main, start_line
 from server.about import version_line
 from server.settings import DECLARATIONS, ENVIRONMENT_VARIABLES, SettingError, Settings
 
@@ -87,7 +87,10 @@ def test_help_lists_every_setting_with_its_default_and_the_options_have_help(
     assert exited.value.code == 0
     text = capsys.readouterr().out
     for declared in DECLARATIONS.values():
-        assert f"{declared.variable} (default: {declared.shown})" in text, declared.variable
+        if declared.variable != "FTR_DATA_DIR":
+            assert f"{declared.variable} (default: {declared.shown})" in text, declared.variable
+    # The data folder's default is the user data folder of this machine, shown as the path itself.
+    assert f"FTR_DATA_DIR (default: {platformdirs.user_data_dir('forty-thieves-race')})" in text
     flat = " ".join(text.split())
     assert "--host HOST address to listen on (default: FTR_HOST, else 127.0.0.1" in flat
     assert "--port PORT port to listen on (default: FTR_PORT, else 8000)" in flat
@@ -119,3 +122,11 @@ def test_a_host_name_is_bound_as_uvicorn_binds_it(monkeypatch: pytest.MonkeyPatc
             assert sock.family == family, host
         finally:
             sock.close()
+
+
+@pytest.mark.parametrize(("host", "where"), [("::", "listening on [::]:8000;"),
+                                             ("::1", "listening on [::1]:8000 (this machine only"),
+                                             ("0.0.0.0", "listening on 0.0.0.0:8000;"),
+                                             ("127.0.0.1", "listening on 127.0.0.1:8000 (this machine only")])
+def test_the_start_line_writes_an_ipv6_address_in_brackets(host: str, where: str) -> None:
+    assert start_line(host, 8000, "").startswith(where)
