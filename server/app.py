@@ -92,6 +92,7 @@ class _WaitingForRedis:
     def __getattr__(self, name: str) -> NoReturn:
         raise RedisNotReady("the server has not reached Redis since it started")
 
+
 STOP_WORKERS_S = 1.0
 """How long the server's stop lets a job running in a solver worker end before it terminates the worker (its
 answer is wanted no more): see :meth:`server.workers.WorkerPool.stop`."""
@@ -443,4 +444,4 @@ def _stop_if_failed(app: Starlette, opening: asyncio.Task[None]) -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-__all__ = ["REDIS_UNAVAILABLE", "RedisNotReady", "RedisRefused", "create_app", "reach_redis"]
+__all__ = ["RedisNotReady", "RedisRefused", "create_app", "reach_redis"]

@@ -99,7 +99,7 @@ NO_REDIS_SERVER = (
     "newer, macOS) is not installed or does not run here, and neither valkey-server nor redis-server is on the "
     "PATH: install one (e.g. apt install redis-server, brew install valkey, apk add valkey), or set REDIS_URL to a "
     "Redis you run")
-"""What the server says, and exits 2 with, when it has no Redis to embed (README "The server")."""
+"""What the server says, and exits 2 with, when it has no Redis to embed (README "The embedded Redis")."""
 
 _claims: dict[str, int] = {}
 """The data folders this process owns: real path to the open descriptor of the locked lock file."""

@@ -109,7 +109,11 @@ parser knows dozens) is :data:`OTHER_METHOD`, so a scanner cannot multiply the s
 OTHER_METHOD = "other"
 
 REDIS_FAILURES: tuple[type[Exception], ...] = (RedisError, RedisClusterException, OSError)
-"""What counts as a failure of Redis in :meth:`Metrics.redis_failed` (anything else is a bug, not counted)."""
+"""What :meth:`Metrics.redis_failed` counts: anything redis-py raises (an error reply too) and the socket's own
+``OSError``; any other exception is a bug of the server's, not counted. Wider than
+:data:`server.store.REDIS_UNAVAILABLE`, the outages a route answers 503 and a loop waits out: this one is for
+counting what talking to Redis met, whatever its kind (it lives here, not in the store, which imports this
+module)."""
 
 
 class Metrics:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -41,7 +42,8 @@ class SettingError(ValueError):
 class Declaration:
     """One setting: its ``variable``, the ``parse`` of a set value (raises ``ValueError`` with what it
     takes), what an unset one is (``default``, or ``unset()`` when it is worked out at start), the
-    ``shown`` default of the docs, and its ``meaning`` (one sentence or a few)."""
+    ``shown`` default of the docs, its ``meaning`` (one sentence or a few), and ``redact``, which makes a set
+    value fit for an error message (a password left out)."""
 
     variable: str
     parse: Callable[[str], Any]
@@ -49,6 +51,7 @@ class Declaration:
     shown: str
     meaning: str
     unset: Callable[[], Any] | None = None
+    redact: Callable[[str], str] | None = None
 
     def shown_here(self) -> str:
         """The default as it is on this machine (``--help``): ``unset()`` where it is worked out at start (the
@@ -57,12 +60,13 @@ class Declaration:
 
 
 def setting(variable: str, default: T, parse: Callable[[str], T], meaning: str, *, shown: str | None = None,
-            unset: Callable[[], T] | None = None) -> T:
+            unset: Callable[[], T] | None = None, redact: Callable[[str], str] | None = None) -> T:
     """Declare a field of :class:`Settings` read from ``variable``: ``parse`` reads a set value (and raises
     ``ValueError`` saying what it takes); unset, the field is ``default`` (or ``unset()``, worked out when the
-    environment is read). ``shown`` is the default as the docs write it (``str(default)`` when not given)."""
+    environment is read). ``shown`` is the default as the docs write it (``str(default)`` when not given);
+    ``redact`` gives a bad value as its :class:`SettingError` quotes it (a value holding a secret)."""
     declared = Declaration(variable, parse, default, str(default) if shown is None else shown,
-                           " ".join(meaning.split()), unset)
+                           " ".join(meaning.split()), unset, redact)
     value: T = field(default=default, metadata={"setting": declared})
     return value
 
@@ -131,6 +135,17 @@ def _public_url(text: str) -> str:
     return url
 
 
+def hide_password(url: str) -> str:
+    """``url`` (a Redis URL) with its password, in the user part or a ``password=`` parameter, written ``***``:
+    ``redis://ann:***@host:6379/0``. Fit for a message; other parts, wrong ones included, stay as they are."""
+    head, at, host = url.rpartition("@")
+    if at:
+        scheme, sep, user = head.rpartition("://")
+        name, colon, _ = user.partition(":")
+        url = f"{scheme}{sep}{name}{colon}***@{host}" if colon else url
+    return re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", url)
+
+
 def _redis_url(text: str) -> str | None:
     url = text.strip()
     if not url:
@@ -191,7 +206,7 @@ class Settings:
     redis_url: str | None = setting(
         "REDIS_URL", None, _redis_url, shown="(unset)", meaning="""Redis to use (redis://host:port/db): one
         Redis, or any node of a Redis Cluster (the server asks it INFO cluster at start and uses redis-py's
-        cluster client when cluster_enabled:1); unset: start an embedded Redis""")
+        cluster client when cluster_enabled:1); unset: start an embedded Redis""", redact=hide_password)
     data_dir: str = setting(
         "FTR_DATA_DIR", "", _text, shown="user data", unset=_data_dir, meaning="""folder of the embedded
         Redis's database file, owned by one server process at a time (a second one refuses)""")
@@ -271,8 +286,8 @@ class Settings:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Read every setting from ``environ`` (default: ``os.environ``); an unset variable gives the declared
-        default. Raises :class:`SettingError` (one line naming the variable, its value and what it takes) for
-        the first value that cannot be used."""
+        default. Raises :class:`SettingError` (one line naming the variable, its value, a password in it hidden, and
+        what it takes) for the first value that cannot be used."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for name, declared in DECLARATIONS.items():
@@ -283,7 +298,8 @@ class Settings:
             try:
                 value = declared.parse(raw)
             except ValueError as error:
-                raise SettingError(f"{declared.variable}={raw!r}: {error}") from None
+                shown = raw if declared.redact is None else declared.redact(raw)
+                raise SettingError(f"{declared.variable}={shown!r}: {error}") from None
             if declared.unset is not None and not value:
                 value = declared.unset()
             values[name] = value
@@ -327,4 +343,4 @@ def _table() -> str:
 __doc__ = (__doc__ or "") + _table()
 
 __all__ = ["DECLARATIONS", "ENVIRONMENT_VARIABLES", "Declaration", "SettingError", "Settings", "help_text",
-           "setting"]
+           "hide_password", "setting"]

@@ -33,7 +33,8 @@ REDIS_UNAVAILABLE: tuple[type[Exception], ...] = (
     redis_errors.RedisClusterException,  # no node of the cluster reachable, a slot no node serves
 )
 """The failures of Redis itself (not of a request) that any route or loop may meet: a route answers each with
-503 ``internal``, a loop waits for Redis and starts again."""
+503 ``internal``, a loop waits for Redis and starts again. What the metrics count is wider
+(:data:`server.metrics.REDIS_FAILURES`: an error reply, a bug's, too)."""
 
 RETRY_BASE_S = 0.1
 """The first wait after a failure (seconds, before jitter): it doubles with each failure in a row."""

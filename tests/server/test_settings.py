@@ -71,6 +71,19 @@ def test_a_bad_value_is_one_line_naming_its_variable(variable: str, value: str, 
     assert "\n" not in text
 
 
+@pytest.mark.parametrize(("value", "quoted"), [
+    ("redis://ann:hunter2@127.0.0.1:notaport/0", "redis://ann:***@127.0.0.1:notaport/0"),
+    ("redis://:hunter2@127.0.0.1:99999/0", "redis://:***@127.0.0.1:99999/0"),
+    ("unix:///run/redis.sock?db=x&password=hunter2", "unix:///run/redis.sock?db=x&password=***"),
+])
+def test_a_bad_redis_url_is_quoted_without_its_password(value: str, quoted: str) -> None:
+    """The line goes to stderr, so to a container's log: the rest of the URL is quoted, its password never."""
+    with pytest.raises(SettingError) as raised:
+        Settings.from_environ({"REDIS_URL": value})
+    text = str(raised.value)
+    assert text.startswith(f"REDIS_URL={quoted!r}: ") and "hunter2" not in text, text
+
+
 def test_the_module_table_has_a_row_per_declaration() -> None:
     doc = module.__doc__ or ""
     rows = [line for line in doc.splitlines() if line.startswith("``")]
