@@ -23,7 +23,7 @@ from typing import NoReturn
 
 import uvicorn
 
-from .about import c_paths, describe_c_paths, version_line
+from .about import c_paths, describe_c_paths, version, version_line
 from .logs import configure_logging, logging_config
 from .settings import DECLARATIONS, PORT, SettingError, Settings, help_text
 
@@ -60,6 +60,15 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _pure_solver() -> bool:
+    """``FTR_SOLVER`` as the settings read it, for ``--version`` (parsed before the settings are checked: a bad
+    value reads as unset here, and the start then refuses it)."""
+    try:
+        return bool(DECLARATIONS["pure_solver"].parse(os.environ.get("FTR_SOLVER", "")))
+    except ValueError:
+        return False
+
+
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     """The command line: ``--host``, ``--port``, ``--version``; ``--help`` lists every setting."""
     parser = argparse.ArgumentParser(prog=PROGRAM, description="Forty Thieves Race server",
@@ -68,7 +77,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                                        "0.0.0.0 for every interface)")
     parser.add_argument("--port", type=_port, help=f"port to listen on (default: FTR_PORT, else "
                                                    f"{DECLARATIONS['port'].shown})")
-    parser.add_argument("--version", action="version", version=version_line(PROGRAM))
+    parser.add_argument("--version", action="version", version=version_line(PROGRAM, _pure_solver()))
     return parser.parse_args(argv)
 
 
@@ -156,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
             _fail(f"the embedded Redis did not start: {error}", status=1)
     try:
         sock = _bind_or_fail(settings.host, settings.port)
-        log.info("%s (%s)", version_line(PROGRAM).split(" (", 1)[0], describe_c_paths(c_paths(settings.pure_solver)))
+        log.info("%s %s (%s)", PROGRAM, version(), describe_c_paths(c_paths(settings.pure_solver)))
         http, ws = protocol_classes(settings)
         app = create_app(settings, redis_url=embedded.url if embedded is not None else None)
         config = uvicorn.Config(

@@ -50,8 +50,9 @@ def describe_c_paths(paths: dict[str, bool]) -> str:
     return "C paths: " + ", ".join(parts)
 
 
-def version_line(program: str) -> str:
-    """What ``PROGRAM --version`` prints: ``"forty-thieves-server 0.1.0 (Python 3.11.7; C paths: ...)"``."""
+def version_line(program: str, pure_solver: bool = False) -> str:
+    """What ``PROGRAM --version`` prints: ``"forty-thieves-server 0.1.0 (Python 3.11.7; C paths: ...)"``, the
+    solver's C path off under ``pure_solver`` (the server's ``FTR_SOLVER=python``), as :func:`c_paths`."""
     import platform
 
-    return f"{program} {version()} (Python {platform.python_version()}; {describe_c_paths(c_paths())})"
+    return f"{program} {version()} (Python {platform.python_version()}; {describe_c_paths(c_paths(pure_solver))})"

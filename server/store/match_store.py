@@ -59,6 +59,7 @@ from .keys import (
     timer_member,
     tokens_key,
 )
+from .outages import REDIS_UNAVAILABLE
 from .records import MatchKeysGone, MatchMeta, PlayerRecord, Timer, plain
 from .scripts import EVENTS_MAXLEN
 from .wakeups import WakeUps
@@ -374,10 +375,13 @@ class Store:
         live = state if state in LIVE_STATES else ""
         try:
             await self._live_state(keys=[LIVE_MATCHES, LIVE_COUNTS], args=[code, live, *_LIVE_ORDER])
-        except REDIS_FAILURES as error:
+        except REDIS_UNAVAILABLE as error:
             self.metrics.redis_failed("live counts", error, retries=False)
             log.warning("counting match %s as %s failed (%s: %s): the sweep of the live counts corrects it", code,
                         state, type(error).__name__, error)
+        except REDIS_FAILURES as error:  # the script refused (a bug): its traceback, but the change stays made
+            self.metrics.redis_failed("live counts", error, retries=False)
+            log.exception("counting match %s as %s failed: the sweep of the live counts corrects it", code, state)
 
     async def live_counts(self) -> dict[str, int]:
         """How many matches are in each live state (:data:`server.core.lifecycle.LIVE_STATES`, every one of them

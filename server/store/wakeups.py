@@ -27,10 +27,10 @@ from collections.abc import Callable, Collection
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, ClusterPubSub, RedisCluster
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import RedisError
 from redis.utils import str_if_bytes
 
-from ..metrics import Metrics, default_metrics
+from ..metrics import REDIS_FAILURES, Metrics, default_metrics
 
 log = logging.getLogger("forty_thieves.store")
 
@@ -113,7 +113,7 @@ class WakeUps:
                 self._changed.clear()
                 try:
                     await self._subscribe()
-                except (RedisError, RedisClusterException, OSError) as error:
+                except REDIS_FAILURES as error:
                     await self._failed("subscribe", "subscribing to wake-ups", error)
                     continue
                 self._recovered("subscribe", "subscribing to wake-ups")
@@ -190,7 +190,7 @@ class WakeUps:
                         self._unsure[name] = connection
                         await connection.ping()
                 message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
-            except (RedisError, RedisClusterException, OSError, RuntimeError) as error:
+            except (*REDIS_FAILURES, RuntimeError) as error:
                 if isinstance(error, RuntimeError) and not _transport_closed(error):
                     raise
                 self._unsure[name] = None
@@ -247,7 +247,7 @@ class WakeUps:
         if self._own is not None:
             try:
                 await self._own.nodes_manager.initialize()
-            except (RedisError, RedisClusterException, OSError) as again:
+            except REDIS_FAILURES as again:
                 _raise_if_cancelled()
                 if failures == 1:
                     log.info("reading the cluster's layout failed (%s: %s)", type(again).__name__, again)

@@ -116,6 +116,8 @@ def test_a_killed_server_keeps_its_matches_and_no_start_leaves_a_temporary_folde
         assert "Finished server process" in server.logs() and "Traceback" not in server.logs(), server.logs()[-2000:]
     finally:
         server.stop()
+        for pid in redis_pids(data_dir):  # a server killed on a failed check leaves its Redis: not the suite's
+            os.kill(pid, signal.SIGTERM)
     leftovers = sorted(path.name for path in tmp.iterdir())
     assert leftovers == [], leftovers
 

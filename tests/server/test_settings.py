@@ -116,6 +116,18 @@ def test_version_prints_the_version_line(capsys: pytest.CaptureFixture[str]) -> 
     assert capsys.readouterr().out.strip() == version_line("forty-thieves-server")
 
 
+def test_version_says_the_solver_runs_its_pure_search_under_ftr_solver_python(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the start's log line does: the C search is built here (the suite's install has a compiler), but
+    ``FTR_SOLVER=python`` keeps the solver off it."""
+    monkeypatch.setenv("FTR_SOLVER", "python")
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    line = capsys.readouterr().out.strip()
+    assert line.endswith("solver off (pure Python))"), line
+    assert line == version_line("forty-thieves-server", pure_solver=True)
+
+
 def test_a_bad_port_option_is_argparses_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["--port", "abc"])
