@@ -199,7 +199,7 @@ async def reach_redis(url: str) -> Any:
             raise RedisRefused(f"REDIS_URL={_where(url)!r}: Redis refuses the server ({describe(error)}): check the "
                                "password, user and database number it gives") from None
         except REDIS_UNAVAILABLE as error:
-            outage.failed(error, "Redis at %(where)s unreachable (%(error)s): waiting for it", where=_where(url))
+            outage.failed(error, "Redis at %(where)s unreachable (%(failure)s): waiting for it", where=_where(url))
             await asyncio.sleep(outage.delay())
             continue
         outage.reached("Redis reached after %(seconds).1f s")

@@ -69,10 +69,10 @@ class Outage:
         self._said_refused = False
         """Whether this outage's refusal (:data:`REDIS_REFUSALS`) was logged."""
 
-    def failed(self, error: BaseException, message: str = "%(what)s: Redis unreachable (%(error)s); retrying",
+    def failed(self, error: BaseException, message: str = "%(what)s: Redis unreachable (%(failure)s); retrying",
                **values: object) -> None:
         """One more failed try; the first of an outage is logged: ``message`` is a %-style template of the
-        logging module, given ``what``, ``error`` (:func:`describe`) and ``values`` as a mapping. Text from
+        logging module, given ``what``, ``failure`` (the error, :func:`describe`) and ``values`` as a mapping. Text from
         outside (an address, a path that may hold ``{`` or ``%``) goes in ``values``, never in the template.
         A refusal (:data:`REDIS_REFUSALS`: Redis back with another password) is said once as such, in place of
         ``message`` or after it."""
@@ -83,9 +83,9 @@ class Outage:
                 self.since = time.monotonic()
             if refused:
                 self._said_refused = True
-                message = ("%(what)s: Redis refuses the server (%(error)s): the password, user or permissions that "
+                message = ("%(what)s: Redis refuses the server (%(failure)s): the password, user or permissions that "
                            "REDIS_URL gives are not the Redis's; retrying")
-            self.log.warning(message, {"what": self.what, "error": describe(error), **values})
+            self.log.warning(message, {"what": self.what, "failure": describe(error), **values})
 
     def reached(self, message: str = "%(what)s: Redis reachable again after %(seconds).1f s",
                 **values: object) -> float | None:

@@ -28,6 +28,7 @@ PASS_THROUGH = {
     ("protocol/connection.py", "error.code"),  # a ProtocolError's code (a frame that did not decode), likewise
     ("server/app.py", "error.code"),  # a ServiceError's code, as an HTTP error
     ("server/watch.py", "error.code"),  # a ServiceError's code (too_many_watchers), frame or HTTP
+    ("server/watch.py", "ended.reason.code"),  # why the hub ended a spectator's subscription: a ServiceError's code
     ("server/daily_web.py", "error.code"),  # a DailyError's code, as an HTTP error
     ("server/core/player.py", "code"),  # rejected: the NotationError's or IllegalCommandError's code
     ("server/httpjson.py", "code"),  # error_response's own parameter: {"error": code, ...} (its calls collected)
