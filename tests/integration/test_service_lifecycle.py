@@ -27,7 +27,7 @@ from server.app import REFUSALS_EVERY_S
 from server.core.player import MATCH_GONE
 
 from .conftest import ROOT, ServerProcess, free_port, redis_binary, start_redis_server, worker_pids
-from .test_faults import stall  # noqa: F401 - the fixture
+from .test_faults import solo_after, stall  # noqa: F401 - stall: the fixture
 from .test_race import SEED, VARIANT, solution
 from .wsclient import Player, create_match
 
@@ -300,27 +300,16 @@ async def test_players_who_send_nothing_are_told_their_match_is_gone_and_a_finis
     waiting = Player(server.ws_url)
     await waiting.connect()
     await waiting.join(lobby["code"], "ann")
-    race = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
-    playing = Player(server.ws_url)
-    await playing.connect()
-    await playing.join(race["code"], "bob")
-    await playing.send(m.Ready())
-    assert isinstance(await playing.expect(m.Started), m.Started)
-    assert isinstance(await playing.play(moves[0]), m.Position)
-    done = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
-    finished = Player(server.ws_url)
-    await finished.connect()
-    await finished.join(done["code"], "cat")
-    await finished.send(m.Ready())
-    assert isinstance(await finished.expect(m.Started), m.Started)
+    race, playing = await solo_after(server, moves[:1])
+    done, finished = await solo_after(server, [])
     await finished.send(m.Resign(1))
     assert isinstance(await finished.expect(m.Results), m.Results)
     with redis.Redis.from_url(own_redis_url) as client:
         # The finished match as its retention leaves it: every key of it gone but its results.
-        keys = [key for key in client.scan_iter(f"{{m:{done['code']}}}:*") if not key.endswith(b":results")]
-        assert keys and client.exists(f"{{m:{done['code']}}}:results")
+        keys = [key for key in client.scan_iter(f"{{m:{done}}}:*") if not key.endswith(b":results")]
+        assert keys and client.exists(f"{{m:{done}}}:results")
         client.delete(*keys)
-        for code in (lobby["code"], race["code"]):
+        for code in (lobby["code"], race):
             client.delete(*client.scan_iter(f"{{m:{code}}}:*"))
     for player in (waiting, playing):
         close_code, _ = await player.wait_closed(timeout=15)
