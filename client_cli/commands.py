@@ -43,7 +43,7 @@ from protocol.commands import parse_command
 from protocol.errors import NotationError
 from protocol.messages import LegalMove, View
 
-Action = Literal["play", "help", "hint", "resign", "ready", "start", "rematch", "quit", "error", "none"]
+Action = Literal["play", "help", "hint", "resign", "ready", "start", "rematch", "restart", "quit", "error", "none"]
 
 LOCAL_WORDS: dict[str, Action] = {
     "?": "help", "help": "help", "h": "help",
@@ -52,6 +52,7 @@ LOCAL_WORDS: dict[str, Action] = {
     "ready": "ready",
     "start": "start",
     "rematch": "rematch",
+    "restart": "restart",
     "quit": "quit", "exit": "quit", "q": "quit",
 }
 """Words the client handles itself (``q`` quits the client; the game goes on until resigned or timed out)."""
@@ -73,6 +74,7 @@ Commands (RULES.md notation; short forms in brackets):
   hint         a suggestion (where the match allows hints)
   ready        (lobby) you are ready; start: (host) start now
   rematch      (results) the next round: same players and settings, a new deal
+  restart      (a game alone) this deal again from the start, as the next round
   resign       give up (asks first); q quits (the game goes on: join again)
 Tab completes the legal moves; Up/Down browse the history."""
 

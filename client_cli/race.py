@@ -439,8 +439,15 @@ class RaceClient:
         await self.send(m.Start(self.host_token))
         return True
 
-    async def rematch(self) -> m.NextRound:
-        """After the results: ask for the next round and make this client that round's player.
+    async def restart(self) -> m.NextRound:
+        """After the results of a game alone (not a daily attempt): the next round on the same deal
+        (``restart``), taken as :meth:`rematch` takes its round. Raises as :meth:`rematch` does, and
+        :class:`ServerRefused` ``no_restart`` in a race or a daily attempt."""
+        return await self.rematch(m.Restart())
+
+    async def rematch(self, request: m.Rematch | m.Restart | None = None) -> m.NextRound:
+        """After the results: ask for the next round (``request``: ``rematch``, or ``restart`` for the same
+        deal) and make this client that round's player.
 
         On a connection of its own: ``resume`` the ended match with the kept token, send ``rematch``, and
         take the ``next_round`` answer: its token is kept in the tokens file under the new code (as a join
@@ -459,7 +466,7 @@ class RaceClient:
             if isinstance(reply, m.Error):
                 raise ServerRefused(reply.code, reply.message)
             self._keep_token(reply.token)
-            await connection.send(m.Rematch())
+            await connection.send(request or m.Rematch())
             while True:
                 answer = await asyncio.wait_for(connection.recv(), 30)
                 if isinstance(answer, m.Error):

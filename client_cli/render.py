@@ -146,7 +146,7 @@ def _players(state: RaceState) -> list[Text]:
             mark = "ready" if line.ready else ("away" if not line.connected else "")
             lines.append(Text(f"{fit(name, 12)} {mark}".rstrip(), style=style))
             continue
-        status = {"playing": "", "won": "WON", "dead": "dead", "resigned": "gave up", "timeout": "time"}.get(
+        status = {"playing": "", "won": "WON", "dead": "stuck", "resigned": "gave up", "timeout": "time"}.get(
             line.status, line.status)
         # How the game ended goes on the name line: the counts line has no room left for "gave up".
         label = f" {status}"[:9] if status else ""  # a status from a replay file may be anything
@@ -261,7 +261,8 @@ def _notice(state: RaceState) -> Text:
             return Text(f"{wanted} Type rematch for the next round; q quits.", style="cyan")
         return Text("The match is over. Type rematch for the next round; q quits.", style="cyan")
     if state.status == "dead":
-        choice = "u to undo, or resign" if state.can("u") else "resign"
+        choices = (["u to undo"] if state.can("u") else []) + (["restart"] if state.may_restart else []) + ["resign"]
+        choice = ", ".join(choices[:-1]) + f", or {choices[-1]}" if len(choices) > 1 else choices[0]
         return Text(f"No card can reach a foundation any more: {choice}.", style="bold red")
     if state.status == "won":
         others = waiting_for(state)

@@ -109,6 +109,11 @@ class RaceState:
     def my_game_over(self) -> bool:
         return self.status in ENDED and not (self.status == "dead" and any(x.command == "u" for x in self.legal))
 
+    @property
+    def may_restart(self) -> bool:
+        """Restart is offered (the server's rule): alone in the match, not a daily attempt, once dealt."""
+        return not self.daily and len(self.players) == 1 and self.phase in ("playing", "finished")
+
     def line(self, name: str) -> PlayerLine:
         if name not in self.players:
             self.players[name] = PlayerLine(name)

@@ -40,10 +40,11 @@ def words_now(state: RaceState) -> tuple[str, ...]:
     where the match allows it) after it; the server refuses the others."""
     if state.phase in ("preparing", "lobby", "countdown"):
         return ("ready", "start", "help", "quit")
+    restart = ("restart",) if state.may_restart else ()
     if state.phase == "finished":
-        return ("help", "quit") if state.daily else ("rematch", "help", "quit")
+        return ("help", "quit") if state.daily else ("rematch", *restart, "help", "quit")
     hints = ("hint",) if state.settings is not None and state.settings.hints else ()
-    return (*hints, "resign", "help", "quit")
+    return (*hints, "resign", *restart, "help", "quit")
 
 
 class LegalCompleter(Completer):
@@ -159,6 +160,13 @@ class RaceScreen:
             else:
                 state.message = "asking for a rematch…"
                 asyncio.ensure_future(self._rematch())
+        elif action == "restart":
+            if not state.may_restart:
+                state.message = ("restart is only for a game alone, once dealt: not in a race nor the daily "
+                                 "challenge (restarting is fair only alone)")
+            else:
+                state.message = "restarting: this deal again, from the start…"
+                asyncio.ensure_future(self._restart())
         elif action in ("play", "resign", "hint"):
             if state.phase != "playing":
                 state.message = NOT_STARTED if state.phase != "finished" else "the match is over"
@@ -181,6 +189,29 @@ class RaceScreen:
             self.refresh()
             return
         self.client.state.message = f"round {answer.round}: match {answer.match}"
+        self._run_client()
+
+    async def _restart(self) -> None:
+        """``restart`` alone: resign the game if it still plays (a game alone ends its match: the results), then
+        the next round on the same deal (:meth:`RaceClient.restart`), raced on this same screen; a refusal
+        shows as the message."""
+        client = self.client
+        try:
+            if client.state.phase == "playing" and not client.state.my_game_over:
+                reply = await client.resign()
+                if not isinstance(reply, m.Position):  # refused: the game goes on, its reason on the line
+                    self.refresh()
+                    return
+            await client.done.wait()  # the results: the match's socket is left after them
+            if self.runner is not None:
+                await asyncio.gather(self.runner, return_exceptions=True)
+            self._stop_offers()
+            answer = await client.restart()
+        except ClientError as error:
+            client.state.message = str(error)
+            self.refresh()
+            return
+        client.state.message = f"round {answer.round}: the same deal again (match {answer.match})"
         self._run_client()
 
     def _run_client(self) -> None:

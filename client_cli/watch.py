@@ -89,6 +89,8 @@ def table(public: dict[str, Any], now_ms: int | None = None, note: str = "") -> 
         grid.add_column(header, justify=justify)  # type: ignore[arg-type]
     for i, player in ranked(public):
         status = player.get("status", "")
+        if status == "dead":  # stuck (an undo left) or ended so: the play page's and the watch page's word
+            status = "stuck"
         if public.get("state") in ("lobby", "preparing"):
             status = "ready" if player.get("ready") else "joined"
         if not player.get("connected", True) and status in ("playing", "joined", "ready"):

@@ -25,6 +25,9 @@ Client to server (imperatives)
 ``ping``    keep-alive; answered by ``pong``.
 ``rematch`` after the match's results: the player wants the next round
             (answer ``next_round``; a retried frame answers the same round).
+``restart`` alone (one player, not a daily attempt), once started: end the
+            game and play the same deal again as the next round (answer
+            ``next_round``).
 
 Server to client (facts)
 ------------------------
@@ -166,7 +169,25 @@ class Rematch(_Message, tag="rematch"):
     """
 
 
-ClientMessage = Hello | Join | Resume | Ready | Start | Play | Resign | Hint | Ping | Rematch
+class Restart(_Message, tag="restart"):
+    """Start this game again on the same deal: only alone (a match of one player that is not a daily attempt),
+    once the game has started.
+
+    Restarting is fair only alone: in a race the restarter would play a deal
+    they have seen against players who have not. The player's game ends
+    (as ``resigned`` if it is still playing: so say the results), and the
+    next round of the series starts on the same deal (the same seed, a new
+    nonce and commitment), for this player alone; answered by
+    :class:`NextRound` as a ``rematch`` is (then ``resume`` with its code
+    and token). A retried ``restart`` answers the same round. Refused with
+    ``error`` ``no_restart`` in a race of two or more or a daily attempt,
+    ``not_started`` before the start; nothing changes then. Once a
+    ``rematch`` has asked for the next round (a new deal), a ``restart``
+    answers that round.
+    """
+
+
+ClientMessage = Hello | Join | Resume | Ready | Start | Play | Resign | Hint | Ping | Rematch | Restart
 """Every message a client may send."""
 
 
@@ -311,13 +332,20 @@ class Rejected(_Message, tag="rejected"):
 
 
 class Progress(_Message, tag="progress"):
-    """Another player's public progress (never a board or a move)."""
+    """Another player's public progress (never a board or a move), after each of their accepted commands.
+
+    ``status``: ``playing``, ``won``, or ``dead`` while the player is stuck (the solver found their game
+    dead with an undo left: it goes on, and their next accepted command's ``progress`` says ``playing``
+    again); a game that ends is also told by ``finished``.
+    """
 
     name: str
     moves: int
     foundation: int
     status: str
     time_ms: int
+    undos: int = 0
+    """Undos taken so far: one more than in the player's ``progress`` before means that command was an undo."""
 
 
 class Board(_Message, tag="board"):
@@ -479,6 +507,7 @@ ERROR_CODES = {
     "unsolvable": "the deal the host chose is proven unsolvable and solvable-only was asked (match creation)",
     "not_found": "no such path (HTTP 404)",
     "method_not_allowed": "that HTTP method is not allowed on that path (HTTP 405)",
+    "no_restart": "restart is only for a game alone: not in a race of two or more, nor in a daily attempt",
 }
 """Stable error codes and what they mean: every code an ``error`` frame, a ``rejected`` frame or an HTTP error body
 can carry (the README's "Error codes" table says which carries which)."""

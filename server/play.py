@@ -198,6 +198,8 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
             await service.hint(session, seq)
         case m.Rematch():
             await service.rounds.rematch(session)
+        case m.Restart():
+            await service.rounds.restart(session)
         case m.Ping(nonce=nonce):
             session.push(encode(m.Pong(nonce, service.clock.now_ms())))
     in_match(session.code)  # joined, resumed, or moved to the next round

@@ -13,6 +13,11 @@ for its players until the window's end: a stranger joining by the old code canno
 take one of them meanwhile (``name_taken``); after it, a name is anyone's who comes
 first, as in any lobby.
 
+A player alone may ``restart`` (:class:`protocol.messages.Restart`): their game
+ends (``resigned`` if still playing), and the next round is a rematch that keeps
+the deal (its seed was revealed to that player at the results), for one player
+(:meth:`Rounds.restart`); fair only alone, so refused in a race and a daily attempt.
+
 Redis (DESIGN.md "Redis", :mod:`server.store`): the rounds' keys are in different
 slots, so a rematch is a few steps, each one script on one slot and each safe to
 repeat (a retried frame, two processes at once, a process dying midway):
@@ -49,11 +54,11 @@ from protocol.codec import decode_server, encode
 from protocol.codes import new_code
 
 from .core.errors import ServiceError
-from .core.lifecycle import LOBBY_STATES, Event, State, decide, refusal
+from .core.lifecycle import LOBBY_STATES, Event, State, decide, refusal, restart_refusal
 from .core.player import MatchGone
 from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
-from .match.creation import commitment
+from .match.creation import commitment, dealt_fields
 from .names import name_key
 from .ranking import RoundResult, SeriesStanding, series_standings
 from .store import MatchMeta, token_hash
@@ -101,8 +106,33 @@ class Rounds:
 
     # ------------------------------------------------------------ rematch
 
-    async def rematch(self, session: Session) -> None:
+    async def restart(self, session: Session) -> None:
+        """``restart``: the player alone ends their game (``resigned`` if still playing, a stuck game too) and
+        the next round starts on the same deal, answered ``next_round`` as :meth:`rematch` (which it is, with
+        the deal kept). Raises :class:`~server.matches.ServiceError` as
+        :func:`server.core.lifecycle.restart_refusal` says (nothing changes then), ``not_joined``, and what
+        :meth:`rematch` raises."""
+        if not session.code:
+            raise ServiceError("not_joined", "join or resume a match first")
+        code = session.code
+        meta = await self.store.meta(code)
+        if meta is None and await self.store.lost(code):
+            raise MatchGone()
+        state = None if meta is None else State(meta.state)
+        error = restart_refusal(state, len(await self.store.roster(code)), bool(meta and meta.daily))
+        if error is not None:
+            raise error
+        if state is State.PLAYING:
+            if session.status == "playing":
+                await self.service.playing.resign(session)  # the match ends with it: its only game
+            else:  # ended already (its results, or a retried restart whose answer was lost)
+                await self.service.ending.finalize_if_ended(code)
+        await self.rematch(session, same_deal=True)
+
+    async def rematch(self, session: Session, same_deal: bool = False) -> None:
         """Put the session's player into the next round of its ended match; answer ``next_round``.
+        ``same_deal`` (a ``restart``): that round, if this call is the first to ask for it, is dealt the ended
+        match's deal again (:meth:`_create_round`).
 
         Raises :class:`~server.matches.ServiceError`: ``not_joined``, ``not_finished`` (no results yet;
         nothing changes), ``malformed`` (a daily attempt has no next round), ``no_match``
@@ -121,7 +151,7 @@ class Rounds:
             raise ServiceError("no_match", "the match no longer exists")
         if meta.daily:
             raise ServiceError("malformed", "a daily attempt has no rematch: one attempt per name, day and variant")
-        status, code, claimed, names = await self.store.claim_next(old, name, new_code())
+        status, code, claimed, names = await self.store.claim_next(old, name, new_code(), same_deal)
         if status in ("not_finished", "no_match"):  # the store's answer: the lifecycle's refusal of a rematch
             raise refusal(Event.REMATCH, None if status == "no_match" else State.PLAYING, old)  # (any state but
             # finished is refused alike)
@@ -194,14 +224,25 @@ class Rounds:
         of ``old``'s players kept for them (its timers: :meth:`add_missing_timers`).
 
         A seed or deal the host gave round 1 is not dealt again: a new random seed (or, solvable-only, the
-        pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does).
+        pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does). The one exception
+        is a ``restart`` (``old``'s meta ``next_same``, set with its ``next`` code): its player alone plays
+        ``old``'s deal and seed again (revealed to them at ``old``'s results), with a new nonce and commitment,
+        in a round of one player.
         """
         service = self.service
-        settings = msgspec.structs.replace(meta.settings, chosen_deal=False)  # the server draws this round's deal
+        now_meta = await self.store.meta(old)  # next_same was set with the next code, after ``meta`` was read
+        same = now_meta is not None and now_meta.next_same
+        if same:  # the same deal, for the same player alone: nobody else may join it
+            settings = msgspec.structs.replace(meta.settings, players=1)
+        else:
+            settings = msgspec.structs.replace(meta.settings, chosen_deal=False)  # the server draws the deal
         variant = find_variant(settings.variant)
         roster = await self.store.roster(old)
         now = service.clock.now_ms()
-        seed, solution, item = await service.draw_deal(variant.name, settings.solvable_only)
+        if same:
+            seed, solution, item = meta.seed, meta.solution, None
+        else:
+            seed, solution, item = await service.draw_deal(variant.name, settings.solvable_only)
         state = "lobby" if seed is not None else "preparing"
         nonce = secrets.token_hex(16)
         window_end = now + int(service.settings.rematch_window_s * 1000)
@@ -213,7 +254,9 @@ class Rounds:
         }
         # The round before's names are kept for its players during the window (ROUND_JOIN, WINDOW_OVER).
         fields.update({name_field(name_key(name)): name for name in roster})
-        if seed is not None:
+        if same:  # the deal as it was dealt (a seed's, or the position a host gave as its seed)
+            fields.update(dealt_fields(meta.seed, nonce, meta.deal))
+        elif seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
         if not await self.store.create_match(code, fields) and item is not None:
             await self.store.pool_push(variant.name, item)  # another process created it meanwhile: back to the pool

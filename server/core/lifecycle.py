@@ -116,6 +116,33 @@ class Effect(StrEnum):
     """The next round's code is set once; the player is put in it."""
 
 
+RESTART_STATES = frozenset({State.PLAYING, State.FINISHED})
+"""The states a ``restart`` is taken in: the game has started (and may have ended)."""
+
+
+def restart_refusal(state: State | None, players: int, daily: bool) -> ServiceError | None:
+    """Why a ``restart`` of a match in ``state`` with ``players`` players (``daily``: a daily attempt) is
+    refused, or ``None`` when it is taken: a match of one player that is not a daily attempt, playing or
+    finished. Restarting is fair only alone: in a race the restarter would play a deal they have seen against
+    players who have not, and a daily attempt is one per name and day.
+
+    Refusals: ``no_restart`` (a race of two or more, a daily attempt), ``not_started`` (before the start),
+    ``closed`` (closed unstarted), ``no_match`` (its keys are gone). A refused restart changes nothing."""
+    if state is None:
+        return ServiceError("no_match", "the match no longer exists")
+    if daily:
+        return ServiceError("no_restart", "a daily attempt cannot be restarted: one attempt per name, day and "
+                                          "variant")
+    if players != 1:
+        return ServiceError("no_restart", f"restart is only for a game alone: this match has {players} players, "
+                                          f"and restarting a race on a deal you have seen would not be fair")
+    if state is State.CLOSED:
+        return ServiceError("closed", "the match did not start in time and was closed")
+    if state not in RESTART_STATES:
+        return ServiceError("not_started", "the match has not started yet: restart once you have the deal")
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Transition:
     """One allowed (``source``, ``event``): the ``target`` state, the ``effects`` in order, and the store's

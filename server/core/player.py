@@ -230,13 +230,22 @@ class EndWrite(msgspec.Struct, frozen=True):
     event: m.Finished
 
 
+class StuckWrite(msgspec.Struct, frozen=True):
+    """Mark the player stuck (store ``STUCK``): their game is dead at ``seq``, their last accepted ``play``,
+    and an undo is left, so it goes on; ``event`` (a ``progress`` with status ``dead``) tells everyone. The
+    next accepted command (store ``COMMIT``) clears the mark, its own ``progress`` saying ``playing``."""
+
+    seq: int
+    event: m.Progress
+
+
 class Proposal(msgspec.Struct, frozen=True):
     """The result of a command, not yet stored: ``write`` it, and once stored adopt ``next``, send ``frame``
     (the reply, encoded: every move's reply is written in one call, :func:`~server.views.position_frame`),
     then do ``follow_up``."""
 
     next: PlayerGame
-    write: Commit | HintWrite | EndWrite
+    write: Commit | HintWrite | EndWrite | StuckWrite
     frame: bytes
     follow_up: FollowUp = FollowUp.NONE
 
@@ -249,8 +258,7 @@ class Proposal(msgspec.Struct, frozen=True):
 
 
 class Reply(msgspec.Struct, frozen=True):
-    """A command that needs no write: only this answer (a retry acknowledged again, a refused move, the news
-    that a game is dead while an undo is left)."""
+    """A command that needs no write: only this answer (a retry acknowledged again, a refused move)."""
 
     message: m.Position | m.Rejected | m.Suggestion
 
@@ -264,7 +272,9 @@ class PlayerGame(msgspec.Struct, frozen=True):
     ``play``, so ``commands[seq - 1]`` is the command of ``seq`` (a ``resign`` is the one seq after them);
     ``hints``: hints answered, which is the last ``hint`` number accepted, ``last_hint`` the answer to it;
     ``last_found_ms``: when a card last went up; ``start_at_ms``/``deadline_ms``: the match's instants (ms
-    since the epoch; deadline 0: none); ``hints_allowed`` and ``open_boards`` from the match's settings.
+    since the epoch; deadline 0: none); ``hints_allowed`` and ``open_boards`` from the match's settings;
+    ``stuck``: the solver found the game dead while an undo is left (it still plays, but every frame about it
+    says ``dead`` until the player's next accepted command: :attr:`shown_status`).
     """
 
     name: str
@@ -279,17 +289,24 @@ class PlayerGame(msgspec.Struct, frozen=True):
     last_found_ms: int = 0
     hints_allowed: bool = False
     open_boards: bool = False
+    stuck: bool = False
 
     @classmethod
     def restored(cls, name: str, deal: str, settings: m.Settings, commands: list[tuple[str, int]],
                  status: str, seq: int, start_at_ms: int, deadline_ms: int, hints: int = 0, last_hint: str = "",
-                 last_found_ms: int = 0) -> PlayerGame:
+                 last_found_ms: int = 0, stuck: bool = False) -> PlayerGame:
         """The player's game as Redis holds it: the match's ``deal`` and ``settings`` replayed with the move log
-        ``commands``, and the player record's ``status``, ``seq``, ``hints``, ``last_hint``, ``last_found_ms``."""
+        ``commands``, and the player record's ``status``, ``seq``, ``hints``, ``last_hint``, ``last_found_ms``,
+        ``stuck``."""
         return cls(name, replayed(deal, settings, commands), status, seq, MoveLog(commands), start_at_ms, deadline_ms,
-                   hints, last_hint, last_found_ms, settings.hints, settings.open_boards)
+                   hints, last_hint, last_found_ms, settings.hints, settings.open_boards, stuck)
 
     # ------------------------------------------------------------ answers
+
+    @property
+    def shown_status(self) -> str:
+        """The status every frame about this game gives: ``dead`` while :attr:`stuck`, else :attr:`status`."""
+        return "dead" if self.stuck and self.status == PLAYING else self.status
 
     def time_ms(self, now_ms: int) -> int:
         """Ms from the start to ``now_ms`` (0 before the start)."""
@@ -302,15 +319,16 @@ class PlayerGame(msgspec.Struct, frozen=True):
     def started(self, undos: int) -> m.Started:
         """The ``started`` frame: the redacted deal as it stands, legal moves, counters (``undos`` as stored)."""
         return m.Started(self.start_at_ms, self.deadline_ms, view_message(self.game.position),
-                         legal_message(self.legal()), self.game.moves, self.last_seq, self.status, self.hints, undos)
+                         legal_message(self.legal()), self.game.moves, self.last_seq, self.shown_status, self.hints,
+                         undos)
 
-    def position(self, seq: int, command: str, time_ms: int, status: str | None = None) -> m.Position:
+    def position(self, seq: int, command: str, time_ms: int) -> m.Position:
         """The ``position`` reply: the redacted view, legal moves, counters, the time in ms since the start and
-        the status (``status`` shown instead of the stored one: ``dead``). A ``play``'s reply is written
-        straight to its frame instead (:func:`~server.views.position_frame`, the same bytes)."""
+        the status (:attr:`shown_status`). A ``play``'s reply is written straight to its frame instead
+        (:func:`~server.views.position_frame`, the same bytes)."""
         game = self.game
         return m.Position(seq, command, view_message(game.position), legal_message(self.legal()), game.moves,
-                          game.undos, game.position.foundation_cards, status or self.status, time_ms)
+                          game.undos, game.position.foundation_cards, self.shown_status, time_ms)
 
     def acknowledged(self, seq: int, now_ms: int) -> m.Position:
         """The answer to a ``seq`` accepted already: the position right after the command Redis holds as ``seq``,
@@ -362,7 +380,8 @@ class PlayerGame(msgspec.Struct, frozen=True):
         last_found_ms = time_ms if went_up else self.last_found_ms
         status = "won" if outcome.won else PLAYING
         ends = status == "won"
-        events: tuple[m.Progress | m.Finished, ...] = (m.Progress(self.name, game.moves, found, status, time_ms),)
+        events: tuple[m.Progress | m.Finished, ...] = (m.Progress(self.name, game.moves, found, status, time_ms,
+                                                                  game.undos),)
         if ends:
             events += (m.Finished(self.name, status, time_ms, game.moves, found),)
         boards = ((m.Board(self.name, game.moves, found, status, time_ms, view_message(game.position)),)
@@ -408,17 +427,21 @@ class PlayerGame(msgspec.Struct, frozen=True):
         nxt = msgspec.structs.replace(self, hints=self.hints + 1, last_hint=suggestion)
         return Proposal(nxt, HintWrite(nxt.hints, suggestion), encode(m.Suggestion(seq, suggestion, nxt.hints)))
 
-    def propose_dead_end(self, moves: int, now_ms: int) -> Proposal | Reply | None:
+    def propose_dead_end(self, moves: int, now_ms: int) -> Proposal | None:
         """The solver (or the empty legal list) found the game dead at ``moves`` moves: with an undo left the
-        player is told (a ``position`` with status ``dead``; the game goes on); with none the game ends as
-        ``dead``. ``None`` when the player moved on meanwhile (or the game has ended)."""
+        player is stuck (:class:`StuckWrite`: a ``progress`` with status ``dead`` to everyone, the reply a
+        ``position`` with status ``dead``; the game goes on); with none the game ends as ``dead``
+        (:class:`EndWrite`). ``None`` when the player moved on meanwhile, the game has ended, or it is marked
+        stuck already."""
         game = self.game
-        if game.moves != moves or self.status != PLAYING:
+        if game.moves != moves or self.status != PLAYING or self.stuck:
             return None
         time_ms = self.time_ms(now_ms)
-        if game.undo_refusal() is None:
-            return Reply(self.position(self.last_seq, "", time_ms, status="dead"))
         found = game.position.foundation_cards
+        if game.undo_refusal() is None:
+            stuck = msgspec.structs.replace(self, stuck=True)
+            event = m.Progress(self.name, game.moves, found, "dead", time_ms, game.undos)
+            return Proposal(stuck, StuckWrite(self.last_seq, event), encode(stuck.position(self.last_seq, "", time_ms)))
         nxt = msgspec.structs.replace(self, status="dead")
         return Proposal(nxt, EndWrite("dead", time_ms, m.Finished(self.name, "dead", time_ms, game.moves, found)),
                         encode(nxt.position(self.last_seq, "", time_ms)), FollowUp.END_MATCH_IF_LAST)

@@ -152,8 +152,8 @@ class Lobby:
             players = await self.store.players(code)
             for other in players:  # what the player missed while away
                 if other.name != session.name:
-                    session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.status,
-                                                   other.time_ms)))
+                    session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.shown_status,
+                                                   other.time_ms, other.undos)))
             if meta.state == State.PLAYING and not any(p.status == "playing" for p in players):
                 await self.service.finalize(code)  # every game ended, and no process finalized: the results now
         elif step is ResumeStep.RESULTS:

@@ -28,6 +28,7 @@ from ..core.player import (
     PlayerGame,
     Proposal,
     Reply,
+    StuckWrite,
     commit_refusal,
     needs_dead_check,
 )
@@ -88,12 +89,13 @@ class Playing:
         if stored is not Stored.STORED or answer.follow_up is not FollowUp.NONE:
             await self._follow_up(session, answer, stored, active)
 
-    async def resign(self, session: Session, seq: int) -> None:
-        """End the player's game as ``resigned`` (numbered like ``play``; a lost commit is resolved as there)."""
+    async def resign(self, session: Session, seq: int | None = None) -> None:
+        """End the player's game as ``resigned`` (numbered like ``play``; a lost commit is resolved as there).
+        ``seq`` None: the next number of the sequence (a ``restart``, which carries none)."""
         require_joined(session)
         async with session.lock:
             player = await self.settled(session)
-            answer = player.propose_resign(seq, self.service.clock.now_ms())
+            answer = player.propose_resign(player.last_seq + 1 if seq is None else seq, self.service.clock.now_ms())
             if isinstance(answer, Reply):
                 session.push(encode(answer.message))
                 return
@@ -212,7 +214,7 @@ class Playing:
         assert before is not None
         session.adopt(PlayerGame.restored(session.name, deal, settings, commands, record.status, record.seq,
                                           before.start_at_ms, before.deadline_ms, record.hints, record.last_hint,
-                                          record.last_found_ms))
+                                          record.last_found_ms, record.stuck))
         session.epoch = record.epoch
         session.unsure = False
 
@@ -239,7 +241,7 @@ class Playing:
         assert record is not None
         session.adopt(PlayerGame.restored(session.name, meta.deal, meta.settings, commands, record.status,
                                           record.seq, meta.start_at_ms, meta.deadline_ms, record.hints,
-                                          record.last_hint, record.last_found_ms))
+                                          record.last_hint, record.last_found_ms, record.stuck))
         return record.undos
 
     async def open_game(self, session: Session, meta: MatchMeta) -> None:
@@ -289,18 +291,24 @@ class Playing:
             await self.end_dead(session, game, moves)
 
     async def end_dead(self, session: Session, game: Game, moves: int) -> None:
-        """The game ``game`` at ``moves`` moves is dead: with an undo left the player is told (status ``dead``
-        in a ``position``); with none the player's game ends as ``dead`` (DESIGN.md)."""
+        """The game ``game`` at ``moves`` moves is dead: with an undo left the player is stuck (a ``progress``
+        with status ``dead`` on the match's stream, so every player and spectator sees it, and the player's
+        ``position`` says ``dead``; the next accepted command clears it); with none the player's game ends as
+        ``dead`` (DESIGN.md)."""
         async with session.lock:
             player = session.player
             if player is None or player.game is not game or session.unsure:
                 return  # the player moved on meanwhile (or the game here may not be Redis's)
             answer = player.propose_dead_end(moves, self.service.clock.now_ms())
-            if isinstance(answer, Reply):
-                session.push(encode(answer.message))
-            if not isinstance(answer, Proposal):
+            if answer is None:
                 return
             write = answer.write
+            if isinstance(write, StuckWrite):
+                if await self.store.mark_stuck(session.code, session.name, session.epoch, write.seq,
+                                               encode(write.event)) == "ok":
+                    session.adopt(answer.next)
+                    session.push(answer.frame)
+                return  # not written: the player moved on, or another connection took over (it checks again)
             assert isinstance(write, EndWrite)
             await self.service.ending.arm_finalize(session.code)
             status, active = await self.store.end_player(session.code, session.name, write.status, write.time_ms,

@@ -38,8 +38,8 @@ def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> di
         "code": code, "state": meta.state, "settings": msgspec.to_builtins(settings),
         "commitment": meta.commitment, "start_at_ms": meta.start_at_ms, "deadline_ms": meta.deadline_ms,
         "boards_public": boards_public(state, settings.open_boards, bool(meta.daily)),
-        "cards": find_variant(settings.variant).card_total,
-        "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.status,
+        "cards": find_variant(settings.variant).card_total, "daily": bool(meta.daily),
+        "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.shown_status,
                      "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
     }
     if reveals(state):

@@ -30,7 +30,7 @@ const FTRConnection = (() => {
   /**
    * new Connection(code, {onFrame(frame), onStatus(status, detail)}); status is "connecting", "open",
    * "closed" (will retry) or "gone" (will not: replaced, version, the match lost, or closed by the page).
-   * join(name) / resume() / ready() / start() / play(command) / resign() / hint() / rematch() send;
+   * join(name) / resume() / ready() / start() / play(command) / resign() / hint() / rematch() / restart() send;
    * numbered frames go one at a time (the next once the one before is answered), and one sent but not
    * answered when the connection drops is sent again under the same seq (never applied twice).
    */
@@ -163,6 +163,8 @@ const FTRConnection = (() => {
     ready() { this.sendRaw({ type: "ready" }); }
     start() { this.sendRaw({ type: "start", host_token: hostToken(this.code) }); }
     rematch() { this.sendRaw({ type: "rematch" }); }
+    /** Alone (one player, not a daily attempt): end this game and play its deal again (answer: next_round). */
+    restart() { this.sendRaw({ type: "restart" }); }
 
     play(command) { this.numbered({ type: "play", command }); }
     resign() { this.numbered({ type: "resign" }); }

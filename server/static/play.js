@@ -361,6 +361,8 @@
     $("command").disabled = (!playing && s.phase !== "lobby") || takenOver();
     $("send").disabled = $("command").disabled;
     $("game-actions").classList.toggle("dead", s.status === "dead");
+    // Restarting is fair only alone: the server takes it in a match of one player that is no daily attempt.
+    $("restart").hidden = !FTRRace.canRestart(s) || takenOver();
   }
 
   function renderMessage() {
@@ -518,6 +520,7 @@
     $("resign").addEventListener("click", () => { confirmingResign = true; render(); $("resign-yes").focus(); });
     $("resign-no").addEventListener("click", () => { confirmingResign = false; render(); $("resign").focus(); });
     $("resign-yes").addEventListener("click", () => { confirmingResign = false; selection = null; conn.resign(); render(); });
+    $("restart").addEventListener("click", () => { selection = null; conn.restart(); say("Restarting: the same deal, from the start", "hint"); });
     $("rematch").addEventListener("click", () => {
       conn.rematch();
       rematchAsked = true;

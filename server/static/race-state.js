@@ -13,7 +13,7 @@ const FTRRace = (() => {
       code, name: "", phase: "connecting",  // connecting, preparing, lobby, countdown, playing, finished, closed, gone
       connection: "connecting", closeCode: 0, settings: null, commitment: "", round: 1, nextRound: null, series: null,
       startAt: 0, deadline: 0, clockOffset: 0, view: null, legal: [], moves: 0, undos: 0, foundation: 0,
-      status: "lobby", timeMs: 0, players: {}, results: null, message: "", messageKind: "",
+      status: "lobby", timeMs: 0, players: {}, results: null, message: "", messageKind: "", daily: false,
       rematch: { names: [], next: null, windowMs: 0 }, lastCommand: "",
     };
   }
@@ -40,8 +40,9 @@ const FTRRace = (() => {
                    ? "gone" : state.phase };
       case "page/message":
         return { ...state, message: frame.text, messageKind: frame.kind || "" };
-      case "page/match":  // GET /matches/{code}: settings, round, series (the public state)
+      case "page/match":  // GET /matches/{code}: settings, round, series, daily (the public state)
         return { ...state, settings: state.settings || frame.state.settings, round: frame.state.round || state.round,
+                 daily: Boolean(frame.state.daily) || state.daily,
                  nextRound: frame.state.next_round || null, series: frame.state.series || state.series,
                  commitment: state.commitment || frame.state.commitment || "" };
       case "joined":
@@ -121,6 +122,10 @@ const FTRRace = (() => {
   /** My game is over (dead counts only when no undo is offered: the server's legal list says). */
   const gameOver = (state) => ENDED.has(state.status) && !(state.status === "dead" && can(state, "u"));
 
+  /** May I restart (the server's rule): alone in the match, not a daily attempt, once the deal is out. */
+  const canRestart = (state) => Boolean(state.name) && !state.daily && Object.keys(state.players).length === 1
+    && (state.phase === "playing" || state.phase === "finished");
+
   /** The clock of my game in ms: running while I play, my final time once my game ended. */
   function elapsed(state, nowMs) {
     if (!["playing", "finished"].includes(state.phase) || !state.startAt) return 0;
@@ -163,5 +168,5 @@ const FTRRace = (() => {
       ? Math.max(most, cards) : most), 0);
   }
 
-  return { initial, reduce, can, gameOver, elapsed, countdown, targets, mostFrom, foundationCount, ENDED };
+  return { initial, reduce, can, gameOver, canRestart, elapsed, countdown, targets, mostFrom, foundationCount, ENDED };
 })();

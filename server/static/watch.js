@@ -20,7 +20,8 @@
 
   function player(name) {
     if (!players.has(name)) {
-      players.set(name, { name, ready: false, connected: true, status: "lobby", moves: 0, foundation: 0, time_ms: 0 });
+      players.set(name, { name, ready: false, connected: true, status: "lobby", moves: 0, foundation: 0, time_ms: 0,
+                          undos: 0, ended: false });
     }
     return players.get(name);
   }
@@ -77,9 +78,12 @@
 
   function winnerLine() { return FTR.winnerLine(results); }
 
+  // A stuck player (status dead, told by a progress event: an undo is left) still plays; a finished one does not.
+  const running = (p) => p.status === "playing" || (p.status === "dead" && !p.ended);
+
   function raceTime(p) {
     // A player still playing is on the race clock; an ended game shows when it ended (results: its time).
-    if (!results && effectiveState() === "playing" && p.status === "playing" && match.startAt) {
+    if (!results && effectiveState() === "playing" && running(p) && match.startAt) {
       const elapsed = Math.max(0, now() - match.startAt);
       return match.deadline ? Math.min(elapsed, match.deadline - match.startAt) : elapsed;
     }
@@ -133,7 +137,7 @@
     if (state === "playing") {  // the running race time of the players still playing
       for (const row of $("standings").querySelectorAll("tbody tr")) {
         const p = players.get(row.dataset.name), cell = row.querySelector(".time");
-        if (p && cell && p.status === "playing") cell.textContent = formatMs(raceTime(p), true);
+        if (p && cell && running(p)) cell.textContent = formatMs(raceTime(p), true);
       }
     }
     if (state !== tick.lastState) {
@@ -246,14 +250,23 @@
     async progress(data, id) {
       if (player(data.name).status === "lobby") await started();  // a move before this page's clock saw the start
       const p = player(data.name);
-      const up = data.foundation - p.foundation;
-      Object.assign(p, { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
-      if (up > 0) feed(`${data.name} put ${up === 1 ? "a card" : up + " cards"} up · ${data.foundation} on the foundations`, data.time_ms, id);
+      const up = data.foundation - p.foundation, undid = (data.undos || 0) - (p.undos || 0), was = p.status;
+      Object.assign(p, { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms,
+                         undos: data.undos || 0 });
+      if (undid > 0) {
+        feed(`${data.name} undid ${undid === 1 ? "a move" : undid + " moves"} · ${data.foundation} on the foundations`, data.time_ms, id);
+      } else if (up > 0) {
+        feed(`${data.name} put ${up === 1 ? "a card" : up + " cards"} up · ${data.foundation} on the foundations`, data.time_ms, id);
+      }
+      if (data.status === "dead" && was !== "dead") {
+        feed(`${data.name} is stuck: no card can reach a foundation (an undo is left)`, data.time_ms, id, "stuck");
+      }
       renderStandings(data.name); renderHero();
     },
     async finished(data, id) {
       if (player(data.name).status === "lobby") await started();
-      Object.assign(player(data.name), { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms });
+      Object.assign(player(data.name), { moves: data.moves, foundation: data.foundation, status: data.status, time_ms: data.time_ms,
+                                          ended: true });
       const how = { won: "won", dead: "is stuck (no card can reach a foundation)", resigned: "resigned", timeout: "ran out of time" };
       feed(`${data.name} ${how[data.status] || data.status} · ${plural(data.moves, "move")}`, data.time_ms, id);
       renderStandings(data.name); renderHero();

@@ -315,6 +315,7 @@ class Store:
         self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._flushes: set[asyncio.Task[None]] = set()
         self._end_player = self.register(scripts.END_PLAYER)
+        self._stuck = self.register(scripts.STUCK)
         self._close = self.register(scripts.CLOSE_MATCH)
         self._claim_next = self.register(scripts.CLAIM_NEXT)
         self._round_join = self.register(scripts.ROUND_JOIN)
@@ -451,6 +452,14 @@ class Store:
         result = await self._end_player(keys=[player_key(code, name), events_key(code), meta_key(code)],
                                         args=[status, time_ms, event])
         return result[0].decode(), int(result[1])
+
+    async def mark_stuck(self, code: str, name: str, epoch: int, seq: int, event: bytes) -> str:
+        """Mark player ``name`` stuck at ``seq`` (their last accepted command) and add ``event`` to the match's
+        stream (:data:`~server.store.scripts.STUCK`): ``ok``, or ``gone``, ``stale``, ``moved``, ``game_over``
+        (nothing written)."""
+        result = await self._stuck(keys=[player_key(code, name), events_key(code), meta_key(code)],
+                                   args=[str(epoch), str(seq), event])
+        return result.decode()
 
     async def add_lobby_event(self, code: str, frame: bytes, state: str, commitment: str,
                               players: list[PlayerRecord]) -> str:
@@ -767,11 +776,14 @@ class Store:
 
     # ------------------------------------------------------------ rounds
 
-    async def claim_next(self, code: str, name: str, candidate: str) -> tuple[str, str, bool, list[str]]:
+    async def claim_next(self, code: str, name: str, candidate: str,
+                         same_deal: bool = False) -> tuple[str, str, bool, list[str]]:
         """Player ``name`` of ended match ``code`` asks for the next round (:data:`~server.store.scripts.CLAIM_NEXT`):
         ``("ok", next code, whether this call set it to ``candidate``, names who asked)``, or an error status
-        (``no_match``, ``not_finished``, ``no_player``) with empty fields."""
-        result = await self._claim_next(keys=[meta_key(code), player_prefix(code)], args=[name, candidate])
+        (``no_match``, ``not_finished``, ``no_player``) with empty fields. ``same_deal``: the round this call
+        sets (if it sets it) is dealt the ended match's deal again (meta ``next_same``)."""
+        result = await self._claim_next(keys=[meta_key(code), player_prefix(code)],
+                                        args=[name, candidate, "1" if same_deal else "0"])
         status = result[0].decode()
         if status != "ok":
             return status, "", False, []

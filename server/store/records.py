@@ -53,6 +53,13 @@ class PlayerRecord(Stored, frozen=True):
     seq: int
     last_hint: str = ""
     """The answer to the player's last hint (``""``: none, or no hint asked), sent again for a retried hint."""
+    stuck: bool = False
+    """The solver found the game dead with an undo left (store ``STUCK``); cleared by the next command."""
+
+    @property
+    def shown_status(self) -> str:
+        """The status everyone is shown: ``dead`` while the player is :attr:`stuck`, else :attr:`status`."""
+        return "dead" if self.stuck and self.status == "playing" else self.status
 
     @classmethod
     def from_hash(cls, data: dict[bytes, bytes]) -> PlayerRecord:
@@ -63,6 +70,7 @@ class PlayerRecord(Stored, frozen=True):
             undos=_int(data, "undos"), hints=_int(data, "hints"), foundation=_int(data, "foundation"),
             status=_text(data, "status", "0"), time_ms=_int(data, "time_ms"),
             last_found_ms=_int(data, "last_found_ms"), last_hint=_text(data, "last_hint"),
+            stuck=_text(data, "stuck") == "1",
         )
 
 
@@ -74,7 +82,7 @@ class MatchMeta(msgspec.Struct):
     never leaves the server before the start). Times are epoch ms (0: not set). A daily attempt has
     ``daily`` (``"DATE VARIANT"``, :attr:`day`); a round after the first has ``expected`` (the round
     before's players), ``window_end_ms``, ``prev`` and ``series``; an ended match may have ``next_round``
-    (field ``next``), ``next_made`` and ``rematch`` (who asked). ``names``: name key -> name of every
+    (field ``next``), ``next_made``, ``next_same`` and ``rematch`` (who asked). ``names``: name key -> name of every
     ``name:KEY`` field (a name taken in the lobby, or kept for a player of the round before).
     """
 
@@ -102,6 +110,8 @@ class MatchMeta(msgspec.Struct):
     host_name: str = ""
     next_round: str = ""
     next_made: bool = False
+    next_same: bool = False
+    """The next round is dealt this match's deal again (a solo player's ``restart``)."""
     rematch: list[str] = msgspec.field(default_factory=list)
     names: dict[str, str] = msgspec.field(default_factory=dict)
 
@@ -128,7 +138,8 @@ class MatchMeta(msgspec.Struct):
             prev=_text(data, "prev"), expected=json.loads(expected) if expected is not None else None,
             window_end_ms=_int(data, "window_end_ms"), window_over=_flag(data, "window_over"),
             host_name=_text(data, "host_name"), next_round=_text(data, "next"),
-            next_made=_flag(data, "next_made"), rematch=json.loads(data.get(b"rematch") or b"[]"),
+            next_made=_flag(data, "next_made"), next_same=_flag(data, "next_same"),
+            rematch=json.loads(data.get(b"rematch") or b"[]"),
             names={k[5:].decode(): v.decode() for k, v in data.items() if k.startswith(b"name:")},
         )
 

@@ -174,7 +174,7 @@ COMMIT = Script(
     "COMMIT", "match", ('player', 'log', 'events', 'meta'),
     """Write one accepted command, the player's progress and its public events.
 
-    KEYS: player, log, events, meta.
+    KEYS: player, log, events, meta. The command clears the player's ``stuck`` mark (:data:`STUCK`).
     ARGV[1]: one msgpack array (one argument instead of twelve: redis-py packs each argument in Python):
     epoch, seq, log entry ('' for none), moves, undos, hints, foundation, status, time_ms, last_found_ms
     (all strings), ends (0|1), the number P of public event frames; ARGV[2..]: P public event frames, then
@@ -197,6 +197,7 @@ if redis.call('HGET', KEYS[4], 'state') ~= 'playing' then return {'not_playing'}
 if a[3] ~= '' then redis.call('RPUSH', KEYS[2], a[3]) end
 redis.call('HSET', KEYS[1], 'seq', a[2], 'moves', a[4], 'undos', a[5], 'hints', a[6],
   'foundation', a[7], 'status', a[8], 'time_ms', a[9], 'last_found_ms', a[10])
+redis.call('HDEL', KEYS[1], 'stuck')
 local last = ''
 local name = redis.call('HGET', KEYS[1], 'name')
 local public_end = 1 + a[12]
@@ -264,6 +265,27 @@ wake(KEYS[2], redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 
 return {'ok', redis.call('HINCRBY', KEYS[3], 'active', -1)}
 """ % EVENTS_MAXLEN)  # noqa: UP031 - Lua tables are braces: an f-string would double them all
 
+STUCK = Script(
+    "STUCK", "match", ('player', 'events', 'meta'),
+    """Mark a player stuck: the solver found their game dead with an undo left (it goes on).
+
+    KEYS: player, events, meta. ARGV: the connection's epoch, the player's last accepted seq the verdict is
+    of, event frame (a ``progress`` with status ``dead``).
+    Sets the player's ``stuck`` field (COMMIT clears it) and adds the event (kind ``public``, from the player).
+    Reply: ``ok``, or why nothing was written: ``gone`` (the player's or the match's keys are not there),
+    ``stale`` (another epoch), ``moved`` (another seq: the player moved on), ``game_over`` (the game or the
+    match is not playing).""",
+    """
+local p = redis.call('HMGET', KEYS[1], 'epoch', 'seq', 'status', 'name')
+if not p[1] or redis.call('EXISTS', KEYS[3]) == 0 then return 'gone' end
+if p[1] ~= ARGV[1] then return 'stale' end
+if p[2] ~= ARGV[2] then return 'moved' end
+if p[3] ~= 'playing' or redis.call('HGET', KEYS[3], 'state') ~= 'playing' then return 'game_over' end
+redis.call('HSET', KEYS[1], 'stuck', '1')
+wake(KEYS[2], redis.call('XADD', KEYS[2], 'MAXLEN', '~', %d, '*', 'm', ARGV[3], 'k', 'public', 'n', p[4]))
+return 'ok'
+""" % EVENTS_MAXLEN)  # noqa: UP031 - Lua tables are braces: an f-string would double them all
+
 CLOSE_MATCH = Script(
     "CLOSE_MATCH", "match", ('meta', 'roster', 'tokens', 'events', 'player_prefix'),
     """Close a match that never started: its players hear why, then its keys expire.
@@ -300,9 +322,10 @@ CLAIM_NEXT = Script(
     "CLAIM_NEXT", "match", ('meta', 'player_prefix'),
     """A player of an ended match asks for its next round.
 
-    KEYS: meta, player-prefix (an ended match). ARGV: name, candidate code of the next round.
-    The first rematch sets the next round's code (once: a concurrent or retried one reads it); every one adds
-    its player to the names who asked (in order, once each).
+    KEYS: meta, player-prefix (an ended match). ARGV: name, candidate code of the next round, ``1`` when the
+    next round is to be dealt the same deal (a ``restart``) else ``0``.
+    The first rematch sets the next round's code (once: a concurrent or retried one reads it) and ``next_same``
+    (ARGV[3], with it); every one adds its player to the names who asked (in order, once each).
     Reply: ``{'ok', next code, 1 if this call set it, names JSON}`` or ``{'no_match'}``,
     ``{'not_finished', state}``, ``{'no_player'}``.""",
     """
@@ -314,7 +337,7 @@ local nxt = redis.call('HGET', KEYS[1], 'next')
 local claimed = 0
 if not nxt then
   nxt = ARGV[2]
-  redis.call('HSET', KEYS[1], 'next', nxt)
+  redis.call('HSET', KEYS[1], 'next', nxt, 'next_same', ARGV[3] or '0')
   claimed = 1
 end
 local names = cjson.decode(redis.call('HGET', KEYS[1], 'rematch') or '[]')

@@ -124,7 +124,7 @@ def test_the_plain_layout_is_the_notation_without_escapes() -> None:
     assert plain_view(state.view).splitlines()[0].startswith("Foundations: AH")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("status, shown", [("resigned", "gave up"), ("timeout", "time"), ("dead", "dead"),
+@pytest.mark.parametrize("status, shown", [("resigned", "gave up"), ("timeout", "time"), ("dead", "stuck"),
                                            ("won", "WON")])
 def test_how_another_players_game_ended_is_shown_whole(status: str, shown: str) -> None:
     state = playing_state(100)
@@ -209,3 +209,40 @@ def test_a_line_printed_around_the_race_screen_is_wrapped_to_80_cells(name: str)
     lines = wrap(text)
     assert all(Text(line).cell_len <= 80 for line in lines), lines
     assert " ".join(lines).split() == text.split()
+
+
+def _alone(daily: bool = False) -> RaceState:
+    v = find_variant(VARIANT)
+    state = RaceState(server="http://localhost:8000", code="abcDEF1234", name="alice", connected=True, daily=daily)
+    state.apply(m.Joined("abcDEF1234", "alice", "secret"))
+    state.apply(m.Lobby("abcDEF1234", "lobby", [m.PlayerInfo("alice", True, True)],
+                        m.Settings(VARIANT, True, 1, 1800, True, "safe", False), "c" * 64))
+    state.apply(m.Started(1_000, 0, view_message(deal(SEED, v)), [], 0, 0))
+    return state
+
+
+def test_restart_is_offered_alone_and_not_in_a_race_or_the_daily() -> None:
+    from client_cli.commands import HELP, resolve
+    from client_cli.ui import words_now
+
+    assert resolve("restart", [], None).action == "restart" and "restart" in HELP
+    assert "restart" in words_now(_alone()) and "restart" not in words_now(_alone(daily=True))
+    assert "restart" not in words_now(playing_state(10))  # a race of two
+    stuck = _alone()
+    stuck.apply(m.Position(1, "", stuck.view, [m.LegalMove("u", 0)], 1, 0, 0, "dead", 2_000))  # type: ignore[arg-type]
+    text = ANSI.sub("", to_ansi(screen(stuck, 80, 24, now=70_000), 80))
+    assert "u to undo, restart, or resign" in text, text
+
+
+def test_the_watch_table_says_stuck_as_the_pages_do() -> None:
+    import io
+
+    from rich.console import Console
+
+    from client_cli.watch import table
+
+    public = {"code": "C", "state": "playing", "start_at_ms": 0, "deadline_ms": 0, "settings": {},
+              "players": [{"name": "ann", "status": "dead", "moves": 5, "foundation": 3, "time_ms": 4_000}]}
+    console = Console(width=100, record=True, file=io.StringIO())
+    console.print(table(public, 5_000))
+    assert re.search(r"ann\s+│\s+stuck\b", console.export_text()), console.export_text()

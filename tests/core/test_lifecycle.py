@@ -33,6 +33,7 @@ from server.core.lifecycle import (
     fired_early,
     refusal,
     require,
+    restart_refusal,
     resume_steps,
     reveals,
     should_start,
@@ -220,3 +221,30 @@ def test_what_is_public_by_state() -> None:
 ])
 def test_what_a_resumed_player_is_sent(state: State, daily: bool, steps: tuple[ResumeStep, ...]) -> None:
     assert resume_steps(state, daily) == steps
+
+
+# ---------------------------------------------------------------- restart
+
+
+def test_a_restart_is_taken_only_alone_outside_the_daily_once_the_game_has_started() -> None:
+    taken = {(state, players, daily) for state in State for players in (1, 2, 3) for daily in (False, True)
+             if restart_refusal(state, players, daily) is None}
+    assert taken == {(State.PLAYING, 1, False), (State.FINISHED, 1, False)}
+
+
+@pytest.mark.parametrize(("state", "players", "daily", "code"), [
+    (State.PLAYING, 2, False, "no_restart"),
+    (State.FINISHED, 4, False, "no_restart"),
+    (State.PLAYING, 1, True, "no_restart"),
+    (State.FINISHED, 1, True, "no_restart"),
+    (State.LOBBY, 1, False, "not_started"),
+    (State.COUNTDOWN, 1, False, "not_started"),
+    (State.PREPARING, 1, False, "not_started"),
+    (State.CLOSED, 1, False, "closed"),
+    (None, 1, False, "no_match"),
+])
+def test_a_refused_restart_says_why(state: State | None, players: int, daily: bool, code: str) -> None:
+    error = restart_refusal(state, players, daily)
+    assert isinstance(error, ServiceError) and error.code == code and code in m.ERROR_CODES
+    if players > 1:
+        assert f"{players} players" in error.message and "fair" in error.message

@@ -21,6 +21,7 @@ from server.core.player import (
     Proposal,
     Reply,
     Stored,
+    StuckWrite,
     commit_refusal,
     is_retry,
     needs_dead_check,
@@ -331,14 +332,46 @@ def test_a_hint_is_counted_once_and_a_retry_answered_the_same() -> None:
 # ---------------------------------------------------------------- a dead game's end
 
 
-def test_a_dead_game_with_an_undo_left_is_told_and_goes_on() -> None:
+def test_a_dead_game_with_an_undo_left_is_stuck_for_everyone_and_goes_on() -> None:
     value = player(SHUTTLE, undo="full")
     moved = value.propose_play(1, "1-2", START_MS + 10)
     assert isinstance(moved, Proposal)
     told = moved.next.propose_dead_end(1, START_MS + 300)
-    assert isinstance(told, Reply) and isinstance(told.message, m.Position)
-    assert told.message.status == "dead" and told.message.seq == 1 and told.message.time_ms == 300
-    assert "u" in {lm.command for lm in told.message.legal}
+    assert isinstance(told, Proposal) and isinstance(told.reply, m.Position)
+    assert told.reply.status == "dead" and told.reply.seq == 1 and told.reply.time_ms == 300
+    assert "u" in {lm.command for lm in told.reply.legal}
+    found = moved.next.game.position.foundation_cards
+    # The stuck state is written and published: a progress with status dead, for the other players and spectators.
+    assert told.write == StuckWrite(1, m.Progress("ann", 1, found, "dead", 300, 0))
+    assert told.follow_up is FollowUp.NONE
+    stuck = told.next
+    assert (stuck.stuck, stuck.status, stuck.shown_status) == (True, "playing", "dead")
+    assert not moved.next.stuck and moved.next.shown_status == "playing"  # the value before is unchanged
+    assert stuck.started(0).status == "dead"  # a resumed player is told so too
+    assert stuck.propose_dead_end(1, START_MS + 400) is None  # stuck already: nothing more to write
+
+
+def test_the_next_command_of_a_stuck_player_is_playing_again_and_counts_its_undo() -> None:
+    value = player(SHUTTLE, undo="full")
+    moved = value.propose_play(1, "1-2", START_MS + 10)
+    assert isinstance(moved, Proposal)
+    stuck = moved.next.propose_dead_end(1, START_MS + 300)
+    assert isinstance(stuck, Proposal)
+    undone = stuck.next.propose_play(2, "u", START_MS + 900)
+    assert isinstance(undone, Proposal) and isinstance(undone.write, Commit)
+    expected = Game(value.game.deal, CLASSIC, autoplay=False, undo="full")
+    expected.play("1-2")
+    expected.play("u")
+    assert expected.undos == 1
+    assert undone.write.events == (m.Progress("ann", expected.moves, expected.position.foundation_cards, "playing",
+                                              900, 1),)
+    assert undone.write.record.undos == 1 and undone.write.record.status == "playing"
+    assert not undone.next.stuck and undone.next.shown_status == "playing"
+    assert isinstance(undone.reply, m.Position) and undone.reply.status == "playing"
+    # A resign of a stuck player ends the game as resigned (what a restart does), not dead.
+    resigned = stuck.next.propose_resign(2, START_MS + 950)
+    assert isinstance(resigned, Proposal) and resigned.next.shown_status == "resigned"
+    assert resigned.write.events == (m.Finished("ann", "resigned", 950, 1, moved.next.game.position.foundation_cards),)
 
 
 def test_a_dead_game_without_an_undo_ends() -> None:

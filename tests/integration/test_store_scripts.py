@@ -82,6 +82,7 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
         record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 5, "status": "playing", "time_ms": 10,
                   "last_found_ms": 10}
         assert await store.commit(code, "ann", 1, 1, "s 10", record, False, [b"public"], [b"board"]) == ("ok", -1)
+        assert await store.mark_stuck(code, "ann", 1, 1, b"stuck") == "ok"
         fenced = await store.fence(code, "ann", 1, "a nonce", 5.0)
         assert fenced is not None
         player, log, deal, read_settings = fenced
@@ -219,3 +220,47 @@ def test_each_transitions_script_changes_nothing_outside_its_source_state(redis_
 
     unguarded = asyncio.run(scenario())
     assert unguarded == [], unguarded
+
+
+def test_a_stuck_mark_holds_until_the_next_command_and_is_written_only_for_the_position_it_is_of(
+        redis_url: str) -> None:
+    """STUCK marks the player at the seq its verdict is of (a public event from the player with it), and
+    writes nothing for another seq, another epoch, an ended game or a match not playing; COMMIT clears it."""
+    from server.store.keys import events_key, player_key
+
+    async def scenario() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        store = Store(client, 600)
+        code = new_code()
+        now = await store.time_ms()
+        settings = m.Settings("classic", False, 2, 60, True, "safe", True)
+        assert await store.create_match(code, {"state": "lobby", "settings": settings, "deal": "d",
+                                               "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
+        assert (await store.join(code, "ann", token_hash(code), 2, now, name_key("ann")))[0] == "ok"
+        assert await store.transition(code, "lobby", "countdown", b"countdown", start_at_ms=now, deadline_ms=now)
+        assert await store.mark_stuck(code, "ann", 0, 0, b"early") == "game_over"  # not playing yet
+        assert await store.start(code, b"start", 0)
+        epoch = int(await client.hget(player_key(code, "ann"), "epoch") or 0)
+        record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 0, "status": "playing", "time_ms": 10,
+                  "last_found_ms": 0}
+        assert (await store.commit(code, "ann", epoch, 1, "6-2 10", record, False, [b"p1"]))[0] == "ok"
+        before = await client.xlen(events_key(code))
+        assert await store.mark_stuck(code, "ann", epoch, 0, b"older") == "moved"
+        assert await store.mark_stuck(code, "ann", epoch + 1, 1, b"other") == "stale"
+        assert await store.mark_stuck(code, "nobody", epoch, 1, b"x") == "gone"
+        assert await client.xlen(events_key(code)) == before
+        assert not (await store.player(code, "ann")).stuck  # type: ignore[union-attr]
+        assert await store.mark_stuck(code, "ann", epoch, 1, b"stuck") == "ok"
+        stuck = await store.player(code, "ann")
+        assert stuck is not None and stuck.stuck and stuck.status == "playing" and stuck.shown_status == "dead"
+        entry = (await client.xrange(events_key(code)))[-1][1]
+        assert (entry[b"m"], entry[b"k"], entry[b"n"]) == (b"stuck", b"public", b"ann")
+        record.update(moves=2, undos=1)
+        assert (await store.commit(code, "ann", epoch, 2, "u 20", record, False, [b"p2"]))[0] == "ok"
+        after = await store.player(code, "ann")
+        assert after is not None and not after.stuck and after.shown_status == "playing" and after.undos == 1
+        assert await store.end_player(code, "ann", "resigned", 30, b"ended") == ("ok", 0)
+        assert await store.mark_stuck(code, "ann", epoch, 2, b"late") == "game_over"  # the game has ended
+        await client.aclose()
+
+    asyncio.run(scenario())
