@@ -444,30 +444,44 @@
     }
   }
 
-  /** Long columns: the covered cards' visible strip (--strip on the board) shrinks just enough for the
-      part of the page that must stay on screen while racing (the board to the message on a phone, to the
-      Command field on a desktop; the CSS says which in --fit-end) to fit the window, down to --strip-min.
-      The board's rows of columns add their longest column's strips; a face-down card shows half a strip. */
+  /** Long columns: the covered cards' visible strip (--strip on a column) shrinks just enough for the part
+      of the page that must stay on screen while racing (the board to the message on a phone, to the
+      Command field on a desktop; the CSS names it in --fit-end) to fit the window, down to --strip-min.
+      Only the longest columns shrink: every column's covered length is capped at one length, the one that
+      takes the overflow off the rows of columns (each row is as tall as its longest column). A face-down
+      card shows half a strip. */
   function fitColumns() {
     const board = $("board");
-    board.style.removeProperty("--strip");
+    const columns = [...board.querySelectorAll(".column")];
+    columns.forEach((column) => column.style.removeProperty("--strip"));
     if (!(state.phase === "playing" && state.view)) return;
     const style = getComputedStyle(board);
     const most = parseFloat(style.getPropertyValue("--strip-max")), least = parseFloat(style.getPropertyValue("--strip-min"));
     const end = $(style.getPropertyValue("--fit-end").trim() || "message");
     if (!(most > 0 && least > 0 && end)) return;
-    const reserve = $("selection").hidden ? 56 : 0;  // the selection bar's room: a tap must not squeeze the board
+    // The selection bar's room is kept whether it shows or not: a tap must not squeeze or stretch the board.
+    const bar = $("selection");
+    const barBefore = !bar.hidden && (bar.compareDocumentPosition(end) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const reserve = Math.max(0, 56 - (barBefore ? bar.offsetHeight : 0));
     const over = end.getBoundingClientRect().bottom + window.scrollY + reserve - window.innerHeight;
     if (over <= 0) return;
-    const rows = new Map();
-    for (const column of board.querySelectorAll(".column")) {
+    const units = columns.map((column) => {
       const cards = [...column.querySelectorAll(".card")];
-      const units = cards.slice(1).reduce((n, _, i) => n + (cards[i].classList.contains("down") ? 0.5 : 1), 0);
-      const top = Math.round(column.offsetTop);
-      rows.set(top, Math.max(rows.get(top) || 0, units));
+      return cards.slice(1).reduce((n, _, i) => n + (cards[i].classList.contains("down") ? 0.5 : 1), 0);
+    });
+    const rows = new Map();
+    columns.forEach((column, i) => rows.set(column.offsetTop, Math.max(rows.get(column.offsetTop) || 0, units[i] * most)));
+    const demands = [...rows.values()];
+    const target = demands.reduce((a, b) => a + b, 0) - over;
+    const covered = (cap) => demands.reduce((sum, d) => sum + Math.min(d, cap), 0);
+    let low = 0, high = Math.max(...demands);
+    for (let step = 0; step < 24; step++) {
+      const cap = (low + high) / 2;
+      if (covered(cap) > target) high = cap; else low = cap;
     }
-    const units = [...rows.values()].reduce((a, b) => a + b, 0);
-    if (units) board.style.setProperty("--strip", `${Math.max(least, most - over / units).toFixed(1)}px`);
+    columns.forEach((column, i) => {
+      if (units[i] * most > low) column.style.setProperty("--strip", `${Math.max(least, low / units[i]).toFixed(1)}px`);
+    });
   }
 
   function renderResults() {
