@@ -12,7 +12,8 @@ path                   serves
 ``/daily``             ``daily.html`` for a browser (``Accept: text/html``);
                        any other ``GET /daily`` (the daily challenge's JSON)
                        goes on to the application's routes
-``/static/NAME``       the files of ``server/static/``
+``/static/NAME``       the files of ``server/static/`` (the web app manifest
+                       ``manifest.webmanifest`` and its icons included)
 =====================  ======================================================
 
 The spectators' pages read only the public endpoints (``GET /matches/{code}``,
@@ -24,6 +25,7 @@ rules: the server sends every position and every legal move.
 
 from __future__ import annotations
 
+import mimetypes
 from pathlib import Path
 
 from starlette.requests import Request
@@ -35,6 +37,10 @@ STATIC_DIR = Path(__file__).with_name("static")
 """Folder of the page's files (shipped with the package)."""
 
 _NO_CACHE = {"Cache-Control": "no-cache"}
+
+# StaticFiles types files by the mimetypes table, which knows .webmanifest only where the system's
+# mime.types does: the web app manifest is JSON of its own type everywhere.
+mimetypes.add_type("application/manifest+json", ".webmanifest")
 
 
 def _page(name: str) -> FileResponse:

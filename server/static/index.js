@@ -19,7 +19,16 @@
     const settings = {
       variant: $("variant").value, players: Number($("players").value), time_limit_s: Number($("time-limit").value) * 60,
       undo: $("undo").value, hints: $("hints").checked, solvable_only: $("solvable").checked && !$("solvable").disabled,
+      autoplay: $("autoplay").checked,
     };
+    // A game number is a decimal seed string (README "The deal algorithm"); empty: the server draws the deal.
+    const seed = $("seed").value.trim();
+    if (seed && !/^[0-9]{1,200}$/.test(seed)) {
+      $("create-error").textContent = "a game number is digits only (or leave it empty for a new deal)";
+      $("create-button").disabled = false;
+      return;
+    }
+    if (seed) settings.seed = seed;
     try {
       const response = await fetch("/matches", { method: "POST", headers: { "Content-Type": "application/json" },
                                                   body: JSON.stringify(settings) });

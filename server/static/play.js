@@ -274,7 +274,8 @@
       playing: `${Object.values(s.players).filter((p) => p.status === "playing").length} of ${count} still playing`,
       finished: "The seed is revealed: checked against the commitment below.",
     }[phase] || "";
-    const chips = [el("span", { class: "chip" }, "code ", el("b", { text: code }))];
+    const chips = [el("span", { class: "chip", id: "code-chip" }, el("span", { class: "chip-label", text: "code " }),
+      el("b", { text: code }))];
     if (s.settings) {
       chips.push(el("span", { class: "chip" }, el("b", { text: s.settings.variant })));
       if (s.settings.time_limit_s) chips.push(el("span", { class: "chip" }, "limit ", el("b", { text: formatMs(s.settings.time_limit_s * 1000) })));
@@ -285,6 +286,11 @@
     if (s.round > 1) chips.push(el("span", { class: "chip", id: "round-chip" }, "round ", el("b", { text: String(s.round) })));
     $("chips").replaceChildren(...chips);
     $("round-line").textContent = s.name ? `you race as ${s.name}` : "race from a link";
+    // While racing the header is one compact line (the board needs the screen); the lobby stays roomy.
+    $("page").classList.toggle("racing", phase === "playing" && Boolean(s.view));
+    // Only state changes are announced (the hero holds the ticking clock, so it is no live region).
+    const told = [$("state").textContent, $("headline").textContent].filter(Boolean).join(": ");
+    if ($("announce").textContent !== told) $("announce").textContent = told;
   }
 
   // "wins" only for a win (the same headline as the watch page's).
@@ -303,7 +309,8 @@
       label = state.phase === "finished" || FTRRace.ENDED.has(state.status) ? "your time" : "your clock";
       value = formatMs(elapsed(state, now), true);
       if (state.deadline && state.phase === "playing" && state.status === "playing") {
-        label += ` · ${formatMs(Math.max(0, state.deadline - now - state.clockOffset))} left`;
+        const left = `${formatMs(Math.max(0, state.deadline - now - state.clockOffset))} left`;
+        label = $("page").classList.contains("racing") ? left : `${label} · ${left}`;  // the compact header: short
       }
     }
     $("clock-label").textContent = label;
@@ -335,6 +342,14 @@
           el("span", { class: "count" }, el("b", { class: "foundation", text: String(p.foundation) })))),
         el("td", { class: "num moves", text: String(p.moves) }));
     }));
+    // The compact strip above the board: everyone's cards up while racing, in the table's order.
+    const racing = state.phase === "playing" && Boolean(state.view);
+    $("race-line").hidden = !racing;
+    $("racers").replaceChildren(...(racing ? rows : []).map((p) => el("li", {
+      class: "racer" + (p.name === state.name ? " me" : ""), "data-name": p.name, title: p.name },
+    el("span", { class: "name", text: p.name === state.name ? `${p.name} (you)` : p.name }), " ",
+    el("b", { class: "foundation", text: String(p.foundation) }),
+    p.status === "playing" ? null : el("span", { class: `pill ${p.status}`, text: STATUS[p.status] || p.status }))));
   }
 
   /** Every card of the deal, counted from the view (what lies anywhere plus what is up). */
@@ -379,6 +394,9 @@
     if (takenOver()) { text = TAKEN_OVER; kind = "error"; }
     box.textContent = text;
     box.className = "message" + (kind ? " " + kind : "");
+    // While racing the message sits by the buttons (where the thumb and the eyes are), else above the panels.
+    const home = state.phase === "playing" && state.view ? $("message-board-home") : $("message-page-home");
+    if (box.parentNode !== home) home.append(box);
     $("take-back-bar").hidden = !takenOver();
   }
 
@@ -392,11 +410,80 @@
     $("start").disabled = takenOver();
     $("ready").textContent = me && me.ready ? "Ready ✓" : "Ready";
     $("start").hidden = !FTRConnection.hostToken(code);
-    const link = `${location.origin}/join/${encodeURIComponent(code)}`;
+    // The link to send, with Copy (and the system's share sheet where there is one), as soon as the match
+    // exists: the host sees it before joining, everyone in the lobby.
+    const link = shareLink();
+    $("share-box").hidden = !(["connecting", "preparing", "lobby"].includes(state.phase) && state.settings
+      && !takenOver());
     $("share-link").href = link;
     $("share-link").textContent = link;
+    $("share-sheet").hidden = typeof navigator.share !== "function";
     $("lobby-note").textContent = state.settings
       ? `${state.settings.variant} · ${plural(state.settings.players, "player")} · undo ${state.settings.undo}` : "";
+  }
+
+  const shareLink = () => `${location.origin}/join/${encodeURIComponent(code)}`;
+
+  async function copyLink() {
+    const note = $("copy-note");
+    try {
+      await navigator.clipboard.writeText(shareLink());
+      note.textContent = "Copied ✓";
+    } catch (error) {  // no clipboard (a page not served over https) or no permission: select it instead
+      const range = document.createRange();
+      range.selectNodeContents($("share-link"));
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      note.textContent = "Selected: copy it with your browser";
+    }
+  }
+
+  async function shareSheet() {
+    try {
+      await navigator.share({ title: "Forty Thieves Race", text: "Race me on the same Forty Thieves deal", url: shareLink() });
+    } catch (error) {
+      if (error && error.name !== "AbortError") copyLink();  // the sheet failed (not closed by the player): copy
+    }
+  }
+
+  /** Long columns: the covered cards' visible strip (--strip on a column) shrinks just enough for the part
+      of the page that must stay on screen while racing (the board to the message on a phone, to the
+      Command field on a desktop; the CSS names it in --fit-end) to fit the window, down to --strip-min.
+      Only the longest columns shrink: every column's covered length is capped at one length, the one that
+      takes the overflow off the rows of columns (each row is as tall as its longest column). A face-down
+      card shows half a strip. */
+  function fitColumns() {
+    const board = $("board");
+    const columns = [...board.querySelectorAll(".column")];
+    columns.forEach((column) => column.style.removeProperty("--strip"));
+    if (!(state.phase === "playing" && state.view)) return;
+    const style = getComputedStyle(board);
+    const most = parseFloat(style.getPropertyValue("--strip-max")), least = parseFloat(style.getPropertyValue("--strip-min"));
+    const end = $(style.getPropertyValue("--fit-end").trim() || "message");
+    if (!(most > 0 && least > 0 && end)) return;
+    // The selection bar's room is kept whether it shows or not: a tap must not squeeze or stretch the board.
+    const bar = $("selection");
+    const barBefore = !bar.hidden && (bar.compareDocumentPosition(end) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const reserve = Math.max(0, 56 - (barBefore ? bar.offsetHeight : 0));
+    const over = end.getBoundingClientRect().bottom + window.scrollY + reserve - window.innerHeight;
+    if (over <= 0) return;
+    const units = columns.map((column) => {
+      const cards = [...column.querySelectorAll(".card")];
+      return cards.slice(1).reduce((n, _, i) => n + (cards[i].classList.contains("down") ? 0.5 : 1), 0);
+    });
+    const rows = new Map();
+    columns.forEach((column, i) => rows.set(column.offsetTop, Math.max(rows.get(column.offsetTop) || 0, units[i] * most)));
+    const demands = [...rows.values()];
+    const target = demands.reduce((a, b) => a + b, 0) - over;
+    const covered = (cap) => demands.reduce((sum, d) => sum + Math.min(d, cap), 0);
+    let low = 0, high = Math.max(...demands);
+    for (let step = 0; step < 24; step++) {
+      const cap = (low + high) / 2;
+      if (covered(cap) > target) high = cap; else low = cap;
+    }
+    columns.forEach((column, i) => {
+      if (units[i] * most > low) column.style.setProperty("--strip", `${Math.max(least, low / units[i]).toFixed(1)}px`);
+    });
   }
 
   function renderResults() {
@@ -450,6 +537,7 @@
     renderMessage();
     renderRace();
     renderResults();
+    fitColumns();
     tick();
     if (focused) {
       const again = document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
@@ -513,6 +601,9 @@
     // and so is the server's word that another connection took over (it told of the connection replaced).
     $("take-back").addEventListener("click", () => { selection = null; connect(); say(""); });
     $("start").addEventListener("click", () => conn.start());
+    $("copy-link").addEventListener("click", copyLink);
+    $("share-sheet").addEventListener("click", shareSheet);
+    window.addEventListener("resize", fitColumns);
     $("draw").addEventListener("click", clickStock);
     $("finish").addEventListener("click", () => send("finish"));
     $("undo").addEventListener("click", () => send("u"));

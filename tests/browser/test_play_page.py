@@ -660,7 +660,7 @@ async def test_the_home_page_fits_a_phone(server) -> None:  # type: ignore[no-un
     overflow, rights, url = await run()
     assert overflow <= 0, f"the home page scrolls sideways by {overflow} px on a phone"
     assert max(rights) <= 0, rights
-    assert public_state(server.url, url.rsplit("/", 1)[1])["settings"]["variant"] == "relaxed"
+    assert public_state(server.url, url.rsplit("/", 1)[1])["settings"]["variant"] == "classic"  # the default
 
 
 def one_target_card(game: Game) -> str | None:
