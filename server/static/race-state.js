@@ -14,7 +14,9 @@ const FTRRace = (() => {
       connection: "connecting", closeCode: 0, settings: null, commitment: "", round: 1, nextRound: null, series: null,
       startAt: 0, deadline: 0, clockOffset: 0, view: null, legal: [], moves: 0, undos: 0, foundation: 0,
       status: "lobby", timeMs: 0, players: {}, results: null, message: "", messageKind: "",
-      rematch: { names: [], next: null, windowMs: 0 }, lastCommand: "", hint: null,
+      rematch: { names: [], next: null, windowMs: 0 }, lastCommand: "",
+      hint: null,    // the last suggestion read against the legal list (resolveHint), until the next position
+      daily: false,  // the daily challenge's attempt (no restart): set by whatever tells the page so
     };
   }
 

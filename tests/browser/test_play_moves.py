@@ -126,6 +126,7 @@ async def test_a_phone_wins_a_classic_deal_by_taps(server) -> None:  # type: ign
         await page.get_by_role("list", name="Results").wait_for(timeout=15_000)
         row = await page.locator("#results li[data-name=ann] .pill").text_content()
         headline = await page.locator("#headline").inner_text()
+        await page.evaluate("window.scrollTo(0, 0)")
         await page.screenshot(path=str(ARTIFACTS / "play-phone-won.png"))
         await browser.close()
     print("\nscreenshot:", ARTIFACTS / "play-phone-won.png", "finish tapped:", finished_by_button)
