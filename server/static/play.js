@@ -6,7 +6,7 @@
 
 (() => {
   const { el, formatMs, getJSON, plural, STATUS, verifyCommitment } = FTR;
-  const { reduce, targets, mostFrom, can, gameOver, elapsed } = FTRRace;
+  const { reduce, targets, can, gameOver, elapsed, runLength, moveLimit } = FTRRace;
   const $ = (id) => document.getElementById(id);
 
   const RANK_NAMES = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
@@ -31,7 +31,9 @@
 
   let code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
   let state = FTRRace.initial(code);
-  let selection = null;   // {source: "3" | "w" | "f2", count}
+  let selection = null;   // {source: "3" | "w" | "f2", count, blocked?: {card, on}} (blocked: not a run, nothing lifts)
+  let pending = null;     // the next round {code, state, conn} until its lobby arrives (the results stay till then)
+  const roving = { top: "stock", tableau: "1:1" };  // the board's two Tab stops: the data-key each group last had
   let conn = null;
   let confirmingResign = false;
   let rematchAsked = false;
@@ -107,26 +109,44 @@
       target it stands for ("3", "f", "w"). Ignored while a move is in flight. */
   function clickPile(source, count, pile) {
     if (gameOver(state) || state.phase !== "playing" || takenOver() || moveInFlight()) return;
+    const picked = source ? pick(source, count) : null;
     if (selection) {
       const options = targets(state, selection);
-      if (source === selection.source && count === selection.count) {  // a second click: the best target
-        if (options.length) send(options[0].command);
+      if (picked && picked.source === selection.source && picked.count === selection.count) {  // again: the best target
+        if (options.length && !selection.blocked) send(options[0].command);
         else { selection = null; render(); }
         return;
       }
-      const chosen = options.find((t) => t.target === pile);
+      const chosen = !selection.blocked && options.find((t) => t.target === pile);
       if (chosen) { send(chosen.command); return; }
     }
-    if (!source) { selection = null; render(); return; }
-    select(source, count, true);
+    if (!picked) { selection = null; render(); return; }
+    select(picked.source, picked.count, true, picked.blocked);
   }
 
-  function select(source, count, allowAtOnce) {
-    selection = { source, count };
-    const options = targets(state, selection);
+  /** What a tap on the card `count` from the top of `source` lifts (the seed page's selection): the card
+      and the run on it; a card the hint marks lifts the hint's cards; a card under cards that are not its
+      run lifts nothing ({blocked: {card, on}}: the card and the one on it that breaks the run). */
+  function pick(source, count) {
+    if (!/^[0-9]+$/.test(source)) return { source, count: 1 };
+    const hint = state.hint;
+    if (hint && hint.source === source && count <= hint.cards) return { source, count: hint.cards };
+    const column = state.view.tableau[Number(source) - 1];
+    const run = runLength(state, Number(source) - 1);
+    if (count <= run) return { source, count };
+    const at = column.length - count;
+    return { source, count, blocked: { card: column[at], on: column[at + 1] } };
+  }
+
+  function select(source, count, allowAtOnce, blocked) {
+    selection = blocked ? { source, count, blocked } : { source, count };
+    const options = blocked ? [] : targets(state, selection);
     if (allowAtOnce && count === 1 && options.length === 1) { send(options[0].command); return; }
     render();
   }
+
+  /** The most cards a selection from `source` may hold: the run on top of a column, one elsewhere. */
+  const runOf = (source) => (/^[0-9]+$/.test(source) ? runLength(state, Number(source) - 1) : 1);
 
   function clickStock() {
     if (state.phase !== "playing" || gameOver(state) || takenOver()) return;
@@ -138,19 +158,23 @@
   // ------------------------------------------------------------------ the board
 
   function cardButton(text, source, count, pile, extra) {
-    const lifted = selection && selection.source === source && count <= selection.count;
+    const lifted = selection && !selection.blocked && selection.source === source && count <= selection.count;
+    const refused = selection && selection.blocked && selection.source === source && count === selection.count;
+    const hinted = Boolean(source && state.hint && state.hint.source === source && count <= state.hint.cards);
     const red = text[1] === "H" || text[1] === "D";
     const button = el("button", {
-      type: "button", class: `card${red ? " red" : ""}${lifted ? " lifted" : ""}${extra ? " " + extra : ""}`,
-      "aria-label": cardName(text), "data-key": `${pile}:${count}`, draggable: source ? "true" : "false",
-      "aria-pressed": source ? String(Boolean(lifted)) : undefined,
+      type: "button", class: `card${red ? " red" : ""}${lifted ? " lifted" : ""}${refused ? " refused" : ""}`
+        + `${hinted ? " hinted" : ""}${extra ? " " + extra : ""}`,
+      "aria-label": cardName(text) + (hinted ? `, hint ${state.hint.command}` : ""), "data-key": `${pile}:${count}`,
+      draggable: source ? "true" : "false", "aria-pressed": source ? String(Boolean(lifted)) : undefined,
     }, el("span", { class: "corner", text: cardShort(text) }), el("span", { class: "big", text: SUIT_SYMBOLS[text[1]] }));
     button.addEventListener("click", (event) => { event.stopPropagation(); clickPile(source, count, pile); });
     if (source) {
       button.addEventListener("dragstart", (event) => {
         event.dataTransfer.setData("text/plain", `${source}:${count}`);
         event.dataTransfer.effectAllowed = "move";
-        select(source, count, false);
+        const picked = pick(source, count);
+        select(picked.source, picked.count, false, picked.blocked);
       });
     }
     return button;
@@ -159,11 +183,12 @@
   /** A drop zone: a pile that takes the dragged selection when it is one of its targets. */
   function dropZone(node, pile) {
     node.addEventListener("dragover", (event) => {
-      if (selection && targets(state, selection).some((t) => t.target === pile)) event.preventDefault();
+      if (selection && !selection.blocked && targets(state, selection).some((t) => t.target === pile)) event.preventDefault();
     });
     node.addEventListener("drop", (event) => {
       event.preventDefault();
-      const chosen = selection && !moveInFlight() && targets(state, selection).find((t) => t.target === pile);
+      const chosen = selection && !selection.blocked && !moveInFlight()
+        && targets(state, selection).find((t) => t.target === pile);
       if (chosen) send(chosen.command);
     });
     node.addEventListener("click", () => clickPile(null, 0, pile));
@@ -174,14 +199,18 @@
     const view = state.view;
     const board = $("board");
     if (!view) { board.replaceChildren(); return; }
-    const options = selection ? targets(state, selection) : [];
+    const options = selection && !selection.blocked ? targets(state, selection) : [];
     const best = options.length ? options[0].target : null;
     const isTarget = (pile) => options.some((t) => t.target === pile);
-    const mark = (pile) => (isTarget(pile) ? (pile === best ? " target best" : " target") : "");
+    const hint = state.hint;
+    const hintTarget = (pile) => Boolean(hint && hint.target === pile);
+    const mark = (pile) => (isTarget(pile) ? (pile === best ? " target best" : " target") : "")
+      + (hintTarget(pile) ? " hint-target" : "");
 
     const tableMoves = FTRNotation.tableMoves(state.legal);
     const stockLabel = view.stock ? `Stock: ${plural(view.stock, "card")}` : (can(state, "r") ? "Stock: empty, redeal" : "Stock: empty");
-    const stock = el("button", { type: "button", class: "card stock" + (view.stock ? "" : " slot"), id: "stock",
+    const stock = el("button", { type: "button", id: "stock",
+                                 class: "card stock" + (view.stock ? "" : " slot") + (hint && ["s", "r"].includes(hint.command) ? " hinted" : ""),
                                  "aria-label": stockLabel, "data-key": "stock" },
       el("span", { text: view.stock ? String(view.stock) : (can(state, "r") ? "↺" : "") }));
     stock.addEventListener("click", clickStock);
@@ -199,25 +228,31 @@
 
     const slots = view.foundations.map((top, i) => {
       const source = `f${i + 1}`;
-      const movable = top !== "-" && mostFrom(state, source) > 0;
+      const movable = top !== "-" && FTRRace.mostFrom(state, source) > 0;
       if (top === "-") {
         return el("button", { type: "button", class: "card slot", "aria-label": `Foundation ${i + 1}: empty`,
-                              "data-key": `f${i}`, onclick: () => clickPile(null, 0, "f") });
+                              "data-key": source, onclick: () => clickPile(null, 0, "f") });
       }
       const button = cardButton(top, movable ? source : null, 1, "f", "");
       button.setAttribute("aria-label", `Foundation ${i + 1}: ${cardName(top)}`);
+      button.dataset.key = source;  // one key per slot: focus stays on its slot across moves
       return button;
     });
     const foundations = dropZone(el("div", { class: "pile foundations" + mark("f"), role: "group", "aria-label": "Foundations" },
-      el("span", { class: "label", text: "Foundations" + (isTarget("f") ? (best === "f" ? " ◀ best" : " ◀") : "") }),
+      el("span", { class: "label", text: "Foundations" + (isTarget("f") ? (best === "f" ? " ◀ best" : " ◀") : "") },
+        hintTarget("f") ? el("span", { class: "hint-tag", text: ` hint ${hint.command}` }) : null),
+      hintTarget("f") ? el("span", { class: "sr-only", text: `hint target: ${hint.command}` }) : null,
       el("div", { class: "cards-row" }, slots)), "f");
 
     const columns = view.tableau.map((cards, i) => {
       const pile = String(i + 1);
       const hidden = view.hidden[i] || 0;
-      const column = dropZone(el("div", { class: "column" + mark(pile), role: "group", "aria-label": `Column ${pile}` },
-        el("span", { class: "num", "aria-hidden": "true", text: pile + (pile === best ? " ▼" : "") })), pile);
+      const column = dropZone(el("div", { class: "column" + mark(pile), role: "group", "aria-label": `Column ${pile}`,
+                                          "data-pile": pile },
+        el("span", { class: "num", "aria-hidden": "true", text: pile + (pile === best ? " ▼" : "") },
+          hintTarget(pile) ? el("span", { class: "hint-tag", text: ` ${hint.command}` }) : null)), pile);
       if (isTarget(pile)) column.append(el("span", { class: "sr-only", text: pile === best ? "best target" : "target" }));
+      if (hintTarget(pile)) column.append(el("span", { class: "sr-only", text: `hint target: ${hint.command}` }));
       for (let h = 0; h < hidden; h++) column.append(el("div", { class: "card down", role: "img", "aria-label": "face down" }));
       cards.forEach((t, j) => column.append(cardButton(t, pile, cards.length - j, pile, "")));
       if (!hidden && !cards.length) {
@@ -227,26 +262,93 @@
       return column;
     });
     board.replaceChildren(
-      el("div", { class: "row" }, stockPile, wastePile, foundations),
-      el("div", { class: "tableau", style: `--columns: ${view.tableau.length}` }, columns));
+      el("div", { class: "row", "data-group": "top" }, stockPile, wastePile, foundations),
+      el("div", { class: "tableau", "data-group": "tableau", style: `--columns: ${view.tableau.length}` }, columns));
+    rove();
+  }
+
+  // ------------------------------------------------------------------ keyboard: one Tab stop per pile group
+
+  const groupButtons = (group) => [...document.querySelectorAll(`#board [data-group="${group}"] button[data-key]`)];
+
+  /** Roving tabindex: in each group (the stock/waste/foundations row, the tableau) only the button it had
+      last (or its first) is in the Tab order; the arrow keys move within the group. */
+  function rove() {
+    for (const group of ["top", "tableau"]) {
+      const buttons = groupButtons(group);
+      const current = buttons.find((b) => b.dataset.key === roving[group]) || buttons[0];
+      for (const button of buttons) button.tabIndex = button === current ? 0 : -1;
+    }
+  }
+
+  /** The button an arrow key goes to from `button`, or null. Tableau: Left/Right the next column (as deep
+      from its top as here), Up/Down the card under or over it in its column, Up from a column's first
+      card the top row; top row: Left/Right along it, Down into the tableau. */
+  function arrowTarget(button, key) {
+    const group = button.closest("[data-group]").dataset.group;
+    if (group === "top") {
+      const buttons = groupButtons("top");
+      const i = buttons.indexOf(button);
+      if (key === "ArrowLeft") return buttons[i - 1] || null;
+      if (key === "ArrowRight") return buttons[i + 1] || null;
+      if (key === "ArrowDown") {
+        const tableau = groupButtons("tableau");
+        return tableau.find((b) => b.dataset.key === roving.tableau) || tableau[0] || null;
+      }
+      return null;
+    }
+    const columns = [...document.querySelectorAll("#board [data-group=tableau] .column")];
+    const column = button.closest(".column");
+    const inColumn = (c) => [...c.querySelectorAll("button[data-key]")];
+    const here = inColumn(column);
+    const j = here.indexOf(button);
+    if (key === "ArrowUp") {
+      if (j > 0) return here[j - 1];
+      const top = groupButtons("top");
+      return top.find((b) => b.dataset.key === roving.top) || top[0] || null;
+    }
+    if (key === "ArrowDown") return here[j + 1] || null;
+    const next = columns[columns.indexOf(column) + (key === "ArrowLeft" ? -1 : 1)];
+    if (!next) return null;
+    const there = inColumn(next);
+    return there[Math.max(0, there.length - (here.length - j))] || null;
+  }
+
+  /** After a redraw, focus the button that had it (by data-key), or the nearest one still there: the top
+      card of its column, the stock for a waste that emptied. */
+  function restoreFocus(key) {
+    let again = document.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (!again) {
+      const pile = key.split(":")[0];
+      const buttons = /^[0-9]+$/.test(pile)
+        ? [...document.querySelectorAll(`#board .column[data-pile="${pile}"] button[data-key]`)] : [];
+      again = buttons[buttons.length - 1] || (pile === "w" ? $("stock") : null);
+    }
+    if (again) again.focus();
   }
 
   function renderSelection() {
     const bar = $("selection");
     bar.hidden = !selection;
     if (!selection) return;
-    const options = targets(state, selection);
-    const most = mostFrom(state, selection.source);
-    const where = selection.source === "w" ? "the waste" : selection.source.startsWith("f")
-      ? `foundation ${selection.source.slice(1)}` : `column ${selection.source}`;
-    let text = `${plural(selection.count, "card")} from ${where}: `;
-    if (options.length) text += `${plural(options.length, "target")}, best ${options[0].command}`;
-    else text += most && selection.count > most ? `at most ${most} at once` : "no legal move";
-    $("selection-text").textContent = text;
-    const faceUp = selection.source === "w" || selection.source.startsWith("f") ? 1
-      : state.view.tableau[Number(selection.source) - 1].length;
-    $("more").disabled = selection.count >= faceUp;
-    $("less").disabled = selection.count <= 1;
+    const { source, count, blocked } = selection;
+    const options = blocked ? [] : targets(state, selection);
+    const limit = moveLimit(state, source);
+    const where = source === "w" ? "the waste" : source.startsWith("f") ? `foundation ${source.slice(1)}` : `column ${source}`;
+    let text;
+    if (blocked) {
+      const run = runOf(source);
+      text = `${cardShort(blocked.card)} cannot move: ${cardShort(blocked.on)} on it is not the next card of a run `
+        + `(only the top ${plural(run, "card")} move${run === 1 ? "s" : ""} together)`;
+    } else {
+      text = `${plural(count, "card")} from ${where}: `;
+      if (options.length) text += `${plural(options.length, "target")}, best ${options[0].command}`;
+      else if (count > limit.onto) text += "too many to move at once";
+      else text += "no target for them now";
+    }
+    $("selection-text").textContent = `${text} · ${limit.reason}`;
+    $("more").disabled = Boolean(blocked) || count >= runOf(source);
+    $("less").disabled = !blocked && count <= 1;
   }
 
   // ------------------------------------------------------------------ around the board
@@ -385,8 +487,7 @@
     let text = state.message ? withSymbols(state.message) : "";
     let kind = state.messageKind;
     if (!text && state.status === "dead" && state.phase === "playing") {
-      text = can(state, "u") ? "No card can reach the foundations any more: Undo, or Resign."
-        : "No card can reach the foundations any more: Resign to end your game.";
+      text = deadOffer();
       kind = "error";
     } else if (!text && state.phase === "playing" && gameOver(state)) {
       text = `Your game is over (${STATUS[state.status] || state.status}): waiting for the others…`;
@@ -398,6 +499,15 @@
     const home = state.phase === "playing" && state.view ? $("message-board-home") : $("message-page-home");
     if (box.parentNode !== home) home.append(box);
     $("take-back-bar").hidden = !takenOver();
+  }
+
+  /** What a dead game offers: Undo where the undo policy allows (the legal list says), Restart in a game
+      played alone (FTRRace.canRestart: the server's rule for the `restart` frame), and Resign. */
+  function deadOffer() {
+    const offers = [can(state, "u") ? "Undo" : null, FTRRace.canRestart(state) ? "Restart" : null]
+      .filter(Boolean);
+    return offers.length ? `No card can reach the foundations any more: ${offers.join(", ")}, or Resign.`
+      : "No card can reach the foundations any more: Resign to end your game.";
   }
 
   function renderLobby() {
@@ -539,26 +649,46 @@
     renderResults();
     fitColumns();
     tick();
-    if (focused) {
-      const again = document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
-      if (again) again.focus();
+    if (focused && document.activeElement !== document.querySelector(`[data-key="${CSS.escape(focused)}"]`)) {
+      restoreFocus(focused);
     }
   }
 
   // ------------------------------------------------------------------ rounds
 
+  /** The next round exists (`next_round`): its connection opens now, but this page goes on showing the
+      results (and the series table) until that round's lobby has arrived; then it moves over (adoptRound). */
   function nextRound(frame) {
     FTRConnection.savePlayer(frame.match, state.name, frame.token);
     FTRConnection.saveHostToken(frame.match, frame.host_token);
-    const series = state.series;
-    const name = state.name;
+    if (pending && pending.code === frame.match) return;
+    if (pending) pending.conn.close();
+    const next = { ...FTRRace.initial(frame.match), name: state.name, series: state.series,
+                   round: frame.round || state.round + 1 };
+    const round = pending = { code: frame.match, state: next, conn: null };
+    round.conn = new FTRConnection.Connection(frame.match, {
+      onFrame: (f) => {
+        round.state = reduce(round.state, f);
+        if (["lobby", "countdown", "started"].includes(f.type) && pending === round) adoptRound(round);
+      },
+      onStatus: (status, closeCode) => { round.state = reduce(round.state, { type: "page/status", status, closeCode }); },
+    });
+    round.conn.open();
+    render();
+  }
+
+  /** The next round's lobby is here: its connection becomes the page's, the old one closes. */
+  function adoptRound(round) {
+    pending = null;
     conn.close();
-    code = frame.match;
+    conn = round.conn;
+    conn.handlers = { onFrame: dispatch, onStatus: (status, closeCode) => dispatch({ type: "page/status", status, closeCode }) };
+    code = round.code;
     history.pushState(null, "", `/join/${encodeURIComponent(code)}`);
-    state = { ...FTRRace.initial(code), name, series, round: frame.round || state.round + 1 };
+    state = round.state;
     selection = null;
     rematchAsked = false;
-    connect();
+    confirmingResign = false;
     refreshMatch();
     render();
   }
@@ -618,8 +748,28 @@
       render();
       say("Rematch asked: the next round starts with everyone who clicks in time", "hint");
     });
-    $("more").addEventListener("click", () => { if (selection) select(selection.source, selection.count + 1, false); });
-    $("less").addEventListener("click", () => { if (selection && selection.count > 1) select(selection.source, selection.count - 1, false); });
+    // ▲/▼ within the run on top of the column, never past it; ▼ from a card that cannot move: that run
+    $("more").addEventListener("click", () => {
+      if (selection && !selection.blocked && selection.count < runOf(selection.source)) select(selection.source, selection.count + 1, false);
+    });
+    $("less").addEventListener("click", () => {
+      if (selection && selection.blocked) select(selection.source, runOf(selection.source), false);
+      else if (selection && selection.count > 1) select(selection.source, selection.count - 1, false);
+    });
+    const board = $("board");
+    board.addEventListener("focusin", (event) => {
+      const button = event.target.closest("button[data-key]");
+      const group = button && button.closest("[data-group]");
+      if (!group) return;
+      roving[group.dataset.group] = button.dataset.key;
+      rove();
+    });
+    board.addEventListener("keydown", (event) => {
+      if (!["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown"].includes(event.key)) return;
+      const button = event.target.closest("button[data-key]");
+      const next = button && button.closest("[data-group]") ? arrowTarget(button, event.key) : null;
+      if (next) { event.preventDefault(); next.focus(); }
+    });
     $("cancel").addEventListener("click", () => { selection = null; render(); });
     $("command-form").addEventListener("submit", (event) => {
       event.preventDefault();

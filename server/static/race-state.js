@@ -15,6 +15,7 @@ const FTRRace = (() => {
       startAt: 0, deadline: 0, clockOffset: 0, view: null, legal: [], moves: 0, undos: 0, foundation: 0,
       status: "lobby", timeMs: 0, players: {}, results: null, message: "", messageKind: "", daily: false,
       rematch: { names: [], next: null, windowMs: 0 }, lastCommand: "",
+      hint: null,    // the last suggestion read against the legal list (resolveHint), until the next position
     };
   }
 
@@ -23,6 +24,104 @@ const FTRRace = (() => {
     return view.foundations.filter((t) => t && t !== "-" && t !== "??")
       .reduce((sum, t) => sum + (ranks[t[0]] || Number(t[0])), 0);
   }
+
+  // ---------------------------------------------------------------- runs and move limits, read from the view
+
+  /** Each preset's build rule and move rule (server/engine/variants.py PRESETS; RULES.md sections 2, 3 and
+      7). The page needs them to lift a card with the run on it and to say how many cards move at once;
+      tests/browser/test_play_moves.py checks this table against the engine's presets. */
+  const VARIANT_RULES = {
+    classic: ["same_suit", "supermove"], relaxed: ["same_suit", "sequence"], josephine: ["same_suit", "sequence"],
+    lucas: ["same_suit", "supermove"], maria: ["alternate_colour", "supermove"], indian: ["any_other_suit", "single"],
+    streets: ["alternate_colour", "supermove"], number_ten: ["alternate_colour", "sequence"],
+    rank_and_file: ["alternate_colour", "sequence"], emperor: ["alternate_colour", "supermove"],
+    sixty_thieves: ["same_suit", "supermove"],
+  };
+  const RANKS = "A23456789TJQK";
+  const isRed = (text) => text[1] === "H" || text[1] === "D";
+
+  /** The build and move rule of the match's variant, {build, move}, or null when the page does not know it. */
+  function rulesOf(state) {
+    const rules = state.settings && VARIANT_RULES[state.settings.variant];
+    return rules ? { build: rules[0], move: rules[1] } : null;
+  }
+
+  /** May `card` ("8S") lie on `onto` ("9S") in a column under build rule `build` (RULES.md section 2)? */
+  function fits(card, onto, build) {
+    if (RANKS.indexOf(card[0]) + 1 !== RANKS.indexOf(onto[0])) return false;
+    if (build === "same_suit") return card[1] === onto[1];
+    if (build === "alternate_colour") return isRed(card) !== isRed(onto);
+    return card[1] !== onto[1];  // any_other_suit
+  }
+
+  /** How many top cards of column `index` (0-based) form a run (RULES.md section 3): 0 for an empty
+      column, else at least 1. Without the variant's rules, every face-up card counts (the old reading). */
+  function runLength(state, index) {
+    const column = state.view ? state.view.tableau[index] || [] : [];
+    const rules = rulesOf(state);
+    if (!rules || !column.length) return column.length;
+    let i = column.length - 1;
+    while (i > 0 && fits(column[i], column[i - 1], rules.build)) i--;
+    return column.length - i;
+  }
+
+  /** Empty columns of the view (no card, none face down). */
+  const emptyColumns = (view) => view.tableau.filter((column, i) => !column.length && !view.hidden[i]).length;
+
+  /**
+   * How many cards one command may take from `source` now, and why: {onto, into, reason}. `onto`: onto a
+   * card or a foundation, `into`: into an empty column (0: none is empty; Infinity: no limit). The number
+   * follows the variant's move rule (RULES.md section 3: supermove 2^e onto a card and 2^(e-1) into an
+   * empty column, e the empty columns; single 1; sequence no limit) and is never below what the server's
+   * legal list moves from `source`. `reason` is the selection bar's "max 2 at once: 1 empty column".
+   */
+  function moveLimit(state, source) {
+    const most = mostFrom(state, source);
+    if (source === "w" || source.startsWith("f")) {
+      return { onto: 1, into: 1, reason: `max 1 at once: ${source === "w" ? "the waste's" : "a foundation's"} top card` };
+    }
+    const rules = rulesOf(state);
+    if (!rules || !state.view) return { onto: most, into: most, reason: `max ${most} at once: the legal moves` };
+    const empty = emptyColumns(state.view);
+    if (rules.move === "sequence") return { onto: Infinity, into: Infinity, reason: "no limit: a run moves as a unit" };
+    if (rules.move === "single") return { onto: 1, into: 1, reason: "max 1 at once: this variant moves one card at a time" };
+    const onto = Math.max(2 ** empty, most);
+    const into = empty ? 2 ** (empty - 1) : 0;
+    const reason = empty
+      ? `max ${onto} at once: ${empty} empty column${empty === 1 ? "" : "s"} (${into} into an empty one)`
+      : `max ${onto} at once: no empty column`;
+    return { onto, into, reason };
+  }
+
+  // ---------------------------------------------------------------- hints
+
+  /**
+   * A suggested `command` read against the view and the legal list: {command, source, target, cards, text},
+   * source "3" | "w" | "fN" | "" (a draw, a redeal, finish), target "3" | "f" | "", cards the legal entry's
+   * count (0 when the command is not in the list), text a sentence for people ("move 9S from column 4 to
+   * column 7"; card codes, which the page shows with suit symbols).
+   */
+  function resolveHint(state, command) {
+    const entry = state.legal.find(([c]) => c === command);
+    const cards = entry ? entry[1] : 0;
+    const words = { s: "draw a card", r: "redeal the waste", finish: "put every card up", u: "undo" };
+    if (Object.hasOwn(words, command)) return { command, source: "", target: "", cards, text: words[command] };
+    const dash = command.indexOf("-");
+    if (dash < 0 || !state.view) return { command, source: "", target: "", cards, text: "" };
+    const source = command.slice(0, dash);
+    const rawTarget = command.slice(dash + 1).split("x")[0];
+    const target = rawTarget.startsWith("f") ? "f" : rawTarget;
+    const view = state.view;
+    let moved = [];
+    if (source === "w") moved = view.waste.slice(-1);
+    else if (source.startsWith("f")) moved = [view.foundations[Number(source.slice(1)) - 1]];
+    else moved = (view.tableau[Number(source) - 1] || []).slice(-Math.max(cards, 1));
+    const from = source === "w" ? "the waste" : source.startsWith("f") ? `foundation ${source.slice(1)}` : `column ${source}`;
+    const to = target === "f" ? "a foundation" : `column ${target}`;
+    const what = moved.length > 1 ? `the ${moved.length} cards ${moved[0]}..${moved[moved.length - 1]}` : moved[0] || "a card";
+    return { command, source, target, cards: cards || 1, text: `move ${what} from ${from} to ${to}` };
+  }
+
 
   function withPlayer(state, name, update) {
     const old = state.players[name] || { name, ready: false, connected: true, status: "lobby", moves: 0,
@@ -62,7 +161,7 @@ const FTRRace = (() => {
         let next = { ...state, phase: state.phase === "finished" ? "finished" : "playing",
                      startAt: frame.start_at_ms, deadline: frame.deadline_ms, view: frame.view, legal: frame.legal,
                      moves: frame.moves, undos: frame.undos || 0, foundation,
-                     status: frame.status || "playing" };
+                     status: frame.status || "playing", hint: null };
         for (const p of Object.values(next.players)) {
           if (p.status === "lobby") next = withPlayer(next, p.name, { status: "playing", foundation });
         }
@@ -74,7 +173,7 @@ const FTRRace = (() => {
       case "position": {
         const next = { ...state, view: frame.view, legal: frame.legal, moves: frame.moves, undos: frame.undos,
                        foundation: frame.foundation, status: frame.status, timeMs: frame.time_ms,
-                       lastCommand: frame.command, message: "", messageKind: "" };
+                       lastCommand: frame.command, message: "", messageKind: "", hint: null };
         return withPlayer(next, state.name, { moves: frame.moves, foundation: frame.foundation,
                                               status: frame.status, time_ms: frame.time_ms });
       }
@@ -96,9 +195,12 @@ const FTRRace = (() => {
       }
       case "rejected":
         return { ...state, message: `${frame.command}: ${frame.reason}`, messageKind: "refused" };
-      case "suggestion":
-        return { ...state, message: frame.command ? `Hint: ${frame.command}`
-          : "Hint: none (nothing left to draw): try a move of your own, undo, or resign", messageKind: "hint" };
+      case "suggestion": {  // the hint is marked on the board (state.hint) until the next position
+        const hint = frame.command ? resolveHint(state, frame.command) : null;
+        return { ...state, hint, messageKind: "hint", message: frame.command
+          ? `Hint: ${frame.command}` + (hint && hint.text ? ` (${hint.text})` : "")
+          : "Hint: none (nothing left to draw): try a move of your own, undo, or resign" };
+      }
       case "error":  // "closed" (the match never started), or "no_match" once joined (the server lost it): over
         return { ...state, message: frame.message, messageKind: "error",
                  phase: frame.code === "closed" ? "closed"
@@ -168,5 +270,6 @@ const FTRRace = (() => {
       ? Math.max(most, cards) : most), 0);
   }
 
-  return { initial, reduce, can, gameOver, canRestart, elapsed, countdown, targets, mostFrom, foundationCount, ENDED };
+  return { initial, reduce, can, gameOver, canRestart, elapsed, countdown, targets, mostFrom, foundationCount, ENDED,
+           VARIANT_RULES, fits, runLength, moveLimit, resolveHint };
 })();
