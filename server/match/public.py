@@ -42,6 +42,8 @@ def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> di
         "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.status,
                      "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
     }
+    if meta.day is not None:  # a daily attempt: its pages link to the day's leaderboard, and ask for its seed there
+        result["daily"] = {"date": meta.day[0], "variant": meta.day[1]}
     if reveals(state):
         result["seed"] = meta.seed
         result["nonce"] = meta.nonce
