@@ -38,10 +38,12 @@ def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> di
         "code": code, "state": meta.state, "settings": msgspec.to_builtins(settings),
         "commitment": meta.commitment, "start_at_ms": meta.start_at_ms, "deadline_ms": meta.deadline_ms,
         "boards_public": boards_public(state, settings.open_boards, bool(meta.daily)),
-        "cards": find_variant(settings.variant).card_total, "daily": bool(meta.daily),
+        "cards": find_variant(settings.variant).card_total,
         "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.shown_status,
                      "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
     }
+    if meta.day is not None:  # a daily attempt: its pages link to the day's leaderboard, and ask for its seed there
+        result["daily"] = {"date": meta.day[0], "variant": meta.day[1]}
     if reveals(state):
         result["seed"] = meta.seed
         result["nonce"] = meta.nonce

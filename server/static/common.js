@@ -162,10 +162,19 @@ const FTR = (() => {
   const STATUS = { playing: "playing", won: "won", dead: "stuck", resigned: "resigned", timeout: "time up",
                    lobby: "in lobby", ready: "ready" };
 
-  /** The headline of a match's results ({ranking: [{rank, name, status, foundation}]}): "wins" only for a win;
-      when nobody won (all resigned, stuck or out of time), who ranks first and with how many cards. */
-  function winnerLine(results) {
+  /** The headline of a match's results ({ranking: [{rank, name, status, foundation, time_ms}]}): "wins" only for
+      a win; when nobody won (all resigned, stuck or out of time), who ranks first and with how many cards. A
+      game of one (a solo game, a daily attempt) races nobody: its own result, "You" when `me` is its player
+      ("You won in 4:12", "Your game: stuck with 57 cards up"). */
+  function winnerLine(results, me) {
     if (!results) return "Race over";
+    if (results.ranking.length === 1) {
+      const only = results.ranking[0];
+      const you = Boolean(me) && only.name === me;
+      if (only.status === "won") return `${you ? "You" : only.name} won in ${formatMs(only.time_ms)}`;
+      return `${you ? "Your" : only.name + "'s"} game: ${STATUS[only.status] || only.status} with `
+        + `${plural(only.foundation, "card")} up`;
+    }
     const first = results.ranking.filter((r) => r.rank === 1);
     const names = first.map((r) => r.name);
     const both = names.join(" and ");

@@ -62,7 +62,8 @@
     const note = el("span", { class: "note", text: `${plural(info.attempts, "attempt")} · ${info.finished} finished` });
     const empty = el("div", { class: "empty", text: "No attempt yet today: be the first." });
     const reveal = el("div", { class: "verify" }, "commitment ", el("code", { text: info.commitment }));
-    const panel = el("section", { class: "panel", "data-variant": info.variant },
+    // id: the play page's "the day's board →" of an attempt links to /daily#board-VARIANT.
+    const panel = el("section", { class: "panel", id: `board-${info.variant}`, "data-variant": info.variant },
       el("h3", {}, `${info.variant} · leaderboard`, note),
       el("div", { class: "scroll-x" }, el("table", { class: "standings" },
         el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }), el("th", { text: "Status" }),
@@ -130,6 +131,9 @@
     $("chips").replaceChildren(...today.variants.map((v) => el("span", { class: "chip", "data-variant": v.variant },
       el("b", { text: v.variant }), el("span", { class: "n", text: ` ${plural(v.attempts, "attempt")}` }))));
     $("variants").replaceChildren(...today.variants.map(variantPanel));
+    // The panels exist only now: the browser looked for the link's #board-VARIANT before they did.
+    const linked = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (linked) linked.scrollIntoView();
     setInterval(tick, 500);
     tick();
   }

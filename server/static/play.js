@@ -374,7 +374,8 @@
       lobby: me ? `${ready} of ${count} ready · the race starts when everyone is ready` : "Type your name to join",
       countdown: "Everyone gets the same deal at the same instant.",
       playing: `${Object.values(s.players).filter((p) => p.status === "playing").length} of ${count} still playing`,
-      finished: "The seed is revealed: checked against the commitment below.",
+      finished: s.results && !s.results.seed ? "The seed is revealed when the day is over."  // a daily attempt
+        : "The seed is revealed: checked against the commitment below.",
     }[phase] || "";
     const chips = [el("span", { class: "chip", id: "code-chip" }, el("span", { class: "chip-label", text: "code " }),
       el("b", { text: code }))];
@@ -396,7 +397,7 @@
   }
 
   // "wins" only for a win (the same headline as the watch page's).
-  function winnerLine() { return FTR.winnerLine(state.results); }
+  function winnerLine() { return FTR.winnerLine(state.results, state.name); }
 
   function tick() {
     const now = Date.now();
@@ -607,7 +608,12 @@
       el("span", { class: "line", text: ` ${plural(row.foundation, "card")} · ${plural(row.moves, "move")} · `
         + formatMs(row.time_ms, true) + (row.undos ? ` · ${plural(row.undos, "undo")}` : "")
         + (row.hints ? ` · ${plural(row.hints, "hint")}` : "") }))));
+    // A daily attempt's results carry no seed (the day's deal stays secret while anyone can play it), and it
+    // has no rematch (one attempt per name and day) nor a replay before the day is over.
+    const daily = !r.seed;
+    $("rematch").hidden = daily;
     $("rematch").disabled = rematchAsked;
+    $("replays-link").hidden = daily;
     $("replays-link").href = `/watch/${encodeURIComponent(code)}`;
     const names = state.rematch.names;
     $("rematch-note").textContent = names.length ? `${names.join(", ")} want${names.length === 1 ? "s" : ""} a rematch` : "";
@@ -623,7 +629,7 @@
   async function afterResults() {
     const r = state.results;
     const verify = $("verify");
-    if (!r.seed) { verify.textContent = "The seed stays secret until the daily challenge's day is over."; return; }
+    if (!r.seed) { await dailyResults(r, verify); return; }
     verify.replaceChildren(el("div", {}, "seed ", el("code", { text: r.seed.length > 80 ? "(a dealt position)" : r.seed }),
       " · nonce ", el("code", { text: r.nonce }), " · commitment ", el("code", { text: r.commitment })));
     const ok = await verifyCommitment(r);
@@ -631,6 +637,46 @@
       verify.append(el("div", { class: ok ? "ok" : "bad", id: "verified" }, ok
         ? "✓ SHA-256(nonce + seed) equals the commitment published before the deal"
         : "✗ SHA-256(nonce + seed) does NOT equal the commitment"));
+    }
+  }
+
+  const BOARD_PAGE = 200;   // the leaderboard's largest page (server/daily_web.py MAX_LIMIT)
+  const BOARD_PAGES = 50;   // pages read at most to find the attempt's rank
+
+  /** A daily attempt's results: its rank on the day's leaderboard with a link to it, and the day's seed
+      checked against the commitment once the day is revealed (GET /matches/{code} names the day; the reveal
+      is asked for only when the leaderboard says the day is final, so no request is refused). */
+  async function dailyResults(r, verify) {
+    const secret = el("div", { id: "seed-note" }, "The seed is revealed when the day is over, then checked "
+      + "against the commitment ", el("code", { text: r.commitment }));
+    verify.replaceChildren(secret);
+    const match = await getJSON(`/matches/${encodeURIComponent(code)}`);
+    const day = match.status === 200 && match.body.daily;
+    if (!day) return;
+    const base = `/daily/${day.date}/${encodeURIComponent(day.variant)}`;
+    let rank = 0, total = 0, final = false;
+    for (let page = 0; page < BOARD_PAGES && !rank; page++) {
+      const { status, body } = await getJSON(`${base}/leaderboard?offset=${page * BOARD_PAGE}&limit=${BOARD_PAGE}`);
+      if (status !== 200) break;
+      ({ total, final } = body);
+      const mine = body.entries.find((entry) => entry.name === state.name);
+      if (mine) rank = mine.rank;
+      if (body.entries.length < BOARD_PAGE) break;
+    }
+    const when = final ? `on ${day.date}` : "today";
+    verify.prepend(el("div", { class: "day-rank", id: "day-rank" },
+      rank ? `#${rank} of ${total} ${when} · ` : `${plural(total, "attempt")} ended ${when} · `,
+      el("a", { href: `/daily#board-${encodeURIComponent(day.variant)}`, text: "the day's board →" })));
+    if (!final) return;
+    const revealed = await getJSON(`${base}/reveal`);
+    if (revealed.status !== 200) return;
+    const seed = revealed.body.seed;
+    secret.replaceChildren("seed ", el("code", { text: seed }), " · commitment ", el("code", { text: r.commitment }));
+    const ok = await verifyCommitment({ seed, nonce: "", commitment: r.commitment });  // the day's: SHA-256(seed)
+    if (ok !== null) {
+      verify.append(el("div", { class: ok ? "ok" : "bad", id: "verified" }, ok
+        ? "✓ SHA-256(seed) equals the commitment published before the day"
+        : "✗ SHA-256(seed) does NOT equal the commitment"));
     }
   }
 

@@ -141,7 +141,7 @@ const FTRRace = (() => {
         return { ...state, message: frame.text, messageKind: frame.kind || "" };
       case "page/match":  // GET /matches/{code}: settings, round, series, daily (the public state)
         return { ...state, settings: state.settings || frame.state.settings, round: frame.state.round || state.round,
-                 daily: Boolean(frame.state.daily) || state.daily,
+                 daily: Boolean(frame.state.daily) || state.daily,  // {date, variant} of a daily attempt, else absent
                  nextRound: frame.state.next_round || null, series: frame.state.series || state.series,
                  commitment: state.commitment || frame.state.commitment || "" };
       case "joined":

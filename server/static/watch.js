@@ -8,7 +8,10 @@
   const $ = (id) => document.getElementById(id);
   const code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
 
-  const match = { state: "connecting", settings: null, startAt: 0, deadline: 0, cards: 104, openBoards: false };
+  // daily: {date, variant} of a daily attempt (GET /matches/{code}); its seed is the day's, revealed by the daily
+  // challenge once the day is over (revealed: then true).
+  const match = { state: "connecting", settings: null, startAt: 0, deadline: 0, cards: 104, openBoards: false,
+                  daily: null, revealed: false };
   const players = new Map();   // name -> {name, ready, connected, status, moves, foundation, time_ms}
   const boards = new Map();    // name -> view (open-boards matches only)
   let offset = 0;              // server clock minus this clock (ms)
@@ -64,7 +67,8 @@
       chips.push(el("span", { class: "chip" }, el("b", { text: s.players }), s.players === 1 ? " player" : " players"));
       if (s.time_limit_s) chips.push(el("span", { class: "chip" }, "limit ", el("b", { text: formatMs(s.time_limit_s * 1000) })));
       chips.push(el("span", { class: "chip", id: "boards-chip" }, "boards ",
-        el("b", { text: s.open_boards ? "open" : results ? "in the replays below" : "hidden until the end" })));
+        el("b", { text: s.open_boards ? "open" : match.daily ? "hidden until the day is over"
+          : results ? "in the replays below" : "hidden until the end" })));
       const chosen = FTR.chosenDealChip(s);
       if (chosen) chips.push(chosen);
     }
@@ -109,7 +113,8 @@
       lobby: `${ready} of ${count} ready · the race starts when everyone is ready`,
       countdown: "Everyone gets the same deal at the same instant.",
       playing: `${[...players.values()].filter((p) => p.status === "playing").length} of ${count} still playing`,
-      finished: "The seed is revealed: check it against the commitment below.",
+      finished: match.daily && !match.revealed ? "The seed is revealed when the day is over."
+        : "The seed is revealed: check it against the commitment below.",
       missing: `There is no match with the code “${code}”.`, connecting: "", gone: match.goneMessage,
     }[state];
     $("subline").textContent = sub || "";
@@ -322,15 +327,46 @@
     $("final-panel").hidden = false;
     $("final-note").textContent = plural(data.ranking.length, "player");
     const verify = $("verify");
+    feed(`Results: ${winnerLine()}`, undefined, id, "results");
+    renderChips(); renderHero(); renderStandings(); renderBoards(); tick();
+    if (!data.seed) { dailyResults(data, verify); return; }  // a daily attempt: nothing to check before the day
     verify.replaceChildren(el("div", {}, "seed ", el("code", { text: data.seed.length > 80 ? "(a dealt position)" : data.seed }),
       " · nonce ", el("code", { text: data.nonce })), el("div", {}, "commitment ", el("code", { text: data.commitment })));
     verifyCommitment(data).then((ok) => {
       if (ok !== null) verify.append(el("div", { class: ok ? "ok" : "" },
         ok ? "✓ SHA-256(nonce + seed) equals the commitment published before the start" : "✗ the commitment does not match"));
     });
-    feed(`Results: ${winnerLine()}`, undefined, id, "results");
-    renderChips(); renderHero(); renderStandings(); renderBoards(); tick();
     setupReplays();
+  }
+
+  /** A daily attempt's results: they carry no seed (the day's deal stays secret while anyone can play it), so
+      the commitment waits for the day's seed, which the daily challenge reveals once the day is over; it is
+      asked for only when the day's leaderboard says so (no request that must be refused). Its replay is the
+      daily challenge's too (GET /matches/{code}/replays refuses a daily attempt's): linked once public. */
+  async function dailyResults(data, verify) {
+    const day = match.daily;
+    const base = day ? `/daily/${day.date}/${encodeURIComponent(day.variant)}` : null;
+    const note = el("div", { id: "seed-note" },
+      "The seed is revealed when the day is over: it is checked then against the commitment.");
+    const replayLine = el("div", { id: "daily-replay" }, "The replay is public once the day is over",
+      day ? el("span", {}, " · ", el("a", { href: `/daily#board-${encodeURIComponent(day.variant)}`, text: "the day's board →" })) : "");
+    verify.replaceChildren(note, el("div", {}, "commitment ", el("code", { text: data.commitment })), replayLine);
+    if (!base) return;
+    const board = await getJSON(`${base}/leaderboard?offset=0&limit=1`);
+    if (board.status !== 200 || !board.body.final) return;
+    const revealed = await getJSON(`${base}/reveal`);
+    if (revealed.status !== 200) return;
+    match.revealed = true;
+    const seed = revealed.body.seed;
+    note.replaceChildren("seed ", el("code", { text: seed }));
+    const name = data.ranking[0].name;
+    replayLine.replaceChildren(el("a", { href: `${base}/replay/${encodeURIComponent(name)}`,
+      text: `${name}'s game record (JSON) →` }));
+    renderHero();
+    const ok = await verifyCommitment({ seed, nonce: "", commitment: data.commitment });  // the day's: SHA-256(seed)
+    if (ok !== null) verify.insertBefore(el("div", { class: ok ? "ok" : "", id: "verified" },
+      ok ? "✓ SHA-256(seed) equals the commitment published before the day" : "✗ the commitment does not match"),
+    replayLine);
   }
 
   // The next round of a series (a rematch): a link to watch it, and who asked for it.
@@ -425,7 +461,8 @@
     const serverNow = Number(headers.get("X-Server-Time-Ms"));
     offset = serverNow ? serverNow - Date.now() : 0;
     Object.assign(match, { state: body.state, settings: body.settings, startAt: body.start_at_ms,
-      deadline: body.deadline_ms, cards: body.cards || 104, openBoards: body.settings.open_boards, round: body.round || 1 });
+      deadline: body.deadline_ms, cards: body.cards || 104, openBoards: body.settings.open_boards, round: body.round || 1,
+      daily: body.daily || null });
     if (match.round > 1) document.title = `Match ${code} · round ${match.round} · Forty Thieves Race`;
     for (const p of body.players) Object.assign(player(p.name), p);
     renderChips(); renderHero(); renderStandings();

@@ -393,7 +393,8 @@ async def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter
     """A friend types the code in lower case on ``/``: the play page takes the server's spelling of it (so
     the token saved at ``joined`` is found again), says "not joined" until the name is in, and after a
     reload mid-game shows the moves, the undos and the race table's own row as the server has them (the
-    engine replays the same commands to say what they are); a game nobody won is not called a win."""
+    engine replays the same commands to say what they are); a game of one nobody won is not called a win, nor
+    a race nobody won."""
     _browser_available()
     from playwright.async_api import async_playwright
 
@@ -457,7 +458,7 @@ async def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter
             def plural(n: int, word: str) -> str:
                 return f"{n} {word}{'' if n == 1 else 's'}"
 
-            assert headline == f"Nobody won · ann ranks first with {plural(foundation, 'card')} up", headline
+            assert headline == f"Your game: resigned with {plural(foundation, 'card')} up", headline  # a game of one
             words = line.split(" · ")
             assert (words[:2], words[3:]) == ([plural(foundation, "card"), plural(game.moves, "move")], ["1 undo"]), line
             assert send_disabled  # the game is over: the Command field and its button both

@@ -140,6 +140,8 @@ async def test_a_finished_attempt_shows_no_board_or_replay_before_the_day_ends(d
     base = f"{day_server.url}/matches/{body['match']}"
     assert httpx.get(base, timeout=10).json()["state"] == "finished"
     assert httpx.get(base, timeout=10).json()["boards_public"] is False
+    # Its pages learn the day from the match (the leaderboard's rank, the reveal), as a plain match has no day.
+    assert httpx.get(base, timeout=10).json()["daily"] == {"date": today(day_server)["date"], "variant": VARIANT}
     for query in ("", "?positions=1"):
         response = httpx.get(f"{base}/replays/peeker{query}", timeout=10)
         assert response.status_code == 409 and response.json()["error"] == "not_revealed", response.text

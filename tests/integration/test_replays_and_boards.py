@@ -122,6 +122,7 @@ async def test_open_boards_show_each_players_view_live_and_closed_boards_never(s
     code, events, _, during, after = await run(False)
     assert during["settings"]["open_boards"] is False and during["boards_public"] is False
     assert after["boards_public"] is True  # replays are public now
+    assert "daily" not in during and "daily" not in after  # a race of its own, not a daily attempt
     assert not [e for e in events if e["event"] == "board"]
     for event in events:
         assert not {"view", "legal", "tableau", "command", "deal"} & set(json.loads(event["data"]))
