@@ -13,9 +13,10 @@
   const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
   const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
 
-  /** "TH" -> "10 of hearts" (a card button's accessible name). */
+  /** "TH" -> "10♥, 10 of hearts" (a card button's accessible name): what the card shows first, so that the
+      name contains the visible text (WCAG 2.5.3, axe-core's label-content-name-mismatch), then in words. */
   function cardName(text) {
-    return `${RANK_NAMES[text[0]] || text[0]} of ${SUIT_NAMES[text[1]]}`;
+    return `${cardShort(text)}, ${RANK_NAMES[text[0]] || text[0]} of ${SUIT_NAMES[text[1]]}`;
   }
   /** "TH" -> "10♥" (what the card shows). */
   function cardShort(text) {

@@ -14,8 +14,6 @@ from tests.integration.wsclient import create_match
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-@pytest.mark.xfail(strict=True, reason="label-content-name-mismatch: a card button shows J♥ but is named "
-                   "'jack of hearts' (its name must contain its visible text); the board's card buttons")
 async def test_the_race_pages_have_no_serious_accessibility_violation(server) -> None:  # type: ignore[no-untyped-def]
     _browser_available()
     from playwright.async_api import async_playwright

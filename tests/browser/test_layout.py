@@ -206,12 +206,15 @@ async def test_long_columns_shrink_their_strips_before_they_push_the_page(server
 
 RANK_NAMES = {"A": "ace", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
 SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 AUTOPLAY = "Play safe cards to the foundations automatically"
 
 
 def card_name(card: str) -> str:
-    """"TH" -> "10 of hearts": a card button's accessible name on the play page."""
-    return f"{RANK_NAMES.get(card[0], card[0])} of {SUIT_NAMES[card[1]]}"
+    """"TH" -> "10♥, 10 of hearts": a card button's accessible name on the play page (what it shows, then
+    in words)."""
+    short = ("10" if card[0] == "T" else card[0]) + SUIT_SYMBOLS[card[1]]
+    return f"{short}, {RANK_NAMES.get(card[0], card[0])} of {SUIT_NAMES[card[1]]}"
 
 
 async def test_the_create_form_deals_the_game_number_and_shares_the_link_before_joining(server) -> None:  # type: ignore[no-untyped-def]
