@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.axe import severe_violations
-from tests.browser.test_play_page import DAILY_DB, DESKTOP
+from tests.browser.test_play_page import DESKTOP, daily_server, stop_daily_server
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -19,15 +19,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 async def test_a_daily_attempt_resigned_in_the_browser_shows_its_rank_and_no_rematch(redis_url) -> None:  # type: ignore[no-untyped-def]
     _browser_available()
-    import redis
     from playwright.async_api import async_playwright
 
-    from tests.integration.conftest import ServerProcess
-
-    url = redis_url.rsplit("/", 1)[0] + f"/{DAILY_DB}"
-    with redis.Redis.from_url(url) as client:
-        client.flushdb()
-    server = ServerProcess(url, FTR_DAILY_SECRET="daily results test", FTR_DAILY_VARIANTS="relaxed")
+    server = daily_server(redis_url, "daily results test")
 
     async def run() -> None:
         async with async_playwright() as p:
@@ -78,6 +72,4 @@ async def test_a_daily_attempt_resigned_in_the_browser_shows_its_rank_and_no_rem
     try:
         await run()
     finally:
-        server.stop()
-        with redis.Redis.from_url(url) as client:
-            client.flushdb()
+        stop_daily_server(server)

@@ -338,22 +338,38 @@ async def test_the_command_field_reads_what_the_command_line_client_reads(server
 
 
 DAILY_DB = 10
-"""This test's own Redis database (flushed): the daily challenge's keys are global to a database."""
+"""The daily tests' own Redis database (flushed): the daily challenge's keys are global to a database."""
 
 
-async def test_the_daily_page_plays_todays_deal_on_the_play_page(redis_url) -> None:  # type: ignore[no-untyped-def]
-    """/daily: a name and "Play today's relaxed deal" -> the play page, the deal dealt (no countdown), the name
-    token kept in local storage; a reload resumes the same attempt."""
-    _browser_available()
+def daily_server(redis_url: str, secret: str) -> Any:
+    """A server process of its own on :data:`DAILY_DB` (emptied first), with the daily's secret ``secret`` and
+    the relaxed daily only; end it with :func:`stop_daily_server`."""
     import redis
-    from playwright.async_api import async_playwright
 
     from tests.integration.conftest import ServerProcess
 
     url = redis_url.rsplit("/", 1)[0] + f"/{DAILY_DB}"
     with redis.Redis.from_url(url) as client:
         client.flushdb()
-    server = ServerProcess(url, FTR_DAILY_SECRET="play page test", FTR_DAILY_VARIANTS="relaxed")
+    return ServerProcess(url, FTR_DAILY_SECRET=secret, FTR_DAILY_VARIANTS="relaxed")
+
+
+def stop_daily_server(server: Any) -> None:
+    """Stop a :func:`daily_server` and empty its database again."""
+    import redis
+
+    server.stop()
+    with redis.Redis.from_url(server.env["REDIS_URL"]) as client:
+        client.flushdb()
+
+
+async def test_the_daily_page_plays_todays_deal_on_the_play_page(redis_url) -> None:  # type: ignore[no-untyped-def]
+    """/daily: a name and "Play today's relaxed deal" -> the play page, the deal dealt (no countdown), the name
+    token kept in local storage; a reload resumes the same attempt."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    server = daily_server(redis_url, "play page test")
 
     async def run() -> None:
         async with async_playwright() as p:
@@ -384,9 +400,7 @@ async def test_the_daily_page_plays_todays_deal_on_the_play_page(redis_url) -> N
     try:
         await run()
     finally:
-        server.stop()
-        with redis.Redis.from_url(url) as client:
-            client.flushdb()
+        stop_daily_server(server)
 
 
 async def test_a_code_typed_in_lower_case_races_and_a_reload_keeps_every_counter(server) -> None:  # type: ignore[no-untyped-def]
