@@ -227,15 +227,16 @@ class Rounds:
         pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does). The one exception
         is a ``restart`` (``old``'s meta ``next_same``, set with its ``next`` code): its player alone plays
         ``old``'s deal and seed again (revealed to them at ``old``'s results), with a new nonce and commitment,
-        in a round of one player.
+        in a round of one player; the round after it has the players setting of the rounds before the restart.
         """
         service = self.service
         now_meta = await self.store.meta(old)  # next_same was set with the next code, after ``meta`` was read
         same = now_meta is not None and now_meta.next_same
         if same:  # the same deal, for the same player alone: nobody else may join it
             settings = msgspec.structs.replace(meta.settings, players=1)
-        else:
-            settings = msgspec.structs.replace(meta.settings, chosen_deal=False)  # the server draws the deal
+        else:  # the server draws the deal; a restart's cap of one player ends with its round
+            settings = msgspec.structs.replace(meta.settings, chosen_deal=False,
+                                               players=await self._players_before_restarts(old, meta))
         variant = find_variant(settings.variant)
         roster = await self.store.roster(old)
         now = service.clock.now_ms()
@@ -260,6 +261,19 @@ class Rounds:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
         if not await self.store.create_match(code, fields) and item is not None:
             await self.store.pool_push(variant.name, item)  # another process created it meanwhile: back to the pool
+
+    async def _players_before_restarts(self, code: str, meta: MatchMeta) -> int:
+        """The ``players`` setting of round ``code`` (meta ``meta``), or, when it was a ``restart``'s round (its
+        ``prev`` has ``next_same`` and names it as ``next``), that of the round before it, and so on back: a
+        restart's round is capped at one player, the series is not. A round before that is gone (its keys
+        expired) ends the walk with the setting found so far."""
+        players = meta.settings.players
+        for _ in range(100):  # a bound against a cycle that cannot be made, not a limit of rounds
+            before = await self.store.meta(meta.prev) if meta.prev else None
+            if before is None or not (before.next_same and before.next_round == code):
+                break
+            code, meta, players = meta.prev, before, before.settings.players
+        return players
 
     async def window_over(self, code: str) -> None:
         """The ``window`` timer of round ``code``: its rematch window is over; it starts with whoever is in

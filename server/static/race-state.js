@@ -243,7 +243,9 @@ const FTRRace = (() => {
    * best first, from the legal list only. kind: "foundation" (X-f), "card" (a column that is not empty
    * in the view) or "empty" (an empty column; A-B for one card, A-BxK for K). Best: a foundation, then a
    * non-empty column, then an empty column (the lowest numbered first within each, the server's order);
-   * a card on a foundation is never lost, a move onto a card keeps the empty columns free.
+   * a card on a foundation is never lost, a move onto a card keeps the empty columns free. While a hint is
+   * shown (state.hint) its command comes first: the second tap on the hinted cards plays the hint, and the
+   * bar's "best" is the target the board marks as the hint's.
    */
   function targets(state, selection) {
     if (!selection || !state.view) return [];
@@ -261,7 +263,9 @@ const FTRRace = (() => {
       found.push({ target: target.startsWith("f") ? "f" : target, command, kind });
     }
     const order = { foundation: 0, card: 1, empty: 2 };
-    return found.map((t, i) => ({ ...t, i })).sort((a, b) => order[a.kind] - order[b.kind] || a.i - b.i);
+    const hinted = state.hint ? state.hint.command : null;
+    const rank = (t) => (t.command === hinted ? -1 : order[t.kind]);
+    return found.map((t, i) => ({ ...t, i })).sort((a, b) => rank(a) - rank(b) || a.i - b.i);
   }
 
   /** The most cards any legal move takes from `source` (the "at most N at once" of the selection bar). */

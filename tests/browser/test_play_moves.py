@@ -422,3 +422,28 @@ async def test_after_rematch_the_results_stay_until_the_next_rounds_lobby_is_her
     later = [f for f in frames if f["socket"] > next_round["socket"]]
     arrived = next(f for f in later if f["type"] in ("lobby", "countdown", "started"))
     assert hidden_at >= arrived["t"] > next_round["t"], (hidden_at, arrived, next_round)
+
+
+async def test_the_hinted_target_is_the_best_target_while_the_hint_shows(server) -> None:  # type: ignore[no-untyped-def]
+    """With two columns that take the lifted card, the best target (the second tap's, the bar's "best") is
+    the lowest numbered one; while a hint names the other, the hint's is the best, so that tapping the hinted
+    card twice plays the hint. FTRRace.targets on the page, given a view and the legal list."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    tableau: list[list[str]] = [["9C"], ["TC"], [], ["KD"], ["KD"], ["KD"], ["KD"], ["TC"], ["KD"], ["KD"]]
+    view = {"tableau": tableau, "hidden": [0] * 10, "foundations": ["-"] * 8, "stock": 0, "waste": [],
+            "redeals_left": 0}
+    legal = [["1-2", 1], ["1-3", 1], ["1-8", 1]]
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = await (await browser.new_context(**PHONE)).new_page()
+        await page.goto(f"{server.url}/join/NOSUCHMATCH")
+        await page.wait_for_function("typeof FTRRace === 'object'")
+        order = """([view, legal, hint]) => FTRRace.targets({view, legal, hint: hint && {command: hint}},
+                                                       {source: '1', count: 1}).map((t) => t.command)"""
+        plain = await page.evaluate(order, [view, legal, None])
+        hinted = await page.evaluate(order, [view, legal, "1-8"])
+        await browser.close()
+    assert plain == ["1-2", "1-8", "1-3"], plain  # onto a card first (the lower column), an empty column last
+    assert hinted == ["1-8", "1-2", "1-3"], hinted

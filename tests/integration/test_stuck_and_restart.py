@@ -181,3 +181,26 @@ async def test_restart_is_refused_in_a_daily_attempt(server: ServerProcess) -> N
     assert isinstance(reply, m.Position) and reply.status == "playing" and reply.seq == 1
     assert public_state(server.url, body["match"])["state"] == "playing"
     await player.close()
+
+
+async def test_a_rematch_after_a_restart_has_room_for_the_series_players_again(server: ServerProcess) -> None:
+    created = create_match(server.url, players=3, solvable_only=False, variant="classic")
+    host = Player(server.ws_url)
+    await host.connect()
+    await host.join(created["code"], "host")
+    await host.send(m.Start(created["host_token"]))  # nobody else came: the host plays alone
+    assert isinstance(await host.expect(m.Started, timeout=15), m.Started)
+    again = await _restart(host)
+    assert public_state(server.url, again.match)["settings"]["players"] == 1  # the known deal: for its player only
+    host.code, host.token, host.seq = again.match, again.token, 0
+    await host.resume(again.match)
+    assert isinstance(await host.expect(m.Started, timeout=15), m.Started)
+    assert isinstance(await host.resign(), m.Position)
+    while (results := await host.expect(m.Results)).match != again.match:  # round 1's may come late
+        assert isinstance(results, m.Results), results
+    await host.send(m.Rematch())
+    third = await host.expect(m.NextRound)
+    assert isinstance(third, m.NextRound) and third.round == 3, third
+    # A new deal: the round has the room the host made the match with (not the restart's one player).
+    assert public_state(server.url, third.match)["settings"]["players"] == 3
+    await host.close()
