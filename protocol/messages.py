@@ -233,7 +233,8 @@ class Settings(msgspec.Struct, frozen=True):
     until the match ends (DESIGN.md "Anti stream-sniping")."""
     chosen_deal: bool = False
     """The host chose this round's deal (a seed or a position of their own), so the host may know it before
-    the race: everyone is told. False for a deal the server drew, and for every round after the first."""
+    the race: everyone is told. False for a deal the server drew, and for every round after the first but a
+    ``restart``'s (its player has seen the deal: True)."""
 
 
 class PlayerInfo(msgspec.Struct, frozen=True):

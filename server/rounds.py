@@ -233,7 +233,8 @@ class Rounds:
         now_meta = await self.store.meta(old)  # next_same was set with the next code, after ``meta`` was read
         same = now_meta is not None and now_meta.next_same
         if same:  # the same deal, for the same player alone: nobody else may join it
-            settings = msgspec.structs.replace(meta.settings, players=1)
+            # chosen_deal: its player has seen this deal (it was revealed at the round's results), and says so
+            settings = msgspec.structs.replace(meta.settings, players=1, chosen_deal=True)
         else:  # the server draws the deal; a restart's cap of one player ends with its round
             settings = msgspec.structs.replace(meta.settings, chosen_deal=False,
                                                players=await self._players_before_restarts(old, meta))

@@ -37,6 +37,7 @@
   const roving = { top: "stock", tableau: "1:1" };  // the board's two Tab stops: the data-key each group last had
   let conn = null;
   let confirmingResign = false;
+  let confirmingRestart = false;  // a game still going ends with a restart: asked first, as a resign is
   let rematchAsked = false;
 
   function dispatch(frame) {
@@ -374,7 +375,7 @@
     $("subline").textContent = visitor ? "Type your name to join" : {
       lobby: me ? `${ready} of ${count} ready · the race starts when everyone is ready` : "Type your name to join",
       countdown: "Everyone gets the same deal at the same instant.",
-      playing: `${Object.values(s.players).filter((p) => p.status === "playing").length} of ${count} still playing`,
+      playing: `${Object.values(s.players).filter((p) => FTRRace.stillPlaying(s, p)).length} of ${count} still playing`,
       finished: s.results && !s.results.seed ? "The seed is revealed when the day is over."  // a daily attempt
         : "The seed is revealed: checked against the commitment below.",
     }[phase] || "";
@@ -481,7 +482,8 @@
     $("send").disabled = $("command").disabled;
     $("game-actions").classList.toggle("dead", s.status === "dead");
     // Restarting is fair only alone: the server takes it in a match of one player that is no daily attempt.
-    $("restart").hidden = !FTRRace.canRestart(s) || takenOver();
+    $("restart").hidden = !FTRRace.canRestart(s) || takenOver() || confirmingRestart;
+    $("confirm-restart").hidden = !confirmingRestart || !FTRRace.canRestart(s);
   }
 
   function renderMessage() {
@@ -736,6 +738,7 @@
     selection = null;
     rematchAsked = false;
     confirmingResign = false;
+    confirmingRestart = false;
     refreshMatch();
     render();
   }
@@ -788,7 +791,17 @@
     $("resign").addEventListener("click", () => { confirmingResign = true; render(); $("resign-yes").focus(); });
     $("resign-no").addEventListener("click", () => { confirmingResign = false; render(); $("resign").focus(); });
     $("resign-yes").addEventListener("click", () => { confirmingResign = false; selection = null; conn.resign(); render(); });
-    $("restart").addEventListener("click", () => { selection = null; conn.restart(); say("Restarting: the same deal, from the start", "hint"); });
+    const restart = () => {
+      confirmingRestart = false; selection = null;
+      conn.restart();
+      say("Restarting: the same deal, from the start", "hint");
+    };
+    $("restart").addEventListener("click", () => {
+      if (state.phase === "finished" || gameOver(state)) { restart(); return; }  // nothing left to lose
+      confirmingRestart = true; render(); $("restart-yes").focus();
+    });
+    $("restart-yes").addEventListener("click", restart);
+    $("restart-no").addEventListener("click", () => { confirmingRestart = false; render(); $("restart").focus(); });
     $("rematch").addEventListener("click", () => {
       conn.rematch();
       rematchAsked = true;

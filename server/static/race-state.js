@@ -179,8 +179,10 @@ const FTRRace = (() => {
       }
       case "progress":
       case "finished": {
+        // ended: a `finished` frame ends a game; a `progress` saying "dead" is a player stuck with an undo left
         let next = withPlayer(state, frame.name, { moves: frame.moves, foundation: frame.foundation,
-                                                   status: frame.status, time_ms: frame.time_ms });
+                                                   status: frame.status, time_ms: frame.time_ms,
+                                                   ended: frame.type === "finished" });
         if (frame.name === state.name && ENDED.has(frame.status)) next = { ...next, status: frame.status, timeMs: frame.time_ms };
         return next;
       }
@@ -223,6 +225,11 @@ const FTRRace = (() => {
 
   /** My game is over (dead counts only when no undo is offered: the server's legal list says). */
   const gameOver = (state) => ENDED.has(state.status) && !(state.status === "dead" && can(state, "u"));
+
+  /** Is player `p` (a row of `state.players`) still playing? A stuck player (status "dead", an undo left,
+      no `finished` yet) is: their game goes on. My own row asks my game (gameOver). */
+  const stillPlaying = (state, p) => (p.name === state.name && state.view ? !gameOver(state)
+    : p.status === "playing" || (p.status === "dead" && !p.ended));
 
   /** May I restart (the server's rule): alone in the match, not a daily attempt, once the deal is out. */
   const canRestart = (state) => Boolean(state.name) && !state.daily && Object.keys(state.players).length === 1
@@ -274,6 +281,6 @@ const FTRRace = (() => {
       ? Math.max(most, cards) : most), 0);
   }
 
-  return { initial, reduce, can, gameOver, canRestart, elapsed, countdown, targets, mostFrom, foundationCount, ENDED,
+  return { initial, reduce, can, gameOver, stillPlaying, canRestart, elapsed, countdown, targets, mostFrom, foundationCount, ENDED,
            VARIANT_RULES, fits, runLength, moveLimit, resolveHint };
 })();

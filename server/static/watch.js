@@ -112,7 +112,7 @@
       preparing: "The server is proving a deal solvable before anyone sees it.",
       lobby: `${ready} of ${count} ready · the race starts when everyone is ready`,
       countdown: "Everyone gets the same deal at the same instant.",
-      playing: `${[...players.values()].filter((p) => p.status === "playing").length} of ${count} still playing`,
+      playing: `${[...players.values()].filter(running).length} of ${count} still playing`,
       finished: match.daily && !match.revealed ? "The seed is revealed when the day is over."
         : "The seed is revealed: check it against the commitment below.",
       missing: `There is no match with the code “${code}”.`, connecting: "", gone: match.goneMessage,

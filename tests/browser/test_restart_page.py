@@ -50,7 +50,8 @@ async def test_restart_alone_takes_the_page_to_round_2_on_the_same_deal(server) 
         await page.get_by_role("button", name="Draw", exact=True).click()
         await moves_shown(page, 1)
         assert await waste.inner_text() != dealt_waste  # the draw put a card on the waste: the game moved on
-        await restart.click()
+        await restart.click()  # the game goes on: asked first, as a resign is
+        await page.get_by_role("button", name="Yes, restart").click()
         await page.wait_for_url(lambda url: solo["code"] not in url, timeout=15_000)
         await page.locator("#round-chip").wait_for(timeout=15_000)
         await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=15_000)
