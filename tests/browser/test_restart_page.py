@@ -110,6 +110,8 @@ async def test_the_watch_feed_tells_of_a_stuck_player_and_of_an_undo(server) -> 
         await row.get_by_text("stuck", exact=True).wait_for(timeout=10_000)
         feed = page.locator("#feed li span")
         await feed.filter(has_text="ann is stuck").wait_for(timeout=10_000)
+        # A stuck player's game goes on: still counted among those playing.
+        stuck_line = await page.locator("#subline").inner_text()
         undone = await ann.play("u")
         assert isinstance(undone, m.Position) and undone.undos == 1
         await feed.filter(has_text="ann undid a move").wait_for(timeout=10_000)
@@ -123,5 +125,6 @@ async def test_the_watch_feed_tells_of_a_stuck_player_and_of_an_undo(server) -> 
         assert any(line.startswith("ann undid a move · 73 on the foundations") for line in live), live
         await ann.close()
         await bob.close()
+        assert stuck_line.startswith("2 of 2 still playing"), stuck_line
         assert errors == []
         await browser.close()
