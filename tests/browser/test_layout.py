@@ -63,6 +63,11 @@ async def outside(page: Any) -> list[str]:
     }""", PARTS)
 
 
+async def painted(page: Any) -> None:
+    """Until the page has laid out and painted what it rendered (the columns are fitted as they are drawn)."""
+    await page.evaluate("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 async def start_classic_race(page: Any, server: Any, hints: bool = True) -> tuple[str, Player]:
     """A two-player classic race of :data:`CLASSIC_SEED`: ``page`` joins as ann, a protocol client as cli;
     returns once ann's board is dealt."""
@@ -93,7 +98,7 @@ async def test_the_start_of_a_classic_race_fits_the_screen_and_a_hint_shows_by_t
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         code, cli = await start_classic_race(page, server)
-        await page.wait_for_timeout(200)  # the fitting of the columns after the first frame
+        await painted(page)
         shown_tableau = await page.locator("#board [role=group][aria-label^='Column ']").evaluate_all(
             "cols => cols.map(c => [...c.querySelectorAll('.card')].map(b => b.getAttribute('aria-label')))")
         start_out = await outside(page)
@@ -188,7 +193,7 @@ async def test_long_columns_shrink_their_strips_before_they_push_the_page(server
         page.on("pageerror", lambda error: errors.append(str(error)))
         await join(page, f"{server.url}/join/{created['code']}", "ann")
         await page.get_by_role("group", name="Column 10", exact=True).wait_for(timeout=15_000)
-        await page.wait_for_timeout(200)
+        await painted(page)
         lengths = await page.locator("#board [role=group][aria-label^='Column ']").evaluate_all(
             "cols => cols.map(c => c.querySelectorAll('.card').length)")
         strips = await page.evaluate("""() => { const b = document.getElementById('board'), s = getComputedStyle(b);
