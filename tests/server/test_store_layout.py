@@ -145,9 +145,9 @@ def key_arguments(lua: str) -> dict[str, str]:
 
 def test_the_scripts_are_found_and_named_once() -> None:
     names = [s.name for s in scripts.ALL]
-    assert len(names) == len(set(names)) == 24
+    assert len(names) == len(set(names)) == 25
     assert {"COMMIT", "JOIN", "CLOSE_MATCH", "CLOSE_DAY", "NEW_ATTEMPT", "RECORD", "UNCLAIM", "SET_PLAYER",
-            "LIVE_STATE"} <= set(names)
+            "LIVE_STATE", "STUCK"} <= set(names)
     assert all(s.doc and "Repl" in s.doc and "KEYS" in s.doc for s in scripts.ALL), "a script without its doc"
     assert len(set(re.findall(r"'MAXLEN', '~', (\d+)", "".join(s.lua for s in scripts.ALL)))) == 1  # one length
 
