@@ -126,7 +126,7 @@
     select(picked.source, picked.count, true, picked.blocked);
   }
 
-  /** What a tap on the card `count` from the top of `source` lifts (the seed page's selection): the card
+  /** What a tap on the card `count` from the top of `source` lifts (as patience pages select): the card
       and the run on it; a card the hint marks lifts the hint's cards; a card under cards that are not its
       run lifts nothing ({blocked: {card, on}}: the card and the one on it that breaks the run). */
   function pick(source, count) {

@@ -2,7 +2,7 @@
 
 A real server and Redis, Debian's chromium driven by Playwright, one-player classic matches on a seed the
 solver wins (``SEED``). The phone context (390x844, touch) wins the deal by tapping cards and targets as the
-solver's solution says; a tap lifts a card with the run on it and nothing more (the seed page's selection),
+solver's solution says; a tap lifts a card with the run on it and nothing more (as patience pages select),
 the selection bar says how many cards move at once and why; a hint marks its cards and target on the board
 and a tap on a marked card then on the target plays it; the arrow keys move between columns and cards with
 one Tab stop per pile group; after Rematch the results stay until the next round's lobby is here. Every
@@ -170,7 +170,7 @@ def selection_position() -> tuple[list[str], int, int]:
 
 
 async def test_a_tap_lifts_the_card_and_its_run_and_the_bar_says_how_many_move_at_once(server) -> None:  # type: ignore[no-untyped-def]
-    """RULES.md section 3, the seed page's selection: a tap on the card under a run that is not its own lifts
+    """RULES.md section 3, as patience pages select: a tap on the card under a run that is not its own lifts
     nothing and says why; a tap on the run's lowest card lifts the run; ▲ stops at the run, ▼ shrinks it;
     the bar says "max N at once" with the engine's limit and the empty columns; only the targets the legal
     list has for the lifted count glow. The page's table of build and move rules is the engine's."""
