@@ -46,6 +46,29 @@ WAKE_NOTHING = "local function wake(stream, id) end\n"
 WAKE_PUBLISH = "local function wake(stream, id) redis.call('SPUBLISH', stream, id) end\n"
 """The ``wake`` of a script on a Redis Cluster: the new entry's id on the shard channel named as its stream."""
 
+ROTATE_TOKEN = """
+local function rotate_token(tokens, player, new, name, presented)
+  local current = redis.call('HGET', player, 'token')
+  local previous = redis.call('HGET', player, 'prev_token')
+  if presented and presented ~= current then
+    if current then redis.call('HDEL', tokens, current) end
+  else
+    if previous and previous ~= current then redis.call('HDEL', tokens, previous) end
+    if current then redis.call('HSET', player, 'prev_token', current) end
+  end
+  redis.call('HSET', tokens, new, name)
+  redis.call('HSET', player, 'token', new)
+end
+"""
+"""The one token rotation, put before every script that calls ``rotate_token`` (:meth:`Script.source`).
+
+``rotate_token(tokens, player, new, name, presented)``: the token hash ``new`` becomes ``name``'s newest
+token (``tokens`` maps token hashes to names; ``player`` is the player's hash). A player holds at most two
+valid tokens: the newest, and until the newest is first used the one before it (a ``joined`` reply lost on
+the way must not lock the player out). ``presented``: the token a ``resume`` came with (nil outside a
+connection): the newest keeps the one before valid and voids any older; the one before voids the newest
+(which never reached its client) and stays valid itself."""
+
 SPECTATOR_KINDS = (b"public", b"ended", b"board")
 """Stream entry kinds spectators receive: public events, games the server ended, and (open-boards
 matches only) players' redacted boards. ``start`` and ``takeover`` are internal."""
@@ -69,8 +92,9 @@ class Script:
 
     def source(self, cluster: bool) -> str:
         """The text Redis runs: :attr:`lua` after the ``wake`` it calls (:data:`WAKE_PUBLISH` on a Redis Cluster,
-        :data:`WAKE_NOTHING` on one Redis)."""
-        return (WAKE_PUBLISH if cluster else WAKE_NOTHING) + self.lua
+        :data:`WAKE_NOTHING` on one Redis), and after :data:`ROTATE_TOKEN` when it calls ``rotate_token``."""
+        rotation = ROTATE_TOKEN if "rotate_token(" in self.lua else ""
+        return (WAKE_PUBLISH if cluster else WAKE_NOTHING) + rotation + self.lua
 
 
 CREATE = Script(
@@ -131,23 +155,12 @@ RESUME = Script(
     """Rotate a player's token and open a new connection epoch.
 
     KEYS: tokens, player-prefix. ARGV: presented token hash, new token hash.
-    A player has at most two valid tokens: the newest and, until the newest is first used, the one before
-    it (its ``joined`` reply may never have reached the client: a lost reply must not lock the player out).
-    Reply: ``{'ok', name, epoch}`` or ``{'bad_token'}``.""",
+    The rotation is :data:`ROTATE_TOKEN`'s, with the token presented. Reply: ``{'ok', name, epoch}`` or ``{'bad_token'}``.""",
     """
 local name = redis.call('HGET', KEYS[1], ARGV[1])
 if not name then return {'bad_token'} end
 local pkey = KEYS[2] .. name
-local current = redis.call('HGET', pkey, 'token')
-local previous = redis.call('HGET', pkey, 'prev_token')
-if ARGV[1] == current then
-  if previous and previous ~= current then redis.call('HDEL', KEYS[1], previous) end
-  redis.call('HSET', pkey, 'prev_token', current)
-elseif current then
-  redis.call('HDEL', KEYS[1], current)
-end
-redis.call('HSET', KEYS[1], ARGV[2], name)
-redis.call('HSET', pkey, 'token', ARGV[2])
+rotate_token(KEYS[1], pkey, ARGV[2], name, ARGV[1])
 redis.call('HDEL', pkey, 'fence')  -- a takeover: the old connection's FENCE, sent again, finds it replaced
 local epoch = redis.call('HINCRBY', pkey, 'epoch', 1)
 return {'ok', name, epoch}
@@ -158,15 +171,9 @@ ISSUE = Script(
     """A new token for a player outside a connection (a daily attempt asked for again).
 
     KEYS: tokens, player. ARGV: new token hash, name.
-    It becomes the newest; the one before stays valid until the new one is used (as RESUME), older ones are
-    void. Reply: 1.""",
+    It becomes the newest (:data:`ROTATE_TOKEN`, no token presented). Reply: 1.""",
     """
-local current = redis.call('HGET', KEYS[2], 'token')
-local previous = redis.call('HGET', KEYS[2], 'prev_token')
-if previous and previous ~= current then redis.call('HDEL', KEYS[1], previous) end
-if current then redis.call('HSET', KEYS[2], 'prev_token', current) end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[2], 'token', ARGV[1])
+rotate_token(KEYS[1], KEYS[2], ARGV[1], ARGV[2], nil)
 return 1
 """)
 
@@ -369,12 +376,7 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'no_match', 0} end
 if redis.call('EXISTS', KEYS[4]) == 1 then
   if redis.call('HGET', KEYS[4], 'via') ~= ARGV[6] then return {'name_taken', 0} end
-  local current = redis.call('HGET', KEYS[4], 'token')
-  local previous = redis.call('HGET', KEYS[4], 'prev_token')
-  if previous and previous ~= current then redis.call('HDEL', KEYS[3], previous) end
-  if current then redis.call('HSET', KEYS[4], 'prev_token', current) end
-  redis.call('HSET', KEYS[3], ARGV[2], ARGV[1])
-  redis.call('HSET', KEYS[4], 'token', ARGV[2])
+  rotate_token(KEYS[3], KEYS[4], ARGV[2], ARGV[1], nil)
   if redis.call('HGET', KEYS[1], 'host_name') == ARGV[1] then
     redis.call('HSET', KEYS[1], 'host', ARGV[7])
     return {'again', 1}

@@ -114,6 +114,7 @@ def test_text_that_is_no_day_key_is_refused(text: str) -> None:
 
 _CALL = re.compile(r"redis\.call\(\s*'([A-Za-z]+)'\s*,\s*([^,)]+)")
 _KEY_COMMANDS_WITHOUT_KEY = {"TIME"}
+_ROTATE = re.compile(r"rotate_token\(\s*([^,]+),\s*([^,]+),")
 _MATCH_BUILDERS = {
     "meta": keys.meta_key, "roster": keys.roster_key, "tokens": keys.tokens_key, "events": keys.events_key,
     "results": keys.results_key, "series": keys.series_key, "player_prefix": keys.player_prefix,
@@ -140,6 +141,9 @@ def key_arguments(lua: str) -> dict[str, str]:
     for command, argument in _CALL.findall(lua):
         if command.upper() not in _KEY_COMMANDS_WITHOUT_KEY:
             found[local.get(argument.strip(), argument.strip())] = command
+    for tokens, player in _ROTATE.findall(lua):  # scripts.ROTATE_TOKEN's keys: the tokens and the player's hash
+        for argument in (tokens, player):
+            found[local.get(argument.strip(), argument.strip())] = "rotate_token"
     return found
 
 
@@ -150,6 +154,20 @@ def test_the_scripts_are_found_and_named_once() -> None:
             "LIVE_STATE", "STUCK"} <= set(names)
     assert all(s.doc and "Repl" in s.doc and "KEYS" in s.doc for s in scripts.ALL), "a script without its doc"
     assert len(set(re.findall(r"'MAXLEN', '~', (\d+)", "".join(s.lua for s in scripts.ALL)))) == 1  # one length
+
+
+def test_the_token_rotation_is_written_once() -> None:
+    """Security code that must not drift: only :data:`scripts.ROTATE_TOKEN` knows the token before the newest
+    (``prev_token``), and every script that rotates a token (resume, a new token for a daily attempt, a round
+    joined again) calls it, and is run after it."""
+    rotating = [s.name for s in scripts.ALL if "rotate_token(" in s.lua]
+    assert rotating == ["RESUME", "ISSUE", "ROUND_JOIN"], rotating
+    assert [s.name for s in scripts.ALL if "prev_token" in s.lua] == []
+    assert scripts.ROTATE_TOKEN.count("prev_token") == 2  # read, and written
+    for script in scripts.ALL:
+        source = script.source(cluster=False)
+        assert (scripts.ROTATE_TOKEN in source) == (script.name in rotating), script.name
+        assert source.endswith(script.lua)
 
 
 @pytest.mark.parametrize("script", scripts.ALL, ids=lambda s: s.name)
