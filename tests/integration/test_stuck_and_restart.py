@@ -141,20 +141,26 @@ async def test_restart_alone_deals_the_same_deal_again_as_the_next_round(server:
     await solo.close()
 
 
+async def _restart_refused(player: Player) -> m.Error:
+    """Send ``restart`` and return the ``error`` that answers it (anything else fails the test)."""
+    await player.send(m.Restart())
+    refused = await player.expect(m.Error)
+    assert isinstance(refused, m.Error), refused
+    return refused
+
+
 async def test_restart_is_refused_in_a_race_and_before_the_start(server: ServerProcess) -> None:
     created = create_match(server.url, players=1, solvable_only=False, variant="classic")
     early = Player(server.ws_url)
     await early.connect()
     await early.join(created["code"], "early")
-    await early.send(m.Restart())
-    refused = await early.expect(m.Error)
-    assert isinstance(refused, m.Error) and refused.code == "not_started"
+    refused = await _restart_refused(early)
+    assert refused.code == "not_started"
     await early.close()
 
     code, (ann, bob), _ = await _start(server, ["ann", "bob"], variant="classic")
-    await ann.send(m.Restart())
-    refused = await ann.expect(m.Error)
-    assert isinstance(refused, m.Error) and refused.code == "no_restart" and "fair" in refused.message
+    refused = await _restart_refused(ann)
+    assert refused.code == "no_restart" and "fair" in refused.message
     # Nothing changed: the race goes on, and ann's next command is seq 1.
     reply = await ann.play("s")
     assert isinstance(reply, m.Position) and reply.seq == 1 and reply.status == "playing"
@@ -174,9 +180,8 @@ async def test_restart_is_refused_in_a_daily_attempt(server: ServerProcess) -> N
     await player.resume(body["match"])
     started = await player.expect(m.Started, timeout=15)
     assert isinstance(started, m.Started), started
-    await player.send(m.Restart())
-    refused = await player.expect(m.Error)
-    assert isinstance(refused, m.Error) and refused.code == "no_restart" and "daily" in refused.message
+    refused = await _restart_refused(player)
+    assert refused.code == "no_restart" and "daily" in refused.message
     reply = await player.play("s")  # nothing changed: the attempt goes on
     assert isinstance(reply, m.Position) and reply.status == "playing" and reply.seq == 1
     assert public_state(server.url, body["match"])["state"] == "playing"

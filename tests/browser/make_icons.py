@@ -1,7 +1,7 @@
 """Render ``server/static/icon.svg`` to the PNG icons of the web app manifest (192 and 512 px).
 
 Uses Debian's chromium through Playwright (as the browser tests do; no Pillow or SVG library needed):
-``python tools/make_icons.py``. The PNGs are committed; run this again after changing the SVG.
+``python -m tests.browser.make_icons``. The PNGs are committed; run this again after changing the SVG.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import asyncio
 import os
 from pathlib import Path
 
-STATIC = Path(__file__).resolve().parent.parent / "server" / "static"
+STATIC = Path(__file__).resolve().parents[2] / "server" / "static"
 CHROMIUM = os.environ.get("FTR_CHROMIUM", "/usr/bin/chromium")
 SIZES = (192, 512)
 
