@@ -10,6 +10,7 @@ lowercased, every character but letters, digits, marks, ``-``, ``_`` and spaces 
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from html.parser import HTMLParser
@@ -52,7 +53,7 @@ def anchors(path: Path) -> set[str]:
     tokens = _parser().parse(path.read_text(encoding="utf-8"))
     seen: dict[str, int] = {}
     found: set[str] = set()
-    for opening, inline in zip(tokens, tokens[1:], strict=False):
+    for opening, inline in itertools.pairwise(tokens):
         if opening.type != "heading_open":
             continue
         slug = github_slug(_inline_text(inline))
@@ -147,7 +148,7 @@ def test_the_readme_is_a_front_door_with_racing_in_a_browser_on_its_first_screen
     assert len(lines) <= 260, len(lines)
     first_screen = "\n".join(lines[:60])
     tokens = _parser().parse(first_screen)
-    headings = [_inline_text(inline) for opening, inline in zip(tokens, tokens[1:], strict=False)
+    headings = [_inline_text(inline) for opening, inline in itertools.pairwise(tokens)
                 if opening.type == "heading_open" and opening.tag != "h1"]
     racing = [heading for heading in headings if re.search(r"\brace\b", heading, re.IGNORECASE)]
     assert racing, headings
