@@ -3,7 +3,7 @@
 - :func:`server_url`: the address, from ``--server``, else ``FTR_SERVER``,
   else ``http://localhost:8000``;
 - :func:`create_match`, :func:`match_state`, :func:`match_results`: the
-  HTTP API (README "The server");
+  HTTP API (server/README.md, "HTTP routes");
 - :class:`Connection`: a WebSocket on ``/play`` that has said ``hello``
   (protocol :data:`protocol.messages.PROTOCOL_VERSION`) and been welcomed;
   frames are encoded and decoded by :mod:`protocol.codec`;

@@ -338,7 +338,7 @@ class RaceClient:
     def _retry_later(self, seq: int, code: str) -> bool:
         """The numbered request ``seq`` got ``internal`` (Redis failed while storing it: not stored, nothing
         changed) or ``unknown_outcome`` (Redis could not say in time whether it was): schedule the same frame
-        again, as the README's protocol says, unless it has been retried :data:`RETRIES` times already; True
+        again, as protocol/README.md says, unless it has been retried :data:`RETRIES` times already; True
         when it was scheduled. Safe whatever Redis holds: a seq already stored is acknowledged again, never
         applied twice. The delays are the reconnect backoff's (a Redis failover takes seconds)."""
         key = next((key for key in self.waiting if key[1] == seq), None)

@@ -37,7 +37,7 @@ log = logging.getLogger("forty_thieves.server")
 
 def start_line(host: str, port: int, public_url: str) -> str:
     """What the server says at start: where it listens, who can reach it, and the address friends are told
-    (README "Hosting a race for friends"). An IPv6 address is written in brackets (``[::]:8000``, RFC 3986), so
+    (server/README.md, "Hosting a race for friends"). An IPv6 address is written in brackets (``[::]:8000``, RFC 3986), so
     its port is not read as a part of it."""
     where = f"listening on [{host}]:{port}" if ":" in host else f"listening on {host}:{port}"
     if host in ("127.0.0.1", "localhost", "::1"):
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
         # clear line and exit status 1, not a traceback from the app's startup.
         try:
             embedded = EmbeddedRedis(settings.data_dir)
-        except NoRedisServer as error:  # nothing to run here: what to install (README "The embedded Redis")
+        except NoRedisServer as error:  # nothing to run here: what to install (server/README.md, "The embedded Redis")
             _fail(str(error))
         except Exception as error:  # noqa: BLE001 - whatever stops it, the server cannot run: one line
             _fail(f"the embedded Redis did not start: {error}", status=1)

@@ -1,44 +1,22 @@
 """The fan-out hub: one stream reader per process, one registry of subscribers, catch-up then live.
 
-In the shape of encode/broadcaster (``../shared/STYLE.md``): a small backend
-interface (:class:`StreamSource`, the store), one bounded queue per
-subscriber, one listener task per process (:meth:`Hub.run`) and
-subscriptions as async context managers. Unlike broadcaster it carries the
-entries' raw bytes and their stream ids, so a spectator resumes after the
-last id it saw with nothing lost or repeated.
+encode/broadcaster's shape (a backend interface, :class:`StreamSource`; a bounded queue per subscriber; one
+listener task, :meth:`Hub.run`; subscriptions as async context managers), but carrying raw entries with their
+stream ids, so a spectator resumes after the last id it saw with nothing lost or repeated.
 
-Every event stream of the server (a match's, a day's) is a :class:`~server.store.Feed`. A subscriber is
-either
+Each event stream is a :class:`~server.store.Feed`, followed from its newest id while it has a subscriber:
 
-- a queue (:meth:`Hub.subscribe`): a spectator of a match or a daily watcher. It gets the feed's spectator
-  frames (:meth:`Feed.frame <server.store.Feed.frame>`) through a queue of at most ``limit`` entries; one that
-  falls that far behind is dropped (its generator raises :class:`TooSlow`) and never slows anyone else; or
-- a callback (:meth:`Hub.listen`): the players of a match in this process. The callback gets every entry
-  (its raw fields) in order, in the reader's task, and decides what each player sees (the match service's
-  ``_dispatch``); the hub knows nothing of matches.
+- a queue (:meth:`Hub.subscribe`, spectators): the feed's spectator frames, at most ``limit`` behind; past
+  that the subscriber is dropped (:class:`TooSlow`) and slows nobody else;
+- a callback (:meth:`Hub.listen`, this process's players): every entry's raw fields, in order, in the
+  reader's task; the hub knows nothing of matches.
 
-A feed is followed from the moment its first subscriber opens, from the stream's newest id then (or from
-where the reader is, when the feed is followed already), until its last subscriber closes. The reader keeps
-each feed's last id across its own restarts (a Redis failure), so it resumes by id: an entry is delivered once,
-in stream order. Reads are grouped (:func:`group_streams`) by the store's :meth:`stream_group
-<server.store.Store.stream_group>`, made again only when the follows change (and, on a cluster, at each
-safety poll), and each group has one read in flight at a time. On one Redis every stream is one group, read by
-one blocking XREAD. On a Redis Cluster a blocking XREAD may name keys of one slot only, so reads are driven by
-wake-ups instead (:mod:`server.store.wakeups`): a group is the node serving the streams' slots, and it is read
-without waiting (a pipeline of one XREAD per slot) when a wake-up says a stream of it has a new entry, the woken
-streams only, and every :data:`SAFETY_POLL_MS` all of them, as a wake-up may be lost; the ids stay the truth,
-so a lost wake-up delays an entry and loses none. The store rides out a failover inside a read (it tries again
-with backoff, ``READ_RETRIES`` times), so the reader does not fail for one within that; one that outlasts it ends
-:meth:`Hub.run`, which the service restarts after 0.5 s, and the followed positions are the hub's, kept across the
-restart, so nothing is lost or repeated then either.
-
-A subscription ends when its subscriber closes it, or when the server ends its feed for a reason
-(:meth:`Hub.end`: the match is gone), as a broadcaster subscription ends: the generator raises :class:`Ended`
-with that reason, which the endpoint tells the spectator. Nothing is checked per entry for it.
-
-Catch-up then live (:meth:`Subscription.batches`, :meth:`Subscription.events`): the subscription is
-registered first, so the live entries queue up while the stored ones are read (XRANGE, in pages); a live entry
-the catch-up has sent already is skipped by its id. Hence no gap and no repeat at the seam.
+Each entry is delivered once, in stream order, across the reader's restarts (the positions are the hub's).
+Reads are grouped by :meth:`StreamSource.stream_group`: on one Redis one blocking XREAD; on a Redis Cluster,
+where a blocking XREAD names one slot only, non-blocking reads driven by wake-ups (:mod:`server.store.wakeups`)
+and a safety poll of every stream each :data:`SAFETY_POLL_MS`. :meth:`Hub.end` ends a feed's subscriptions
+for a reason (:class:`Ended`). Catch-up then live (:meth:`Subscription.batches`): registered first, so live
+entries queue while the stored ones are read; a live entry already sent is skipped by its id.
 """
 
 from __future__ import annotations
@@ -70,8 +48,7 @@ SAFETY_POLL_MS = 1000
 """With wake-ups (a Redis Cluster): every followed stream is read at least this often (ms), woken or not, so a
 lost wake-up (pub/sub is at most once: a subscription's connection killed, a failover, a slot moved) delays an
 entry by this much at most and loses none. Each such round is one XREAD per followed slot; the read groups are
-made again then too (a failover changes which node serves a slot). Measured on the 3+3 test cluster, a hub
-following 100 quiet matches: 1.6 % of a core at 1000 ms, 6.1 % at 250 ms."""
+made again then too (a failover changes which node serves a slot)."""
 
 Entry = tuple[str, bytes]
 """``(stream id, frame)``: what a queue subscriber gets."""

@@ -8,9 +8,8 @@ Ctrl-C in a terminal sends SIGINT to the whole process group, workers
 included: the server process shuts the pool down (as on SIGTERM), so a
 worker must not die of it. A worker is started with SIGINT blocked (the
 mask is inherited through the spawn's fork and exec), so the signal cannot
-reach it even while its interpreter is still starting, before any Python
-code of its own runs: a worker that died there broke the pool, and the
-server logged "deal pool failed" for what was only a shutdown.
+reach it even before its interpreter runs any code of its own (one that
+died there broke the pool: "deal pool failed" for a mere shutdown).
 
 A worker that dies for a real reason (the OOM killer, a crash) breaks a
 ``ProcessPoolExecutor`` for good: :class:`WorkerPool` replaces the broken
@@ -36,8 +35,7 @@ log = logging.getLogger("forty_thieves.workers")
 
 WORKER_NICENESS = 10
 """Added to a worker's nice value: on a small machine the solver and the dead-game checks yield the CPU to
-the event loop (a dead check that took a core at bot pace made players' p99 round trip several times worse),
-while they still get every cycle the event loop leaves idle."""
+the event loop, while they still get every cycle it leaves idle."""
 
 TERMINATED_S = 2.0
 """How long :meth:`WorkerPool.stop` waits for the pool to wind down once it has terminated its busy workers."""

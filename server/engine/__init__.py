@@ -1,4 +1,4 @@
-"""The rules engine of Forty Thieves Race: pure, no I/O (RULES.md is its specification).
+"""The rules engine of Forty Thieves Race: pure, no I/O; its specification is RULES.md, in this folder.
 
 Imports nothing from asyncio, Redis, Starlette or the clock; only
 :mod:`protocol`. The main entry points:

@@ -150,7 +150,7 @@ const FTR = (() => {
     return { close: () => { clearTimeout(retry); if (source) source.close(); } };
   }
 
-  /** Is SHA-256(nonce + seed), in hex, the commitment published at creation (README "commitment")?
+  /** Is SHA-256(nonce + seed), in hex, the commitment published at creation (server/README.md, "A match's life")?
       {seed, nonce, commitment} -> true / false, or null where the browser has no SubtleCrypto. */
   async function verifyCommitment(data) {
     if (!(window.crypto && crypto.subtle)) return null;

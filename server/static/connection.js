@@ -1,4 +1,4 @@
-/* The play page's one WebSocket to /play (README "Protocol"): hello and version, join or resume, the
+/* The play page's one WebSocket to /play (protocol/README.md): hello and version, join or resume, the
    sequence numbers of play/resign and of hint, ping for the server's clock, and reconnecting with
    backoff and jitter (as client_cli/connection.py). Frames are msgpack maps (the vendored
    @msgpack/msgpack). It knows no rules and keeps no page state: every frame goes to onFrame. */

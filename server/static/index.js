@@ -21,7 +21,7 @@
       undo: $("undo").value, hints: $("hints").checked, solvable_only: $("solvable").checked && !$("solvable").disabled,
       autoplay: $("autoplay").checked,
     };
-    // A game number is a decimal seed string (README "The deal algorithm"); empty: the server draws the deal.
+    // A game number is a decimal seed string (server/engine/README.md, "The deal algorithm"); empty: the server draws the deal.
     const seed = $("seed").value.trim();
     if (seed && !/^[0-9]{1,200}$/.test(seed)) {
       $("create-error").textContent = "a game number is digits only (or leave it empty for a new deal)";

@@ -26,7 +26,7 @@
   const withSymbols = (text) => text.replace(/(?<![0-9A-Za-z])([2-9TJQKA])([CDHS])(?![0-9A-Za-z])/g,
     (_, r, s) => cardShort(r + s));
 
-  const REPLACED_CLOSE = 4000;  // README "Protocol": replaced by a newer connection with the same token
+  const REPLACED_CLOSE = 4000;  // protocol/README.md: replaced by a newer connection with the same token
   const TAKEN_OVER = "This game is now open in another tab or device, so this page has stopped: "
     + "press Play here to take it back.";
 

@@ -6,7 +6,7 @@
 
 const FTRRace = (() => {
   const ENDED = new Set(["won", "dead", "resigned", "timeout"]);
-  const MATCH_GONE_CLOSE = 4004;  // README "Protocol": the server lost the match (its Redis lost its data)
+  const MATCH_GONE_CLOSE = 4004;  // protocol/README.md: the server lost the match (its Redis lost its data)
 
   function initial(code) {
     return {
@@ -134,7 +134,7 @@ const FTRRace = (() => {
     switch (frame.type) {
       case "page/status":  // closeCode: why a connection was closed for good ("gone"), else 0
         return { ...state, connection: frame.status, closeCode: frame.closeCode || 0,
-                 // 4004: the server lost the match (README "Protocol"), whatever the page was doing: over
+                 // 4004: the server lost the match (protocol/README.md), whatever the page was doing: over
                  phase: frame.status === "gone" && frame.closeCode === MATCH_GONE_CLOSE && state.phase !== "finished"
                    ? "gone" : state.phase };
       case "page/message":

@@ -1,4 +1,4 @@
-"""Seeded deals (RULES.md sections 1 and 7; README "The deal algorithm").
+"""Seeded deals (RULES.md sections 1 and 7; server/engine/README.md "The deal algorithm").
 
 The golden file pins deal algorithm version 1 forever. The independent
 implementation below is written from the README's description alone, so a

@@ -61,7 +61,7 @@ RANKS = {r: i + 1 for i, r in enumerate("A23456789TJQK")}
 
 
 def deal_of_the_day(date: str, variant: str) -> tuple[int, str, list[str]]:
-    """The README's recipe, written out here: HMAC-SHA256(secret, "DATE|VARIANT|INDEX"), first index solved."""
+    """server/README.md's recipe, written out here: HMAC-SHA256(secret, "DATE|VARIANT|INDEX"), first index solved."""
     v = find_variant(variant)
     for index in range(500):
         seed = hmac.new(SECRET.encode(), f"{date}|{variant}|{index}".encode(), hashlib.sha256).hexdigest()

@@ -552,7 +552,7 @@ async def test_the_other_masters_serve_the_store_on_while_one_is_failed_over(own
     (``read_streams``, a pipeline of XREADs) each answer with no gap longer than :data:`HEALTHY_GAP_S`, and none
     fails; the dead master's own commands fail or wait until its replica is promoted.
 
-    The cluster's nodes are set to ``cluster-require-full-coverage no`` (README, Redis Cluster): with Redis's
+    The cluster's nodes are set to ``cluster-require-full-coverage no`` (server/README.md, Redis Cluster): with Redis's
     default every master answers ``CLUSTERDOWN`` from the moment the dead one is flagged failed until the
     promotion (0.7-1.4 s on this cluster), whatever the client does. Measured with that setting: gaps of
     50-100 ms (the 10 ms pace on a loaded 2-core machine). Without the client's fixes (:class:`WaitingRedisCluster`'s

@@ -395,7 +395,7 @@ REDIS_DOWN_ROUTES = [
 
 
 def _assert_redis_unavailable(answer: httpx.Response, what: str) -> None:
-    """README "Error codes": ``internal`` with HTTP 503, as JSON, for a route whose Redis does not answer."""
+    """protocol/README.md "Error codes": ``internal`` with HTTP 503, as JSON, for a route whose Redis does not answer."""
     assert answer.status_code == 503, (what, answer.status_code, answer.text)
     assert answer.headers["content-type"].startswith("application/json"), (what, answer.headers)
     body = answer.json()

@@ -1,4 +1,4 @@
-"""Independent reference implementation of /work/shared/RULES.md (test oracle).
+"""Independent reference implementation of server/engine/RULES.md (test oracle).
 
 Written without looking at the engine (server/, protocol/, client_cli/), to be
 used for differential testing.  It favours obviously-correct code over speed.

@@ -129,7 +129,7 @@ def test_services_check_their_health_start_in_order_and_restart() -> None:
 
 def test_no_two_services_publish_one_host_port() -> None:
     """Under the cluster profile both the single server and the proxy start unless the proxy is named: each
-    publishes a host port of its own (8000 and 8080), and the file's header and the README say which."""
+    publishes a host port of its own (8000 and 8080), and the file's header and the server's page say which."""
     services = _compose()["services"]
     published = [(name, str(port).split(":")[0]) for name, service in services.items()
                  for port in service.get("ports", [])]
@@ -137,7 +137,7 @@ def test_no_two_services_publish_one_host_port() -> None:
     assert len(hosts) == len(set(hosts)), published
     assert dict(published) == {"server": "8000", "proxy": "8080", "prometheus": "9090", "grafana": "3000"}
     header = (ROOT / "docker-compose.yml").read_text().split("\nx-")[0]
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "server" / "README.md").read_text()
     for text in (header, readme):
         assert "http://localhost:8080/" in text and "--profile cluster up --scale cluster-server=3 proxy" in text
 

@@ -1,4 +1,4 @@
-"""Every error code the server can send is in ``protocol.messages.ERROR_CODES`` and in the README's table.
+"""Every error code the server can send is in ``protocol.messages.ERROR_CODES`` and in protocol/README.md's table.
 
 The codes are read from the source of ``server/`` and ``protocol/`` with :mod:`ast`: the code argument of
 every call that puts one on the wire (``ServiceError``, ``m.Error``, ``m.Rejected``, ``DailyError``,
@@ -92,9 +92,9 @@ def join_statuses() -> set[str]:
 
 
 def readme_table() -> dict[str, str]:
-    """The README's error code table: code -> its "sent in" column."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("#### Error codes", 1)[1].split("\n## ", 1)[0]
+    """The protocol page's error code table: code -> its "sent in" column."""
+    text = (ROOT / "protocol" / "README.md").read_text()
+    section = text.split("\n## Error codes", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `([a-z_]+)` \| ([^|]+) \|", section, re.MULTILINE)
     assert len(rows) == len({code for code, _ in rows}), "a code listed twice"
     return {code: where.strip() for code, where in rows}
@@ -146,7 +146,7 @@ def test_the_readme_states_the_protocol_version_the_server_speaks() -> None:
     client written from it sent hello with 1 and was refused with ``version``."""
     from protocol.messages import PROTOCOL_VERSION
 
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### Protocol (WebSocket `/play`", 1)[1].split("\n#", 1)[0]
+    text = (ROOT / "protocol" / "README.md").read_text()
+    section = text.split("## The play WebSocket (`/play`", 1)[1].split("\n#", 1)[0]
     stated = re.findall(r"\bVersion (\d+)\b", section)
     assert stated == [str(PROTOCOL_VERSION)], stated
