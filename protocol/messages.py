@@ -218,6 +218,32 @@ class LegalMove(msgspec.Struct, frozen=True, array_like=True):
     cards: int
 
 
+class ReplayStep(msgspec.Struct, frozen=True):
+    """One position of a replayed game record (``POST /replays``): the deal after its auto-play (``command``
+    ``""``), then the position after each command of the record in turn.
+
+    ``ok`` false: the rules refused ``command`` (``reason``, in notation) and the position is the one before.
+    ``moves``: commands accepted so far; ``status``: ``"playing"`` or ``"won"``; ``foundation``: cards on the
+    foundations. ``view`` is redacted as every position a player sees, ``legal`` the commands legal there.
+    """
+
+    command: str
+    ok: bool
+    reason: str
+    view: View
+    legal: list[LegalMove]
+    moves: int
+    status: str
+    foundation: int
+
+
+class RecordReplay(msgspec.Struct, frozen=True):
+    """The answer of ``POST /replays``: the record's ``variant`` and every position, ``len(moves) + 1`` steps."""
+
+    variant: str
+    steps: Annotated[list[ReplayStep], msgspec.Meta(min_length=1)]
+
+
 class Settings(msgspec.Struct, frozen=True):
     """A match's settings (``POST /matches``)."""
 
