@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from ..game import Game
 from ..position import Position
@@ -29,6 +29,9 @@ try:  # the optional C accelerator of one search stage (_csolver.c; pyproject.to
     from ._csolver import search as _csolver_search
 except ImportError:  # pragma: no cover - depends on the build
     _csolver_search = None
+
+Link: TypeAlias = "tuple[tuple[str, tuple[str, ...]], Link] | None"
+"""A path of the search from its last step back: ``((command, its auto-play moves), the path before)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +366,7 @@ def _search(
     moves = expander.moves
     targets = rules.targets
     # Heap entries: (priority, tiebreak, depth, state, path). Lower priority first.
-    heap: list[tuple[int, int, int, State, object]] = [(-score(start), 0, 0, start, None)]
+    heap: list[tuple[int, int, int, State, Link]] = [(-score(start), 0, 0, start, None)]
     counter = 0
     sign = -1 if lifo else 1
     while heap:
@@ -638,10 +641,10 @@ def find_solution(
                   solver=result.solver)
 
 
-def _unwind(link: object) -> tuple[str, ...]:
+def _unwind(link: Link) -> tuple[str, ...]:
     steps: list[str] = []
     while link is not None:
-        (text, auto), link = link  # type: ignore[misc]
+        (text, auto), link = link
         steps.extend(reversed((text, *auto)))
     steps.reverse()
     return tuple(steps)
