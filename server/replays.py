@@ -172,9 +172,10 @@ async def match_replay(request: Request) -> Response:
         steps = _cache.get(key)
         if steps is None:
             loop = asyncio.get_running_loop()
-            steps = await loop.run_in_executor(service.dead_executor, replay_steps, record["deal"], settings.variant,
-                                               settings.autoplay, settings.undo, record["moves"])
-            _cache[key] = steps
+            computed: dict[str, Any] = await loop.run_in_executor(service.dead_executor, replay_steps, record["deal"],
+                                                                  settings.variant, settings.autoplay, settings.undo,
+                                                                  record["moves"])
+            steps = _cache[key] = computed
             while len(_cache) > _CACHE_SIZE:
                 _cache.popitem(last=False)
         _cache.move_to_end(key)
