@@ -71,8 +71,8 @@ FORBIDDEN = (
     ("server.engine", "client_cli"),
 )
 """``(importer, imported)``: no module of the first package imports one of the second (the engine's own modules
-aside, for the engine inside ``server``). Direct imports are enough: a chain that leaves a package the wrong
-way has a first step that does."""
+aside, for the engine inside ``server``). Direct imports are enough: every chain the wrong way (through
+``protocol``, say) has a step that is itself one of these."""
 
 COMMAND_LINES_MAY_IMPORT = {"server.about"}
 """A command line (a ``__main__`` module) prints the installation's ``--version`` line from the one module that
