@@ -7,7 +7,7 @@
                                         [--name NAME] [--json]
     forty-thieves [--server URL] join CODE [--name NAME] [--script FILE|-] [--json]
     forty-thieves [--server URL] watch CODE [--json] [--follow]
-    forty-thieves replay FILE [--json]
+    forty-thieves [--server URL] replay FILE [--json]
     forty-thieves [--server URL] daily [--variant V] --name NAME [--script FILE|-] [--json]
     forty-thieves [--server URL] daily --leaderboard [--date D] [--variant V] [--json]
     forty-thieves [--server URL] bots --count N [--match CODE] [--players P] [--variant V] [--seed S] ...
@@ -39,8 +39,8 @@ from .tokens import TokenStore
 
 
 class _Version(argparse.Action):
-    """``--version``: the installation's version line (``server/about.py``, shared by the three commands),
-    imported only when asked, as the offline replay imports the engine: the client otherwise runs on the
+    """``--version``: the installation's version line (``server/about.py``, shared by the three commands and
+    importing nothing else of the server), imported only when asked: the client otherwise runs on the
     protocol alone."""
 
     def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
@@ -92,7 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--follow-wait", type=float, default=60.0, metavar="S",
                        help="with --follow: seconds to wait for a rematch (default 60)")
 
-    replay = commands.add_parser("replay", help="step through a game record (RULES.md section 10) locally")
+    replay = commands.add_parser("replay", help="step through a game record (RULES.md section 10), as the server "
+                                                "replays it")
     replay.add_argument("file")
     replay.add_argument("--json", action="store_true", help="print every position as one JSON line")
 
@@ -130,10 +131,10 @@ class _Commands:
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "replay":  # offline, and its screen runs its own event loop
+        if args.command == "replay":  # its screen runs its own event loop
             from .replay import replay
 
-            code = replay(args.file, as_json=args.json)
+            code = replay(args.file, server_url(args.server), as_json=args.json)
         else:
             code = asyncio.run(_run(args))
     except ClientError as error:

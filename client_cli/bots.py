@@ -62,7 +62,8 @@ async def bot(server: str, code: str, name: str, *, moves: int, delay: float, st
                 break
             before = time.perf_counter()
             future = client.play(rng.choice(choices))
-            await asyncio.wait({future, runner}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+            either: set[asyncio.Future[Any]] = {future, runner}
+            await asyncio.wait(either, timeout=30, return_when=asyncio.FIRST_COMPLETED)
             if not future.done():
                 stats.errors += 1
                 break
@@ -77,7 +78,8 @@ async def bot(server: str, code: str, name: str, *, moves: int, delay: float, st
                 await asyncio.sleep(delay * rng.uniform(0.5, 1.5))
         if not runner.done() and not client.state.my_game_over:
             future = client.resign()
-            await asyncio.wait({future, runner}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+            either = {future, runner}
+            await asyncio.wait(either, timeout=30, return_when=asyncio.FIRST_COMPLETED)
         done = asyncio.ensure_future(client.done.wait())
         await asyncio.wait({done, runner}, timeout=600, return_when=asyncio.FIRST_COMPLETED)
         if runner.done() and runner.exception() is not None:

@@ -2,8 +2,8 @@
 
 - :func:`server_url`: the address, from ``--server``, else ``FTR_SERVER``,
   else ``http://localhost:8000``;
-- :func:`create_match`, :func:`match_state`, :func:`match_results`: the
-  HTTP API (server/README.md, "HTTP routes");
+- :func:`create_match`, :func:`match_state`, :func:`match_results`,
+  :func:`replay_record`: the HTTP API (server/README.md, "HTTP routes");
 - :class:`Connection`: a WebSocket on ``/play`` that has said ``hello``
   (protocol :data:`protocol.messages.PROTOCOL_VERSION`) and been welcomed;
   frames are encoded and decoded by :mod:`protocol.codec`;
@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
+import msgspec
 import websockets
 
 from protocol import messages as m
@@ -121,6 +122,21 @@ async def create_match(server: str, settings: dict[str, Any]) -> dict[str, Any]:
     if response.status_code != 201:
         raise _refusal(response)
     return dict(response.json())
+
+
+async def replay_record(server: str, record: bytes) -> m.RecordReplay:
+    """``POST /replays``: every position of the game record ``record`` (JSON), as the server replays it.
+
+    Raises :class:`ServerRefused` for a record the server refuses (code ``malformed``: the message names the
+    bad field), :class:`Unreachable` without a server, :class:`ClientError` for an answer that is not one."""
+    response = await _request("POST", server, "/replays", content=record,
+                              headers={"Content-Type": "application/json"})
+    if response.status_code != 200:
+        raise _refusal(response)
+    try:
+        return msgspec.json.decode(response.content, type=m.RecordReplay)
+    except msgspec.DecodeError as error:  # ValidationError included
+        raise ClientError(f"the server at {server} answered the replay with something else: {error}") from None
 
 
 async def match_state(server: str, code: str) -> dict[str, Any]:

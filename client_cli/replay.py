@@ -1,32 +1,23 @@
 """``forty-thieves replay FILE``: step through a game record, forwards and backwards.
 
 The client has no rules of its own, and a record is only a deal and the
-commands played, so the positions must be computed by the rules engine.
-Two ways were possible: ask the server for them, or run the engine here.
-This command runs the engine's pure package (:mod:`server.engine`,
-installed with the project) locally, because
-
-- a record replay is offline by nature: a finished game, a file on disk,
-  nothing secret left (the record holds the whole deal, stock included),
-  no match, no clock; it should work with no server running;
-- the server has no endpoint that replays a record (and one would only
-  call the same engine: the same answers, plus a network round trip per
-  step and a load on the race server);
-- it is the one place in the client that needs rules, and it takes the
-  engine's positions as they are (through the server's own redaction,
-  :func:`server.views.view_message`), drawn by the same renderer as the
-  race screen.
+commands played: the server computes the positions (``POST /replays``,
+answered with every position redacted as a player sees it, refused
+commands with the engine's reason), and this command draws them with the
+race screen's renderer. The server's address is ``--server`` or
+``FTR_SERVER``, as for every command.
 
 Keys (on a terminal): Right, n, Space or Enter: next; Left, p or
 Backspace: back; Home / End: first / last; q: quit. Not on a terminal (or
 with ``--json``): every step printed, in the plain layout (or one JSON
 line each). Exit status 0 when every command of the record was legal, 1
 when any was refused (it is shown and skipped), 2 for an unreadable
-record.
+record or no server.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -37,7 +28,7 @@ from rich.text import Text
 
 from protocol import messages as m
 
-from .connection import ClientError
+from .connection import ClientError, ServerRefused, replay_record
 from .render import clock, plain_view, screen, to_ansi
 from .state import RaceState, with_card_symbols
 
@@ -60,29 +51,20 @@ class Step:
     """Cards on the foundations after the step."""
 
 
-def steps_of(text: str) -> tuple[list[Step], str]:
-    """Every position of the record in ``text``: the deal, then one step per command; and the variant."""
-    from server.engine import Game, IllegalCommandError, NotationError, parse_record
-    from server.views import legal_message, view_message
-
+def steps_of(text: str, server: str) -> tuple[list[Step], str]:
+    """Every position of the record in ``text`` as the server at ``server`` replays it: the deal, then one
+    step per command; and the variant. Raises :class:`ClientError` for a record the server refuses (``not a
+    game record: ...``) or no server."""
     try:
-        record = parse_record(text)
-    except (NotationError, ValueError) as error:
-        raise ClientError(f"not a game record: {error}") from None
-    game = Game(record.deal, record.variant, autoplay=record.autoplay, undo=record.undo)
-    times = record.times_ms or ()
-    steps = [Step(0, "", True, "", view_message(game.position), legal_message(game.legal_moves()), 0, "playing",
-                  0, game.position.foundation_cards)]
-    for i, command in enumerate(record.moves, 1):
-        ok, reason = True, ""
-        try:
-            game.play(command)
-        except (NotationError, IllegalCommandError) as error:
-            ok, reason = False, str(error)
-        status = "won" if game.is_won else "playing"
-        steps.append(Step(i, command, ok, reason, view_message(game.position), legal_message(game.legal_moves()),
-                          game.moves, status, times[i - 1] if i <= len(times) else 0,
-                          game.position.foundation_cards))
+        replayed = asyncio.run(replay_record(server, text.encode()))
+    except ServerRefused as error:
+        if error.code == "malformed":
+            raise ClientError(f"not a game record: {error}") from None
+        raise
+    times = _times_of(text)
+    steps = [Step(i, step.command, step.ok, step.reason, step.view, step.legal, step.moves, step.status,
+                  times[i - 1] if 0 < i <= len(times) else 0, step.foundation)
+             for i, step in enumerate(replayed.steps)]
     # A record from the server (GET /matches/{code}/replays/{name}) also says how the game ended: a resigned,
     # timed-out or dead game shows that on its last step, at the time it ended.
     result = _result_of(text)
@@ -92,16 +74,23 @@ def steps_of(text: str) -> tuple[list[Step], str]:
         steps[-1] = Step(last.index, last.command, last.ok, last.reason, last.view, [], last.moves,
                          str(result["status"]), ended_ms if isinstance(ended_ms, int) else last.time_ms,
                          last.foundation)
-    return steps, record.variant.name
+    return steps, replayed.variant
 
 
 def _extra(text: str, key: str) -> object:
-    """A field a server's replay record adds to RULES.md's record (``name``, ``result``), or None."""
+    """A field of the record's JSON (RULES.md's ``times_ms``, or what a server's replay adds: ``name``,
+    ``result``), or None."""
     try:
         data = json.loads(text)
     except ValueError:
         return None
     return data.get(key) if isinstance(data, dict) else None
+
+
+def _times_of(text: str) -> list[int]:
+    """The record's ``times_ms`` (when each command was played, ms from the start), or [] when it has none."""
+    times = _extra(text, "times_ms")
+    return [t if isinstance(t, int) else 0 for t in times] if isinstance(times, list) else []
 
 
 def _result_of(text: str) -> dict[str, object] | None:
@@ -130,13 +119,14 @@ def state_of(step: Step, total: int, variant: str, name: str) -> RaceState:
     return state
 
 
-def replay(path: str, *, as_json: bool = False) -> int:
+def replay(path: str, server: str, *, as_json: bool = False) -> int:
+    """Show every position of the record at ``path`` (see the module docstring); the exit status."""
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()
     except OSError as error:
         raise ClientError(f"cannot read {path}: {error}") from None
-    steps, variant = steps_of(text)
+    steps, variant = steps_of(text, server)
     total = len(steps) - 1
     all_ok = all(step.ok for step in steps)
     if as_json or not (sys.stdin.isatty() and sys.stdout.isatty()):

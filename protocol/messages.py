@@ -82,21 +82,21 @@ class _Message(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fie
 # ---------------------------------------------------------------- client -> server
 
 
-class Hello(_Message, tag="hello"):
+class Hello(_Message, frozen=True, tag="hello"):
     """First frame of a connection: protocol ``version`` and a ``client`` name."""
 
     version: int
     client: Annotated[str, msgspec.Meta(max_length=64)] = ""
 
 
-class Join(_Message, tag="join"):
+class Join(_Message, frozen=True, tag="join"):
     """Join match ``match`` (its code) in the lobby as ``name`` (unique in the match)."""
 
     match: Code
     name: Name
 
 
-class Resume(_Message, tag="resume"):
+class Resume(_Message, frozen=True, tag="resume"):
     """Reconnect to ``match`` with the secret player ``token`` (rotated on every resume; the previous token
     stays valid until the new one is first used)."""
 
@@ -104,17 +104,17 @@ class Resume(_Message, tag="resume"):
     token: Token
 
 
-class Ready(_Message, tag="ready"):
+class Ready(_Message, frozen=True, tag="ready"):
     """The player is ready to start."""
 
 
-class Start(_Message, tag="start"):
+class Start(_Message, frozen=True, tag="start"):
     """The host starts the match now; ``host_token`` is the token ``POST /matches`` returned."""
 
     host_token: Token
 
 
-class Play(_Message, tag="play"):
+class Play(_Message, frozen=True, tag="play"):
     """One command in the pinned notation (RULES.md section 10).
 
     ``seq`` numbers the player's accepted commands (``play`` and ``resign``
@@ -132,14 +132,14 @@ class Play(_Message, tag="play"):
     command: CommandText
 
 
-class Resign(_Message, tag="resign"):
+class Resign(_Message, frozen=True, tag="resign"):
     """Give up the game. ``seq`` is the next number of the sequence ``play`` uses (same rules: a retry is
     acknowledged again, a skipped number is refused with ``error`` ``seq_gap``)."""
 
     seq: Seq
 
 
-class Hint(_Message, tag="hint"):
+class Hint(_Message, frozen=True, tag="hint"):
     """Ask for a suggested command (only where the match allows hints; counted in the results).
 
     Hints have a sequence of their own: ``seq`` n asks for the player's
@@ -152,13 +152,13 @@ class Hint(_Message, tag="hint"):
     seq: Seq
 
 
-class Ping(_Message, tag="ping"):
+class Ping(_Message, frozen=True, tag="ping"):
     """Keep-alive; ``nonce`` comes back in ``pong``."""
 
     nonce: Annotated[int, msgspec.Meta(ge=0, le=2**53)] = 0
 
 
-class Rematch(_Message, tag="rematch"):
+class Rematch(_Message, frozen=True, tag="rematch"):
     """After the match's results: this player wants the next round (same settings, a new deal).
 
     Answered by :class:`NextRound`; the player then sends ``resume`` with
@@ -169,7 +169,7 @@ class Rematch(_Message, tag="rematch"):
     """
 
 
-class Restart(_Message, tag="restart"):
+class Restart(_Message, frozen=True, tag="restart"):
     """Start this game again on the same deal: only alone (a match of one player that is not a daily attempt),
     once the game has started.
 
@@ -218,6 +218,32 @@ class LegalMove(msgspec.Struct, frozen=True, array_like=True):
     cards: int
 
 
+class ReplayStep(msgspec.Struct, frozen=True):
+    """One position of a replayed game record (``POST /replays``): the deal after its auto-play (``command``
+    ``""``), then the position after each command of the record in turn.
+
+    ``ok`` false: the rules refused ``command`` (``reason``, in notation) and the position is the one before.
+    ``moves``: commands accepted so far; ``status``: ``"playing"`` or ``"won"``; ``foundation``: cards on the
+    foundations. ``view`` is redacted as every position a player sees, ``legal`` the commands legal there.
+    """
+
+    command: str
+    ok: bool
+    reason: str
+    view: View
+    legal: list[LegalMove]
+    moves: int
+    status: str
+    foundation: int
+
+
+class RecordReplay(msgspec.Struct, frozen=True):
+    """The answer of ``POST /replays``: the record's ``variant`` and every position, ``len(moves) + 1`` steps."""
+
+    variant: str
+    steps: Annotated[list[ReplayStep], msgspec.Meta(min_length=1)]
+
+
 class Settings(msgspec.Struct, frozen=True):
     """A match's settings (``POST /matches``)."""
 
@@ -245,7 +271,7 @@ class PlayerInfo(msgspec.Struct, frozen=True):
     connected: bool
 
 
-class Welcome(_Message, tag="welcome"):
+class Welcome(_Message, frozen=True, tag="welcome"):
     """Answer to ``hello``: the server's protocol version and its limits."""
 
     version: int
@@ -256,7 +282,7 @@ class Welcome(_Message, tag="welcome"):
     """Messages a connection may send at once before the rate applies."""
 
 
-class Joined(_Message, tag="joined"):
+class Joined(_Message, frozen=True, tag="joined"):
     """You are ``name`` in ``match``; keep ``token`` secret: it resumes your game."""
 
     match: str
@@ -264,7 +290,7 @@ class Joined(_Message, tag="joined"):
     token: str
 
 
-class Lobby(_Message, tag="lobby"):
+class Lobby(_Message, frozen=True, tag="lobby"):
     """The match before it starts: state, players, settings, and the seed's commitment."""
 
     match: str
@@ -274,14 +300,14 @@ class Lobby(_Message, tag="lobby"):
     commitment: str
 
 
-class Countdown(_Message, tag="countdown"):
+class Countdown(_Message, frozen=True, tag="countdown"):
     """The match starts at ``start_at_ms`` (server time, ms since the epoch)."""
 
     start_at_ms: int
     seconds: float
 
 
-class Started(_Message, tag="started"):
+class Started(_Message, frozen=True, tag="started"):
     """Your game: the redacted deal, the legal moves, the deadline (ms since the epoch; 0: none, which only
     a server with ``FTR_UNTIMED_LIMIT_S`` 0 sends)."""
 
@@ -300,7 +326,7 @@ class Started(_Message, tag="started"):
     """Undos taken so far (a resumed game shows its counter as it was, not from 0)."""
 
 
-class Position(_Message, tag="position"):
+class Position(_Message, frozen=True, tag="position"):
     """Command ``seq`` was accepted: your new view and counters.
 
     ``status``: ``playing``, ``won``, ``dead`` (no card can reach a
@@ -319,7 +345,7 @@ class Position(_Message, tag="position"):
     time_ms: int
 
 
-class Rejected(_Message, tag="rejected"):
+class Rejected(_Message, frozen=True, tag="rejected"):
     """Command ``seq`` was refused; nothing changed, and ``seq`` is not used up (the next command carries it).
 
     ``code`` is stable: ``illegal`` (the rules refuse it now), ``undo_refused`` (the undo policy),
@@ -332,7 +358,7 @@ class Rejected(_Message, tag="rejected"):
     reason: str
 
 
-class Progress(_Message, tag="progress"):
+class Progress(_Message, frozen=True, tag="progress"):
     """Another player's public progress (never a board or a move), after each of their accepted commands.
 
     ``status``: ``playing``, ``won``, or ``dead`` while the player is stuck (the solver found their game
@@ -349,7 +375,7 @@ class Progress(_Message, tag="progress"):
     """Undos taken so far: one more than in the player's ``progress`` before means that command was an undo."""
 
 
-class Board(_Message, tag="board"):
+class Board(_Message, frozen=True, tag="board"):
     """Player ``name``'s board as that player sees it (the redacted :class:`View`), for spectators only.
 
     Sent on the match's public streams (``/matches/{code}/events`` and
@@ -366,7 +392,7 @@ class Board(_Message, tag="board"):
     view: View
 
 
-class Finished(_Message, tag="finished"):
+class Finished(_Message, frozen=True, tag="finished"):
     """Player ``name``'s game ended with ``status`` after ``time_ms`` and ``moves``."""
 
     name: str
@@ -389,7 +415,7 @@ class ResultRow(msgspec.Struct, frozen=True):
     foundation: int
 
 
-class Results(_Message, tag="results"):
+class Results(_Message, frozen=True, tag="results"):
     """The match is over: the ranking, the revealed seed, and the commitment published at
     creation: SHA-256 of ``nonce + seed`` (hex), so anyone can check it."""
 
@@ -400,7 +426,7 @@ class Results(_Message, tag="results"):
     nonce: str = ""
 
 
-class Suggestion(_Message, tag="suggestion"):
+class Suggestion(_Message, frozen=True, tag="suggestion"):
     """Answer to ``hint``: a command worth trying (``""`` when none), computed from your view only."""
 
     seq: int
@@ -408,7 +434,7 @@ class Suggestion(_Message, tag="suggestion"):
     hints: int
 
 
-class Error(_Message, tag="error", omit_defaults=True):
+class Error(_Message, frozen=True, tag="error", omit_defaults=True):
     """Something was wrong with a frame or a request; nothing changed.
 
     ``code`` is one of :data:`ERROR_CODES`; ``message`` says what and why.
@@ -423,14 +449,14 @@ class Error(_Message, tag="error", omit_defaults=True):
     seq: int | None = None
 
 
-class Pong(_Message, tag="pong"):
+class Pong(_Message, frozen=True, tag="pong"):
     """Answer to ``ping``: its ``nonce`` and the server's clock (ms since the epoch)."""
 
     nonce: int
     server_time_ms: int
 
 
-class NextRound(_Message, tag="next_round"):
+class NextRound(_Message, frozen=True, tag="next_round"):
     """Answer to ``rematch``: round ``round`` of the series is match ``match``; resume it with ``token``.
 
     ``host_token``: the host token of that round when this player hosts it
@@ -451,7 +477,7 @@ class NextRound(_Message, tag="next_round"):
     window_ms: int = 0
 
 
-class RematchOffer(_Message, tag="rematch"):
+class RematchOffer(_Message, frozen=True, tag="rematch"):
     """On an ended match's streams (players and spectators): players ``names`` (in the order they asked)
     want the next round, match ``next``."""
 

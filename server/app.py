@@ -58,7 +58,7 @@ from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceEr
 from .metrics import Metrics, MetricsMiddleware
 from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_page, watch_page
 from .play import player_endpoint
-from .replays import match_replay
+from .replays import match_replay, record_replay
 from .settings import Settings
 from .store import REDIS_REFUSALS, REDIS_UNAVAILABLE, Outage, Store, open_redis
 from .store.outages import describe
@@ -406,6 +406,7 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
             Route("/matches/{code:match}/events", match_events),
             # Spectating: replays once a match ended, and the web page (server/pages.py).
             Route("/matches/{code:match}/replays/{name:path}", match_replay),  # a name may hold "/"
+            Route("/replays", record_replay, methods=["POST"]),  # any record its sender holds (the CLI's replay)
             Route("/watch/{code:match}", watch_page),
             Route("/join/{code:match}", play_page),
             Route("/", index_page),

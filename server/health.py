@@ -20,6 +20,9 @@ from .store.outages import describe
 
 log = logging.getLogger("forty_thieves.health")
 
+_NOT_READY: tuple[type[Exception], ...] = (TimeoutError, *REDIS_UNAVAILABLE)
+"""What a ping that found Redis unready raises (a tuple mypy can read in an ``except``, unlike a starred one)."""
+
 READY_TIMEOUT_S = 0.8
 """Longest wait of a readiness probe for Redis's PONG (seconds), its connection's included."""
 
@@ -41,7 +44,7 @@ class Readiness:
         try:
             async with asyncio.timeout(READY_TIMEOUT_S):
                 await self.client.ping()
-        except (TimeoutError, *REDIS_UNAVAILABLE) as error:
+        except _NOT_READY as error:
             if self._answered is not False:
                 # The error's text names Redis's host and port: for the log, not for any client.
                 log.warning("readiness: Redis did not answer PING (%s): not ready", describe(error))

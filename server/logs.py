@@ -98,7 +98,7 @@ class NoFrames(logging.Filter):
 class _UtcTime(logging.Formatter):
     """``asctime`` as UTC ISO 8601 with milliseconds: ``2025-05-01T12:00:00.123Z``."""
 
-    converter = time.gmtime
+    converter = staticmethod(time.gmtime)
     default_time_format = "%Y-%m-%dT%H:%M:%S"
     default_msec_format = "%s.%03dZ"
 

@@ -21,6 +21,17 @@ and kept in a small per-process cache (a finished game never changes).
 Only once the match has ended (before: 409 ``not_finished``; the boards
 are then secret even when the host opened them live, since a record shows
 every move); 404 ``no_match`` / ``no_player`` for an unknown code or name.
+
+``POST /replays`` replays any game record its sender holds (the CLI's
+``forty-thieves replay FILE``, which has no rules of its own): the body is
+the record (JSON, at most :data:`MAX_RECORD_BYTES`, at most
+:data:`MAX_RECORD_COMMANDS` commands; extra keys ignored), the answer a
+:class:`protocol.messages.RecordReplay`: every position as the player saw
+it, refused commands shown with the engine's reason and skipped. The sender
+already holds the whole deal, and still gets only redacted views. Errors:
+400 ``malformed`` naming the bad field, 413 ``frame_too_large``, 429
+``rate_limited`` past ``FTR_MATCHES_PER_MIN`` records a minute from one
+address.
 """
 
 from __future__ import annotations
@@ -30,14 +41,17 @@ from collections import OrderedDict
 from typing import Any
 
 import msgspec
+from aiolimiter import AsyncLimiter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from protocol import messages as m
+from protocol.errors import NotationError
 
-from .engine import Game, find_variant, format_position, parse_position
+from .engine import Game, IllegalCommandError, find_variant, format_position, parse_position, parse_record
+from .httpjson import over_rate, read_json
 from .matches import MatchService
-from .views import view_message
+from .views import legal_message, view_message
 
 _CACHE_SIZE = 64
 _cache: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
@@ -59,6 +73,62 @@ def replay_steps(deal: str, variant: str, autoplay: bool, undo: str, moves: list
         positions.append(format_position(game.position))
         views.append(msgspec.to_builtins(view_message(game.position)))
     return {"positions": positions, "views": views}
+
+
+MAX_RECORD_BYTES = 256 * 1024
+"""Largest record ``POST /replays`` reads (a won classic game's record is about 3 KiB)."""
+
+MAX_RECORD_COMMANDS = 10_000
+"""Most commands of a record ``POST /replays`` replays (its answer holds one redacted view a command)."""
+
+_record_limiters: dict[str, AsyncLimiter] = {}
+"""Per-address buckets of ``POST /replays`` (:func:`~server.httpjson.over_rate`)."""
+
+
+def _step(game: Game, command: str, ok: bool, reason: str) -> m.ReplayStep:
+    return m.ReplayStep(command, ok, reason, view_message(game.position), legal_message(game.legal_moves()),
+                        game.moves, "won" if game.is_won else "playing", game.position.foundation_cards)
+
+
+def record_steps(data: dict[str, Any]) -> bytes:
+    """Every position of the game record ``data`` (RULES.md section 10), as the JSON of a
+    :class:`protocol.messages.RecordReplay`.
+
+    Step 0 is the deal (after its auto-play), step ``i`` the position after command ``i``; a command the
+    rules refuse is a step with ``ok`` false, the engine's reason, and the position unchanged. Raises
+    :class:`~protocol.errors.NotationError` naming what is wrong for data that is not a record, or one of more
+    than :data:`MAX_RECORD_COMMANDS` commands. Pure and picklable: it runs in a worker process.
+    """
+    record = parse_record(data)
+    if len(record.moves) > MAX_RECORD_COMMANDS:
+        raise NotationError(f"the record has {len(record.moves)} commands; this server replays at most "
+                            f"{MAX_RECORD_COMMANDS}")
+    game = Game(record.deal, record.variant, autoplay=record.autoplay, undo=record.undo)
+    steps = [_step(game, "", True, "")]
+    for command in record.moves:
+        ok, reason = True, ""
+        try:
+            game.play(command)
+        except (NotationError, IllegalCommandError) as error:
+            ok, reason = False, str(error)
+        steps.append(_step(game, command, ok, reason))
+    return msgspec.json.encode(m.RecordReplay(record.variant.name, steps))
+
+
+async def record_replay(request: Request) -> Response:
+    """``POST /replays``: see the module docstring."""
+    service: MatchService = request.app.state.service
+    if await over_rate(request, _record_limiters, service.settings.matches_per_min):
+        return _error(429, "rate_limited", "too many records replayed from this address: wait a minute")
+    data = await read_json(request, dict[str, Any], MAX_RECORD_BYTES, "game record")
+    if isinstance(data, Response):
+        return data
+    loop = asyncio.get_running_loop()
+    try:
+        body = await loop.run_in_executor(service.dead_executor, record_steps, data)
+    except NotationError as error:
+        return _error(400, "malformed", str(error))
+    return Response(body, media_type="application/json")
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -102,9 +172,10 @@ async def match_replay(request: Request) -> Response:
         steps = _cache.get(key)
         if steps is None:
             loop = asyncio.get_running_loop()
-            steps = await loop.run_in_executor(service.dead_executor, replay_steps, record["deal"], settings.variant,
-                                               settings.autoplay, settings.undo, record["moves"])
-            _cache[key] = steps
+            computed: dict[str, Any] = await loop.run_in_executor(service.dead_executor, replay_steps, record["deal"],
+                                                                  settings.variant, settings.autoplay, settings.undo,
+                                                                  record["moves"])
+            steps = _cache[key] = computed
             while len(_cache) > _CACHE_SIZE:
                 _cache.popitem(last=False)
         _cache.move_to_end(key)
@@ -112,4 +183,4 @@ async def match_replay(request: Request) -> Response:
     return JSONResponse(record)
 
 
-__all__ = ["match_replay", "replay_steps"]
+__all__ = ["MAX_RECORD_BYTES", "MAX_RECORD_COMMANDS", "match_replay", "record_replay", "record_steps", "replay_steps"]

@@ -30,8 +30,12 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import SpawnContext, SpawnProcess
+from typing import Any, ParamSpec, TypeVar
 
 log = logging.getLogger("forty_thieves.workers")
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 WORKER_NICENESS = 10
 """Added to a worker's nice value: on a small machine the solver and the dead-game checks yield the CPU to
@@ -107,7 +111,7 @@ class WorkerPool(Executor):
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=_WorkerContext(),
                                    initializer=_start_worker, initargs=(os.getpid(),))
 
-    def submit(self, fn: Callable[..., object], /, *args: object, **kwargs: object) -> Future[object]:
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Run ``fn(*args, **kwargs)`` in a worker; a pool found broken is replaced first.
 
         Raises ``RuntimeError`` after :meth:`shutdown`."""
@@ -129,7 +133,7 @@ class WorkerPool(Executor):
             return future
         raise BrokenProcessPool("the worker processes keep dying")
 
-    def _check(self, pool: ProcessPoolExecutor, future: Future[object]) -> None:
+    def _check(self, pool: ProcessPoolExecutor, future: Future[Any]) -> None:
         if not future.cancelled() and isinstance(future.exception(), BrokenProcessPool):
             self._replace(pool)
 

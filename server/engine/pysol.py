@@ -93,11 +93,14 @@ from __future__ import annotations
 
 import random as _stdlib_random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from .position import Position
     from .variants import Variant
+
+T = TypeVar("T")
+"""Any item type: a shuffle or rearrangement keeps the items as they are."""
 
 __all__ = [
     "PYSOL_GAMES",
@@ -144,7 +147,7 @@ class _PySolRandomBase:
         """Integer in ``[a, b]``: ``a + int(random() * (b + 1 - a))``."""
         return a + int(self.random() * (b + 1 - a))
 
-    def shuffle(self, seq: list) -> list:
+    def shuffle(self, seq: list[T]) -> list[T]:
         """Shuffle ``seq`` in place (Fisher-Yates from the end) and return it.
 
         ``for n in range(len(seq) - 1, 0, -1): j = randint(0, n); swap(n, j)``
@@ -177,7 +180,7 @@ class LCRandom31(_PySolRandomBase):
         self.seedx = (self.seedx * 214013 + 2531011) & self.MAX_SEED
         return (self.seedx >> 16) & mask
 
-    def random(self) -> int:  # type: ignore[override]
+    def random(self) -> int:
         """Next raw draw (an int, as in pysol-cards, not a float).
 
         ``(seedx >> 16) & 0x7fff`` for seeds below ``2**32`` (``| 0x8000``
@@ -234,7 +237,7 @@ def pysol_create_cards(decks: int) -> list[str]:
     return [r + s for _ in range(decks) for s in PYSOL_SUITS for r in PYSOL_RANKS]
 
 
-def ms_rearrange(cards: list) -> list:
+def ms_rearrange(cards: list[T]) -> list[T]:
     """``pysol_cards.cards.ms_rearrange``: Microsoft order for 52 cards.
 
     Returns ``cards`` unchanged unless it has exactly 52 cards; otherwise
@@ -246,7 +249,7 @@ def ms_rearrange(cards: list) -> list:
     return [cards[i + j] for i in range(13) for j in (0, 39, 26, 13)]
 
 
-def pysol_shuffle(cards: list, number: int) -> list:
+def pysol_shuffle(cards: list[T], number: int) -> list[T]:
     """Shuffle a copy of ``cards`` the way PySolFC does for game ``number``.
 
     ``cards`` must be in PySolFC's creation order (see

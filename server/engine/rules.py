@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from protocol.cards import format_card
 from protocol.commands import ANY_SLOT, DRAW, FINISH, REDEAL, WASTE, Command, Pile, parse_command
@@ -290,9 +290,10 @@ def _c_apply(position: Position, variant: Variant, command: Command) -> Applied 
     onto_limit = into_limit = 0
     if op == 0:  # the limits come from move_limit, their one definition
         onto_limit, into_limit = _limits(variant, len(position.tableau))[position.tableau.count(())]
-    return _c_apply_move(Position, Applied, position.tableau, position.hidden, position.foundations, position.stock,
-                         position.waste, position.redeals_left, op, source, target, count, _fits(variant),
-                         variant.columns, onto_limit, into_limit)
+    applied = _c_apply_move(Position, Applied, position.tableau, position.hidden, position.foundations, position.stock,
+                            position.waste, position.redeals_left, op, source, target, count, _fits(variant),
+                            variant.columns, onto_limit, into_limit)
+    return cast("Applied | None", applied)
 
 
 def _from_column(position: Position, variant: Variant, source: Pile, target: Pile, count: int | None) -> Applied:
@@ -823,9 +824,10 @@ def play_listed(position: Position, variant: Variant, op: PlayOp,
     tests/engine/test_fast_path.py checks both give the same results."""
     if _c_play_listed is None:
         return None
-    return _c_play_listed(Position, position.tableau, position.hidden, position.foundations, position.stock,
-                          position.waste, position.redeals_left, op[1], op[2], op[3], op[4], _c_context(variant),
-                          autoplay_on, _c_table(len(position.tableau)), _DRAW_MOVE)
+    played = _c_play_listed(Position, position.tableau, position.hidden, position.foundations, position.stock,
+                            position.waste, position.redeals_left, op[1], op[2], op[3], op[4], _c_context(variant),
+                            autoplay_on, _c_table(len(position.tableau)), _DRAW_MOVE)
+    return cast("tuple[Position, int, int, bool, list[LegalMove] | None] | None", played)
 
 
 try:  # the optional C listing (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)

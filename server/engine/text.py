@@ -22,6 +22,8 @@ was expected.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from protocol.cards import UNKNOWN, format_card, parse_card, suit_of
 from protocol.errors import NotationError
 
@@ -164,7 +166,8 @@ def parse_position(text: str, variant: Variant) -> Position:
     parsed = _parse(text, variant, redacted=False)
     assert isinstance(parsed.stock, list)
     counts = _foundation_counts(parsed.foundations)
-    for pile in (parsed.stock, parsed.waste, *parsed.tableau):
+    piles: tuple[Sequence[int | None], ...] = (parsed.stock, parsed.waste, *parsed.tableau)
+    for pile in piles:
         for code in pile:
             assert code is not None
             counts[code] = counts.get(code, 0) + 1

@@ -86,9 +86,9 @@ def parse_view(text: str, variant: Variant) -> View:
     tableau = []
     for column, hidden in zip(parsed.tableau, parsed.hidden):
         up = column[hidden:]
-        for code in up:
-            assert code is not None
-            counts[code] = counts.get(code, 0) + 1
+        for card in up:
+            assert card is not None
+            counts[card] = counts.get(card, 0) + 1
         tableau.append(tuple(c for c in up if c is not None))
     _check_counts(counts, variant, exact=False)
     stock = parsed.stock if isinstance(parsed.stock, int) else len(parsed.stock)

@@ -76,7 +76,7 @@ def _lowered(rules: Rules, state: State) -> list[tuple[str, State, int]]:
     columns, hidden, foundations, stock, waste, redeals = state
     d = rules.decks
     table = rules.builds_on
-    result: list[tuple[str, State]] = []
+    result: list[tuple[str, State, int]] = []
     for index, height in enumerate(foundations):
         if not height or (index % d and foundations[index - 1] == height):
             continue  # an empty slot, or the same top card as the slot before it

@@ -153,7 +153,7 @@ deal (RULES.md section 9); a face-down card is not part of a run (2, 3b).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from protocol.cards import rank_of, suit_of
 
@@ -244,8 +244,8 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
     # Card instances off the foundations: (card, where) with where = ("col", column, depth) or ("pile", index) in
     # waste-then-stock order (index < len(waste): waste, bottom first; then the stock, next draw first).
     cards: list[int] = []
-    where: list[tuple] = []
-    at: dict[tuple, int] = {}
+    where: list[tuple[Any, ...]] = []
+    at: dict[tuple[Any, ...], int] = {}
     for ci, column in enumerate(position.tableau):
         for depth, card in enumerate(column):
             at[("col", ci, depth)] = len(cards)
@@ -280,12 +280,12 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
         by_type.setdefault(card, []).append(i)
     if "foundation" in parts:
         for suit in range(4):
-            previous: list = []  # the sorted steps of the rank below (ints for cards up, expressions otherwise)
+            previous: list[Any] = []  # the sorted steps of the rank below (ints for cards up, expressions otherwise)
             for r in range(13):
                 mine = by_type.get(suit * 13 + r, [])
                 if up[suit][r] + len(mine) != decks:
                     raise ValueError("the position does not hold every card exactly once per deck")
-                order: list = [0] * up[suit][r]
+                order: list[Any] = [0] * up[suit][r]
                 if len(mine) == 1:
                     order.append(F[mine[0]])
                 elif len(mine) == 2:
@@ -340,7 +340,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
         for b in bottom_cards:
             occupied.append(model.new_interval_var(0, L[b], L[b], f"col{b}"))
 
-    def tops(i: int, step, name: str) -> list:  # type: ignore[no-untyped-def]
+    def tops(i: int, step, name: str) -> list[Any]:  # type: ignore[no-untyped-def]
         """Literals for "at ``step`` card i lands on an exposed copy of a card it may be built on"."""
         found = []
         for parent in variant.builds_on_reverse[cards[i]]:
@@ -366,7 +366,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
         for i in range(n):
             goes_up = model.new_bool_var(f"up{i}")
             model.add(L[i] == F[i]).only_enforce_if(goes_up)
-            supports: list = []  # (literal, card now under i or None for an empty column)
+            supports: list[Any] = []  # (literal, card now under i or None for an empty column)
             w = where[i]
             if w[0] == "col" and w[2] > 0 and w[2] - 1 >= position.hidden[w[1]]:
                 b = at[("col", w[1], w[2] - 1)]
@@ -418,7 +418,7 @@ def _build(cp_model, position: Position, variant: Variant, parts: frozenset[str]
             model.add_cumulative(occupied, [1] * len(occupied), len(position.tableau))
 
     # 4, 5: the waste and the stock, exact only without redeals (module docstring).
-    draw: list = []
+    draw: list[Any] = []
     if position.redeals_left == 0:
         draw = [0] * waste_len  # waste cards: drawn at step 0
         for k in range(waste_len, len(pile)):

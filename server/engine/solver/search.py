@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from ..game import Game
 from ..position import Position
@@ -29,6 +29,9 @@ try:  # the optional C accelerator of one search stage (_csolver.c; pyproject.to
     from ._csolver import search as _csolver_search
 except ImportError:  # pragma: no cover - depends on the build
     _csolver_search = None
+
+Link: TypeAlias = "tuple[tuple[str, tuple[str, ...]], Link] | None"
+"""A path of the search from its last step back: ``((command, its auto-play moves), the path before)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +366,7 @@ def _search(
     moves = expander.moves
     targets = rules.targets
     # Heap entries: (priority, tiebreak, depth, state, path). Lower priority first.
-    heap: list[tuple[int, int, int, State, object]] = [(-score(start), 0, 0, start, None)]
+    heap: list[tuple[int, int, int, State, Link]] = [(-score(start), 0, 0, start, None)]
     counter = 0
     sign = -1 if lifo else 1
     while heap:
@@ -495,16 +498,13 @@ sets on the deals the first five and the complete search left open in 10 s, then
 (README.md)."""
 
 PORTFOLIO_SHARE = 25
-"""An incomplete stage gets the node budget divided by this, at most its own cap in :data:`PORTFOLIO`: 8 000 of
-the default 200 000, as many as the five stages had before the last five came (classic deal 1 needs 5 825 in
-the third stage), so a small budget gives three fifths to the complete search."""
+"""An incomplete stage gets the node budget divided by this, at most its own cap in :data:`PORTFOLIO` (8 000 of
+the default 200 000), so a small budget gives three fifths to the complete search."""
 
 PORTFOLIO_TIME = 0.5
 """The share of a time cap the incomplete stages may take together. Each gets the part of what is left of it
-that its cap in :data:`PORTFOLIO` is of the caps of the stages still to run (of 10 s, the first stage 0.6 s for
-150 000 nodes, which the C search expands in about 0.25 s at 600 000 nodes/s; of the 6 s of a host's deal or a
-60-second schedule's short search, 0.36 s, and more when the stages before it ended early), so half the time
-is left for the complete search even where nodes go slower (the pure search, at about 48 000 nodes/s)."""
+that its cap in :data:`PORTFOLIO` is of the caps of the stages still to run, so half the time is left for the
+complete search even where nodes go slower (the pure search)."""
 
 DOMINANCE: tuple[str, ...] = ("draw",)
 """The dominance rules of :mod:`.dominance` the complete search of :func:`solve` uses (README.md)."""
@@ -576,9 +576,8 @@ def solve(
     if portfolio and not variant.foundation_to_column:
         share = budget.nodes // PORTFOLIO_SHARE  # 0 below PORTFOLIO_SHARE nodes: all the complete search's
         # The stages' share of the time cap, like their share of the nodes: the caps are sized for the C search,
-        # and the pure one (about 48 000 nodes/s on a quiet machine: 26 s for the 1.25 M nodes of the caps) would
-        # otherwise spend the whole cap in the stages, leaving no time for the complete search, the only one that
-        # proves a deal lost. What a stage leaves of its part passes on to the ones after it.
+        # and the pure one would otherwise spend the whole cap in the stages, leaving no time for the complete
+        # search, the only one that proves a deal lost. What a stage leaves of its part passes on to the ones after.
         caps_left = sum(cap for _, _, cap in PORTFOLIO)
         for params, lifo, cap in PORTFOLIO if share > 0 else ():
             seconds = left(portfolio_end)
@@ -638,10 +637,10 @@ def find_solution(
                   solver=result.solver)
 
 
-def _unwind(link: object) -> tuple[str, ...]:
+def _unwind(link: Link) -> tuple[str, ...]:
     steps: list[str] = []
     while link is not None:
-        (text, auto), link = link  # type: ignore[misc]
+        (text, auto), link = link
         steps.extend(reversed((text, *auto)))
     steps.reverse()
     return tuple(steps)

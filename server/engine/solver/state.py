@@ -47,7 +47,7 @@ class Rules:
         self.sequence = rule is MoveRule.SEQUENCE
         # Suits whose cards could be built on a card of suit s (for the safe-card rule).
         if variant.build_rule is BuildRule.SAME_SUIT:
-            self.builder_suits = tuple((s,) for s in range(4))
+            self.builder_suits: tuple[tuple[int, ...], ...] = tuple((s,) for s in range(4))
         elif variant.build_rule is BuildRule.ALTERNATE_COLOUR:
             self.builder_suits = ((1, 2), (0, 3), (0, 3), (1, 2))
         else:
