@@ -45,6 +45,7 @@ from .hub import Hub, HubFull, Subscription
 from .match.clock import Clock
 from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch, Creation, commitment
 from .match.daily_link import DailyHooks, DailyLink
+from .match.effects import Effects
 from .match.ending import Ending
 from .match.lobby import Lobby
 from .match.playing import Playing
@@ -129,6 +130,8 @@ class MatchService:
         self.playing = Playing(self)
         self.ending = Ending(self)
         self.timers = Timers(self)
+        self.effects = Effects(self)
+        """The lifecycle table's dispatcher (:mod:`server.match.effects`): every transition runs through it."""
         self.rounds = Rounds(self)
         """Rematch and the series of rounds (:mod:`server.rounds`)."""
         self.daily_link = DailyLink(self)

@@ -1,21 +1,17 @@
 """A player's game as a value, and the commands that propose its next value (RULES.md sections 5 and 8).
 
-:class:`PlayerGame` is everything the server knows of one player's game: the engine's
-:class:`~server.engine.Game`, its status, the numbers of the last accepted ``play``/``resign`` and
-``hint``, the move log as Redis holds it, and the match's instants. It is never changed: a command
-*proposes* its result (:class:`Proposal`: the next value, what to write, the reply) and changes nothing;
-the adapter writes it to Redis and, once Redis has stored it, *adopts* ``proposal.next``. A write that
-failed or was refused leaves the value it had, so nothing needs to be rolled back.
+:class:`PlayerGame` is what the server knows of one player's game. It is never changed: a command proposes
+its result (:class:`Proposal`: the next value, what to write, the reply); the adapter writes it to Redis and,
+once stored, adopts ``proposal.next``. A failed or refused write leaves the old value: nothing to roll back.
 
-Every function here is pure: ``now_ms`` is an argument (ms since the epoch on the server's clock). The values
-are frozen :class:`msgspec.Struct` types: immutable like frozen dataclasses, and made in a fraction of their
-time (a command makes several, on every move's path).
+Pure: ``now_ms`` is an argument, in ms since the epoch on the server's clock. The values are frozen
+:class:`msgspec.Struct` types, which are cheap to make on every move's path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from enum import Enum
+from enum import Enum, StrEnum
 from itertools import islice
 
 import msgspec
@@ -31,9 +27,27 @@ from ..engine.view import redact
 from ..views import legal_message, position_frame, view_message
 from .errors import ServiceError
 
-PLAYING = "playing"
-ENDED = ("won", "resigned", "dead", "timeout")
-"""How a player's game ends (player record ``status``); ``lobby`` before the start, ``playing`` during it."""
+class PlayerStatus(StrEnum):
+    """A player's status (player record ``status``): ``lobby`` before the start, ``playing``, then how the
+    game ended."""
+
+    LOBBY = "lobby"
+    PLAYING = "playing"
+    WON = "won"
+    RESIGNED = "resigned"
+    DEAD = "dead"
+    TIMEOUT = "timeout"
+
+
+PLAYING = PlayerStatus.PLAYING
+ENDED = frozenset({PlayerStatus.WON, PlayerStatus.RESIGNED, PlayerStatus.DEAD, PlayerStatus.TIMEOUT})
+"""The statuses of an ended game."""
+
+
+def shown_status(status: PlayerStatus, stuck: bool) -> PlayerStatus:
+    """The status everyone is shown of a game in ``status``: ``dead`` while it plays and is ``stuck`` (the
+    solver found it dead with an undo left), else ``status``."""
+    return PlayerStatus.DEAD if stuck and status == PlayerStatus.PLAYING else status
 
 
 def new_game(deal: str, settings: m.Settings) -> Game:
@@ -180,7 +194,7 @@ class Stored(msgspec.Struct, frozen=True):
     undos: int
     hints: int
     foundation: int
-    status: str
+    status: PlayerStatus
     time_ms: int
     last_found_ms: int
 
@@ -225,7 +239,7 @@ class HintWrite(msgspec.Struct, frozen=True):
 class EndWrite(msgspec.Struct, frozen=True):
     """End the player's game as ``status`` at ``time_ms`` (store ``END_PLAYER``), announcing ``event``."""
 
-    status: str
+    status: PlayerStatus
     time_ms: int
     event: m.Finished
 
@@ -279,7 +293,7 @@ class PlayerGame(msgspec.Struct, frozen=True):
 
     name: str
     game: Game
-    status: str
+    status: PlayerStatus
     last_seq: int
     commands: MoveLog
     start_at_ms: int
@@ -293,20 +307,20 @@ class PlayerGame(msgspec.Struct, frozen=True):
 
     @classmethod
     def restored(cls, name: str, deal: str, settings: m.Settings, commands: list[tuple[str, int]],
-                 status: str, seq: int, start_at_ms: int, deadline_ms: int, hints: int = 0, last_hint: str = "",
+                 status: PlayerStatus, seq: int, start_at_ms: int, deadline_ms: int, hints: int = 0, last_hint: str = "",
                  last_found_ms: int = 0, stuck: bool = False) -> PlayerGame:
         """The player's game as Redis holds it: the match's ``deal`` and ``settings`` replayed with the move log
         ``commands``, and the player record's ``status``, ``seq``, ``hints``, ``last_hint``, ``last_found_ms``,
         ``stuck``."""
-        return cls(name, replayed(deal, settings, commands), status, seq, MoveLog(commands), start_at_ms, deadline_ms,
+        return cls(name, replayed(deal, settings, commands), PlayerStatus(status), seq, MoveLog(commands), start_at_ms, deadline_ms,
                    hints, last_hint, last_found_ms, settings.hints, settings.open_boards, stuck)
 
     # ------------------------------------------------------------ answers
 
     @property
-    def shown_status(self) -> str:
-        """The status every frame about this game gives: ``dead`` while :attr:`stuck`, else :attr:`status`."""
-        return "dead" if self.stuck and self.status == PLAYING else self.status
+    def shown_status(self) -> PlayerStatus:
+        """The status every frame about this game gives (:func:`shown_status`)."""
+        return shown_status(self.status, self.stuck)
 
     def time_ms(self, now_ms: int) -> int:
         """Ms from the start to ``now_ms`` (0 before the start)."""
@@ -346,7 +360,7 @@ class PlayerGame(msgspec.Struct, frozen=True):
         return m.Position(seq, command, view_message(then.position), [], then.moves, then.undos,
                           then.position.foundation_cards, PLAYING, time_ms)
 
-    def ended(self, status: str) -> PlayerGame:
+    def ended(self, status: PlayerStatus) -> PlayerGame:
         """This game as the server ended it (``timeout``, ``dead``: an ``ended`` event of the match's stream)."""
         return msgspec.structs.replace(self, status=status)
 
@@ -378,8 +392,8 @@ class PlayerGame(msgspec.Struct, frozen=True):
         went_up = (game.position.foundations is not self.game.position.foundations
                    and found > self.game.position.foundation_cards)
         last_found_ms = time_ms if went_up else self.last_found_ms
-        status = "won" if outcome.won else PLAYING
-        ends = status == "won"
+        status = PlayerStatus.WON if outcome.won else PLAYING
+        ends = status == PlayerStatus.WON
         events: tuple[m.Progress | m.Finished, ...] = (m.Progress(self.name, game.moves, found, status, time_ms,
                                                                   game.undos),)
         if ends:
@@ -408,9 +422,10 @@ class PlayerGame(msgspec.Struct, frozen=True):
         time_ms = self.time_ms(now_ms)
         game = self.game
         found = game.position.foundation_cards
-        record = Stored(game.moves, game.undos, self.hints, found, "resigned", time_ms, self.last_found_ms)
-        nxt = msgspec.structs.replace(self, status="resigned", last_seq=seq)
-        events = (m.Finished(self.name, "resigned", time_ms, game.moves, found),)
+        resigned = PlayerStatus.RESIGNED
+        record = Stored(game.moves, game.undos, self.hints, found, resigned, time_ms, self.last_found_ms)
+        nxt = msgspec.structs.replace(self, status=resigned, last_seq=seq)
+        events = (m.Finished(self.name, resigned.value, time_ms, game.moves, found),)
         return Proposal(nxt, Commit(seq, "", record, True, events), encode(nxt.position(seq, "resign", time_ms)),
                         FollowUp.END_MATCH_IF_LAST)
 
@@ -440,14 +455,15 @@ class PlayerGame(msgspec.Struct, frozen=True):
         found = game.position.foundation_cards
         if game.undo_refusal() is None:
             stuck = msgspec.structs.replace(self, stuck=True)
-            event = m.Progress(self.name, game.moves, found, "dead", time_ms, game.undos)
+            event = m.Progress(self.name, game.moves, found, PlayerStatus.DEAD.value, time_ms, game.undos)
             return Proposal(stuck, StuckWrite(self.last_seq, event), encode(stuck.position(self.last_seq, "", time_ms)))
-        nxt = msgspec.structs.replace(self, status="dead")
-        return Proposal(nxt, EndWrite("dead", time_ms, m.Finished(self.name, "dead", time_ms, game.moves, found)),
+        dead = PlayerStatus.DEAD
+        nxt = msgspec.structs.replace(self, status=dead)
+        return Proposal(nxt, EndWrite(dead, time_ms, m.Finished(self.name, dead.value, time_ms, game.moves, found)),
                         encode(nxt.position(self.last_seq, "", time_ms)), FollowUp.END_MATCH_IF_LAST)
 
 
-def _after_play(game: Game, status: str, legal: list[LegalMove]) -> FollowUp:
+def _after_play(game: Game, status: PlayerStatus, legal: list[LegalMove]) -> FollowUp:
     """What follows a stored ``play``: the results when it won the last game, a dead game's end or check when
     the stock is exhausted (RULES.md section 5)."""
     if status != PLAYING:

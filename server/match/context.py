@@ -1,14 +1,10 @@
 """The match service as its parts see it: what :mod:`server.match` and :mod:`server.rounds` use of it.
 
-Each part (creation, public, lobby, playing, ending, timers, daily link, rounds) is given the service it
-belongs to as a :class:`MatchContext`, which :class:`server.matches.MatchService` satisfies. The parts build
-on this interface and the service builds on the parts, never the other way round. What one part calls of
-another is the small protocol of that part here (:class:`LobbySteps`, ...), so a part needs no other
-part's module to be typed.
-
-The daily challenge's side of its seam with matches (:class:`DailyHooks`, the day and the move log) is here
-too: the service holds it (:attr:`MatchContext.daily`) for the parts that tell the daily challenge of an
-attempt's start and end; :mod:`server.match.daily_link` is the rest of that seam.
+Each part (creation, public, lobby, playing, ending, timers, effects, daily link, rounds) is given its
+service as a :class:`MatchContext`, which :class:`server.matches.MatchService` satisfies. What one part calls
+of another is that part's small protocol here (:class:`LobbySteps`, ...), so no part imports another's module
+to be typed. :class:`DailyHooks` is the daily challenge's side of its seam with matches
+(:mod:`server.match.daily_link` is the rest).
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from typing import Any, Protocol
 
 from protocol import messages as m
 
-from ..core.lifecycle import Transition, Wait
+from ..core.lifecycle import Wait
 from ..hub import Hub
 from ..metrics import Metrics
 from ..ranking import Standing
@@ -28,6 +24,7 @@ from ..scheduler import SolverScheduler
 from ..settings import Settings
 from ..store import MatchMeta, Store
 from .clock import Clock
+from .effects import Effects, Step
 from .session import Session
 
 Day = tuple[str, str]
@@ -59,8 +56,11 @@ class CreationSteps(Protocol):
 class LobbySteps(Protocol):
     """What the other parts call of :class:`server.match.lobby.Lobby`."""
 
-    async def carry_out(self, code: str, transition: Transition) -> None:
-        """The lobby's effects of ``transition`` of match ``code`` (publish the lobby, the start check)."""
+    async def take_seat(self, step: Step) -> bool:
+        """The ``JOIN`` script of ``step``: the player is in and told ``joined``; raises the join's refusals."""
+
+    async def mark_ready(self, step: Step) -> bool:
+        """The ``READY`` script of ``step``: the player is ready; raises the ready's refusals."""
 
     async def start_if_all_ready(self, code: str) -> None:
         """The start check of match ``code``: the countdown starts when every expected player is in and ready."""
@@ -78,6 +78,9 @@ class EndingSteps(Protocol):
 
     async def arm_finalize(self, code: str) -> None:
         """Set the ``finalize`` timer of match ``code`` before a command that may end a player's game."""
+
+    async def finalize(self, code: str) -> None:
+        """Rank, reveal the seed and publish the results of match ``code`` (once)."""
 
     async def finalize_if_ended(self, code: str) -> bool:
         """Finalize match ``code`` if none of its players still plays; False (nothing done) while one does."""
@@ -148,6 +151,10 @@ class MatchContext(Protocol):
     @property
     def ending(self) -> EndingSteps:
         """The ending part (:mod:`server.match.ending`)."""
+
+    @property
+    def effects(self) -> Effects:
+        """The lifecycle table's dispatcher (:mod:`server.match.effects`)."""
 
     @property
     def rounds(self) -> RoundsSteps:

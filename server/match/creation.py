@@ -14,12 +14,13 @@ from protocol.codes import new_code
 from protocol.errors import NotationError
 
 from ..core.errors import ServiceError
-from ..core.lifecycle import TABLE, Event, State, TimerKind, decide
+from ..core.lifecycle import Event, State, TimerKind, Transition, decide
 from ..dealpool import check_host_deal
 from ..engine import Position, Variant, find_variant, format_position, parse_position
 from ..engine.deal import deal as deal_of
 from ..scheduler import QueueFull
 from ..store import token_hash
+from .effects import Step
 
 if TYPE_CHECKING:
     from .context import MatchContext
@@ -190,7 +191,8 @@ class Creation:
         empty (the timer is tried again), True when done (or the match has moved on).
         """
         meta = await self.store.meta(code)
-        if meta is None or decide(State(meta.state), Event.DEAL_FOUND) is None:
+        row = None if meta is None else decide(meta.state, Event.DEAL_FOUND)
+        if meta is None or not isinstance(row, Transition):
             return True
         variant = find_variant(meta.settings.variant)
         item = await self.store.pool_pop(variant.name)
@@ -199,6 +201,5 @@ class Creation:
         seed, moves = msgspec.msgpack.decode(item)
         await self.store.set_meta(code, **dealt_fields(seed, meta.nonce, format_position(deal_of(seed, variant))),
                                   solution=json.dumps(moves))
-        await self.store.transition(code, State.PREPARING, State.LOBBY)
-        await self.service.lobby.carry_out(code, TABLE[(State.PREPARING, Event.DEAL_FOUND)])
+        await self.service.effects.run(Step(code, row, meta=meta))
         return True

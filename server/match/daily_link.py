@@ -17,10 +17,10 @@ from contextvars import Context
 from typing import Any, Protocol, TypeVar
 
 from protocol import messages as m
-from protocol.codec import encode
 from protocol.codes import new_code
 
 from ..core.lifecycle import State
+from ..core.player import PlayerStatus
 from ..hub import Hub
 from ..ranking import Standing
 from ..scheduler import DAILY
@@ -120,7 +120,7 @@ class DailyLink:
         meta = await self.store.meta(code)
         player = await self.store.player(code, name)
         return meta is not None and player is not None and meta.state != State.FINISHED \
-            and player.status in ("lobby", "playing")
+            and player.status in (PlayerStatus.LOBBY, PlayerStatus.PLAYING)
 
     async def issue_token(self, code: str, name: str) -> str:
         token = secrets.token_urlsafe(24)
@@ -129,10 +129,10 @@ class DailyLink:
 
     async def attempt_state(self, code: str) -> State | None:
         meta = await self.store.meta(code)
-        return None if meta is None else State(meta.state)
+        return None if meta is None else meta.state
 
     async def close_unstarted(self, code: str, message: str) -> bool:
-        return await self.store.close_unstarted(code, encode(m.Error("closed", message)), self.store.retention_s)
+        return await self._service.effects.close(code, message, self.store.retention_s)
 
     async def ended_attempt(self, code: str) -> list[tuple[Standing, Log]]:
         return [(standing(p), await self.store.log(code, p.name)) for p in await self.store.players(code)]

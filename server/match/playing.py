@@ -18,6 +18,7 @@ from protocol import messages as m
 from protocol.codec import encode
 
 from ..core.errors import ServiceError
+from ..core.lifecycle import TABLE, Event, State
 from ..core.player import (
     REPLACED,
     Commit,
@@ -26,6 +27,7 @@ from ..core.player import (
     HintWrite,
     MatchGone,
     PlayerGame,
+    PlayerStatus,
     Proposal,
     Reply,
     StuckWrite,
@@ -35,6 +37,7 @@ from ..core.player import (
 from ..engine import Game
 from ..engine.dead import Verdict, is_dead
 from ..store import MatchKeysGone, MatchMeta
+from .effects import GameEnd, Step
 from .lobby import require_joined
 
 if TYPE_CHECKING:
@@ -45,6 +48,11 @@ log = logging.getLogger("forty_thieves.matches")
 
 DEAD_CHECK_QUIET_S = 0.25
 """Seconds a player's position must stay unchanged before the solver is asked whether it is dead."""
+
+# A game's writes are rows of a playing match: its state is not read on every move, the scripts check it.
+COMMIT_ROW = TABLE[(State.PLAYING, Event.COMMIT)]
+STUCK_ROW = TABLE[(State.PLAYING, Event.STUCK)]
+GAME_DEAD_ROW = TABLE[(State.PLAYING, Event.GAME_DEAD)]
 
 
 class Stored(Enum):
@@ -136,15 +144,13 @@ class Playing:
         Returns what became of it and the players still playing (-1 unless it ended a game)."""
         write = proposal.write
         assert isinstance(write, Commit)
+        step = Step(session.code, COMMIT_ROW, session=session, write=write)
         try:
-            if write.ends:
-                await self.service.ending.arm_finalize(session.code)
-            result, active = await self.store.commit(
-                session.code, session.name, session.epoch, write.seq, write.entry, write.record.fields(),
-                write.ends, [encode(event) for event in write.events], [encode(board) for board in write.boards])
+            await self.service.effects.run(step)
         except Exception as error:  # noqa: BLE001 - any failure: what was stored is learnt from Redis
             await self._lost_commit(session, write.seq, error)
             return Stored.LOST, -1
+        result, active = step.answer
         if result != "ok":
             await self._refused_commit(session, write.seq, result)
             return Stored.REFUSED, -1
@@ -155,7 +161,7 @@ class Playing:
     async def _follow_up(self, session: Session, proposal: Proposal, stored: Stored, active: int) -> None:
         """What follows a proposal once its lock is released (:class:`server.core.player.FollowUp`)."""
         if stored is Stored.LOST:  # stored, its answer lost: whether it ended the last game is not known here
-            if session.status != "playing":
+            if session.status != PlayerStatus.PLAYING:
                 await self.service.ending.finalize_if_ended(session.code)
             return
         if stored is not Stored.STORED:
@@ -271,13 +277,13 @@ class Playing:
         loop = asyncio.get_running_loop()
         while True:
             player = session.player
-            if player is None or player.status != "playing":
+            if player is None or player.status != PlayerStatus.PLAYING:
                 return
             game, moves = player.game, player.game.moves
             # Wait for a pause: a player who is still moving is not stuck, and one check per pause instead
             # of one per move keeps the worker hand-off (pickling, the pool's manager thread) off the hot path.
             await asyncio.sleep(DEAD_CHECK_QUIET_S)
-            if session.game is not game or session.status != "playing":
+            if session.game is not game or session.status != PlayerStatus.PLAYING:
                 continue
             if not needs_dead_check(game, game.legal_moves()):
                 return
@@ -304,17 +310,16 @@ class Playing:
                 return
             write = answer.write
             if isinstance(write, StuckWrite):
-                if await self.store.mark_stuck(session.code, session.name, session.epoch, write.seq,
-                                               encode(write.event)) == "ok":
+                if await self.service.effects.run(Step(session.code, STUCK_ROW, session=session, write=write)):
                     session.adopt(answer.next)
                     session.push(answer.frame)
                 return  # not written: the player moved on, or another connection took over (it checks again)
             assert isinstance(write, EndWrite)
-            await self.service.ending.arm_finalize(session.code)
-            status, active = await self.store.end_player(session.code, session.name, write.status, write.time_ms,
-                                                         encode(write.event))
-            if status != "ok":
+            step = Step(session.code, GAME_DEAD_ROW, session=session,
+                        ends=[GameEnd(session.name, write.status, write.time_ms, encode(write.event))])
+            if not await self.service.effects.run(step):
                 return
+            _, active = step.answer
             session.adopt(answer.next)
             session.push(answer.frame)
         if active == 0:

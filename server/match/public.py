@@ -12,7 +12,7 @@ import msgspec
 from protocol import messages as m
 from protocol.codec import encode
 
-from ..core.lifecycle import LOBBY_STATES, boards_public, reveals, state_of
+from ..core.lifecycle import LOBBY_STATES, boards_public, reveals
 from ..engine import find_variant
 from ..store import MatchMeta, PlayerRecord
 
@@ -25,21 +25,21 @@ LOBBY_EVENT_TRIES = 5
 
 def lobby_frame(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> m.Lobby:
     """The ``lobby`` frame of match ``code`` from its meta and its players (join order)."""
-    return m.Lobby(match=code, state=meta.state,  # type: ignore[arg-type]
+    return m.Lobby(match=code, state=meta.state.value,  # type: ignore[arg-type]
                    players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
                    settings=meta.settings, commitment=meta.commitment)
 
 
 def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> dict[str, Any]:
     """The answer of ``GET /matches/{code}`` without its rounds (see :meth:`PublicView.state`)."""
-    state = state_of(meta.state)
+    state = meta.state
     settings = meta.settings
     result: dict[str, Any] = {
-        "code": code, "state": meta.state, "settings": msgspec.to_builtins(settings),
+        "code": code, "state": state.value, "settings": msgspec.to_builtins(settings),
         "commitment": meta.commitment, "start_at_ms": meta.start_at_ms, "deadline_ms": meta.deadline_ms,
         "boards_public": boards_public(state, settings.open_boards, bool(meta.daily)),
         "cards": find_variant(settings.variant).card_total,
-        "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.shown_status,
+        "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.shown_status.value,
                      "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
     }
     if meta.day is not None:  # a daily attempt: its pages link to the day's leaderboard, and ask for its seed there
@@ -86,7 +86,7 @@ class PublicView:
         Redis, so none contradicts the countdown or a lobby event before it. Raises what redis-py raises."""
         for _ in range(LOBBY_EVENT_TRIES):
             meta = await self.store.meta(code)
-            if meta is None or state_of(meta.state) not in LOBBY_STATES:
+            if meta is None or meta.state not in LOBBY_STATES:
                 return
             players = await self.store.players(code)
             written = await self.store.add_lobby_event(code, encode(lobby_frame(code, meta, players)), meta.state,
