@@ -72,6 +72,9 @@ class PlayingSteps(Protocol):
     async def open_game(self, session: Session, meta: MatchMeta) -> None:
         """Rebuild the player's game of ``session`` from the deal of ``meta`` and the move log; send ``started``."""
 
+    async def resign(self, session: Session, seq: int | None = None) -> None:
+        """End the game of ``session``'s player as ``resigned`` (``seq`` None: the next number)."""
+
 
 class EndingSteps(Protocol):
     """What the other parts call of :class:`server.match.ending.Ending`."""
