@@ -27,6 +27,7 @@ from ..engine.view import redact
 from ..views import legal_message, position_frame, view_message
 from .errors import ServiceError
 
+
 class PlayerStatus(StrEnum):
     """A player's status (player record ``status``): ``lobby`` before the start, ``playing``, then how the
     game ended."""
