@@ -67,10 +67,10 @@ def replayed(deal: str, settings: m.Settings, commands: Iterable[tuple[str, int]
 
 
 def needs_dead_check(game: Game, legal: list[LegalMove]) -> bool:
-    """Whether the solver must say if ``game`` is dead (RULES.md section 5): the stock is exhausted, some
-    command is legal (none at all is dead by itself), no card can go up now (that is alive), and every
-    card is face up (a verdict that depended on face-down cards would reveal them). ``legal``: the game's
-    :meth:`~server.engine.Game.legal_moves`, in their order."""
+    """Whether the solver must say if ``game`` is dead (RULES.md section 5). ``legal`` is the game's
+    :meth:`~server.engine.Game.legal_moves`, in their order. True when the stock is exhausted, some command
+    is legal, no card can go up now, and every card is face up: a verdict on face-down cards would reveal
+    them."""
     if not legal or not stock_exhausted(game.position, game.variant) or any(game.position.hidden):
         return False
     # ``legal`` is Game.legal_moves' list, in rules.legal_moves' order: the moves to a foundation come first, so
@@ -81,13 +81,12 @@ def needs_dead_check(game: Game, legal: list[LegalMove]) -> bool:
 
 
 def is_retry(seq: int, last: int, sequence: str) -> bool:
-    """Check a frame's ``seq`` against ``last``, the last number accepted in its sequence (``sequence`` names it
-    for the message: ``"play or resign"``, or ``"hint"``; each sequence counts 1, 2, 3, ... with no gap).
+    """Check a frame's ``seq`` against ``last``, the last number accepted in its sequence; ``sequence`` names
+    the sequence for the message (``"play or resign"`` or ``"hint"``). Each sequence counts 1, 2, 3, ...
 
-    Returns True for a retry (``seq <= last``: that frame was accepted, so it is acknowledged again and never
-    applied twice) and False for the next frame (``seq == last + 1``). Raises :class:`ServiceError`
-    ``malformed`` for ``seq < 1`` and ``seq_gap`` for ``seq > last + 1`` (a number was skipped: the frame is
-    not applied, does not use up its number, and the message names the one expected).
+    Returns True for a retry, ``seq <= last``: it is acknowledged again, never applied twice. Returns False
+    for the next frame, ``seq == last + 1``. Raises :class:`ServiceError` ``malformed`` for ``seq < 1`` and
+    ``seq_gap`` for ``seq > last + 1``: that frame is not applied and does not use up its number.
     """
     if seq < 1:
         raise ServiceError("malformed", "seq numbers a player's commands from 1")
@@ -128,10 +127,8 @@ class MatchGone(ServiceError):
 class MoveLog:
     """A player's move log as Redis holds it: ``(command, ms from the start)`` per accepted ``play``; immutable.
 
-    :meth:`appended` makes the log with one entry more in constant time (amortized): the logs made from one
-    another share one list, each seeing only its first ``len(log)`` entries, so a log that is never adopted
-    (its command was not stored) costs nothing and changes no other; the next log made from an older one
-    copies the shared part first.
+    :meth:`appended` takes amortized constant time: logs made from one another share one list, each seeing
+    its first ``len(log)`` entries. A log made from an older one copies the shared part first.
     """
 
     __slots__ = ("_entries", "_length")
@@ -212,8 +209,8 @@ class FollowUp(Enum):
     END_MATCH_IF_LAST = "end_match_if_last"
     """The player's game ended: when no game plays any more (the store's count), the results."""
     END_DEAD = "end_dead"
-    """No command at all is legal, undo included: the game is dead by RULES.md section 5, decided from what the
-    player sees (so it reveals nothing): it ends now (:meth:`PlayerGame.propose_dead_end`)."""
+    """No command at all is legal, undo included: the game is dead by RULES.md section 5, and that reveals
+    nothing; the adapter ends it (:meth:`PlayerGame.propose_dead_end`)."""
     CHECK_DEAD = "check_dead"
     """The stock is exhausted and no card can go up: the solver is asked, in a worker, whether it is dead."""
 
@@ -279,17 +276,17 @@ class Reply(msgspec.Struct, frozen=True):
 
 
 class PlayerGame(msgspec.Struct, frozen=True):
-    """One player's game as the server knows it; never changed (a command proposes the next value).
+    """One player's game as the server knows it; never changed: a command proposes the next value.
 
-    ``game`` is the engine's game and is never played on once it is in a value (proposals play on a copy).
-    ``status``: ``lobby``, ``playing`` or how it ended; ``last_seq``: the last ``play``/``resign`` number
-    accepted; ``commands``: the move log as Redis holds it, ``(command, ms from the start)`` per accepted
-    ``play``, so ``commands[seq - 1]`` is the command of ``seq`` (a ``resign`` is the one seq after them);
-    ``hints``: hints answered, which is the last ``hint`` number accepted, ``last_hint`` the answer to it;
-    ``last_found_ms``: when a card last went up; ``start_at_ms``/``deadline_ms``: the match's instants (ms
-    since the epoch; deadline 0: none); ``hints_allowed`` and ``open_boards`` from the match's settings;
-    ``stuck``: the solver found the game dead while an undo is left (it still plays, but every frame about it
-    says ``dead`` until the player's next accepted command: :attr:`shown_status`).
+    - ``game``: the engine's game, never played on once in a value; proposals play on a copy.
+    - ``status``: a :class:`PlayerStatus`.
+    - ``last_seq``: the last ``play``/``resign`` number accepted.
+    - ``commands``: the move log; ``commands[seq - 1]`` is the command of ``seq``, a ``resign`` the seq after.
+    - ``hints``: hints answered, which is the last ``hint`` number accepted; ``last_hint``: the answer to it.
+    - ``last_found_ms``: ms from the start when a card last went up.
+    - ``start_at_ms``, ``deadline_ms``: the match's instants, in ms since the epoch; deadline 0: none.
+    - ``hints_allowed``, ``open_boards``: from the match's settings.
+    - ``stuck``: dead with an undo left; the game goes on, shown ``dead`` (:attr:`shown_status`).
     """
 
     name: str
@@ -373,9 +370,9 @@ class PlayerGame(msgspec.Struct, frozen=True):
 
     def propose_play(self, seq: int, command: str, now_ms: int) -> Proposal | Reply:
         """Command ``seq`` (notation ``command``) at ``now_ms``: a :class:`Proposal` to store it, or a
-        :class:`Reply` (a retry acknowledged again; ``rejected`` for a malformed or illegal command: nothing
-        changes and ``seq`` is not used up). Raises :class:`ServiceError` ``malformed`` / ``seq_gap``
-        (:func:`is_retry`) and ``game_over`` (the time limit is over, or the game has ended)."""
+        :class:`Reply`: a retry acknowledged again, or ``rejected`` for a malformed or illegal command, which
+        does not use up ``seq``. Raises :class:`ServiceError` as :func:`is_retry`, and ``game_over`` once the
+        time limit is over or the game has ended."""
         if is_retry(seq, self.last_seq, "play or resign"):  # acknowledged again, never applied twice
             return Reply(self.acknowledged(seq, now_ms))
         if self.deadline_ms and now_ms >= self.deadline_ms:
@@ -444,11 +441,9 @@ class PlayerGame(msgspec.Struct, frozen=True):
         return Proposal(nxt, HintWrite(nxt.hints, suggestion), encode(m.Suggestion(seq, suggestion, nxt.hints)))
 
     def propose_dead_end(self, moves: int, now_ms: int) -> Proposal | None:
-        """The solver (or the empty legal list) found the game dead at ``moves`` moves: with an undo left the
-        player is stuck (:class:`StuckWrite`: a ``progress`` with status ``dead`` to everyone, the reply a
-        ``position`` with status ``dead``; the game goes on); with none the game ends as ``dead``
-        (:class:`EndWrite`). ``None`` when the player moved on meanwhile, the game has ended, or it is marked
-        stuck already."""
+        """The game is dead at ``moves`` moves. With an undo left, a :class:`StuckWrite`: the player is stuck,
+        everyone sees status ``dead``, the game goes on. With none, an :class:`EndWrite`: the game ends as
+        ``dead``. ``None`` when the player moved on, the game has ended, or it is marked stuck already."""
         game = self.game
         if game.moves != moves or self.status != PLAYING or self.stuck:
             return None

@@ -1,11 +1,9 @@
 """The typed seam between matches and the daily challenge (:mod:`server.daily`).
 
-A daily attempt is a one-player match. The daily challenge asks the match service for what it needs through
-:class:`DailyMatches` (made by :class:`DailyLink`): a new attempt's match, whether an attempt is still open,
-a player token, the close of an attempt that never started, an ended attempt's standings and move logs. The
-match service tells the daily challenge of an attempt's start and end through :class:`DailyHooks` (which
-:class:`server.daily.DailyService` is; it and the day and move-log types are declared in :mod:`server.match.context`,
-which the parts that tell the daily challenge build on). Neither reaches into the other's internals or Redis keys.
+A daily attempt is a one-player match. The daily challenge asks the match service through
+:class:`DailyMatches`, which :class:`DailyLink` implements. The match service tells the daily challenge of an
+attempt's start and end through :class:`DailyHooks`, declared in :mod:`server.match.context`. Neither reaches
+into the other's internals or Redis keys.
 """
 
 from __future__ import annotations

@@ -47,8 +47,8 @@ def require_joined(session: Session) -> None:
 
 def join_refusal(status: str, code: str, name: str, meta: MatchMeta) -> ServiceError:
     """The error of a ``JOIN`` the store refused with ``status``: ``no_match``, ``closed``, ``name_taken``,
-    ``match_full`` or ``seats_kept`` (answered ``match_full``, saying why) (``already_started`` needs the state
-    now: see :meth:`Lobby.join`)."""
+    ``match_full``, or ``seats_kept``, answered ``match_full`` saying why. ``already_started`` is
+    :meth:`Lobby.take_seat`'s, which reads the state again."""
     if status in ("no_match", "closed"):
         return refusal(Event.JOIN, state_of(None if status == "no_match" else status), code)
     if status == "name_taken":
@@ -70,14 +70,13 @@ class Lobby:
         self.store = service.store
 
     async def join(self, session: Session, code: str, name: str) -> None:
-        """Join match ``code`` in its lobby as ``name``: ``joined`` (with the new player token) to the session,
-        ``lobby`` to all.
+        """Join match ``code`` in its lobby as ``name``: ``joined`` with the new player token to the session,
+        ``lobby`` to all (the rows ``join`` of :data:`~server.core.lifecycle.TRANSITIONS`).
 
-        Raises :class:`ServiceError`: ``no_match`` (none, or its keys expired: then the message says where
-        its results are; :class:`~server.core.player.MatchGone` for a match this process knows Redis lost,
-        :meth:`~server.match.context.MatchContext.known_lost`: a code Redis has no trace of is otherwise one
-        that never existed, a typo), ``malformed`` (the name), ``already_started`` (the match left its lobby; a
-        finished one says it has ended and where its results are), ``closed``, ``name_taken``, ``match_full``.
+        Raises :class:`ServiceError`: ``no_match``, saying where the results are when they are kept;
+        :class:`~server.core.player.MatchGone` for a match this process knows Redis lost; ``malformed`` for
+        the name; ``already_started``, saying where the results are of a finished match; ``closed``,
+        ``name_taken``, ``match_full``.
         """
         meta = await self.store.meta(code)
         if meta is None:
@@ -112,15 +111,12 @@ class Lobby:
         return True
 
     async def resume(self, session: Session, code: str, token: str) -> None:
-        """Resume match ``code`` as the player whose token is ``token``: ``joined`` (a new token), the lobby, and
-        the game and results as far as they go (:func:`server.core.lifecycle.resume_steps`). A session in an
-        ended match (the caller allows that only for the next round its ``rematch`` answered) leaves it once
-        the token is accepted.
+        """Resume match ``code`` as the player whose token is ``token``: ``joined`` with a new token, the lobby,
+        then what :func:`server.core.lifecycle.resume_steps` lists. A session in an ended match, resuming its
+        next round, leaves the ended one once the token is accepted.
 
-        Raises :class:`ServiceError` ``bad_token`` (no player of that match has it; nothing changes), and
-        :class:`~server.core.player.MatchGone` for a match this process found Redis lost
-        (:meth:`~server.match.context.MatchContext.known_lost`): Redis cannot tell a lost match from a code that
-        never existed, which is answered as any match the token is not of.
+        Raises :class:`ServiceError` ``bad_token`` when no player of the match has the token, and
+        :class:`~server.core.player.MatchGone` for a match this process knows Redis lost.
         """
         service = self.service
         new_token = secrets.token_urlsafe(24)
@@ -168,10 +164,8 @@ class Lobby:
                 session.push(results)
 
     async def _lobby_meta(self, code: str, event: Event) -> MatchMeta:
-        """The meta of the connection's match ``code``; raises :class:`~server.core.player.MatchGone` when Redis
-        lost it (the connection joined it, so it existed), :class:`ServiceError` ``no_match`` once its keys have
-        expired (its results kept) and ``closed`` for a match closed unstarted (``FTR_LOBBY_TIMEOUT_S``), as the
-        lifecycle refuses ``event`` there."""
+        """The meta of the connection's match ``code``. Raises :class:`~server.core.player.MatchGone` when Redis
+        lost it, and as the lifecycle refuses ``event``: ``no_match`` once its keys expired, ``closed``."""
         meta = await self.store.meta(code)
         if meta is None and await self.store.lost(code):
             raise MatchGone()
@@ -205,8 +199,8 @@ class Lobby:
         return True
 
     async def host_start(self, session: Session, host_token: str) -> None:
-        """The host starts the countdown with the host token. Raises :class:`ServiceError` ``not_host`` (wrong
-        token), ``not_started`` (the deal is still being prepared), ``already_started``, ``closed``."""
+        """The host starts the countdown with the host token. Raises :class:`ServiceError` ``not_host`` for a
+        wrong token, ``not_started`` while the deal is prepared, ``already_started``, ``closed``."""
         require_joined(session)
         meta = await self._lobby_meta(session.code, Event.HOST_START)
         if not secrets.compare_digest(meta.host, token_hash(host_token)):
@@ -226,10 +220,9 @@ class Lobby:
             await self.start_countdown(code)
 
     async def start_countdown(self, code: str, event: Event = Event.ALL_READY) -> None:
-        """Move a match from ``lobby`` to ``countdown`` by ``event`` (once; a concurrent call changes nothing):
-        the deal comes ``FTR_COUNTDOWN_S`` seconds later by the ``start`` timer, the time limit by the
-        ``deadline`` timer. A daily attempt (meta ``deadline_at_ms``) starts at once and ends with its UTC day;
-        after that day nothing happens (the daily service closes it). Raises what redis-py raises."""
+        """Move a match from ``lobby`` to ``countdown`` by ``event`` (``all_ready`` or ``host_start``), once:
+        the plan is :func:`server.core.lifecycle.countdown`'s. Nothing happens once the match left its lobby,
+        or for a daily attempt after its day. Raises what redis-py raises."""
         meta = await self.store.meta(code)
         assert meta is not None
         settings = meta.settings

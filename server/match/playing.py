@@ -1,9 +1,9 @@
 """Playing: ``play``, ``hint``, ``resign``, a dead game's end, and a commit whose answer was lost.
 
-Each command is the core's proposal (:class:`server.core.player.PlayerGame`): this module writes it to Redis
-and, once Redis has stored it, the session adopts the proposed value and sends its reply. A write that
-failed or was refused leaves the session's value as it was (nothing to roll back); when Redis did not
-answer, what it holds is learnt from it (:meth:`Playing.resolve`) before any answer.
+Each command is the core's proposal (:class:`server.core.player.PlayerGame`), written through its row of the
+lifecycle table (:mod:`server.match.effects`). Once Redis stored it, the session adopts the proposed value and
+sends its reply; a failed or refused write leaves the session as it was. When Redis did not answer, what it
+holds is learnt from it (:meth:`Playing.resolve`) before any answer.
 """
 
 from __future__ import annotations
@@ -77,11 +77,10 @@ class Playing:
     async def play(self, session: Session, seq: int, command: str) -> None:
         """Validate and apply one command; answer ``position`` or ``rejected``.
 
-        When Redis does not answer the commit (a timeout, a lost connection), its outcome is learnt from Redis
-        before any answer (:meth:`resolve`): ``position`` if Redis holds it, an ``internal`` error saying
-        nothing changed if Redis does not and never will, ``unknown_outcome`` if Redis cannot tell in time.
-        Raises :class:`ServiceError` as :meth:`server.core.player.PlayerGame.propose_play` and
-        :meth:`settled` do.
+        When Redis does not answer the commit, its outcome is learnt from Redis first (:meth:`resolve`): the
+        ``position`` if Redis holds it, else an ``internal`` error saying nothing changed, or
+        ``unknown_outcome`` if Redis cannot tell in time. Raises :class:`ServiceError` as
+        :meth:`server.core.player.PlayerGame.propose_play` and :meth:`settled` do.
         """
         require_joined(session)
         async with session.lock:
@@ -98,8 +97,8 @@ class Playing:
             await self._follow_up(session, answer, stored, active)
 
     async def resign(self, session: Session, seq: int | None = None) -> None:
-        """End the player's game as ``resigned`` (numbered like ``play``; a lost commit is resolved as there).
-        ``seq`` None: the next number of the sequence (a ``restart``, which carries none)."""
+        """End the player's game as ``resigned``, numbered like ``play`` and resolved as there when the commit's
+        answer is lost. ``seq`` None: the next number (a ``restart`` carries none)."""
         require_joined(session)
         async with session.lock:
             player = await self.settled(session)
@@ -111,10 +110,10 @@ class Playing:
         await self._follow_up(session, answer, stored, active)
 
     async def hint(self, session: Session, seq: int) -> None:
-        """A suggestion from the player's redacted view only (RULES.md section 8); counted. Hints are numbered
-        on their own: hint n is the player's n-th, so the count kept with the player is the last number
-        accepted, on any connection. Raises ``no_match`` (:class:`~server.core.player.MatchGone`) when Redis
-        lost the player's record."""
+        """Hint ``seq``: a suggestion from the player's redacted view only (RULES.md section 8), counted. Hint n
+        is the player's n-th, on any connection. Raises as
+        :meth:`server.core.player.PlayerGame.propose_hint`, and ``no_match``
+        (:class:`~server.core.player.MatchGone`) when Redis lost the player's record."""
         require_joined(session)
         async with session.lock:
             answer = (await self.settled(session)).propose_hint(seq)
@@ -140,8 +139,8 @@ class Playing:
     # ------------------------------------------------------------ writing a proposal
 
     async def _commit(self, session: Session, proposal: Proposal) -> tuple[Stored, int]:
-        """Write a ``play``/``resign`` proposal (store ``COMMIT``); on success adopt it and send its reply.
-        Returns what became of it and the players still playing (-1 unless it ended a game)."""
+        """Write a ``play``/``resign`` proposal by the ``commit`` row; once stored adopt it and send its reply.
+        Returns what became of it and the count of players still playing, -1 unless it ended a game."""
         write = proposal.write
         assert isinstance(write, Commit)
         step = Step(session.code, COMMIT_ROW, session=session, write=write)
@@ -176,9 +175,8 @@ class Playing:
 
     async def _lost_commit(self, session: Session, seq: int, error: Exception) -> None:
         """The commit of ``seq`` got no answer: learn from Redis whether it is stored (:meth:`resolve`), then
-        acknowledge it (``position`` naming the command Redis holds as ``seq``) or raise :class:`ServiceError`
-        ``internal`` (known not stored, and fenced off: nothing changed); ``unknown_outcome`` when Redis
-        cannot tell in time, ``replaced`` when another connection took over."""
+        acknowledge it with the ``position`` of what Redis holds as ``seq``. Raises :class:`ServiceError`
+        ``internal`` when it is not stored and fenced off, and as :meth:`resolve`."""
         log.warning("the commit of %s/%s seq %d got no answer from Redis: asking Redis", session.code, session.name,
                     seq, exc_info=error)
         await self.resolve(session, seq)
@@ -189,14 +187,13 @@ class Playing:
                                        f"send it again")
 
     async def resolve(self, session: Session, seq: int) -> None:
-        """Make the session what Redis holds, after a commit whose answer was lost (``seq``; 0: an earlier one).
+        """Make the session what Redis holds, after the commit of ``seq`` (0: an earlier one) lost its answer.
 
-        One :meth:`Store.fence <server.store.Store.fence>` gives the connection a new epoch, so that the lost
-        commit can no longer land later, and reads the player's record and log; the game is rebuilt from them.
-        Tried for ``FTR_RESOLVE_S`` seconds; then the session stays :attr:`Session.unsure` (the next numbered
-        frame tries again before anything else) and :class:`ServiceError` ``unknown_outcome`` is raised.
-        Raises ``replaced`` when another connection has taken over the player, ``no_match``
-        (:class:`~server.core.player.MatchGone`) when Redis lost the match's keys."""
+        One :meth:`Store.fence <server.store.Store.fence>` gives the connection a new epoch, so the lost commit
+        cannot land later, and reads the player's record and log to rebuild the game. Tried for
+        ``FTR_RESOLVE_S`` seconds. Raises :class:`ServiceError` ``unknown_outcome`` after that, leaving the
+        session :attr:`Session.unsure`; ``replaced`` when another connection took over the player;
+        ``no_match`` (:class:`~server.core.player.MatchGone`) when Redis lost the match's keys."""
         session.unsure = True
         session.fence = session.fence or uuid.uuid4().hex
         try:
@@ -225,9 +222,9 @@ class Playing:
         session.unsure = False
 
     async def _refused_commit(self, session: Session, seq: int, result: str) -> None:
-        """Redis did not store command ``seq`` (COMMIT answered ``result``): the session takes what Redis holds,
-        then a ``dup`` is acknowledged again (``position``); the rest raise :class:`ServiceError`
-        (:func:`server.core.player.commit_refusal`: ``replaced``, ``no_match``, ``seq_gap``, ``game_over``)."""
+        """Redis did not store command ``seq``; ``COMMIT`` answered ``result``. The session takes what Redis
+        holds; a ``dup`` is acknowledged again, the rest raise :func:`server.core.player.commit_refusal`'s
+        :class:`ServiceError`."""
         meta = await self.store.meta(session.code) if result != "gone" else None
         if meta is not None:
             await self._load(session, meta)
@@ -297,10 +294,8 @@ class Playing:
             await self.end_dead(session, game, moves)
 
     async def end_dead(self, session: Session, game: Game, moves: int) -> None:
-        """The game ``game`` at ``moves`` moves is dead: with an undo left the player is stuck (a ``progress``
-        with status ``dead`` on the match's stream, so every player and spectator sees it, and the player's
-        ``position`` says ``dead``; the next accepted command clears it); with none the player's game ends as
-        ``dead`` (DESIGN.md)."""
+        """The game ``game`` at ``moves`` moves is dead (:meth:`server.core.player.PlayerGame.propose_dead_end`):
+        the ``stuck`` row marks the player stuck while an undo is left, else the ``game_dead`` row ends it."""
         async with session.lock:
             player = session.player
             if player is None or player.game is not game or session.unsure:

@@ -58,11 +58,10 @@ class PublicView:
         self.store = service.store
 
     async def state(self, code: str) -> dict[str, Any] | None:
-        """What anyone may read about a match (never the seed before the end, never a board); ``None``: none.
+        """What anyone may read about match ``code``, never the seed before the end nor a board; ``None``: none.
 
-        ``boards_public``: spectators may see boards now (the host opened them, or the match ended);
-        ``cards``: the variant's card total; the rounds' part from :meth:`server.rounds.Rounds.public`.
-        (The HTTP answer adds the server's clock in the ``X-Server-Time-Ms`` header.)
+        ``boards_public``: spectators may see boards now; ``cards``: the variant's card total; the rounds' part
+        is :meth:`server.rounds.Rounds.public`'s.
         """
         meta = await self.store.meta(code)
         if meta is None:
@@ -80,10 +79,9 @@ class PublicView:
     async def publish_lobby(self, code: str) -> None:
         """Append the lobby as Redis holds it to the match's stream, while the match is in its lobby.
 
-        The frame is written only if nothing it shows changed since it was read (else it is read again, up to
-        :data:`LOBBY_EVENT_TRIES` times; a change that keeps racing publishes its own), and never once the
-        match has left its lobby: on every process the stream's lobby events follow the match's state in
-        Redis, so none contradicts the countdown or a lobby event before it. Raises what redis-py raises."""
+        The frame is written only if nothing it shows changed since it was read, else read again up to
+        :data:`LOBBY_EVENT_TRIES` times, and never once the match has left its lobby: no lobby event
+        contradicts the countdown or an earlier lobby event. Raises what redis-py raises."""
         for _ in range(LOBBY_EVENT_TRIES):
             meta = await self.store.meta(code)
             if meta is None or meta.state not in LOBBY_STATES:

@@ -22,12 +22,9 @@ class Outbox:
     """A socket's outbox: the bounded queue its one writer drains (:func:`server.play._writer`), and how the
     socket is to be closed once what is queued has gone.
 
-    While the writer waits on an empty queue (no send in progress, nothing queued), :meth:`push` sends the
-    frame itself with the socket's send (:meth:`bind_send`), without the hop through the queue to the writer's
-    task: the send runs up to its first wait, which there is none of unless the transport has paused
-    writing (its buffer is full: a client that does not read). Then the unfinished send is queued first
-    and the writer finishes it before anything else, so there is still one send at a time, in order, and
-    the queue's bound still holds what waits behind a slow reader.
+    While the writer is idle, :meth:`push` runs the socket's send itself (:meth:`bind_send`) up to its first
+    wait. A send that has to wait, behind a client that does not read, is queued first for the writer to
+    finish: one send at a time, in order, within the queue's bound.
     """
 
     def __init__(self) -> None:

@@ -1,9 +1,9 @@
 """The timers of matches: one leased loop over the due timers, a handler per kind.
 
-A timer is ``(code, kind)`` in the sorted set of timers, due at its score (ms on the shared clock). Any process
-may run a due timer: it takes the timer's lease first (so one process runs it at a time, and another takes
-over when that one dies), runs the kind's handler, and then removes it, or sets it again for later (a
-:class:`~server.core.lifecycle.Wait`), as the handler says.
+A timer is ``(code, kind)`` in the sorted set of timers, due at its score in ms on the shared clock. Any process
+may run a due timer under the timer's lease, so one process runs it at a time and another takes over when that
+one dies. The kind's handler says whether the timer is then removed or set again for later
+(a :class:`~server.core.lifecycle.Wait`).
 """
 
 from __future__ import annotations
