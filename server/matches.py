@@ -11,6 +11,7 @@ value); the awaits are the adapters', split by what they do:
 - :mod:`server.match.playing`: play, hint, resign, a lost commit's outcome, dead games;
 - :mod:`server.match.ending`: a game's end arms the finalize timer; the deadline; the results;
 - :mod:`server.match.timers`: one leased loop over the timers, a handler per kind;
+- :mod:`server.match.effects`: the lifecycle table's dispatcher, which every transition runs through;
 - :mod:`server.match.daily_link`: the typed interface between matches and the daily challenge;
 - :mod:`server.rounds`: rematch and the series of rounds.
 

@@ -201,6 +201,10 @@ async def scenario(redis_url: str) -> Recorder:
 def test_every_transition_runs_its_rows_effects_in_order_with_its_script_at_the_scripted_one(redis_url: str) -> None:
     recorder = asyncio.run(scenario(redis_url))
     assert recorder.problems == []
+    # One handler for each effect that is not a script, one store call for each script a row names.
+    effects = recorder.service.effects
+    assert set(effects.handlers) == set(Effect) - SCRIPTED
+    assert set(effects.writes) == {t.script for t in TRANSITIONS}
     # Every row of the table was carried out, and only through the dispatcher's rows.
     assert {(t.source, t.event) for t, _, wrote in recorder.runs if wrote} == {(t.source, t.event) for t in TRANSITIONS}
     for row, seen, wrote in recorder.runs:
