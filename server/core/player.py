@@ -358,9 +358,10 @@ class PlayerGame(msgspec.Struct, frozen=True):
         return m.Position(seq, command, view_message(then.position), [], then.moves, then.undos,
                           then.position.foundation_cards, PLAYING, time_ms)
 
-    def ended(self, status: PlayerStatus) -> PlayerGame:
-        """This game as the server ended it (``timeout``, ``dead``: an ``ended`` event of the match's stream)."""
-        return msgspec.structs.replace(self, status=status)
+    def ended(self, status: PlayerStatus | str) -> PlayerGame:
+        """This game as the server ended it, ``timeout`` or ``dead``, read from an ``ended`` event of the match's
+        stream. Raises ``ValueError`` for a ``status`` that is no :class:`PlayerStatus`."""
+        return msgspec.structs.replace(self, status=PlayerStatus(status))
 
     # ------------------------------------------------------------ proposals
 

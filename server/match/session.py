@@ -12,7 +12,7 @@ from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.player import PlayerGame
+from ..core.player import PlayerGame, PlayerStatus
 from ..engine import Game
 
 log = logging.getLogger("forty_thieves.play")
@@ -153,9 +153,9 @@ class Session(Outbox):
         return None if self.player is None else self.player.game
 
     @property
-    def status(self) -> str:
+    def status(self) -> PlayerStatus:
         """The player's status: ``lobby`` before the deal, then ``playing`` or how the game ended."""
-        return "lobby" if self.player is None else self.player.status
+        return PlayerStatus.LOBBY if self.player is None else self.player.status
 
     def adopt(self, player: PlayerGame) -> None:
         """Take ``player`` as the player's game: a proposal Redis has stored, or what Redis holds."""
