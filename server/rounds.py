@@ -59,7 +59,7 @@ from .core.player import MatchGone, PlayerStatus
 from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
 from .match.creation import commitment, dealt_fields
-from .match.effects import Step
+from .match.step import Step
 from .names import name_key
 from .ranking import RoundResult, SeriesStanding, series_standings
 from .store import MatchMeta, token_hash

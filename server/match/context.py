@@ -24,8 +24,8 @@ from ..scheduler import SolverScheduler
 from ..settings import Settings
 from ..store import MatchMeta, Store
 from .clock import Clock
-from .effects import Effects, Step
 from .session import Session
+from .step import Step
 
 Day = tuple[str, str]
 """A daily challenge's ``(date, variant)``."""
@@ -43,6 +43,16 @@ class DailyHooks(Protocol):
     async def record(self, code: str, day: Day, standing: Standing, commands: Log) -> None:
         """Attempt ``code`` of ``day`` ended as ``standing`` with the move log ``commands`` (before its results;
         may be told again: idempotent)."""
+
+
+class EffectsSteps(Protocol):
+    """What the other parts call of :class:`server.match.effects.Effects`, the lifecycle table's dispatcher."""
+
+    async def run(self, step: Step) -> bool:
+        """Carry out the effects of ``step``'s row in order; whether its store script wrote the change."""
+
+    async def close(self, code: str, message: str, keep_s: int) -> bool:
+        """Close match ``code`` if it never started; its players hear ``closed`` with ``message``."""
 
 
 class CreationSteps(Protocol):
@@ -156,7 +166,7 @@ class MatchContext(Protocol):
         """The ending part (:mod:`server.match.ending`)."""
 
     @property
-    def effects(self) -> Effects:
+    def effects(self) -> EffectsSteps:
         """The lifecycle table's dispatcher (:mod:`server.match.effects`)."""
 
     @property

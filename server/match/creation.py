@@ -20,7 +20,7 @@ from ..engine import Position, Variant, find_variant, format_position, parse_pos
 from ..engine.deal import deal as deal_of
 from ..scheduler import QueueFull
 from ..store import token_hash
-from .effects import Step
+from .step import Step
 
 if TYPE_CHECKING:
     from .context import MatchContext

@@ -11,7 +11,7 @@ from ..core.lifecycle import FINALIZE_GRACE_MS, Event, TimerKind, Transition, Wa
 from ..core.player import PlayerStatus
 from ..ranking import Standing, rank
 from ..store import PlayerRecord
-from .effects import GameEnd, Step
+from .step import GameEnd, Step
 
 if TYPE_CHECKING:
     from .context import MatchContext

@@ -32,7 +32,7 @@ from ..core.player import MatchGone, PlayerStatus
 from ..names import name_key, name_problem
 from ..rounds import may_start
 from ..store import MatchMeta, token_hash
-from .effects import Step
+from .step import Step
 
 if TYPE_CHECKING:
     from .context import MatchContext

@@ -37,8 +37,8 @@ from ..core.player import (
 from ..engine import Game
 from ..engine.dead import Verdict, is_dead
 from ..store import MatchKeysGone, MatchMeta
-from .effects import GameEnd, Step
 from .lobby import require_joined
+from .step import GameEnd, Step
 
 if TYPE_CHECKING:
     from .context import MatchContext

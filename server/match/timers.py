@@ -28,7 +28,7 @@ from ..core.lifecycle import (
 )
 from ..core.player import new_game
 from ..store.keys import timer_lease
-from .effects import Step
+from .step import Step
 
 if TYPE_CHECKING:
     from .context import MatchContext

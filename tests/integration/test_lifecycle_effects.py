@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 
 from server.core.lifecycle import SCRIPTED, TRANSITIONS, Effect, Event, State, TimerKind, Transition
 from server.match.creation import CreateMatch
-from server.match.effects import Step
+from server.match.step import Step
 from server.matches import MatchService, Session
 from server.settings import Settings
 from server.store import Store
