@@ -35,7 +35,6 @@ from starlette.responses import JSONResponse, Response
 
 from protocol import messages as m
 
-from .core.lifecycle import State
 from .engine import Game, find_variant, format_position, parse_position
 from .matches import MatchService
 from .views import view_message
@@ -83,7 +82,7 @@ async def match_replay(request: Request) -> Response:
         date, variant = meta.day
         return _error(409, "not_revealed", f"this is a daily attempt: its replay is at "
                                            f"/daily/{date}/{variant}/replay/NAME once the day is over")
-    if meta.state != State.FINISHED:
+    if meta.state != "finished":
         return _error(409, "not_finished", "replays are public once the match has ended: every move stays secret "
                                            "until then")
     settings = meta.settings
