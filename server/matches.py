@@ -11,6 +11,7 @@ value); the awaits are the adapters', split by what they do:
 - :mod:`server.match.playing`: play, hint, resign, a lost commit's outcome, dead games;
 - :mod:`server.match.ending`: a game's end arms the finalize timer; the deadline; the results;
 - :mod:`server.match.timers`: one leased loop over the timers, a handler per kind;
+- :mod:`server.match.effects`: the lifecycle table's dispatcher, which every transition runs through;
 - :mod:`server.match.daily_link`: the typed interface between matches and the daily challenge;
 - :mod:`server.rounds`: rematch and the series of rounds.
 
@@ -45,6 +46,7 @@ from .hub import Hub, HubFull, Subscription
 from .match.clock import Clock
 from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch, Creation, commitment
 from .match.daily_link import DailyHooks, DailyLink
+from .match.effects import Effects
 from .match.ending import Ending
 from .match.lobby import Lobby
 from .match.playing import Playing
@@ -129,6 +131,8 @@ class MatchService:
         self.playing = Playing(self)
         self.ending = Ending(self)
         self.timers = Timers(self)
+        self.effects = Effects(self)
+        """The lifecycle table's dispatcher (:mod:`server.match.effects`): every transition runs through it."""
         self.rounds = Rounds(self)
         """Rematch and the series of rounds (:mod:`server.rounds`)."""
         self.daily_link = DailyLink(self)

@@ -54,11 +54,12 @@ from protocol.codec import decode_server, encode
 from protocol.codes import new_code
 
 from .core.errors import ServiceError
-from .core.lifecycle import LOBBY_STATES, Event, State, decide, refusal, restart_refusal
-from .core.player import MatchGone
+from .core.lifecycle import LOBBY_STATES, Event, State, Transition, decide, require, restart_refusal
+from .core.player import MatchGone, PlayerStatus
 from .engine import find_variant, format_position
 from .engine.deal import deal as deal_of
 from .match.creation import commitment, dealt_fields
+from .match.step import Step
 from .names import name_key
 from .ranking import RoundResult, SeriesStanding, series_standings
 from .store import MatchMeta, token_hash
@@ -118,12 +119,12 @@ class Rounds:
         meta = await self.store.meta(code)
         if meta is None and await self.store.lost(code):
             raise MatchGone()
-        state = None if meta is None else State(meta.state)
+        state = None if meta is None else meta.state
         error = restart_refusal(state, len(await self.store.roster(code)), bool(meta and meta.daily))
         if error is not None:
             raise error
         if state is State.PLAYING:
-            if session.status == "playing":
+            if session.status == PlayerStatus.PLAYING:
                 await self.service.playing.resign(session)  # the match ends with it: its only game
             else:  # ended already (its results, or a retried restart whose answer was lost)
                 await self.service.ending.finalize_if_ended(code)
@@ -151,12 +152,10 @@ class Rounds:
             raise ServiceError("no_match", "the match no longer exists")
         if meta.daily:
             raise ServiceError("malformed", "a daily attempt has no rematch: one attempt per name, day and variant")
-        status, code, claimed, names = await self.store.claim_next(old, name, new_code(), same_deal)
-        if status in ("not_finished", "no_match"):  # the store's answer: the lifecycle's refusal of a rematch
-            raise refusal(Event.REMATCH, None if status == "no_match" else State.PLAYING, old)  # (any state but
-            # finished is refused alike)
-        if status != "ok":  # no_player: the player's record is gone
-            raise ServiceError("not_joined", "you are not a player of this match: join or resume it first")
+        claim = Step(old, require(meta.state, Event.REMATCH, old), meta=meta, session=session, candidate=new_code(),
+                     same_deal=same_deal)
+        await service.effects.run(claim)
+        code, claimed, names = claim.answer
         new_meta = await self._created(old, code, meta, claimed)
         settings = new_meta.settings
         token, host_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
@@ -169,7 +168,7 @@ class Rounds:
         # and each is safe to repeat (the offer names everyone who asked so far; the start happens once).
         async with service.lobby_lock(code):
             now_meta = await self.store.meta(code)
-            if now_meta is not None and State(now_meta.state) in LOBBY_STATES:
+            if now_meta is not None and now_meta.state in LOBBY_STATES:
                 await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
                 await service.publish_lobby(code)
                 await service.lobby.start_if_all_ready(code)
@@ -209,13 +208,13 @@ class Rounds:
         end (until it is over) and, while its solvable deal is awaited, ``prepare``. Each instant comes from
         the meta, so whichever process adds a timer adds the same one; a timer that fired already and is
         added again (a concurrent call read the meta before) finds nothing left to do."""
-        if meta.expected is None or State(meta.state) not in LOBBY_STATES:
+        if meta.expected is None or meta.state not in LOBBY_STATES:
             return
         created = meta.created_ms
         due = {"close": created + self.service.settings.lobby_timeout_s * 1000}
         if not meta.window_over:
             due["window"] = meta.window_end_ms
-        if meta.state == "preparing":
+        if meta.state == State.PREPARING:
             due["prepare"] = created
         await self.store.add_missing_timers(code, due)
 
@@ -245,11 +244,11 @@ class Rounds:
             seed, solution, item = meta.seed, meta.solution, None
         else:
             seed, solution, item = await service.draw_deal(variant.name, settings.solvable_only)
-        state = "lobby" if seed is not None else "preparing"
+        state = State.LOBBY if seed is not None else State.PREPARING
         nonce = secrets.token_hex(16)
         window_end = now + int(service.settings.rematch_window_s * 1000)
         fields: dict[str, Any] = {
-            "state": state, "settings": settings, "host": "", "created_ms": now, "active": 0,
+            "state": state.value, "settings": settings, "host": "", "created_ms": now, "active": 0,
             "solution": solution, "nonce": nonce, "commitment": "",
             "round": meta.round + 1, "series": meta.series or old, "prev": old,
             "expected": json.dumps(roster), "window_end_ms": window_end,
@@ -280,14 +279,11 @@ class Rounds:
         """The ``window`` timer of round ``code``: its rematch window is over; it starts with whoever is in
         and ready (now, if all are), and the names kept for players of the round before are free."""
         meta = await self.store.meta(code)
-        step = None if meta is None else decide(State(meta.state), Event.WINDOW_OVER)
-        if meta is None or step is None:
-            return
-        expected = meta.expected or []
-        if not await self.store.round_window_over(code, {name: name_key(name) for name in expected}):
+        row = None if meta is None else decide(meta.state, Event.WINDOW_OVER)
+        if not isinstance(row, Transition):
             return
         async with self.service.lobby_lock(code):
-            await self.service.lobby.carry_out(code, step)
+            await self.service.effects.run(Step(code, row, meta=meta))
 
     async def leave_for_next_round(self, session: Session) -> None:
         """The session's player resumes the next round on this connection: it leaves the ended match (its

@@ -6,21 +6,17 @@ States (``meta.state`` in Redis)::
         |                       |                                                      |
         +-------close-----------+--> closed                         all_ended --> finished
 
-``preparing`` waits for a solvable deal from the pool; ``lobby`` takes joins and readies; ``countdown``
-runs ``FTR_COUNTDOWN_S`` to the start instant; ``playing`` takes commands; ``finished`` has its results
-(and takes rematches); ``closed`` never started (lobby timeout, a daily attempt after its day). Once a
-match's keys expire it has no state (``None`` here): ``no_match``.
+A match whose keys expired has no state (``None`` here).
 
-:data:`TRANSITIONS` is the one table: each row is a (state, event) that is allowed, the state it leads
-to, what the adapter then does (:class:`Effect`, in order) and the store's script that makes the change
-atomic (:mod:`server.store.scripts`) (the script checks the same source state, so two processes deciding at once change it once).
-:func:`decide` reads it: an event a player sent that the table does not allow is refused with the
-:class:`~server.core.errors.ServiceError` the player gets (:func:`refusal`); a background event (a timer,
-a start check) that finds the match moved on is ignored, because another process or an earlier run did
-it; the one exception waits (a deadline that fires while its match is still counting down: its start
-timer, due too, runs elsewhere).
+:data:`TRANSITIONS` is the one table. Each row is an allowed (state, event): the state it leads to, the
+:class:`Effect` list the adapter carries out in order, and the store script that writes the change. The
+script checks the source state again, so two processes deciding at once change the match once.
 
-Pure: no I/O and no clock (instants are ``now_ms`` arguments, ms since the epoch on the server's clock).
+:func:`decide` reads the table. A player's event the table does not allow raises the
+:class:`~server.core.errors.ServiceError` the player gets (:func:`refusal`). A background event (a timer, a
+start check) that finds the match moved on is ignored, except those in :data:`WAITS`, tried again later.
+
+Pure: no I/O and no clock; instants are ``now_ms`` arguments, in ms since the epoch.
 """
 
 from __future__ import annotations
@@ -64,7 +60,11 @@ class Event(StrEnum):
     START = "start"
     """The ``start`` timer: the countdown is over, the deal goes out."""
     COMMIT = "commit"
-    """A player's command (``play``, ``resign``, a dead game's end) is stored."""
+    """A player's ``play`` or ``resign`` is stored."""
+    STUCK = "stuck"
+    """The solver found a player's game dead with an undo left: the player is stuck, the game goes on."""
+    GAME_DEAD = "game_dead"
+    """A player's game is dead with no undo left: it ends as ``dead``."""
     DEADLINE = "deadline"
     """The ``deadline`` timer: the time limit is over."""
     ALL_ENDED = "all_ended"
@@ -79,8 +79,17 @@ the service's own, and is ignored when the match has moved on."""
 
 
 class Effect(StrEnum):
-    """What the adapter does after a transition, in the order a :class:`Transition` lists them."""
+    """What the adapter does for a transition, in the order a :class:`Transition` lists them.
 
+    The effects in :data:`SCRIPTED` are the row's store script itself (``Transition.script``): the state
+    change and what it publishes, in one atomic write. The others run before or after it."""
+
+    TAKE_SEAT = "take_seat"
+    """The player is in the match with a new token, told ``joined`` (script ``JOIN``)."""
+    MARK_READY = "mark_ready"
+    """The player is ready (script ``READY``)."""
+    OPEN_LOBBY = "open_lobby"
+    """The preparing match, its deal now written, is in its lobby (script ``TRANSITION``)."""
     PUBLISH_LOBBY = "publish_lobby"
     """Append the lobby as Redis holds it to the match's stream (while it is in its lobby)."""
     CHECK_START = "check_start"
@@ -88,32 +97,44 @@ class Effect(StrEnum):
     ARM_START = "arm_start"
     """Set the ``start`` and ``deadline`` timers (:func:`countdown`), before the transition is written."""
     PUBLISH_COUNTDOWN = "publish_countdown"
-    """The ``countdown`` frame, with the transition."""
+    """The match counts down; the ``countdown`` frame goes out (script ``TRANSITION``)."""
     DAILY_STARTED = "daily_started"
     """A daily attempt: the daily challenge's public ``attempt`` event."""
     FREE_KEPT_NAMES = "free_kept_names"
-    """The names kept for the round before's players are anyone's now."""
+    """The names kept for the round before's players are anyone's now (script ``WINDOW_OVER``)."""
     TELL_CLOSED = "tell_closed"
-    """The players hear ``error`` ``closed``; the match's keys expire."""
+    """The match is closed; its players hear ``error`` ``closed``; its keys expire (script ``CLOSE_MATCH``)."""
     PUBLISH_START = "publish_start"
-    """Every player's status becomes ``playing``; the start event (:func:`start_event`) goes out, and each
-    process that serves a player of the match sends that player the deal (``started``)."""
+    """Every player's status becomes ``playing`` and the start event (:func:`start_event`) goes out; each
+    process sends its players of the match the deal (script ``START``)."""
     PUBLISH_BOARDS = "publish_boards"
     """Open-boards matches: each player's redacted deal, for spectators."""
+    ARM_FINALIZE = "arm_finalize"
+    """A write that ends a player's game: set the ``finalize`` timer first (:data:`FINALIZE_GRACE_MS`)."""
     PUBLISH_PROGRESS = "publish_progress"
-    """The player's progress (and ``finished`` when the game ended) to everyone."""
+    """The player's record and progress (and ``finished`` when the game ended) to everyone (scripts
+    ``COMMIT``, ``STUCK``, ``END_PLAYER``)."""
     END_PLAYING = "end_playing"
-    """Every game still playing ends as ``timeout`` at the time limit."""
+    """Every game still playing ends as ``timeout`` at the time limit (script ``END_PLAYER``)."""
     FINALIZE = "finalize"
     """Rank the players, reveal the seed, publish the results (event :attr:`Event.ALL_ENDED`)."""
     DAILY_RECORD = "daily_record"
     """A daily attempt: its entry goes on the day's leaderboard, before the results."""
+    KEEP_RESULTS = "keep_results"
+    """Keep the ``results`` frame: it outlives the match's keys."""
     PUBLISH_RESULTS = "publish_results"
-    """The ``results`` frame, kept after the match's keys expire."""
+    """The match is finished; the ``results`` frame goes out (script ``TRANSITION``)."""
     EXPIRE = "expire"
     """The match's keys expire after ``FTR_RETENTION_S`` (its results stay); its deadline timer goes."""
     CLAIM_NEXT = "claim_next"
-    """The next round's code is set once; the player is put in it."""
+    """The next round's code is set once; the player asked for it (script ``CLAIM_NEXT``)."""
+
+
+SCRIPTED = frozenset({Effect.TAKE_SEAT, Effect.MARK_READY, Effect.OPEN_LOBBY, Effect.PUBLISH_COUNTDOWN,
+                      Effect.FREE_KEPT_NAMES, Effect.TELL_CLOSED, Effect.PUBLISH_START, Effect.PUBLISH_PROGRESS,
+                      Effect.END_PLAYING, Effect.PUBLISH_RESULTS, Effect.CLAIM_NEXT})
+"""The effects a row's store script carries out. Each row has exactly one; the effects after it run only
+when the script wrote the change."""
 
 
 RESTART_STATES = frozenset({State.PLAYING, State.FINISHED})
@@ -121,13 +142,12 @@ RESTART_STATES = frozenset({State.PLAYING, State.FINISHED})
 
 
 def restart_refusal(state: State | None, players: int, daily: bool) -> ServiceError | None:
-    """Why a ``restart`` of a match in ``state`` with ``players`` players (``daily``: a daily attempt) is
-    refused, or ``None`` when it is taken: a match of one player that is not a daily attempt, playing or
-    finished. Restarting is fair only alone: in a race the restarter would play a deal they have seen against
-    players who have not, and a daily attempt is one per name and day.
+    """Why a ``restart`` of a match in ``state`` with ``players`` players is refused, or ``None`` when it is
+    taken: one player, not a daily attempt (``daily``), playing or finished. Only alone is it fair: the
+    restarter plays a deal they have seen.
 
-    Refusals: ``no_restart`` (a race of two or more, a daily attempt), ``not_started`` (before the start),
-    ``closed`` (closed unstarted), ``no_match`` (its keys are gone). A refused restart changes nothing."""
+    Refusals: ``no_restart`` for a race or a daily attempt, ``not_started`` before the start, ``closed``,
+    ``no_match`` when its keys are gone."""
     if state is None:
         return ServiceError("no_match", "the match no longer exists")
     if daily:
@@ -145,8 +165,8 @@ def restart_refusal(state: State | None, players: int, daily: bool) -> ServiceEr
 
 @dataclass(frozen=True, slots=True)
 class Transition:
-    """One allowed (``source``, ``event``): the ``target`` state, the ``effects`` in order, and the store's
-    script that writes it atomically (it checks ``source`` again: a concurrent change wins once)."""
+    """One allowed (``source``, ``event``): the ``target`` state, the ``effects`` in order, and the name of
+    the store script (:mod:`server.store.scripts`) that writes it atomically, checking ``source`` again."""
 
     source: State
     event: Event
@@ -157,11 +177,13 @@ class Transition:
 
 E = Effect
 TRANSITIONS: tuple[Transition, ...] = (
-    Transition(State.PREPARING, Event.DEAL_FOUND, State.LOBBY, (E.PUBLISH_LOBBY, E.CHECK_START), "TRANSITION"),
-    Transition(State.PREPARING, Event.JOIN, State.PREPARING, (E.PUBLISH_LOBBY,), "JOIN"),
-    Transition(State.LOBBY, Event.JOIN, State.LOBBY, (E.PUBLISH_LOBBY,), "JOIN"),
-    Transition(State.PREPARING, Event.READY, State.PREPARING, (E.PUBLISH_LOBBY, E.CHECK_START), "READY"),
-    Transition(State.LOBBY, Event.READY, State.LOBBY, (E.PUBLISH_LOBBY, E.CHECK_START), "READY"),
+    Transition(State.PREPARING, Event.DEAL_FOUND, State.LOBBY, (E.OPEN_LOBBY, E.PUBLISH_LOBBY, E.CHECK_START),
+               "TRANSITION"),
+    Transition(State.PREPARING, Event.JOIN, State.PREPARING, (E.TAKE_SEAT, E.PUBLISH_LOBBY), "JOIN"),
+    Transition(State.LOBBY, Event.JOIN, State.LOBBY, (E.TAKE_SEAT, E.PUBLISH_LOBBY), "JOIN"),
+    Transition(State.PREPARING, Event.READY, State.PREPARING, (E.MARK_READY, E.PUBLISH_LOBBY, E.CHECK_START),
+               "READY"),
+    Transition(State.LOBBY, Event.READY, State.LOBBY, (E.MARK_READY, E.PUBLISH_LOBBY, E.CHECK_START), "READY"),
     Transition(State.LOBBY, Event.HOST_START, State.COUNTDOWN,
                (E.ARM_START, E.PUBLISH_COUNTDOWN, E.DAILY_STARTED), "TRANSITION"),
     Transition(State.LOBBY, Event.ALL_READY, State.COUNTDOWN,
@@ -172,10 +194,12 @@ TRANSITIONS: tuple[Transition, ...] = (
     Transition(State.PREPARING, Event.CLOSE, State.CLOSED, (E.TELL_CLOSED,), "CLOSE_MATCH"),
     Transition(State.LOBBY, Event.CLOSE, State.CLOSED, (E.TELL_CLOSED,), "CLOSE_MATCH"),
     Transition(State.COUNTDOWN, Event.START, State.PLAYING, (E.PUBLISH_START, E.PUBLISH_BOARDS), "START"),
-    Transition(State.PLAYING, Event.COMMIT, State.PLAYING, (E.PUBLISH_PROGRESS,), "COMMIT"),
+    Transition(State.PLAYING, Event.COMMIT, State.PLAYING, (E.ARM_FINALIZE, E.PUBLISH_PROGRESS), "COMMIT"),
+    Transition(State.PLAYING, Event.STUCK, State.PLAYING, (E.PUBLISH_PROGRESS,), "STUCK"),
+    Transition(State.PLAYING, Event.GAME_DEAD, State.PLAYING, (E.ARM_FINALIZE, E.PUBLISH_PROGRESS), "END_PLAYER"),
     Transition(State.PLAYING, Event.DEADLINE, State.PLAYING, (E.END_PLAYING, E.FINALIZE), "END_PLAYER"),
     Transition(State.PLAYING, Event.ALL_ENDED, State.FINISHED,
-               (E.DAILY_RECORD, E.PUBLISH_RESULTS, E.EXPIRE), "TRANSITION"),
+               (E.DAILY_RECORD, E.KEEP_RESULTS, E.PUBLISH_RESULTS, E.EXPIRE), "TRANSITION"),
     Transition(State.FINISHED, Event.REMATCH, State.FINISHED, (E.CLAIM_NEXT,), "CLAIM_NEXT"),
 )
 del E
@@ -184,17 +208,16 @@ TABLE: dict[tuple[State, Event], Transition] = {(t.source, t.event): t for t in 
 """:data:`TRANSITIONS` by (source, event)."""
 
 WAITS: dict[tuple[State, Event], int] = {(State.COUNTDOWN, Event.DEADLINE): 200}
-"""Background events that come too early: tried again this many ms later instead of being dropped (a
-deadline due while the countdown still runs: the start timer, due too, runs in another process)."""
+"""Background events that can come too early, and the ms after which they are tried again. A deadline can
+fire during the countdown while the start timer, due too, runs in another process."""
 
 LOBBY_STATES = frozenset({State.PREPARING, State.LOBBY})
 """The states in which the lobby is open: joins, readies and lobby events."""
 
 
 LIVE_STATES: tuple[State, ...] = (State.PREPARING, State.LOBBY, State.COUNTDOWN, State.PLAYING)
-"""The states a match is counted in (``ftr_matches``), in the one order a match goes through them: a match
-leaves them for ``finished`` or ``closed``, whose keys then expire after the retention period, so those are
-counted only as transitions (``ftr_match_transitions_total``)."""
+"""The states a match is counted in (``ftr_matches``), in the order a match goes through them. ``finished``
+and ``closed`` are counted as transitions only (``ftr_match_transitions_total``): their keys expire."""
 
 
 def state_of(text: str | None) -> State | None:
@@ -208,7 +231,7 @@ def _has_ended(code: str) -> ServiceError:
 
 
 def refusal(event: Event, state: State | None, code: str = "", results_kept: bool = False) -> ServiceError:
-    """The error a player gets today for ``event`` (a player's event: :data:`PLAYER_EVENTS`) when match
+    """The error a player gets for ``event`` (a player's event: :data:`PLAYER_EVENTS`) when match
     ``code`` is in ``state``, which :data:`TRANSITIONS` does not allow it in.
 
     ``results_kept``: the match's keys are gone but its results are kept (a ``join`` is told where they
@@ -302,11 +325,9 @@ def countdown(now_ms: int, countdown_s: float, time_limit_s: int, untimed_limit_
               day_end_ms: int = 0) -> CountdownPlan | None:
     """The countdown of a match leaving its lobby at ``now_ms``.
 
-    The start comes ``countdown_s`` later; the deadline ``time_limit_s`` after the start, or, for "no time
-    limit" (0), ``untimed_limit_s`` after it (``FTR_UNTIMED_LIMIT_S``: a player who walked away must not keep
-    the match and its results open for ever; 0 there as well: no deadline). A daily attempt (``day_end_ms``,
-    the end of its UTC day) starts at once and ends with its day: ``None`` once the day is over (the daily
-    service closes the attempt).
+    The start comes ``countdown_s`` later. The deadline comes ``time_limit_s`` after the start; with no time
+    limit (0), ``untimed_limit_s`` after it (``FTR_UNTIMED_LIMIT_S``; 0 there too: no deadline). A daily
+    attempt starts at once and ends at ``day_end_ms``, the end of its UTC day; ``None`` once that is past.
     """
     if day_end_ms:
         if now_ms >= day_end_ms:
@@ -318,17 +339,15 @@ def countdown(now_ms: int, countdown_s: float, time_limit_s: int, untimed_limit_
 
 
 def should_start(state: State | None, ready: list[bool], wanted: int, round_may_start: bool) -> bool:
-    """The start check (:attr:`Effect.CHECK_START`): a match in its ``lobby`` starts its countdown when it has
-    players, all ready, and either all ``wanted`` of them (the settings' ``players``) or, for a round after
-    the first, ``round_may_start`` (:func:`server.rounds.may_start`: the round before's players are in, or
-    the rematch window is over)."""
+    """The start check (:attr:`Effect.CHECK_START`): a match in its ``lobby`` starts its countdown when its
+    players (``ready``, one flag each) are all ready and number ``wanted``, or, in a round after the first,
+    when ``round_may_start`` (:func:`server.rounds.may_start`)."""
     return state is State.LOBBY and bool(ready) and all(ready) and (len(ready) >= wanted or round_may_start)
 
 
 def start_event(code: str, settings: m.Settings) -> m.Lobby:
-    """The frame of the start event (stream kind ``start``, never sent to spectators): it means "the deal is
-    out", and each process answers it by sending its players their ``started``; it is the lobby frame in
-    state ``playing`` with no players, which clients of the stream have always read."""
+    """The frame of the start event (stream kind ``start``, never sent to spectators): the lobby frame in
+    state ``playing`` with no players. Each process answers it by sending its players their ``started``."""
     return m.Lobby(match=code, state="playing", players=[], settings=settings, commitment="")
 
 
@@ -350,15 +369,15 @@ TIMER_EVENTS: dict[TimerKind, Event] = {
 """The event each timer is."""
 
 TIMER_INSTANTS: dict[TimerKind, str] = {TimerKind.START: "start_at_ms", TimerKind.DEADLINE: "deadline_ms"}
-"""Timers whose instant the match keeps (meta field): one that fires before it was set again by a concurrent
-countdown (whose timer overwrote it), and is put back to the kept instant (:func:`fired_early`)."""
+"""Timers whose instant the match keeps (meta field). A concurrent countdown may overwrite the timer with an
+earlier instant; it is then put back to the kept one (:func:`fired_early`)."""
 
 PREPARE_RETRY_MS = 500
 """Ms after which the ``prepare`` timer tries the pool again while it is empty."""
 
 FINALIZE_GRACE_MS = 2000
-"""Ms after a game's end at which the ``finalize`` timer fires, should the process that ended the last game not
-have published the results by then (it died, or Redis failed it)."""
+"""Ms after a game's end at which the ``finalize`` timer fires, in case the process that ended the last game
+has not published the results by then."""
 
 
 def fired_early(kind: TimerKind, now_ms: int, kept_ms: int) -> bool:
@@ -389,9 +408,9 @@ class ResumeStep(StrEnum):
 
 
 def resume_steps(state: State, daily: bool) -> tuple[ResumeStep, ...]:
-    """The :class:`ResumeStep` list for a match in ``state``: ``closed``: the closed error; a daily attempt in
-    its lobby: its countdown starts (it starts when its player connects); ``countdown``: the countdown frame;
-    ``playing``: the game (and the others' progress); ``finished``: the game, then the results."""
+    """The :class:`ResumeStep` list for a match in ``state``: ``closed``: the closed error; a ``daily`` attempt
+    in its lobby: its countdown starts; ``countdown``: the countdown frame; ``playing``: the game and the
+    others' progress; ``finished``: the game, then the results."""
     if state is State.CLOSED:
         return (ResumeStep.TELL_CLOSED,)
     if state is State.LOBBY and daily:

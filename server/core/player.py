@@ -1,21 +1,17 @@
 """A player's game as a value, and the commands that propose its next value (RULES.md sections 5 and 8).
 
-:class:`PlayerGame` is everything the server knows of one player's game: the engine's
-:class:`~server.engine.Game`, its status, the numbers of the last accepted ``play``/``resign`` and
-``hint``, the move log as Redis holds it, and the match's instants. It is never changed: a command
-*proposes* its result (:class:`Proposal`: the next value, what to write, the reply) and changes nothing;
-the adapter writes it to Redis and, once Redis has stored it, *adopts* ``proposal.next``. A write that
-failed or was refused leaves the value it had, so nothing needs to be rolled back.
+:class:`PlayerGame` is what the server knows of one player's game. It is never changed: a command proposes
+its result (:class:`Proposal`: the next value, what to write, the reply); the adapter writes it to Redis and,
+once stored, adopts ``proposal.next``. A failed or refused write leaves the old value: nothing to roll back.
 
-Every function here is pure: ``now_ms`` is an argument (ms since the epoch on the server's clock). The values
-are frozen :class:`msgspec.Struct` types: immutable like frozen dataclasses, and made in a fraction of their
-time (a command makes several, on every move's path).
+Pure: ``now_ms`` is an argument, in ms since the epoch on the server's clock. The values are frozen
+:class:`msgspec.Struct` types, which are cheap to make on every move's path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from enum import Enum
+from enum import Enum, StrEnum
 from itertools import islice
 
 import msgspec
@@ -31,9 +27,28 @@ from ..engine.view import redact
 from ..views import legal_message, position_frame, view_message
 from .errors import ServiceError
 
-PLAYING = "playing"
-ENDED = ("won", "resigned", "dead", "timeout")
-"""How a player's game ends (player record ``status``); ``lobby`` before the start, ``playing`` during it."""
+
+class PlayerStatus(StrEnum):
+    """A player's status (player record ``status``): ``lobby`` before the start, ``playing``, then how the
+    game ended."""
+
+    LOBBY = "lobby"
+    PLAYING = "playing"
+    WON = "won"
+    RESIGNED = "resigned"
+    DEAD = "dead"
+    TIMEOUT = "timeout"
+
+
+PLAYING = PlayerStatus.PLAYING
+ENDED = frozenset({PlayerStatus.WON, PlayerStatus.RESIGNED, PlayerStatus.DEAD, PlayerStatus.TIMEOUT})
+"""The statuses of an ended game."""
+
+
+def shown_status(status: PlayerStatus, stuck: bool) -> PlayerStatus:
+    """The status everyone is shown of a game in ``status``: ``dead`` while it plays and is ``stuck`` (the
+    solver found it dead with an undo left), else ``status``."""
+    return PlayerStatus.DEAD if stuck and status == PlayerStatus.PLAYING else status
 
 
 def new_game(deal: str, settings: m.Settings) -> Game:
@@ -52,10 +67,10 @@ def replayed(deal: str, settings: m.Settings, commands: Iterable[tuple[str, int]
 
 
 def needs_dead_check(game: Game, legal: list[LegalMove]) -> bool:
-    """Whether the solver must say if ``game`` is dead (RULES.md section 5): the stock is exhausted, some
-    command is legal (none at all is dead by itself), no card can go up now (that is alive), and every
-    card is face up (a verdict that depended on face-down cards would reveal them). ``legal``: the game's
-    :meth:`~server.engine.Game.legal_moves`, in their order."""
+    """Whether the solver must say if ``game`` is dead (RULES.md section 5). ``legal`` is the game's
+    :meth:`~server.engine.Game.legal_moves`, in their order. True when the stock is exhausted, some command
+    is legal, no card can go up now, and every card is face up: a verdict on face-down cards would reveal
+    them."""
     if not legal or not stock_exhausted(game.position, game.variant) or any(game.position.hidden):
         return False
     # ``legal`` is Game.legal_moves' list, in rules.legal_moves' order: the moves to a foundation come first, so
@@ -66,13 +81,12 @@ def needs_dead_check(game: Game, legal: list[LegalMove]) -> bool:
 
 
 def is_retry(seq: int, last: int, sequence: str) -> bool:
-    """Check a frame's ``seq`` against ``last``, the last number accepted in its sequence (``sequence`` names it
-    for the message: ``"play or resign"``, or ``"hint"``; each sequence counts 1, 2, 3, ... with no gap).
+    """Check a frame's ``seq`` against ``last``, the last number accepted in its sequence; ``sequence`` names
+    the sequence for the message (``"play or resign"`` or ``"hint"``). Each sequence counts 1, 2, 3, ...
 
-    Returns True for a retry (``seq <= last``: that frame was accepted, so it is acknowledged again and never
-    applied twice) and False for the next frame (``seq == last + 1``). Raises :class:`ServiceError`
-    ``malformed`` for ``seq < 1`` and ``seq_gap`` for ``seq > last + 1`` (a number was skipped: the frame is
-    not applied, does not use up its number, and the message names the one expected).
+    Returns True for a retry, ``seq <= last``: it is acknowledged again, never applied twice. Returns False
+    for the next frame, ``seq == last + 1``. Raises :class:`ServiceError` ``malformed`` for ``seq < 1`` and
+    ``seq_gap`` for ``seq > last + 1``: that frame is not applied and does not use up its number.
     """
     if seq < 1:
         raise ServiceError("malformed", "seq numbers a player's commands from 1")
@@ -113,10 +127,8 @@ class MatchGone(ServiceError):
 class MoveLog:
     """A player's move log as Redis holds it: ``(command, ms from the start)`` per accepted ``play``; immutable.
 
-    :meth:`appended` makes the log with one entry more in constant time (amortized): the logs made from one
-    another share one list, each seeing only its first ``len(log)`` entries, so a log that is never adopted
-    (its command was not stored) costs nothing and changes no other; the next log made from an older one
-    copies the shared part first.
+    :meth:`appended` takes amortized constant time: logs made from one another share one list, each seeing
+    its first ``len(log)`` entries. A log made from an older one copies the shared part first.
     """
 
     __slots__ = ("_entries", "_length")
@@ -180,7 +192,7 @@ class Stored(msgspec.Struct, frozen=True):
     undos: int
     hints: int
     foundation: int
-    status: str
+    status: PlayerStatus
     time_ms: int
     last_found_ms: int
 
@@ -197,8 +209,8 @@ class FollowUp(Enum):
     END_MATCH_IF_LAST = "end_match_if_last"
     """The player's game ended: when no game plays any more (the store's count), the results."""
     END_DEAD = "end_dead"
-    """No command at all is legal, undo included: the game is dead by RULES.md section 5, decided from what the
-    player sees (so it reveals nothing): it ends now (:meth:`PlayerGame.propose_dead_end`)."""
+    """No command at all is legal, undo included: the game is dead by RULES.md section 5, and that reveals
+    nothing; the adapter ends it (:meth:`PlayerGame.propose_dead_end`)."""
     CHECK_DEAD = "check_dead"
     """The stock is exhausted and no card can go up: the solver is asked, in a worker, whether it is dead."""
 
@@ -225,7 +237,7 @@ class HintWrite(msgspec.Struct, frozen=True):
 class EndWrite(msgspec.Struct, frozen=True):
     """End the player's game as ``status`` at ``time_ms`` (store ``END_PLAYER``), announcing ``event``."""
 
-    status: str
+    status: PlayerStatus
     time_ms: int
     event: m.Finished
 
@@ -264,22 +276,22 @@ class Reply(msgspec.Struct, frozen=True):
 
 
 class PlayerGame(msgspec.Struct, frozen=True):
-    """One player's game as the server knows it; never changed (a command proposes the next value).
+    """One player's game as the server knows it; never changed: a command proposes the next value.
 
-    ``game`` is the engine's game and is never played on once it is in a value (proposals play on a copy).
-    ``status``: ``lobby``, ``playing`` or how it ended; ``last_seq``: the last ``play``/``resign`` number
-    accepted; ``commands``: the move log as Redis holds it, ``(command, ms from the start)`` per accepted
-    ``play``, so ``commands[seq - 1]`` is the command of ``seq`` (a ``resign`` is the one seq after them);
-    ``hints``: hints answered, which is the last ``hint`` number accepted, ``last_hint`` the answer to it;
-    ``last_found_ms``: when a card last went up; ``start_at_ms``/``deadline_ms``: the match's instants (ms
-    since the epoch; deadline 0: none); ``hints_allowed`` and ``open_boards`` from the match's settings;
-    ``stuck``: the solver found the game dead while an undo is left (it still plays, but every frame about it
-    says ``dead`` until the player's next accepted command: :attr:`shown_status`).
+    - ``game``: the engine's game, never played on once in a value; proposals play on a copy.
+    - ``status``: a :class:`PlayerStatus`.
+    - ``last_seq``: the last ``play``/``resign`` number accepted.
+    - ``commands``: the move log; ``commands[seq - 1]`` is the command of ``seq``, a ``resign`` the seq after.
+    - ``hints``: hints answered, which is the last ``hint`` number accepted; ``last_hint``: the answer to it.
+    - ``last_found_ms``: ms from the start when a card last went up.
+    - ``start_at_ms``, ``deadline_ms``: the match's instants, in ms since the epoch; deadline 0: none.
+    - ``hints_allowed``, ``open_boards``: from the match's settings.
+    - ``stuck``: dead with an undo left; the game goes on, shown ``dead`` (:attr:`shown_status`).
     """
 
     name: str
     game: Game
-    status: str
+    status: PlayerStatus
     last_seq: int
     commands: MoveLog
     start_at_ms: int
@@ -293,20 +305,20 @@ class PlayerGame(msgspec.Struct, frozen=True):
 
     @classmethod
     def restored(cls, name: str, deal: str, settings: m.Settings, commands: list[tuple[str, int]],
-                 status: str, seq: int, start_at_ms: int, deadline_ms: int, hints: int = 0, last_hint: str = "",
+                 status: PlayerStatus, seq: int, start_at_ms: int, deadline_ms: int, hints: int = 0, last_hint: str = "",
                  last_found_ms: int = 0, stuck: bool = False) -> PlayerGame:
         """The player's game as Redis holds it: the match's ``deal`` and ``settings`` replayed with the move log
         ``commands``, and the player record's ``status``, ``seq``, ``hints``, ``last_hint``, ``last_found_ms``,
         ``stuck``."""
-        return cls(name, replayed(deal, settings, commands), status, seq, MoveLog(commands), start_at_ms, deadline_ms,
+        return cls(name, replayed(deal, settings, commands), PlayerStatus(status), seq, MoveLog(commands), start_at_ms, deadline_ms,
                    hints, last_hint, last_found_ms, settings.hints, settings.open_boards, stuck)
 
     # ------------------------------------------------------------ answers
 
     @property
-    def shown_status(self) -> str:
-        """The status every frame about this game gives: ``dead`` while :attr:`stuck`, else :attr:`status`."""
-        return "dead" if self.stuck and self.status == PLAYING else self.status
+    def shown_status(self) -> PlayerStatus:
+        """The status every frame about this game gives (:func:`shown_status`)."""
+        return shown_status(self.status, self.stuck)
 
     def time_ms(self, now_ms: int) -> int:
         """Ms from the start to ``now_ms`` (0 before the start)."""
@@ -346,9 +358,10 @@ class PlayerGame(msgspec.Struct, frozen=True):
         return m.Position(seq, command, view_message(then.position), [], then.moves, then.undos,
                           then.position.foundation_cards, PLAYING, time_ms)
 
-    def ended(self, status: str) -> PlayerGame:
-        """This game as the server ended it (``timeout``, ``dead``: an ``ended`` event of the match's stream)."""
-        return msgspec.structs.replace(self, status=status)
+    def ended(self, status: PlayerStatus | str) -> PlayerGame:
+        """This game as the server ended it, ``timeout`` or ``dead``, read from an ``ended`` event of the match's
+        stream. Raises ``ValueError`` for a ``status`` that is no :class:`PlayerStatus`."""
+        return msgspec.structs.replace(self, status=PlayerStatus(status))
 
     # ------------------------------------------------------------ proposals
 
@@ -358,9 +371,9 @@ class PlayerGame(msgspec.Struct, frozen=True):
 
     def propose_play(self, seq: int, command: str, now_ms: int) -> Proposal | Reply:
         """Command ``seq`` (notation ``command``) at ``now_ms``: a :class:`Proposal` to store it, or a
-        :class:`Reply` (a retry acknowledged again; ``rejected`` for a malformed or illegal command: nothing
-        changes and ``seq`` is not used up). Raises :class:`ServiceError` ``malformed`` / ``seq_gap``
-        (:func:`is_retry`) and ``game_over`` (the time limit is over, or the game has ended)."""
+        :class:`Reply`: a retry acknowledged again, or ``rejected`` for a malformed or illegal command, which
+        does not use up ``seq``. Raises :class:`ServiceError` as :func:`is_retry`, and ``game_over`` once the
+        time limit is over or the game has ended."""
         if is_retry(seq, self.last_seq, "play or resign"):  # acknowledged again, never applied twice
             return Reply(self.acknowledged(seq, now_ms))
         if self.deadline_ms and now_ms >= self.deadline_ms:
@@ -378,8 +391,8 @@ class PlayerGame(msgspec.Struct, frozen=True):
         went_up = (game.position.foundations is not self.game.position.foundations
                    and found > self.game.position.foundation_cards)
         last_found_ms = time_ms if went_up else self.last_found_ms
-        status = "won" if outcome.won else PLAYING
-        ends = status == "won"
+        status = PlayerStatus.WON if outcome.won else PLAYING
+        ends = status == PlayerStatus.WON
         events: tuple[m.Progress | m.Finished, ...] = (m.Progress(self.name, game.moves, found, status, time_ms,
                                                                   game.undos),)
         if ends:
@@ -408,9 +421,10 @@ class PlayerGame(msgspec.Struct, frozen=True):
         time_ms = self.time_ms(now_ms)
         game = self.game
         found = game.position.foundation_cards
-        record = Stored(game.moves, game.undos, self.hints, found, "resigned", time_ms, self.last_found_ms)
-        nxt = msgspec.structs.replace(self, status="resigned", last_seq=seq)
-        events = (m.Finished(self.name, "resigned", time_ms, game.moves, found),)
+        resigned = PlayerStatus.RESIGNED
+        record = Stored(game.moves, game.undos, self.hints, found, resigned, time_ms, self.last_found_ms)
+        nxt = msgspec.structs.replace(self, status=resigned, last_seq=seq)
+        events = (m.Finished(self.name, resigned.value, time_ms, game.moves, found),)
         return Proposal(nxt, Commit(seq, "", record, True, events), encode(nxt.position(seq, "resign", time_ms)),
                         FollowUp.END_MATCH_IF_LAST)
 
@@ -428,11 +442,9 @@ class PlayerGame(msgspec.Struct, frozen=True):
         return Proposal(nxt, HintWrite(nxt.hints, suggestion), encode(m.Suggestion(seq, suggestion, nxt.hints)))
 
     def propose_dead_end(self, moves: int, now_ms: int) -> Proposal | None:
-        """The solver (or the empty legal list) found the game dead at ``moves`` moves: with an undo left the
-        player is stuck (:class:`StuckWrite`: a ``progress`` with status ``dead`` to everyone, the reply a
-        ``position`` with status ``dead``; the game goes on); with none the game ends as ``dead``
-        (:class:`EndWrite`). ``None`` when the player moved on meanwhile, the game has ended, or it is marked
-        stuck already."""
+        """The game is dead at ``moves`` moves. With an undo left, a :class:`StuckWrite`: the player is stuck,
+        everyone sees status ``dead``, the game goes on. With none, an :class:`EndWrite`: the game ends as
+        ``dead``. ``None`` when the player moved on, the game has ended, or it is marked stuck already."""
         game = self.game
         if game.moves != moves or self.status != PLAYING or self.stuck:
             return None
@@ -440,14 +452,15 @@ class PlayerGame(msgspec.Struct, frozen=True):
         found = game.position.foundation_cards
         if game.undo_refusal() is None:
             stuck = msgspec.structs.replace(self, stuck=True)
-            event = m.Progress(self.name, game.moves, found, "dead", time_ms, game.undos)
+            event = m.Progress(self.name, game.moves, found, PlayerStatus.DEAD.value, time_ms, game.undos)
             return Proposal(stuck, StuckWrite(self.last_seq, event), encode(stuck.position(self.last_seq, "", time_ms)))
-        nxt = msgspec.structs.replace(self, status="dead")
-        return Proposal(nxt, EndWrite("dead", time_ms, m.Finished(self.name, "dead", time_ms, game.moves, found)),
+        dead = PlayerStatus.DEAD
+        nxt = msgspec.structs.replace(self, status=dead)
+        return Proposal(nxt, EndWrite(dead, time_ms, m.Finished(self.name, dead.value, time_ms, game.moves, found)),
                         encode(nxt.position(self.last_seq, "", time_ms)), FollowUp.END_MATCH_IF_LAST)
 
 
-def _after_play(game: Game, status: str, legal: list[LegalMove]) -> FollowUp:
+def _after_play(game: Game, status: PlayerStatus, legal: list[LegalMove]) -> FollowUp:
     """What follows a stored ``play``: the results when it won the last game, a dead game's end or check when
     the stock is exhausted (RULES.md section 5)."""
     if status != PLAYING:

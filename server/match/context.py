@@ -1,14 +1,10 @@
 """The match service as its parts see it: what :mod:`server.match` and :mod:`server.rounds` use of it.
 
-Each part (creation, public, lobby, playing, ending, timers, daily link, rounds) is given the service it
-belongs to as a :class:`MatchContext`, which :class:`server.matches.MatchService` satisfies. The parts build
-on this interface and the service builds on the parts, never the other way round. What one part calls of
-another is the small protocol of that part here (:class:`LobbySteps`, ...), so a part needs no other
-part's module to be typed.
-
-The daily challenge's side of its seam with matches (:class:`DailyHooks`, the day and the move log) is here
-too: the service holds it (:attr:`MatchContext.daily`) for the parts that tell the daily challenge of an
-attempt's start and end; :mod:`server.match.daily_link` is the rest of that seam.
+Each part (creation, public, lobby, playing, ending, timers, effects, daily link, rounds) is given its
+service as a :class:`MatchContext`, which :class:`server.matches.MatchService` satisfies. What one part calls
+of another is that part's small protocol here (:class:`LobbySteps`, ...), so no part imports another's module
+to be typed. :class:`DailyHooks` is the daily challenge's side of its seam with matches
+(:mod:`server.match.daily_link` is the rest).
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from typing import Any, Protocol
 
 from protocol import messages as m
 
-from ..core.lifecycle import Transition, Wait
+from ..core.lifecycle import Wait
 from ..hub import Hub
 from ..metrics import Metrics
 from ..ranking import Standing
@@ -29,6 +25,7 @@ from ..settings import Settings
 from ..store import MatchMeta, Store
 from .clock import Clock
 from .session import Session
+from .step import Step
 
 Day = tuple[str, str]
 """A daily challenge's ``(date, variant)``."""
@@ -48,6 +45,16 @@ class DailyHooks(Protocol):
         may be told again: idempotent)."""
 
 
+class EffectsSteps(Protocol):
+    """What the other parts call of :class:`server.match.effects.Effects`, the lifecycle table's dispatcher."""
+
+    async def run(self, step: Step) -> bool:
+        """Carry out the effects of ``step``'s row in order; whether its store script wrote the change."""
+
+    async def close(self, code: str, message: str, keep_s: int) -> bool:
+        """Close match ``code`` if it never started; its players hear ``closed`` with ``message``."""
+
+
 class CreationSteps(Protocol):
     """What the other parts call of :class:`server.match.creation.Creation`."""
 
@@ -59,8 +66,11 @@ class CreationSteps(Protocol):
 class LobbySteps(Protocol):
     """What the other parts call of :class:`server.match.lobby.Lobby`."""
 
-    async def carry_out(self, code: str, transition: Transition) -> None:
-        """The lobby's effects of ``transition`` of match ``code`` (publish the lobby, the start check)."""
+    async def take_seat(self, step: Step) -> bool:
+        """The ``JOIN`` script of ``step``: the player is in and told ``joined``; raises the join's refusals."""
+
+    async def mark_ready(self, step: Step) -> bool:
+        """The ``READY`` script of ``step``: the player is ready; raises the ready's refusals."""
 
     async def start_if_all_ready(self, code: str) -> None:
         """The start check of match ``code``: the countdown starts when every expected player is in and ready."""
@@ -72,12 +82,18 @@ class PlayingSteps(Protocol):
     async def open_game(self, session: Session, meta: MatchMeta) -> None:
         """Rebuild the player's game of ``session`` from the deal of ``meta`` and the move log; send ``started``."""
 
+    async def resign(self, session: Session, seq: int | None = None) -> None:
+        """End the game of ``session``'s player as ``resigned`` (``seq`` None: the next number)."""
+
 
 class EndingSteps(Protocol):
     """What the other parts call of :class:`server.match.ending.Ending`."""
 
     async def arm_finalize(self, code: str) -> None:
         """Set the ``finalize`` timer of match ``code`` before a command that may end a player's game."""
+
+    async def finalize(self, code: str) -> None:
+        """Rank, reveal the seed and publish the results of match ``code`` (once)."""
 
     async def finalize_if_ended(self, code: str) -> bool:
         """Finalize match ``code`` if none of its players still plays; False (nothing done) while one does."""
@@ -148,6 +164,10 @@ class MatchContext(Protocol):
     @property
     def ending(self) -> EndingSteps:
         """The ending part (:mod:`server.match.ending`)."""
+
+    @property
+    def effects(self) -> EffectsSteps:
+        """The lifecycle table's dispatcher (:mod:`server.match.effects`)."""
 
     @property
     def rounds(self) -> RoundsSteps:

@@ -14,12 +14,13 @@ from protocol.codes import new_code
 from protocol.errors import NotationError
 
 from ..core.errors import ServiceError
-from ..core.lifecycle import TABLE, Event, State, TimerKind, decide
+from ..core.lifecycle import Event, State, TimerKind, Transition, decide
 from ..dealpool import check_host_deal
 from ..engine import Position, Variant, find_variant, format_position, parse_position
 from ..engine.deal import deal as deal_of
 from ..scheduler import QueueFull
 from ..store import token_hash
+from .step import Step
 
 if TYPE_CHECKING:
     from .context import MatchContext
@@ -55,16 +56,13 @@ class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 def commitment(seed: str, nonce: str) -> str:
-    """SHA-256 (hex) of ``nonce + seed``, published at creation; both are revealed at the end.
-
-    The random ``nonce`` (32 hex digits) keeps a guessable seed (a game
-    number the host picked) from being found by hashing guesses.
-    """
+    """SHA-256 (hex) of ``nonce + seed``, published at creation; both are revealed at the end. The random
+    ``nonce`` keeps a guessable seed, such as a game number, from being found by hashing guesses."""
     return hashlib.sha256((nonce + seed).encode("utf-8")).hexdigest()
 
 
 def checked(request: CreateMatch, max_players: int) -> tuple[Variant, Position | None]:
-    """The variant of ``request`` and the position it deals (``None``: a seed, or the pool's deal).
+    """The variant of ``request`` and the position it deals; ``None`` for a seed or the pool's deal.
 
     Raises :class:`ServiceError` ``malformed`` for an unknown variant, an undo policy other than
     :data:`UNDO_POLICIES`, a player count outside ``1..max_players``, a time limit outside 0..86400 s, a seed
@@ -112,11 +110,10 @@ class Creation:
         self.store = service.store
 
     async def create(self, request: CreateMatch, address: str = "?") -> dict[str, Any]:
-        """Create a match for the client at ``address``; returns its code, the host token, the seed's
-        commitment and its state (``lobby``, or ``preparing`` while its solvable deal is awaited). Raises
-        :class:`ServiceError` as :func:`checked`, ``internal`` for a match code that is taken (nothing is made:
-        create it again), and ``rate_limited`` when ``address`` has its bound of own deals waiting for the
-        solver already (:data:`server.scheduler.WAITING_PER_ADDRESS`)."""
+        """Create a match for the client at ``address``: ``{code, host_token, commitment, state}``, the state
+        ``lobby`` or, while its solvable deal is awaited, ``preparing``. Raises :class:`ServiceError` as
+        :func:`checked`; ``internal`` for a match code that is taken; ``rate_limited`` when ``address`` has
+        :data:`server.scheduler.WAITING_PER_ADDRESS` deals waiting for the solver."""
         service = self.service
         variant, position = checked(request, service.settings.max_players)
         code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
@@ -168,12 +165,11 @@ class Creation:
         return created | proof if proof else created
 
     async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
-        """The deal of a new match (or round) no one chose: ``(seed, solution, pool_item)``.
+        """The deal of a new match or round no one chose: ``(seed, solution, pool_item)``.
 
-        Solvable-only: the pool's next deal of ``variant`` (its seed, its proof as JSON text of the
-        command list, and the pool item to push back should the match not be created), or
-        ``(None, "", None)`` when the pool is empty: the match is then ``preparing`` until
-        :meth:`prepare` finds one. Otherwise a random seed of 128 bits, with no proof.
+        ``solvable_only``: the pool's next deal of ``variant``, its proof as JSON text of the commands, and the
+        pool item to push back if the match is not made; ``(None, "", None)`` when the pool is empty.
+        Otherwise a random seed of 128 bits and no proof.
         """
         if not solvable_only:
             return secrets.token_hex(16), "", None
@@ -184,13 +180,11 @@ class Creation:
         return seed, json.dumps(moves), item
 
     async def prepare(self, code: str) -> bool:
-        """The ``prepare`` timer: give a preparing match a solvable deal from the pool and open its lobby.
-
-        Runs as a timer (so another process takes over if this one dies); returns False when the pool is
-        empty (the timer is tried again), True when done (or the match has moved on).
-        """
+        """The ``prepare`` timer: a preparing match's solvable deal from the pool, then the ``deal_found`` row.
+        False when the pool is empty (the timer is tried again); True when done or the match moved on."""
         meta = await self.store.meta(code)
-        if meta is None or decide(State(meta.state), Event.DEAL_FOUND) is None:
+        row = None if meta is None else decide(meta.state, Event.DEAL_FOUND)
+        if meta is None or not isinstance(row, Transition):
             return True
         variant = find_variant(meta.settings.variant)
         item = await self.store.pool_pop(variant.name)
@@ -199,6 +193,5 @@ class Creation:
         seed, moves = msgspec.msgpack.decode(item)
         await self.store.set_meta(code, **dealt_fields(seed, meta.nonce, format_position(deal_of(seed, variant))),
                                   solution=json.dumps(moves))
-        await self.store.transition(code, State.PREPARING, State.LOBBY)
-        await self.service.lobby.carry_out(code, TABLE[(State.PREPARING, Event.DEAL_FOUND)])
+        await self.service.effects.run(Step(code, row, meta=meta))
         return True

@@ -1,11 +1,9 @@
 """The typed seam between matches and the daily challenge (:mod:`server.daily`).
 
-A daily attempt is a one-player match. The daily challenge asks the match service for what it needs through
-:class:`DailyMatches` (made by :class:`DailyLink`): a new attempt's match, whether an attempt is still open,
-a player token, the close of an attempt that never started, an ended attempt's standings and move logs. The
-match service tells the daily challenge of an attempt's start and end through :class:`DailyHooks` (which
-:class:`server.daily.DailyService` is; it and the day and move-log types are declared in :mod:`server.match.context`,
-which the parts that tell the daily challenge build on). Neither reaches into the other's internals or Redis keys.
+A daily attempt is a one-player match. The daily challenge asks the match service through
+:class:`DailyMatches`, which :class:`DailyLink` implements. The match service tells the daily challenge of an
+attempt's start and end through :class:`DailyHooks`, declared in :mod:`server.match.context`. Neither reaches
+into the other's internals or Redis keys.
 """
 
 from __future__ import annotations
@@ -17,10 +15,10 @@ from contextvars import Context
 from typing import Any, Protocol, TypeVar
 
 from protocol import messages as m
-from protocol.codec import encode
 from protocol.codes import new_code
 
 from ..core.lifecycle import State
+from ..core.player import PlayerStatus
 from ..hub import Hub
 from ..ranking import Standing
 from ..scheduler import DAILY
@@ -120,7 +118,7 @@ class DailyLink:
         meta = await self.store.meta(code)
         player = await self.store.player(code, name)
         return meta is not None and player is not None and meta.state != State.FINISHED \
-            and player.status in ("lobby", "playing")
+            and player.status in (PlayerStatus.LOBBY, PlayerStatus.PLAYING)
 
     async def issue_token(self, code: str, name: str) -> str:
         token = secrets.token_urlsafe(24)
@@ -129,10 +127,10 @@ class DailyLink:
 
     async def attempt_state(self, code: str) -> State | None:
         meta = await self.store.meta(code)
-        return None if meta is None else State(meta.state)
+        return None if meta is None else meta.state
 
     async def close_unstarted(self, code: str, message: str) -> bool:
-        return await self.store.close_unstarted(code, encode(m.Error("closed", message)), self.store.retention_s)
+        return await self._service.effects.close(code, message, self.store.retention_s)
 
     async def ended_attempt(self, code: str) -> list[tuple[Standing, Log]]:
         return [(standing(p), await self.store.log(code, p.name)) for p in await self.store.players(code)]

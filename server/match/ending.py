@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 from protocol import messages as m
 from protocol.codec import encode
 
-from ..core.lifecycle import FINALIZE_GRACE_MS, Event, State, TimerKind, Transition, Wait, decide, state_of
+from ..core.lifecycle import FINALIZE_GRACE_MS, Event, TimerKind, Transition, Wait, decide
+from ..core.player import PlayerStatus
 from ..ranking import Standing, rank
 from ..store import PlayerRecord
+from .step import GameEnd, Step
 
 if TYPE_CHECKING:
     from .context import MatchContext
@@ -29,14 +31,10 @@ class Ending:
         self.store = service.store
 
     async def arm_finalize(self, code: str) -> None:
-        """Set the ``finalize`` timer before writing a command that may end a player's game.
-
-        Written before the commit, not after it: whenever a process dies, once every player has ended
-        there is a timer that makes any process finalize (:meth:`finalize_if_ended`), well before the
-        deadline. A timer that finds a game still playing is dropped, and the next game's end sets it again.
-        (The timer set and the commit cannot be one script: the timers are global keys, a match's keys
-        share its hash tag, and on a Redis Cluster every script touches one slot.)
-        """
+        """Set the ``finalize`` timer of match ``code`` before writing a command that may end a player's game
+        (:attr:`~server.core.lifecycle.Effect.ARM_FINALIZE`), so that whichever process dies, the last game's
+        end is followed by the results (:meth:`finalize_if_ended`). It cannot be one script with the commit:
+        the timers are global keys, and on a Redis Cluster a script touches one slot."""
         await self.store.add_timer(code, TimerKind.FINALIZE, self.service.clock.now_ms() + FINALIZE_GRACE_MS)
 
     async def end_match(self, code: str) -> None:
@@ -49,9 +47,9 @@ class Ending:
         """Finalize a playing match none of whose players is still playing (whoever ended the last game, and
         whether or not its process lived to finalize); False (nothing done) while a game still plays."""
         meta = await self.store.meta(code)
-        if meta is None or decide(state_of(meta.state), Event.ALL_ENDED) is None:
+        if meta is None or decide(meta.state, Event.ALL_ENDED) is None:
             return True
-        if any(p.status == "playing" for p in await self.store.players(code)):
+        if any(p.status == PlayerStatus.PLAYING for p in await self.store.players(code)):
             return False
         await self.finalize(code)
         return True
@@ -60,35 +58,29 @@ class Ending:
         """Every player has ended: rank, reveal the seed, publish the results (once). A daily attempt goes on
         the day's leaderboard first (:meth:`server.match.daily_link.DailyHooks.record`)."""
         meta = await self.store.meta(code)
-        if meta is None or decide(state_of(meta.state), Event.ALL_ENDED) is None:
+        row = None if meta is None else decide(meta.state, Event.ALL_ENDED)
+        if meta is None or not isinstance(row, Transition):
             return
         standings = [standing(p) for p in await self.store.players(code)]
-        day, daily = meta.day, self.service.daily
-        if day is not None and daily is not None:
-            for one in standings:
-                await daily.record(code, day, one, await self.store.log(code, one.name))
         rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation)
                 for r, s in rank(standings)]
         frame = encode(m.Results(code, rows, meta.seed, meta.commitment, meta.nonce))
-        await self.store.store_results(code, frame)
-        if await self.store.transition(code, State.PLAYING, State.FINISHED, frame,
-                                       finished_ms=self.service.clock.now_ms()):
-            await self.store.done_timer(code, TimerKind.DEADLINE)
-            await self.store.expire_match(code)
+        await self.service.effects.run(Step(code, row, meta=meta, frame=frame, standings=standings,
+                                            fields={"finished_ms": self.service.clock.now_ms()}))
 
     async def deadline(self, code: str, now_ms: int) -> Wait | None:
         """The time limit is over: every game still playing ends as ``timeout``, then the results. A
         :class:`~server.core.lifecycle.Wait` (nothing done) while the match is still in its countdown: its
         start timer has not run yet."""
         meta = await self.store.meta(code)
-        step = decide(None if meta is None else State(meta.state), Event.DEADLINE, now_ms)
-        if not isinstance(step, Transition):
-            return step
+        row = decide(None if meta is None else meta.state, Event.DEADLINE, now_ms)
+        if not isinstance(row, Transition):
+            return row
         assert meta is not None
         limit_ms = meta.deadline_ms - meta.start_at_ms
-        for record in await self.store.players(code):
-            if record.status == "playing":
-                frame = encode(m.Finished(record.name, "timeout", limit_ms, record.moves, record.foundation))
-                await self.store.end_player(code, record.name, "timeout", limit_ms, frame)
-        await self.finalize(code)  # every game has ended now, whoever ended it
+        timeout = PlayerStatus.TIMEOUT
+        ends = [GameEnd(p.name, timeout, limit_ms, encode(m.Finished(p.name, timeout.value, limit_ms, p.moves,
+                                                                     p.foundation)))
+                for p in await self.store.players(code) if p.status == PlayerStatus.PLAYING]
+        await self.service.effects.run(Step(code, row, meta=meta, ends=ends))
         return None

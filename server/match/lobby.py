@@ -1,7 +1,7 @@
 """The lobby and the countdown: join, resume (and take over), ready, the host's start, the start check.
 
-Which requests a match takes in which state is the lifecycle table's (:mod:`server.core.lifecycle`); the
-store's scripts (``JOIN``, ``READY``, ``TRANSITION``) check the same states again, atomically.
+Which requests a match takes in which state is the lifecycle table's (:mod:`server.core.lifecycle`); its
+rows are carried out by :mod:`server.match.effects`, and the store's scripts check the same states again.
 """
 
 from __future__ import annotations
@@ -17,24 +17,22 @@ from protocol.codec import encode
 from ..core.errors import ServiceError
 from ..core.lifecycle import (
     TABLE,
-    Effect,
     Event,
     ResumeStep,
     State,
-    TimerKind,
-    Transition,
+    allows,
     countdown,
-    decide,
     refusal,
     require,
     resume_steps,
     should_start,
     state_of,
 )
-from ..core.player import MatchGone, new_game
+from ..core.player import MatchGone, PlayerStatus
 from ..names import name_key, name_problem
 from ..rounds import may_start
 from ..store import MatchMeta, token_hash
+from .step import Step
 
 if TYPE_CHECKING:
     from .context import MatchContext
@@ -49,8 +47,8 @@ def require_joined(session: Session) -> None:
 
 def join_refusal(status: str, code: str, name: str, meta: MatchMeta) -> ServiceError:
     """The error of a ``JOIN`` the store refused with ``status``: ``no_match``, ``closed``, ``name_taken``,
-    ``match_full`` or ``seats_kept`` (answered ``match_full``, saying why) (``already_started`` needs the state
-    now: see :meth:`Lobby.join`)."""
+    ``match_full``, or ``seats_kept``, answered ``match_full`` saying why. ``already_started`` is
+    :meth:`Lobby.take_seat`'s, which reads the state again."""
     if status in ("no_match", "closed"):
         return refusal(Event.JOIN, state_of(None if status == "no_match" else status), code)
     if status == "name_taken":
@@ -72,14 +70,13 @@ class Lobby:
         self.store = service.store
 
     async def join(self, session: Session, code: str, name: str) -> None:
-        """Join match ``code`` in its lobby as ``name``: ``joined`` (with the new player token) to the session,
-        ``lobby`` to all.
+        """Join match ``code`` in its lobby as ``name``: ``joined`` with the new player token to the session,
+        ``lobby`` to all (the rows ``join`` of :data:`~server.core.lifecycle.TRANSITIONS`).
 
-        Raises :class:`ServiceError`: ``no_match`` (none, or its keys expired: then the message says where
-        its results are; :class:`~server.core.player.MatchGone` for a match this process knows Redis lost,
-        :meth:`~server.match.context.MatchContext.known_lost`: a code Redis has no trace of is otherwise one
-        that never existed, a typo), ``malformed`` (the name), ``already_started`` (the match left its lobby; a
-        finished one says it has ended and where its results are), ``closed``, ``name_taken``, ``match_full``.
+        Raises :class:`ServiceError`: ``no_match``, saying where the results are when they are kept;
+        :class:`~server.core.player.MatchGone` for a match this process knows Redis lost; ``malformed`` for
+        the name; ``already_started``, saying where the results are of a finished match; ``closed``,
+        ``name_taken``, ``match_full``.
         """
         meta = await self.store.meta(code)
         if meta is None:
@@ -90,31 +87,36 @@ class Lobby:
         problem = name_problem(name)  # the daily challenge's rule too (server/names.py)
         if problem is not None:
             raise ServiceError("malformed", problem)
-        token = secrets.token_urlsafe(24)
-        status, _ = await self.store.join(code, name, token_hash(token), meta.settings.players,
+        row = require(meta.state, Event.JOIN, code)
+        step = Step(code, row, meta=meta, session=session, name=name, token=secrets.token_urlsafe(24))
+        async with self.service.lobby_lock(code):
+            await self.service.effects.run(step)
+
+    async def take_seat(self, step: Step) -> bool:
+        """The ``JOIN`` script of ``step`` (:attr:`~server.core.lifecycle.Effect.TAKE_SEAT`): the player is in,
+        its session attached and told ``joined``. Raises the refusals :meth:`join` lists."""
+        code, name, meta, session = step.code, step.name, step.meta, step.session
+        assert meta is not None and session is not None
+        status, _ = await self.store.join(code, name, token_hash(step.token), meta.settings.players,
                                           self.service.clock.now_ms(), name_key(name))
         if status == "already_started":
             now = await self.store.meta(code)  # it may have ended since it was read above
-            raise refusal(Event.JOIN, state_of((now or meta).state), code)
+            raise refusal(Event.JOIN, (now or meta).state, code)
         if status == "no_match" and await self.store.lost(code):  # its meta was there a moment ago
             raise MatchGone(code)
         if status != "ok":
             raise join_refusal(status, code, name, meta)
         await self.service.attach(session, code, name, 0)
-        session.push(encode(m.Joined(code, name, token)))
-        async with self.service.lobby_lock(code):
-            await self.carry_out(code, TABLE[(State.LOBBY, Event.JOIN)])  # the script took it: in the lobby
+        session.push(encode(m.Joined(code, name, step.token)))
+        return True
 
     async def resume(self, session: Session, code: str, token: str) -> None:
-        """Resume match ``code`` as the player whose token is ``token``: ``joined`` (a new token), the lobby, and
-        the game and results as far as they go (:func:`server.core.lifecycle.resume_steps`). A session in an
-        ended match (the caller allows that only for the next round its ``rematch`` answered) leaves it once
-        the token is accepted.
+        """Resume match ``code`` as the player whose token is ``token``: ``joined`` with a new token, the lobby,
+        then what :func:`server.core.lifecycle.resume_steps` lists. A session in an ended match, resuming its
+        next round, leaves the ended one once the token is accepted.
 
-        Raises :class:`ServiceError` ``bad_token`` (no player of that match has it; nothing changes), and
-        :class:`~server.core.player.MatchGone` for a match this process found Redis lost
-        (:meth:`~server.match.context.MatchContext.known_lost`): Redis cannot tell a lost match from a code that
-        never existed, which is answered as any match the token is not of.
+        Raises :class:`ServiceError` ``bad_token`` when no player of the match has the token, and
+        :class:`~server.core.player.MatchGone` for a match this process knows Redis lost.
         """
         service = self.service
         new_token = secrets.token_urlsafe(24)
@@ -133,7 +135,7 @@ class Lobby:
         assert record is not None and meta is not None
         session.last_seq = record.seq
         session.push(encode(await service.lobby_message(code)))
-        for step in resume_steps(State(meta.state), bool(meta.daily)):
+        for step in resume_steps(meta.state, bool(meta.daily)):
             await self._resume_step(session, step, meta)
 
     async def _resume_step(self, session: Session, step: ResumeStep, meta: MatchMeta) -> None:
@@ -154,7 +156,7 @@ class Lobby:
                 if other.name != session.name:
                     session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.shown_status,
                                                    other.time_ms, other.undos)))
-            if meta.state == State.PLAYING and not any(p.status == "playing" for p in players):
+            if meta.state == State.PLAYING and not any(p.status == PlayerStatus.PLAYING for p in players):
                 await self.service.finalize(code)  # every game ended, and no process finalized: the results now
         elif step is ResumeStep.RESULTS:
             results = await self.store.results(code)
@@ -162,10 +164,8 @@ class Lobby:
                 session.push(results)
 
     async def _lobby_meta(self, code: str, event: Event) -> MatchMeta:
-        """The meta of the connection's match ``code``; raises :class:`~server.core.player.MatchGone` when Redis
-        lost it (the connection joined it, so it existed), :class:`ServiceError` ``no_match`` once its keys have
-        expired (its results kept) and ``closed`` for a match closed unstarted (``FTR_LOBBY_TIMEOUT_S``), as the
-        lifecycle refuses ``event`` there."""
+        """The meta of the connection's match ``code``. Raises :class:`~server.core.player.MatchGone` when Redis
+        lost it, and as the lifecycle refuses ``event``: ``no_match`` once its keys expired, ``closed``."""
         meta = await self.store.meta(code)
         if meta is None and await self.store.lost(code):
             raise MatchGone()
@@ -182,34 +182,32 @@ class Lobby:
         require_joined(session)
         code = session.code
         meta = await self._lobby_meta(code, Event.READY)
-        require(State(meta.state), Event.READY, code)
+        row = require(meta.state, Event.READY, code)
         async with self.service.lobby_lock(code):  # the lobby frame and the start decision in one order
-            state = await self.store.set_ready(code, session.name)  # not once the countdown has begun
-            if not state and await self.store.lost(code):  # lost since its meta was read
-                raise MatchGone()
-            # It left its lobby meanwhile: refused as the lifecycle refuses a ready there.
-            await self.carry_out(code, require(state_of(state or None), Event.READY, code))
+            await self.service.effects.run(Step(code, row, meta=meta, session=session))
+
+    async def mark_ready(self, step: Step) -> bool:
+        """The ``READY`` script of ``step`` (:attr:`~server.core.lifecycle.Effect.MARK_READY`), written only while
+        the match is in its lobby. Raises the refusals :meth:`ready` lists."""
+        code, session = step.code, step.session
+        assert session is not None
+        state = await self.store.set_ready(code, session.name)
+        if not state and await self.store.lost(code):  # lost since its meta was read
+            raise MatchGone()
+        # It left its lobby meanwhile: refused as the lifecycle refuses a ready there.
+        require(state_of(state or None), Event.READY, code)
+        return True
 
     async def host_start(self, session: Session, host_token: str) -> None:
-        """The host starts the countdown with the host token. Raises :class:`ServiceError` ``not_host`` (wrong
-        token), ``not_started`` (the deal is still being prepared), ``already_started``, ``closed``."""
+        """The host starts the countdown with the host token. Raises :class:`ServiceError` ``not_host`` for a
+        wrong token, ``not_started`` while the deal is prepared, ``already_started``, ``closed``."""
         require_joined(session)
         meta = await self._lobby_meta(session.code, Event.HOST_START)
         if not secrets.compare_digest(meta.host, token_hash(host_token)):
             raise ServiceError("not_host", "only the host may start the match (wrong host token)")
-        require(State(meta.state), Event.HOST_START, session.code)
+        require(meta.state, Event.HOST_START, session.code)
         async with self.service.lobby_lock(session.code):
-            await self.start_countdown(session.code)
-
-    async def carry_out(self, code: str, transition: Transition) -> None:
-        """The lobby's effects of ``transition`` (:data:`server.core.lifecycle.TRANSITIONS`), in their order:
-        :attr:`~server.core.lifecycle.Effect.PUBLISH_LOBBY` and :attr:`~server.core.lifecycle.Effect.CHECK_START`
-        (the rest are the store script's, done already, or another transition's)."""
-        for effect in transition.effects:
-            if effect is Effect.PUBLISH_LOBBY:
-                await self.service.publish_lobby(code)
-            elif effect is Effect.CHECK_START:
-                await self.start_if_all_ready(code)
+            await self.start_countdown(session.code, Event.HOST_START)
 
     async def start_if_all_ready(self, code: str) -> None:
         """The start check (:func:`server.core.lifecycle.should_start`): the countdown starts when every
@@ -217,33 +215,23 @@ class Lobby:
         meta = await self.store.meta(code)
         assert meta is not None
         players = await self.store.players(code)
-        if should_start(state_of(meta.state), [p.ready for p in players], meta.settings.players,
+        if should_start(meta.state, [p.ready for p in players], meta.settings.players,
                         may_start(meta, [p.name for p in players])):
             await self.start_countdown(code)
 
-    async def start_countdown(self, code: str) -> None:
-        """Move a match from ``lobby`` to ``countdown`` (once; a concurrent call changes nothing): the deal comes
-        ``FTR_COUNTDOWN_S`` seconds later by the ``start`` timer, the time limit by the ``deadline`` timer. A
-        daily attempt (meta ``deadline_at_ms``) starts at once and ends with its UTC day; after that day nothing
-        happens (the daily service closes it). Raises what redis-py raises when Redis fails."""
+    async def start_countdown(self, code: str, event: Event = Event.ALL_READY) -> None:
+        """Move a match from ``lobby`` to ``countdown`` by ``event`` (``all_ready`` or ``host_start``), once:
+        the plan is :func:`server.core.lifecycle.countdown`'s. Nothing happens once the match left its lobby,
+        or for a daily attempt after its day. Raises what redis-py raises."""
         meta = await self.store.meta(code)
         assert meta is not None
         settings = meta.settings
         plan = countdown(self.service.clock.now_ms(), 0.0 if meta.deadline_at_ms else self.service.settings.countdown_s,
                          settings.time_limit_s, self.service.settings.untimed_limit_s, meta.deadline_at_ms)
-        if plan is None or decide(state_of(meta.state), Event.ALL_READY) is None:
+        if plan is None or not allows(meta.state, event):
             return  # the day is over (the daily service closes the attempt), or the match left its lobby
-        # Timers first, then the transition: a process dying in between leaves a timer that finds the match
-        # still in the lobby (harmless), never a countdown without a timer. A timer of a losing concurrent
-        # call is put right when it fires (server.core.lifecycle.fired_early).
-        await self.store.add_timer(code, TimerKind.START, plan.start_at_ms)
-        if plan.deadline_ms:
-            await self.store.add_timer(code, TimerKind.DEADLINE, plan.deadline_ms)
-        moved = await self.store.transition(code, State.LOBBY, State.COUNTDOWN,
-                                            encode(m.Countdown(plan.start_at_ms, plan.seconds)),
-                                            start_at_ms=plan.start_at_ms, deadline_ms=plan.deadline_ms)
-        day = meta.day
-        if moved and day is not None and self.service.daily is not None:
-            foundation = new_game(meta.deal, settings).position.foundation_cards
-            for name in await self.store.roster(code):
-                await self.service.daily.started(code, day, name, plan.start_at_ms, foundation)
+        row = TABLE[(meta.state, event)]
+        # A timer of a losing concurrent call is put right when it fires (server.core.lifecycle.fired_early).
+        await self.service.effects.run(Step(code, row, meta=meta, plan=plan,
+                                            frame=encode(m.Countdown(plan.start_at_ms, plan.seconds)),
+                                            fields={"start_at_ms": plan.start_at_ms, "deadline_ms": plan.deadline_ms}))

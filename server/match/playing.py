@@ -1,9 +1,9 @@
 """Playing: ``play``, ``hint``, ``resign``, a dead game's end, and a commit whose answer was lost.
 
-Each command is the core's proposal (:class:`server.core.player.PlayerGame`): this module writes it to Redis
-and, once Redis has stored it, the session adopts the proposed value and sends its reply. A write that
-failed or was refused leaves the session's value as it was (nothing to roll back); when Redis did not
-answer, what it holds is learnt from it (:meth:`Playing.resolve`) before any answer.
+Each command is the core's proposal (:class:`server.core.player.PlayerGame`), written through its row of the
+lifecycle table (:mod:`server.match.effects`). Once Redis stored it, the session adopts the proposed value and
+sends its reply; a failed or refused write leaves the session as it was. When Redis did not answer, what it
+holds is learnt from it (:meth:`Playing.resolve`) before any answer.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from protocol import messages as m
 from protocol.codec import encode
 
 from ..core.errors import ServiceError
+from ..core.lifecycle import TABLE, Event, State
 from ..core.player import (
     REPLACED,
     Commit,
@@ -26,6 +27,7 @@ from ..core.player import (
     HintWrite,
     MatchGone,
     PlayerGame,
+    PlayerStatus,
     Proposal,
     Reply,
     StuckWrite,
@@ -36,6 +38,7 @@ from ..engine import Game
 from ..engine.dead import Verdict, is_dead
 from ..store import MatchKeysGone, MatchMeta
 from .lobby import require_joined
+from .step import GameEnd, Step
 
 if TYPE_CHECKING:
     from .context import MatchContext
@@ -45,6 +48,11 @@ log = logging.getLogger("forty_thieves.matches")
 
 DEAD_CHECK_QUIET_S = 0.25
 """Seconds a player's position must stay unchanged before the solver is asked whether it is dead."""
+
+# A game's writes are rows of a playing match: its state is not read on every move, the scripts check it.
+COMMIT_ROW = TABLE[(State.PLAYING, Event.COMMIT)]
+STUCK_ROW = TABLE[(State.PLAYING, Event.STUCK)]
+GAME_DEAD_ROW = TABLE[(State.PLAYING, Event.GAME_DEAD)]
 
 
 class Stored(Enum):
@@ -69,11 +77,10 @@ class Playing:
     async def play(self, session: Session, seq: int, command: str) -> None:
         """Validate and apply one command; answer ``position`` or ``rejected``.
 
-        When Redis does not answer the commit (a timeout, a lost connection), its outcome is learnt from Redis
-        before any answer (:meth:`resolve`): ``position`` if Redis holds it, an ``internal`` error saying
-        nothing changed if Redis does not and never will, ``unknown_outcome`` if Redis cannot tell in time.
-        Raises :class:`ServiceError` as :meth:`server.core.player.PlayerGame.propose_play` and
-        :meth:`settled` do.
+        When Redis does not answer the commit, its outcome is learnt from Redis first (:meth:`resolve`): the
+        ``position`` if Redis holds it, else an ``internal`` error saying nothing changed, or
+        ``unknown_outcome`` if Redis cannot tell in time. Raises :class:`ServiceError` as
+        :meth:`server.core.player.PlayerGame.propose_play` and :meth:`settled` do.
         """
         require_joined(session)
         async with session.lock:
@@ -90,8 +97,8 @@ class Playing:
             await self._follow_up(session, answer, stored, active)
 
     async def resign(self, session: Session, seq: int | None = None) -> None:
-        """End the player's game as ``resigned`` (numbered like ``play``; a lost commit is resolved as there).
-        ``seq`` None: the next number of the sequence (a ``restart``, which carries none)."""
+        """End the player's game as ``resigned``, numbered like ``play`` and resolved as there when the commit's
+        answer is lost. ``seq`` None: the next number (a ``restart`` carries none)."""
         require_joined(session)
         async with session.lock:
             player = await self.settled(session)
@@ -103,10 +110,10 @@ class Playing:
         await self._follow_up(session, answer, stored, active)
 
     async def hint(self, session: Session, seq: int) -> None:
-        """A suggestion from the player's redacted view only (RULES.md section 8); counted. Hints are numbered
-        on their own: hint n is the player's n-th, so the count kept with the player is the last number
-        accepted, on any connection. Raises ``no_match`` (:class:`~server.core.player.MatchGone`) when Redis
-        lost the player's record."""
+        """Hint ``seq``: a suggestion from the player's redacted view only (RULES.md section 8), counted. Hint n
+        is the player's n-th, on any connection. Raises as
+        :meth:`server.core.player.PlayerGame.propose_hint`, and ``no_match``
+        (:class:`~server.core.player.MatchGone`) when Redis lost the player's record."""
         require_joined(session)
         async with session.lock:
             answer = (await self.settled(session)).propose_hint(seq)
@@ -132,19 +139,17 @@ class Playing:
     # ------------------------------------------------------------ writing a proposal
 
     async def _commit(self, session: Session, proposal: Proposal) -> tuple[Stored, int]:
-        """Write a ``play``/``resign`` proposal (store ``COMMIT``); on success adopt it and send its reply.
-        Returns what became of it and the players still playing (-1 unless it ended a game)."""
+        """Write a ``play``/``resign`` proposal by the ``commit`` row; once stored adopt it and send its reply.
+        Returns what became of it and the count of players still playing, -1 unless it ended a game."""
         write = proposal.write
         assert isinstance(write, Commit)
+        step = Step(session.code, COMMIT_ROW, session=session, write=write)
         try:
-            if write.ends:
-                await self.service.ending.arm_finalize(session.code)
-            result, active = await self.store.commit(
-                session.code, session.name, session.epoch, write.seq, write.entry, write.record.fields(),
-                write.ends, [encode(event) for event in write.events], [encode(board) for board in write.boards])
+            await self.service.effects.run(step)
         except Exception as error:  # noqa: BLE001 - any failure: what was stored is learnt from Redis
             await self._lost_commit(session, write.seq, error)
             return Stored.LOST, -1
+        result, active = step.answer
         if result != "ok":
             await self._refused_commit(session, write.seq, result)
             return Stored.REFUSED, -1
@@ -155,7 +160,7 @@ class Playing:
     async def _follow_up(self, session: Session, proposal: Proposal, stored: Stored, active: int) -> None:
         """What follows a proposal once its lock is released (:class:`server.core.player.FollowUp`)."""
         if stored is Stored.LOST:  # stored, its answer lost: whether it ended the last game is not known here
-            if session.status != "playing":
+            if session.status != PlayerStatus.PLAYING:
                 await self.service.ending.finalize_if_ended(session.code)
             return
         if stored is not Stored.STORED:
@@ -170,9 +175,8 @@ class Playing:
 
     async def _lost_commit(self, session: Session, seq: int, error: Exception) -> None:
         """The commit of ``seq`` got no answer: learn from Redis whether it is stored (:meth:`resolve`), then
-        acknowledge it (``position`` naming the command Redis holds as ``seq``) or raise :class:`ServiceError`
-        ``internal`` (known not stored, and fenced off: nothing changed); ``unknown_outcome`` when Redis
-        cannot tell in time, ``replaced`` when another connection took over."""
+        acknowledge it with the ``position`` of what Redis holds as ``seq``. Raises :class:`ServiceError`
+        ``internal`` when it is not stored and fenced off, and as :meth:`resolve`."""
         log.warning("the commit of %s/%s seq %d got no answer from Redis: asking Redis", session.code, session.name,
                     seq, exc_info=error)
         await self.resolve(session, seq)
@@ -183,14 +187,13 @@ class Playing:
                                        f"send it again")
 
     async def resolve(self, session: Session, seq: int) -> None:
-        """Make the session what Redis holds, after a commit whose answer was lost (``seq``; 0: an earlier one).
+        """Make the session what Redis holds, after the commit of ``seq`` (0: an earlier one) lost its answer.
 
-        One :meth:`Store.fence <server.store.Store.fence>` gives the connection a new epoch, so that the lost
-        commit can no longer land later, and reads the player's record and log; the game is rebuilt from them.
-        Tried for ``FTR_RESOLVE_S`` seconds; then the session stays :attr:`Session.unsure` (the next numbered
-        frame tries again before anything else) and :class:`ServiceError` ``unknown_outcome`` is raised.
-        Raises ``replaced`` when another connection has taken over the player, ``no_match``
-        (:class:`~server.core.player.MatchGone`) when Redis lost the match's keys."""
+        One :meth:`Store.fence <server.store.Store.fence>` gives the connection a new epoch, so the lost commit
+        cannot land later, and reads the player's record and log to rebuild the game. Tried for
+        ``FTR_RESOLVE_S`` seconds. Raises :class:`ServiceError` ``unknown_outcome`` after that, leaving the
+        session :attr:`Session.unsure`; ``replaced`` when another connection took over the player;
+        ``no_match`` (:class:`~server.core.player.MatchGone`) when Redis lost the match's keys."""
         session.unsure = True
         session.fence = session.fence or uuid.uuid4().hex
         try:
@@ -219,9 +222,9 @@ class Playing:
         session.unsure = False
 
     async def _refused_commit(self, session: Session, seq: int, result: str) -> None:
-        """Redis did not store command ``seq`` (COMMIT answered ``result``): the session takes what Redis holds,
-        then a ``dup`` is acknowledged again (``position``); the rest raise :class:`ServiceError`
-        (:func:`server.core.player.commit_refusal`: ``replaced``, ``no_match``, ``seq_gap``, ``game_over``)."""
+        """Redis did not store command ``seq``; ``COMMIT`` answered ``result``. The session takes what Redis
+        holds; a ``dup`` is acknowledged again, the rest raise :func:`server.core.player.commit_refusal`'s
+        :class:`ServiceError`."""
         meta = await self.store.meta(session.code) if result != "gone" else None
         if meta is not None:
             await self._load(session, meta)
@@ -271,13 +274,13 @@ class Playing:
         loop = asyncio.get_running_loop()
         while True:
             player = session.player
-            if player is None or player.status != "playing":
+            if player is None or player.status != PlayerStatus.PLAYING:
                 return
             game, moves = player.game, player.game.moves
             # Wait for a pause: a player who is still moving is not stuck, and one check per pause instead
             # of one per move keeps the worker hand-off (pickling, the pool's manager thread) off the hot path.
             await asyncio.sleep(DEAD_CHECK_QUIET_S)
-            if session.game is not game or session.status != "playing":
+            if session.game is not game or session.status != PlayerStatus.PLAYING:
                 continue
             if not needs_dead_check(game, game.legal_moves()):
                 return
@@ -291,10 +294,8 @@ class Playing:
             await self.end_dead(session, game, moves)
 
     async def end_dead(self, session: Session, game: Game, moves: int) -> None:
-        """The game ``game`` at ``moves`` moves is dead: with an undo left the player is stuck (a ``progress``
-        with status ``dead`` on the match's stream, so every player and spectator sees it, and the player's
-        ``position`` says ``dead``; the next accepted command clears it); with none the player's game ends as
-        ``dead`` (DESIGN.md)."""
+        """The game ``game`` at ``moves`` moves is dead (:meth:`server.core.player.PlayerGame.propose_dead_end`):
+        the ``stuck`` row marks the player stuck while an undo is left, else the ``game_dead`` row ends it."""
         async with session.lock:
             player = session.player
             if player is None or player.game is not game or session.unsure:
@@ -304,17 +305,16 @@ class Playing:
                 return
             write = answer.write
             if isinstance(write, StuckWrite):
-                if await self.store.mark_stuck(session.code, session.name, session.epoch, write.seq,
-                                               encode(write.event)) == "ok":
+                if await self.service.effects.run(Step(session.code, STUCK_ROW, session=session, write=write)):
                     session.adopt(answer.next)
                     session.push(answer.frame)
                 return  # not written: the player moved on, or another connection took over (it checks again)
             assert isinstance(write, EndWrite)
-            await self.service.ending.arm_finalize(session.code)
-            status, active = await self.store.end_player(session.code, session.name, write.status, write.time_ms,
-                                                         encode(write.event))
-            if status != "ok":
+            step = Step(session.code, GAME_DEAD_ROW, session=session,
+                        ends=[GameEnd(session.name, write.status, write.time_ms, encode(write.event))])
+            if not await self.service.effects.run(step):
                 return
+            _, active = step.answer
             session.adopt(answer.next)
             session.push(answer.frame)
         if active == 0:

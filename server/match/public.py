@@ -12,7 +12,7 @@ import msgspec
 from protocol import messages as m
 from protocol.codec import encode
 
-from ..core.lifecycle import LOBBY_STATES, boards_public, reveals, state_of
+from ..core.lifecycle import LOBBY_STATES, boards_public, reveals
 from ..engine import find_variant
 from ..store import MatchMeta, PlayerRecord
 
@@ -25,21 +25,21 @@ LOBBY_EVENT_TRIES = 5
 
 def lobby_frame(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> m.Lobby:
     """The ``lobby`` frame of match ``code`` from its meta and its players (join order)."""
-    return m.Lobby(match=code, state=meta.state,  # type: ignore[arg-type]
+    return m.Lobby(match=code, state=meta.state.value,  # type: ignore[arg-type]
                    players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
                    settings=meta.settings, commitment=meta.commitment)
 
 
 def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> dict[str, Any]:
     """The answer of ``GET /matches/{code}`` without its rounds (see :meth:`PublicView.state`)."""
-    state = state_of(meta.state)
+    state = meta.state
     settings = meta.settings
     result: dict[str, Any] = {
-        "code": code, "state": meta.state, "settings": msgspec.to_builtins(settings),
+        "code": code, "state": state.value, "settings": msgspec.to_builtins(settings),
         "commitment": meta.commitment, "start_at_ms": meta.start_at_ms, "deadline_ms": meta.deadline_ms,
         "boards_public": boards_public(state, settings.open_boards, bool(meta.daily)),
         "cards": find_variant(settings.variant).card_total,
-        "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.shown_status,
+        "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.shown_status.value,
                      "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
     }
     if meta.day is not None:  # a daily attempt: its pages link to the day's leaderboard, and ask for its seed there
@@ -58,11 +58,10 @@ class PublicView:
         self.store = service.store
 
     async def state(self, code: str) -> dict[str, Any] | None:
-        """What anyone may read about a match (never the seed before the end, never a board); ``None``: none.
+        """What anyone may read about match ``code``, never the seed before the end nor a board; ``None``: none.
 
-        ``boards_public``: spectators may see boards now (the host opened them, or the match ended);
-        ``cards``: the variant's card total; the rounds' part from :meth:`server.rounds.Rounds.public`.
-        (The HTTP answer adds the server's clock in the ``X-Server-Time-Ms`` header.)
+        ``boards_public``: spectators may see boards now; ``cards``: the variant's card total; the rounds' part
+        is :meth:`server.rounds.Rounds.public`'s.
         """
         meta = await self.store.meta(code)
         if meta is None:
@@ -80,13 +79,12 @@ class PublicView:
     async def publish_lobby(self, code: str) -> None:
         """Append the lobby as Redis holds it to the match's stream, while the match is in its lobby.
 
-        The frame is written only if nothing it shows changed since it was read (else it is read again, up to
-        :data:`LOBBY_EVENT_TRIES` times; a change that keeps racing publishes its own), and never once the
-        match has left its lobby: on every process the stream's lobby events follow the match's state in
-        Redis, so none contradicts the countdown or a lobby event before it. Raises what redis-py raises."""
+        The frame is written only if nothing it shows changed since it was read, else read again up to
+        :data:`LOBBY_EVENT_TRIES` times, and never once the match has left its lobby: no lobby event
+        contradicts the countdown or an earlier lobby event. Raises what redis-py raises."""
         for _ in range(LOBBY_EVENT_TRIES):
             meta = await self.store.meta(code)
-            if meta is None or state_of(meta.state) not in LOBBY_STATES:
+            if meta is None or meta.state not in LOBBY_STATES:
                 return
             players = await self.store.players(code)
             written = await self.store.add_lobby_event(code, encode(lobby_frame(code, meta, players)), meta.state,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.player import PlayerGame
+from ..core.player import PlayerGame, PlayerStatus
 from ..engine import Game
 
 log = logging.getLogger("forty_thieves.play")
@@ -22,12 +22,9 @@ class Outbox:
     """A socket's outbox: the bounded queue its one writer drains (:func:`server.play._writer`), and how the
     socket is to be closed once what is queued has gone.
 
-    While the writer waits on an empty queue (no send in progress, nothing queued), :meth:`push` sends the
-    frame itself with the socket's send (:meth:`bind_send`), without the hop through the queue to the writer's
-    task: the send runs up to its first wait, which there is none of unless the transport has paused
-    writing (its buffer is full: a client that does not read). Then the unfinished send is queued first
-    and the writer finishes it before anything else, so there is still one send at a time, in order, and
-    the queue's bound still holds what waits behind a slow reader.
+    While the writer is idle, :meth:`push` runs the socket's send itself (:meth:`bind_send`) up to its first
+    wait. A send that has to wait, behind a client that does not read, is queued first for the writer to
+    finish: one send at a time, in order, within the queue's bound.
     """
 
     def __init__(self) -> None:
@@ -156,9 +153,9 @@ class Session(Outbox):
         return None if self.player is None else self.player.game
 
     @property
-    def status(self) -> str:
+    def status(self) -> PlayerStatus:
         """The player's status: ``lobby`` before the deal, then ``playing`` or how the game ended."""
-        return "lobby" if self.player is None else self.player.status
+        return PlayerStatus.LOBBY if self.player is None else self.player.status
 
     def adopt(self, player: PlayerGame) -> None:
         """Take ``player`` as the player's game: a proposal Redis has stored, or what Redis holds."""

@@ -1,9 +1,9 @@
 """The timers of matches: one leased loop over the due timers, a handler per kind.
 
-A timer is ``(code, kind)`` in the sorted set of timers, due at its score (ms on the shared clock). Any process
-may run a due timer: it takes the timer's lease first (so one process runs it at a time, and another takes
-over when that one dies), runs the kind's handler, and then removes it, or sets it again for later (a
-:class:`~server.core.lifecycle.Wait`), as the handler says.
+A timer is ``(code, kind)`` in the sorted set of timers, due at its score in ms on the shared clock. Any process
+may run a due timer under the timer's lease, so one process runs it at a time and another takes over when that
+one dies. The kind's handler says whether the timer is then removed or set again for later
+(a :class:`~server.core.lifecycle.Wait`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from protocol import messages as m
 from protocol.codec import encode
 
 from ..core.lifecycle import (
@@ -21,15 +20,15 @@ from ..core.lifecycle import (
     TIMER_INSTANTS,
     Event,
     TimerKind,
+    Transition,
     Wait,
     decide,
     fired_early,
     start_event,
-    state_of,
 )
 from ..core.player import new_game
 from ..store.keys import timer_lease
-from ..views import view_message
+from .step import Step
 
 if TYPE_CHECKING:
     from .context import MatchContext
@@ -117,15 +116,12 @@ class Timers:
         """The countdown is over: the match plays (``START``: every player ``playing``, the start event), and
         an open-boards match shows spectators every board's redacted deal."""
         meta = await self.store.meta(code)
-        if meta is None or decide(state_of(meta.state), Event.START) is None:
+        row = None if meta is None else decide(meta.state, Event.START)
+        if meta is None or not isinstance(row, Transition):
             return Keep.DONE
-        game = new_game(meta.deal, meta.settings)
-        found = game.position.foundation_cards
-        if await self.store.start(code, encode(start_event(code, meta.settings)), found) \
-                and meta.settings.open_boards:
-            view = view_message(game.position)
-            for name in await self.store.roster(code):
-                await self.store.add_event(code, encode(m.Board(name, 0, found, "playing", 0, view)), kind="board")
+        found = new_game(meta.deal, meta.settings).position.foundation_cards
+        await self.service.effects.run(Step(code, row, meta=meta, frame=encode(start_event(code, meta.settings)),
+                                            foundation=found))
         return Keep.DONE
 
     async def _deadline(self, code: str, now: int) -> Outcome:
@@ -146,7 +142,7 @@ class Timers:
     async def _close(self, code: str, now: int) -> Outcome:
         """The lobby timed out: a match that never started is closed (``CLOSE``); its players hear why."""
         timeout = self.service.settings.lobby_timeout_s
-        await self.store.close_unstarted(code, encode(m.Error(
-            "closed", f"the match did not start within {timeout} s and was closed")), CLOSED_KEEP_S)
+        await self.service.effects.close(code, f"the match did not start within {timeout} s and was closed",
+                                         CLOSED_KEEP_S)
         return Keep.DONE
 

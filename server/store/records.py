@@ -16,7 +16,8 @@ import msgspec
 
 from protocol import messages as m
 
-from ..core.player import Stored
+from ..core.lifecycle import State
+from ..core.player import PlayerStatus, Stored, shown_status
 from .keys import parse_day_member
 
 
@@ -57,9 +58,9 @@ class PlayerRecord(Stored, frozen=True):
     """The solver found the game dead with an undo left (store ``STUCK``); cleared by the next command."""
 
     @property
-    def shown_status(self) -> str:
-        """The status everyone is shown: ``dead`` while the player is :attr:`stuck`, else :attr:`status`."""
-        return "dead" if self.stuck and self.status == "playing" else self.status
+    def shown_status(self) -> PlayerStatus:
+        """The status everyone is shown (:func:`server.core.player.shown_status`)."""
+        return shown_status(self.status, self.stuck)
 
     @classmethod
     def from_hash(cls, data: dict[bytes, bytes]) -> PlayerRecord:
@@ -68,7 +69,7 @@ class PlayerRecord(Stored, frozen=True):
             name=_text(data, "name", "0"), epoch=_int(data, "epoch"), ready=_text(data, "ready") == "1",
             connected=_text(data, "connected", "0") != "0", seq=_int(data, "seq"), moves=_int(data, "moves"),
             undos=_int(data, "undos"), hints=_int(data, "hints"), foundation=_int(data, "foundation"),
-            status=_text(data, "status", "0"), time_ms=_int(data, "time_ms"),
+            status=PlayerStatus(_text(data, "status", "lobby")), time_ms=_int(data, "time_ms"),
             last_found_ms=_int(data, "last_found_ms"), last_hint=_text(data, "last_hint"),
             stuck=_text(data, "stuck") == "1",
         )
@@ -87,7 +88,7 @@ class MatchMeta(msgspec.Struct):
     """
 
     code: str
-    state: str
+    state: State
     settings: m.Settings
     host: str = ""
     created_ms: int = 0
@@ -124,11 +125,12 @@ class MatchMeta(msgspec.Struct):
     def from_hash(cls, code: str, data: dict[bytes, bytes]) -> MatchMeta:
         """The meta of match ``code`` from its hash (``HGETALL``, not empty).
 
-        Raises :class:`msgspec.ValidationError` when its settings are not a match's settings.
+        Raises :class:`msgspec.ValidationError` when its settings are not a match's settings, ``ValueError``
+        for a ``state`` that is no :class:`~server.core.lifecycle.State`.
         """
         expected = data.get(b"expected")
         return cls(
-            code=_text(data, "code", code), state=_text(data, "state"),
+            code=_text(data, "code", code), state=State(_text(data, "state")),
             settings=msgspec.json.decode(data.get(b"settings", b"null"), type=m.Settings),
             host=_text(data, "host"), created_ms=_int(data, "created_ms"), active=_int(data, "active"),
             solution=_text(data, "solution"), nonce=_text(data, "nonce"), seed=_text(data, "seed"),

@@ -14,6 +14,7 @@ from server.core.errors import ServiceError
 from server.core.lifecycle import (
     LOBBY_STATES,
     PLAYER_EVENTS,
+    SCRIPTED,
     TABLE,
     TIMER_EVENTS,
     TRANSITIONS,
@@ -43,8 +44,8 @@ from server.core.lifecycle import (
 
 S, E = State, Event
 
-# Written out from the code as it behaves (the Lua scripts JOIN, READY, START, COMMIT, CLOSE_MATCH, CLAIM_NEXT and the
-# service's checks), not derived from the table under test.
+# Written out from the code as it behaves (the Lua scripts JOIN, READY, START, COMMIT, STUCK, END_PLAYER, CLOSE_MATCH,
+# CLAIM_NEXT and the service's checks), not derived from the table under test.
 EXPECTED_TARGETS = {
     (S.PREPARING, E.DEAL_FOUND): S.LOBBY,
     (S.PREPARING, E.JOIN): S.PREPARING, (S.LOBBY, E.JOIN): S.LOBBY,
@@ -54,6 +55,7 @@ EXPECTED_TARGETS = {
     (S.PREPARING, E.CLOSE): S.CLOSED, (S.LOBBY, E.CLOSE): S.CLOSED,
     (S.COUNTDOWN, E.START): S.PLAYING,
     (S.PLAYING, E.COMMIT): S.PLAYING, (S.PLAYING, E.DEADLINE): S.PLAYING,
+    (S.PLAYING, E.STUCK): S.PLAYING, (S.PLAYING, E.GAME_DEAD): S.PLAYING,
     (S.PLAYING, E.ALL_ENDED): S.FINISHED,
     (S.FINISHED, E.REMATCH): S.FINISHED,
 }
@@ -145,10 +147,38 @@ def test_effects_of_the_start_and_the_end() -> None:
                                                       Effect.DAILY_STARTED)
     assert TABLE[(S.LOBBY, E.ALL_READY)].effects == TABLE[(S.LOBBY, E.HOST_START)].effects
     assert TABLE[(S.COUNTDOWN, E.START)].effects[0] is Effect.PUBLISH_START
-    assert TABLE[(S.PLAYING, E.ALL_ENDED)].effects == (Effect.DAILY_RECORD, Effect.PUBLISH_RESULTS, Effect.EXPIRE)
+    assert TABLE[(S.PLAYING, E.ALL_ENDED)].effects == (Effect.DAILY_RECORD, Effect.KEEP_RESULTS,
+                                                       Effect.PUBLISH_RESULTS, Effect.EXPIRE)
+    # A write that can end a game arms the finalize timer before it; the stuck mark ends nothing.
+    assert TABLE[(S.PLAYING, E.COMMIT)].effects == (Effect.ARM_FINALIZE, Effect.PUBLISH_PROGRESS)
+    assert TABLE[(S.PLAYING, E.GAME_DEAD)].effects == (Effect.ARM_FINALIZE, Effect.PUBLISH_PROGRESS)
+    assert TABLE[(S.PLAYING, E.STUCK)].effects == (Effect.PUBLISH_PROGRESS,)
     assert Effect.CHECK_START in TABLE[(S.PREPARING, E.DEAL_FOUND)].effects
     assert Effect.CHECK_START in TABLE[(S.LOBBY, E.READY)].effects
     assert Effect.CHECK_START not in TABLE[(S.LOBBY, E.JOIN)].effects  # a join is not ready yet
+
+
+# Each script's rows, written out from server/store/scripts.py: the effect of each row that script carries out.
+SCRIPT_EFFECTS = {
+    "JOIN": {Effect.TAKE_SEAT}, "READY": {Effect.MARK_READY},
+    "TRANSITION": {Effect.OPEN_LOBBY, Effect.PUBLISH_COUNTDOWN, Effect.PUBLISH_RESULTS},
+    "WINDOW_OVER": {Effect.FREE_KEPT_NAMES}, "CLOSE_MATCH": {Effect.TELL_CLOSED}, "START": {Effect.PUBLISH_START},
+    "COMMIT": {Effect.PUBLISH_PROGRESS}, "STUCK": {Effect.PUBLISH_PROGRESS},
+    "END_PLAYER": {Effect.PUBLISH_PROGRESS, Effect.END_PLAYING}, "CLAIM_NEXT": {Effect.CLAIM_NEXT},
+}
+
+
+@pytest.mark.parametrize("row", TRANSITIONS, ids=lambda t: f"{t.source.value}-{t.event.value}")
+def test_each_row_has_one_write_and_it_is_its_scripts(row: Transition) -> None:
+    scripted = [e for e in row.effects if e in SCRIPTED]
+    assert len(scripted) == 1, row
+    assert scripted[0] in SCRIPT_EFFECTS[row.script], row
+    assert len(set(row.effects)) == len(row.effects), "an effect listed twice"
+
+
+def test_every_effect_is_in_some_row() -> None:
+    assert {e for t in TRANSITIONS for e in t.effects} == set(Effect)
+    assert set().union(*SCRIPT_EFFECTS.values()) == SCRIPTED
 
 
 # ---------------------------------------------------------------- countdown arithmetic

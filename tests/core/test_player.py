@@ -18,6 +18,7 @@ from server.core.player import (
     HintWrite,
     MoveLog,
     PlayerGame,
+    PlayerStatus,
     Proposal,
     Reply,
     Stored,
@@ -27,6 +28,7 @@ from server.core.player import (
     needs_dead_check,
     new_game,
     replayed,
+    shown_status,
 )
 from server.engine import Game, Variant, find_variant, format_position, parse_position
 from server.engine.deal import deal
@@ -349,6 +351,20 @@ def test_a_dead_game_with_an_undo_left_is_stuck_for_everyone_and_goes_on() -> No
     assert not moved.next.stuck and moved.next.shown_status == "playing"  # the value before is unchanged
     assert stuck.started(0).status == "dead"  # a resumed player is told so too
     assert stuck.propose_dead_end(1, START_MS + 400) is None  # stuck already: nothing more to write
+
+
+@pytest.mark.parametrize("status", list(PlayerStatus))
+@pytest.mark.parametrize("stuck", [False, True])
+def test_one_stuck_rule_for_the_game_and_the_stored_record(status: PlayerStatus, stuck: bool) -> None:
+    from server.store.records import PlayerRecord
+
+    # Written out: only a game that still plays is shown dead while stuck.
+    expected = "dead" if (stuck and status == "playing") else status.value
+    assert shown_status(status, stuck) == expected
+    game = msgspec.structs.replace(player(SHUTTLE), status=status, stuck=stuck)
+    record = PlayerRecord.from_hash({b"name": b"ann", b"status": status.value.encode(), b"stuck": b"1" if stuck else b"0"})
+    assert (game.shown_status, record.shown_status) == (expected, expected)
+    assert isinstance(record.status, PlayerStatus) and isinstance(record.shown_status, PlayerStatus)
 
 
 def test_the_next_command_of_a_stuck_player_is_playing_again_and_counts_its_undo() -> None:

@@ -193,6 +193,7 @@ def test_each_transitions_script_changes_nothing_outside_its_source_state(redis_
                 "START": lambda: store.start(code, b"start", 0),
                 "COMMIT": lambda: store.commit(code, "ann", epoch, 1, "s 10", record, False, [b"progress"]),
                 "END_PLAYER": lambda: store.end_player(code, "ann", "timeout", 60, b"ended"),
+            "STUCK": lambda: store.mark_stuck(code, "ann", epoch, 0, b"stuck"),
                 "CLAIM_NEXT": lambda: store.claim_next(code, "ann", new_code()),
             }
             await calls[script]()
