@@ -43,7 +43,7 @@ import websockets
 from protocol import messages as m
 
 from .commands import resolve
-from .connection import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state, server_option
+from .server_link import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state, server_option
 from .state import ENDED, RaceState, with_card_symbols
 from .tokens import TokenStore
 
@@ -194,7 +194,7 @@ class RaceClient:
         if reply.code == "already_started":
             code, ended = self.code, False
             try:
-                for _ in range(100):  # the server's bound on following rounds (server.rounds joinable)
+                for _ in range(100):  # the server's bound on following rounds (server.match.rounds joinable)
                     public = await match_state(self.server, code)
                     ended = public.get("state") == "finished"
                     following = public.get("next_round")

@@ -28,7 +28,7 @@ from protocol import messages as m
 from protocol.cards import UNKNOWN
 
 from .commands import table_moves
-from .connection import server_option
+from .server_link import server_option
 from .state import ENDED, RaceState, card_label
 
 COLUMN_WIDTH = 5

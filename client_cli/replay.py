@@ -28,8 +28,8 @@ from rich.text import Text
 
 from protocol import messages as m
 
-from .connection import ClientError, ServerRefused, replay_record
 from .render import clock, plain_view, screen, to_ansi
+from .server_link import ClientError, ServerRefused, replay_record
 from .state import RaceState, with_card_symbols
 
 

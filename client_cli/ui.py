@@ -29,9 +29,9 @@ from rich.text import Text
 from protocol import messages as m
 
 from .commands import HELP, completions, resolve
-from .connection import ClientError
 from .race import RaceClient
 from .render import screen, to_ansi
+from .server_link import ClientError
 from .state import NOT_STARTED, RaceState
 
 

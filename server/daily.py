@@ -39,12 +39,12 @@ from typing import Any
 from protocol.errors import NotationError
 
 from .core.lifecycle import State
+from .core.ranking import Standing
 from .engine import deal, find_variant, format_position
 from .engine.solver import Budget, solve
 from .hub import HubFull, Subscription
 from .match.daily_link import DailyMatches, Day, Log
 from .names import name_key, name_problem, valid_name
-from .ranking import Standing
 from .store import DailyStore, DayDeal, day_feed, token_hash
 from .store.keys import day_lease
 from .store.records import DailyEntry, DailyReplay
@@ -130,8 +130,8 @@ def find_daily_deal(secret: str, date: str, variant_name: str, nodes: int = DAIL
 def pack_score(standing: Standing) -> int:
     """The ranking key packed into one integer under 2**53 (a sorted-set score, exact as a double).
 
-    Order of scores = the order of :func:`server.ranking.rank` (equal keys, equal
-    scores; Redis then orders by name, as :func:`server.ranking.rank`
+    Order of scores = the order of :func:`server.core.ranking.rank` (equal keys, equal
+    scores; Redis then orders by name, as :func:`server.core.ranking.rank`
     does). Times are clamped to 2**27 - 1 ms and moves to 2**17 - 1
     (a daily attempt lasts at most a day: 86 400 000 ms < 2**27).
     """

@@ -12,7 +12,7 @@ value); the awaits are the adapters', split by what they do:
 - :mod:`server.match.ending`: a game's end arms the finalize timer; the deadline; the results;
 - :mod:`server.match.timers`: one leased loop over the timers, a handler per kind;
 - :mod:`server.match.daily_link`: the typed interface between matches and the daily challenge;
-- :mod:`server.rounds`: rematch and the series of rounds.
+- :mod:`server.match.rounds`: rematch and the series of rounds.
 
 The parts see the service through :class:`server.match.context.MatchContext` (what they use of it), so they
 build on that interface and this module on them, never back.
@@ -49,10 +49,10 @@ from .match.ending import Ending
 from .match.lobby import Lobby
 from .match.playing import Playing
 from .match.public import PublicView
+from .match.rounds import Rounds
 from .match.session import Outbox, Session
 from .match.timers import Timers
 from .metrics import default_metrics
-from .rounds import Rounds
 from .scheduler import SolverScheduler
 from .settings import Settings
 from .store import REDIS_UNAVAILABLE, MatchMeta, Outage, Store, match_feed
@@ -130,7 +130,7 @@ class MatchService:
         self.ending = Ending(self)
         self.timers = Timers(self)
         self.rounds = Rounds(self)
-        """Rematch and the series of rounds (:mod:`server.rounds`)."""
+        """Rematch and the series of rounds (:mod:`server.match.rounds`)."""
         self.daily_link = DailyLink(self)
         """What the daily challenge may ask of matches (:class:`server.match.daily_link.DailyMatches`)."""
 

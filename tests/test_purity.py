@@ -120,9 +120,9 @@ def test_the_environment_check_sees_each_form(tmp_path: Path) -> None:
     assert any(environment_reads(p) for p in PURE if p.name == "__main__.py")  # the adapter does read it
 
 
-CORE_MAY_IMPORT = {("protocol",), ("server", "engine"), ("server", "core"), ("server", "views"), ("server", "ranking")}
-"""The match core's dependencies: the protocol's messages, the engine, and the server's other pure modules
-(the redacted views, the ranking). Never an adapter (matches, store, play, daily, app)."""
+CORE_MAY_IMPORT = {("protocol",), ("server", "engine"), ("server", "core"), ("server", "views")}
+"""The match core's dependencies: the protocol's messages, the engine, and the server's other pure module
+(the redacted views). Never an adapter (matches, store, play, daily, app)."""
 
 CORE_LIBRARIES = {"__future__", "dataclasses", "enum", "functools", "itertools", "typing", "collections", "msgspec"}
 

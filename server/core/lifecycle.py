@@ -320,7 +320,7 @@ def countdown(now_ms: int, countdown_s: float, time_limit_s: int, untimed_limit_
 def should_start(state: State | None, ready: list[bool], wanted: int, round_may_start: bool) -> bool:
     """The start check (:attr:`Effect.CHECK_START`): a match in its ``lobby`` starts its countdown when it has
     players, all ready, and either all ``wanted`` of them (the settings' ``players``) or, for a round after
-    the first, ``round_may_start`` (:func:`server.rounds.may_start`: the round before's players are in, or
+    the first, ``round_may_start`` (:func:`server.match.rounds.may_start`: the round before's players are in, or
     the rematch window is over)."""
     return state is State.LOBBY and bool(ready) and all(ready) and (len(ready) >= wanted or round_may_start)
 

@@ -1,4 +1,4 @@
-"""The match service as its parts see it: what :mod:`server.match` and :mod:`server.rounds` use of it.
+"""The match service as its parts see it: what :mod:`server.match` and :mod:`server.match.rounds` use of it.
 
 Each part (creation, public, lobby, playing, ending, timers, daily link, rounds) is given the service it
 belongs to as a :class:`MatchContext`, which :class:`server.matches.MatchService` satisfies. The parts build
@@ -21,9 +21,9 @@ from typing import Any, Protocol
 from protocol import messages as m
 
 from ..core.lifecycle import Transition, Wait
+from ..core.ranking import Standing
 from ..hub import Hub
 from ..metrics import Metrics
-from ..ranking import Standing
 from ..scheduler import SolverScheduler
 from ..settings import Settings
 from ..store import MatchMeta, Store
@@ -88,7 +88,7 @@ class EndingSteps(Protocol):
 
 
 class RoundsSteps(Protocol):
-    """What the other parts call of :class:`server.rounds.Rounds`."""
+    """What the other parts call of :class:`server.match.rounds.Rounds`."""
 
     async def joinable(self, code: str, meta: MatchMeta) -> tuple[str, MatchMeta]:
         """The match (code and meta) a ``join`` naming ``code`` joins: an ended match's next round in its lobby,
@@ -151,7 +151,7 @@ class MatchContext(Protocol):
 
     @property
     def rounds(self) -> RoundsSteps:
-        """Rematch and the series of rounds (:mod:`server.rounds`)."""
+        """Rematch and the series of rounds (:mod:`server.match.rounds`)."""
 
     def spawn(self, coro: Any, *, context: contextvars.Context | None = None) -> asyncio.Task[Any]:
         """Run ``coro`` as a background task of the service, in ``context`` (default: a copy of the current

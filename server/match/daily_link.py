@@ -21,8 +21,8 @@ from protocol.codec import encode
 from protocol.codes import new_code
 
 from ..core.lifecycle import State
+from ..core.ranking import Standing
 from ..hub import Hub
-from ..ranking import Standing
 from ..scheduler import DAILY
 from ..settings import Settings
 from ..store import Store, token_hash

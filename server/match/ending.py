@@ -8,7 +8,7 @@ from protocol import messages as m
 from protocol.codec import encode
 
 from ..core.lifecycle import FINALIZE_GRACE_MS, Event, State, TimerKind, Transition, Wait, decide, state_of
-from ..ranking import Standing, rank
+from ..core.ranking import Standing, rank
 from ..store import PlayerRecord
 
 if TYPE_CHECKING:

@@ -33,8 +33,8 @@ from ..core.lifecycle import (
 )
 from ..core.player import MatchGone, new_game
 from ..names import name_key, name_problem
-from ..rounds import may_start
 from ..store import MatchMeta, token_hash
+from .rounds import may_start
 
 if TYPE_CHECKING:
     from .context import MatchContext

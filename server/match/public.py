@@ -61,7 +61,7 @@ class PublicView:
         """What anyone may read about a match (never the seed before the end, never a board); ``None``: none.
 
         ``boards_public``: spectators may see boards now (the host opened them, or the match ended);
-        ``cards``: the variant's card total; the rounds' part from :meth:`server.rounds.Rounds.public`.
+        ``cards``: the variant's card total; the rounds' part from :meth:`server.match.rounds.Rounds.public`.
         (The HTTP answer adds the server's clock in the ``X-Server-Time-Ms`` header.)
         """
         meta = await self.store.meta(code)

@@ -53,20 +53,20 @@ from protocol import messages as m
 from protocol.codec import decode_server, encode
 from protocol.codes import new_code
 
-from .core.errors import ServiceError
-from .core.lifecycle import LOBBY_STATES, Event, State, decide, refusal, restart_refusal
-from .core.player import MatchGone
-from .engine import find_variant, format_position
-from .engine.deal import deal as deal_of
-from .match.creation import commitment, dealt_fields
-from .names import name_key
-from .ranking import RoundResult, SeriesStanding, series_standings
-from .store import MatchMeta, token_hash
-from .store.keys import name_field
+from ..core.errors import ServiceError
+from ..core.lifecycle import LOBBY_STATES, Event, State, decide, refusal, restart_refusal
+from ..core.player import MatchGone
+from ..core.ranking import RoundResult, SeriesStanding, series_standings
+from ..engine import find_variant, format_position
+from ..engine.deal import deal as deal_of
+from ..names import name_key
+from ..store import MatchMeta, token_hash
+from ..store.keys import name_field
+from .creation import commitment, dealt_fields
 
 if TYPE_CHECKING:
-    from .match.context import MatchContext
-    from .match.session import Session
+    from .context import MatchContext
+    from .session import Session
 
 CREATION_WAIT_S = 2.0
 """Seconds a process that did not claim the next round waits for its claimer to create it before creating it
@@ -316,7 +316,7 @@ class Rounds:
     async def public(self, code: str, meta: MatchMeta) -> dict[str, Any]:
         """What ``GET /matches/{code}`` says of rounds: ``round``, ``next_round`` (code or None),
         ``rematch`` (names who asked for the next round) and ``series`` (its rounds' codes in order, and
-        the standings over the rounds that have results: :func:`server.ranking.series_standings`)."""
+        the standings over the rounds that have results: :func:`server.core.ranking.series_standings`)."""
         first = meta.series or code
         codes = await self.store.series(first) or [code]
         rounds: list[list[RoundResult]] = []

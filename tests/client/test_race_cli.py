@@ -16,7 +16,7 @@ import pytest
 import redis
 import websockets
 
-from client_cli.connection import Connection, VersionMismatch
+from client_cli.server_link import Connection, VersionMismatch
 from protocol import messages as m
 from protocol.codec import encode
 from server.engine import Game, deal, find_variant
@@ -201,7 +201,7 @@ async def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resum
     """The server goes away mid-game and does not come back: after GIVE_UP_S (120 s; 1 s here) the client stops.
     Its message told the player to give the server's address with --server, which was right all along."""
     from client_cli import race
-    from client_cli.connection import Unreachable
+    from client_cli.server_link import Unreachable
     from client_cli.tokens import TokenStore
     from tests.integration.wsclient import create_match
 

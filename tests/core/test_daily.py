@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from server.core.ranking import Standing, rank
 from server.daily import (
     daily_seed,
     day_bounds,
@@ -25,7 +26,6 @@ from server.daily import (
 )
 from server.engine import deal, find_variant
 from server.engine.solver import Budget, solve
-from server.ranking import Standing, rank
 
 
 def ms(text: str) -> int:
@@ -97,7 +97,7 @@ standings = st.builds(
 
 @given(st.lists(standings, min_size=1, max_size=12, unique_by=lambda s: s.name))
 def test_score_orders_as_the_ranking(entries: list[Standing]) -> None:
-    """Sorting by (score, name), as a Redis sorted set does, gives server.ranking's order and ties."""
+    """Sorting by (score, name), as a Redis sorted set does, gives server.core.ranking's order and ties."""
     by_score = sorted(entries, key=lambda s: (pack_score(s), s.name))
     ranked = rank(entries)
     assert [s.name for s in by_score] == [s.name for _, s in ranked]

@@ -373,7 +373,7 @@ async def whole_day(server: ServerProcess, connections: list[Player], lead_s: in
         status, time_ms, moves, foundation, _ = observed[entry["name"]]
         assert (entry["status"], entry["time_ms"], entry["moves"], entry["foundation"]) == \
             (status, time_ms, moves, foundation)
-    # Competition ranks (DESIGN.md gives no tie rule; server/ranking.py: equal keys share a rank, 1, 1, 3):
+    # Competition ranks (DESIGN.md gives no tie rule; server/core/ranking.py: equal keys share a rank, 1, 1, 3):
     # the two winners play the same line at the same pace, so they can tie to the millisecond.
     ranks = [next(i + 1 for i, other in enumerate(expected) if key(other) == key(name)) for name in expected]
     assert [e["rank"] for e in final["entries"]] == ranks and ranks[2:] == [3, 4, 5]

@@ -3,7 +3,7 @@
 Name claims and tokens, one attempt per name and day, the day boundary
 (an attempt started at 23:59:50 UTC ends with its day and is ranked on
 it), the reveal only after the day once every attempt has ended, and the
-leaderboard's order and ranks against :func:`server.ranking.rank`.
+leaderboard's order and ranks against :func:`server.core.ranking.rank`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import redis.asyncio as aioredis
 
 from protocol import messages as m
 from protocol.codec import decode_server, encode
+from server.core.ranking import Standing, rank
 from server.daily import DailyError, DailyService, pack_score
 from server.matches import MatchService, Session
 from server.names import legacy_name_key, name_key
-from server.ranking import Standing, rank
 from server.settings import Settings
 from server.store import DailyEntry, DailyReplay, Store, token_hash
 from server.store.keys import DAILY_NAMES, TIMERS, day_key
