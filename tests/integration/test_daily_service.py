@@ -20,8 +20,9 @@ import redis.asyncio as aioredis
 
 from protocol import messages as m
 from protocol.codec import decode_server, encode
+from server.core.daily import pack_score
 from server.core.ranking import Standing, rank
-from server.daily import DailyError, DailyService, pack_score
+from server.daily import DailyError, DailyService
 from server.matches import MatchService, Session
 from server.names import legacy_name_key, name_key
 from server.settings import Settings
