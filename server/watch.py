@@ -47,11 +47,12 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from protocol import messages as m
 from protocol.codec import encode
 
+from .core.errors import ServiceError
 from .core.player import MATCH_GONE, MatchGone
 from .httpjson import STREAM_ID_HELP, valid_stream_id
 from .hub import Ended, Subscription, TooSlow
 from .logs import in_match, new_connection
-from .matches import MatchService, ServiceError
+from .matches import MatchService
 
 log = logging.getLogger("forty_thieves.watch")
 

@@ -55,6 +55,20 @@ class CreationSteps(Protocol):
         """The ``prepare`` timer of match ``code``: a solvable deal from the pool and its lobby opened; False
         when the pool had none yet (the timer stays)."""
 
+    async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
+        """The deal of a match no one chose: ``(seed, solution, pool_item)``, ``(None, "", None)`` while a
+        solvable-only pool is empty."""
+
+
+class PublicSteps(Protocol):
+    """What the other parts call of :class:`server.match.public.PublicView`."""
+
+    async def lobby_message(self, code: str) -> m.Lobby:
+        """The ``lobby`` frame of match ``code`` as Redis holds it."""
+
+    async def publish_lobby(self, code: str) -> None:
+        """Publish the lobby of match ``code`` to its stream."""
+
 
 class LobbySteps(Protocol):
     """What the other parts call of :class:`server.match.lobby.Lobby`."""
@@ -72,6 +86,9 @@ class PlayingSteps(Protocol):
     async def open_game(self, session: Session, meta: MatchMeta) -> None:
         """Rebuild the player's game of ``session`` from the deal of ``meta`` and the move log; send ``started``."""
 
+    async def resign(self, session: Session, seq: int | None = None) -> None:
+        """End the player's game of ``session`` as ``resigned`` (``seq`` None: the next number of its sequence)."""
+
 
 class EndingSteps(Protocol):
     """What the other parts call of :class:`server.match.ending.Ending`."""
@@ -85,6 +102,12 @@ class EndingSteps(Protocol):
     async def deadline(self, code: str, now_ms: int) -> Wait | None:
         """The time limit of match ``code`` is over at ``now_ms``: games still playing end as ``timeout``,
         then the results; a :class:`~server.core.lifecycle.Wait` (nothing done) during the countdown."""
+
+    async def finalize(self, code: str) -> None:
+        """Rank, reveal the seed and publish the results of match ``code`` (once)."""
+
+    async def end_match(self, code: str) -> None:
+        """Every player of match ``code`` has ended: finalize now, then drop its ``finalize`` timer."""
 
 
 class RoundsSteps(Protocol):
@@ -138,6 +161,10 @@ class MatchContext(Protocol):
         """The creation part (:mod:`server.match.creation`)."""
 
     @property
+    def public(self) -> PublicSteps:
+        """What anyone may read of a match (:mod:`server.match.public`)."""
+
+    @property
     def lobby(self) -> LobbySteps:
         """The lobby part (:mod:`server.match.lobby`)."""
 
@@ -171,19 +198,3 @@ class MatchContext(Protocol):
 
     def lobby_lock(self, code: str) -> asyncio.Lock:
         """The lock that serialises this process's lobby changes and start decisions of match ``code``."""
-
-    async def lobby_message(self, code: str) -> m.Lobby:
-        """The ``lobby`` frame of match ``code`` as Redis holds it."""
-
-    async def publish_lobby(self, code: str) -> None:
-        """Publish the lobby of match ``code`` to its stream (:meth:`server.match.public.PublicView.publish_lobby`)."""
-
-    async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
-        """The deal of a match no one chose (:meth:`server.match.creation.Creation.draw_deal`): ``(seed,
-        solution, pool_item)``, ``(None, "", None)`` while a solvable-only pool is empty."""
-
-    async def finalize(self, code: str) -> None:
-        """Rank, reveal the seed and publish the results of match ``code`` (once)."""
-
-    async def end_match(self, code: str) -> None:
-        """Every player of match ``code`` has ended: finalize now, then drop its ``finalize`` timer."""

@@ -132,7 +132,7 @@ class Lobby:
         meta = await self.store.meta(code)
         assert record is not None and meta is not None
         session.last_seq = record.seq
-        session.push(encode(await service.lobby_message(code)))
+        session.push(encode(await service.public.lobby_message(code)))
         for step in resume_steps(State(meta.state), bool(meta.daily)):
             await self._resume_step(session, step, meta)
 
@@ -155,7 +155,7 @@ class Lobby:
                     session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.shown_status,
                                                    other.time_ms, other.undos)))
             if meta.state == State.PLAYING and not any(p.status == "playing" for p in players):
-                await self.service.finalize(code)  # every game ended, and no process finalized: the results now
+                await self.service.ending.finalize(code)  # every game ended, and no process finalized: the results now
         elif step is ResumeStep.RESULTS:
             results = await self.store.results(code)
             if results:
@@ -207,7 +207,7 @@ class Lobby:
         (the rest are the store script's, done already, or another transition's)."""
         for effect in transition.effects:
             if effect is Effect.PUBLISH_LOBBY:
-                await self.service.publish_lobby(code)
+                await self.service.public.publish_lobby(code)
             elif effect is Effect.CHECK_START:
                 await self.start_if_all_ready(code)
 

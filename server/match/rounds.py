@@ -54,7 +54,7 @@ from protocol.codec import decode_server, encode
 from protocol.codes import new_code
 
 from ..core.errors import ServiceError
-from ..core.lifecycle import LOBBY_STATES, Event, State, decide, refusal, restart_refusal
+from ..core.lifecycle import LOBBY_STATES, Event, State, Transition, decide, refusal, restart_refusal
 from ..core.player import MatchGone
 from ..core.ranking import RoundResult, SeriesStanding, series_standings
 from ..engine import find_variant, format_position
@@ -171,7 +171,7 @@ class Rounds:
             now_meta = await self.store.meta(code)
             if now_meta is not None and State(now_meta.state) in LOBBY_STATES:
                 await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
-                await service.publish_lobby(code)
+                await service.public.publish_lobby(code)
                 await service.lobby.start_if_all_ready(code)
         # The answer comes last: a player who has it knows every step is done (one who has not asks again).
         session.next_round = code
@@ -241,10 +241,11 @@ class Rounds:
         variant = find_variant(settings.variant)
         roster = await self.store.roster(old)
         now = service.clock.now_ms()
+        seed: str | None
         if same:
             seed, solution, item = meta.seed, meta.solution, None
         else:
-            seed, solution, item = await service.draw_deal(variant.name, settings.solvable_only)
+            seed, solution, item = await service.creation.draw_deal(variant.name, settings.solvable_only)
         state = "lobby" if seed is not None else "preparing"
         nonce = secrets.token_hex(16)
         window_end = now + int(service.settings.rematch_window_s * 1000)
@@ -281,7 +282,7 @@ class Rounds:
         and ready (now, if all are), and the names kept for players of the round before are free."""
         meta = await self.store.meta(code)
         step = None if meta is None else decide(State(meta.state), Event.WINDOW_OVER)
-        if meta is None or step is None:
+        if meta is None or not isinstance(step, Transition):
             return
         expected = meta.expected or []
         if not await self.store.round_window_over(code, {name: name_key(name) for name in expected}):

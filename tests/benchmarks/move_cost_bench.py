@@ -1,7 +1,7 @@
 """Benchmark of the engine's work per accepted move, as the server does it: prints figures, asserts nothing.
 
 For every preset, random legal play on random deals (fixed random seed, so every run measures the same work);
-per accepted move, each part of what ``server.matches.MatchService.play`` does with the engine and the codec
+per accepted move, each part of what ``server.match.playing.Playing.play`` does with the engine and the codec
 is timed on its own:
 
 - ``apply``: ``Game.copy`` and ``Game.play`` on the command's text (parse, check, auto-play), the
