@@ -41,8 +41,8 @@ class Step:
     command: str
     ok: bool
     reason: str
-    view: m.View
-    legal: list[m.LegalMove]
+    view: m.WireView
+    legal: list[m.WireLegalMove]
     moves: int
     status: str
     time_ms: int = 0

@@ -89,7 +89,7 @@ def replay_timed(variant_name: str, seed: str, commands: list[str], undo: str) -
         t3 = clock()
         view, pairs = view_message(game.position), legal_message(legal)
         t4 = clock()
-        encode(m.Position(moves, command, view, pairs, game.moves, game.undos, found, status, moves * 1000))
+        encode(m.PositionReply(moves, command, view, pairs, game.moves, game.undos, found, status, moves * 1000))
         t5 = clock()
         if status == "playing" and stock_exhausted(game.position, game.variant) and legal:
             _needs_dead_check(game, legal)

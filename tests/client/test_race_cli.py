@@ -249,10 +249,10 @@ async def test_coming_back_to_a_started_match_sends_no_ready_and_hears_no_refusa
         again = asyncio.ensure_future(back.run())
         await asyncio.wait_for(back.started.wait(), 30)
         played = await asyncio.wait_for(back.play("s"), 30)
-        assert isinstance(played, m.Position) and played.seq == 1 and played.moves == 1, played
+        assert isinstance(played, m.PositionReply) and played.seq == 1 and played.moves == 1, played
         for client in (bob, back):
             resigned = await asyncio.wait_for(client.resign(), 30)
-            assert isinstance(resigned, m.Position) and resigned.status == "resigned", resigned
+            assert isinstance(resigned, m.PositionReply) and resigned.status == "resigned", resigned
         await asyncio.wait_for(asyncio.gather(again, bobs), 30)
         await asyncio.sleep(0.3)  # an answer to a late ready would come now
         return heard

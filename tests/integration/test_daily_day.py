@@ -124,7 +124,7 @@ class Attempt:
         self.player = Player(server.ws_url)
         self.code = ""
         self.started: m.Started | None = None
-        self.replies: list[m.Position] = []
+        self.replies: list[m.PositionReply] = []
         self.commands: list[str] = []
 
     def request(self) -> httpx.Response:
@@ -151,13 +151,13 @@ class Attempt:
     async def play(self, commands: list[str]) -> None:
         for command in commands:
             reply = await self.player.play(command)
-            assert isinstance(reply, m.Position), reply
+            assert isinstance(reply, m.PositionReply), reply
             self.replies.append(reply)
             self.commands.append(command)
 
     async def resign(self) -> None:
         reply = await self.player.resign()
-        assert isinstance(reply, m.Position) and reply.status == "resigned", reply
+        assert isinstance(reply, m.PositionReply) and reply.status == "resigned", reply
         self.replies.append(reply)
 
     def frames(self) -> list[bytes]:

@@ -112,7 +112,7 @@ async def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: s
         session, started = await connect(matches, again)  # the newest player token resumes
         assert started.deadline_ms == ms("2026-12-01T00:00:00.000")
         await matches.playing.play(session, 1, "s")
-        position = await next_frame(session, m.Position)
+        position = await next_frame(session, m.PositionReply)
         assert position.moves == 1
         await matches.playing.resign(session, 2)
         results = await next_frame(session, m.Results)
@@ -139,7 +139,7 @@ async def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) ->
         assert started.deadline_ms == ms("2026-12-01T00:00:00.000")
         clock.now = ms("2026-11-30T23:59:55.000")
         await matches.playing.play(session, 1, "s")
-        assert (await next_frame(session, m.Position)).time_ms == 5000
+        assert (await next_frame(session, m.PositionReply)).time_ms == 5000
         assert (await refused(daily.reveal("2026-11-30", "relaxed"))).code == "not_revealed"
         clock.now = ms("2026-12-01T00:00:00.000")  # the day's end: the deadline timer ends the attempt
         finished = await next_frame(session, m.Finished)
@@ -295,7 +295,7 @@ async def test_an_attempt_finalized_by_a_process_without_the_daily_service_still
         attempt = await daily.attempt("relaxed", "elsewhere", None)
         session, _ = await connect(matches, attempt)
         await matches.playing.play(session, 1, "s")
-        await next_frame(session, m.Position)
+        await next_frame(session, m.PositionReply)
         matches.daily = None  # this "process" knows nothing of the daily challenge
         await matches.playing.resign(session, 2)
         await next_frame(session, m.Results)
