@@ -241,10 +241,8 @@ class _Running:
             executor, dead_executor = self.pools
             service = MatchService(store, settings, executor, dead_executor)
             service.metrics = store.metrics = app.state.metrics
-            # Known to close() before its loops start: a stop that cancels this opening midway (a SIGTERM just
-            # after the start) stops the loops already started, which would otherwise outlive the lifespan and
-            # hang the process's exit (a supervised loop takes a cancellation surfaced as a Redis error for an
-            # outage to wait out, unless its service is stopping).
+            # Known to close() before its loops start: a stop during the opening stops the loops already started,
+            # which would otherwise outlive the lifespan and hang the process's exit.
             self.service = service
             try:
                 await service.start_background()

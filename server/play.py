@@ -3,11 +3,12 @@
 :class:`protocol.connection.PlayerConnection` decides what a frame means
 (hello first, the version, the frame size, decoding, rate-limit strikes);
 this adapter receives, asks the rate limiter, carries out the actions it
-gets back (send, close, call the match service) and awaits. One writer
-task per socket drains the session's bounded queue; the receive loop always
-runs (Starlette notices a disconnect only on receive). No rules, Redis keys
-or redaction here: those live in :mod:`server.matches`, :mod:`server.store`
-and :mod:`server.engine.view`.
+gets back (send, close, call the part of the match service that does the
+work: :attr:`~server.matches.MatchService.lobby`, ``playing``, ``rounds``)
+and awaits. One writer task per socket drains the session's bounded queue;
+the receive loop always runs (Starlette notices a disconnect only on
+receive). No rules, Redis keys or redaction here: those live in
+:mod:`server.match`, :mod:`server.store` and :mod:`server.engine.view`.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ async def _play(service: MatchService, session: Session, request: m.Play) -> Non
 
 
 async def _dispatch(service: MatchService, session: Session, request: m.ClientMessage) -> None:
-    """Call the match service for ``request``; a refusal goes back as an ``error`` naming the request's ``seq``
+    """Carry out ``request`` in the match service; a refusal goes back as an ``error`` naming the request's ``seq``
     (the client matches it to its request)."""
     try:
         await _handle(service, session, request)

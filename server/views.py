@@ -54,11 +54,10 @@ def _foundations_text(tops: tuple[int, ...]) -> list[str]:
 
 
 _PAIRS: dict[tuple[int, int], tuple[Command, WireLegalMove]] = {}
-"""``(id(command), cards)`` -> ``(command, its wire pair)``. Keyed by identity, not by the command's value: a
-:class:`~protocol.commands.Command` is a dataclass whose hash is computed in Python field by field (with its
-piles'), which cost more than building the pair. The entry holds the command itself, so its id cannot be
-reused by another object while the entry exists; the engine's legal lists reuse one interned object per
-command (``server.engine.rules._cmd``), so the table stays small; it is emptied past :data:`_PAIRS_MAX`."""
+"""``(id(command), cards)`` -> ``(command, its wire pair)``. Keyed by identity, not value: hashing a
+:class:`~protocol.commands.Command` field by field costs more than building the pair. The entry holds the command,
+so its id cannot be reused while the entry exists; the engine's legal lists reuse one interned object per command,
+so the table stays small; it is emptied past :data:`_PAIRS_MAX`."""
 
 _PAIRS_MAX = 8192
 

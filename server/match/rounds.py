@@ -1,43 +1,19 @@
 """Rounds and rematch: the next round of an ended match, and the series of rounds.
 
-After a match's results, a player's ``rematch`` (:class:`protocol.messages.Rematch`)
-asks for the next round: the same settings, a new deal (a new random seed, or a
-solvable deal from the pool where the settings ask for one; never the host's seed
-or deal of round 1 again), a new nonce and commitment. Every player who asks is in
-the same next round, ready; it starts when every player of the round before is in
-and ready, or once the rematch window (``FTR_REMATCH_WINDOW_S``) is over with
-whoever is in and ready. The first player into the next round hosts it (the one
-whose rematch came first, decided in Redis: exactly one player is given a host
-token however many processes ask at once). The names of the round before are kept
-for its players until the window's end: a stranger joining by the old code cannot
-take one of them meanwhile (``name_taken``); after it, a name is anyone's who comes
-first, as in any lobby.
+``rematch`` (:class:`protocol.messages.Rematch`, after the results) puts the player in the next round: the same
+settings, a new deal (never the host's seed or deal of round 1 again), a new nonce and commitment; the player
+is in it and ready, and the first one in hosts it (one host token, decided in Redis). The round starts when
+every player of the round before is in and ready, or once the rematch window (``FTR_REMATCH_WINDOW_S``) is
+over with whoever is. Until then the names of the round before are kept for their players (``name_taken``).
+``restart`` (:class:`protocol.messages.Restart`), alone only, ends the game and deals the same deal again as
+the next round, for that player alone.
 
-A player alone may ``restart`` (:class:`protocol.messages.Restart`): their game
-ends (``resigned`` if still playing), and the next round is a rematch that keeps
-the deal (its seed was revealed to that player at the results), for one player
-(:meth:`Rounds.restart`); fair only alone, so refused in a race and a daily attempt.
-
-Redis (DESIGN.md "Redis", :mod:`server.store`): the rounds' keys are in different
-slots, so a rematch is a few steps, each one script on one slot and each safe to
-repeat (a retried frame, two processes at once, a process dying midway):
-
-1. :data:`~server.store.scripts.CLAIM_NEXT` on the ended match: its ``next`` code is set once;
-2. the next round's meta is created (``CREATE`` is "if absent"), and the ended match marks it made
-   (:data:`~server.store.scripts.NEXT_MADE`: once its keys expire, it is not made again);
-3. its missing timers (lobby close, window end, deal preparation) are added (ZADD NX,
-   due instants taken from its meta: every process that reaches the round adds
-   them, so a creator dying before its timers leaves none missing);
-4. the round is appended to the series list of its first round (once);
-5. :data:`~server.store.scripts.ROUND_JOIN` puts the player in it as ready (again: a new token)
-   and gives the host role to the first player in;
-6. while the round is in its lobby: a public ``rematch`` event on the ended match's
-   stream says who asked (a retry repeats it: the list of names is the whole state,
-   not a change), the lobby is published and the start checked;
-7. the ``next_round`` answer, once every step before is done.
-
-Only the process that claimed the code creates the round; another one that finds
-it missing waits briefly, then creates it itself (the claimer died).
+The rounds' keys are in different slots, so a rematch is a few steps (:meth:`Rounds.rematch`), each one
+script on one slot and each safe to repeat (a retried frame, two processes at once, a process dying midway):
+claim the next code (:data:`~server.store.scripts.CLAIM_NEXT`), create the round if absent and mark it made
+(:data:`~server.store.scripts.NEXT_MADE`), add its missing timers, append it to the series, join the player
+(:data:`~server.store.scripts.ROUND_JOIN`), tell the ended match's stream and publish the lobby, and answer
+``next_round`` last. Only the claimer creates the round, unless it has not within :data:`CREATION_WAIT_S`.
 """
 
 from __future__ import annotations
