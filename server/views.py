@@ -24,7 +24,7 @@ from .engine.text import format_foundation
 from .engine.view import redact
 
 try:  # the optional C hot path (server/engine/_cengine.c; pyproject.toml builds it when a compiler is there)
-    from .engine._cengine import position_frame as _c_position_frame  # type: ignore[import-not-found]
+    from .engine._cengine import position_frame as _c_position_frame
     from .engine._cengine import view_texts as _c_view_texts
 except ImportError:  # no compiler at install time: the Python alone
     _c_position_frame = _c_view_texts = None
