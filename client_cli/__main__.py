@@ -32,9 +32,9 @@ from typing import Any
 
 from protocol.codes import canonical_code
 
-from .connection import ClientError, create_match, join_link, public_server, server_url
 from .join import join_and_play
 from .render import join_lines
+from .server_link import ClientError, create_match, join_link, public_server, server_url
 from .tokens import TokenStore
 
 

@@ -28,8 +28,8 @@ from typing import Any
 
 from protocol import messages as m
 
-from .connection import ClientError, create_match
 from .race import RaceClient
+from .server_link import ClientError, create_match
 from .tokens import TokenStore
 
 

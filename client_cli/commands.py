@@ -2,7 +2,7 @@
 
 Pure: no I/O. The client knows no rules: every decision here is taken
 from the legal-move list the server sent (``[command, cards]`` pairs,
-:class:`protocol.messages.LegalMove`) and, for naming empty columns, from
+:class:`protocol.messages.WireLegalMove`) and, for naming empty columns, from
 the view it sent. The canonical notation (RULES.md section 10) is
 :mod:`protocol.commands`; anything that parses there is sent as typed, and
 the server answers with its reason when it is not legal now.
@@ -41,7 +41,7 @@ from typing import Literal
 
 from protocol.commands import parse_command
 from protocol.errors import NotationError
-from protocol.messages import LegalMove, View
+from protocol.messages import WireLegalMove, WireView
 
 Action = Literal["play", "help", "hint", "resign", "ready", "start", "rematch", "restart", "quit", "error", "none"]
 
@@ -100,7 +100,7 @@ def _canonical(text: str) -> str | None:
         return None
 
 
-def _columns(view: View | None, legal: Sequence[LegalMove]) -> int:
+def _columns(view: WireView | None, legal: Sequence[WireLegalMove]) -> int:
     if view is not None:
         return len(view.tableau)
     return 10
@@ -125,7 +125,7 @@ def _target_of(command: str) -> str:
     return command.split("-", 1)[1].split("x", 1)[0] if "-" in command else ""
 
 
-def moves_from(source: str, legal: Sequence[LegalMove], view: View | None) -> list[str]:
+def moves_from(source: str, legal: Sequence[WireLegalMove], view: WireView | None) -> list[str]:
     """The distinct targets of ``source`` (``"3"`` or ``"w"``) in the legal list, as commands.
 
     Explicit counts (``3-7x2``) are left out: the plain form is the move a
@@ -147,7 +147,7 @@ def moves_from(source: str, legal: Sequence[LegalMove], view: View | None) -> li
     return result
 
 
-def best_move(source: str, legal: Sequence[LegalMove], view: View | None) -> Resolved:
+def best_move(source: str, legal: Sequence[WireLegalMove], view: WireView | None) -> Resolved:
     """Naming a column (or the waste) alone: its one move onto a card or a foundation, or the choices."""
     choices = moves_from(source, legal, view)
     empty = {str(i + 1) for i, column in enumerate(view.tableau) if not column and not view.hidden[i]} if view else set()
@@ -162,7 +162,7 @@ def best_move(source: str, legal: Sequence[LegalMove], view: View | None) -> Res
     return Resolved("error", message=f"{where} has several targets: {', '.join(choices)}")
 
 
-def resolve(text: str, legal: Sequence[LegalMove] = (), view: View | None = None) -> Resolved:
+def resolve(text: str, legal: Sequence[WireLegalMove] = (), view: WireView | None = None) -> Resolved:
     """Turn one typed line into an action (see the module docstring for the forms)."""
     line = text.strip()
     if not line:
@@ -212,13 +212,13 @@ def resolve(text: str, legal: Sequence[LegalMove] = (), view: View | None = None
     return Resolved("error", message=f"{line!r} is not a command: type ? for help")
 
 
-def completions(prefix: str, legal: Sequence[LegalMove], extra: Sequence[str] = ()) -> list[str]:
+def completions(prefix: str, legal: Sequence[WireLegalMove], extra: Sequence[str] = ()) -> list[str]:
     """Legal commands (then ``extra`` words) starting with ``prefix``, in the server's order."""
     words = [move.command for move in legal] + [w for w in extra if w not in {m.command for m in legal}]
     return [w for w in words if w.startswith(prefix.strip())]
 
 
-def table_moves(legal: Sequence[LegalMove]) -> int:
+def table_moves(legal: Sequence[WireLegalMove]) -> int:
     """How many legal commands play a card of the table (not draw, redeal, undo or finish).
 
     Shown on the stock like the German page's "there are still moves on

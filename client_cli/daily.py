@@ -24,9 +24,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
-from .connection import ClientError, _refusal, _request
 from .join import join_and_play, read_script
 from .render import clock, fit, wrap
+from .server_link import ClientError, _refusal, _request
 from .tokens import TokenStore
 
 DAILY_ENTRY = "daily"
@@ -43,7 +43,7 @@ async def _get(server: str, path: str) -> dict[str, Any]:
 async def start_attempt(server: str, variant: str, name: str, store: TokenStore) -> dict[str, Any]:
     """Ask for today's attempt; keeps a newly issued name token and the player token in ``store``.
 
-    Raises :class:`~client_cli.connection.ServerRefused` (``bad_token``,
+    Raises :class:`~client_cli.server_link.ServerRefused` (``bad_token``,
     ``already_played``, ``no_variant`` ...) with the server's message.
     """
     names = dict(store.get(server, DAILY_ENTRY).get("names", {}))

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 
-from .connection import ClientError
+from .server_link import ClientError
 
 
 async def join_and_play(server: str, code: str, name: str | None, *, script: str | None, as_json: bool,
@@ -28,7 +28,7 @@ async def join_and_play(server: str, code: str, name: str | None, *, script: str
     ``host_token`` makes this player the host; ``auto_ready`` (default: when
     not interactive) sends ``ready`` at once; ``public`` is the address the
     join line names; a ``title`` marks the daily challenge's attempt.
-    Raises :class:`~client_cli.connection.ClientError` for an error the
+    Raises :class:`~client_cli.server_link.ClientError` for an error the
     client explains (an unreadable script, a refusal).
     """
     from .race import RaceClient, run_script
@@ -53,7 +53,7 @@ def read_script(script: str | None) -> list[str] | AsyncIterator[str]:
 
     A file is read whole, before the race; standard input is read as it arrives (:func:`stdin_lines`), so a
     program can drive the client through a pipe, one line at a time, seeing each line's effect before it
-    writes the next. Raises :class:`~client_cli.connection.ClientError` when the file cannot be read.
+    writes the next. Raises :class:`~client_cli.server_link.ClientError` when the file cannot be read.
     """
     if script is None or script == "-":
         return stdin_lines()

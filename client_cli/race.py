@@ -43,7 +43,7 @@ import websockets
 from protocol import messages as m
 
 from .commands import resolve
-from .connection import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state, server_option
+from .server_link import ClientError, Connection, ServerRefused, Unreachable, backoff, match_state, server_option
 from .state import ENDED, RaceState, with_card_symbols
 from .tokens import TokenStore
 
@@ -194,7 +194,7 @@ class RaceClient:
         if reply.code == "already_started":
             code, ended = self.code, False
             try:
-                for _ in range(100):  # the server's bound on following rounds (server.rounds joinable)
+                for _ in range(100):  # the server's bound on following rounds (server.match.rounds joinable)
                     public = await match_state(self.server, code)
                     ended = public.get("state") == "finished"
                     following = public.get("next_round")
@@ -254,8 +254,8 @@ class RaceClient:
                 self.started.set()
                 if not message.legal:
                     asyncio.ensure_future(self._learn_status())
-            case m.Position(seq=seq) | m.Rejected(seq=seq):
-                if isinstance(message, m.Position):
+            case m.PositionReply(seq=seq) | m.Rejected(seq=seq):
+                if isinstance(message, m.PositionReply):
                     self.seq = max(self.seq, seq)
                     # Its answer clears what the line showed when the command was typed, not a refusal that came
                     # after (typed ahead: "1-2" refused while "s" waited; the reason was never on the screen).
@@ -659,7 +659,7 @@ async def _reply(future: asyncio.Future[m.ServerMessage], runner: asyncio.Future
 
 def _reply_line(text: str, reply: m.ServerMessage | None) -> str:
     match reply:
-        case m.Position():
+        case m.PositionReply():
             return f"{text}: ok ({reply.command}; moves {reply.moves}, foundation {reply.foundation}, {reply.status})"
         case m.Rejected():
             return f"{text}: refused ({with_card_symbols(reply.reason)})"

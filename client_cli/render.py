@@ -28,7 +28,7 @@ from protocol import messages as m
 from protocol.cards import UNKNOWN
 
 from .commands import table_moves
-from .connection import server_option
+from .server_link import server_option
 from .state import ENDED, RaceState, card_label
 
 COLUMN_WIDTH = 5
@@ -103,7 +103,7 @@ def _header(state: RaceState, width: int, now: int) -> Text:
     return _crop(Text(left + " " * pad + right, style="reverse"), width)
 
 
-def _foundations(view: m.View) -> Text:
+def _foundations(view: m.WireView) -> Text:
     line = Text("Foundations ", style="bold")
     for top in view.foundations:
         line.append_text(card_text(top))
@@ -111,7 +111,7 @@ def _foundations(view: m.View) -> Text:
     return line
 
 
-def _stock_waste(state: RaceState, view: m.View, width: int) -> Text:
+def _stock_waste(state: RaceState, view: m.WireView, width: int) -> Text:
     line = Text("Stock ", style="bold")
     line.append(f"{view.stock:<3}")
     if view.redeals_left:
@@ -156,7 +156,7 @@ def _players(state: RaceState) -> list[Text]:
     return lines
 
 
-def _tableau(view: m.View, rows: int, room: int) -> list[Text]:
+def _tableau(view: m.WireView, rows: int, room: int) -> list[Text]:
     """The columns, bottom card first; a column longer than ``rows`` shows its first card, ``+k``, then its top."""
     step = COLUMN_WIDTH if len(view.tableau) * COLUMN_WIDTH <= room else 4
     columns: list[list[str]] = []
@@ -377,7 +377,7 @@ def to_ansi(lines: list[Text], width: int = 80, color: bool = True) -> str:
 # ---------------------------------------------------------------- plain layout
 
 
-def plain_view(view: m.View) -> str:
+def plain_view(view: m.WireView) -> str:
     """A view in the RULES.md notation: redacted position text (``Stock: 52``, ``??``)."""
     lines = ["Foundations: " + " ".join(view.foundations), f"Stock: {view.stock}",
              "Waste: " + " ".join(view.waste), f"Redeals left: {view.redeals_left}"]

@@ -28,8 +28,8 @@ from rich.text import Text
 
 from protocol import messages as m
 
-from .connection import ClientError, ServerRefused, replay_record
 from .render import clock, plain_view, screen, to_ansi
+from .server_link import ClientError, ServerRefused, replay_record
 from .state import RaceState, with_card_symbols
 
 
@@ -41,8 +41,8 @@ class Step:
     command: str
     ok: bool
     reason: str
-    view: m.View
-    legal: list[m.LegalMove]
+    view: m.WireView
+    legal: list[m.WireLegalMove]
     moves: int
     status: str
     time_ms: int = 0

@@ -75,8 +75,8 @@ class RaceState:
     commitment: str = ""
     start_at_ms: int = 0
     deadline_ms: int = 0
-    view: m.View | None = None
-    legal: list[m.LegalMove] = field(default_factory=list)
+    view: m.WireView | None = None
+    legal: list[m.WireLegalMove] = field(default_factory=list)
     moves: int = 0
     undos: int = 0
     foundation: int = 0
@@ -139,7 +139,7 @@ class RaceState:
 
     # ------------------------------------------------------------ updates
 
-    def _take_view(self, view: m.View, legal: list[m.LegalMove], foundation: int | None = None) -> None:
+    def _take_view(self, view: m.WireView, legal: list[m.WireLegalMove], foundation: int | None = None) -> None:
         self.view, self.legal = view, list(legal)
         if foundation is not None:
             self.foundation = foundation
@@ -183,7 +183,7 @@ class RaceState:
                 for line in self.players.values():  # the identical deal: everyone starts where I start
                     if line.status == "lobby":
                         line.status, line.foundation = "playing", self.foundation
-            case m.Position():
+            case m.PositionReply():
                 self._take_view(message.view, message.legal, message.foundation)
                 self.moves, self.undos, self.status, self.time_ms = (message.moves, message.undos, message.status,
                                                                      message.time_ms)
@@ -221,6 +221,6 @@ class RaceState:
                 pass
 
 
-def foundation_count(view: m.View) -> int:
+def foundation_count(view: m.WireView) -> int:
     """Cards on the foundations of a view: a slot holds ace up to its top card, so the top's rank."""
     return sum(rank_of(parse_card(top)) for top in view.foundations if top not in ("-", "", UNKNOWN))

@@ -29,9 +29,9 @@ from rich.text import Text
 from protocol import messages as m
 
 from .commands import HELP, completions, resolve
-from .connection import ClientError
 from .race import RaceClient
 from .render import screen, to_ansi
+from .server_link import ClientError
 from .state import NOT_STARTED, RaceState
 
 
@@ -199,7 +199,7 @@ class RaceScreen:
         try:
             if client.state.phase == "playing" and not client.state.my_game_over:
                 reply = await client.resign()
-                if not isinstance(reply, m.Position):  # refused: the game goes on, its reason on the line
+                if not isinstance(reply, m.PositionReply):  # refused: the game goes on, its reason on the line
                     self.refresh()
                     return
             await client.done.wait()  # the results: the match's socket is left after them

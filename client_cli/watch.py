@@ -34,8 +34,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from .connection import Unreachable, backoff, match_results, match_state, server_option
 from .render import clock
+from .server_link import Unreachable, backoff, match_results, match_state, server_option
 
 
 def _standing_key(p: dict[str, Any]) -> tuple[Any, ...]:
@@ -104,7 +104,7 @@ def table(public: dict[str, Any], now_ms: int | None = None, note: str = "") -> 
 async def follow_events(server: str, code: str, nudge: asyncio.Event) -> None:
     """Set ``nudge`` at every Server-Sent Event of the match; when the stream drops or cannot be opened (the
     server restarted), reconnect with ``Last-Event-ID`` after the players' reconnect delays
-    (:func:`~client_cli.connection.backoff`). Runs until cancelled."""
+    (:func:`~client_cli.server_link.backoff`). Runs until cancelled."""
     url = f"{server.rstrip('/')}/matches/{code}/events"
     last = ""
     delays = backoff()

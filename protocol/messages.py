@@ -194,8 +194,8 @@ ClientMessage = Hello | Join | Resume | Ready | Start | Play | Resign | Hint | P
 # ---------------------------------------------------------------- server -> client
 
 
-class View(msgspec.Struct, frozen=True):
-    """A redacted position (RULES.md section 8): what the player may see.
+class WireView(msgspec.Struct, frozen=True):
+    """A redacted position (RULES.md section 8) as the wire carries it, in card texts: what the player may see.
 
     ``tableau``: per column its face-up cards bottom to top; ``hidden``:
     per column how many face-down cards lie under them; ``foundations``:
@@ -211,8 +211,9 @@ class View(msgspec.Struct, frozen=True):
     redeals_left: int
 
 
-class LegalMove(msgspec.Struct, frozen=True, array_like=True):
-    """A command the server would accept now and how many cards it moves: ``[command, cards]``."""
+class WireLegalMove(msgspec.Struct, frozen=True, array_like=True):
+    """A command the server would accept now and how many cards it moves, as the wire carries it:
+    ``[command text, cards]``."""
 
     command: str
     cards: int
@@ -230,8 +231,8 @@ class ReplayStep(msgspec.Struct, frozen=True):
     command: str
     ok: bool
     reason: str
-    view: View
-    legal: list[LegalMove]
+    view: WireView
+    legal: list[WireLegalMove]
     moves: int
     status: str
     foundation: int
@@ -313,8 +314,8 @@ class Started(_Message, frozen=True, tag="started"):
 
     start_at_ms: int
     deadline_ms: int
-    view: View
-    legal: list[LegalMove]
+    view: WireView
+    legal: list[WireLegalMove]
     moves: int
     seq: int
     """The last ``play`` or ``resign`` seq accepted (0: none yet): the next one carries this plus 1."""
@@ -326,8 +327,8 @@ class Started(_Message, frozen=True, tag="started"):
     """Undos taken so far (a resumed game shows its counter as it was, not from 0)."""
 
 
-class Position(_Message, frozen=True, tag="position"):
-    """Command ``seq`` was accepted: your new view and counters.
+class PositionReply(_Message, frozen=True, tag="position"):
+    """The ``position`` reply: command ``seq`` was accepted; your new view and counters.
 
     ``status``: ``playing``, ``won``, ``dead`` (no card can reach a
     foundation any more: undo where allowed, or resign), ``resigned`` or
@@ -336,8 +337,8 @@ class Position(_Message, frozen=True, tag="position"):
 
     seq: int
     command: str
-    view: View
-    legal: list[LegalMove]
+    view: WireView
+    legal: list[WireLegalMove]
     moves: int
     undos: int
     foundation: int
@@ -376,7 +377,7 @@ class Progress(_Message, frozen=True, tag="progress"):
 
 
 class Board(_Message, frozen=True, tag="board"):
-    """Player ``name``'s board as that player sees it (the redacted :class:`View`), for spectators only.
+    """Player ``name``'s board as that player sees it (the redacted :class:`WireView`), for spectators only.
 
     Sent on the match's public streams (``/matches/{code}/events`` and
     ``/watch``) only when the host opened the boards at creation
@@ -389,7 +390,7 @@ class Board(_Message, frozen=True, tag="board"):
     foundation: int
     status: str
     time_ms: int
-    view: View
+    view: WireView
 
 
 class Finished(_Message, frozen=True, tag="finished"):
@@ -487,8 +488,8 @@ class RematchOffer(_Message, frozen=True, tag="rematch"):
 
 
 ServerMessage = (
-    Welcome | Joined | Lobby | Countdown | Started | Position | Rejected | Progress | Finished | Results | Suggestion
-    | Error | Pong | Board | NextRound | RematchOffer
+    Welcome | Joined | Lobby | Countdown | Started | PositionReply | Rejected | Progress | Finished | Results
+    | Suggestion | Error | Pong | Board | NextRound | RematchOffer
 )
 """Every message a server may send."""
 

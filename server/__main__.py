@@ -133,7 +133,7 @@ class _Server(uvicorn.Server):
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line, check every setting, bind the port, and run uvicorn with the app: WebSocket
-    frames capped, no deflate, the connection limits of :mod:`server.connections`, keep-alive pings, and
+    frames capped, no deflate, the connection limits of :mod:`server.connection_limits`, keep-alive pings, and
     forwarded headers trusted only from ``FTR_FORWARDED_ALLOW_IPS`` (uvicorn alone trusts them from
     127.0.0.1, so on a machine with no proxy anyone could claim any address)."""
     args = parse_arguments(argv)
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     # Late: the app's imports (Starlette, redis-py, the engine) are not needed for --help, --version or a bad
     # setting.
     from .app import create_app
-    from .connections import protocol_classes
+    from .connection_limits import protocol_classes
     from .embedded_redis import EmbeddedRedis, NoRedisServer
 
     embedded = None

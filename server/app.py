@@ -29,7 +29,7 @@ import math
 import os
 import signal
 from collections.abc import AsyncIterator
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import msgspec
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -41,12 +41,14 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.types import ExceptionHandler
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from protocol import messages as m
 from protocol.codec import decode_server, encode
 from protocol.codes import canonical_code
 
+from .core.errors import ServiceError
 from .daily import DailyService
 from .daily_web import ROUTES as DAILY_ROUTES
 from .dealpool import HOST_DEAL_SECONDS, fill_pool
@@ -54,7 +56,8 @@ from .embedded_redis import EmbeddedRedis
 from .gcpacing import pace_collections
 from .health import Readiness, livez, readyz
 from .httpjson import error_response, over_rate, read_json
-from .matches import OFFERED_POOL_VARIANTS, CreateMatch, MatchService, ServiceError
+from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch
+from .matches import MatchService
 from .metrics import Metrics, MetricsMiddleware
 from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_page, watch_page
 from .play import player_endpoint
@@ -130,7 +133,7 @@ async def create_match(request: Request) -> Response:
     if isinstance(create, Response):
         return create
     try:
-        created = await service.create(create, request.client.host if request.client else "?")
+        created = await service.creation.create(create, request.client.host if request.client else "?")
     except ServiceError as error:
         if error.code == "rate_limited":  # this address's own deals already wait for the solver
             refused = _error(429, error.code, error.message)
@@ -148,7 +151,7 @@ async def create_match(request: Request) -> Response:
 
 
 async def match_state(request: Request) -> Response:
-    state = await request.app.state.service.public_state(request.path_params["code"][:32])
+    state = await request.app.state.service.public.state(request.path_params["code"][:32])
     if state is None:
         return _error(404, "no_match", "no match with that code")
     # The server's clock (Redis TIME, ms) in a header, so a page runs the match clock from the server's
@@ -177,7 +180,7 @@ async def metrics(request: Request) -> Response:
     try:
         async with asyncio.timeout(LIVE_COUNTS_WAIT_S):  # a stalled Redis must not stall the scrape
             counts: dict[str, int] | None = await request.app.state.service.store.live_counts()
-    except (*REDIS_UNAVAILABLE, TimeoutError):  # not reached yet, or unreachable: no figure, not an old one
+    except REDIS_UNAVAILABLE + (TimeoutError,):  # not reached yet, or unreachable: no figure, not an old one
         counts = None
     metrics.show_live(counts)
     return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
@@ -194,7 +197,7 @@ async def reach_redis(url: str) -> Any:
     while True:
         try:
             client = await open_redis(url)
-        except (*REDIS_REFUSALS, redis_errors.ResponseError) as error:  # before REDIS_UNAVAILABLE: a wrong password
+        except REDIS_REFUSALS + (redis_errors.ResponseError,) as error:  # before REDIS_UNAVAILABLE: a wrong password
             # is a ConnectionError in redis-py
             raise RedisRefused(f"REDIS_URL={_where(url)!r}: Redis refuses the server ({describe(error)}): check the "
                                "password, user and database number it gives") from None
@@ -238,10 +241,8 @@ class _Running:
             executor, dead_executor = self.pools
             service = MatchService(store, settings, executor, dead_executor)
             service.metrics = store.metrics = app.state.metrics
-            # Known to close() before its loops start: a stop that cancels this opening midway (a SIGTERM just
-            # after the start) stops the loops already started, which would otherwise outlive the lifespan and
-            # hang the process's exit (a supervised loop takes a cancellation surfaced as a Redis error for an
-            # outage to wait out, unless its service is stopping).
+            # Known to close() before its loops start: a stop during the opening stops the loops already started,
+            # which would otherwise outlive the lifespan and hang the process's exit.
             self.service = service
             try:
                 await service.start_background()
@@ -393,10 +394,12 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         answer.headers["Retry-After"] = "5"
         return answer
 
+    # One handler for HTTP and WebSocket routes alike, which Starlette's handler type gives one of each.
+    on_redis_error = cast(ExceptionHandler, redis_unavailable)
     refusals = RefusalLog(log)
     app_metrics = Metrics(settings.pure_solver)
     app = Starlette(
-        exception_handlers={HTTPException: http_error, **{kind: redis_unavailable for kind in REDIS_UNAVAILABLE}},
+        exception_handlers={HTTPException: http_error, **{kind: on_redis_error for kind in REDIS_UNAVAILABLE}},
         routes=[
             WebSocketRoute("/play", player_endpoint),
             WebSocketRoute("/matches/{code:match}/watch", watch_endpoint),

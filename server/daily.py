@@ -1,36 +1,18 @@
-"""The daily challenge: one verified deal a day per variant, one attempt per name.
+"""The daily challenge's service: one verified deal a day per variant, one attempt per name.
 
-Pure parts (no I/O, no clock: they take ``now_ms`` or a date): the day
-arithmetic (:func:`day_of`, :func:`day_bounds`), the seed of the day
-(:func:`daily_seed`, :func:`find_daily_deal`), its commitment
-(:func:`seed_commitment`) and the leaderboard score (:func:`pack_score`).
-
-The service (:class:`DailyService`) runs one daily attempt as a one-player
-match of the :class:`~server.matches.MatchService` (same ``/play``
-protocol, validation, resume, dead-game check and rate limits), which it
-reaches through :class:`server.match.daily_link.DailyMatches` only. The match
-gets the day's deal but never its seed (its ``seed`` and ``nonce`` are
-empty, its commitment is the daily one, SHA-256 of the seed), starts as
-soon as its player connects (no lobby wait, no countdown) and ends at the
-latest when the UTC day ends (its fixed deadline). When it ends the match
-service calls :meth:`DailyService.record` (its
-:class:`~server.match.daily_link.DailyHooks`), which puts the entry on the
-leaderboard and keeps the game for the replay (match keys expire; these
-stay).
-
-Its Redis keys (hash tag ``{d:DATE:VARIANT}``) and scripts are the store's
-(:mod:`server.store.keys`, :class:`server.store.DailyStore`).
+An attempt is a one-player match of the match service, reached through
+:class:`server.match.daily_link.DailyMatches` only: it gets the day's deal but never its seed (its commitment is
+the daily one), starts as its player connects and ends at the latest when the UTC day ends. When it ends the
+match service calls :meth:`DailyService.record`, which puts the entry on the leaderboard and keeps the game for
+the replay. The day, seed and score rules are :mod:`server.core.daily`; the Redis keys and scripts are the
+store's (:class:`server.store.DailyStore`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import hashlib
-import hmac
 import json
 import logging
-import re
 import secrets
 from collections.abc import Callable
 from contextvars import Context
@@ -38,111 +20,28 @@ from typing import Any
 
 from protocol.errors import NotationError
 
+from .core.daily import (
+    DAILY_NODES,
+    MAX_INDEX,
+    day_bounds,
+    day_of,
+    find_daily_deal,
+    next_day,
+    pack_score,
+    parse_date,
+    seed_commitment,
+)
 from .core.lifecycle import State
+from .core.ranking import Standing
 from .engine import deal, find_variant, format_position
-from .engine.solver import Budget, solve
 from .hub import HubFull, Subscription
 from .match.daily_link import DailyMatches, Day, Log
-from .names import name_key, name_problem, valid_name
-from .ranking import Standing
+from .names import name_problem
 from .store import DailyStore, DayDeal, day_feed, token_hash
 from .store.keys import day_lease
 from .store.records import DailyEntry, DailyReplay
 
 log = logging.getLogger("forty_thieves.daily")
-
-DAY_MS = 86_400_000
-DAILY_NODES = 5_000
-"""Solver node budget per attempt index (a node budget, not seconds: every process finds the same index)."""
-MAX_INDEX = 2_000
-"""Attempt indexes tried before giving up on a day (never reached in practice: ~15 % of classic deals pass)."""
-
-# Score layout (DESIGN.md "Ranking"), lower is better, all under 2**53 so a double holds it exactly:
-#   bit 52: 0 won, 1 not won; bits 44-51: 255 - foundation cards (0 for a win);
-#   bits 17-43: time in ms (winners: the finishing time; others: the time of the last foundation card);
-#   bits 0-16: moves. Times are clamped to 2**27 - 1 ms (37 hours: more than a day), moves to 2**17 - 1.
-_TIME_BITS, _MOVE_BITS, _FOUND_BITS = 27, 17, 8
-
-
-# ---------------------------------------------------------------- pure: days, seeds, scores
-
-
-def day_of(now_ms: int) -> str:
-    """The UTC date (``YYYY-MM-DD``) of the instant ``now_ms`` (Unix epoch milliseconds)."""
-    return dt.datetime.fromtimestamp(now_ms // 1000, dt.UTC).date().isoformat()
-
-
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-
-def parse_date(text: str) -> str:
-    """``text`` as a canonical ``YYYY-MM-DD`` date; raises ``ValueError`` when it is not one.
-
-    ASCII digits in that one form only: ``date.fromisoformat`` also reads ISO week dates (``2026-W48-1``, ten
-    characters as well) and non-ASCII digits.
-    """
-    if not _DATE.fullmatch(text):
-        raise ValueError("a date is written YYYY-MM-DD")
-    return dt.date.fromisoformat(text).isoformat()
-
-
-def day_bounds(date: str) -> tuple[int, int]:
-    """``(start_ms, end_ms)`` of the UTC day ``date``: the day is ``start_ms <= t < end_ms``."""
-    start = dt.datetime.combine(dt.date.fromisoformat(date), dt.time(), dt.UTC)
-    start_ms = int(start.timestamp()) * 1000
-    return start_ms, start_ms + DAY_MS
-
-
-def next_day(date: str) -> str:
-    """The UTC date after ``date``."""
-    return (dt.date.fromisoformat(date) + dt.timedelta(days=1)).isoformat()
-
-
-def daily_seed(secret: str, date: str, variant: str, index: int) -> str:
-    """The seed for attempt ``index`` of a day: HMAC-SHA256(secret, ``"DATE|VARIANT|INDEX"``), hex (64 digits)."""
-    return hmac.new(secret.encode(), f"{date}|{variant}|{index}".encode(), hashlib.sha256).hexdigest()
-
-
-def seed_commitment(seed: str) -> str:
-    """The public commitment of a daily seed: SHA-256 of the seed (hex). DESIGN.md "Provably fair seeds"."""
-    return hashlib.sha256(seed.encode()).hexdigest()
-
-
-def find_daily_deal(secret: str, date: str, variant_name: str, nodes: int = DAILY_NODES,
-                    max_index: int = MAX_INDEX, pure: bool = False) -> tuple[int, str, list[str]]:
-    """The deal of the day: the first index 0, 1, 2 ... whose seed the solver proves solvable.
-
-    Runs in a solver worker process (CPU-heavy). Deterministic: a node
-    budget, no time limit, so any process finds the same index. Returns
-    ``(index, seed, winning commands)``; raises ``RuntimeError`` when
-    ``max_index`` indexes all fail. ``pure`` forces the solver's pure search
-    (``FTR_SOLVER=python``; the same answer, only slower).
-    """
-    variant = find_variant(variant_name)
-    for index in range(max_index):
-        seed = daily_seed(secret, date, variant.name, index)
-        result = solve(deal(seed, variant), variant, Budget(nodes=nodes), pure=pure)
-        if result.result == "solved":
-            return index, seed, list(result.moves)
-    raise RuntimeError(f"no solvable {variant.name} deal for {date} within {max_index} indexes")
-
-
-def pack_score(standing: Standing) -> int:
-    """The ranking key packed into one integer under 2**53 (a sorted-set score, exact as a double).
-
-    Order of scores = the order of :func:`server.ranking.rank` (equal keys, equal
-    scores; Redis then orders by name, as :func:`server.ranking.rank`
-    does). Times are clamped to 2**27 - 1 ms and moves to 2**17 - 1
-    (a daily attempt lasts at most a day: 86 400 000 ms < 2**27).
-    """
-    time_cap, move_cap = (1 << _TIME_BITS) - 1, (1 << _MOVE_BITS) - 1
-    moves = min(max(standing.moves, 0), move_cap)
-    if standing.status == "won":
-        return (min(max(standing.time_ms, 0), time_cap) << _MOVE_BITS) | moves
-    found = (1 << _FOUND_BITS) - 1 - min(max(standing.foundation, 0), (1 << _FOUND_BITS) - 1)
-    time_ms = min(max(standing.last_foundation_ms, 0), time_cap)
-    return (1 << (_FOUND_BITS + _TIME_BITS + _MOVE_BITS)) | (found << (_TIME_BITS + _MOVE_BITS)) \
-        | (time_ms << _MOVE_BITS) | moves
 
 
 class DailyError(Exception):
@@ -151,9 +50,6 @@ class DailyError(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
-
-
-# ---------------------------------------------------------------- the service
 
 
 class DailyService:
@@ -252,7 +148,7 @@ class DailyService:
         now on). Raises :class:`DailyError`: 404 ``no_variant``, 400
         ``malformed`` (name), 403 ``bad_token`` (the name is claimed and the
         token is missing or wrong), 409 ``name_taken`` (a name that looks
-        like a claimed one: same :func:`name_key`, other spelling), 409
+        like a claimed one: same :func:`server.names.name_key`, other spelling), 409
         ``already_played`` (the name's attempt of today has ended).
         """
         variant = self.variant_of(variant_text)
@@ -442,7 +338,4 @@ class DailyService:
         return subscription
 
 
-__all__ = [
-    "DAILY_NODES", "DailyError", "DailyService", "DailyStore", "daily_seed", "day_bounds", "day_of",
-    "find_daily_deal", "name_key", "pack_score", "parse_date", "seed_commitment", "valid_name",
-]
+__all__ = ["DailyError", "DailyService"]

@@ -1,27 +1,21 @@
-"""The match service of one process: the seams the endpoints call, the connections, and the fan-out.
+"""The match service of one process: its parts, its connections, and the delivery of match streams.
 
-One :class:`MatchService` per server process. It holds no match state of its own beyond caches: Redis
-(:mod:`server.store`) is the truth, so any process can serve any player, and a restarted process loses
-nothing. The decisions are the pure core's (:mod:`server.core`: the lifecycle table, a player's game as a
-value); the awaits are the adapters', split by what they do:
+One :class:`MatchService` per server process. Redis (:mod:`server.store`) is the truth of every match, so any
+process can serve any player. The endpoints call the part that does the work:
 
-- :mod:`server.match.creation`: ``POST /matches``, the deal of a match no one chose, a preparing match's deal;
-- :mod:`server.match.public`: what anyone may read (``GET /matches/{code}``, the lobby frame and events);
-- :mod:`server.match.lobby`: join, resume, ready, the host's start, the countdown;
-- :mod:`server.match.playing`: play, hint, resign, a lost commit's outcome, dead games;
-- :mod:`server.match.ending`: a game's end arms the finalize timer; the deadline; the results;
-- :mod:`server.match.timers`: one leased loop over the timers, a handler per kind;
-- :mod:`server.match.effects`: the lifecycle table's dispatcher, which every transition runs through;
-- :mod:`server.match.daily_link`: the typed interface between matches and the daily challenge;
-- :mod:`server.rounds`: rematch and the series of rounds.
+- :attr:`~MatchService.creation` (:mod:`server.match.creation`): ``POST /matches``, the deal of a match no one chose;
+- :attr:`~MatchService.public` (:mod:`server.match.public`): ``GET /matches/{code}``, the lobby frame;
+- :attr:`~MatchService.lobby` (:mod:`server.match.lobby`): join, resume, ready, the host's start, the countdown;
+- :attr:`~MatchService.playing` (:mod:`server.match.playing`): play, hint, resign;
+- :attr:`~MatchService.ending` (:mod:`server.match.ending`): finalize, the deadline, the results;
+- :attr:`~MatchService.timers` (:mod:`server.match.timers`): the leased loop over the timers;
+- :attr:`~MatchService.effects` (:mod:`server.match.effects`): the lifecycle table's dispatcher, every transition runs through it;
+- :attr:`~MatchService.rounds` (:mod:`server.match.rounds`): rematch, restart and the series of rounds;
+- :attr:`~MatchService.daily_link` (:mod:`server.match.daily_link`): what the daily challenge asks of matches.
 
-The parts see the service through :class:`server.match.context.MatchContext` (what they use of it), so they
-build on that interface and this module on them, never back.
-
-This module keeps the registry of the connections of this process (each a :class:`~server.match.session.Session`)
-and what a player gets of a match's events, which reach players and spectators through the process's hub
-(:mod:`server.hub`).
-The WebSocket adapter is :mod:`server.play`.
+The parts see the service through :class:`server.match.context.MatchContext`. The service itself owns the
+background tasks, this process's connections (a :class:`~server.match.session.Session` each) and the delivery of
+each match's stream to them and to its spectators, through the process's hub (:mod:`server.hub`).
 """
 
 from __future__ import annotations
@@ -44,28 +38,27 @@ from .core.errors import ServiceError
 from .core.player import MATCH_GONE, MATCH_GONE_CLOSE, REPLACED, MatchGone
 from .hub import Hub, HubFull, Subscription
 from .match.clock import Clock
-from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch, Creation, commitment
+from .match.creation import Creation
 from .match.daily_link import DailyHooks, DailyLink
 from .match.effects import Effects
 from .match.ending import Ending
 from .match.lobby import Lobby
 from .match.playing import Playing
 from .match.public import PublicView
-from .match.session import Outbox, Session
+from .match.rounds import Rounds
+from .match.session import Session
 from .match.timers import Timers
 from .metrics import default_metrics
-from .rounds import Rounds
 from .scheduler import SolverScheduler
 from .settings import Settings
-from .store import REDIS_UNAVAILABLE, MatchMeta, Outage, Store, match_feed
+from .store import REDIS_UNAVAILABLE, Outage, Store, match_feed
 from .store.keys import parse_match_key
 
 log = logging.getLogger("forty_thieves.matches")
 
 READER_PAUSE_S = 0.010
 """Pause of the stream reader after a read that returned events (seconds): other players' progress
-reaches a player up to this much later, a player's own reply not at all. Measured (server_bench, 60 paced
-players): 2 ms -> 10 ms cut the server's CPU per move from 1,272 to 1,046 us (fewer XREAD calls)."""
+reaches a player up to this much later, a player's own reply not at all (fewer XREAD calls a move)."""
 
 BUG_BACKOFF_BASE_S = 0.5
 """A supervised loop that failed for a bug (not Redis) starts again after this (seconds), doubling with each
@@ -92,11 +85,10 @@ LIVE_SWEEP_LEASE = "live counts"
 
 
 class MatchService:
-    """Everything a process does for matches; see the module docstring.
+    """Everything a process does for matches (see the module docstring).
 
-    The parts (:attr:`creation`, :attr:`public`, :attr:`lobby`, :attr:`playing`, :attr:`ending`,
-    :attr:`timers`, :attr:`rounds`) share this service's store, settings, clock and connections; the methods
-    here are the seams the endpoints and the daily challenge call.
+    The parts share this service's store, settings, clock and connections; the methods here are the background
+    tasks, the registry of this process's connections and the delivery of match streams.
     """
 
     def __init__(self, store: Store, settings: Settings, executor: Executor | None,
@@ -134,7 +126,6 @@ class MatchService:
         self.effects = Effects(self)
         """The lifecycle table's dispatcher (:mod:`server.match.effects`): every transition runs through it."""
         self.rounds = Rounds(self)
-        """Rematch and the series of rounds (:mod:`server.rounds`)."""
         self.daily_link = DailyLink(self)
         """What the daily challenge may ask of matches (:class:`server.match.daily_link.DailyMatches`)."""
 
@@ -152,11 +143,10 @@ class MatchService:
         """Supervise a loop (``name`` in the log): start it again whenever it fails, until
         :meth:`stop_background` has begun.
 
-        A Redis failure (:data:`~server.store.REDIS_UNAVAILABLE`) is logged once for the outage ("timers: Redis
-        unreachable (...); retrying"); the loop starts again once a PING answers, which is logged with the
-        outage's length; the tries between wait as :class:`~server.store.Outage` says (capped, jittered) and
-        are not logged. Any other exception is a bug: logged with its traceback, and the loop starts again
-        after a backoff of its own (capped, jittered), counted afresh once a run lasted longer than the cap."""
+        A Redis failure (:data:`~server.store.REDIS_UNAVAILABLE`) is logged once per outage, and the loop starts
+        again once a PING answers; any other exception is a bug, logged with its traceback, and the loop starts
+        again after a capped, jittered backoff (:data:`BUG_BACKOFF_BASE_S` doubling up to :data:`BUG_BACKOFF_CAP_S`).
+        """
         outage = Outage(name, log)
         bugs = Outage(name, log, cap_s=BUG_BACKOFF_CAP_S, base_s=BUG_BACKOFF_BASE_S)
         loop = asyncio.get_running_loop()
@@ -217,68 +207,6 @@ class MatchService:
         while True:
             await asyncio.sleep(30)
             await self.clock.sync(self.store)
-
-    # ------------------------------------------------------------ the seams (endpoints, rounds, daily)
-
-    async def create(self, request: CreateMatch, address: str = "?") -> dict[str, Any]:
-        """``POST /matches`` from client ``address``: see :meth:`server.match.creation.Creation.create`."""
-        return await self.creation.create(request, address)
-
-    async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
-        """The deal of a match no one chose: see :meth:`server.match.creation.Creation.draw_deal`."""
-        return await self.creation.draw_deal(variant, solvable_only)
-
-    async def public_state(self, code: str) -> dict[str, Any] | None:
-        """``GET /matches/{code}``: see :meth:`server.match.public.PublicView.state`."""
-        return await self.public.state(code)
-
-    async def lobby_message(self, code: str) -> m.Lobby:
-        """The match's ``lobby`` frame as Redis holds it."""
-        return await self.public.lobby_message(code)
-
-    async def publish_lobby(self, code: str) -> None:
-        """See :meth:`server.match.public.PublicView.publish_lobby`."""
-        await self.public.publish_lobby(code)
-
-    async def join(self, session: Session, code: str, name: str) -> None:
-        """``join``: see :meth:`server.match.lobby.Lobby.join`."""
-        await self.lobby.join(session, code, name)
-
-    async def resume(self, session: Session, code: str, token: str) -> None:
-        """``resume``: see :meth:`server.match.lobby.Lobby.resume`."""
-        await self.lobby.resume(session, code, token)
-
-    async def ready(self, session: Session) -> None:
-        """``ready``: see :meth:`server.match.lobby.Lobby.ready`."""
-        await self.lobby.ready(session)
-
-    async def host_start(self, session: Session, host_token: str) -> None:
-        """``start``: see :meth:`server.match.lobby.Lobby.host_start`."""
-        await self.lobby.host_start(session, host_token)
-
-    async def start_countdown(self, code: str) -> None:
-        """See :meth:`server.match.lobby.Lobby.start_countdown`."""
-        await self.lobby.start_countdown(code)
-
-    async def play(self, session: Session, seq: int, command: str) -> None:
-        """``play``: see :meth:`server.match.playing.Playing.play`."""
-        await self.playing.play(session, seq, command)
-
-    async def hint(self, session: Session, seq: int) -> None:
-        """``hint``: see :meth:`server.match.playing.Playing.hint`."""
-        await self.playing.hint(session, seq)
-
-    async def resign(self, session: Session, seq: int) -> None:
-        """``resign``: see :meth:`server.match.playing.Playing.resign`."""
-        await self.playing.resign(session, seq)
-
-    async def finalize(self, code: str) -> None:
-        """Rank, reveal the seed, publish the results (once): see :meth:`server.match.ending.Ending.finalize`."""
-        await self.ending.finalize(code)
-
-    async def end_match(self, code: str) -> None:
-        """Every player has ended: see :meth:`server.match.ending.Ending.end_match`."""
-        await self.ending.end_match(code)
 
     # ------------------------------------------------------------ this process's connections
 
@@ -440,5 +368,4 @@ class MatchService:
         session.close(4002, "too slow: the connection fell behind; resume to catch up")
 
 
-__all__ = ["OFFERED_POOL_VARIANTS", "READER_PAUSE_S", "Clock", "CreateMatch", "MatchMeta", "MatchService", "Outbox",
-           "ServiceError", "Session", "commitment"]
+__all__ = ["READER_PAUSE_S", "MatchService"]

@@ -3,11 +3,12 @@
 :class:`protocol.connection.PlayerConnection` decides what a frame means
 (hello first, the version, the frame size, decoding, rate-limit strikes);
 this adapter receives, asks the rate limiter, carries out the actions it
-gets back (send, close, call the match service) and awaits. One writer
-task per socket drains the session's bounded queue; the receive loop always
-runs (Starlette notices a disconnect only on receive). No rules, Redis keys
-or redaction here: those live in :mod:`server.matches`, :mod:`server.store`
-and :mod:`server.engine.view`.
+gets back (send, close, call the part of the match service that does the
+work: :attr:`~server.matches.MatchService.lobby`, ``playing``, ``rounds``)
+and awaits. One writer task per socket drains the session's bounded queue;
+the receive loop always runs (Starlette notices a disconnect only on
+receive). No rules, Redis keys or redaction here: those live in
+:mod:`server.match`, :mod:`server.store` and :mod:`server.engine.view`.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from protocol.codec import encode
 from protocol.codes import canonical_code
 from protocol.connection import Action, Close, Dispatch, PlayerConnection, Send, answers
 
+from .core.errors import ServiceError
 from .core.player import MATCH_GONE_CLOSE, MatchGone
 from .logs import in_match, new_connection
-from .matches import MatchService, ServiceError, Session
+from .match.session import Session
+from .matches import MatchService
 
 log = logging.getLogger("forty_thieves.play")
 
@@ -84,7 +87,7 @@ async def player_endpoint(websocket: WebSocket) -> None:
                 actions = connection.receive(message.get("bytes"), loop.time(), limited)
                 if len(actions) == 1 and type(request := actions[0]) is Dispatch and type(request.request) is m.Play:
                     # Every move's path: straight to the play, without the general path's layers of coroutines
-                    # (_carry_out, _dispatch, _handle, the service's forwarder), each a frame and an await a move.
+                    # (_carry_out, _dispatch, _handle), each a frame and an await a move.
                     await _play(service, session, request.request)
                     continue
             if await _carry_out(actions, service, session):
@@ -151,7 +154,7 @@ async def _play(service: MatchService, session: Session, request: m.Play) -> Non
 
 
 async def _dispatch(service: MatchService, session: Session, request: m.ClientMessage) -> None:
-    """Call the match service for ``request``; a refusal goes back as an ``error`` naming the request's ``seq``
+    """Carry out ``request`` in the match service; a refusal goes back as an ``error`` naming the request's ``seq``
     (the client matches it to its request)."""
     try:
         await _handle(service, session, request)
@@ -181,21 +184,21 @@ async def _handle(service: MatchService, session: Session, request: m.ClientMess
         case m.Join(match=code, name=name):
             if session.code:
                 raise ServiceError("malformed", "this connection has joined a match already")
-            await service.join(session, canonical_code(code), name)
+            await service.lobby.join(session, canonical_code(code), name)
             in_match(session.code)
             log.info("a player joined as %r", session.name)
         case m.Resume(match=code, token=token):
             if session.code and not (session.next_round and canonical_code(code) == session.next_round):
                 raise ServiceError("malformed", "this connection has joined a match already")
-            await service.resume(session, canonical_code(code), token)
+            await service.lobby.resume(session, canonical_code(code), token)
         case m.Ready():
-            await service.ready(session)
+            await service.lobby.ready(session)
         case m.Start(host_token=token):
-            await service.host_start(session, token)
+            await service.lobby.host_start(session, token)
         case m.Resign(seq=seq):
-            await service.resign(session, seq)
+            await service.playing.resign(session, seq)
         case m.Hint(seq=seq):
-            await service.hint(session, seq)
+            await service.playing.hint(session, seq)
         case m.Rematch():
             await service.rounds.rematch(session)
         case m.Restart():

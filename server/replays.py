@@ -14,7 +14,7 @@ With ``?positions=1`` it also carries, for stepping through the game card
 by card without any rules in the browser: ``positions``, the full position
 text of the deal and after every accepted move (``len(moves) + 1`` texts),
 and ``views``, the same positions as the player saw them (the redacted
-:class:`protocol.messages.View` as JSON: face-down cards counted, the stock
+:class:`protocol.messages.WireView` as JSON: face-down cards counted, the stock
 a count). They are computed in a worker process, never in the event loop,
 and kept in a small per-process cache (a finished game never changes).
 
@@ -58,7 +58,7 @@ _cache: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
 
 
 def replay_steps(deal: str, variant: str, autoplay: bool, undo: str, moves: list[str]) -> dict[str, list[Any]]:
-    """Every position of a stored game: ``{"positions": [full text], "views": [View as JSON]}``.
+    """Every position of a stored game: ``{"positions": [full text], "views": [WireView as JSON]}``.
 
     Index 0 is the deal, index ``i`` the position after move ``i`` (with
     its auto-play). The moves come from the server's own log, so every one

@@ -41,7 +41,7 @@ T = TypeVar("T")
 POOL = "deal pool"
 """The owner of the filler's jobs (:func:`server.dealpool.fill_pool`); no address has a space in it."""
 DAILY = "daily challenge"
-"""The owner of the daily challenge's deal preparation (:func:`server.daily.find_daily_deal`)."""
+"""The owner of the daily challenge's deal preparation (:func:`server.core.daily.find_daily_deal`)."""
 SERVER_OWNERS = frozenset({POOL, DAILY})
 """Owners with no cap on running jobs and no bound on waiting ones (the server's own loops)."""
 

@@ -7,7 +7,7 @@ from those declarations; a bad value raises :class:`SettingError` naming its var
 
 Pings, pongs and unfinished message fragments, which never reach the application's rate limit, have a
 budget of their own per connection of the same ``FTR_RATE`` a second and ``FTR_BURST`` at once (past it
-the connection is closed with 1008; server/connections.py).
+the connection is closed with 1008; server/connection_limits.py).
 
 The variables (this table is made from the declarations when the module is imported):
 

@@ -16,9 +16,7 @@ from functools import lru_cache
 from protocol.cards import format_card
 from protocol.codec import encode
 from protocol.commands import Command
-from protocol.messages import LegalMove as LegalMoveMsg
-from protocol.messages import Position as PositionMsg
-from protocol.messages import View
+from protocol.messages import PositionReply, WireLegalMove, WireView
 
 from .engine.position import Position
 from .engine.rules import LegalMove
@@ -55,12 +53,11 @@ def _foundations_text(tops: tuple[int, ...]) -> list[str]:
     return [format_foundation(t) for t in tops]
 
 
-_PAIRS: dict[tuple[int, int], tuple[Command, LegalMoveMsg]] = {}
-"""``(id(command), cards)`` -> ``(command, its wire pair)``. Keyed by identity, not by the command's value: a
-:class:`~protocol.commands.Command` is a dataclass whose hash is computed in Python field by field (with its
-piles'), which cost more than building the pair. The entry holds the command itself, so its id cannot be
-reused by another object while the entry exists; the engine's legal lists reuse one interned object per
-command (``server.engine.rules._cmd``), so the table stays small; it is emptied past :data:`_PAIRS_MAX`."""
+_PAIRS: dict[tuple[int, int], tuple[Command, WireLegalMove]] = {}
+"""``(id(command), cards)`` -> ``(command, its wire pair)``. Keyed by identity, not value: hashing a
+:class:`~protocol.commands.Command` field by field costs more than building the pair. The entry holds the command,
+so its id cannot be reused while the entry exists; the engine's legal lists reuse one interned object per command,
+so the table stays small; it is emptied past :data:`_PAIRS_MAX`."""
 
 _PAIRS_MAX = 8192
 
@@ -69,8 +66,8 @@ _COMMAND_FRAMES: dict[int, tuple[Command, bytes]] = {}
 :data:`_PAIRS` does and for the same reason); emptied past :data:`_PAIRS_MAX`."""
 
 
-def view_message(position: Position, *, pure: bool = False) -> View:
-    """The :class:`protocol.messages.View` of ``position`` (redacted).
+def view_message(position: Position, *, pure: bool = False) -> WireView:
+    """The :class:`protocol.messages.WireView` of ``position`` (redacted).
 
     Redacted and written by the C hot path when it is built, unless ``pure`` (then, and for anything the C
     declines, :func:`~server.engine.view.redact` and the texts here: the reference)."""
@@ -79,10 +76,10 @@ def view_message(position: Position, *, pure: bool = False) -> View:
                               _CARD_TEXTS, _SLOT_TEXTS)
         if texts is not None:
             tableau, hidden, foundations, waste = texts
-            return View(tableau=tableau, hidden=hidden, foundations=foundations, stock=len(position.stock),
-                        waste=waste, redeals_left=position.redeals_left)
+            return WireView(tableau=tableau, hidden=hidden, foundations=foundations, stock=len(position.stock),
+                            waste=waste, redeals_left=position.redeals_left)
     view = redact(position, pure=pure)
-    return View(
+    return WireView(
         tableau=[_cards_text(column) for column in view.tableau],
         hidden=list(view.hidden),
         foundations=_foundations_text(view.foundations),
@@ -92,7 +89,7 @@ def view_message(position: Position, *, pure: bool = False) -> View:
     )
 
 
-def legal_message(legal: list[LegalMove]) -> list[LegalMoveMsg]:
+def legal_message(legal: list[LegalMove]) -> list[WireLegalMove]:
     """Legal moves as ``[command, cards]`` pairs (each pair built once, then reused: they are frozen)."""
     pairs, get = [], _PAIRS.get
     for command, cards in legal:
@@ -100,14 +97,14 @@ def legal_message(legal: list[LegalMove]) -> list[LegalMoveMsg]:
         if hit is None:
             if len(_PAIRS) >= _PAIRS_MAX:
                 _PAIRS.clear()
-            hit = _PAIRS[id(command), cards] = (command, LegalMoveMsg(str(command), cards))
+            hit = _PAIRS[id(command), cards] = (command, WireLegalMove(str(command), cards))
         pairs.append(hit[1])
     return pairs
 
 
 def position_frame(seq: int, command: str, position: Position, legal: list[LegalMove], moves: int, undos: int,
                    found: int, status: str, time_ms: int, *, pure: bool = False) -> bytes:
-    """The encoded ``position`` reply: exactly ``encode(Position(seq, command, view_message(position),
+    """The encoded ``position`` reply: exactly ``encode(PositionReply(seq, command, view_message(position),
     legal_message(legal), moves, undos, found, status, time_ms))``.
 
     Written in one call by the C hot path when it is built, unless ``pure`` (then, and for anything the C
@@ -126,5 +123,5 @@ def position_frame(seq: int, command: str, position: Position, legal: list[Legal
             for legal_command, _ in legal:
                 if id(legal_command) not in _COMMAND_FRAMES:
                     _COMMAND_FRAMES[id(legal_command)] = (legal_command, encode(str(legal_command)))  # type: ignore[arg-type]
-    return encode(PositionMsg(seq, command, view_message(position, pure=pure), legal_message(legal), moves, undos,
-                              found, status, time_ms))
+    return encode(PositionReply(seq, command, view_message(position, pure=pure), legal_message(legal), moves, undos,
+                                found, status, time_ms))

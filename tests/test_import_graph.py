@@ -43,10 +43,10 @@ def test_the_graph_covers_the_packages(graph: grimp.ImportGraph) -> None:
 
 
 def test_late_and_type_checking_imports_are_in_the_graph(graph: grimp.ImportGraph) -> None:
-    """``from .watch import watch`` inside ``client_cli.__main__._run``; ``server.rounds`` imports
+    """``from .watch import watch`` inside ``client_cli.__main__._run``; ``server.match.rounds`` imports
     ``server.match.context`` under ``TYPE_CHECKING`` only."""
     assert graph.direct_import_exists(importer="client_cli.__main__", imported="client_cli.watch")
-    assert graph.direct_import_exists(importer="server.rounds", imported="server.match.context")
+    assert graph.direct_import_exists(importer="server.match.rounds", imported="server.match.context")
 
 
 def test_a_circle_is_found() -> None:

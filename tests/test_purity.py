@@ -53,11 +53,18 @@ PROTOCOL_ALLOWED = {"msgpack"}
 The engine has no use for it and stays without it."""
 
 
+CORE_ALLOWED = {"datetime"}
+"""The match core does calendar arithmetic on the instants and dates it is given (the daily challenge's UTC days,
+``server/core/daily.py``); :func:`test_module_reads_no_clock` checks that no pure module reads the clock through it."""
+
+
 @pytest.mark.parametrize("path", PURE, ids=lambda p: str(p.relative_to(ROOT)))
 def test_module_imports_no_io(path: Path) -> None:
     allowed = ADAPTER_ALLOWED if path.name == "__main__.py" else set()
     if path.is_relative_to(ROOT / "protocol"):
         allowed = allowed | PROTOCOL_ALLOWED
+    if path in CORE:
+        allowed = allowed | CORE_ALLOWED
     bad = imported_modules(path) & (FORBIDDEN - allowed)
     assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
@@ -120,11 +127,40 @@ def test_the_environment_check_sees_each_form(tmp_path: Path) -> None:
     assert any(environment_reads(p) for p in PURE if p.name == "__main__.py")  # the adapter does read it
 
 
-CORE_MAY_IMPORT = {("protocol",), ("server", "engine"), ("server", "core"), ("server", "views"), ("server", "ranking")}
-"""The match core's dependencies: the protocol's messages, the engine, and the server's other pure modules
-(the redacted views, the ranking). Never an adapter (matches, store, play, daily, app)."""
+CLOCK_READS = {"now", "utcnow", "today"}
+"""Names of :mod:`datetime`'s classes that read the clock (``datetime.now()``, ``date.today()``)."""
 
-CORE_LIBRARIES = {"__future__", "dataclasses", "enum", "functools", "itertools", "typing", "collections", "msgspec"}
+
+def clock_reads(path: Path) -> list[str]:
+    """Where ``path`` names one of :data:`CLOCK_READS` as an attribute or an import, as ``line: name``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in CLOCK_READS:
+            found.append(f"{node.lineno}: {node.attr}")
+        elif isinstance(node, ast.ImportFrom):
+            found += [f"{node.lineno}: {a.name}" for a in node.names if a.name in CLOCK_READS]
+    return sorted(found, key=lambda where: int(where.split(":")[0]))
+
+
+@pytest.mark.parametrize("path", PURE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_module_reads_no_clock(path: Path) -> None:
+    found = clock_reads(path)
+    assert not found, f"{path.relative_to(ROOT)} reads the clock: {found}"
+
+
+def test_the_clock_check_sees_each_form(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("import datetime as dt\na = dt.datetime.now()\nb = dt.date.today()\n"
+                      "c = dt.date.fromisoformat('2026-12-07')\nd = dt.datetime.utcnow\n")
+    assert clock_reads(sample) == ["2: now", "3: today", "5: utcnow"]
+
+
+CORE_MAY_IMPORT = {("protocol",), ("server", "engine"), ("server", "core"), ("server", "views")}
+"""The match core's dependencies: the protocol's messages, the engine, and the server's other pure module
+(the redacted views). Never an adapter (matches, store, play, daily, app)."""
+
+CORE_LIBRARIES = {"__future__", "dataclasses", "enum", "functools", "itertools", "typing", "collections", "msgspec",
+                  "datetime", "hashlib", "hmac", "re"}
 
 
 def _absolute(path: Path, node: ast.ImportFrom) -> list[str]:

@@ -341,7 +341,7 @@ def countdown(now_ms: int, countdown_s: float, time_limit_s: int, untimed_limit_
 def should_start(state: State | None, ready: list[bool], wanted: int, round_may_start: bool) -> bool:
     """The start check (:attr:`Effect.CHECK_START`): a match in its ``lobby`` starts its countdown when its
     players (``ready``, one flag each) are all ready and number ``wanted``, or, in a round after the first,
-    when ``round_may_start`` (:func:`server.rounds.may_start`)."""
+    when ``round_may_start`` (:func:`server.match.rounds.may_start`)."""
     return state is State.LOBBY and bool(ready) and all(ready) and (len(ready) >= wanted or round_may_start)
 
 

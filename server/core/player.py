@@ -262,17 +262,17 @@ class Proposal(msgspec.Struct, frozen=True):
     follow_up: FollowUp = FollowUp.NONE
 
     @property
-    def reply(self) -> m.Position | m.Suggestion:
+    def reply(self) -> m.PositionReply | m.Suggestion:
         """The reply ``frame`` carries, as a message (decoded)."""
         reply = decode_server(self.frame)
-        assert isinstance(reply, m.Position | m.Suggestion)
+        assert isinstance(reply, m.PositionReply | m.Suggestion)
         return reply
 
 
 class Reply(msgspec.Struct, frozen=True):
     """A command that needs no write: only this answer (a retry acknowledged again, a refused move)."""
 
-    message: m.Position | m.Rejected | m.Suggestion
+    message: m.PositionReply | m.Rejected | m.Suggestion
 
 
 class PlayerGame(msgspec.Struct, frozen=True):
@@ -334,15 +334,15 @@ class PlayerGame(msgspec.Struct, frozen=True):
                          legal_message(self.legal()), self.game.moves, self.last_seq, self.shown_status, self.hints,
                          undos)
 
-    def position(self, seq: int, command: str, time_ms: int) -> m.Position:
+    def position(self, seq: int, command: str, time_ms: int) -> m.PositionReply:
         """The ``position`` reply: the redacted view, legal moves, counters, the time in ms since the start and
         the status (:attr:`shown_status`). A ``play``'s reply is written straight to its frame instead
         (:func:`~server.views.position_frame`, the same bytes)."""
         game = self.game
-        return m.Position(seq, command, view_message(game.position), legal_message(self.legal()), game.moves,
-                          game.undos, game.position.foundation_cards, self.shown_status, time_ms)
+        return m.PositionReply(seq, command, view_message(game.position), legal_message(self.legal()), game.moves,
+                               game.undos, game.position.foundation_cards, self.shown_status, time_ms)
 
-    def acknowledged(self, seq: int, now_ms: int) -> m.Position:
+    def acknowledged(self, seq: int, now_ms: int) -> m.PositionReply:
         """The answer to a ``seq`` accepted already: the position right after the command Redis holds as ``seq``,
         naming it. The last one accepted: the game's position now, with its legal moves; an older one: the
         position it made, its time, and no legal moves (it is not the game's position any more)."""
@@ -355,8 +355,8 @@ class PlayerGame(msgspec.Struct, frozen=True):
         then = Game(game.deal, game.variant, autoplay=game.autoplay, undo=game.undo_policy)
         for earlier, _ in islice(self.commands, seq):
             then.play(earlier)
-        return m.Position(seq, command, view_message(then.position), [], then.moves, then.undos,
-                          then.position.foundation_cards, PLAYING, time_ms)
+        return m.PositionReply(seq, command, view_message(then.position), [], then.moves, then.undos,
+                               then.position.foundation_cards, PLAYING, time_ms)
 
     def ended(self, status: PlayerStatus | str) -> PlayerGame:
         """This game as the server ended it, ``timeout`` or ``dead``, read from an ``ended`` event of the match's

@@ -1,4 +1,4 @@
-"""The match service as its parts see it: what :mod:`server.match` and :mod:`server.rounds` use of it.
+"""The match service as its parts see it: what :mod:`server.match` and :mod:`server.match.rounds` use of it.
 
 Each part (creation, public, lobby, playing, ending, timers, effects, daily link, rounds) is given its
 service as a :class:`MatchContext`, which :class:`server.matches.MatchService` satisfies. What one part calls
@@ -17,9 +17,9 @@ from typing import Any, Protocol
 from protocol import messages as m
 
 from ..core.lifecycle import Wait
+from ..core.ranking import Standing
 from ..hub import Hub
 from ..metrics import Metrics
-from ..ranking import Standing
 from ..scheduler import SolverScheduler
 from ..settings import Settings
 from ..store import MatchMeta, Store
@@ -62,6 +62,20 @@ class CreationSteps(Protocol):
         """The ``prepare`` timer of match ``code``: a solvable deal from the pool and its lobby opened; False
         when the pool had none yet (the timer stays)."""
 
+    async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
+        """The deal of a match no one chose: ``(seed, solution, pool_item)``, ``(None, "", None)`` while a
+        solvable-only pool is empty."""
+
+
+class PublicSteps(Protocol):
+    """What the other parts call of :class:`server.match.public.PublicView`."""
+
+    async def lobby_message(self, code: str) -> m.Lobby:
+        """The ``lobby`` frame of match ``code`` as Redis holds it."""
+
+    async def publish_lobby(self, code: str) -> None:
+        """Publish the lobby of match ``code`` to its stream."""
+
 
 class LobbySteps(Protocol):
     """What the other parts call of :class:`server.match.lobby.Lobby`."""
@@ -102,9 +116,12 @@ class EndingSteps(Protocol):
         """The time limit of match ``code`` is over at ``now_ms``: games still playing end as ``timeout``,
         then the results; a :class:`~server.core.lifecycle.Wait` (nothing done) during the countdown."""
 
+    async def end_match(self, code: str) -> None:
+        """Every player of match ``code`` has ended: finalize now, then drop its ``finalize`` timer."""
+
 
 class RoundsSteps(Protocol):
-    """What the other parts call of :class:`server.rounds.Rounds`."""
+    """What the other parts call of :class:`server.match.rounds.Rounds`."""
 
     async def joinable(self, code: str, meta: MatchMeta) -> tuple[str, MatchMeta]:
         """The match (code and meta) a ``join`` naming ``code`` joins: an ended match's next round in its lobby,
@@ -154,6 +171,10 @@ class MatchContext(Protocol):
         """The creation part (:mod:`server.match.creation`)."""
 
     @property
+    def public(self) -> PublicSteps:
+        """What anyone may read of a match (:mod:`server.match.public`)."""
+
+    @property
     def lobby(self) -> LobbySteps:
         """The lobby part (:mod:`server.match.lobby`)."""
 
@@ -171,7 +192,7 @@ class MatchContext(Protocol):
 
     @property
     def rounds(self) -> RoundsSteps:
-        """Rematch and the series of rounds (:mod:`server.rounds`)."""
+        """Rematch and the series of rounds (:mod:`server.match.rounds`)."""
 
     def spawn(self, coro: Any, *, context: contextvars.Context | None = None) -> asyncio.Task[Any]:
         """Run ``coro`` as a background task of the service, in ``context`` (default: a copy of the current
@@ -191,19 +212,3 @@ class MatchContext(Protocol):
 
     def lobby_lock(self, code: str) -> asyncio.Lock:
         """The lock that serialises this process's lobby changes and start decisions of match ``code``."""
-
-    async def lobby_message(self, code: str) -> m.Lobby:
-        """The ``lobby`` frame of match ``code`` as Redis holds it."""
-
-    async def publish_lobby(self, code: str) -> None:
-        """Publish the lobby of match ``code`` to its stream (:meth:`server.match.public.PublicView.publish_lobby`)."""
-
-    async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
-        """The deal of a match no one chose (:meth:`server.match.creation.Creation.draw_deal`): ``(seed,
-        solution, pool_item)``, ``(None, "", None)`` while a solvable-only pool is empty."""
-
-    async def finalize(self, code: str) -> None:
-        """Rank, reveal the seed and publish the results of match ``code`` (once)."""
-
-    async def end_match(self, code: str) -> None:
-        """Every player of match ``code`` has ended: finalize now, then drop its ``finalize`` timer."""

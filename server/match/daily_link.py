@@ -19,8 +19,8 @@ from protocol.codes import new_code
 
 from ..core.lifecycle import State
 from ..core.player import PlayerStatus
+from ..core.ranking import Standing
 from ..hub import Hub
-from ..ranking import Standing
 from ..scheduler import DAILY
 from ..settings import Settings
 from ..store import Store, token_hash

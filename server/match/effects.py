@@ -66,7 +66,7 @@ class Effects:
         """The code of each effect that is not a store script (the parts exist once the service is made)."""
         service = self.service
         return {
-            Effect.PUBLISH_LOBBY: lambda step: service.publish_lobby(step.code),
+            Effect.PUBLISH_LOBBY: lambda step: service.public.publish_lobby(step.code),
             Effect.CHECK_START: lambda step: service.lobby.start_if_all_ready(step.code),
             Effect.ARM_START: self._arm_start,
             Effect.DAILY_STARTED: self._daily_started,

@@ -9,7 +9,7 @@ from protocol.codec import encode
 
 from ..core.lifecycle import FINALIZE_GRACE_MS, Event, TimerKind, Transition, Wait, decide
 from ..core.player import PlayerStatus
-from ..ranking import Standing, rank
+from ..core.ranking import Standing, rank
 from ..store import PlayerRecord
 from .step import GameEnd, Step
 

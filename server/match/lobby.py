@@ -30,8 +30,8 @@ from ..core.lifecycle import (
 )
 from ..core.player import MatchGone, PlayerStatus
 from ..names import name_key, name_problem
-from ..rounds import may_start
 from ..store import MatchMeta, token_hash
+from .rounds import may_start
 from .step import Step
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ class Lobby:
         meta = await self.store.meta(code)
         assert record is not None and meta is not None
         session.last_seq = record.seq
-        session.push(encode(await service.lobby_message(code)))
+        session.push(encode(await service.public.lobby_message(code)))
         for step in resume_steps(meta.state, bool(meta.daily)):
             await self._resume_step(session, step, meta)
 
@@ -157,7 +157,7 @@ class Lobby:
                     session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.shown_status,
                                                    other.time_ms, other.undos)))
             if meta.state == State.PLAYING and not any(p.status == PlayerStatus.PLAYING for p in players):
-                await self.service.finalize(code)  # every game ended, and no process finalized: the results now
+                await self.service.ending.finalize(code)  # every game ended, and no process finalized: the results now
         elif step is ResumeStep.RESULTS:
             results = await self.store.results(code)
             if results:

@@ -167,7 +167,7 @@ class Playing:
             return
         follow_up = proposal.follow_up
         if follow_up is FollowUp.END_MATCH_IF_LAST and active == 0:
-            await self.service.end_match(session.code)
+            await self.service.ending.end_match(session.code)
         elif follow_up is FollowUp.END_DEAD:
             await self.end_dead(session, proposal.next.game, proposal.next.game.moves)
         elif follow_up is FollowUp.CHECK_DEAD and (session.dead_check is None or session.dead_check.done()):
@@ -318,4 +318,4 @@ class Playing:
             session.adopt(answer.next)
             session.push(answer.frame)
         if active == 0:
-            await self.service.end_match(session.code)
+            await self.service.ending.end_match(session.code)

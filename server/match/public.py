@@ -61,7 +61,7 @@ class PublicView:
         """What anyone may read about match ``code``, never the seed before the end nor a board; ``None``: none.
 
         ``boards_public``: spectators may see boards now; ``cards``: the variant's card total; the rounds' part
-        is :meth:`server.rounds.Rounds.public`'s.
+        is :meth:`server.match.rounds.Rounds.public`'s.
         """
         meta = await self.store.meta(code)
         if meta is None:

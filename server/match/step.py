@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.lifecycle import CountdownPlan, Transition
 from ..core.player import Commit, PlayerStatus, StuckWrite
-from ..ranking import Standing
+from ..core.ranking import Standing
 from ..store import MatchMeta
 
 if TYPE_CHECKING:

@@ -135,7 +135,7 @@ class Timers:
         return Keep.DONE if await self.service.ending.finalize_if_ended(code) else Keep.IF_RESET
 
     async def _window(self, code: str, now: int) -> Outcome:
-        """A round's rematch window is over (:meth:`server.rounds.Rounds.window_over`)."""
+        """A round's rematch window is over (:meth:`server.match.rounds.Rounds.window_over`)."""
         await self.service.rounds.window_over(code)
         return Keep.DONE
 

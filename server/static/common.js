@@ -48,7 +48,7 @@ const FTR = (() => {
   /** "1 move", "2 moves". */
   const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-  /** A board from a view {tableau, hidden, foundations, stock, waste, redeals_left} (protocol View). */
+  /** A board from a view {tableau, hidden, foundations, stock, waste, redeals_left} (protocol WireView). */
   function boardEl(view, hot) {
     hot = hot || new Set();
     const foundations = el("div", { class: "pile" }, el("span", { class: "label", text: "Foundations" }),

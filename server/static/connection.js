@@ -1,6 +1,6 @@
 /* The play page's one WebSocket to /play (protocol/README.md): hello and version, join or resume, the
    sequence numbers of play/resign and of hint, ping for the server's clock, and reconnecting with
-   backoff and jitter (as client_cli/connection.py). Frames are msgpack maps (the vendored
+   backoff and jitter (as client_cli/server_link.py). Frames are msgpack maps (the vendored
    @msgpack/msgpack). It knows no rules and keeps no page state: every frame goes to onFrame. */
 "use strict";
 
@@ -8,7 +8,7 @@ const FTRConnection = (() => {
   const PROTOCOL_VERSION = 3;
   const CLIENT = "forty-thieves-page";
   const PING_EVERY_MS = 5000;
-  /** Reconnect delays as client_cli.connection.backoff: base * 2**n capped, times a jitter in [0.5, 1.5). */
+  /** Reconnect delays as client_cli.server_link.backoff: base * 2**n capped, times a jitter in [0.5, 1.5). */
   function* backoff(base = 250, cap = 5000) {
     for (let attempt = 0; ; attempt++) yield Math.min(cap, base * 2 ** attempt) * (0.5 + Math.random());
   }

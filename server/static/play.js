@@ -425,7 +425,7 @@
   function renderRace() {
     const won = (p) => (p.status === "won" ? 0 : 1);
     // Once the results are in, their ranking orders the table: it breaks a tie in cards by the time of
-    // the last card put up (server/ranking.py), which the live rows do not carry.
+    // the last card put up (server/core/ranking.py), which the live rows do not carry.
     const ranked = new Map(state.results ? state.results.ranking.map((row, i) => [row.name, i]) : []);
     const place = (p) => ranked.get(p.name) ?? ranked.size;
     const rows = Object.values(state.players).sort((a, b) => place(a) - place(b) || won(a) - won(b)

@@ -170,7 +170,7 @@ class DayDeal(msgspec.Struct):
 
 class DailyEntry(msgspec.Struct):
     """An ended daily attempt on the board (hash ``{d:DATE:VARIANT}:entries``, JSON), as
-    :class:`server.ranking.Standing` gave it, and its match ``code``."""
+    :class:`server.core.ranking.Standing` gave it, and its match ``code``."""
 
     status: str = ""
     time_ms: int = 0

@@ -14,7 +14,7 @@ script (one round trip), after checking the connection's epoch and the
 command's sequence number so a retried frame is never applied twice and
 one that skips a number is not applied at all.
 
-Rounds (:mod:`server.rounds`): an ended match's meta holds ``next`` (the
+Rounds (:mod:`server.match.rounds`): an ended match's meta holds ``next`` (the
 next round's code, set once by :data:`CLAIM_NEXT`), ``next_made`` (that
 round was created, :data:`NEXT_MADE`) and ``rematch`` (who asked, JSON);
 the next round's own keys are another match's (another slot), and the

@@ -43,8 +43,8 @@ def main() -> None:
     args = parser.parse_args()
     variant = find_variant("classic")
     game = Game(deal("1", variant), variant, autoplay=True, undo="safe")
-    position = m.Position(12, "3-7", view_message(game.position), legal_message(game.legal_moves()), 12, 0, 9,
-                          "playing", 41_250)
+    position = m.PositionReply(12, "3-7", view_message(game.position), legal_message(game.legal_moves()), 12, 0, 9,
+                               "playing", 41_250)
     progress = m.Progress("alice", 12, 9, "playing", 41_250)
     client_frames = {
         "play": encode(m.Play(12, "3-7")),

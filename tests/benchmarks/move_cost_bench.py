@@ -1,7 +1,7 @@
 """Benchmark of the engine's work per accepted move, as the server does it: prints figures, asserts nothing.
 
 For every preset, random legal play on random deals (fixed random seed, so every run measures the same work);
-per accepted move, each part of what ``server.matches.MatchService.play`` does with the engine and the codec
+per accepted move, each part of what ``server.match.playing.Playing.play`` does with the engine and the codec
 is timed on its own:
 
 - ``apply``: ``Game.copy`` and ``Game.play`` on the command's text (parse, check, auto-play), the
@@ -89,7 +89,7 @@ def replay_timed(variant_name: str, seed: str, commands: list[str], undo: str) -
         t3 = clock()
         view, pairs = view_message(game.position), legal_message(legal)
         t4 = clock()
-        encode(m.Position(moves, command, view, pairs, game.moves, game.undos, found, status, moves * 1000))
+        encode(m.PositionReply(moves, command, view, pairs, game.moves, game.undos, found, status, moves * 1000))
         t5 = clock()
         if status == "playing" and stock_exhausted(game.position, game.variant) and legal:
             _needs_dead_check(game, legal)

@@ -581,7 +581,7 @@ class Bot:
         await until_send(next_send, deadline)
         seq, moves, status = 0, 0, "playing"  # seq: the last one the server accepted (a refused one uses up none)
         sends, rtts = result.sends, result.rtts
-        monotonic, ws, Position, Rejected, Error = time.monotonic, self.ws, m.Position, m.Rejected, m.Error
+        monotonic, ws, PositionReply, Rejected, Error = time.monotonic, self.ws, m.PositionReply, m.Rejected, m.Error
         while moves < job["max_moves"]:
             if paced:
                 await until_send(next_send, deadline)
@@ -596,7 +596,7 @@ class Bot:
             while True:
                 message = await self.recv()
                 kind = type(message)
-                if (kind is Position or kind is Rejected) and message.seq == seq + 1:
+                if (kind is PositionReply or kind is Rejected) and message.seq == seq + 1:
                     break
                 if kind is Error:
                     break
@@ -625,9 +625,9 @@ class Bot:
                 await ws.send(encode(m.Resign(seq + 1)))
                 while True:
                     message = await self.recv(30)
-                    if type(message) in (Position, Rejected) and message.seq == seq + 1 or type(message) is Error:
+                    if type(message) in (PositionReply, Rejected) and message.seq == seq + 1 or type(message) is Error:
                         break
-                if type(message) is Position:
+                if type(message) is PositionReply:
                     status = "resigned" if attempt == 0 else f"resigned at attempt {attempt + 1}"
                     break
                 status = f"resign refused ({getattr(message, 'code', '?')})"
@@ -756,7 +756,7 @@ legal play): the floor server's reply is that large, so that the floor sends wha
 
 
 @functools.cache
-def floor_reply_parts() -> tuple[m.View, list[m.LegalMove]]:
+def floor_reply_parts() -> tuple[m.WireView, list[m.WireLegalMove]]:
     """The view and legal list of the floor server's reply: a classic deal's, drawn from until the reply is
     :data:`FLOOR_REPLY_BYTES` long (the same on every call and in every process)."""
     from server.engine import PRESETS, Game, deal
@@ -770,10 +770,10 @@ def floor_reply_parts() -> tuple[m.View, list[m.LegalMove]]:
         game.play("s")
 
 
-def floor_reply(seq: int, command: str, parts: tuple[m.View, list[m.LegalMove]]) -> bytes:
+def floor_reply(seq: int, command: str, parts: tuple[m.WireView, list[m.WireLegalMove]]) -> bytes:
     """The floor server's answer to frame ``seq``: a ``position`` reply (encoded per frame, as the race's)."""
     view, legal = parts
-    return encode(m.Position(seq, command, view, legal, seq, 0, 0, "playing", 0))
+    return encode(m.PositionReply(seq, command, view, legal, seq, 0, 0, "playing", 0))
 
 
 def floor_server(port: int, redis_url: str) -> None:

@@ -44,7 +44,7 @@ async def race(a: ServerProcess, b: ServerProcess, moves: list[str], times: list
             start = time.perf_counter()
             reply = await player.play(command)
             times.append(time.perf_counter() - start)
-            assert isinstance(reply, m.Position), reply
+            assert isinstance(reply, m.PositionReply), reply
             played += 1
 
     await asyncio.gather(play(alice), play(bob))

@@ -248,7 +248,7 @@ async def test_a_browser_and_a_protocol_client_see_each_other_and_the_page_gets_
                 await moves_shown(page, i + 1)
                 if i < 4:
                     reply = await cli.play(command)
-                    assert isinstance(reply, m.Position), reply
+                    assert isinstance(reply, m.PositionReply), reply
                     them.play(command)
                     await page.wait_for_function(
                         f"document.querySelector('#race tr[data-name=cli] .moves')?.textContent === '{i + 1}'")
@@ -286,10 +286,10 @@ async def test_a_browser_and_a_protocol_client_see_each_other_and_the_page_gets_
                 hidden = {card for s in strings_in(raw) for card in CARD.findall(s)} - visible
                 assert not hidden, f"the page got a frame naming cards it cannot see: {hidden}: {raw}"
                 message = msgspec.msgpack.decode(frame, type=m.ServerMessage)
-                if isinstance(message, m.Position) and message.command != "9-9":
+                if isinstance(message, m.PositionReply) and message.command != "9-9":
                     replay.play(script[played])
                     played += 1
-                if isinstance(message, (m.Started, m.Position)):
+                if isinstance(message, (m.Started, m.PositionReply)):
                     assert isinstance(message.view.stock, int)
                     assert message.view == view_message(replay.position)
                     assert message.legal == legal_message(replay.legal_moves())

@@ -105,9 +105,9 @@ async def test_the_watch_feed_tells_of_a_stuck_player_and_of_an_undo(server) -> 
             await player.send(m.Ready())
         for player in (ann, bob):
             assert isinstance(await player.expect(m.Started, timeout=15), m.Started)
-        assert isinstance(await ann.play("6-2"), m.Position)
-        told = await ann.expect(m.Position, timeout=10)
-        assert isinstance(told, m.Position) and told.status == "dead"
+        assert isinstance(await ann.play("6-2"), m.PositionReply)
+        told = await ann.expect(m.PositionReply, timeout=10)
+        assert isinstance(told, m.PositionReply) and told.status == "dead"
         row = page.locator('#standings tr[data-name="ann"]')
         await row.get_by_text("stuck", exact=True).wait_for(timeout=10_000)
         feed = page.locator("#feed li span")
@@ -115,7 +115,7 @@ async def test_the_watch_feed_tells_of_a_stuck_player_and_of_an_undo(server) -> 
         # A stuck player's game goes on: still counted among those playing.
         stuck_line = await page.locator("#subline").inner_text()
         undone = await ann.play("u")
-        assert isinstance(undone, m.Position) and undone.undos == 1
+        assert isinstance(undone, m.PositionReply) and undone.undos == 1
         await feed.filter(has_text="ann undid a move").wait_for(timeout=10_000)
         live = await feed.all_inner_texts()
         await page.screenshot(path=str(ARTIFACTS / "watch-stuck-undo.png"))

@@ -314,10 +314,10 @@ async def test_the_daily_page_shows_todays_leaderboard_live(redis_url) -> None: 
         player.seq, legal = started.seq, started.legal
         for _ in range(commands):
             reply = await player.play(next(move.command for move in legal if move.command != "u"))
-            assert isinstance(reply, m.Position), reply
+            assert isinstance(reply, m.PositionReply), reply
             legal = reply.legal
         reply = await player.resign()
-        assert isinstance(reply, m.Position) and reply.status == "resigned", reply
+        assert isinstance(reply, m.PositionReply) and reply.status == "resigned", reply
         await player.close()
 
     async def run() -> None:

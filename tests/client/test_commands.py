@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from client_cli.commands import completions, moves_from, resolve, table_moves
-from protocol.messages import LegalMove, View
+from protocol.messages import WireLegalMove, WireView
 
-LEGAL = [LegalMove(c, n) for c, n in [("w-3", 1), ("3-7", 1), ("3-f", 1), ("2-4", 1), ("2-4x2", 2), ("5-4", 1),
-                                      ("5-6", 1), ("8-f", 1), ("9-4", 1), ("9-10", 1), ("s", 1), ("u", 1)]]
+LEGAL = [WireLegalMove(c, n) for c, n in [("w-3", 1), ("3-7", 1), ("3-f", 1), ("2-4", 1), ("2-4x2", 2), ("5-4", 1),
+                                          ("5-6", 1), ("8-f", 1), ("9-4", 1), ("9-10", 1), ("s", 1), ("u", 1)]]
 # columns 4 and 10 are empty; the rest hold a card
-VIEW = View(tableau=[["KD"], ["QS", "JS"], ["5H"], [], ["9C"], ["TC"], ["6H"], ["2S"], ["7D"], []],
-            hidden=[0] * 10, foundations=["AS"] + ["-"] * 7, stock=3, waste=["4H"], redeals_left=0)
+VIEW = WireView(tableau=[["KD"], ["QS", "JS"], ["5H"], [], ["9C"], ["TC"], ["6H"], ["2S"], ["7D"], []],
+                hidden=[0] * 10, foundations=["AS"] + ["-"] * 7, stock=3, waste=["4H"], redeals_left=0)
 
 
 @pytest.mark.parametrize("typed, sent", [
@@ -50,9 +50,9 @@ def test_moves_into_empty_columns_are_collapsed_and_counts_left_out() -> None:
 
 
 def test_digits_split_only_where_unambiguous() -> None:
-    lucas = View(tableau=[["KD"]] * 13, hidden=[0] * 13, foundations=["-"] * 8, stock=0, waste=[], redeals_left=0)
-    assert resolve("112", [LegalMove("11-2", 1)], lucas).command == "11-2"
-    assert resolve("112", [LegalMove("1-12", 1)], lucas).command == "1-12"
+    lucas = WireView(tableau=[["KD"]] * 13, hidden=[0] * 13, foundations=["-"] * 8, stock=0, waste=[], redeals_left=0)
+    assert resolve("112", [WireLegalMove("11-2", 1)], lucas).command == "11-2"
+    assert resolve("112", [WireLegalMove("1-12", 1)], lucas).command == "1-12"
     ambiguous = resolve("112", [], lucas)
     assert ambiguous.action == "error" and "1-12" in ambiguous.message and "11-2" in ambiguous.message
     assert resolve("99", LEGAL, VIEW).action == "error"  # 9-9: the same column
@@ -78,7 +78,7 @@ def test_completion_offers_the_legal_moves_in_the_servers_order() -> None:
 
 def test_table_moves_count_what_is_not_draw_redeal_undo_or_finish() -> None:
     assert table_moves(LEGAL) == 10
-    assert table_moves([LegalMove("s", 1), LegalMove("u", 1)]) == 0
+    assert table_moves([WireLegalMove("s", 1), WireLegalMove("u", 1)]) == 0
 
 
 def test_the_help_fits_80_columns() -> None:

@@ -23,8 +23,8 @@ def test_the_lobby_words_in_the_lobby_and_the_game_words_in_the_game() -> None:
                         m.Settings("classic", True, 2, 1800, True, "safe", False), "c" * 64))
     lobby = offered(state)
     assert "ready" in lobby and "start" in lobby and "resign" not in lobby and "hint" not in lobby
-    view = m.View([["AS"]] + [[] for _ in range(9)], [0] * 10, ["-"] * 8, 64, [], 0)
-    state.apply(m.Started(1_000, 0, view, [m.LegalMove("s", 1)], 0, 0))
+    view = m.WireView([["AS"]] + [[] for _ in range(9)], [0] * 10, ["-"] * 8, 64, [], 0)
+    state.apply(m.Started(1_000, 0, view, [m.WireLegalMove("s", 1)], 0, 0))
     playing = offered(state)
     assert playing[0] == "s" and "resign" in playing
     assert "ready" not in playing and "start" not in playing  # refused once the match has started

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from client_cli.connection import DEFAULT_SERVER, join_link, server_option
+from client_cli.server_link import DEFAULT_SERVER, join_link, server_option
 
 
 @pytest.mark.parametrize("value, message", [("-5", "0 (no limit) .. 86400"), ("86401", "0 (no limit) .. 86400"),

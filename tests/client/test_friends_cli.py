@@ -85,7 +85,7 @@ def test_the_stock_count_is_apart_from_the_table_notice() -> None:
 def test_a_won_race_shows_the_banner_and_who_plays_on_then_results_without_leftovers() -> None:
     state = playing_state(0)
     state.apply(m.Progress("eve", 3, 4, "playing", 2_000))
-    state.apply(m.Position(167, "finish", state.view, [], 167, 0, 104, "won", 252_000))
+    state.apply(m.PositionReply(167, "finish", state.view, [], 167, 0, 104, "won", 252_000))
     text = ANSI.sub("", to_ansi(screen(state, 80, 24, now=300_000), 80))
     assert "You won in 4:12, 167 moves" in text and "waiting for bob and eve" in text, text
     ranking = [m.ResultRow(1, "alice", "won", 252_000, 167, 0, 0, 104), m.ResultRow(2, "bob", "resigned", 9_000, 12,
@@ -100,8 +100,8 @@ def test_the_side_panel_after_a_resume_and_no_stale_lobby_message() -> None:
     state = RaceState(server="http://localhost:8000", code="C", name="alice", connected=True)
     state.apply(m.Joined("C", "alice", "t"))
     state.message = "the match has not started yet"
-    view = m.View([["AS"]] + [[] for _ in range(9)], [0] * 10, ["AC"] + ["-"] * 7, 60, [], 0)
-    state.apply(m.Started(1_000, 0, view, [m.LegalMove("s", 1)], 3, 0, undos=1))  # a resume: 3 moves, 1 an undo
+    view = m.WireView([["AS"]] + [[] for _ in range(9)], [0] * 10, ["AC"] + ["-"] * 7, 60, [], 0)
+    state.apply(m.Started(1_000, 0, view, [m.WireLegalMove("s", 1)], 3, 0, undos=1))  # a resume: 3 moves, 1 an undo
     assert state.message == ""
     assert (state.players["alice"].moves, state.players["alice"].foundation) == (3, 1)
     assert state.undos == 1

@@ -28,13 +28,13 @@ def client(tmp_path: Path) -> RaceClient:
     return race
 
 
-def position(seq: int, command: str) -> m.Position:
+def position(seq: int, command: str) -> m.PositionReply:
     """The position after ``command`` played on the test deal (the engine computes it, not the test)."""
     variant = find_variant(VARIANT)
     game = Game(deal(SEED, variant), variant)
     game.play(command)
-    return m.Position(seq, command, view_message(game.position), legal_message(game.legal_moves()), game.moves, 0,
-                      game.position.foundation_cards, "playing", 5_000)
+    return m.PositionReply(seq, command, view_message(game.position), legal_message(game.legal_moves()), game.moves, 0,
+                           game.position.foundation_cards, "playing", 5_000)
 
 
 async def settle() -> None:
@@ -91,7 +91,7 @@ def test_the_results_screen_says_rematch_whatever_was_refused_before() -> None:
     """A command refused once the player's game had ended (``game_over``) left its reason on the line that the
     results screen uses to offer the rematch: after the results it must offer it."""
     state = playing_state(0)
-    state.apply(m.Position(3, "resign", state.view, [], 3, 0, 2, "resigned", 120_000))
+    state.apply(m.PositionReply(3, "resign", state.view, [], 3, 0, 2, "resigned", 120_000))
     state.apply(m.Error("game_over", "your game has ended (resigned)", 4))
     state.apply(m.RematchOffer("abcDEF1234", "NEXT12345678", ["bob"]))
     state.apply(results("alice"))

@@ -16,7 +16,7 @@ import pytest
 import redis
 import websockets
 
-from client_cli.connection import Connection, VersionMismatch
+from client_cli.server_link import Connection, VersionMismatch
 from protocol import messages as m
 from protocol.codec import encode
 from server.engine import Game, deal, find_variant
@@ -201,7 +201,7 @@ async def test_giving_up_reconnecting_says_the_server_went_away_and_how_to_resum
     """The server goes away mid-game and does not come back: after GIVE_UP_S (120 s; 1 s here) the client stops.
     Its message told the player to give the server's address with --server, which was right all along."""
     from client_cli import race
-    from client_cli.connection import Unreachable
+    from client_cli.server_link import Unreachable
     from client_cli.tokens import TokenStore
     from tests.integration.wsclient import create_match
 
@@ -249,10 +249,10 @@ async def test_coming_back_to_a_started_match_sends_no_ready_and_hears_no_refusa
         again = asyncio.ensure_future(back.run())
         await asyncio.wait_for(back.started.wait(), 30)
         played = await asyncio.wait_for(back.play("s"), 30)
-        assert isinstance(played, m.Position) and played.seq == 1 and played.moves == 1, played
+        assert isinstance(played, m.PositionReply) and played.seq == 1 and played.moves == 1, played
         for client in (bob, back):
             resigned = await asyncio.wait_for(client.resign(), 30)
-            assert isinstance(resigned, m.Position) and resigned.status == "resigned", resigned
+            assert isinstance(resigned, m.PositionReply) and resigned.status == "resigned", resigned
         await asyncio.wait_for(asyncio.gather(again, bobs), 30)
         await asyncio.sleep(0.3)  # an answer to a late ready would come now
         return heard

@@ -28,8 +28,8 @@ def playing_state(moves: int = 100, variant: str = VARIANT, seed: str = SEED) ->
     state.apply(m.Lobby("abcDEF1234", "lobby", [m.PlayerInfo("alice", True, True), m.PlayerInfo("bob", True, True)],
                         m.Settings(variant, True, 2, 1800, True, "safe", False), "c" * 64))
     state.apply(m.Started(1_000, 0, view_message(deal(seed, v)), [], 0, 0))
-    state.apply(m.Position(moves, "s", view_message(game.position), legal_message(game.legal_moves()), game.moves, 0,
-                           game.position.foundation_cards, "playing", 65_000))
+    state.apply(m.PositionReply(moves, "s", view_message(game.position), legal_message(game.legal_moves()),
+                                game.moves, 0, game.position.foundation_cards, "playing", 65_000))
     state.apply(m.Progress("bob", 12, 9, "playing", 3_000))
     return state
 
@@ -72,11 +72,11 @@ def test_no_color_leaves_no_colour_codes(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_long_columns_are_shortened_to_fit() -> None:
     state = playing_state(0)
     assert state.view is not None
-    long = m.View(tableau=[["KS", "QS", "JS", "TS", "9S", "8S", "7S", "6S", "5S", "4S", "3S", "2S", "KH", "QH", "JH",
-                            "TH", "9H", "8H", "7H", "6H"]] + state.view.tableau[1:],
-                  hidden=state.view.hidden, foundations=state.view.foundations, stock=10, waste=["2C"] * 30,
-                  redeals_left=1)
-    state.apply(m.Position(2, "s", long, state.legal, 2, 0, 0, "playing", 1000))
+    long = m.WireView(tableau=[["KS", "QS", "JS", "TS", "9S", "8S", "7S", "6S", "5S", "4S", "3S", "2S", "KH", "QH",
+                                "JH", "TH", "9H", "8H", "7H", "6H"]] + state.view.tableau[1:],
+                      hidden=state.view.hidden, foundations=state.view.foundations, stock=10, waste=["2C"] * 30,
+                      redeals_left=1)
+    state.apply(m.PositionReply(2, "s", long, state.legal, 2, 0, 0, "playing", 1000))
     text = ANSI.sub("", assert_fits(state))
     assert "+" in text and "6♥" in text  # the top card stays visible
 
@@ -109,9 +109,9 @@ def test_lobby_countdown_results_fit() -> None:
 def test_dead_game_offers_undo_or_resign_and_finish_is_offered() -> None:
     state = playing_state(0)
     assert state.view is not None
-    state.apply(m.Position(3, "", state.view, [m.LegalMove("u", 1)], 3, 0, 0, "dead", 1000))
+    state.apply(m.PositionReply(3, "", state.view, [m.WireLegalMove("u", 1)], 3, 0, 0, "dead", 1000))
     assert "undo, or resign" in ANSI.sub("", assert_fits(state))
-    state.apply(m.Position(4, "", state.view, [m.LegalMove("finish", 20)], 4, 0, 0, "playing", 1000))
+    state.apply(m.PositionReply(4, "", state.view, [m.WireLegalMove("finish", 20)], 4, 0, 0, "playing", 1000))
     assert "finish" in ANSI.sub("", assert_fits(state))
 
 
@@ -229,7 +229,8 @@ def test_restart_is_offered_alone_and_not_in_a_race_or_the_daily() -> None:
     assert "restart" in words_now(_alone()) and "restart" not in words_now(_alone(daily=True))
     assert "restart" not in words_now(playing_state(10))  # a race of two
     stuck = _alone()
-    stuck.apply(m.Position(1, "", stuck.view, [m.LegalMove("u", 0)], 1, 0, 0, "dead", 2_000))  # type: ignore[arg-type]
+    stuck.apply(m.PositionReply(1, "", stuck.view, [m.WireLegalMove("u", 0)], 1, 0, 0, "dead",  # type: ignore[arg-type]
+                                2_000))
     text = ANSI.sub("", to_ansi(screen(stuck, 80, 24, now=70_000), 80))
     assert "u to undo, restart, or resign" in text, text
 

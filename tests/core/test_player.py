@@ -144,8 +144,8 @@ def test_play_proposes_the_command_and_changes_nothing() -> None:
     assert proposal.write == Commit(1, f"{command} 1234", Stored(1, 0, 0, found, "playing", 1234,
                                                                   1234 if found else 0), False,
                                     (m.Progress("ann", 1, found, "playing", 1234),))
-    assert proposal.reply == m.Position(1, command, view_message(expected.position),
-                                        legal_message(expected.legal_moves()), 1, 0, found, "playing", 1234)
+    assert proposal.reply == m.PositionReply(1, command, view_message(expected.position),
+                                             legal_message(expected.legal_moves()), 1, 0, found, "playing", 1234)
     assert proposal.follow_up is FollowUp.NONE
 
 
@@ -184,8 +184,8 @@ def test_a_retry_is_acknowledged_as_stored() -> None:
     then = Game(parse_position(SEEDED, CLASSIC), CLASSIC, autoplay=False, undo="safe")
     then.play(commands[0])
     assert isinstance(older, Reply)
-    assert older.message == m.Position(1, commands[0], view_message(then.position), [], 1, 0,
-                                       then.position.foundation_cards, "playing", 100)
+    assert older.message == m.PositionReply(1, commands[0], view_message(then.position), [], 1, 0,
+                                            then.position.foundation_cards, "playing", 100)
 
 
 @pytest.mark.parametrize(("seq", "code"), [(0, "malformed"), (-3, "malformed"), (2, "seq_gap"), (9, "seq_gap")])
@@ -212,7 +212,7 @@ def test_the_winning_command_ends_the_game() -> None:
     assert proposal.next.status == "won" and proposal.write.ends
     assert proposal.write.events == (m.Progress("ann", 1, 104, "won", 500), m.Finished("ann", "won", 500, 1, 104))
     assert proposal.write.record == Stored(1, 0, 0, 104, "won", 500, 500)
-    assert isinstance(proposal.reply, m.Position) and proposal.reply.legal == [] and proposal.reply.status == "won"
+    assert isinstance(proposal.reply, m.PositionReply) and proposal.reply.legal == [] and proposal.reply.status == "won"
     assert proposal.follow_up is FollowUp.END_MATCH_IF_LAST
 
 
@@ -288,8 +288,8 @@ def test_resign_proposes_the_end_of_the_game() -> None:
     assert proposal.write == Commit(1, "", Stored(0, 0, 0, found, "resigned", 4000, 0), True,
                                     (m.Finished("ann", "resigned", 4000, 0, found),))
     assert proposal.next.status == "resigned" and proposal.next.last_seq == 1
-    assert proposal.reply == m.Position(1, "resign", view_message(value.game.position), [], 0, 0, found,
-                                        "resigned", 4000)
+    assert proposal.reply == m.PositionReply(1, "resign", view_message(value.game.position), [], 0, 0, found,
+                                             "resigned", 4000)
     assert proposal.follow_up is FollowUp.END_MATCH_IF_LAST
 
 
@@ -297,7 +297,7 @@ def test_a_retried_resign_is_acknowledged_and_a_late_one_refused() -> None:
     proposal = player().propose_resign(1, START_MS + 4000)
     assert isinstance(proposal, Proposal)
     again = proposal.next.propose_resign(1, START_MS + 5000)
-    assert isinstance(again, Reply) and isinstance(again.message, m.Position)
+    assert isinstance(again, Reply) and isinstance(again.message, m.PositionReply)
     assert (again.message.command, again.message.status, again.message.time_ms) == ("resign", "resigned", 5000)
     with pytest.raises(ServiceError) as caught:
         proposal.next.propose_resign(2, START_MS + 5000)
@@ -339,7 +339,7 @@ def test_a_dead_game_with_an_undo_left_is_stuck_for_everyone_and_goes_on() -> No
     moved = value.propose_play(1, "1-2", START_MS + 10)
     assert isinstance(moved, Proposal)
     told = moved.next.propose_dead_end(1, START_MS + 300)
-    assert isinstance(told, Proposal) and isinstance(told.reply, m.Position)
+    assert isinstance(told, Proposal) and isinstance(told.reply, m.PositionReply)
     assert told.reply.status == "dead" and told.reply.seq == 1 and told.reply.time_ms == 300
     assert "u" in {lm.command for lm in told.reply.legal}
     found = moved.next.game.position.foundation_cards
@@ -383,7 +383,7 @@ def test_the_next_command_of_a_stuck_player_is_playing_again_and_counts_its_undo
                                               900, 1),)
     assert undone.write.record.undos == 1 and undone.write.record.status == "playing"
     assert not undone.next.stuck and undone.next.shown_status == "playing"
-    assert isinstance(undone.reply, m.Position) and undone.reply.status == "playing"
+    assert isinstance(undone.reply, m.PositionReply) and undone.reply.status == "playing"
     # A resign of a stuck player ends the game as resigned (what a restart does), not dead.
     resigned = stuck.next.propose_resign(2, START_MS + 950)
     assert isinstance(resigned, Proposal) and resigned.next.shown_status == "resigned"
@@ -399,7 +399,7 @@ def test_a_dead_game_without_an_undo_ends() -> None:
     found = moved.next.game.position.foundation_cards
     assert ended.write == EndWrite("dead", 300, m.Finished("ann", "dead", 300, 1, found))
     assert ended.next.status == "dead" and moved.next.status == "playing"
-    assert isinstance(ended.reply, m.Position) and ended.reply.status == "dead" and ended.reply.legal == []
+    assert isinstance(ended.reply, m.PositionReply) and ended.reply.status == "dead" and ended.reply.legal == []
     assert ended.follow_up is FollowUp.END_MATCH_IF_LAST
 
 

@@ -108,7 +108,7 @@ def assert_same_view(position: Position) -> None:
     """The wire view of the C path and of the reference are equal, and so are the frames that carry them."""
     fast, reference = view_message(position), view_message(position, pure=True)
     assert fast == reference, position
-    frame = m.Position(7, "1-2", fast, [], 3, 0, position.foundation_cards, "playing", 1234)
+    frame = m.PositionReply(7, "1-2", fast, [], 3, 0, position.foundation_cards, "playing", 1234)
     assert encode(frame) == encode(msgspec.structs.replace(frame, view=reference)), position
 
 

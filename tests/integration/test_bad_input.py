@@ -141,13 +141,13 @@ class Match:
     def state(self) -> dict[str, Any]:
         return public_state(self.server.url, self.code)
 
-    async def move(self, name: str) -> m.Position:
+    async def move(self, name: str) -> m.PositionReply:
         """``name`` plays its next command; the reply matches the engine exactly."""
         player = self.alice if name == "alice" else self.bob
         ref = self.refs[name]
         command = first_command(ref)
         reply = await player.play(command)
-        assert isinstance(reply, m.Position), reply
+        assert isinstance(reply, m.PositionReply), reply
         ref.play(command)
         assert reply.seq == player.seq and reply.command == command
         assert reply.moves == ref.moves
@@ -802,7 +802,7 @@ async def test_commands_after_the_game_ended(srv: ServerProcess) -> None:
         match = await started(srv)
         await match.move("alice")
         resigned = await match.alice.resign()
-        assert isinstance(resigned, m.Position) and resigned.status == "resigned"
+        assert isinstance(resigned, m.PositionReply) and resigned.status == "resigned"
         before = match.state()
         alice_row = next(p for p in before["players"] if p["name"] == "alice")
         assert alice_row["status"] == "resigned" and alice_row["moves"] == 1
@@ -813,12 +813,12 @@ async def test_commands_after_the_game_ended(srv: ServerProcess) -> None:
         await still_usable(match.alice)
         # The accepted resign, retried, is acknowledged again (unchanged).
         await match.alice.send(m.Resign(match.alice.seq))
-        again = await match.alice.expect(m.Position)
-        assert isinstance(again, m.Position) and again.status == "resigned" and again.moves == 1
+        again = await match.alice.expect(m.PositionReply)
+        assert isinstance(again, m.PositionReply) and again.status == "resigned" and again.moves == 1
         await match.unaffected(before, "bob")
         # The match ends: bob resigns too.
         done = await match.bob.resign()
-        assert isinstance(done, m.Position) and done.status == "resigned"
+        assert isinstance(done, m.PositionReply) and done.status == "resigned"
         results = await match.alice.expect(m.Results)
         assert isinstance(results, m.Results)
         after = match.state()
@@ -851,7 +851,7 @@ async def test_joining_a_finished_match_whose_keys_expired_says_where_its_result
 
     async def case() -> None:
         created, solo, _ = await solo_started(server)
-        assert isinstance(await solo.resign(), m.Position)
+        assert isinstance(await solo.resign(), m.PositionReply)
         results = await solo.expect(m.Results)
         assert isinstance(results, m.Results)
         results_at = f"/matches/{created['code']}/results"
@@ -879,8 +879,8 @@ async def test_a_retried_play_frame_is_acknowledged_not_applied_twice(srv: Serve
         frame = encode(m.Play(match.alice.seq, first.command))
         for _ in range(3):
             await match.alice.send_raw(frame)
-            again = await match.alice.expect(m.Position)
-            assert isinstance(again, m.Position)
+            again = await match.alice.expect(m.PositionReply)
+            assert isinstance(again, m.PositionReply)
             assert again.seq == first.seq and again.moves == first.moves == 1
             assert again.view == first.view and again.legal == first.legal
         state = match.state()
@@ -907,7 +907,7 @@ async def test_a_retried_hint_frame_is_not_counted_twice(srv: ServerProcess) -> 
             assert isinstance(suggestion, m.Suggestion) and suggestion.seq == 1, suggestion
             counts.append(suggestion.hints)
         resigned = await solo.resign()
-        assert isinstance(resigned, m.Position), resigned
+        assert isinstance(resigned, m.PositionReply), resigned
         results = await solo.expect(m.Results)
         assert isinstance(results, m.Results)
         assert counts == [1, 1] and results.ranking[0].hints == 1, (counts, results.ranking)
@@ -938,7 +938,7 @@ async def test_a_flood_is_rate_limited_then_closed_and_others_are_unaffected(slo
         code, _reason = await alice.wait_closed(10)
         flood_s = time.monotonic() - flood_started
         assert code is not None, "a persistent flood closes the connection"
-        accepted = [f for f in alice.inbox if isinstance(f, m.Position)]
+        accepted = [f for f in alice.inbox if isinstance(f, m.PositionReply)]
         limited = [f for f in alice.inbox if isinstance(f, m.Error) and f.code == "rate_limited"]
         assert limited, alice.inbox
         for error in limited:
@@ -1046,13 +1046,14 @@ async def test_seq_zero_is_not_acknowledged_as_an_accepted_command(srv: ServerPr
         match = await started(srv)
         before = match.state()
         await match.alice.send(m.Play(0, "zzz"))
-        reply = await match.alice.expect((m.Position, m.Rejected))  # type: ignore[arg-type]
+        reply = await match.alice.expect((m.PositionReply, m.Rejected))  # type: ignore[arg-type]
         assert match.state() == before
         # "zzz" is not a command and seq 0 was never accepted; a position claiming it was is a lie.
-        assert not (isinstance(reply, m.Position) and reply.command == "zzz"), reply
+        assert not (isinstance(reply, m.PositionReply) and reply.command == "zzz"), reply
         await match.alice.send(m.Resign(0))
-        reply = await match.alice.expect((m.Position, m.Rejected))  # type: ignore[arg-type]
-        assert not (isinstance(reply, m.Position) and reply.command == "resign" and reply.status == "playing"), reply
+        reply = await match.alice.expect((m.PositionReply, m.Rejected))  # type: ignore[arg-type]
+        assert not (isinstance(reply, m.PositionReply) and reply.command == "resign"
+                    and reply.status == "playing"), reply
         await match.close()
 
     await run(case())
@@ -1069,18 +1070,18 @@ async def test_a_play_or_resign_frame_that_skips_a_seq_is_refused_and_changes_no
         command = first_command(ref)
         for frame in (m.Play(3, command), m.Play(1000, command), m.Resign(3)):
             await match.alice.send(frame)
-            refused = await match.alice.expect((m.Position, m.Rejected))  # type: ignore[arg-type]  # or an Error
+            refused = await match.alice.expect((m.PositionReply, m.Rejected))  # type: ignore[arg-type]  # or an Error
             readable(refused, "seq_gap", "seq 2")
             assert match.state() == before
         await still_usable(match.alice)
         # seq 2 is the next: applied (a new command, not acknowledged as a retry), counted as the engine counts it.
         reply = await match.alice.play(command)
-        assert isinstance(reply, m.Position) and reply.seq == 2 and reply.command == command, reply
+        assert isinstance(reply, m.PositionReply) and reply.seq == 2 and reply.command == command, reply
         ref.play(command)
         assert reply.moves == ref.moves == 2 and reply.view == view_message(ref.position)
         # A refused frame does not use up its number: after the refusals above, seq 3 is still the next one.
         resigned = await match.alice.resign()
-        assert isinstance(resigned, m.Position) and resigned.seq == 3 and resigned.status == "resigned", resigned
+        assert isinstance(resigned, m.PositionReply) and resigned.seq == 3 and resigned.status == "resigned", resigned
         await match.unaffected(match.state(), "bob")
         await match.close()
 
@@ -1118,7 +1119,7 @@ async def test_a_hint_frame_that_skips_a_seq_is_refused_and_a_retry_after_resume
         await back.send(m.Hint(3))
         readable(await back.expect(m.Suggestion), "seq_gap", "seq 2")
         resigned = await back.resign()
-        assert isinstance(resigned, m.Position) and resigned.seq == 1, resigned
+        assert isinstance(resigned, m.PositionReply) and resigned.seq == 1, resigned
         results = await back.expect(m.Results)
         assert isinstance(results, m.Results) and results.ranking[0].hints == 1, results
 
@@ -1256,7 +1257,7 @@ def test_random_and_mutated_frames_change_nothing(srv: ServerProcess) -> None:
     def follow_bob(message: Any) -> None:
         """Replay on the engine every command the server accepted for bob; its views must match, a retry's the
         view right after the seq it repeats."""
-        if isinstance(message, m.Position):
+        if isinstance(message, m.PositionReply):
             if message.seq > bob["last_seq"]:
                 assert message.seq == bob["last_seq"] + 1, message  # accepted seqs have no gap
                 bob["last_seq"] = message.seq

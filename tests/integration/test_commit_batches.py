@@ -47,8 +47,8 @@ async def test_frames_sent_back_to_back_are_applied_and_answered_in_their_order(
                 answers.append(message)
         reference = Game(deal(SEED, find_variant(VARIANT)), find_variant(VARIANT), autoplay=True, undo="safe")
         kinds = [(type(a).__name__, getattr(a, "seq", getattr(a, "nonce", None))) for a in answers]
-        assert kinds == [("Position", 1), ("Position", 2), ("Rejected", 3), ("Position", 3), ("Pong", 77),
-                         ("Position", 4), ("Position", 5), ("Error", 6)]
+        assert kinds == [("PositionReply", 1), ("PositionReply", 2), ("Rejected", 3), ("PositionReply", 3),
+                         ("Pong", 77), ("PositionReply", 4), ("PositionReply", 5), ("Error", 6)]
         for answer, command in zip((answers[0], answers[1], answers[3], answers[5]), moves, strict=True):
             reference.play(command)
             assert answer.command == command and answer.moves == reference.moves

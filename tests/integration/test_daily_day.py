@@ -124,7 +124,7 @@ class Attempt:
         self.player = Player(server.ws_url)
         self.code = ""
         self.started: m.Started | None = None
-        self.replies: list[m.Position] = []
+        self.replies: list[m.PositionReply] = []
         self.commands: list[str] = []
 
     def request(self) -> httpx.Response:
@@ -151,13 +151,13 @@ class Attempt:
     async def play(self, commands: list[str]) -> None:
         for command in commands:
             reply = await self.player.play(command)
-            assert isinstance(reply, m.Position), reply
+            assert isinstance(reply, m.PositionReply), reply
             self.replies.append(reply)
             self.commands.append(command)
 
     async def resign(self) -> None:
         reply = await self.player.resign()
-        assert isinstance(reply, m.Position) and reply.status == "resigned", reply
+        assert isinstance(reply, m.PositionReply) and reply.status == "resigned", reply
         self.replies.append(reply)
 
     def frames(self) -> list[bytes]:
@@ -373,7 +373,7 @@ async def whole_day(server: ServerProcess, connections: list[Player], lead_s: in
         status, time_ms, moves, foundation, _ = observed[entry["name"]]
         assert (entry["status"], entry["time_ms"], entry["moves"], entry["foundation"]) == \
             (status, time_ms, moves, foundation)
-    # Competition ranks (DESIGN.md gives no tie rule; server/ranking.py: equal keys share a rank, 1, 1, 3):
+    # Competition ranks (DESIGN.md gives no tie rule; server/core/ranking.py: equal keys share a rank, 1, 1, 3):
     # the two winners play the same line at the same pace, so they can tie to the millisecond.
     ranks = [next(i + 1 for i, other in enumerate(expected) if key(other) == key(name)) for name in expected]
     assert [e["rank"] for e in final["entries"]] == ranks and ranks[2:] == [3, 4, 5]

@@ -132,7 +132,7 @@ async def test_a_finished_attempt_shows_no_board_or_replay_before_the_day_ends(d
         assert isinstance(started, m.Started), started
         player.seq = started.seq
         reply = await player.resign()
-        assert isinstance(reply, m.Position) and reply.status == "resigned", reply
+        assert isinstance(reply, m.PositionReply) and reply.status == "resigned", reply
         await player.expect(m.Results)
         await player.close()
 

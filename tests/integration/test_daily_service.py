@@ -3,7 +3,7 @@
 Name claims and tokens, one attempt per name and day, the day boundary
 (an attempt started at 23:59:50 UTC ends with its day and is ranked on
 it), the reveal only after the day once every attempt has ended, and the
-leaderboard's order and ranks against :func:`server.ranking.rank`.
+leaderboard's order and ranks against :func:`server.core.ranking.rank`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ import redis.asyncio as aioredis
 
 from protocol import messages as m
 from protocol.codec import decode_server, encode
-from server.daily import DailyError, DailyService, pack_score
-from server.matches import MatchService, Session
+from server.core.daily import pack_score
+from server.core.ranking import Standing, rank
+from server.daily import DailyError, DailyService
+from server.match.session import Session
+from server.matches import MatchService
 from server.names import legacy_name_key, name_key
-from server.ranking import Standing, rank
 from server.settings import Settings
 from server.store import DailyEntry, DailyReplay, Store, token_hash
 from server.store.keys import DAILY_NAMES, TIMERS, day_key
@@ -88,7 +90,7 @@ async def next_frame(session: Session, kind: type, timeout: float = 10) -> Any:
 
 async def connect(matches: MatchService, attempt: dict[str, Any]) -> tuple[Session, m.Started]:
     session = Session()
-    await matches.resume(session, attempt["match"], attempt["player_token"])
+    await matches.lobby.resume(session, attempt["match"], attempt["player_token"])
     return session, await next_frame(session, m.Started)
 
 
@@ -109,10 +111,10 @@ async def test_names_are_claimed_with_a_token_and_one_attempt_a_day(redis_url: s
         assert other["match"] != first["match"]
         session, started = await connect(matches, again)  # the newest player token resumes
         assert started.deadline_ms == ms("2026-12-01T00:00:00.000")
-        await matches.play(session, 1, "s")
-        position = await next_frame(session, m.Position)
+        await matches.playing.play(session, 1, "s")
+        position = await next_frame(session, m.PositionReply)
         assert position.moves == 1
-        await matches.resign(session, 2)
+        await matches.playing.resign(session, 2)
         results = await next_frame(session, m.Results)
         assert results.seed == "" and results.nonce == ""  # nothing of the seed before the day is over
         record = await daily.store.deal("2026-11-30", "relaxed")
@@ -136,8 +138,8 @@ async def test_an_attempt_started_at_23_59_50_ends_on_its_day(redis_url: str) ->
         assert started.start_at_ms == ms("2026-11-30T23:59:50.000")
         assert started.deadline_ms == ms("2026-12-01T00:00:00.000")
         clock.now = ms("2026-11-30T23:59:55.000")
-        await matches.play(session, 1, "s")
-        assert (await next_frame(session, m.Position)).time_ms == 5000
+        await matches.playing.play(session, 1, "s")
+        assert (await next_frame(session, m.PositionReply)).time_ms == 5000
         assert (await refused(daily.reveal("2026-11-30", "relaxed"))).code == "not_revealed"
         clock.now = ms("2026-12-01T00:00:00.000")  # the day's end: the deadline timer ends the attempt
         finished = await next_frame(session, m.Finished)
@@ -234,7 +236,7 @@ async def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -
         meta = await store.meta(code)
         assert meta is not None and meta.state == "countdown"
         assert await store.redis.zscore(TIMERS, f"{code} deadline") is not None, "the deadline timer was dropped"
-        settings = (await matches.lobby_message(code)).settings  # the other process's start timer:
+        settings = (await matches.public.lobby_message(code)).settings  # the other process's start timer:
         assert await store.start(code, encode(m.Lobby(code, "playing", [], settings, "")))
         clock.now = end + 1000  # the deadline timer, put back 200 ms later, is due again
         for _ in range(50):
@@ -292,10 +294,10 @@ async def test_an_attempt_finalized_by_a_process_without_the_daily_service_still
     async def body(daily: DailyService, clock: FakeClock, matches: MatchService) -> None:
         attempt = await daily.attempt("relaxed", "elsewhere", None)
         session, _ = await connect(matches, attempt)
-        await matches.play(session, 1, "s")
-        await next_frame(session, m.Position)
+        await matches.playing.play(session, 1, "s")
+        await next_frame(session, m.PositionReply)
         matches.daily = None  # this "process" knows nothing of the daily challenge
-        await matches.resign(session, 2)
+        await matches.playing.resign(session, 2)
         await next_frame(session, m.Results)
         matches.daily = daily
         clock.now = ms("2026-12-01T00:00:01.000")

@@ -45,7 +45,7 @@ def test_the_position_has_exactly_one_command_and_then_none() -> None:
     assert sum(redact(game.position).hidden) == 21
 
 
-async def _play_one(server: ServerProcess, undo: str) -> tuple[Player, m.Position, str]:
+async def _play_one(server: ServerProcess, undo: str) -> tuple[Player, m.PositionReply, str]:
     created = create_match(server.url, variant="emperor", deal=NO_MOVE_LEFT, players=1, solvable_only=False,
                            autoplay=False, undo=undo)
     player = Player(server.ws_url)
@@ -55,7 +55,7 @@ async def _play_one(server: ServerProcess, undo: str) -> tuple[Player, m.Positio
     started = await player.expect(m.Started)
     assert isinstance(started, m.Started)
     reply = await player.play("1-f")
-    assert isinstance(reply, m.Position), reply
+    assert isinstance(reply, m.PositionReply), reply
     return player, reply, created["code"]
 
 
@@ -82,7 +82,7 @@ async def test_with_an_undo_left_the_game_goes_on(server: ServerProcess) -> None
         player, reply, _ = await _play_one(server, "full")
         assert [move.command for move in reply.legal] == ["u"] and reply.status == "playing"
         undone = await player.play("u")
-        assert isinstance(undone, m.Position) and undone.status == "playing"
+        assert isinstance(undone, m.PositionReply) and undone.status == "playing"
         assert [move.command for move in undone.legal] == ["1-f"] and undone.moves == 2
         await player.close()
 
@@ -129,7 +129,7 @@ async def _shuffle_once(server: ServerProcess, undo: str) -> Player:
     await player.send(m.Ready())
     assert isinstance(await player.expect(m.Started), m.Started)
     reply = await player.play("6-2")
-    assert isinstance(reply, m.Position) and reply.status == "playing" and reply.foundation == 73
+    assert isinstance(reply, m.PositionReply) and reply.status == "playing" and reply.foundation == 73
     return player
 
 
@@ -149,11 +149,11 @@ async def test_a_dead_game_with_no_undo_ends_when_the_solver_says_so(server: Ser
 async def test_a_dead_game_with_an_undo_left_is_told_then_ends_when_none_is_left(server: ServerProcess) -> None:
     async def run() -> None:
         player = await _shuffle_once(server, "safe")
-        told = await player.expect(m.Position, timeout=10)
-        assert isinstance(told, m.Position) and told.status == "dead" and told.moves == 1
+        told = await player.expect(m.PositionReply, timeout=10)
+        assert isinstance(told, m.PositionReply) and told.status == "dead" and told.moves == 1
         assert [move.command for move in told.legal] == ["2-3", "u"]
         undone = await player.play("u")  # back to the deal: dead as well, and nothing is left to undo
-        assert isinstance(undone, m.Position) and undone.status == "playing" and undone.moves == 2
+        assert isinstance(undone, m.PositionReply) and undone.status == "playing" and undone.moves == 2
         finished = await player.expect(m.Finished, timeout=10)
         assert isinstance(finished, m.Finished) and (finished.status, finished.moves) == ("dead", 2)
         await player.close()

@@ -70,9 +70,9 @@ async def test_a_refused_numbered_frame_gets_an_error_with_its_seq(srv: ServerPr
         assert (no_hints.code, no_hints.seq) == ("no_hints", 1), no_hints
         # None of it used a number: seq 1 is accepted, then the game ends and a play after it is refused.
         position = await player.play(first_command())
-        assert isinstance(position, m.Position) and position.seq == 1, position
+        assert isinstance(position, m.PositionReply) and position.seq == 1, position
         resigned = await player.resign()
-        assert isinstance(resigned, m.Position) and resigned.status == "resigned", resigned
+        assert isinstance(resigned, m.PositionReply) and resigned.status == "resigned", resigned
         await player.send(m.Play(3, first_command()))
         over = await player.expect(m.Error)
         assert (over.code, over.seq) == ("game_over", 3), over

@@ -221,10 +221,10 @@ async def play_through(player: Player, commands: list[str]) -> None:
         while True:
             seq = player.seq + 1
             await player.send(m.Play(seq, command))
-            reply = await player.expect((m.Position, m.Rejected), timeout=60)  # a failover takes seconds
-            while isinstance(reply, m.Position | m.Rejected) and reply.seq != seq:
-                reply = await player.expect((m.Position, m.Rejected), timeout=60)
-            if isinstance(reply, m.Position):
+            reply = await player.expect((m.PositionReply, m.Rejected), timeout=60)  # a failover takes seconds
+            while isinstance(reply, m.PositionReply | m.Rejected) and reply.seq != seq:
+                reply = await player.expect((m.PositionReply, m.Rejected), timeout=60)
+            if isinstance(reply, m.PositionReply):
                 player.seq = reply.seq
                 break
             assert isinstance(reply, m.Error) and reply.code in ("internal", "unknown_outcome"), reply

@@ -74,7 +74,7 @@ async def solo_after(server: ServerProcess, commands: list[str]) -> tuple[str, P
     await solo.send(m.Ready())
     assert isinstance(await solo.expect(m.Started), m.Started)
     for command in commands:
-        assert isinstance(await solo.play(command), m.Position)
+        assert isinstance(await solo.play(command), m.PositionReply)
     return created["code"], solo
 
 
@@ -98,7 +98,7 @@ def stored_log(redis_url: str, code: str, name: str) -> list[str]:
 
 def assert_told_what_redis_holds(reply: Any, seq: int, applied: list[str]) -> None:
     """``reply`` acknowledges ``seq`` as the command Redis applied there, with the game Redis's log rebuilds."""
-    assert isinstance(reply, m.Position), reply
+    assert isinstance(reply, m.PositionReply), reply
     assert reply.seq == seq and reply.command == applied[seq - 1], (reply.seq, reply.command, applied)
     rebuilt = reference_after(applied)
     assert reply.moves == rebuilt.moves and reply.view == view_message(rebuilt.position)
@@ -117,7 +117,7 @@ async def test_a_commit_that_timed_out_is_resolved_and_a_retried_seq_names_what_
         await warm_pool(server, code)
         stalled = stall(SOCKET_TIMEOUT_S + 1.5)
         await solo.send(m.Play(4, moves[3]))
-        first = await solo.expect(m.Position, timeout=30)
+        first = await solo.expect(m.PositionReply, timeout=30)
         stalled.join(30)
         applied = stored_log(redis_url, code, "solo")
         # The commit went out before the server's read-back (Redis runs what it received in that order):
@@ -127,7 +127,7 @@ async def test_a_commit_that_timed_out_is_resolved_and_a_retried_seq_names_what_
         # The protocol's retry of seq 4 (a client that took the first answer for a refusal would send another
         # command with the same number): acknowledged as what seq 4 really is, nothing applied.
         await solo.send(m.Play(4, "s"))
-        again = await solo.expect(m.Position)
+        again = await solo.expect(m.PositionReply)
         assert_told_what_redis_holds(again, 4, applied)
         assert stored_log(redis_url, code, "solo") == applied
         solo.seq = again.seq
@@ -151,7 +151,7 @@ async def test_a_commit_whose_outcome_stays_unknown_says_so_and_the_session_relo
         began = time.monotonic()
         stalled = stall(SOCKET_TIMEOUT_S + 3)
         await solo.send(m.Play(4, moves[3]))
-        unknown = await solo.expect(m.Position, timeout=30)
+        unknown = await solo.expect(m.PositionReply, timeout=30)
         assert isinstance(unknown, m.Error) and unknown.code == "unknown_outcome", unknown
         assert "nothing changed" not in unknown.message and "seq 4" in unknown.message, unknown.message
         assert time.monotonic() - began < SOCKET_TIMEOUT_S + 3  # answered within the bound, during the stall
@@ -159,7 +159,7 @@ async def test_a_commit_whose_outcome_stays_unknown_says_so_and_the_session_relo
         applied = stored_log(redis_url, code, "solo")
         assert applied == moves[:4]  # Redis ran the commit once it woke up
         await solo.send(m.Play(4, "s"))  # not knowing, the client tries seq 4 again (with another command)
-        again = await solo.expect(m.Position)
+        again = await solo.expect(m.PositionReply)
         assert_told_what_redis_holds(again, 4, applied)
         solo.seq = again.seq
         nxt = await solo.play(moves[4])  # memory equals Redis: the next command is applied on the right game
@@ -264,7 +264,7 @@ async def resigned_pair(server: ServerProcess) -> tuple[str, Player]:
         await player.send(m.Ready())
     for player in (alice, bob):
         assert isinstance(await player.expect(m.Started), m.Started)
-    assert isinstance(await alice.resign(), m.Position)
+    assert isinstance(await alice.resign(), m.PositionReply)
     await alice.close()
     return created["code"], bob
 
@@ -295,7 +295,7 @@ def test_every_player_ended_leads_to_results_whatever_the_process_dies_after_the
         async def last_resign(server: ServerProcess) -> str:
             code, bob = await resigned_pair(server)
             resigned = await bob.resign()
-            assert isinstance(resigned, m.Position) and resigned.status == "resigned", resigned
+            assert isinstance(resigned, m.PositionReply) and resigned.status == "resigned", resigned
             assert server.process is not None
             server.process.kill()  # at once after the acknowledgement
             await bob.close()

@@ -125,7 +125,7 @@ async def scenario(redis_url: str) -> Recorder:
 
     try:
         # A race to its results: joins, readies, the start check, the start, plays, a stuck mark, resigns.
-        race = (await service.create(CreateMatch(seed="7", solvable_only=False, undo="full")))["code"]
+        race = (await service.creation.create(CreateMatch(seed="7", solvable_only=False, undo="full")))["code"]
         ann, bob = await joined(race, "ann"), await joined(race, "bob")
         await service.lobby.ready(ann)
         await service.lobby.ready(bob)  # all ready: the countdown
@@ -152,7 +152,7 @@ async def scenario(redis_url: str) -> Recorder:
 
         # A solvable-only race's next round waits for its deal from the (empty) pool when its window ends.
         await store.pool_push("classic", msgspec.msgpack.encode(["10", []]))
-        pooled = (await service.create(CreateMatch(variant="classic", solvable_only=True)))["code"]
+        pooled = (await service.creation.create(CreateMatch(variant="classic", solvable_only=True)))["code"]
         eve, fay = await joined(pooled, "eve"), await joined(pooled, "fay")
         await service.lobby.ready(eve)
         await service.lobby.ready(fay)
@@ -167,7 +167,7 @@ async def scenario(redis_url: str) -> Recorder:
         await fire(eve.next_round, TimerKind.WINDOW)
 
         # The host's start and the deadline.
-        created = await service.create(CreateMatch(seed="8", solvable_only=False, players=3, time_limit_s=60))
+        created = await service.creation.create(CreateMatch(seed="8", solvable_only=False, players=3, time_limit_s=60))
         timed = created["code"]
         cleo = await joined(timed, "cleo")
         await service.lobby.host_start(cleo, created["host_token"])
@@ -176,7 +176,7 @@ async def scenario(redis_url: str) -> Recorder:
         assert await recorder.state(timed) is State.FINISHED
 
         # A match whose deal is awaited: a join and a ready while it prepares, its deal, its lobby closed.
-        waiting = (await service.create(CreateMatch(variant="classic", solvable_only=True)))["code"]
+        waiting = (await service.creation.create(CreateMatch(variant="classic", solvable_only=True)))["code"]
         assert await recorder.state(waiting) is State.PREPARING
         dan = await joined(waiting, "dan")
         await service.lobby.ready(dan)
@@ -184,7 +184,7 @@ async def scenario(redis_url: str) -> Recorder:
         await fire(waiting, TimerKind.PREPARE)
         assert await recorder.state(waiting) is State.LOBBY
         await fire(waiting, TimerKind.CLOSE)
-        unprepared = (await service.create(CreateMatch(variant="classic", solvable_only=True)))["code"]
+        unprepared = (await service.creation.create(CreateMatch(variant="classic", solvable_only=True)))["code"]
         await fire(unprepared, TimerKind.CLOSE)
         assert {await recorder.state(waiting), await recorder.state(unprepared)} == {State.CLOSED}
         # An event that finds its match moved on runs nothing.

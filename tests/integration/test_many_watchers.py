@@ -79,7 +79,7 @@ class Mover:
 
     async def play(self, command: str) -> None:
         reply = await self.player.play(command)
-        assert isinstance(reply, m.Position), reply
+        assert isinstance(reply, m.PositionReply), reply
         self.legal, self.playing = reply.legal, reply.status == "playing"
 
     async def move(self) -> float:
@@ -91,7 +91,7 @@ class Mover:
         before = time.perf_counter()
         reply = await self.player.play(self.rng.choice(choices))
         elapsed = time.perf_counter() - before
-        assert isinstance(reply, m.Position), reply
+        assert isinstance(reply, m.PositionReply), reply
         self.legal, self.playing = reply.legal, reply.status == "playing"
         return elapsed
 

@@ -216,11 +216,11 @@ class Checker:
             hidden = {card for s in strings_in(raw) for card in CARD.findall(s)} - visible
             assert not hidden, f"{name} got a frame naming cards it cannot see: {hidden}: {raw}"
             message = msgspec.msgpack.decode(frame, type=m.ServerMessage)
-            if isinstance(message, (m.Started, m.Position)):
+            if isinstance(message, (m.Started, m.PositionReply)):
                 assert message.view == view_message(ref.position), message
                 assert message.legal == legal_message(ref.legal_moves())
                 assert message.moves == ref.moves
-            if isinstance(message, m.Position):
+            if isinstance(message, m.PositionReply):
                 assert message.foundation == ref.position.foundation_cards and message.undos == ref.undos
             if isinstance(message, m.Progress):
                 other = self.refs[message.name]
@@ -281,7 +281,7 @@ async def play_match(server: ServerProcess, created: dict[str, Any], start: Posi
         for step, command in enumerate(commands):
             for name, player, other in (("alice", alice, bob), ("bob", bob, alice)):
                 reply = await player.play(command)
-                assert isinstance(reply, m.Position), (step, command, reply)
+                assert isinstance(reply, m.PositionReply), (step, command, reply)
                 checker.play(name, command)
                 await until(other, lambda x, n=name: isinstance(x, m.Progress) and x.name == n)
                 checker.check_new("alice", alice)
@@ -293,12 +293,12 @@ async def play_match(server: ServerProcess, created: dict[str, Any], start: Posi
         rec.http_boundary = len(rec.http)
         # The first differing draw, then the end of the match.
         drawn = await alice.play("s")
-        assert isinstance(drawn, m.Position)
+        assert isinstance(drawn, m.PositionReply)
         checker.play("alice", "s")
         checker.check_new("alice", alice)
         for player in (alice, bob):
             resigned = await player.resign()
-            assert isinstance(resigned, m.Position) and resigned.status == "resigned"
+            assert isinstance(resigned, m.PositionReply) and resigned.status == "resigned"
         for player in (alice, bob):
             await until(player, lambda x: isinstance(x, m.Results))
         rec.get(server.url, "/matches/{code}")
@@ -417,11 +417,11 @@ async def test_the_dead_game_verdict_does_not_depend_on_face_down_cards(server: 
         assert isinstance(await player.expect(m.Started), m.Started)
         start = len(player.frames)
         reply = await player.play("9-3")
-        assert isinstance(reply, m.Position) and reply.status == "playing"
+        assert isinstance(reply, m.PositionReply) and reply.status == "playing"
         began = time.monotonic()
         if wait is None:
             try:
-                await until(player, lambda x: isinstance(x, m.Position) and x.status == "dead", timeout=6)
+                await until(player, lambda x: isinstance(x, m.PositionReply) and x.status == "dead", timeout=6)
             except AssertionError:
                 pass  # no verdict: what a fixed server does
         else:

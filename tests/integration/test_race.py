@@ -58,7 +58,7 @@ async def test_two_players_race_to_ranked_results(server: ServerProcess) -> None
         last = None
         for command in moves:
             last = await alice.play(command)
-            assert isinstance(last, m.Position), last
+            assert isinstance(last, m.PositionReply), last
             reference.play(command)
             assert last.moves == reference.moves
             assert last.foundation == reference.position.foundation_cards
@@ -67,7 +67,7 @@ async def test_two_players_race_to_ranked_results(server: ServerProcess) -> None
         assert isinstance(rejected, m.Rejected) and "same column" in rejected.reason
         await bob.play("s")
         resigned = await bob.resign()
-        assert isinstance(resigned, m.Position) and resigned.status == "resigned"
+        assert isinstance(resigned, m.PositionReply) and resigned.status == "resigned"
         results_a = await alice.expect(m.Results)
         results_b = await bob.expect(m.Results)
         for results in (results_a, results_b):
@@ -131,7 +131,7 @@ async def test_hints_only_where_allowed_and_counted_in_the_results(server: Serve
         expected = hint(redact(Game(deal(SEED, variant), variant).position), variant)
         assert isinstance(suggestion, m.Suggestion) and suggestion.command == expected and suggestion.hints == 1
         reply = await alice.play(suggestion.command)
-        assert isinstance(reply, m.Position) and reply.moves == 1
+        assert isinstance(reply, m.PositionReply) and reply.moves == 1
         await alice.resign()
         await bob.resign()
         results = await alice.expect(m.Results)
@@ -191,8 +191,8 @@ async def test_cards_the_deal_puts_on_the_foundations_count_before_the_first_com
             assert isinstance(await player.expect(m.Started), m.Started)
         state = public_state(server.url, created["code"])
         assert [(p["name"], p["foundation"]) for p in state["players"]] == [("alice", initial), ("bob", initial)]
-        assert isinstance(await alice.resign(), m.Position)
-        assert isinstance(await bob.resign(), m.Position)
+        assert isinstance(await alice.resign(), m.PositionReply)
+        assert isinstance(await bob.resign(), m.PositionReply)
         results = await alice.expect(m.Results)
         assert isinstance(results, m.Results)
         assert [(r.name, r.foundation) for r in results.ranking] == [("alice", initial), ("bob", initial)]
@@ -213,7 +213,7 @@ async def test_metrics_count_the_commands_played(server: ServerProcess) -> None:
         _, alice, bob = await lobby_of_two(server)
         await alice.expect(m.Started)
         before = commands_total()
-        assert isinstance(await alice.play("s"), m.Position)
+        assert isinstance(await alice.play("s"), m.PositionReply)
         assert isinstance(await alice.play("3-3"), m.Rejected)
         assert commands_total() == before + 2
         await alice.close()

@@ -59,7 +59,7 @@ async def test_killing_the_server_mid_match_loses_nothing(make_server) -> None: 
         code, alice, bob = await started_pair(first.url, first.ws_url, first.ws_url)
         for command in moves[:half]:
             reply = await alice.play(command)
-            assert isinstance(reply, m.Position), reply
+            assert isinstance(reply, m.PositionReply), reply
         await bob.play("s")
         first.kill()  # SIGKILL in the middle of the match, with both players connected
         with pytest.raises(websockets.ConnectionClosed):
@@ -85,7 +85,7 @@ async def test_killing_the_server_mid_match_loses_nothing(make_server) -> None: 
         last = None
         for command in moves[half:]:
             last = await resumed_a.play(command)
-            assert isinstance(last, m.Position), last
+            assert isinstance(last, m.PositionReply), last
         assert last is not None and last.status == "won" and last.moves == len(moves)
         await resumed_b.resign()
         results = await resumed_b.expect(m.Results)
@@ -102,7 +102,7 @@ def test_a_second_connection_with_the_token_takes_over(server) -> None:  # type:
     async def run() -> None:
         code, alice, bob = await started_pair(server.url, server.ws_url, server.ws_url)
         first = await alice.play("s")
-        assert isinstance(first, m.Position) and first.moves == 1
+        assert isinstance(first, m.PositionReply) and first.moves == 1
         second = Player(server.ws_url)
         second.token, second.seq = alice.token, alice.seq
         await second.connect()
@@ -115,7 +115,7 @@ def test_a_second_connection_with_the_token_takes_over(server) -> None:  # type:
         started = await second.expect(m.Started)
         assert isinstance(started, m.Started) and started.moves == 1
         reply = await second.play("s")
-        assert isinstance(reply, m.Position) and reply.moves == 2
+        assert isinstance(reply, m.PositionReply) and reply.moves == 2
         third = Player(server.ws_url)  # the rotated token is used: from then on the first one is void
         third.token, third.seq = second.token, second.seq
         await third.connect()
@@ -135,7 +135,7 @@ async def test_a_lost_joined_reply_does_not_lock_the_player_out(server) -> None:
     the new token may be lost with the connection), and each rotation voids the unused token it replaces."""
     async def run() -> None:
         code, alice, bob = await started_pair(server.url, server.ws_url, server.ws_url)
-        assert isinstance(await alice.play("s"), m.Position)
+        assert isinstance(await alice.play("s"), m.PositionReply)
         first_token = alice.token
         tokens = []
         for _ in range(2):  # two resumes with the same token, as if both replies were lost
@@ -247,7 +247,7 @@ async def test_a_match_that_never_starts_is_closed_and_a_started_one_is_not(make
         assert isinstance(await carol.expect(m.Started), m.Started)
         await asyncio.sleep(2)  # past the lobby timeout: a started match plays on
         reply = await carol.play("s")
-        assert isinstance(reply, m.Position) and reply.moves == 1
+        assert isinstance(reply, m.PositionReply) and reply.moves == 1
         assert public_state(server.url, solo["code"])["state"] == "playing"
         for player in (alice, bob, carol):
             await player.close()
@@ -306,7 +306,7 @@ async def test_a_match_without_time_limit_still_ends_after_the_untimed_limit(mak
         started = await alice.expect(m.Started, timeout=15)
         assert isinstance(started, m.Started)
         assert started.deadline_ms - started.start_at_ms == 2000
-        assert isinstance(await alice.play("s"), m.Position)
+        assert isinstance(await alice.play("s"), m.PositionReply)
         await bob.close()  # bob walks away and never comes back
         results = await alice.expect(m.Results, timeout=15)
         assert isinstance(results, m.Results)
@@ -387,7 +387,7 @@ async def test_an_untimed_limit_of_0_means_no_deadline_at_all(make_server) -> No
         assert isinstance(started, m.Started) and started.deadline_ms == 0
         await asyncio.sleep(0.5)
         reply = await carol.play("s")
-        assert isinstance(reply, m.Position) and reply.status == "playing" and reply.moves == 1
+        assert isinstance(reply, m.PositionReply) and reply.status == "playing" and reply.moves == 1
         await carol.close()
 
     await run()

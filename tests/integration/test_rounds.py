@@ -52,7 +52,7 @@ async def race_to_results(created: dict, racers: list[Player], ready: bool = Tru
         assert isinstance(await player.expect(m.Started), m.Started)
     for player in racers:
         player.seq = 0
-        assert isinstance(await player.resign(), m.Position)
+        assert isinstance(await player.resign(), m.PositionReply)
     return [await player.expect(m.Results) for player in racers]
 
 

@@ -270,7 +270,7 @@ async def test_a_match_whose_keys_were_flushed_tells_its_players_it_is_gone(
         await player.send(m.Ready())
     for player in players.values():
         assert isinstance(await player.expect(m.Started), m.Started)
-        assert isinstance(await player.play(moves[0]), m.Position)
+        assert isinstance(await player.play(moves[0]), m.PositionReply)
     with redis.Redis.from_url(own_redis_url) as client:
         client.flushdb()
         await players["bob"].send(m.Hint(seq=1))
@@ -560,7 +560,7 @@ def test_sigterm_mid_race_leaves_no_warning_on_stderr(make_own_server: Any) -> N
             await player.send(m.Ready())
         for player in players:
             assert isinstance(await player.expect(m.Started), m.Started)
-            assert isinstance(await player.play(moves[0]), m.Position)
+            assert isinstance(await player.play(moves[0]), m.PositionReply)
         return players
 
     async def run() -> None:

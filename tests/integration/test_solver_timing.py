@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 
-from server.matches import CreateMatch, MatchService
+from server.match.creation import CreateMatch
+from server.matches import MatchService
 from server.metrics import Metrics
 from server.settings import Settings
 from server.store import Store
@@ -22,7 +23,7 @@ async def test_a_host_deal_with_no_solver_workers_is_answered_unknown_and_not_ti
     service = MatchService(Store(client, 60), Settings(), None)  # no executor: nothing is ever searched
     service.metrics = Metrics()
     try:
-        created = await service.create(CreateMatch(variant="relaxed", seed="2"))
+        created = await service.creation.create(CreateMatch(variant="relaxed", seed="2"))
     finally:
         await client.aclose()
     assert created["solvable"] == "unknown" and created["state"] == "lobby"

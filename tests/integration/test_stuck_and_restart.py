@@ -69,9 +69,9 @@ def _sse_progress(url: str, code: str) -> list[dict[str, Any]]:
 async def test_a_stuck_player_is_dead_for_everyone_until_their_undo(server: ServerProcess) -> None:
     code, (ann, bob), _ = await _start(server, ["ann", "bob"], variant="classic", deal=SHUFFLE_ONLY, undo="safe")
     reply = await ann.play("6-2")
-    assert isinstance(reply, m.Position) and reply.status == "playing"
-    told = await ann.expect(m.Position, timeout=10)  # the solver's verdict: dead, an undo left
-    assert isinstance(told, m.Position) and told.status == "dead" and "u" in [x.command for x in told.legal]
+    assert isinstance(reply, m.PositionReply) and reply.status == "playing"
+    told = await ann.expect(m.PositionReply, timeout=10)  # the solver's verdict: dead, an undo left
+    assert isinstance(told, m.PositionReply) and told.status == "dead" and "u" in [x.command for x in told.legal]
     seen = await _progress_of(bob, "ann", "dead")
     assert (seen.moves, seen.foundation, seen.undos) == (1, 73, 0)
     # The spectators' stream and the public state say the same.
@@ -89,7 +89,7 @@ async def test_a_stuck_player_is_dead_for_everyone_until_their_undo(server: Serv
     assert resumed.undos == 0
     # The undo: playing again, everywhere, and its progress counts the undo.
     undone = await ann.play("u")
-    assert isinstance(undone, m.Position) and undone.status == "playing" and undone.undos == 1
+    assert isinstance(undone, m.PositionReply) and undone.status == "playing" and undone.undos == 1
     back = await _progress_of(again, "ann", "playing")
     assert (back.moves, back.undos) == (undone.moves, 1)
     assert [(e["status"], e.get("undos")) for e in await asyncio.to_thread(_sse_progress, server.url, code)] == [
@@ -117,7 +117,7 @@ async def _restart(player: Player) -> m.NextRound:
 async def test_restart_alone_deals_the_same_deal_again_as_the_next_round(server: ServerProcess) -> None:
     code, (solo,), (first,) = await _start(server, ["solo"], variant="classic")
     draw = await solo.play("s")
-    assert isinstance(draw, m.Position)
+    assert isinstance(draw, m.PositionReply)
     answer = await _restart(solo)
     assert answer.round == 2 and answer.match != code
     # The game ended as resigned (the results frame comes on the match's stream: maybe after next_round).
@@ -132,7 +132,7 @@ async def test_restart_alone_deals_the_same_deal_again_as_the_next_round(server:
     assert state["round"] == 2 and state["settings"]["players"] == 1
     assert state["commitment"] != public_state(server.url, code)["commitment"]  # a new nonce and commitment
     # Restarted again once that game is won or not: from a finished round too (here: after a resign).
-    assert isinstance(await solo.resign(), m.Position)
+    assert isinstance(await solo.resign(), m.PositionReply)
     while (results_2 := await solo.expect(m.Results)).match != answer.match:  # round 1's may come late
         assert isinstance(results_2, m.Results), results_2
     third = await _restart(solo)
@@ -163,7 +163,7 @@ async def test_restart_is_refused_in_a_race_and_before_the_start(server: ServerP
     assert refused.code == "no_restart" and "fair" in refused.message
     # Nothing changed: the race goes on, and ann's next command is seq 1.
     reply = await ann.play("s")
-    assert isinstance(reply, m.Position) and reply.seq == 1 and reply.status == "playing"
+    assert isinstance(reply, m.PositionReply) and reply.seq == 1 and reply.status == "playing"
     state = public_state(server.url, code)
     assert state["state"] == "playing" and state["next_round"] is None
     await ann.close()
@@ -183,7 +183,7 @@ async def test_restart_is_refused_in_a_daily_attempt(server: ServerProcess) -> N
     refused = await _restart_refused(player)
     assert refused.code == "no_restart" and "daily" in refused.message
     reply = await player.play("s")  # nothing changed: the attempt goes on
-    assert isinstance(reply, m.Position) and reply.status == "playing" and reply.seq == 1
+    assert isinstance(reply, m.PositionReply) and reply.status == "playing" and reply.seq == 1
     assert public_state(server.url, body["match"])["state"] == "playing"
     await player.close()
 
@@ -200,7 +200,7 @@ async def test_a_rematch_after_a_restart_has_room_for_the_series_players_again(s
     host.code, host.token, host.seq = again.match, again.token, 0
     await host.resume(again.match)
     assert isinstance(await host.expect(m.Started, timeout=15), m.Started)
-    assert isinstance(await host.resign(), m.Position)
+    assert isinstance(await host.resign(), m.PositionReply)
     while (results := await host.expect(m.Results)).match != again.match:  # round 1's may come late
         assert isinstance(results, m.Results), results
     await host.send(m.Rematch())

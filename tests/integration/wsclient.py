@@ -76,13 +76,13 @@ class Player:
         return self._accepted(await self.expect_reply(self.seq + 1))
 
     def _accepted(self, reply: Any) -> Any:
-        if isinstance(reply, m.Position):
+        if isinstance(reply, m.PositionReply):
             self.seq = max(self.seq, reply.seq)
         return reply
 
     async def expect_reply(self, seq: int) -> Any:
         while True:
-            message = await self.expect((m.Position, m.Rejected))  # type: ignore[arg-type]
+            message = await self.expect((m.PositionReply, m.Rejected))  # type: ignore[arg-type]
             if isinstance(message, m.Error) or message.seq == seq:
                 return message
 

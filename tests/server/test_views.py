@@ -6,7 +6,7 @@ import random
 
 from protocol.cards import format_card
 from protocol.commands import Command, Pile
-from protocol.messages import LegalMove as LegalMoveMsg
+from protocol.messages import WireLegalMove
 from server import views
 from server.engine import legal_moves, redact
 from server.engine.rules import LegalMove
@@ -20,7 +20,7 @@ def test_legal_pairs_and_views_match_their_definition_on_random_positions() -> N
         for _ in range(150):
             position = random_position(variant, rng)
             legal = legal_moves(position, variant)
-            assert views.legal_message(legal) == [LegalMoveMsg(str(move.command), move.cards) for move in legal]
+            assert views.legal_message(legal) == [WireLegalMove(str(move.command), move.cards) for move in legal]
             view, seen = views.view_message(position), redact(position)
             assert view.tableau == [[format_card(c) for c in column] for column in seen.tableau]
             assert view.foundations == [format_foundation(top) for top in seen.foundations]
@@ -38,5 +38,5 @@ def test_a_command_object_freed_after_its_pair_was_built_never_lends_its_text_to
         count = i // columns % 5 + 1
         command = Command("move", Pile("column", source), Pile("column", target), count)
         assert views.legal_message([LegalMove(command, count)]) == [
-            LegalMoveMsg(f"{source}-{target}x{count}", count)]
+            WireLegalMove(f"{source}-{target}x{count}", count)]
         del command

@@ -1,43 +1,19 @@
 """Rounds and rematch: the next round of an ended match, and the series of rounds.
 
-After a match's results, a player's ``rematch`` (:class:`protocol.messages.Rematch`)
-asks for the next round: the same settings, a new deal (a new random seed, or a
-solvable deal from the pool where the settings ask for one; never the host's seed
-or deal of round 1 again), a new nonce and commitment. Every player who asks is in
-the same next round, ready; it starts when every player of the round before is in
-and ready, or once the rematch window (``FTR_REMATCH_WINDOW_S``) is over with
-whoever is in and ready. The first player into the next round hosts it (the one
-whose rematch came first, decided in Redis: exactly one player is given a host
-token however many processes ask at once). The names of the round before are kept
-for its players until the window's end: a stranger joining by the old code cannot
-take one of them meanwhile (``name_taken``); after it, a name is anyone's who comes
-first, as in any lobby.
+``rematch`` (:class:`protocol.messages.Rematch`, after the results) puts the player in the next round: the same
+settings, a new deal (never the host's seed or deal of round 1 again), a new nonce and commitment; the player
+is in it and ready, and the first one in hosts it (one host token, decided in Redis). The round starts when
+every player of the round before is in and ready, or once the rematch window (``FTR_REMATCH_WINDOW_S``) is
+over with whoever is. Until then the names of the round before are kept for their players (``name_taken``).
+``restart`` (:class:`protocol.messages.Restart`), alone only, ends the game and deals the same deal again as
+the next round, for that player alone.
 
-A player alone may ``restart`` (:class:`protocol.messages.Restart`): their game
-ends (``resigned`` if still playing), and the next round is a rematch that keeps
-the deal (its seed was revealed to that player at the results), for one player
-(:meth:`Rounds.restart`); fair only alone, so refused in a race and a daily attempt.
-
-Redis (DESIGN.md "Redis", :mod:`server.store`): the rounds' keys are in different
-slots, so a rematch is a few steps, each one script on one slot and each safe to
-repeat (a retried frame, two processes at once, a process dying midway):
-
-1. :data:`~server.store.scripts.CLAIM_NEXT` on the ended match: its ``next`` code is set once;
-2. the next round's meta is created (``CREATE`` is "if absent"), and the ended match marks it made
-   (:data:`~server.store.scripts.NEXT_MADE`: once its keys expire, it is not made again);
-3. its missing timers (lobby close, window end, deal preparation) are added (ZADD NX,
-   due instants taken from its meta: every process that reaches the round adds
-   them, so a creator dying before its timers leaves none missing);
-4. the round is appended to the series list of its first round (once);
-5. :data:`~server.store.scripts.ROUND_JOIN` puts the player in it as ready (again: a new token)
-   and gives the host role to the first player in;
-6. while the round is in its lobby: a public ``rematch`` event on the ended match's
-   stream says who asked (a retry repeats it: the list of names is the whole state,
-   not a change), the lobby is published and the start checked;
-7. the ``next_round`` answer, once every step before is done.
-
-Only the process that claimed the code creates the round; another one that finds
-it missing waits briefly, then creates it itself (the claimer died).
+The rounds' keys are in different slots, so a rematch is a few steps (:meth:`Rounds.rematch`), each one
+script on one slot and each safe to repeat (a retried frame, two processes at once, a process dying midway):
+claim the next code (:data:`~server.store.scripts.CLAIM_NEXT`), create the round if absent and mark it made
+(:data:`~server.store.scripts.NEXT_MADE`), add its missing timers, append it to the series, join the player
+(:data:`~server.store.scripts.ROUND_JOIN`), tell the ended match's stream and publish the lobby, and answer
+``next_round`` last. Only the claimer creates the round, unless it has not within :data:`CREATION_WAIT_S`.
 """
 
 from __future__ import annotations
@@ -53,21 +29,21 @@ from protocol import messages as m
 from protocol.codec import decode_server, encode
 from protocol.codes import new_code
 
-from .core.errors import ServiceError
-from .core.lifecycle import LOBBY_STATES, Event, State, Transition, decide, require, restart_refusal
-from .core.player import MatchGone, PlayerStatus
-from .engine import find_variant, format_position
-from .engine.deal import deal as deal_of
-from .match.creation import commitment, dealt_fields
-from .match.step import Step
-from .names import name_key
-from .ranking import RoundResult, SeriesStanding, series_standings
-from .store import MatchMeta, token_hash
-from .store.keys import name_field
+from ..core.errors import ServiceError
+from ..core.lifecycle import LOBBY_STATES, Event, State, Transition, decide, require, restart_refusal
+from ..core.player import MatchGone, PlayerStatus
+from ..core.ranking import RoundResult, SeriesStanding, series_standings
+from ..engine import find_variant, format_position
+from ..engine.deal import deal as deal_of
+from ..names import name_key
+from ..store import MatchMeta, token_hash
+from ..store.keys import name_field
+from .creation import commitment, dealt_fields
+from .step import Step
 
 if TYPE_CHECKING:
-    from .match.context import MatchContext
-    from .match.session import Session
+    from .context import MatchContext
+    from .session import Session
 
 CREATION_WAIT_S = 2.0
 """Seconds a process that did not claim the next round waits for its claimer to create it before creating it
@@ -170,7 +146,7 @@ class Rounds:
             now_meta = await self.store.meta(code)
             if now_meta is not None and now_meta.state in LOBBY_STATES:
                 await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
-                await service.publish_lobby(code)
+                await service.public.publish_lobby(code)
                 await service.lobby.start_if_all_ready(code)
         # The answer comes last: a player who has it knows every step is done (one who has not asks again).
         session.next_round = code
@@ -240,10 +216,11 @@ class Rounds:
         variant = find_variant(settings.variant)
         roster = await self.store.roster(old)
         now = service.clock.now_ms()
+        seed: str | None
         if same:
             seed, solution, item = meta.seed, meta.solution, None
         else:
-            seed, solution, item = await service.draw_deal(variant.name, settings.solvable_only)
+            seed, solution, item = await service.creation.draw_deal(variant.name, settings.solvable_only)
         state = State.LOBBY if seed is not None else State.PREPARING
         nonce = secrets.token_hex(16)
         window_end = now + int(service.settings.rematch_window_s * 1000)
@@ -312,7 +289,7 @@ class Rounds:
     async def public(self, code: str, meta: MatchMeta) -> dict[str, Any]:
         """What ``GET /matches/{code}`` says of rounds: ``round``, ``next_round`` (code or None),
         ``rematch`` (names who asked for the next round) and ``series`` (its rounds' codes in order, and
-        the standings over the rounds that have results: :func:`server.ranking.series_standings`)."""
+        the standings over the rounds that have results: :func:`server.core.ranking.series_standings`)."""
         first = meta.series or code
         codes = await self.store.series(first) or [code]
         rounds: list[list[RoundResult]] = []

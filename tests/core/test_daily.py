@@ -11,25 +11,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.daily import (
+from server.core.daily import (
     daily_seed,
     day_bounds,
     day_of,
     find_daily_deal,
-    name_key,
     next_day,
     pack_score,
     parse_date,
     seed_commitment,
-    valid_name,
 )
+from server.core.ranking import Standing, rank
 from server.engine import deal, find_variant
 from server.engine.solver import Budget, solve
-from server.ranking import Standing, rank
+from server.names import name_key, valid_name
 
 
 def ms(text: str) -> int:
-    """``YYYY-MM-DDTHH:MM:SS.fff`` UTC as epoch ms (computed with datetime, independently of server.daily)."""
+    """``YYYY-MM-DDTHH:MM:SS.fff`` UTC as epoch ms (computed with datetime, independently of server.core.daily)."""
     return int(dt.datetime.fromisoformat(text + "+00:00").timestamp() * 1000)
 
 
@@ -97,7 +96,7 @@ standings = st.builds(
 
 @given(st.lists(standings, min_size=1, max_size=12, unique_by=lambda s: s.name))
 def test_score_orders_as_the_ranking(entries: list[Standing]) -> None:
-    """Sorting by (score, name), as a Redis sorted set does, gives server.ranking's order and ties."""
+    """Sorting by (score, name), as a Redis sorted set does, gives server.core.ranking's order and ties."""
     by_score = sorted(entries, key=lambda s: (pack_score(s), s.name))
     ranked = rank(entries)
     assert [s.name for s in by_score] == [s.name for _, s in ranked]

@@ -8,9 +8,8 @@ with the checks uvicorn does not make:
   address (HTTP and WebSocket together) a new one is closed at once;
 - **request head deadline**: a connection has ``FTR_HEADER_TIMEOUT_S`` seconds from its start (or from
   the previous answer on a kept-alive connection) to send a whole request head, at most
-  ``FTR_MAX_HEADER_BYTES`` of it, else it is closed (a head too large gets 431); uvicorn's keep-alive
-  timer alone restarts on every byte, so a client trickling one header every few seconds was held for
-  ever;
+  ``FTR_MAX_HEADER_BYTES`` of it, else it is closed (a head too large gets 431; uvicorn's keep-alive
+  timer restarts on every byte, so a trickling client would be held for ever);
 - **control frames and fragments**: pings, pongs and unfinished message fragments never reach the app
   and its per-connection rate limit, yet each costs the event loop a frame and a ping an answer; at most
   ``FTR_BURST`` of them at once and ``FTR_RATE`` a second, else the connection is closed with 1008;

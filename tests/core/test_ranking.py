@@ -3,7 +3,7 @@ cards, then the time of the last foundation card, then moves."""
 
 from __future__ import annotations
 
-from server.ranking import Standing, rank
+from server.core.ranking import Standing, rank
 
 
 def s(name: str, status: str, time_ms: int, moves: int, foundation: int, last: int = 0) -> Standing:

@@ -1,11 +1,11 @@
-"""The series standings rule (server.ranking.series_standings): totals worked out by hand here."""
+"""The series standings rule (server.core.ranking.series_standings): totals worked out by hand here."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.ranking import RoundResult, SeriesStanding, series_standings
+from server.core.ranking import RoundResult, SeriesStanding, series_standings
 
 
 def row(name: str, rank: int, status: str, foundation: int, time_ms: int) -> RoundResult:

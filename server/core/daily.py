@@ -1,0 +1,101 @@
+"""The daily challenge's pure rules: UTC days, the seed of a day, its commitment, the leaderboard score.
+
+No I/O and no clock: an instant comes in as ``now_ms`` (Unix epoch milliseconds), a day as its UTC date
+``YYYY-MM-DD``. The service that runs the challenge is :mod:`server.daily`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import re
+
+from ..engine import deal, find_variant
+from ..engine.solver import Budget, solve
+from .ranking import Standing
+
+DAY_MS = 86_400_000
+DAILY_NODES = 5_000
+"""Solver node budget per attempt index (a node budget, not seconds: every process finds the same index)."""
+MAX_INDEX = 2_000
+"""Attempt indexes tried before giving up on a day."""
+
+# Score layout (DESIGN.md "Ranking"), lower is better, all under 2**53 so a double holds it exactly:
+#   bit 52: 0 won, 1 not won; bits 44-51: 255 - foundation cards (0 for a win);
+#   bits 17-43: time in ms (winners: the finishing time; others: the time of the last foundation card);
+#   bits 0-16: moves. Times are clamped to 2**27 - 1 ms (37 hours: more than a day), moves to 2**17 - 1.
+_TIME_BITS, _MOVE_BITS, _FOUND_BITS = 27, 17, 8
+
+
+def day_of(now_ms: int) -> str:
+    """The UTC date (``YYYY-MM-DD``) of the instant ``now_ms`` (Unix epoch milliseconds)."""
+    return dt.datetime.fromtimestamp(now_ms // 1000, dt.UTC).date().isoformat()
+
+
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def parse_date(text: str) -> str:
+    """``text`` as a canonical ``YYYY-MM-DD`` date; raises ``ValueError`` when it is not one.
+
+    ASCII digits in that one form only (``date.fromisoformat`` also reads ISO week dates and non-ASCII digits).
+    """
+    if not _DATE.fullmatch(text):
+        raise ValueError("a date is written YYYY-MM-DD")
+    return dt.date.fromisoformat(text).isoformat()
+
+
+def day_bounds(date: str) -> tuple[int, int]:
+    """``(start_ms, end_ms)`` of the UTC day ``date``: the day is ``start_ms <= t < end_ms``."""
+    start = dt.datetime.combine(dt.date.fromisoformat(date), dt.time(), dt.UTC)
+    start_ms = int(start.timestamp()) * 1000
+    return start_ms, start_ms + DAY_MS
+
+
+def next_day(date: str) -> str:
+    """The UTC date after ``date``."""
+    return (dt.date.fromisoformat(date) + dt.timedelta(days=1)).isoformat()
+
+
+def daily_seed(secret: str, date: str, variant: str, index: int) -> str:
+    """The seed for attempt ``index`` of a day: HMAC-SHA256(secret, ``"DATE|VARIANT|INDEX"``), hex (64 digits)."""
+    return hmac.new(secret.encode(), f"{date}|{variant}|{index}".encode(), hashlib.sha256).hexdigest()
+
+
+def seed_commitment(seed: str) -> str:
+    """The public commitment of a daily seed: SHA-256 of the seed (hex). DESIGN.md "Provably fair seeds"."""
+    return hashlib.sha256(seed.encode()).hexdigest()
+
+
+def find_daily_deal(secret: str, date: str, variant_name: str, nodes: int = DAILY_NODES,
+                    max_index: int = MAX_INDEX, pure: bool = False) -> tuple[int, str, list[str]]:
+    """The deal of the day: the first index 0, 1, 2 ... whose seed the solver proves solvable within ``nodes``.
+
+    CPU-heavy: run it in a solver worker. Deterministic (a node budget, no time limit), so every process finds
+    the same index. Returns ``(index, seed, winning commands)``; raises ``RuntimeError`` when ``max_index``
+    indexes all fail. ``pure`` forces the solver's pure search (the same answer, slower).
+    """
+    variant = find_variant(variant_name)
+    for index in range(max_index):
+        seed = daily_seed(secret, date, variant.name, index)
+        result = solve(deal(seed, variant), variant, Budget(nodes=nodes), pure=pure)
+        if result.result == "solved":
+            return index, seed, list(result.moves)
+    raise RuntimeError(f"no solvable {variant.name} deal for {date} within {max_index} indexes")
+
+
+def pack_score(standing: Standing) -> int:
+    """The ranking key packed into one integer under 2**53 (a sorted-set score, exact as a double).
+
+    Scores order as :func:`server.core.ranking.rank` does (equal keys, equal scores; Redis then orders by name,
+    as ``rank`` does). Times are clamped to 2**27 - 1 ms, moves to 2**17 - 1.
+    """
+    time_cap, move_cap = (1 << _TIME_BITS) - 1, (1 << _MOVE_BITS) - 1
+    moves = min(max(standing.moves, 0), move_cap)
+    if standing.status == "won":
+        return (min(max(standing.time_ms, 0), time_cap) << _MOVE_BITS) | moves
+    found = (1 << _FOUND_BITS) - 1 - min(max(standing.foundation, 0), (1 << _FOUND_BITS) - 1)
+    time_ms = min(max(standing.last_foundation_ms, 0), time_cap)
+    return (1 << (_FOUND_BITS + _TIME_BITS + _MOVE_BITS)) | (found << (_TIME_BITS + _MOVE_BITS)) \
+        | (time_ms << _MOVE_BITS) | moves
