@@ -162,9 +162,9 @@ async def match_state(request: Request) -> Response:
 async def match_results(request: Request) -> Response:
     service: MatchService = request.app.state.service
     code = request.path_params["code"][:32]
-    frame = await service.store.results(code)
+    frame = await service.store.matches.results(code)
     if frame is None:
-        if await service.store.meta(code) is None:
+        if await service.store.matches.meta(code) is None:
             return _error(404, "no_match", "no match with that code")
         return _error(409, "not_finished", "the match has not finished: results come when every player has ended")
     return JSONResponse(msgspec.to_builtins(decode_server(frame)))
@@ -179,7 +179,7 @@ async def metrics(request: Request) -> Response:
     metrics: Metrics = request.app.state.metrics
     try:
         async with asyncio.timeout(LIVE_COUNTS_WAIT_S):  # a stalled Redis must not stall the scrape
-            counts: dict[str, int] | None = await request.app.state.service.store.live_counts()
+            counts: dict[str, int] | None = await request.app.state.service.store.live.counts()
     except REDIS_UNAVAILABLE + (TimeoutError,):  # not reached yet, or unreachable: no figure, not an old one
         counts = None
     metrics.show_live(counts)

@@ -37,7 +37,7 @@ from .engine import deal, find_variant, format_position
 from .hub import HubFull, Subscription
 from .match.daily_link import DailyMatches, Day, Log
 from .names import name_problem
-from .store import DailyStore, DayDeal, day_feed, token_hash
+from .store import DayDeal, day_feed, token_hash
 from .store.keys import day_lease
 from .store.records import DailyEntry, DailyReplay
 
@@ -62,7 +62,7 @@ class DailyService:
     def __init__(self, matches: DailyMatches, variants: tuple[str, ...], secret: str | None = None,
                  now_ms: Callable[[], int] | None = None, nodes: int = DAILY_NODES) -> None:
         self.matches = matches
-        self.store = DailyStore(matches.store)
+        self.store = matches.store.daily
         self.variants = tuple(find_variant(v).name for v in variants)
         self.configured_secret = secret
         self.now_ms = now_ms or matches.now_ms
@@ -118,7 +118,7 @@ class DailyService:
             found = await self.store.deal(date, variant)
             if found is not None:
                 return found
-            if await self.matches.store.lease(lease, self.matches.process_id, 120_000):
+            if await self.matches.store.timers.lease(lease, self.matches.process_id, 120_000):
                 break
             await asyncio.sleep(0.2)  # another process prepares it
         try:
@@ -132,7 +132,7 @@ class DailyService:
             await self.store.set_deal(date, variant, fields, day_bounds(date)[1])
             log.info("daily %s %s: attempt index %d is solvable", date, variant, index)
         finally:
-            await self.matches.store.release(lease)
+            await self.matches.store.timers.release(lease)
         found = await self.store.deal(date, variant)
         assert found is not None
         return found

@@ -107,7 +107,7 @@ async def fill_pool(store: Store, solver: SolverScheduler, variants: tuple[str, 
     (``FTR_SOLVER=python``).
     """
     while True:
-        sizes = [(await store.pool_size(variant), index, variant) for index, variant in enumerate(variants)]
+        sizes = [(await store.pool.size(variant), index, variant) for index, variant in enumerate(variants)]
         for ready, _, name in sizes:
             store.metrics.pool_deals.labels(name).set(ready)
         size, _, variant = min(sizes)
@@ -119,5 +119,5 @@ async def fill_pool(store: Store, solver: SolverScheduler, variants: tuple[str, 
                                      pure)
             timing.result = "none" if found is None else "found"
         if found is not None:
-            await store.pool_push(variant, msgspec.msgpack.encode(found))
+            await store.pool.push(variant, msgspec.msgpack.encode(found))
             log.info("deal pool: one more solvable %s deal", variant)

@@ -1,18 +1,18 @@
 """The fan-out hub: one stream reader per process, one registry of subscribers, catch-up then live.
 
 encode/broadcaster's shape (a backend interface, :class:`StreamSource`; a bounded queue per subscriber; one
-listener task, :meth:`Hub.run`; subscriptions as async context managers), but carrying raw entries with their
+listener task, :meth:`Hub.run`; subscriptions as async context managers), but carrying entries with their
 stream ids, so a spectator resumes after the last id it saw with nothing lost or repeated.
 
 Each event stream is a :class:`~server.store.Feed`, followed from its newest id while it has a subscriber:
 
 - a queue (:meth:`Hub.subscribe`, spectators): the feed's spectator frames, at most ``limit`` behind; past
   that the subscriber is dropped (:class:`TooSlow`) and slows nobody else;
-- a callback (:meth:`Hub.listen`, this process's players): every entry's raw fields, in order, in the
-  reader's task; the hub knows nothing of matches.
+- a callback (:meth:`Hub.listen`, this process's players): every entry (a :class:`~server.store.StreamEntry`),
+  in order, in the reader's task; the hub knows nothing of matches.
 
 Each entry is delivered once, in stream order, across the reader's restarts (the positions are the hub's).
-Reads are grouped by :meth:`StreamSource.stream_group`: on one Redis one blocking XREAD; on a Redis Cluster,
+Reads are grouped by :meth:`StreamSource.group`: on one Redis one blocking XREAD; on a Redis Cluster,
 where a blocking XREAD names one slot only, non-blocking reads driven by wake-ups (:mod:`server.store.wakeups`)
 and a safety poll of every stream each :data:`SAFETY_POLL_MS`. :meth:`Hub.end` ends a feed's subscriptions
 for a reason (:class:`Ended`). Catch-up then live (:meth:`Subscription.batches`): registered first, so live
@@ -29,8 +29,7 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from .core.errors import ServiceError
-from .store import Feed
-from .store.match_store import READ_COUNT
+from .store import READ_COUNT, Feed, StreamEntry
 from .store.wakeups import WakeUps
 
 log = logging.getLogger("forty_thieves.hub")
@@ -53,25 +52,24 @@ made again then too (a failover changes which node serves a slot)."""
 Entry = tuple[str, bytes]
 """``(stream id, frame)``: what a queue subscriber gets."""
 
-Callback = Callable[[str, dict[bytes, bytes]], Awaitable[None]]
-"""A callback subscriber: awaited with ``(stream id, the entry's raw fields)`` for every entry, in order."""
+Callback = Callable[[StreamEntry], Awaitable[None]]
+"""A callback subscriber: awaited with every entry of its stream, in order."""
 
 
 class StreamSource(Protocol):
-    """What the hub needs of the store (:class:`server.store.Store` implements it)."""
+    """What the hub needs of the store (:class:`server.store.streams.Streams` implements it)."""
 
-    def stream_group(self, key: str) -> Hashable:
+    def group(self, key: str) -> Hashable:
         """The read group of stream ``key``: one XREAD covers the streams of one group."""
         ...
 
-    async def read_streams(self, positions: dict[str, str],
-                           block_ms: int) -> list[tuple[str, str, dict[bytes, bytes]]]:
-        """New entries ``(key, id, fields)`` after each stream's position, waiting up to ``block_ms`` ms (0: not
+    async def read(self, positions: dict[str, str], block_ms: int) -> list[tuple[str, StreamEntry]]:
+        """New ``(key, entry)`` pairs after each stream's position, waiting up to ``block_ms`` ms (0: not
         at all; keys of several hash slots are never waited for)."""
         ...
 
-    def stream_after(self, key: str, after: str, page: int = 500) -> AsyncIterator[list[tuple[str, dict[bytes, bytes]]]]:
-        """The stored entries after ``after`` (exclusive), in pages of ``(id, fields)``, to the end."""
+    def after(self, key: str, after: str, page: int = 500) -> AsyncIterator[list[StreamEntry]]:
+        """The stored entries after ``after`` (exclusive), in pages, to the end."""
         ...
 
     async def last_id(self, key: str) -> str:
@@ -188,22 +186,22 @@ class Subscription:
                         trace: TracebackType | None) -> None:
         self.close()
 
-    async def _deliver(self, entry_id: str, fields: dict[bytes, bytes]) -> None:
+    async def _deliver(self, entry: StreamEntry) -> None:
         """One entry from the reader: to the callback, or queued as its spectator frame (past :attr:`limit`
         queued the subscriber is dropped instead)."""
         if self.callback is not None:
-            await self.callback(entry_id, fields)
+            await self.callback(entry)
             return
         if self.dropped or self.closed:
             return
-        frame = self.feed.frame(fields)
+        frame = self.feed.frame(entry)
         if frame is None:
             return
         if self._queue.qsize() >= self.limit:
             self.dropped = True
             self._queue.put_nowait(None)
             return
-        self._queue.put_nowait((entry_id, frame))
+        self._queue.put_nowait((entry.id, frame))
 
     async def batches(self, after: str = "0-0", *, page: int = 500, pace_s: float = 0.0) -> AsyncIterator[list[Entry]]:
         """The feed's spectator frames after stream id ``after`` (exclusive): what the stream holds (a batch per
@@ -217,13 +215,12 @@ class Subscription:
         self._stop()  # ended before its first read
         await self.open()
         sent = order(after)
-        async for entries in self.hub.source.stream_after(self.feed.key, after, page):
+        async for entries in self.hub.source.after(self.feed.key, after, page):
             if self.closed:
                 self._stop()
                 return
-            sent = max(sent, order(entries[-1][0]))
-            chosen = [(entry_id, frame) for entry_id, fields in entries
-                      if (frame := self.feed.frame(fields)) is not None]
+            sent = max(sent, order(entries[-1].id))
+            chosen = [(entry.id, frame) for entry in entries if (frame := self.feed.frame(entry)) is not None]
             if chosen:
                 yield chosen
         while not self.closed:
@@ -292,9 +289,10 @@ class Hub:
         return Subscription(self, feed, self.queue_limit if limit is None else limit, max_subscribers, None)
 
     def listen(self, feed: Feed, callback: Callback) -> Subscription:
-        """A callback subscription of ``feed`` (not open yet): ``callback`` is awaited with every entry's id and
-        raw fields, in order, by the reader; what it raises restarts the reader, which then delivers that entry
-        again to every subscriber of the feed (a queue subscriber's generator skips it by its id)."""
+        """A callback subscription of ``feed`` (not open yet): ``callback`` is awaited with every entry
+        (:class:`~server.store.StreamEntry`), in order, by the reader; what it raises restarts the reader, which
+        then delivers that entry again to every subscriber of the feed (a queue subscriber's generator skips it by
+        its id)."""
         return Subscription(self, feed, 1, None, callback)
 
     async def events(self, feed: Feed, after: str = "0-0", **options: int | None) -> AsyncIterator[Entry]:
@@ -380,7 +378,7 @@ class Hub:
         changed or, with wake-ups, at each safety poll."""
         if self._groups is None:
             self._groups = {group: list(keys) for group, keys in
-                            group_streams(self.positions, self.source.stream_group).items()}
+                            group_streams(self.positions, self.source.group).items()}
             self._group_of = {key: group for group, keys in self._groups.items() for key in keys}
         return self._groups
 
@@ -408,7 +406,7 @@ class Hub:
         On one Redis each group's read is a blocking XREAD, started again as soon as the last one returns. With
         wake-ups (a Redis Cluster) a group is read, without waiting, when a stream of it is woken (only the woken
         streams then), and every :data:`SAFETY_POLL_MS` (all of them)."""
-        reads: dict[Hashable, asyncio.Task[list[tuple[str, str, dict[bytes, bytes]]]]] = {}
+        reads: dict[Hashable, asyncio.Task[list[tuple[str, StreamEntry]]]] = {}
         delays: dict[Hashable, float] = {}
         loop = asyncio.get_running_loop()
         listening = None
@@ -464,31 +462,31 @@ class Hub:
                 listening.cancel()
                 await asyncio.gather(listening, return_exceptions=True)
 
-    def _read_again(self, entries: list[tuple[str, str, dict[bytes, bytes]]]) -> None:
-        """A stream that gave a read its most entries (:data:`~server.store.match_store.READ_COUNT`) may hold
+    def _read_again(self, entries: list[tuple[str, StreamEntry]]) -> None:
+        """A stream that gave a read its most entries (:data:`~server.store.READ_COUNT`) may hold
         more: it counts as woken again."""
-        for key, count in Counter(key for key, _, _ in entries).items():
+        for key, count in Counter(key for key, _ in entries).items():
             if count >= READ_COUNT:
                 self._woken_by(key, None)
 
-    async def _read(self, keys: list[str], block_ms: int, delay: float) -> list[tuple[str, str, dict[bytes, bytes]]]:
+    async def _read(self, keys: list[str], block_ms: int, delay: float) -> list[tuple[str, StreamEntry]]:
         """One read of the streams ``keys`` (of one group) at their positions then (after ``delay`` seconds),
         waiting up to ``block_ms`` ms for an entry (0: not at all)."""
         if delay:
             await asyncio.sleep(delay)
         positions = self.positions
-        return await self.source.read_streams({key: positions[key] for key in keys if key in positions}, block_ms)
+        return await self.source.read({key: positions[key] for key in keys if key in positions}, block_ms)
 
-    async def _deliver(self, entries: list[tuple[str, str, dict[bytes, bytes]]]) -> None:
+    async def _deliver(self, entries: list[tuple[str, StreamEntry]]) -> None:
         """Entries of one read, in order, to their streams' subscribers; an entry at or before its stream's
         position (read for a stream left and followed again meanwhile) or of a stream no longer followed is
         skipped. The position moves on once every subscriber has it."""
-        for key, entry_id, fields in entries:
+        for key, entry in entries:
             last = self.positions.get(key)
-            if last is None or order(entry_id) <= order(last):
+            if last is None or order(entry.id) <= order(last):
                 continue
             for subscription in list(self._subscribers.get(key, ())):
-                await subscription._deliver(entry_id, fields)
+                await subscription._deliver(entry)
             last = self.positions.get(key)  # a callback may have awaited: the stream may have been left since
-            if last is not None and order(entry_id) > order(last):
-                self.positions[key] = entry_id
+            if last is not None and order(entry.id) > order(last):
+                self.positions[key] = entry.id

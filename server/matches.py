@@ -51,7 +51,7 @@ from .match.timers import Timers
 from .metrics import default_metrics
 from .scheduler import SolverScheduler
 from .settings import Settings
-from .store import REDIS_UNAVAILABLE, Outage, Store, match_feed
+from .store import REDIS_UNAVAILABLE, Outage, Store, StreamEntry, match_feed
 from .store.keys import parse_match_key
 
 log = logging.getLogger("forty_thieves.matches")
@@ -81,7 +81,7 @@ LIVE_SWEEP_S = 60.0
 """Seconds between two sweeps of the live counts of matches (``ftr_matches``), of all processes together."""
 
 LIVE_SWEEP_LEASE = "live counts"
-"""The lease (:meth:`server.store.Store.lease`) one process takes for each sweep."""
+"""The lease (:meth:`server.store.timers.Timers.lease`) one process takes for each sweep."""
 
 
 class MatchService:
@@ -107,7 +107,7 @@ class MatchService:
         """The daily challenge (:class:`server.daily.DailyService`) when it runs: told of starts and ends."""
         self.process_id = uuid.uuid4().hex[:12]
         self.local: dict[str, set[Session]] = {}
-        self.hub = Hub(store, queue_limit=settings.watcher_queue, pause_s=READER_PAUSE_S)
+        self.hub = Hub(store.streams, queue_limit=settings.watcher_queue, pause_s=READER_PAUSE_S)
         """This process's fan-out (:mod:`server.hub`): its players' and spectators' event streams."""
         self._lost: OrderedDict[str, None] = OrderedDict()
         """The codes of matches Redis lost, as this process found them (:meth:`noted_lost`), oldest first."""
@@ -195,11 +195,11 @@ class MatchService:
 
     async def _sweep_live(self) -> None:
         """Every :data:`LIVE_SWEEP_S`, in one process of all (a lease as long), the live counts are made true
-        again (:meth:`server.store.Store.sweep_live`), and any correction logged."""
+        again (:meth:`server.store.matches.LiveCounts.sweep`), and any correction logged."""
         while True:
             await asyncio.sleep(LIVE_SWEEP_S)
-            if await self.store.lease(LIVE_SWEEP_LEASE, self.process_id, int(LIVE_SWEEP_S * 1000)):
-                corrected = await self.store.sweep_live()
+            if await self.store.timers.lease(LIVE_SWEEP_LEASE, self.process_id, int(LIVE_SWEEP_S * 1000)):
+                corrected = await self.store.live.sweep()
                 if corrected:
                     log.warning("the live counts of matches held %d that had left their state: corrected", corrected)
 
@@ -219,11 +219,11 @@ class MatchService:
         session.code, session.name, session.epoch = code, name, epoch
         self.local.setdefault(code, set()).add(session)
         await self._follow(code)
-        await self.store.set_player(code, name, connected=1)
+        await self.store.players.update(code, name, connected=1)
 
     async def _notice_lost_matches(self) -> None:
         """Every :data:`LOST_MATCH_CHECK_S`, ask Redis whether the matches this process's players are in and its
-        spectators watch are still there (:meth:`server.store.Store.lost`), so that a player who sends nothing
+        spectators watch are still there (:meth:`server.store.matches.Matches.lost`), so that a player who sends nothing
         (in the lobby, thinking) learns the match is gone too, not only at the next command (which the stored
         scripts answer so), and a spectator learns it at all (:meth:`match_lost`)."""
         while True:
@@ -231,7 +231,7 @@ class MatchService:
             codes = dict.fromkeys(code for code, sessions in self.local.items() if sessions)
             codes.update(dict.fromkeys(parse_match_key(feed.key)[0] for feed in self.hub.spectated("match")))
             for code in codes:
-                if await self.store.lost(code):
+                if await self.store.matches.lost(code):
                     self.noted_lost(code)
                     self.match_lost(code)
 
@@ -280,9 +280,9 @@ class MatchService:
         if not session.code:
             return
         self.detach(session)
-        record = await self.store.player(session.code, session.name)
+        record = await self.store.players.get(session.code, session.name)
         if record is not None and record.epoch == session.epoch:
-            await self.store.set_player(session.code, session.name, connected=0)
+            await self.store.players.update(session.code, session.name, connected=0)
 
     def lobby_lock(self, code: str) -> asyncio.Lock:
         """Serialises this process's lobby changes and start decisions of one match (the order of the lobby
@@ -331,32 +331,29 @@ class MatchService:
                                                     f"{self.settings.max_watchers} spectators: try again later") from None
         return subscription
 
-    async def _dispatch(self, code: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
+    async def _dispatch(self, code: str, entry: StreamEntry) -> None:
         """One entry of the match's stream (the hub's callback): what each of this process's players of the match
         gets of it, by its kind: ``public`` to all but the player it came from, ``ended`` (the server ended a
         game) to all, ``start`` opens their games, ``takeover`` replaces an older connection of the player."""
-        kind = fields.get(b"k", b"public")
-        frame = fields[b"m"]
+        kind, frame = entry.kind, entry.frame
         sessions = list(self.local.get(code, ()))
-        if kind == b"public":
-            origin = fields.get(b"n", b"").decode()
+        if kind == "public":
             for session in sessions:
-                if session.name != origin and not session.push(frame):
+                if session.name != entry.player and not session.push(frame):
                     await self._drop_slow(session)
-        elif kind == b"ended":  # the server ended a player's game (time limit, dead game): everyone hears it
-            name, status = fields.get(b"n", b"").decode(), fields.get(b"s", b"").decode()
+        elif kind == "ended":  # the server ended a player's game (time limit, dead game): everyone hears it
             for session in sessions:
-                if session.name == name and session.player is not None:
-                    session.adopt(session.player.ended(status))
+                if session.name == entry.player and session.player is not None:
+                    session.adopt(session.player.ended(entry.status))
                 if not session.push(frame):
                     await self._drop_slow(session)
-        elif kind == b"start":
-            meta = await self.store.meta(code)
+        elif kind == "start":
+            meta = await self.store.matches.meta(code)
             if meta is not None:
                 for session in sessions:
                     if session.player is None:
                         self.spawn(self.playing.open_game_logged(session, meta))
-        elif kind == b"takeover":
+        elif kind == "takeover":
             name, epoch = msgspec.msgpack.decode(frame)
             for session in sessions:
                 if session.name == name and session.epoch < epoch:

@@ -171,8 +171,9 @@ class Metrics:
         self.spectators.labels("daily").set_function(lambda: spectators("daily"))
 
     def show_live(self, counts: dict[str, int] | None) -> None:
-        """Have ``ftr_matches`` say ``counts`` (live state -> matches in it, :meth:`server.store.Store.live_counts`),
-        or nothing when they could not be read (``None``: Redis unreachable): no figure rather than an old one."""
+        """Have ``ftr_matches`` say ``counts`` (live state -> matches in it,
+        :meth:`server.store.matches.LiveCounts.counts`), or nothing when they could not be read (``None``: Redis
+        unreachable): no figure rather than an old one."""
         if counts is None:
             self.live.clear()
             return

@@ -143,10 +143,10 @@ async def match_replay(request: Request) -> Response:
     flag = request.query_params.get("positions", "0")
     if flag not in ("0", "1", "true", "false"):
         return _error(400, "malformed", "positions is 1 (add every position) or 0")
-    meta = await service.store.meta(code)
+    meta = await service.store.matches.meta(code)
     if meta is None:
         return _error(404, "no_match", "no match with that code")
-    if len(name) > m.MAX_NAME or name not in await service.store.roster(code):
+    if len(name) > m.MAX_NAME or name not in await service.store.players.roster(code):
         return _error(404, "no_player", f"no player named {name[:m.MAX_NAME]!r} in this match")
     if meta.day is not None:  # its deal is the day's: public only through the daily challenge, once the day is over
         date, variant = meta.day
@@ -156,8 +156,8 @@ async def match_replay(request: Request) -> Response:
         return _error(409, "not_finished", "replays are public once the match has ended: every move stays secret "
                                            "until then")
     settings = meta.settings
-    log = await service.store.log(code, name)
-    player = await service.store.player(code, name)
+    log = await service.store.players.log(code, name)
+    player = await service.store.players.get(code, name)
     assert player is not None
     record: dict[str, Any] = {
         "format": 1, "variant": settings.variant, "autoplay": settings.autoplay, "undo": settings.undo,

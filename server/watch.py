@@ -119,7 +119,7 @@ async def match_events(request: Request) -> Response:
     after = request.headers.get("last-event-id") or request.query_params.get("from") or "0-0"
     if not valid_stream_id(after):
         return _malformed_id()
-    if await service.store.meta(code) is None:
+    if await service.store.matches.meta(code) is None:
         if service.known_lost(code):  # the stream's own end, as its spectators got it: a page stops reconnecting
             return EventSourceResponse(_gone_event())
         return JSONResponse({"error": "no_match", "message": "no match with that code"}, status_code=404)
@@ -220,7 +220,7 @@ async def watch_endpoint(websocket: WebSocket) -> None:
     after = websocket.query_params.get("from") or "0-0"
     if not valid_stream_id(after):
         return await _refuse(websocket, m.Error("malformed", f"from is {STREAM_ID_HELP}"))
-    if await service.store.meta(code) is None:
+    if await service.store.matches.meta(code) is None:
         return await _refuse(websocket, m.Error("no_match", _unknown(service, code)))
     try:
         subscription = await service.watch(code)

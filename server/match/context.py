@@ -158,7 +158,7 @@ class MatchContext(Protocol):
     metrics: Metrics
     """The app's metrics (:mod:`server.metrics`)."""
     process_id: str
-    """This process's id: the holder of the timer leases it takes (:meth:`server.store.Store.lease`)."""
+    """This process's id: the holder of the timer leases it takes (:meth:`server.store.timers.Timers.lease`)."""
     daily: DailyHooks | None
     """The daily challenge when it runs (told of an attempt's start and end), else ``None``."""
 

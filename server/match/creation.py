@@ -154,13 +154,13 @@ class Creation:
         if seed is not None:
             deal = format_position(position if position is not None else deal_of(seed, variant))
             fields.update(dealt_fields(seed, nonce, deal))
-        if not await self.store.create_match(code, fields):
+        if not await self.store.matches.create(code, fields):
             if item is not None:  # the pool's deal is not used up by a match that was not made
-                await self.store.pool_push(variant.name, item)
+                await self.store.pool.push(variant.name, item)
             raise ServiceError("internal", "match code collision: create the match again")
         if state is State.PREPARING:
-            await self.store.add_timer(code, TimerKind.PREPARE, now)
-        await self.store.add_timer(code, TimerKind.CLOSE, now + service.settings.lobby_timeout_s * 1000)
+            await self.store.timers.add(code, TimerKind.PREPARE, now)
+        await self.store.timers.add(code, TimerKind.CLOSE, now + service.settings.lobby_timeout_s * 1000)
         created = {"code": code, "host_token": host_token, "commitment": fields["commitment"], "state": state.value}
         return created | proof if proof else created
 
@@ -173,7 +173,7 @@ class Creation:
         """
         if not solvable_only:
             return secrets.token_hex(16), "", None
-        item = await self.store.pool_pop(variant)
+        item = await self.store.pool.pop(variant)
         if item is None:
             return None, "", None
         seed, moves = msgspec.msgpack.decode(item)
@@ -182,16 +182,16 @@ class Creation:
     async def prepare(self, code: str) -> bool:
         """The ``prepare`` timer: a preparing match's solvable deal from the pool, then the ``deal_found`` row.
         False when the pool is empty (the timer is tried again); True when done or the match moved on."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         row = None if meta is None else decide(meta.state, Event.DEAL_FOUND)
         if meta is None or not isinstance(row, Transition):
             return True
         variant = find_variant(meta.settings.variant)
-        item = await self.store.pool_pop(variant.name)
+        item = await self.store.pool.pop(variant.name)
         if item is None:
             return False
         seed, moves = msgspec.msgpack.decode(item)
-        await self.store.set_meta(code, **dealt_fields(seed, meta.nonce, format_position(deal_of(seed, variant))),
-                                  solution=json.dumps(moves))
+        dealt = dealt_fields(seed, meta.nonce, format_position(deal_of(seed, variant)))
+        await self.store.matches.set_meta(code, **dealt, solution=json.dumps(moves))
         await self.service.effects.run(Step(code, row, meta=meta))
         return True

@@ -108,29 +108,29 @@ class DailyLink:
                 "created_ms": now, "active": 0, "solution": solution, "nonce": "", "seed": "",
                 "commitment": commitment, "deal": deal, "daily": day_member(*day), "deadline_at_ms": ends_at_ms,
             }
-            if await self.store.create_match(code, fields):
+            if await self.store.matches.create(code, fields):
                 break
-        status, _ = await self.store.join(code, name, token_hash(secrets.token_urlsafe(24)), 1, now)
+        status, _ = await self.store.players.join(code, name, token_hash(secrets.token_urlsafe(24)), 1, now)
         assert status == "ok", status
         return code
 
     async def attempt_open(self, code: str, name: str) -> bool:
-        meta = await self.store.meta(code)
-        player = await self.store.player(code, name)
+        meta = await self.store.matches.meta(code)
+        player = await self.store.players.get(code, name)
         return meta is not None and player is not None and meta.state != State.FINISHED \
             and player.status in (PlayerStatus.LOBBY, PlayerStatus.PLAYING)
 
     async def issue_token(self, code: str, name: str) -> str:
         token = secrets.token_urlsafe(24)
-        await self.store.issue_token(code, name, token_hash(token))
+        await self.store.players.issue_token(code, name, token_hash(token))
         return token
 
     async def attempt_state(self, code: str) -> State | None:
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         return None if meta is None else meta.state
 
     async def close_unstarted(self, code: str, message: str) -> bool:
         return await self._service.effects.close(code, message, self.store.retention_s)
 
     async def ended_attempt(self, code: str) -> list[tuple[Standing, Log]]:
-        return [(standing(p), await self.store.log(code, p.name)) for p in await self.store.players(code)]
+        return [(standing(p), await self.store.players.log(code, p.name)) for p in await self.store.players.all(code)]

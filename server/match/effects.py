@@ -55,7 +55,7 @@ class Effects:
     async def close(self, code: str, message: str, keep_s: int) -> bool:
         """Close match ``code`` if it never started (event ``close``): its players hear ``error`` ``closed``
         with ``message``; its keys expire in ``keep_s`` seconds. False when it had started or is gone."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         row = None if meta is None else decide(meta.state, Event.CLOSE)
         if not isinstance(row, Transition):
             return False
@@ -74,7 +74,7 @@ class Effects:
             Effect.ARM_FINALIZE: self._arm_finalize,
             Effect.FINALIZE: lambda step: service.ending.finalize(step.code),
             Effect.DAILY_RECORD: self._daily_record,
-            Effect.KEEP_RESULTS: lambda step: self.store.store_results(step.code, step.frame),
+            Effect.KEEP_RESULTS: lambda step: self.store.matches.store_results(step.code, step.frame),
             Effect.EXPIRE: self._expire,
         }
 
@@ -101,9 +101,9 @@ class Effects:
         # lobby, never a countdown without a timer.
         plan = step.plan
         assert plan is not None
-        await self.store.add_timer(step.code, TimerKind.START, plan.start_at_ms)
+        await self.store.timers.add(step.code, TimerKind.START, plan.start_at_ms)
         if plan.deadline_ms:
-            await self.store.add_timer(step.code, TimerKind.DEADLINE, plan.deadline_ms)
+            await self.store.timers.add(step.code, TimerKind.DEADLINE, plan.deadline_ms)
 
     async def _daily_started(self, step: Step) -> None:
         meta, daily, plan = step.meta, self.service.daily, step.plan
@@ -112,7 +112,7 @@ class Effects:
         if day is None or daily is None:
             return
         foundation = new_game(meta.deal, meta.settings).position.foundation_cards
-        for name in await self.store.roster(step.code):
+        for name in await self.store.players.roster(step.code):
             await daily.started(step.code, day, name, plan.start_at_ms, foundation)
 
     async def _publish_boards(self, step: Step) -> None:
@@ -121,9 +121,9 @@ class Effects:
         if not meta.settings.open_boards:
             return
         view = view_message(new_game(meta.deal, meta.settings).position)
-        for name in await self.store.roster(step.code):
+        for name in await self.store.players.roster(step.code):
             board = m.Board(name, 0, step.foundation, PlayerStatus.PLAYING.value, 0, view)
-            await self.store.add_event(step.code, encode(board), kind="board")
+            await self.store.streams.add_event(step.code, encode(board), kind="board")
 
     async def _arm_finalize(self, step: Step) -> None:
         # Only a write that may end a player's game: a play that did not win needs no timer.
@@ -137,48 +137,48 @@ class Effects:
         if day is None or daily is None:
             return
         for one in step.standings:
-            await daily.record(step.code, day, one, await self.store.log(step.code, one.name))
+            await daily.record(step.code, day, one, await self.store.players.log(step.code, one.name))
 
     async def _expire(self, step: Step) -> None:
-        await self.store.done_timer(step.code, TimerKind.DEADLINE)
-        await self.store.expire_match(step.code)
+        await self.store.timers.done(step.code, TimerKind.DEADLINE)
+        await self.store.matches.expire(step.code)
 
     # ------------------------------------------------------------ the scripts
 
     async def _transition(self, step: Step) -> bool:
         row = step.transition
-        return await self.store.transition(step.code, row.source, row.target, step.frame, **step.fields)
+        return await self.store.matches.transition(step.code, row.source, row.target, step.frame, **step.fields)
 
     async def _window_over(self, step: Step) -> bool:
         assert step.meta is not None
         expected = step.meta.expected or []
-        return await self.store.round_window_over(step.code, {name: name_key(name) for name in expected})
+        return await self.store.rounds.window_over(step.code, {name: name_key(name) for name in expected})
 
     async def _close(self, step: Step) -> bool:
-        return await self.store.close_unstarted(step.code, step.frame, step.keep_s)
+        return await self.store.matches.close_unstarted(step.code, step.frame, step.keep_s)
 
     async def _start(self, step: Step) -> bool:
-        return await self.store.start(step.code, step.frame, step.foundation)
+        return await self.store.matches.start(step.code, step.frame, step.foundation)
 
     async def _commit(self, step: Step) -> bool:
         session, write = step.session, step.write
         assert session is not None and isinstance(write, Commit)
-        step.answer = result, _ = await self.store.commit(
-            step.code, session.name, session.epoch, write.seq, write.entry, write.record.fields(), write.ends,
+        step.answer = result, _ = await self.store.commits.commit(
+            step.code, session.name, session.epoch, write.seq, write.entry, write.record, write.ends,
             [encode(event) for event in write.events], [encode(board) for board in write.boards])
         return result == "ok"
 
     async def _stuck(self, step: Step) -> bool:
         session, write = step.session, step.write
         assert session is not None and isinstance(write, StuckWrite)
-        return await self.store.mark_stuck(step.code, session.name, session.epoch, write.seq,
-                                           encode(write.event)) == "ok"
+        return await self.store.players.mark_stuck(step.code, session.name, session.epoch, write.seq,
+                                                   encode(write.event)) == "ok"
 
     async def _end_player(self, step: Step) -> bool:
         ok = True
         for end in step.ends:
-            step.answer = status, _ = await self.store.end_player(step.code, end.name, end.status, end.time_ms,
-                                                                  end.event)
+            step.answer = status, _ = await self.store.players.end(step.code, end.name, end.status, end.time_ms,
+                                                                   end.event)
             ok = status == "ok"
         # A player's own end stops when it was not written (it ended otherwise); the deadline's goes on to the
         # results whatever each end answered (a game that ended meanwhile was ended by its player).
@@ -187,8 +187,8 @@ class Effects:
     async def _claim_next(self, step: Step) -> bool:
         session = step.session
         assert session is not None
-        status, code, claimed, names = await self.store.claim_next(step.code, session.name, step.candidate,
-                                                                  step.same_deal)
+        status, code, claimed, names = await self.store.rounds.claim_next(step.code, session.name, step.candidate,
+                                                                          step.same_deal)
         if status in ("not_finished", "no_match"):  # the lifecycle's refusal (any state but finished alike)
             raise refusal(Event.REMATCH, None if status == "no_match" else State.PLAYING, step.code)
         if status != "ok":  # no_player: the player's record is gone

@@ -35,21 +35,21 @@ class Ending:
         (:attr:`~server.core.lifecycle.Effect.ARM_FINALIZE`), so that whichever process dies, the last game's
         end is followed by the results (:meth:`finalize_if_ended`). It cannot be one script with the commit:
         the timers are global keys, and on a Redis Cluster a script touches one slot."""
-        await self.store.add_timer(code, TimerKind.FINALIZE, self.service.clock.now_ms() + FINALIZE_GRACE_MS)
+        await self.store.timers.add(code, TimerKind.FINALIZE, self.service.clock.now_ms() + FINALIZE_GRACE_MS)
 
     async def end_match(self, code: str) -> None:
         """Every player has ended: finalize now; the timer :meth:`arm_finalize` set is the safety net (under a
         lease it finalizes if this process fails or dies midway), then removed."""
         await self.finalize(code)
-        await self.store.done_timer(code, TimerKind.FINALIZE)
+        await self.store.timers.done(code, TimerKind.FINALIZE)
 
     async def finalize_if_ended(self, code: str) -> bool:
         """Finalize a playing match none of whose players is still playing (whoever ended the last game, and
         whether or not its process lived to finalize); False (nothing done) while a game still plays."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         if meta is None or decide(meta.state, Event.ALL_ENDED) is None:
             return True
-        if any(p.status == PlayerStatus.PLAYING for p in await self.store.players(code)):
+        if any(p.status == PlayerStatus.PLAYING for p in await self.store.players.all(code)):
             return False
         await self.finalize(code)
         return True
@@ -57,11 +57,11 @@ class Ending:
     async def finalize(self, code: str) -> None:
         """Every player has ended: rank, reveal the seed, publish the results (once). A daily attempt goes on
         the day's leaderboard first (:meth:`server.match.daily_link.DailyHooks.record`)."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         row = None if meta is None else decide(meta.state, Event.ALL_ENDED)
         if meta is None or not isinstance(row, Transition):
             return
-        standings = [standing(p) for p in await self.store.players(code)]
+        standings = [standing(p) for p in await self.store.players.all(code)]
         rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation)
                 for r, s in rank(standings)]
         frame = encode(m.Results(code, rows, meta.seed, meta.commitment, meta.nonce))
@@ -72,7 +72,7 @@ class Ending:
         """The time limit is over: every game still playing ends as ``timeout``, then the results. A
         :class:`~server.core.lifecycle.Wait` (nothing done) while the match is still in its countdown: its
         start timer has not run yet."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         row = decide(None if meta is None else meta.state, Event.DEADLINE, now_ms)
         if not isinstance(row, Transition):
             return row
@@ -81,6 +81,6 @@ class Ending:
         timeout = PlayerStatus.TIMEOUT
         ends = [GameEnd(p.name, timeout, limit_ms, encode(m.Finished(p.name, timeout.value, limit_ms, p.moves,
                                                                      p.foundation)))
-                for p in await self.store.players(code) if p.status == PlayerStatus.PLAYING]
+                for p in await self.store.players.all(code) if p.status == PlayerStatus.PLAYING]
         await self.service.effects.run(Step(code, row, meta=meta, ends=ends))
         return None

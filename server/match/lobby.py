@@ -78,11 +78,11 @@ class Lobby:
         the name; ``already_started``, saying where the results are of a finished match; ``closed``,
         ``name_taken``, ``match_full``.
         """
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         if meta is None:
             if self.service.known_lost(code):
                 raise MatchGone(code)
-            raise refusal(Event.JOIN, None, code, results_kept=await self.store.results(code) is not None)
+            raise refusal(Event.JOIN, None, code, results_kept=await self.store.matches.results(code) is not None)
         code, meta = await self.service.rounds.joinable(code, meta)  # an ended round's link joins its next round
         problem = name_problem(name)  # the daily challenge's rule too (server/names.py)
         if problem is not None:
@@ -97,12 +97,12 @@ class Lobby:
         its session attached and told ``joined``. Raises the refusals :meth:`join` lists."""
         code, name, meta, session = step.code, step.name, step.meta, step.session
         assert meta is not None and session is not None
-        status, _ = await self.store.join(code, name, token_hash(step.token), meta.settings.players,
-                                          self.service.clock.now_ms(), name_key(name))
+        status, _ = await self.store.players.join(code, name, token_hash(step.token), meta.settings.players,
+                                                  self.service.clock.now_ms(), name_key(name))
         if status == "already_started":
-            now = await self.store.meta(code)  # it may have ended since it was read above
+            now = await self.store.matches.meta(code)  # it may have ended since it was read above
             raise refusal(Event.JOIN, (now or meta).state, code)
-        if status == "no_match" and await self.store.lost(code):  # its meta was there a moment ago
+        if status == "no_match" and await self.store.matches.lost(code):  # its meta was there a moment ago
             raise MatchGone(code)
         if status != "ok":
             raise join_refusal(status, code, name, meta)
@@ -120,18 +120,19 @@ class Lobby:
         """
         service = self.service
         new_token = secrets.token_urlsafe(24)
-        status, name, epoch = await self.store.resume(code, token_hash(token), token_hash(new_token))
-        if status != "ok":
+        resumed = await self.store.players.resume(code, token_hash(token), token_hash(new_token))
+        if resumed is None:
             if service.known_lost(code):
                 raise MatchGone(code)
             raise ServiceError("bad_token", "that token does not belong to a player of this match")
+        name, epoch = resumed
         if session.code:  # into the next round a rematch answered: the ended match is left only now the token
             await service.rounds.leave_for_next_round(session)  # is known good (a refused one changes nothing)
         await service.attach(session, code, name, epoch)
-        await self.store.add_event(code, msgspec.msgpack.encode([name, epoch]), kind="takeover")
+        await self.store.streams.add_event(code, msgspec.msgpack.encode([name, epoch]), kind="takeover")
         session.push(encode(m.Joined(code, name, new_token)))
-        record = await self.store.player(code, name)
-        meta = await self.store.meta(code)
+        record = await self.store.players.get(code, name)
+        meta = await self.store.matches.meta(code)
         assert record is not None and meta is not None
         session.last_seq = record.seq
         session.push(encode(await service.public.lobby_message(code)))
@@ -151,7 +152,7 @@ class Lobby:
             session.push(encode(m.Countdown(start_at, max(0.0, (start_at - self.service.clock.now_ms()) / 1000))))
         elif step is ResumeStep.GAME:
             await self.service.playing.open_game(session, meta)
-            players = await self.store.players(code)
+            players = await self.store.players.all(code)
             for other in players:  # what the player missed while away
                 if other.name != session.name:
                     session.push(encode(m.Progress(other.name, other.moves, other.foundation, other.shown_status,
@@ -159,15 +160,15 @@ class Lobby:
             if meta.state == State.PLAYING and not any(p.status == PlayerStatus.PLAYING for p in players):
                 await self.service.ending.finalize(code)  # every game ended, and no process finalized: the results now
         elif step is ResumeStep.RESULTS:
-            results = await self.store.results(code)
+            results = await self.store.matches.results(code)
             if results:
                 session.push(results)
 
     async def _lobby_meta(self, code: str, event: Event) -> MatchMeta:
         """The meta of the connection's match ``code``. Raises :class:`~server.core.player.MatchGone` when Redis
         lost it, and as the lifecycle refuses ``event``: ``no_match`` once its keys expired, ``closed``."""
-        meta = await self.store.meta(code)
-        if meta is None and await self.store.lost(code):
+        meta = await self.store.matches.meta(code)
+        if meta is None and await self.store.matches.lost(code):
             raise MatchGone()
         if meta is None or meta.state == State.CLOSED:
             raise refusal(event, None if meta is None else State.CLOSED, code)
@@ -191,8 +192,8 @@ class Lobby:
         the match is in its lobby. Raises the refusals :meth:`ready` lists."""
         code, session = step.code, step.session
         assert session is not None
-        state = await self.store.set_ready(code, session.name)
-        if not state and await self.store.lost(code):  # lost since its meta was read
+        state = await self.store.players.set_ready(code, session.name)
+        if not state and await self.store.matches.lost(code):  # lost since its meta was read
             raise MatchGone()
         # It left its lobby meanwhile: refused as the lifecycle refuses a ready there.
         require(state_of(state or None), Event.READY, code)
@@ -212,9 +213,9 @@ class Lobby:
     async def start_if_all_ready(self, code: str) -> None:
         """The start check (:func:`server.core.lifecycle.should_start`): the countdown starts when every
         expected player has joined and is ready (lobby only)."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         assert meta is not None
-        players = await self.store.players(code)
+        players = await self.store.players.all(code)
         if should_start(meta.state, [p.ready for p in players], meta.settings.players,
                         may_start(meta, [p.name for p in players])):
             await self.start_countdown(code)
@@ -223,7 +224,7 @@ class Lobby:
         """Move a match from ``lobby`` to ``countdown`` by ``event`` (``all_ready`` or ``host_start``), once:
         the plan is :func:`server.core.lifecycle.countdown`'s. Nothing happens once the match left its lobby,
         or for a daily attempt after its day. Raises what redis-py raises."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         assert meta is not None
         settings = meta.settings
         plan = countdown(self.service.clock.now_ms(), 0.0 if meta.deadline_at_ms else self.service.settings.countdown_s,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from enum import Enum
 from typing import TYPE_CHECKING
 
 from protocol import messages as m
@@ -36,7 +35,7 @@ from ..core.player import (
 )
 from ..engine import Game
 from ..engine.dead import Verdict, is_dead
-from ..store import MatchKeysGone, MatchMeta
+from ..store import CommitOutcome, MatchKeysGone, MatchMeta
 from .lobby import require_joined
 from .step import GameEnd, Step
 
@@ -53,16 +52,6 @@ DEAD_CHECK_QUIET_S = 0.25
 COMMIT_ROW = TABLE[(State.PLAYING, Event.COMMIT)]
 STUCK_ROW = TABLE[(State.PLAYING, Event.STUCK)]
 GAME_DEAD_ROW = TABLE[(State.PLAYING, Event.GAME_DEAD)]
-
-
-class Stored(Enum):
-    """What became of a proposal's write."""
-
-    STORED = "stored"
-    REFUSED = "refused"
-    """Redis refused it (answered already: a ``dup`` acknowledged again, or an error raised)."""
-    LOST = "lost"
-    """Redis's answer was lost; what it holds was learnt from it and the session holds that now."""
 
 
 class Playing:
@@ -93,7 +82,7 @@ class Playing:
                 session.push(encode(answer.message))
                 return
             stored, active = await self._commit(session, answer)
-        if stored is not Stored.STORED or answer.follow_up is not FollowUp.NONE:
+        if stored is not CommitOutcome.STORED or answer.follow_up is not FollowUp.NONE:
             await self._follow_up(session, answer, stored, active)
 
     async def resign(self, session: Session, seq: int | None = None) -> None:
@@ -119,8 +108,8 @@ class Playing:
             answer = (await self.settled(session)).propose_hint(seq)
             if isinstance(answer, Proposal):
                 assert isinstance(answer.write, HintWrite)
-                if not await self.store.set_player(session.code, session.name, hints=answer.write.hints,
-                                                   last_hint=answer.write.last_hint):
+                if not await self.store.players.update(session.code, session.name, hints=answer.write.hints,
+                                                       last_hint=answer.write.last_hint):
                     raise MatchGone()  # Redis lost the match: no hint for a game that is gone
                 session.adopt(answer.next)
             session.push(answer.frame if isinstance(answer, Proposal) else encode(answer.message))
@@ -138,7 +127,7 @@ class Playing:
 
     # ------------------------------------------------------------ writing a proposal
 
-    async def _commit(self, session: Session, proposal: Proposal) -> tuple[Stored, int]:
+    async def _commit(self, session: Session, proposal: Proposal) -> tuple[CommitOutcome, int]:
         """Write a ``play``/``resign`` proposal by the ``commit`` row; once stored adopt it and send its reply.
         Returns what became of it and the count of players still playing, -1 unless it ended a game."""
         write = proposal.write
@@ -148,22 +137,22 @@ class Playing:
             await self.service.effects.run(step)
         except Exception as error:  # noqa: BLE001 - any failure: what was stored is learnt from Redis
             await self._lost_commit(session, write.seq, error)
-            return Stored.LOST, -1
+            return CommitOutcome.LOST, -1
         result, active = step.answer
         if result != "ok":
             await self._refused_commit(session, write.seq, result)
-            return Stored.REFUSED, -1
+            return CommitOutcome.REFUSED, -1
         session.adopt(proposal.next)
         session.push(proposal.frame)
-        return Stored.STORED, active
+        return CommitOutcome.STORED, active
 
-    async def _follow_up(self, session: Session, proposal: Proposal, stored: Stored, active: int) -> None:
+    async def _follow_up(self, session: Session, proposal: Proposal, stored: CommitOutcome, active: int) -> None:
         """What follows a proposal once its lock is released (:class:`server.core.player.FollowUp`)."""
-        if stored is Stored.LOST:  # stored, its answer lost: whether it ended the last game is not known here
+        if stored is CommitOutcome.LOST:  # stored, its answer lost: whether it ended the last game is not known here
             if session.status != PlayerStatus.PLAYING:
                 await self.service.ending.finalize_if_ended(session.code)
             return
-        if stored is not Stored.STORED:
+        if stored is not CommitOutcome.STORED:
             return
         follow_up = proposal.follow_up
         if follow_up is FollowUp.END_MATCH_IF_LAST and active == 0:
@@ -189,16 +178,16 @@ class Playing:
     async def resolve(self, session: Session, seq: int) -> None:
         """Make the session what Redis holds, after the commit of ``seq`` (0: an earlier one) lost its answer.
 
-        One :meth:`Store.fence <server.store.Store.fence>` gives the connection a new epoch, so the lost commit
-        cannot land later, and reads the player's record and log to rebuild the game. Tried for
+        One :meth:`Commits.fence <server.store.commits.Commits.fence>` gives the connection a new epoch, so the lost
+        commit cannot land later, and reads the player's record and log to rebuild the game. Tried for
         ``FTR_RESOLVE_S`` seconds. Raises :class:`ServiceError` ``unknown_outcome`` after that, leaving the
         session :attr:`Session.unsure`; ``replaced`` when another connection took over the player;
         ``no_match`` (:class:`~server.core.player.MatchGone`) when Redis lost the match's keys."""
         session.unsure = True
         session.fence = session.fence or uuid.uuid4().hex
         try:
-            fenced = await self.store.fence(session.code, session.name, session.epoch, session.fence,
-                                            self.service.settings.resolve_s)
+            fenced = await self.store.commits.fence(session.code, session.name, session.epoch, session.fence,
+                                                    self.service.settings.resolve_s)
         except MatchKeysGone:
             session.unsure = False
             raise MatchGone() from None
@@ -225,7 +214,7 @@ class Playing:
         """Redis did not store command ``seq``; ``COMMIT`` answered ``result``. The session takes what Redis
         holds; a ``dup`` is acknowledged again, the rest raise :func:`server.core.player.commit_refusal`'s
         :class:`ServiceError`."""
-        meta = await self.store.meta(session.code) if result != "gone" else None
+        meta = await self.store.matches.meta(session.code) if result != "gone" else None
         if meta is not None:
             await self._load(session, meta)
         error = commit_refusal(result, seq, session.last_seq)
@@ -239,8 +228,8 @@ class Playing:
     async def _load(self, session: Session, meta: MatchMeta) -> int:
         """The session adopts the player's game as Redis holds it (the deal plus the move log, event-sourced);
         returns the player's stored undo count."""
-        commands = await self.store.log(session.code, session.name)
-        record = await self.store.player(session.code, session.name)
+        commands = await self.store.players.log(session.code, session.name)
+        record = await self.store.players.get(session.code, session.name)
         assert record is not None
         session.adopt(PlayerGame.restored(session.name, meta.deal, meta.settings, commands, record.status,
                                           record.seq, meta.start_at_ms, meta.deadline_ms, record.hints,

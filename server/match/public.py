@@ -63,18 +63,18 @@ class PublicView:
         ``boards_public``: spectators may see boards now; ``cards``: the variant's card total; the rounds' part
         is :meth:`server.match.rounds.Rounds.public`'s.
         """
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         if meta is None:
             return None
-        result = public_record(code, meta, await self.store.players(code))
+        result = public_record(code, meta, await self.store.players.all(code))
         result.update(await self.service.rounds.public(code, meta))
         return result
 
     async def lobby_message(self, code: str) -> m.Lobby:
         """The ``lobby`` frame as Redis holds it (the match must exist)."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         assert meta is not None
-        return lobby_frame(code, meta, await self.store.players(code))
+        return lobby_frame(code, meta, await self.store.players.all(code))
 
     async def publish_lobby(self, code: str) -> None:
         """Append the lobby as Redis holds it to the match's stream, while the match is in its lobby.
@@ -83,11 +83,11 @@ class PublicView:
         :data:`LOBBY_EVENT_TRIES` times, and never once the match has left its lobby: no lobby event
         contradicts the countdown or an earlier lobby event. Raises what redis-py raises."""
         for _ in range(LOBBY_EVENT_TRIES):
-            meta = await self.store.meta(code)
+            meta = await self.store.matches.meta(code)
             if meta is None or meta.state not in LOBBY_STATES:
                 return
-            players = await self.store.players(code)
-            written = await self.store.add_lobby_event(code, encode(lobby_frame(code, meta, players)), meta.state,
-                                                       meta.commitment, players)
+            players = await self.store.players.all(code)
+            frame = encode(lobby_frame(code, meta, players))
+            written = await self.store.matches.add_lobby_event(code, frame, meta.state, meta.commitment, players)
             if written != "changed":
                 return

@@ -60,7 +60,7 @@ def may_start(meta: MatchMeta, names: list[str]) -> bool:
 
 def _not_joined(status: str, code: str, number: int, players: int, name: str) -> Exception:
     """The refusal of a rematch whose next round ``code`` (round ``number``) did not take the player
-    (:meth:`server.store.Store.round_join` answered ``status``)."""
+    (:meth:`server.store.rounds.Rounds.join` answered ``status``)."""
     if status == "already_started":
         return ServiceError("already_started", f"round {number} ({code}) has already started: watch it at "
                                                f"/watch/{code}")
@@ -92,11 +92,11 @@ class Rounds:
         if not session.code:
             raise ServiceError("not_joined", "join or resume a match first")
         code = session.code
-        meta = await self.store.meta(code)
-        if meta is None and await self.store.lost(code):
+        meta = await self.store.matches.meta(code)
+        if meta is None and await self.store.matches.lost(code):
             raise MatchGone()
         state = None if meta is None else meta.state
-        error = restart_refusal(state, len(await self.store.roster(code)), bool(meta and meta.daily))
+        error = restart_refusal(state, len(await self.store.players.roster(code)), bool(meta and meta.daily))
         if error is not None:
             raise error
         if state is State.PLAYING:
@@ -121,9 +121,9 @@ class Rounds:
         if not session.code:
             raise ServiceError("not_joined", "join or resume a match first")
         old, name = session.code, session.name
-        meta = await self.store.meta(old)
+        meta = await self.store.matches.meta(old)
         if meta is None:
-            if await self.store.lost(old):
+            if await self.store.matches.lost(old):
                 raise MatchGone()
             raise ServiceError("no_match", "the match no longer exists")
         if meta.daily:
@@ -135,17 +135,17 @@ class Rounds:
         new_meta = await self._created(old, code, meta, claimed)
         settings = new_meta.settings
         token, host_token = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-        joined, hosts = await self.store.round_join(code, name, token_hash(token), settings.players,
-                                                    service.clock.now_ms(), name_key(name), old,
-                                                    token_hash(host_token))
+        joined, hosts = await self.store.rounds.join(code, name, token_hash(token), settings.players,
+                                                     service.clock.now_ms(), name_key(name), old,
+                                                     token_hash(host_token))
         if joined not in ("ok", "again"):
             raise _not_joined(joined, code, new_meta.round, settings.players, name)
         # Also on a retry ("again"): the process that joined the player may have died before these steps,
         # and each is safe to repeat (the offer names everyone who asked so far; the start happens once).
         async with service.lobby_lock(code):
-            now_meta = await self.store.meta(code)
+            now_meta = await self.store.matches.meta(code)
             if now_meta is not None and now_meta.state in LOBBY_STATES:
-                await self.store.add_event(old, encode(m.RematchOffer(old, code, names)))
+                await self.store.streams.add_event(old, encode(m.RematchOffer(old, code, names)))
                 await service.public.publish_lobby(code)
                 await service.lobby.start_if_all_ready(code)
         # The answer comes last: a player who has it knows every step is done (one who has not asks again).
@@ -157,7 +157,7 @@ class Rounds:
     async def _created(self, old: str, code: str, meta: MatchMeta, claimed: bool) -> MatchMeta:
         """The meta of round ``code`` after ended match ``old`` (meta ``meta``), created here when this call
         claimed it (or its claimer did not create it within :data:`CREATION_WAIT_S`), and in the series."""
-        new_meta = await self.store.meta(code)
+        new_meta = await self.store.matches.meta(code)
         if new_meta is None and not claimed:
             # Made once and gone: its keys expired (a closed round is kept 10 minutes). It is not made again:
             # its players' tokens, its commitment and its place in the series were that round's.
@@ -167,16 +167,16 @@ class Rounds:
             deadline = loop.time() + CREATION_WAIT_S
             while new_meta is None and loop.time() < deadline:
                 await asyncio.sleep(0.05)
-                new_meta = await self.store.meta(code)
+                new_meta = await self.store.matches.meta(code)
         if new_meta is None:
             await self._create_round(old, code, meta)
-            new_meta = await self.store.meta(code)
+            new_meta = await self.store.matches.meta(code)
             if new_meta is None:  # created and already gone: as above
                 raise ServiceError("no_match", f"the next round ({code}) no longer exists")
         if not meta.next_made:
-            await self.store.next_made(old)
+            await self.store.rounds.next_made(old)
         await self.add_missing_timers(code, new_meta)
-        await self.store.series_add(new_meta.series, code)
+        await self.store.rounds.series_add(new_meta.series, code)
         return new_meta
 
     async def add_missing_timers(self, code: str, meta: MatchMeta) -> None:
@@ -192,7 +192,7 @@ class Rounds:
             due["window"] = meta.window_end_ms
         if meta.state == State.PREPARING:
             due["prepare"] = created
-        await self.store.add_missing_timers(code, due)
+        await self.store.timers.add_missing(code, due)
 
     async def _create_round(self, old: str, code: str, meta: MatchMeta) -> None:
         """Create round ``code`` after ``old``: its settings, a new deal, nonce and commitment, and the names
@@ -205,7 +205,7 @@ class Rounds:
         in a round of one player; the round after it has the players setting of the rounds before the restart.
         """
         service = self.service
-        now_meta = await self.store.meta(old)  # next_same was set with the next code, after ``meta`` was read
+        now_meta = await self.store.matches.meta(old)  # next_same was set with the next code, after ``meta`` was read
         same = now_meta is not None and now_meta.next_same
         if same:  # the same deal, for the same player alone: nobody else may join it
             # chosen_deal: its player has seen this deal (it was revealed at the round's results), and says so
@@ -214,7 +214,7 @@ class Rounds:
             settings = msgspec.structs.replace(meta.settings, chosen_deal=False,
                                                players=await self._players_before_restarts(old, meta))
         variant = find_variant(settings.variant)
-        roster = await self.store.roster(old)
+        roster = await self.store.players.roster(old)
         now = service.clock.now_ms()
         seed: str | None
         if same:
@@ -236,8 +236,8 @@ class Rounds:
             fields.update(dealt_fields(meta.seed, nonce, meta.deal))
         elif seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
-        if not await self.store.create_match(code, fields) and item is not None:
-            await self.store.pool_push(variant.name, item)  # another process created it meanwhile: back to the pool
+        if not await self.store.matches.create(code, fields) and item is not None:
+            await self.store.pool.push(variant.name, item)  # another process created it meanwhile: back to the pool
 
     async def _players_before_restarts(self, code: str, meta: MatchMeta) -> int:
         """The ``players`` setting of round ``code`` (meta ``meta``), or, when it was a ``restart``'s round (its
@@ -246,7 +246,7 @@ class Rounds:
         expired) ends the walk with the setting found so far."""
         players = meta.settings.players
         for _ in range(100):  # a bound against a cycle that cannot be made, not a limit of rounds
-            before = await self.store.meta(meta.prev) if meta.prev else None
+            before = await self.store.matches.meta(meta.prev) if meta.prev else None
             if before is None or not (before.next_same and before.next_round == code):
                 break
             code, meta, players = meta.prev, before, before.settings.players
@@ -255,7 +255,7 @@ class Rounds:
     async def window_over(self, code: str) -> None:
         """The ``window`` timer of round ``code``: its rematch window is over; it starts with whoever is in
         and ready (now, if all are), and the names kept for players of the round before are free."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         row = None if meta is None else decide(meta.state, Event.WINDOW_OVER)
         if not isinstance(row, Transition):
             return
@@ -277,7 +277,7 @@ class Rounds:
             nxt = meta.next_round if meta.state == State.FINISHED else None
             if not nxt:
                 break
-            following = await self.store.meta(nxt)
+            following = await self.store.matches.meta(nxt)
             if following is None:
                 break
             code, meta = nxt, following
@@ -291,10 +291,10 @@ class Rounds:
         ``rematch`` (names who asked for the next round) and ``series`` (its rounds' codes in order, and
         the standings over the rounds that have results: :func:`server.core.ranking.series_standings`)."""
         first = meta.series or code
-        codes = await self.store.series(first) or [code]
+        codes = await self.store.rounds.series(first) or [code]
         rounds: list[list[RoundResult]] = []
         for round_code in codes:
-            frame = await self.store.results(round_code)
+            frame = await self.store.matches.results(round_code)
             if frame is None:
                 continue
             results = decode_server(frame)

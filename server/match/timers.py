@@ -68,40 +68,40 @@ class Timers:
         clock = self.service.clock
         while True:
             now = clock.now_ms()
-            for code, kind in await self.store.due_timers(now):
+            for code, kind in await self.store.timers.due(now):
                 await self.fire(code, kind, now)
-            due = await self.store.next_timer_ms()
+            due = await self.store.timers.next_ms()
             wait = 0.1 if due is None else min(0.1, max(0.0, (due - clock.now_ms()) / 1000))
             await asyncio.sleep(wait)
 
     async def fire(self, code: str, kind: str, now: int) -> None:
         """Run timer ``kind`` of match ``code``, due at or before ``now``, if this process gets its lease."""
         lease = timer_lease(code, kind)
-        if not await self.store.lease(lease, self.service.process_id, LEASE_MS):
+        if not await self.store.timers.lease(lease, self.service.process_id, LEASE_MS):
             return
         if await self._early(code, kind, now):
             return
         handler = self.handlers.get(kind)
         outcome = Keep.DONE if handler is None else await handler(code, now)
         if isinstance(outcome, Wait):
-            await self.store.add_timer(code, kind, outcome.at_ms)
-            await self.store.release(lease)
+            await self.store.timers.add(code, kind, outcome.at_ms)
+            await self.store.timers.release(lease)
         elif outcome is Keep.IF_RESET:
-            await self.store.done_timer_if_due(code, kind, now)
+            await self.store.timers.done_if_due(code, kind, now)
         else:
-            await self.store.done_timer(code, kind)
+            await self.store.timers.done(code, kind)
 
     async def _early(self, code: str, kind: str, now: int) -> bool:
         """True (and the timer set again to the kept instant) when a ``start`` or ``deadline`` timer fired
         before the instant the match keeps (a concurrent countdown's timer overwrote it)."""
         if kind not in TIMER_INSTANTS:
             return False
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         kept = 0 if meta is None else meta.start_at_ms if kind == TimerKind.START else meta.deadline_ms
         if not fired_early(TimerKind(kind), now, kept):
             return False
-        await self.store.add_timer(code, kind, kept)
-        await self.store.release(timer_lease(code, kind))
+        await self.store.timers.add(code, kind, kept)
+        await self.store.timers.release(timer_lease(code, kind))
         return True
 
     # ------------------------------------------------------------ a handler per kind
@@ -115,7 +115,7 @@ class Timers:
     async def _start(self, code: str, now: int) -> Outcome:
         """The countdown is over: the match plays (``START``: every player ``playing``, the start event), and
         an open-boards match shows spectators every board's redacted deal."""
-        meta = await self.store.meta(code)
+        meta = await self.store.matches.meta(code)
         row = None if meta is None else decide(meta.state, Event.START)
         if meta is None or not isinstance(row, Transition):
             return Keep.DONE

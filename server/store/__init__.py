@@ -1,15 +1,23 @@
 """The server's Redis store: every key (:mod:`.keys`), every Lua script (:mod:`.scripts`), the records read
-back (:mod:`.records`), the event streams the hub follows (:mod:`.streams`), the matches' store
-(:mod:`.match_store`) and the daily challenge's (:mod:`.daily_store`), and the Redis outages the server's
-loops ride out (:mod:`.outages`). Nothing outside this package writes a key name or runs a script."""
+back (:mod:`.records`), the redis-py clients (:mod:`.client`), the :class:`Store` made of one part per job
+(:mod:`.store`), and the Redis outages the server's loops ride out (:mod:`.outages`). Nothing outside this
+package writes a key name, runs a script or reads a Redis field."""
 
-from .daily_store import DailyStore
-from .match_store import Store, open_redis, probe_client, redis_client, token_hash
+from .client import open_redis, probe_client, redis_client
+from .commits import CommitOutcome, CommitStatus, Committed, Fenced
+from .daily_store import Attempt, AttemptStatus, DailyStore
+from .matches import LobbyWrite
 from .outages import REDIS_REFUSALS, REDIS_UNAVAILABLE, Outage
+from .players import EndStatus, Joined, JoinStatus, PlayerEnded, Resumed, StuckStatus, token_hash
 from .records import DailyEntry, DailyReplay, DayDeal, MatchKeysGone, MatchMeta, PlayerRecord
-from .streams import Feed, day_feed, match_feed
+from .rounds import ClaimStatus, NextClaim, RoundJoined, RoundJoinStatus
+from .store import Store
+from .streams import READ_COUNT, Feed, StreamEntry, day_feed, match_feed
 
 __all__ = [
-    "REDIS_REFUSALS", "REDIS_UNAVAILABLE", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "Feed", "MatchKeysGone", "MatchMeta", "Outage",
-    "PlayerRecord", "Store", "day_feed", "match_feed", "open_redis", "probe_client", "redis_client", "token_hash",
+    "READ_COUNT", "REDIS_REFUSALS", "REDIS_UNAVAILABLE", "Attempt", "AttemptStatus", "ClaimStatus", "CommitOutcome",
+    "CommitStatus", "Committed", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "EndStatus", "Feed", "Fenced",
+    "JoinStatus", "Joined", "LobbyWrite", "MatchKeysGone", "MatchMeta", "NextClaim", "Outage", "PlayerEnded",
+    "PlayerRecord", "Resumed", "RoundJoinStatus", "RoundJoined", "Store", "StreamEntry", "StuckStatus", "day_feed",
+    "match_feed", "open_redis", "probe_client", "redis_client", "token_hash",
 ]

@@ -8,15 +8,33 @@ When a day closes its ``solution`` is deleted and ``attempts`` and ``events`` ex
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from enum import StrEnum
+from typing import Any, NamedTuple
 
 import msgspec
 
 from ..names import legacy_name_key, name_key
 from . import scripts
+from .backend import Backend
 from .keys import DAILY_DAYS, DAILY_NAMES, DAILY_SECRET, day_key, day_member, parse_day_member
-from .match_store import Store
 from .records import DailyEntry, DailyReplay, DayDeal, NameClaim, plain
+from .streams import DAY_FRAME, append
+
+
+class AttemptStatus(StrEnum):
+    """What :meth:`DailyStore.new_attempt` found: ``NEW`` (made now), ``EXISTS`` (the name has one) or ``CLOSED``
+    (the day is closed)."""
+
+    NEW = "new"
+    EXISTS = "exists"
+    CLOSED = "closed"
+
+
+class Attempt(NamedTuple):
+    """:meth:`DailyStore.new_attempt`'s answer: ``status`` and the attempt's match ``code`` (``""`` when closed)."""
+
+    status: AttemptStatus
+    code: str
 
 
 class DailyStore:
@@ -25,9 +43,9 @@ class DailyStore:
     A daily name is claimed under its :func:`~server.names.name_key` (names that look alike: one claim).
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Backend) -> None:
         self.store = store
-        self.redis = store.redis
+        self.redis: Any = store.redis  # bytes replies: redis-py types each one bytes | str
         self._new_attempt = store.register(scripts.NEW_ATTEMPT)
         self._record = store.register(scripts.RECORD)
         self._close = store.register(scripts.CLOSE_DAY)
@@ -71,12 +89,12 @@ class DailyStore:
         digest, _, claimed = value.decode().partition(" ")
         return NameClaim(digest, claimed)
 
-    async def new_attempt(self, date: str, variant: str, name: str, code: str) -> tuple[str, str]:
-        """``("new", code)``, ``("exists", the name's code)`` or ``("closed", "")``
+    async def new_attempt(self, date: str, variant: str, name: str, code: str) -> Attempt:
+        """``name``'s attempt of the day, made with match ``code`` unless it has one
         (:data:`~server.store.scripts.NEW_ATTEMPT`)."""
         keys = [day_key(date, variant, "deal"), day_key(date, variant, "attempts"), day_key(date, variant, "open")]
         result = await self._new_attempt(keys=keys, args=[name, code])
-        return result[0].decode(), result[1].decode() if len(result) > 1 else ""
+        return Attempt(AttemptStatus(result[0].decode()), result[1].decode() if len(result) > 1 else "")
 
     async def attempt_code(self, date: str, variant: str, name: str) -> str | None:
         """The match code of ``name``'s attempt of the day; None when it has none."""
@@ -148,5 +166,4 @@ class DailyStore:
 
     async def add_event(self, date: str, variant: str, event: dict[str, Any]) -> None:
         """Append a public attempt event (``{"name", "status", "moves", "foundation", "time_ms"}``)."""
-        key = day_key(date, variant, "events")
-        await self.store.add_entry(key, {"d": msgspec.json.encode(event)})
+        await append(self.store, day_key(date, variant, "events"), {DAY_FRAME: msgspec.json.encode(event)})

@@ -18,8 +18,9 @@ key                        holds
                            last accepted seq, moves, undos, hints, foundation
                            cards, status, time and last-foundation time (ms)
 ``{m:C}:log:NAME``         list: the player's accepted commands, ``"cmd ms"``
-``{m:C}:events``           stream: events (field ``m``: msgpack frame, ``k``:
-                           kind, see :data:`server.store.scripts.SPECTATOR_KINDS`)
+``{m:C}:events``           stream: events (fields ``m``: msgpack frame, ``k``:
+                           kind, ``n``: player, ``s``: status; read as
+                           :class:`server.store.streams.StreamEntry`)
 ``{m:C}:results``          the final results frame (msgpack)
 ``{m:F}:series``           list: the match codes of a series of rounds, in
                            order, under the hash tag of its first round F
@@ -54,34 +55,23 @@ A match's meta hash also holds ``name:KEY`` fields (:func:`name_field`): the
 name key of each name taken in its lobby, or kept for a player of the round
 before.
 
-On a Redis Cluster (its hash tags rule: a key's slot is CRC16 of the text
-between its first ``{`` and the next ``}``, or of the whole key when it has
-no such tag):
+On a Redis Cluster (a key's slot is CRC16 of its hash tag, or of the whole
+key without one):
 
-- every move touches the keys of its match only: :data:`~server.store.scripts.COMMIT`
-  writes ``{m:C}:p:NAME``, ``{m:C}:log:NAME`` and ``{m:C}:events`` and reads
-  ``{m:C}:meta``, all on the slot of ``{m:C}``. Match codes are random, so
-  the matches, and their moves, spread over every slot and every master;
-  no global key is on a move's path;
-- a global key without braces is a hash tag of its own: ``timers``, each
-  ``lease:NAME``, each ``pool:VARIANT`` (one slot per variant),
-  ``daily:secret``, ``daily:names`` and ``daily:days`` each sit in a slot
-  of their own, and the scripts on them (:data:`~server.store.scripts.DONE_IF_DUE`,
-  :data:`~server.store.scripts.UNCLAIM`) take that one key. ``timers`` is
-  touched when a match is created, starts or ends and by each process's
-  timer loop, ``daily:names`` once per daily player, never per move;
-- ``{live}:matches`` and ``{live}:counts`` share the hash tag ``{live}``, one
-  slot, so :data:`~server.store.scripts.LIVE_STATE` moves a match between
-  them atomically; they are touched when a match changes state (a command
-  of its own after the match's script, which is on the match's slot), never
+- a move touches its match's keys only (:data:`~server.store.scripts.COMMIT`:
+  the slot of ``{m:C}``); random codes spread the matches over every master;
+- a global key without braces (``timers``, each ``lease:NAME`` and
+  ``pool:VARIANT``, ``daily:secret``, ``daily:names``, ``daily:days``) is a
+  slot of its own, and a script on it takes that one key; none is touched
   per move;
+- ``{live}:matches`` and ``{live}:counts`` share the tag ``{live}``, so
+  :data:`~server.store.scripts.LIVE_STATE` moves a match between them
+  atomically, once per state change;
 - a day's keys share ``{d:DATE:VARIANT}``: one slot per day and variant.
 
-So the names are the same on one Redis and on a cluster: no key is renamed
-(a rename would orphan the timers, deal pools and daily names of a running
-Redis, and a new ``daily:secret`` would change the seeds of the days not yet
-revealed), and no migration is needed to move a single Redis's data to a
-cluster beyond copying the keys.
+The names are the same on one Redis and on a cluster and never renamed: a
+rename would orphan a running Redis's timers, pools and daily names, and a
+new ``daily:secret`` would change the seeds of the days not yet revealed.
 """
 
 from __future__ import annotations

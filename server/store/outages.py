@@ -1,9 +1,7 @@
 """Redis outages as the server's loops meet them: which errors are Redis itself failing, and one record per
 loop that says once when Redis became unreachable and once when it was reached again (with how long it
-took), and how long to wait between tries (capped, jittered: redis-py's own backoff).
-
-A loop that logged every failed try wrote thousands of lines for an outage of a few seconds; with
-:class:`Outage` it writes two."""
+took), and how long to wait between tries (capped, jittered: redis-py's own backoff). Why: an outage logs two
+lines, not one per failed try."""
 
 from __future__ import annotations
 

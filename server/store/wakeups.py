@@ -8,14 +8,11 @@ with redis-py's asyncio :class:`~redis.asyncio.cluster.ClusterPubSub` (one conne
 followed stream; it moves a channel to the slot's new master after a failover or a slot migration). The hub
 then reads only the woken streams.
 
-Pub/sub is at most once: a wake-up published while a subscription is being made again (the connection was
-killed, the master failed over, the slot moved) is lost. So a wake-up only says *when* to read; the stream ids
-stay the truth (a read goes on from the last id delivered), each subscription confirmed by Redis counts as a
-wake-up of its stream (what came while it was missing is read then), so does, for every stream of a node, the
-answer to a PING sent down that node's subscribed connection after a failure of it (Redis answers it only
-after the subscriptions made again before it, so they are all live by then, whatever confirmations were read
-or lost), and the hub still reads every followed stream now and then (:data:`server.hub.SAFETY_POLL_MS`): a
-lost wake-up delays an entry, never loses it.
+Pub/sub is at most once, so a wake-up only says *when* to read; the stream ids stay the truth. Each
+subscription Redis confirms wakes its stream, so does, for every stream of a node, the answer to a PING sent
+down that node's subscribed connection after a failure of it (Redis answers it after the subscriptions made
+again before it), and the hub reads every followed stream now and then (:data:`server.hub.SAFETY_POLL_MS`):
+a lost wake-up delays an entry, never loses it.
 """
 
 from __future__ import annotations
@@ -190,7 +187,7 @@ class WakeUps:
                         self._unsure[name] = connection
                         await connection.ping()
                 message = await self.pubsub.get_sharded_message(target_node=node, timeout=LISTEN_S)
-            except (*REDIS_FAILURES, RuntimeError) as error:
+            except REDIS_FAILURES + (RuntimeError,) as error:
                 if isinstance(error, RuntimeError) and not _transport_closed(error):
                     raise
                 self._unsure[name] = None

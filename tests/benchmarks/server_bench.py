@@ -29,7 +29,7 @@ Phases, each with fresh matches:
    messages/s (goal: at least 30 %); the race server is stopped first;
 4. floor baseline (``--floor-s``, 0 skips it): the I/O that every move needs in
    this design and nothing else (decode with the protocol codec, the server's
-   own ``Store.commit`` with its progress event, the reply: a ``position`` frame
+   own ``Commits.commit`` with its progress event, the reply: a ``position`` frame
    of a race reply's size, encoded per frame from a fixed view, the stream reader
    forwarding the event to the opponent; no rules engine, views, legal moves,
    rate limit or metrics), same stack and harness, pairs of bots per match:
@@ -780,7 +780,7 @@ def floor_server(port: int, redis_url: str) -> None:
     """The floor baseline: the I/O every move needs in the race server's design, and nothing else.
 
     Per binary frame from a player (``/floor?code=C&name=N``): decode and validate it with the
-    protocol's codec (``decode_client``), write it with the server's own ``Store.commit`` (the same
+    protocol's codec (``decode_client``), write it with the server's own ``Commits.commit`` (the same
     COMMIT script, redis-py client and pipelining: log entry, progress, one public event on the match's
     stream), answer with a ``position`` frame of a race reply's size (:func:`floor_reply`: encoded per frame
     from a fixed view and legal list), and the process's one stream reader (the server's
@@ -795,9 +795,10 @@ def floor_server(port: int, redis_url: str) -> None:
     from starlette.websockets import WebSocket
 
     from protocol.codec import decode_client
+    from server.core.player import Stored
     from server.hub import Hub, Subscription
     from server.matches import READER_PAUSE_S
-    from server.store import Store, match_feed, redis_client
+    from server.store import Store, StreamEntry, match_feed, redis_client
     from server.store.keys import meta_key, player_key
 
     sockets: dict[str, dict[str, WebSocket]] = collections.defaultdict(dict)
@@ -805,18 +806,17 @@ def floor_server(port: int, redis_url: str) -> None:
     stores: list[Store] = []
     hubs: list[Hub] = []
 
-    async def deliver(code: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
-        origin = fields.get(b"n", b"").decode()
+    async def deliver(code: str, entry: StreamEntry) -> None:
         for name, websocket in list(sockets[code].items()):
-            if name != origin:
+            if name != entry.player:
                 with contextlib.suppress(Exception):  # the peer went away
-                    await websocket.send_bytes(fields[b"m"])
+                    await websocket.send_bytes(entry.frame)
 
     @asynccontextmanager
     async def lifespan(app: Any) -> Any:
         client = redis_client(redis_url)
         stores.append(Store(client, 3600))
-        hubs.append(Hub(stores[0], pause_s=READER_PAUSE_S))
+        hubs.append(Hub(stores[0].streams, pause_s=READER_PAUSE_S))
         reader = asyncio.create_task(hubs[0].run())
         yield
         reader.cancel()
@@ -843,11 +843,10 @@ def floor_server(port: int, redis_url: str) -> None:
                 data = message.get("bytes")
                 request = decode_client(data, 64 * 1024)
                 assert isinstance(request, m.Play)
-                record = {"moves": request.seq, "undos": 0, "hints": 0, "foundation": 0, "status": "playing",
-                          "time_ms": 0, "last_found_ms": 0}
+                record = Stored(request.seq, 0, 0, 0, "playing", 0, 0)
                 event = encode(m.Progress(name, request.seq, 0, "playing", 0))
-                status, _ = await store.commit(code, name, 0, request.seq, f"{request.command} 0", record, False,
-                                               [event])
+                status, _ = await store.commits.commit(code, name, 0, request.seq, f"{request.command} 0", record,
+                                                       False, [event])
                 assert status == "ok", status
                 await websocket.send_bytes(floor_reply(request.seq, request.command, reply_parts))
         finally:
@@ -1411,8 +1410,8 @@ def start_profile(pid: int, path: str, duration: float, rate: int = 100, native:
 PROFILE_CATEGORIES = (
     # (label, a frame text that puts a sample in it); the first that matches wins
     ("error logging (Logger.exception)", "Logger.exception"),
-    ("Redis COMMIT script per move (Store.commit: EVALSHA via redis-py)", "Store.commit"),
-    ("Redis stream reader (Store.read_streams: XREAD, reply parsing)", "Store.read_streams"),
+    ("Redis COMMIT script per move (Commits.commit: EVALSHA via redis-py)", "Commits.commit"),
+    ("Redis stream reader (Streams.read: XREAD, reply parsing)", "Streams.read"),
     ("fan-out of events to local sessions (_dispatch)", "MatchService._dispatch"),
     ("engine: applying the command (Game.play)", "Game.play ("),
     ("reply: legal moves + redacted view (PlayerGame.position)", "PlayerGame.position"),
@@ -1724,7 +1723,7 @@ def main() -> None:
         floor_rate = floor_us = 0.0
         if "floor" in phases and args.floor_s > 0:
             print(f"\nfloor baseline: {args.players} bots at saturation against the design's I/O per move alone "
-                  f"(decode, Store.commit, a position reply of a race's size, the stream reader forwarding progress; "
+                  f"(decode, Commits.commit, a position reply of a race's size, the stream reader forwarding progress; "
                   f"no rules), "
                   f"{args.floor_s:g} s")
             floor = bench.floor_phase(args.floor_s, on_go=profiler(args.profile_floor, lambda: bench.floor_process.pid))

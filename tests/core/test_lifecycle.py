@@ -158,7 +158,7 @@ def test_effects_of_the_start_and_the_end() -> None:
     assert Effect.CHECK_START not in TABLE[(S.LOBBY, E.JOIN)].effects  # a join is not ready yet
 
 
-# Each script's rows, written out from server/store/scripts.py: the effect of each row that script carries out.
+# Each script's rows, written out from server/store/scripts/: the effect of each row that script carries out.
 SCRIPT_EFFECTS = {
     "JOIN": {Effect.TAKE_SEAT}, "READY": {Effect.MARK_READY},
     "TRANSITION": {Effect.OPEN_LOBBY, Effect.PUBLISH_COUNTDOWN, Effect.PUBLISH_RESULTS},

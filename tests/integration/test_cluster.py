@@ -88,7 +88,7 @@ async def test_a_burst_of_commands_waits_for_connections_instead_of_failing(clus
     from redis.asyncio.cluster import RedisCluster
     from redis.exceptions import MaxConnectionsError
 
-    from server.store.match_store import WaitingRedisCluster
+    from server.store.client import WaitingRedisCluster
 
     key = "{burst-test}:counter"
 
@@ -121,6 +121,53 @@ async def test_a_burst_of_commands_waits_for_connections_instead_of_failing(clus
         await waiting.aclose()
 
 
+async def test_the_cluster_client_asks_no_command_table_after_its_first(cluster_url: str) -> None:
+    """redis-py's cluster client asks the default node for ``COMMAND`` at every reading of the layout and for
+    ``COMMAND GETKEYS`` before each XREAD (so a dead default node stalls every node's commands); the server's
+    client asks for neither once it has the table: the nodes count no such call across readings and XREADs."""
+    import redis.asyncio as aioredis
+    from redis.asyncio.cluster import RedisCluster
+
+    from server.store import redis_client
+
+    key = "{command-table-test}:events"
+
+    async def asked(client: RedisCluster) -> int:
+        """``COMMAND`` and ``COMMAND GETKEYS`` calls counted by every node of the cluster so far."""
+        total = 0
+        for node in client.get_nodes():
+            with_node = aioredis.Redis(host=node.host, port=node.port)
+            try:
+                stats = await with_node.info("commandstats")
+            finally:
+                await with_node.aclose()
+            total += sum(int(stats.get(name, {}).get("calls", 0)) for name in ("cmdstat_command",
+                                                                              "cmdstat_command|getkeys"))
+        return total
+
+    async def calls(client: RedisCluster) -> int:
+        await client.initialize()
+        await client.xread({key: "0-0"}, count=1)
+        before = await asked(client)
+        for _ in range(3):
+            client._initialize = True  # as after a connection error: the layout is read again
+            await client.initialize()
+            await client.xread({key: "0-0"}, count=1)
+        return await asked(client) - before
+
+    plain = RedisCluster.from_url(cluster_url)
+    try:
+        assert await calls(plain) >= 3  # the failure mode: the table read again, GETKEYS before each XREAD
+    finally:
+        await plain.aclose()
+    server_client = redis_client(cluster_url, cluster=True)
+    assert isinstance(server_client, RedisCluster)
+    try:
+        assert await calls(server_client) == 0
+    finally:
+        await server_client.aclose()
+
+
 async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(cluster_url: str) -> None:
     """On the cluster the hub's reads are grouped by node: the streams of 24 matches (several slots on each of the
     three masters) are read with one read in flight per node, a pipeline of one XREAD per slot, and each
@@ -134,7 +181,7 @@ async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(clus
     client = redis_client(cluster_url, cluster=True)
     await client.initialize()  # the cluster's layout (the server's first commands read it)
     store = Store(client, 600)
-    hub = Hub(store, pause_s=0.005)
+    hub = Hub(store.streams, pause_s=0.005)
     reader = asyncio.create_task(hub.run())
     try:
         codes: list[str] = []
@@ -146,7 +193,7 @@ async def test_the_hub_reads_a_node_s_streams_of_many_slots_in_one_pipeline(clus
                 codes.append(code)
                 slots.add(slot)
         keys_of = [match_feed(code).key for code in codes]
-        nodes = {store.stream_group(key) for key in keys_of}
+        nodes = {store.streams.group(key) for key in keys_of}
         assert len(nodes) == 3 and len({key_slot(key.encode()) for key in keys_of}) == len(codes)
         written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
         subscriptions, got, readers = await follow(hub, codes, 40)
@@ -173,7 +220,7 @@ class ClusterHub:
 
         self.client = redis_client(cluster_url, cluster=True)
         self.store = Store(self.client, 600)
-        self.hub = Hub(self.store, pause_s=0.005)
+        self.hub = Hub(self.store.streams, pause_s=0.005)
 
     async def __aenter__(self) -> Self:
         await self.client.initialize()  # the cluster's layout (the server's first commands read it)
@@ -248,7 +295,7 @@ async def test_the_hub_reads_a_woken_stream_at_once_and_quiet_streams_once_a_saf
         for subscription in subscriptions:
             await subscription.open()
         for code in codes[:2]:
-            assert await test.store.create_match(code, {"state": "lobby"})
+            assert await test.store.matches.create(code, {"state": "lobby"})
         await asyncio.sleep(1.0)  # quiet: the subscriptions are made and the reads they woke are done
         loop = asyncio.get_running_loop()
         for i, code in enumerate(codes[:6]):
@@ -256,7 +303,7 @@ async def test_the_hub_reads_a_woken_stream_at_once_and_quiet_streams_once_a_saf
             await asyncio.sleep(0.05)
             sent = loop.time()
             if i < 2:  # a script's XADD
-                assert await test.store.transition(code, "lobby", "closed", f"{code} closed".encode())
+                assert await test.store.matches.transition(code, "lobby", "closed", f"{code} closed".encode())
                 expected = (await test.client.xrange(match_feed(code).key))[-1][0].decode()
             else:
                 written: list[tuple[str, bytes]] = []
@@ -361,7 +408,7 @@ async def test_a_killed_wake_up_connection_is_fenced_by_a_ping_whose_answer_wake
         per_node: collections.Counter[object] = collections.Counter()
         while len(codes) < 6:  # two on each master
             code = new_code()
-            node = test.store.stream_group(match_feed(code).key)
+            node = test.store.streams.group(match_feed(code).key)
             if per_node[node] < 2:
                 per_node[node] += 1
                 codes.append(code)

@@ -16,9 +16,10 @@ import redis.asyncio as aioredis
 
 from protocol import messages as m
 from protocol.codes import new_code
+from server.core.player import Stored
 from server.engine import Game, deal, find_variant
 from server.names import name_key
-from server.store import Store, token_hash
+from server.store import CommitStatus, Committed, Joined, JoinStatus, Store, token_hash
 from server.store.keys import events_key, log_key
 
 from .conftest import ServerProcess
@@ -67,12 +68,12 @@ async def _playing_match(store: Store, names: list[str]) -> str:
     code = new_code()
     now = await store.time_ms()
     settings = m.Settings("classic", False, len(names), 60, True, "safe", True)
-    assert await store.create_match(code, {"state": "lobby", "settings": settings, "deal": "the deal",
-                                           "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
+    assert await store.matches.create(code, {"state": "lobby", "settings": settings, "deal": "the deal",
+                                      "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
     for count, name in enumerate(names, 1):
-        assert await store.join(code, name, token_hash(name), len(names), now, name_key(name)) == ("ok", count)
-    assert await store.transition(code, "lobby", "countdown", b"countdown", start_at_ms=now, deadline_ms=now + 60)
-    assert await store.start(code, b"start")
+        assert await store.players.join(code, name, token_hash(name), len(names), now, name_key(name)) == Joined(JoinStatus.OK, count)
+    assert await store.matches.transition(code, "lobby", "countdown", b"countdown", start_at_ms=now, deadline_ms=now + 60)
+    assert await store.matches.start(code, b"start")
     return code
 
 
@@ -87,13 +88,12 @@ def test_a_commit_failing_within_a_flush_fails_only_its_own_command(redis_url: s
         code = await _playing_match(store, ["ann", "bob", "cat"])
         await client.set(log_key(code, "cat"), "not a list")
 
-        def record(moves: int) -> dict[str, Any]:
-            return {"moves": moves, "undos": 0, "hints": 0, "foundation": 0, "status": "playing", "time_ms": 10,
-                    "last_found_ms": 0}
+        def record(moves: int) -> Stored:
+            return Stored(moves, 0, 0, 0, "playing", 10, 0)
 
         # One commit alone first: Redis then holds the script, so the three below run in the pipeline itself
         # (a fresh Redis answers NOSCRIPT to a pipeline, and each commit is then sent again on its own).
-        assert await store.commit(code, "ann", 0, 1, "s 5", record(1), False, [b"ann's first"]) == ("ok", -1)
+        assert await store.commits.commit(code, "ann", 0, 1, "s 5", record(1), False, [b"ann's first"]) == Committed(CommitStatus.OK, -1)
         pipelines: list[Any] = []
         pipeline = client.pipeline
 
@@ -104,19 +104,19 @@ def test_a_commit_failing_within_a_flush_fails_only_its_own_command(redis_url: s
         client.pipeline = counted  # type: ignore[method-assign]
 
         ann, bob, cat = await asyncio.gather(
-            store.commit(code, "ann", 0, 2, "s 10", record(2), False, [b"ann's progress"]),
-            store.commit(code, "bob", 7, 1, "s 10", record(1), False, [b"bob's progress"]),
-            store.commit(code, "cat", 0, 1, "s 10", record(1), False, [b"cat's progress"]),
+            store.commits.commit(code, "ann", 0, 2, "s 10", record(2), False, [b"ann's progress"]),
+            store.commits.commit(code, "bob", 7, 1, "s 10", record(1), False, [b"bob's progress"]),
+            store.commits.commit(code, "cat", 0, 1, "s 10", record(1), False, [b"cat's progress"]),
             return_exceptions=True)
         client.pipeline = pipeline  # type: ignore[method-assign]
         assert len(pipelines) == 1  # one flush for the three
-        assert ann == ("ok", -1)
-        assert bob == ("stale", -1)
+        assert ann == Committed(CommitStatus.OK, -1)
+        assert bob == Committed(CommitStatus.STALE, -1)
         assert isinstance(cat, aioredis.ResponseError) and "WRONGTYPE" in str(cat)
-        assert await store.log(code, "ann") == [("s", 5), ("s", 10)]
-        assert (await store.player(code, "ann")).seq == 2  # type: ignore[union-attr]
-        assert await store.log(code, "bob") == []
-        assert (await store.player(code, "bob")).seq == 0  # type: ignore[union-attr]
+        assert await store.players.log(code, "ann") == [("s", 5), ("s", 10)]
+        assert (await store.players.get(code, "ann")).seq == 2  # type: ignore[union-attr]
+        assert await store.players.log(code, "bob") == []
+        assert (await store.players.get(code, "bob")).seq == 0  # type: ignore[union-attr]
         events = [fields[b"m"] for _, fields in await client.xrange(events_key(code))]
         assert b"ann's progress" in events and b"bob's progress" not in events
         await client.aclose()

@@ -229,15 +229,15 @@ async def test_a_deadline_due_during_the_countdown_is_not_lost(redis_url: str) -
         attempt = await daily.attempt("relaxed", "split", None)
         code, end = attempt["match"], ms("2026-12-01T00:00:00.000")
         # The other process's start timer has not run yet: the match is in its countdown.
-        assert await store.transition(code, "lobby", "countdown", b"", start_at_ms=end - 5, deadline_ms=end)
+        assert await store.matches.transition(code, "lobby", "countdown", b"", start_at_ms=end - 5, deadline_ms=end)
         clock.now = end + 10
-        await store.add_timer(code, "deadline", end)
+        await store.timers.add(code, "deadline", end)
         await asyncio.sleep(1.0)  # this process's timer loop runs the deadline timer meanwhile
-        meta = await store.meta(code)
+        meta = await store.matches.meta(code)
         assert meta is not None and meta.state == "countdown"
         assert await store.redis.zscore(TIMERS, f"{code} deadline") is not None, "the deadline timer was dropped"
         settings = (await matches.public.lobby_message(code)).settings  # the other process's start timer:
-        assert await store.start(code, encode(m.Lobby(code, "playing", [], settings, "")))
+        assert await store.matches.start(code, encode(m.Lobby(code, "playing", [], settings, "")))
         clock.now = end + 1000  # the deadline timer, put back 200 ms later, is due again
         for _ in range(50):
             await daily.close_days()

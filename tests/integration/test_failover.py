@@ -35,6 +35,7 @@ from redis.exceptions import RedisError
 
 from protocol import messages as m
 from protocol.codes import new_code
+from server.core.player import Stored
 from server.store import Store, keys, redis_client
 
 from .conftest import ROOT, ServerProcess, redis_at, stored_public_ids
@@ -342,10 +343,9 @@ async def test_a_commit_redirected_by_moved_waits_on_the_node_that_took_it(own_c
                     if own_cluster.master_of(keys.player_key(c, "x")) not in (target, source))
         await client.get(keys.meta_key(code))  # the client knows the slot's master
         move_slot(own_cluster, keys.player_key(code, "x"), target)
-        record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 0, "status": "playing", "time_ms": 1,
-                  "last_found_ms": 0}
+        record = Stored(1, 0, 0, 0, "playing", 1, 0)
         with pytest.raises(RedisConnectionError, match="redirected"):  # resolved as a lost answer by its caller
-            await store.commit(code, "x", 1, 1, "s 1", record, False, [])
+            await store.commits.commit(code, "x", 1, 1, "s 1", record, False, [])
     finally:
         await client.aclose()
 
@@ -366,7 +366,7 @@ async def test_the_wake_ups_of_a_stream_follow_its_slot_to_another_master(own_cl
     client = redis_client(own_cluster.url, cluster=True)
     await client.initialize()
     store = Store(client, 600)
-    hub = Hub(store, pause_s=0.005)
+    hub = Hub(store.streams, pause_s=0.005)
     reader = asyncio.create_task(hub.run())
     try:
         code = new_code()
@@ -429,7 +429,7 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
     elsewhere = [c for c in codes if own_cluster.master_of(match_feed(c).key) != doomed][:4]
     assert len(on_doomed) == 3 and len(elsewhere) == 4
     store = Store(client, 600)
-    hub = Hub(store, pause_s=0.005)
+    hub = Hub(store.streams, pause_s=0.005)
     reader = asyncio.create_task(hub.run())
     loop = asyncio.get_running_loop()
     written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
@@ -447,7 +447,7 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
         """One entry on ``code``'s stream, by a script or a plain XADD; ``(code, its id)``, its write's time
         noted."""
         if script:
-            assert await store.transition(code, "lobby", "closed", f"{code} closed".encode())
+            assert await store.matches.transition(code, "lobby", "closed", f"{code} closed".encode())
             entry_id = (await client.xrevrange(match_feed(code).key, count=1))[0][0].decode()
             written[code].append((entry_id, f"{code} closed".encode()))
         else:
@@ -478,7 +478,7 @@ async def test_the_wake_ups_of_a_killed_master_s_streams_resume_on_its_promoted_
             await subscription.open()
             collectors.append(asyncio.create_task(collect(subscription, code)))
         for code in on_doomed:
-            assert await store.create_match(code, {"state": "lobby"})
+            assert await store.matches.create(code, {"state": "lobby"})
         await asyncio.sleep(0.5)  # the wake-ups are subscribed to
         for code in on_doomed + elsewhere:
             await arrival(await add(code, script=False))
@@ -556,7 +556,7 @@ async def test_the_other_masters_serve_the_store_on_while_one_is_failed_over(own
     default every master answers ``CLUSTERDOWN`` from the moment the dead one is flagged failed until the
     promotion (0.7-1.4 s on this cluster), whatever the client does. Measured with that setting: gaps of
     50-100 ms (the 10 ms pace on a loaded 2-core machine). Without the client's fixes (:class:`WaitingRedisCluster`'s
-    ``aclose``, :class:`CommandTableOnce`, the per-master batches of ``Store._flush``) the healthy masters
+    ``aclose``, :class:`CommandTableOnce`, the per-master batches of ``Commits._flush``) the healthy masters
     stopped for the whole failover (3.7-4.4 s for promotions of 3.9-4.3 s), hundreds of their commands failing
     with the dead master's ``ConnectionError``; without any one of them this test failed too (the batches at both
     settings of ``wait_replicas``; the other two with 1, where every batch is a pipeline: redis-py's pipelines,
@@ -581,8 +581,7 @@ async def test_the_other_masters_serve_the_store_on_while_one_is_failed_over(own
     """(kind, master) -> the loop's times its commands answered."""
     failed: dict[tuple[str, int], list[str]] = {}
     stop = asyncio.Event()
-    record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 0, "status": "playing", "time_ms": 0,
-              "last_found_ms": 0}
+    record = Stored(1, 0, 0, 0, "playing", 0, 0)
 
     async def timed(kind: str, port: int, command: Any) -> None:
         try:
@@ -600,20 +599,20 @@ async def test_the_other_masters_serve_the_store_on_while_one_is_failed_over(own
             for port in masters:
                 if port not in running or running[port].done():
                     # No such player: the script answers 'stale', a commit's round trip all the same.
-                    commit = store.commit(codes[port][0], "nobody", 1, 1, "", record, False, [])
+                    commit = store.commits.commit(codes[port][0], "nobody", 1, 1, "", record, False, [])
                     running[port] = asyncio.create_task(timed("commit", port, commit))
             await asyncio.sleep(0.01)
         await asyncio.gather(*running.values())
 
     async def writes(port: int) -> None:
         while not stop.is_set():
-            await timed("add_event", port, store.add_event(codes[port][0], b"x"))
+            await timed("add_event", port, store.streams.add_event(codes[port][0], b"x"))
             await asyncio.sleep(0.01)
 
     async def reads(port: int) -> None:
         positions = {match_feed(code).key: "0-0" for code in codes[port][:2]}
         while not stop.is_set():
-            await timed("read_streams", port, store.read_streams(positions, 0))
+            await timed("read_streams", port, store.streams.read(positions, 0))
             await asyncio.sleep(0.01)
 
     tasks = [asyncio.create_task(commits())]

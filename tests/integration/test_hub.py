@@ -13,7 +13,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from protocol.codes import new_code
 from server.hub import Hub, HubFull, Subscription, TooSlow
-from server.store import DailyStore, Store, day_feed, match_feed
+from server.store import DailyStore, Store, StreamEntry, day_feed, match_feed
 
 from .conftest import free_port
 
@@ -25,7 +25,7 @@ async def run(redis_url: str, body: Callable[[Store, Hub], Awaitable[None]], *, 
     client = aioredis.Redis.from_url(redis_url)
     store = Store(client, 600)
     store.clustered = clustered
-    hub = Hub(store, queue_limit=queue_limit, pause_s=pause_s)
+    hub = Hub(store.streams, queue_limit=queue_limit, pause_s=pause_s)
     reader = asyncio.create_task(hub.run())
     try:
         await asyncio.wait_for(body(store, hub), 60)
@@ -40,7 +40,7 @@ async def write(store: Store, code: str, count: int, written: list[tuple[str, by
     """Append ``count`` events to match ``code``'s stream, recording ``(id Redis gave, frame)`` of each."""
     for i in range(count):
         frame = f"{code} {kind} {len(written)}".encode()
-        written.append((await store.add_event(code, frame, kind=kind), frame))
+        written.append((await store.streams.add_event(code, frame, kind=kind), frame))
         if gap_s:
             await asyncio.sleep(gap_s)
 
@@ -105,8 +105,8 @@ async def test_the_seam_holds_when_the_stream_is_followed_already_and_reads_are_
         written: list[tuple[str, bytes]] = []
         heard: list[str] = []
 
-        async def player(entry_id: str, fields: dict[bytes, bytes]) -> None:
-            heard.append(entry_id)
+        async def player(entry: StreamEntry) -> None:
+            heard.append(entry.id)
 
         async with hub.listen(match_feed(code), player):
             writer = asyncio.create_task(write(store, code, 300, written, gap_s=0.0003))
@@ -129,10 +129,10 @@ async def test_spectators_get_public_entries_and_the_callback_every_entry(redis_
     async def body(store: Store, hub: Hub) -> None:
         code = new_code()
         written: list[tuple[str, bytes]] = []
-        heard: list[tuple[str, bytes]] = []
+        heard: list[tuple[str, str]] = []
 
-        async def player(entry_id: str, fields: dict[bytes, bytes]) -> None:
-            heard.append((entry_id, fields[b"k"]))
+        async def player(entry: StreamEntry) -> None:
+            heard.append((entry.id, entry.kind))
 
         async with hub.listen(match_feed(code), player), hub.subscribe(match_feed(code)) as spectator:
             for kind in ("public", "start", "ended", "takeover", "board", "public"):
@@ -142,7 +142,7 @@ async def test_spectators_get_public_entries_and_the_callback_every_entry(redis_
             assert [frame.split()[1] for _, frame in got] == [b"public", b"ended", b"board", b"public"]
             while len(heard) < 6:
                 await asyncio.sleep(0.01)
-            assert [k for _, k in heard] == [b"public", b"start", b"ended", b"takeover", b"board", b"public"]
+            assert [k for _, k in heard] == ["public", "start", "ended", "takeover", "board", "public"]
             assert [i for i, _ in heard] == [i for i, _ in written]
 
         daily = DailyStore(store)
@@ -164,14 +164,14 @@ async def test_resume_by_id_gets_the_rest_and_the_reader_resumes_by_id_after_a_r
     async def scenario() -> None:
         client = aioredis.Redis.from_url(redis_url)
         store = Store(client, 600)
-        hub = Hub(store)
+        hub = Hub(store.streams)
         reader = asyncio.create_task(hub.run())
         code = new_code()
         written: list[tuple[str, bytes]] = []
         heard: list[str] = []
 
-        async def player(entry_id: str, fields: dict[bytes, bytes]) -> None:
-            heard.append(entry_id)
+        async def player(entry: StreamEntry) -> None:
+            heard.append(entry.id)
 
         try:
             async with hub.listen(match_feed(code), player):
@@ -264,7 +264,7 @@ async def test_every_way_a_subscription_ends_releases_its_slot(redis_url: str) -
     async def body(store: Store, hub: Hub) -> None:
         code = new_code()
         feed = match_feed(code)
-        await store.add_event(code, b"one")
+        await store.streams.add_event(code, b"one")
 
         async with hub.subscribe(feed, max_subscribers=1):
             assert hub.spectators("match") == 1 and feed.key in hub.positions
@@ -311,7 +311,7 @@ async def test_every_way_a_subscription_ends_releases_its_slot(redis_url: str) -
         assert idle(hub)
 
         dead = aioredis.Redis(port=free_port(), socket_connect_timeout=0.5)
-        broken = Hub(Store(dead, 60))
+        broken = Hub(Store(dead, 60).streams)
         failing = broken.subscribe(feed)
         with pytest.raises(RedisConnectionError):
             await failing.open()
@@ -326,7 +326,7 @@ async def test_reads_grouped_by_hash_slot_deliver_every_stream(redis_url: str) -
     matches written at once each reach their subscriber whole and in order."""
     async def body(store: Store, hub: Hub) -> None:
         codes = [new_code() for _ in range(12)]
-        assert len({store.stream_group(match_feed(c).key) for c in codes}) > 1
+        assert len({store.streams.group(match_feed(c).key) for c in codes}) > 1
         written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
         subscriptions, got, readers = await follow(hub, codes, 60)
         await asyncio.sleep(0.05)  # the catch-ups found nothing: what comes is live
@@ -347,13 +347,13 @@ async def test_the_streams_are_grouped_once_per_change_of_the_follows_not_per_re
     follow (each of the 12 keys, 12 times at most), however many reads it took; every entry arrives."""
     async def body(store: Store, hub: Hub) -> None:
         asked: list[str] = []
-        group_of = store.stream_group
+        group_of = store.streams.group
 
         def counted(key: str) -> object:
             asked.append(key)
             return group_of(key)
 
-        store.stream_group = counted  # type: ignore[method-assign]
+        store.streams.group = counted  # type: ignore[method-assign]
         codes = [new_code() for _ in range(12)]
         written: dict[str, list[tuple[str, bytes]]] = {c: [] for c in codes}
         subscriptions, got, readers = await follow(hub, codes, 40)

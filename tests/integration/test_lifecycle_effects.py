@@ -62,7 +62,7 @@ class Recorder:
             effects.writes[script] = self._write(write)
 
     async def state(self, code: str) -> State | None:
-        meta = await self.service.store.meta(code)
+        meta = await self.service.store.matches.meta(code)
         return None if meta is None else meta.state
 
     def _handler(self, effect: Effect, handler: Any) -> Any:
@@ -91,7 +91,7 @@ class Recorder:
             if state is not State.LOBBY or step.plan is None or due != step.plan.start_at_ms:
                 self.problems.append(f"ARM_START of {code}: state {state}, start timer {due}")
         elif effect is Effect.KEEP_RESULTS:
-            if state is not State.PLAYING or await self.service.store.results(code) != step.frame:
+            if state is not State.PLAYING or await self.service.store.matches.results(code) != step.frame:
                 self.problems.append(f"KEEP_RESULTS of {code}: state {state}")
         elif effect is Effect.EXPIRE:
             if state is not State.FINISHED or await self.client.ttl(meta_key(code)) <= 0:
@@ -113,7 +113,7 @@ async def scenario(redis_url: str) -> Recorder:
 
     async def fire(code: str, kind: TimerKind) -> None:
         now = service.clock.now_ms()
-        meta = await store.meta(code)
+        meta = await store.matches.meta(code)
         assert meta is not None
         kept = {TimerKind.START: meta.start_at_ms, TimerKind.DEADLINE: meta.deadline_ms}.get(kind, now)
         await timers.fire(code, kind, max(now, kept))
@@ -131,7 +131,7 @@ async def scenario(redis_url: str) -> Recorder:
         await service.lobby.ready(bob)  # all ready: the countdown
         await fire(race, TimerKind.START)
         assert await recorder.state(race) is State.PLAYING
-        meta = await store.meta(race)
+        meta = await store.matches.meta(race)
         assert meta is not None
         for session in (ann, bob):  # what each process does on the start event (no stream reader runs here)
             await service.playing.open_game(session, meta)
@@ -151,13 +151,13 @@ async def scenario(redis_url: str) -> Recorder:
         assert await recorder.state(round_2) is State.COUNTDOWN
 
         # A solvable-only race's next round waits for its deal from the (empty) pool when its window ends.
-        await store.pool_push("classic", msgspec.msgpack.encode(["10", []]))
+        await store.pool.push("classic", msgspec.msgpack.encode(["10", []]))
         pooled = (await service.creation.create(CreateMatch(variant="classic", solvable_only=True)))["code"]
         eve, fay = await joined(pooled, "eve"), await joined(pooled, "fay")
         await service.lobby.ready(eve)
         await service.lobby.ready(fay)
         await fire(pooled, TimerKind.START)
-        meta = await store.meta(pooled)
+        meta = await store.matches.meta(pooled)
         assert meta is not None
         for session in (eve, fay):
             await service.playing.open_game(session, meta)
@@ -180,7 +180,7 @@ async def scenario(redis_url: str) -> Recorder:
         assert await recorder.state(waiting) is State.PREPARING
         dan = await joined(waiting, "dan")
         await service.lobby.ready(dan)
-        await store.pool_push("classic", msgspec.msgpack.encode(["9", []]))
+        await store.pool.push("classic", msgspec.msgpack.encode(["9", []]))
         await fire(waiting, TimerKind.PREPARE)
         assert await recorder.state(waiting) is State.LOBBY
         await fire(waiting, TimerKind.CLOSE)

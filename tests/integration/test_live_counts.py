@@ -39,27 +39,27 @@ async def tally(store: Store) -> dict[str, int]:
 
 async def created(store: Store, state: str = "lobby") -> str:
     code = new_code()
-    assert await store.create_match(code, {"state": state, "settings": SETTINGS})
+    assert await store.matches.create(code, {"state": state, "settings": SETTINGS})
     return code
 
 
 async def test_each_change_moves_the_match_between_counts_and_a_repeat_or_a_late_step_back_changes_nothing(
         store: Store) -> None:
     first, second, third = await created(store), await created(store), await created(store, "preparing")
-    assert await store.live_counts() == {"preparing": 1, "lobby": 2, "countdown": 0, "playing": 0}
-    assert await store.transition(first, "lobby", "countdown", b"")
-    await store.count_live(first, "countdown")  # counted again (a retry): no second count
-    assert await store.live_counts() == {"preparing": 1, "lobby": 1, "countdown": 1, "playing": 0}
-    assert await store.start(first, b"start")
-    await store.count_live(first, "countdown")  # another process's count of the step before, arriving late
-    assert await store.live_counts() == {"preparing": 1, "lobby": 1, "countdown": 0, "playing": 1}
-    assert await store.close_unstarted(second, b"closed", 60)
-    assert await store.transition(first, "playing", "finished", b"")
-    assert await store.transition(third, "preparing", "lobby")
-    assert await store.live_counts() == {"preparing": 0, "lobby": 1, "countdown": 0, "playing": 0}
-    assert await store.live_counts() == await tally(store)
-    assert not await store.transition(second, "lobby", "countdown", b"")  # closed: refused, and not counted
-    assert await store.live_counts() == {"preparing": 0, "lobby": 1, "countdown": 0, "playing": 0}
+    assert await store.live.counts() == {"preparing": 1, "lobby": 2, "countdown": 0, "playing": 0}
+    assert await store.matches.transition(first, "lobby", "countdown", b"")
+    await store.live.count(first, "countdown")  # counted again (a retry): no second count
+    assert await store.live.counts() == {"preparing": 1, "lobby": 1, "countdown": 1, "playing": 0}
+    assert await store.matches.start(first, b"start")
+    await store.live.count(first, "countdown")  # another process's count of the step before, arriving late
+    assert await store.live.counts() == {"preparing": 1, "lobby": 1, "countdown": 0, "playing": 1}
+    assert await store.matches.close_unstarted(second, b"closed", 60)
+    assert await store.matches.transition(first, "playing", "finished", b"")
+    assert await store.matches.transition(third, "preparing", "lobby")
+    assert await store.live.counts() == {"preparing": 0, "lobby": 1, "countdown": 0, "playing": 0}
+    assert await store.live.counts() == await tally(store)
+    assert not await store.matches.transition(second, "lobby", "countdown", b"")  # closed: refused, and not counted
+    assert await store.live.counts() == {"preparing": 0, "lobby": 1, "countdown": 0, "playing": 0}
 
 
 async def test_the_sweep_corrects_a_change_not_counted_and_a_match_redis_lost(store: Store) -> None:
@@ -68,11 +68,11 @@ async def test_the_sweep_corrects_a_change_not_counted_and_a_match_redis_lost(st
     await store.redis.hset(meta_key(moved), "state", "playing")
     # Keys Redis lost (or a match whose end was not counted and whose keys then expired).
     await store.redis.delete(meta_key(lost))
-    assert await store.live_counts() == {"preparing": 0, "lobby": 3, "countdown": 0, "playing": 0}
-    assert await store.sweep_live(page=1) == 2
-    assert await store.live_counts() == {"preparing": 0, "lobby": 1, "countdown": 0, "playing": 1}
-    assert await store.live_counts() == await tally(store)
-    assert await store.sweep_live() == 0
+    assert await store.live.counts() == {"preparing": 0, "lobby": 3, "countdown": 0, "playing": 0}
+    assert await store.live.sweep(page=1) == 2
+    assert await store.live.counts() == {"preparing": 0, "lobby": 1, "countdown": 0, "playing": 1}
+    assert await store.live.counts() == await tally(store)
+    assert await store.live.sweep() == 0
     assert (await store.redis.hgetall(LIVE_MATCHES)).keys() == {moved.encode(), kept.encode()}
 
 
@@ -89,12 +89,12 @@ async def test_the_counts_and_the_sweep_work_on_a_cluster(cluster_url: str) -> N
     codes: list[str] = []
     try:
         codes += [await created(store) for _ in range(6)]
-        assert await store.transition(codes[0], "lobby", "countdown", b"")
+        assert await store.matches.transition(codes[0], "lobby", "countdown", b"")
         await client.delete(meta_key(codes[1]))
         await client.hset(meta_key(codes[2]), "state", "finished")
-        assert await store.sweep_live(page=2) == 2
-        assert await store.live_counts() == {"preparing": 0, "lobby": 3, "countdown": 1, "playing": 0}
-        assert await store.live_counts() == await tally(store)
+        assert await store.live.sweep(page=2) == 2
+        assert await store.live.counts() == {"preparing": 0, "lobby": 3, "countdown": 1, "playing": 0}
+        assert await store.live.counts() == await tally(store)
     finally:
         for key in [LIVE_MATCHES, LIVE_COUNTS, *map(meta_key, codes)]:
             await client.delete(key)  # one key a command: the keys are on many slots

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 import redis.asyncio as aioredis
 
+from server.core.player import Stored
 from server.daily import DailyService
 from server.logs import ContextFilter, in_match, new_connection
 from server.matches import MatchService
@@ -57,9 +58,8 @@ async def test_a_batch_of_commits_logs_without_the_context_of_its_first_committe
     async def connection(code: str, name: str) -> str:
         new_connection()
         in_match(code)
-        record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 0, "status": "playing", "time_ms": 5,
-                  "last_found_ms": 0}
-        status, _ = await store.commit(code, name, 1, 1, "s 5", record, False, [b"event"])
+        record = Stored(1, 0, 0, 0, "playing", 5, 0)
+        status, _ = await store.commits.commit(code, name, 1, 1, "s 5", record, False, [b"event"])
         return status
 
     try:

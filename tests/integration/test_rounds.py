@@ -390,12 +390,12 @@ async def test_a_rematch_repeated_after_a_process_died_midway_completes_the_roun
         answer_a = await rematch(alice)  # answered once its steps are done: the round waits for bob
         code = answer_a.match
         await client.zrem(TIMERS, f"{code} window", f"{code} close")  # as if its creator had died first
-        status = await store.round_join(code, "bob", token_hash("lost"), 2, await store.time_ms(), name_key("bob"),
-                                        created["code"], token_hash("lost host"))
+        status = await store.rounds.join(code, "bob", token_hash("lost"), 2, await store.time_ms(), name_key("bob"),
+                                         created["code"], token_hash("lost host"))
         assert status == ("ok", False)  # alice hosts: she was in first
         answer_b = await rematch(bob)  # the retry
         assert answer_b.match == code and not answer_b.host_token
-        meta = await store.meta(code)
+        meta = await store.matches.meta(code)
         assert meta is not None
         assert await client.zscore(TIMERS, f"{code} window") == meta.window_end_ms
         assert await client.zscore(TIMERS, f"{code} close") is not None

@@ -8,13 +8,38 @@ import asyncio
 import hashlib
 from typing import Any
 
+import msgspec
 import redis
 import redis.asyncio as aioredis
 
 from protocol import messages as m
 from protocol.codes import new_code
+from server.core.lifecycle import State
+from server.core.player import Stored
 from server.names import name_key
-from server.store import DailyEntry, DailyReplay, DailyStore, Store, scripts, token_hash
+from server.store import (
+    Attempt,
+    AttemptStatus,
+    ClaimStatus,
+    CommitStatus,
+    Committed,
+    DailyEntry,
+    DailyReplay,
+    DailyStore,
+    EndStatus,
+    Joined,
+    JoinStatus,
+    LobbyWrite,
+    NextClaim,
+    PlayerEnded,
+    Resumed,
+    RoundJoined,
+    RoundJoinStatus,
+    Store,
+    StuckStatus,
+    scripts,
+    token_hash,
+)
 from server.store.keys import DAILY_NAMES, LIVE_COUNTS, LIVE_MATCHES, TIMERS, parse_day_key, parse_match_key
 from tests.server.test_store_layout import hash_tag
 
@@ -61,57 +86,58 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
         code, following, odd = new_code(), new_code(), "b:}b {m:X}"
         now = await store.time_ms()
         settings = m.Settings("classic", False, 2, 60, True, "safe", True, open_boards=True)
-        assert await store.create_match(code, {"state": "lobby", "settings": settings, "deal": "the deal",
-                                               "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
-        assert not await store.create_match(code, {"state": "lobby"})
-        assert await store.join(code, "ann", token_hash("ann"), 2, now, name_key("ann")) == ("ok", 1)
-        assert await store.join(code, odd, token_hash("odd"), 2, now, name_key(odd)) == ("ok", 2)
-        assert await store.set_ready(code, "ann") == "lobby"
-        assert await store.set_player(code, odd, connected=1)
-        assert not await store.set_player(code, "nobody", connected=0)  # no such player: not written
+        assert await store.matches.create(code, {"state": "lobby", "settings": settings, "deal": "the deal",
+                                          "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
+        assert not await store.matches.create(code, {"state": "lobby"})
+        assert await store.players.join(code, "ann", token_hash("ann"), 2, now, name_key("ann")) == Joined(JoinStatus.OK, 1)
+        assert await store.players.join(code, odd, token_hash("odd"), 2, now, name_key(odd)) == Joined(JoinStatus.OK, 2)
+        assert await store.players.set_ready(code, "ann") is State.LOBBY
+        assert await store.players.update(code, odd, connected=1)
+        assert not await store.players.update(code, "nobody", connected=0)  # no such player: not written
         assert await client.keys("*nobody*") == []
-        assert await store.add_lobby_event(code, b"lobby", "lobby", "c", await store.players(code)) == "ok"
-        assert await store.resume(code, token_hash("ann"), token_hash("ann 2")) == ("ok", "ann", 1)
-        await store.issue_token(code, odd, token_hash("odd 2"))
-        assert await store.transition(code, "lobby", "countdown", b"countdown", start_at_ms=now, deadline_ms=now + 60)
-        meta = await store.meta(code)
+        assert await store.matches.add_lobby_event(code, b"lobby", "lobby", "c", await store.players.all(code)) is LobbyWrite.OK
+        assert await store.players.resume(code, token_hash("ann"), token_hash("ann 2")) == Resumed("ann", 1)
+        assert await store.players.resume(code, token_hash("nobody"), token_hash("x")) is None
+        await store.players.issue_token(code, odd, token_hash("odd 2"))
+        assert await store.matches.transition(code, "lobby", "countdown", b"countdown", start_at_ms=now, deadline_ms=now + 60)
+        meta = await store.matches.meta(code)
         assert meta is not None and meta.state == "countdown" and meta.settings == settings
         assert (meta.start_at_ms, meta.deadline_ms, meta.commitment) == (now, now + 60, "c")
         assert meta.names == {name_key("ann"): "ann", name_key(odd): odd} and meta.expected is None
-        assert await store.start(code, b"start", 4)
-        record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 5, "status": "playing", "time_ms": 10,
-                  "last_found_ms": 10}
-        assert await store.commit(code, "ann", 1, 1, "s 10", record, False, [b"public"], [b"board"]) == ("ok", -1)
-        assert await store.mark_stuck(code, "ann", 1, 1, b"stuck") == "ok"
-        fenced = await store.fence(code, "ann", 1, "a nonce", 5.0)
+        assert await store.matches.start(code, b"start", 4)
+        record = Stored(1, 0, 0, 5, "playing", 10, 10)
+        committed = await store.commits.commit(code, "ann", 1, 1, "s 10", record, False, [b"public"], [b"board"])
+        assert committed == Committed(CommitStatus.OK, -1)
+        assert await store.players.mark_stuck(code, "ann", 1, 1, b"stuck") is StuckStatus.OK
+        fenced = await store.commits.fence(code, "ann", 1, "a nonce", 5.0)
         assert fenced is not None
         player, log, deal, read_settings = fenced
         assert (player.epoch, player.seq, player.foundation, log, deal) == (2, 1, 5, [("s", 10)], "the deal")
         assert read_settings == settings
-        assert await store.end_player(code, odd, "timeout", 60, b"ended") == ("ok", 1)
-        assert await store.transition(code, "playing", "finished", b"results")
-        assert await store.claim_next(code, "ann", following) == ("ok", following, True, ["ann"])
-        assert await store.create_match(following, {
+        assert await store.players.end(code, odd, "timeout", 60, b"ended") == PlayerEnded(EndStatus.OK, 1)
+        assert await store.matches.transition(code, "playing", "finished", b"results")
+        assert await store.rounds.claim_next(code, "ann", following) == NextClaim(ClaimStatus.OK, following, True, ["ann"])
+        assert await store.matches.create(following, {
             "state": "lobby", "settings": settings, "round": 2, "series": code, "prev": code,
             "expected": ["ann", odd], "window_end_ms": now + 1000, f"name:{name_key(odd)}": odd})
-        assert await store.round_join(following, "ann", token_hash("r"), 2, now, name_key("ann"), code,
-                                      token_hash("host")) == ("ok", True)
-        assert await store.round_window_over(following, {"ann": name_key("ann"), odd: name_key(odd)})
-        following_meta = await store.meta(following)
+        assert await store.rounds.join(following, "ann", token_hash("r"), 2, now, name_key("ann"), code,
+                                       token_hash("host")) == RoundJoined(RoundJoinStatus.OK, True)
+        assert await store.rounds.window_over(following, {"ann": name_key("ann"), odd: name_key(odd)})
+        following_meta = await store.matches.meta(following)
         assert following_meta is not None and following_meta.window_over and following_meta.round == 2
         assert following_meta.expected == ["ann", odd] and following_meta.names == {name_key("ann"): "ann"}
-        await store.next_made(code)
-        ended = await store.meta(code)
+        await store.rounds.next_made(code)
+        ended = await store.matches.meta(code)
         assert ended is not None and ended.next_made and ended.next_round == following and ended.rematch == ["ann"]
-        assert await store.series_add(code, following) == [code, following]
-        assert await store.close_unstarted(following, b"closed", 60)
-        await store.add_timer(code, "close", 1)
-        await store.done_timer_if_due(code, "close", 5)
+        assert await store.rounds.series_add(code, following) == [code, following]
+        assert await store.matches.close_unstarted(following, b"closed", 60)
+        await store.timers.add(code, "close", 1)
+        await store.timers.done_if_due(code, "close", 5)
         assert await client.zscore(TIMERS, f"{code} close") is None
         date, variant, name = "1999-01-01", "classic", f"daily {code}"  # a day no other test plays
         await daily.set_deal(date, variant, {"seed": "s", "commitment": "c", "attempt_index": 3, "deal": "d",
                                              "solution": "[]", "closed": 0}, now)
-        assert await daily.new_attempt(date, variant, name, code) == ("new", code)
+        assert await daily.new_attempt(date, variant, name, code) == Attempt(AttemptStatus.NEW, code)
         assert await daily.record(date, variant, name, 7, DailyEntry("won", 10, 1, 104, 0, 0, 10, code),
                                   DailyReplay(["s"], [10]), {"name": name})
         assert await daily.board(date, variant, 0, 5) == [(1, name, DailyEntry("won", 10, 1, 104, 0, 0, 10, code))]
@@ -167,9 +193,9 @@ def test_each_transitions_script_changes_nothing_outside_its_source_state(redis_
 
         async def match_in(state: State) -> str:
             code = new_code()
-            assert await store.create_match(code, {"state": "lobby", "settings": settings, "deal": "d",
-                                                   "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
-            assert (await store.join(code, "ann", token_hash(code), 2, now, name_key("ann")))[0] == "ok"
+            assert await store.matches.create(code, {"state": "lobby", "settings": settings, "deal": "d",
+                                              "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
+            assert (await store.players.join(code, "ann", token_hash(code), 2, now, name_key("ann"))).status is JoinStatus.OK
             await client.hset(meta_key(code), "state", state.value)
             if state is State.PLAYING:
                 await client.hset(player_key(code, "ann"), "status", "playing")
@@ -182,19 +208,18 @@ def test_each_transitions_script_changes_nothing_outside_its_source_state(redis_
 
         async def run(script: str, code: str, source: State, target: State) -> None:
             epoch = int(await client.hget(player_key(code, "ann"), "epoch") or 0)
-            record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 0, "status": "playing", "time_ms": 10,
-                      "last_found_ms": 0}
+            record = Stored(1, 0, 0, 0, "playing", 10, 0)
             calls = {
-                "TRANSITION": lambda: store.transition(code, source.value, target.value, b"event"),
-                "JOIN": lambda: store.join(code, "bob", token_hash("bob" + code), 2, now, name_key("bob")),
-                "READY": lambda: store.set_ready(code, "ann"),
-                "WINDOW_OVER": lambda: store.round_window_over(code, {"ann": name_key("ann")}),
-                "CLOSE_MATCH": lambda: store.close_unstarted(code, b"closed", 60),
-                "START": lambda: store.start(code, b"start", 0),
-                "COMMIT": lambda: store.commit(code, "ann", epoch, 1, "s 10", record, False, [b"progress"]),
-                "END_PLAYER": lambda: store.end_player(code, "ann", "timeout", 60, b"ended"),
-            "STUCK": lambda: store.mark_stuck(code, "ann", epoch, 0, b"stuck"),
-                "CLAIM_NEXT": lambda: store.claim_next(code, "ann", new_code()),
+                "TRANSITION": lambda: store.matches.transition(code, source.value, target.value, b"event"),
+                "JOIN": lambda: store.players.join(code, "bob", token_hash("bob" + code), 2, now, name_key("bob")),
+                "READY": lambda: store.players.set_ready(code, "ann"),
+                "WINDOW_OVER": lambda: store.rounds.window_over(code, {"ann": name_key("ann")}),
+                "CLOSE_MATCH": lambda: store.matches.close_unstarted(code, b"closed", 60),
+                "START": lambda: store.matches.start(code, b"start", 0),
+                "COMMIT": lambda: store.commits.commit(code, "ann", epoch, 1, "s 10", record, False, [b"progress"]),
+                "END_PLAYER": lambda: store.players.end(code, "ann", "timeout", 60, b"ended"),
+            "STUCK": lambda: store.players.mark_stuck(code, "ann", epoch, 0, b"stuck"),
+                "CLAIM_NEXT": lambda: store.rounds.claim_next(code, "ann", new_code()),
             }
             await calls[script]()
 
@@ -235,33 +260,32 @@ def test_a_stuck_mark_holds_until_the_next_command_and_is_written_only_for_the_p
         code = new_code()
         now = await store.time_ms()
         settings = m.Settings("classic", False, 2, 60, True, "safe", True)
-        assert await store.create_match(code, {"state": "lobby", "settings": settings, "deal": "d",
-                                               "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
-        assert (await store.join(code, "ann", token_hash(code), 2, now, name_key("ann")))[0] == "ok"
-        assert await store.transition(code, "lobby", "countdown", b"countdown", start_at_ms=now, deadline_ms=now)
-        assert await store.mark_stuck(code, "ann", 0, 0, b"early") == "game_over"  # not playing yet
-        assert await store.start(code, b"start", 0)
+        assert await store.matches.create(code, {"state": "lobby", "settings": settings, "deal": "d",
+                                          "commitment": "c", "host": "h", "nonce": "n", "seed": "s"})
+        assert (await store.players.join(code, "ann", token_hash(code), 2, now, name_key("ann"))).status is JoinStatus.OK
+        assert await store.matches.transition(code, "lobby", "countdown", b"countdown", start_at_ms=now, deadline_ms=now)
+        assert await store.players.mark_stuck(code, "ann", 0, 0, b"early") is StuckStatus.GAME_OVER  # not playing yet
+        assert await store.matches.start(code, b"start", 0)
         epoch = int(await client.hget(player_key(code, "ann"), "epoch") or 0)
-        record = {"moves": 1, "undos": 0, "hints": 0, "foundation": 0, "status": "playing", "time_ms": 10,
-                  "last_found_ms": 0}
-        assert (await store.commit(code, "ann", epoch, 1, "6-2 10", record, False, [b"p1"]))[0] == "ok"
+        record = Stored(1, 0, 0, 0, "playing", 10, 0)
+        assert (await store.commits.commit(code, "ann", epoch, 1, "6-2 10", record, False, [b"p1"])).status is CommitStatus.OK
         before = await client.xlen(events_key(code))
-        assert await store.mark_stuck(code, "ann", epoch, 0, b"older") == "moved"
-        assert await store.mark_stuck(code, "ann", epoch + 1, 1, b"other") == "stale"
-        assert await store.mark_stuck(code, "nobody", epoch, 1, b"x") == "gone"
+        assert await store.players.mark_stuck(code, "ann", epoch, 0, b"older") is StuckStatus.MOVED
+        assert await store.players.mark_stuck(code, "ann", epoch + 1, 1, b"other") is StuckStatus.STALE
+        assert await store.players.mark_stuck(code, "nobody", epoch, 1, b"x") is StuckStatus.GONE
         assert await client.xlen(events_key(code)) == before
-        assert not (await store.player(code, "ann")).stuck  # type: ignore[union-attr]
-        assert await store.mark_stuck(code, "ann", epoch, 1, b"stuck") == "ok"
-        stuck = await store.player(code, "ann")
+        assert not (await store.players.get(code, "ann")).stuck  # type: ignore[union-attr]
+        assert await store.players.mark_stuck(code, "ann", epoch, 1, b"stuck") is StuckStatus.OK
+        stuck = await store.players.get(code, "ann")
         assert stuck is not None and stuck.stuck and stuck.status == "playing" and stuck.shown_status == "dead"
         entry = (await client.xrange(events_key(code)))[-1][1]
         assert (entry[b"m"], entry[b"k"], entry[b"n"]) == (b"stuck", b"public", b"ann")
-        record.update(moves=2, undos=1)
-        assert (await store.commit(code, "ann", epoch, 2, "u 20", record, False, [b"p2"]))[0] == "ok"
-        after = await store.player(code, "ann")
+        record = msgspec.structs.replace(record, moves=2, undos=1)
+        assert (await store.commits.commit(code, "ann", epoch, 2, "u 20", record, False, [b"p2"])).status is CommitStatus.OK
+        after = await store.players.get(code, "ann")
         assert after is not None and not after.stuck and after.shown_status == "playing" and after.undos == 1
-        assert await store.end_player(code, "ann", "resigned", 30, b"ended") == ("ok", 0)
-        assert await store.mark_stuck(code, "ann", epoch, 2, b"late") == "game_over"  # the game has ended
+        assert await store.players.end(code, "ann", "resigned", 30, b"ended") == PlayerEnded(EndStatus.OK, 0)
+        assert await store.players.mark_stuck(code, "ann", epoch, 2, b"late") is StuckStatus.GAME_OVER  # the game has ended
         await client.aclose()
 
     asyncio.run(scenario())

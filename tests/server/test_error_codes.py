@@ -87,7 +87,8 @@ def sent_codes() -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
 
 
 def join_statuses() -> set[str]:
-    """The refusals of the join script (server/store/scripts.py JOIN), which MatchService.join sends as error codes."""
+    """The refusals of the join script (JOIN in server/store/scripts/matches.py), which MatchService.join sends
+    as error codes."""
     return set(re.findall(r"return \{'([a-z_]+)'", JOIN.lua)) - {"ok"}
 
 

@@ -35,9 +35,9 @@ def test_groups_by_hash_slot_put_each_key_with_the_keys_of_its_slot() -> None:
 def test_the_store_groups_by_slot_only_on_a_cluster() -> None:
     store = Store(aioredis.Redis(), 60)  # no connection is made: grouping reads no Redis
     keys = [match_feed(f"C{i}").key for i in range(10)]
-    assert {store.stream_group(k) for k in keys} == {0}
+    assert {store.streams.group(k) for k in keys} == {0}
     store.clustered = True
-    assert [store.stream_group(k) for k in keys] == [key_slot(k.encode()) for k in keys]
+    assert [store.streams.group(k) for k in keys] == [key_slot(k.encode()) for k in keys]
 
 
 def test_stream_ids_order_as_redis_orders_them() -> None:

@@ -256,9 +256,10 @@ def test_global_keys_each_have_a_slot_of_their_own() -> None:
     assert len({key_slot(key.encode()) for key in global_keys}) == len(global_keys)
 
 
-@pytest.mark.parametrize("module", ["keys.py", "records.py", "scripts.py"])
+@pytest.mark.parametrize("module", ["keys.py", "records.py", "scripts/__init__.py", "scripts/base.py",
+                                    "scripts/matches.py", "scripts/games.py", "scripts/rounds.py", "scripts/shared.py"])
 def test_the_layout_modules_of_the_store_are_pure(module: str) -> None:
-    """Key names, records and script texts do no I/O: only the two store classes talk to Redis."""
+    """Key names, records and script texts do no I/O: only the store's parts talk to Redis."""
     from tests.test_purity import FORBIDDEN, ROOT, imported_modules
 
     assert not imported_modules(ROOT / "server" / "store" / module) & FORBIDDEN
@@ -275,3 +276,36 @@ def test_every_script_wakes_each_stream_it_adds_to(script: scripts.Script) -> No
     assert script.source(cluster=True).startswith(scripts.WAKE_PUBLISH) and "SPUBLISH" in scripts.WAKE_PUBLISH
     assert script.source(cluster=False).startswith(scripts.WAKE_NOTHING) and "redis.call" not in scripts.WAKE_NOTHING
     assert script.source(cluster=True)[len(scripts.WAKE_PUBLISH):] == script.source(cluster=False)[len(scripts.WAKE_NOTHING):]
+
+
+def _store_field_names() -> set[bytes]:
+    """Every Redis field the store writes in a stream entry or a record's hash, as bytes (how redis-py returns
+    them): the stream fields of :data:`server.store.streams.FIELDS` and the fields of the records read back."""
+    from server.store import streams
+    from server.store.records import DayDeal, MatchMeta, PlayerRecord
+
+    names = set(streams.FIELDS)
+    for record in (PlayerRecord, MatchMeta, DayDeal):
+        names.update(field.encode() for field in record.__struct_fields__)
+    return names
+
+
+def test_no_module_outside_the_store_names_a_redis_field() -> None:
+    """The store hands out typed values (:class:`server.store.StreamEntry`, the records): no module of the
+    server outside :mod:`server.store` holds a bytes literal naming a field the store writes (``b"m"`` of an
+    entry, ``b"status"`` of a player's hash), so none reads Redis fields itself."""
+    import ast
+    from pathlib import Path
+
+    names = _store_field_names()
+    assert {b"m", b"k", b"n", b"s", b"d", b"status", b"state", b"epoch"} <= names  # the check sees the fields
+    root = Path(__file__).resolve().parents[2] / "server"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.is_relative_to(root / "store"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, bytes) and node.value in names:
+                found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {node.value!r}")
+    assert not found, found
+

@@ -1,0 +1,79 @@
+"""The single-node Redis client the server builds (:func:`server.store.redis_client`), on a real Redis: its
+redis-py adaptations (:mod:`server.store.client`) each change what a test here sees."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import tempfile
+import time
+
+import redis.asyncio as aioredis
+
+from server.store.client import HiredisPackedConnection, redis_client
+
+from .conftest import free_port, redis_binary
+
+
+async def test_a_single_node_client_packs_its_commands_with_hiredis(redis_url: str) -> None:
+    """A ``redis://`` client's connections pack with hiredis, byte for byte what redis-py's own Python packer
+    makes, and Redis reads them back as written."""
+    client = redis_client(redis_url)
+    try:
+        assert client.connection_pool.connection_class is HiredisPackedConnection
+        key = "{store-client}:packed"
+        value = "é\x00 x" * 3000  # past redis-py's buffer cutoff: packed in several parts
+        args = ("SET", key, value, "EX", 60, b"\xff\x00")
+        connection = client.connection_pool.make_connection()  # not connected: packing needs no socket
+        assert isinstance(connection, HiredisPackedConnection)
+        python = b"".join(aioredis.Connection.pack_command(connection, *args))
+        assert b"".join(connection.pack_command(*args)) == python
+        await connection.disconnect()
+        await client.set(key, value.encode(), ex=60)
+        assert await client.get(key) == value.encode()
+        await client.delete(key)
+    finally:
+        await client.aclose()
+        await client.connection_pool.disconnect()  # a pool passed in is not closed by the client
+
+
+def _serve(port: int, folder: str) -> subprocess.Popen[bytes]:
+    """A ``redis-server`` on ``port`` (no persistence), accepting connections."""
+    process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", folder,
+                                "--enable-debug-command", "local"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError(f"redis-server did not start on port {port}") from None
+            time.sleep(0.05)
+
+
+async def test_a_single_node_client_reconnects_after_a_redis_restart() -> None:
+    """After Redis restarts, every command on the connections pooled before it answers: the pool finds each
+    connection closed and opens it again (with redis-py's maintenance notifications on, it did not check, and
+    each pooled connection failed one command)."""
+    port, folder = free_port(), tempfile.mkdtemp(prefix="ftr-restart-")
+    process = _serve(port, folder)
+    client = redis_client(f"redis://127.0.0.1:{port}/0")
+    try:
+        await asyncio.gather(*(client.execute_command("DEBUG", "SLEEP", "0.05") for _ in range(8)))
+        assert sum(count for count, _ in client.connection_pool.get_connection_count()) == 8
+        process.terminate()
+        process.wait(5)
+        process = _serve(port, folder)
+        await asyncio.sleep(0.1)  # the loop reads the old connections' end, as a server's loop would meanwhile
+        answers = await asyncio.gather(*(client.incr("{store-client}:restarts") for _ in range(8)),
+                                       return_exceptions=True)
+        assert sorted(a for a in answers if isinstance(a, int)) == list(range(1, 9)), answers
+    finally:
+        await client.aclose()
+        await client.connection_pool.disconnect()  # a pool passed in is not closed by the client
+        process.terminate()
+        process.wait(5)
