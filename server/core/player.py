@@ -214,11 +214,6 @@ class Stored(msgspec.Struct, frozen=True):
     time_ms: int
     last_found_ms: int
 
-    def fields(self) -> dict[str, int | str]:
-        """The record's fields by name, as the store writes them."""
-        return {"moves": self.moves, "undos": self.undos, "hints": self.hints, "foundation": self.foundation,
-                "status": self.status, "time_ms": self.time_ms, "last_found_ms": self.last_found_ms}
-
 
 class FollowUp(Enum):
     """What the adapter does once a proposal is stored (and adopted)."""
