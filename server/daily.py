@@ -37,7 +37,7 @@ from .engine import deal, find_variant, format_position
 from .hub import HubFull, Subscription
 from .match.daily_link import DailyMatches, Day, Log
 from .names import name_problem
-from .store import DayDeal, day_feed, token_hash
+from .store import AttemptStatus, DayDeal, day_feed, token_hash
 from .store.keys import day_lease
 from .store.records import DailyEntry, DailyReplay
 
@@ -191,9 +191,9 @@ class DailyService:
             except BaseException:  # not recorded as anyone's attempt: close it, or its keys stay for ever
                 await asyncio.shield(self.close_unstarted(created, date))
                 raise
-            if status != "new":  # the day closed meanwhile, or a concurrent call made the attempt first
+            if status is not AttemptStatus.NEW:  # the day closed meanwhile, or a concurrent call made the attempt first
                 await self.close_unstarted(created, date)
-            if status == "closed":
+            if status is AttemptStatus.CLOSED:
                 raise DailyError(409, "day_over", f"the daily challenge of {date} is over")
         if not await self.matches.attempt_open(code, name):
             raise DailyError(409, "already_played", f"{name!r} has played the {variant} daily challenge of {date}: "

@@ -48,6 +48,7 @@ from starlette.responses import JSONResponse, Response
 from protocol import messages as m
 from protocol.errors import NotationError
 
+from .core.lifecycle import State
 from .engine import Game, IllegalCommandError, find_variant, format_position, parse_position, parse_record
 from .httpjson import over_rate, read_json
 from .matches import MatchService
@@ -152,7 +153,7 @@ async def match_replay(request: Request) -> Response:
         date, variant = meta.day
         return _error(409, "not_revealed", f"this is a daily attempt: its replay is at "
                                            f"/daily/{date}/{variant}/replay/NAME once the day is over")
-    if meta.state != "finished":
+    if meta.state is not State.FINISHED:
         return _error(409, "not_finished", "replays are public once the match has ended: every move stays secret "
                                            "until then")
     settings = meta.settings

@@ -13,6 +13,7 @@ import re
 
 from ..engine import deal, find_variant
 from ..engine.solver import Budget, solve
+from .player import PlayerStatus
 from .ranking import Standing
 
 DAY_MS = 86_400_000
@@ -93,7 +94,7 @@ def pack_score(standing: Standing) -> int:
     """
     time_cap, move_cap = (1 << _TIME_BITS) - 1, (1 << _MOVE_BITS) - 1
     moves = min(max(standing.moves, 0), move_cap)
-    if standing.status == "won":
+    if standing.status == PlayerStatus.WON:
         return (min(max(standing.time_ms, 0), time_cap) << _MOVE_BITS) | moves
     found = (1 << _FOUND_BITS) - 1 - min(max(standing.foundation, 0), (1 << _FOUND_BITS) - 1)
     time_ms = min(max(standing.last_foundation_ms, 0), time_cap)

@@ -170,17 +170,35 @@ class MoveLog:
         return f"MoveLog({list(self)!r})"
 
 
-def commit_refusal(result: str, seq: int, last_seq: int) -> ServiceError | None:
+class CommitStatus(StrEnum):
+    """What :meth:`server.store.commits.Commits.commit` (the store's ``COMMIT``) made
+    of a :class:`Commit`: ``OK`` (written), or why nothing was written."""
+
+    OK = "ok"
+    STALE = "stale"
+    """Another connection's epoch is newer."""
+    GONE = "gone"
+    """The player's or the match's keys are not in Redis (it lost them)."""
+    DUP = "dup"
+    """The command's seq was accepted already."""
+    SEQ_GAP = "seq_gap"
+    """The seq skips a number (it is not the stored one plus 1)."""
+    GAME_OVER = "game_over"
+    NOT_PLAYING = "not_playing"
+    """The match is not playing."""
+
+
+def commit_refusal(result: CommitStatus, seq: int, last_seq: int) -> ServiceError | None:
     """The error for a commit of ``seq`` that Redis refused with ``result`` (``stale``, ``gone``, ``dup``,
     ``seq_gap``, ``game_over``, ``not_playing``), ``last_seq`` being what Redis holds; ``None`` for ``dup``
     (stored already: acknowledged again)."""
-    if result == "dup":
+    if result is CommitStatus.DUP:
         return None
-    if result == "stale":
+    if result is CommitStatus.STALE:
         return ServiceError("replaced", REPLACED)
-    if result == "gone":
+    if result is CommitStatus.GONE:
         return MatchGone()
-    if result == "seq_gap":
+    if result is CommitStatus.SEQ_GAP:
         return seq_gap(seq, last_seq, "play or resign")
     return ServiceError("game_over", "your game has ended")
 
@@ -195,11 +213,6 @@ class Stored(msgspec.Struct, frozen=True):
     status: PlayerStatus
     time_ms: int
     last_found_ms: int
-
-    def fields(self) -> dict[str, int | str]:
-        """The record's fields by name, as the store writes them."""
-        return {"moves": self.moves, "undos": self.undos, "hints": self.hints, "foundation": self.foundation,
-                "status": self.status, "time_ms": self.time_ms, "last_found_ms": self.last_found_ms}
 
 
 class FollowUp(Enum):

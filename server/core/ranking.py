@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .player import PlayerStatus
+
 
 @dataclass(frozen=True, slots=True)
 class Standing:
     """One player's end of game. Times are ms from the match's start instant."""
 
     name: str
-    status: str
+    status: PlayerStatus
     time_ms: int
     moves: int
     undos: int
@@ -29,7 +31,7 @@ class Standing:
 
 
 def _key(s: Standing) -> tuple[int, ...]:
-    if s.status == "won":
+    if s.status == PlayerStatus.WON:
         return (0, s.time_ms, s.moves)
     return (1, -s.foundation, s.last_foundation_ms, s.moves)
 
@@ -52,7 +54,7 @@ class RoundResult:
 
     name: str
     rank: int
-    status: str
+    status: PlayerStatus
     foundation: int
     time_ms: int
 
@@ -82,7 +84,7 @@ def series_standings(rounds: list[list[RoundResult]]) -> list[SeriesStanding]:
     for results in rounds:
         for row in results:
             won.setdefault(row.name, 0)
-            if row.rank == 1 and row.status == "won":
+            if row.rank == 1 and row.status == PlayerStatus.WON:
                 won[row.name] += 1
             cards[row.name] = cards.get(row.name, 0) + row.foundation
             time[row.name] = time.get(row.name, 0) + row.time_ms

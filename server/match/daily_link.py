@@ -23,7 +23,7 @@ from ..core.ranking import Standing
 from ..hub import Hub
 from ..scheduler import DAILY
 from ..settings import Settings
-from ..store import Store, token_hash
+from ..store import JoinStatus, Store, token_hash
 from ..store.keys import day_member
 from .context import DailyHooks, Day, Log, MatchContext
 from .ending import standing
@@ -111,7 +111,7 @@ class DailyLink:
             if await self.store.matches.create(code, fields):
                 break
         status, _ = await self.store.players.join(code, name, token_hash(secrets.token_urlsafe(24)), 1, now)
-        assert status == "ok", status
+        assert status is JoinStatus.OK, status
         return code
 
     async def attempt_open(self, code: str, name: str) -> bool:

@@ -20,6 +20,7 @@ from ..core.errors import ServiceError
 from ..core.lifecycle import SCRIPTED, Effect, Event, State, TimerKind, Transition, decide, refusal
 from ..core.player import Commit, PlayerStatus, StuckWrite, new_game
 from ..names import name_key
+from ..store import ClaimStatus, CommitStatus, EndStatus, StuckStatus
 from ..views import view_message
 from .step import Step
 
@@ -166,20 +167,20 @@ class Effects:
         step.answer = result, _ = await self.store.commits.commit(
             step.code, session.name, session.epoch, write.seq, write.entry, write.record, write.ends,
             [encode(event) for event in write.events], [encode(board) for board in write.boards])
-        return result == "ok"
+        return result is CommitStatus.OK
 
     async def _stuck(self, step: Step) -> bool:
         session, write = step.session, step.write
         assert session is not None and isinstance(write, StuckWrite)
         return await self.store.players.mark_stuck(step.code, session.name, session.epoch, write.seq,
-                                                   encode(write.event)) == "ok"
+                                                   encode(write.event)) is StuckStatus.OK
 
     async def _end_player(self, step: Step) -> bool:
         ok = True
         for end in step.ends:
             step.answer = status, _ = await self.store.players.end(step.code, end.name, end.status, end.time_ms,
                                                                    end.event)
-            ok = status == "ok"
+            ok = status is EndStatus.OK
         # A player's own end stops when it was not written (it ended otherwise); the deadline's goes on to the
         # results whatever each end answered (a game that ended meanwhile was ended by its player).
         return ok or step.session is None
@@ -189,9 +190,10 @@ class Effects:
         assert session is not None
         status, code, claimed, names = await self.store.rounds.claim_next(step.code, session.name, step.candidate,
                                                                           step.same_deal)
-        if status in ("not_finished", "no_match"):  # the lifecycle's refusal (any state but finished alike)
-            raise refusal(Event.REMATCH, None if status == "no_match" else State.PLAYING, step.code)
-        if status != "ok":  # no_player: the player's record is gone
+        if status is ClaimStatus.NOT_FINISHED or status is ClaimStatus.NO_MATCH:  # the lifecycle's refusal (any
+            # state but finished alike)
+            raise refusal(Event.REMATCH, None if status is ClaimStatus.NO_MATCH else State.PLAYING, step.code)
+        if status is not ClaimStatus.OK:  # no_player: the player's record is gone
             raise ServiceError("not_joined", "you are not a player of this match: join or resume it first")
         step.answer = (code, claimed, names)
         return True

@@ -30,7 +30,7 @@ from ..core.lifecycle import (
 )
 from ..core.player import MatchGone, PlayerStatus
 from ..names import name_key, name_problem
-from ..store import MatchMeta, token_hash
+from ..store import JoinStatus, MatchMeta, token_hash
 from .rounds import may_start
 from .step import Step
 
@@ -45,18 +45,18 @@ def require_joined(session: Session) -> None:
         raise ServiceError("not_joined", "join or resume a match first")
 
 
-def join_refusal(status: str, code: str, name: str, meta: MatchMeta) -> ServiceError:
+def join_refusal(status: JoinStatus, code: str, name: str, meta: MatchMeta) -> ServiceError:
     """The error of a ``JOIN`` the store refused with ``status``: ``no_match``, ``closed``, ``name_taken``,
     ``match_full``, or ``seats_kept``, answered ``match_full`` saying why. ``already_started`` is
     :meth:`Lobby.take_seat`'s, which reads the state again."""
-    if status in ("no_match", "closed"):
-        return refusal(Event.JOIN, state_of(None if status == "no_match" else status), code)
-    if status == "name_taken":
+    if status is JoinStatus.NO_MATCH or status is JoinStatus.CLOSED:
+        return refusal(Event.JOIN, None if status is JoinStatus.NO_MATCH else State.CLOSED, code)
+    if status is JoinStatus.NAME_TAKEN:
         kept = meta.expected is not None and not meta.window_over
         return ServiceError("name_taken", f"the name {name!r} (or one that looks the same) is already taken in this "
                                           "match" + (" (or kept for a player of the round before until its rematch "
                                                      "window ends)" if kept else ""))
-    if status == "seats_kept":
+    if status is JoinStatus.SEATS_KEPT:
         return ServiceError("match_full", f"the match's {meta.settings.players} seats are taken or kept for the "
                                           "players of the round before until its rematch window ends")
     return ServiceError("match_full", f"the match has all its {meta.settings.players} players")
@@ -99,12 +99,12 @@ class Lobby:
         assert meta is not None and session is not None
         status, _ = await self.store.players.join(code, name, token_hash(step.token), meta.settings.players,
                                                   self.service.clock.now_ms(), name_key(name))
-        if status == "already_started":
+        if status is JoinStatus.ALREADY_STARTED:
             now = await self.store.matches.meta(code)  # it may have ended since it was read above
             raise refusal(Event.JOIN, (now or meta).state, code)
-        if status == "no_match" and await self.store.matches.lost(code):  # its meta was there a moment ago
+        if status is JoinStatus.NO_MATCH and await self.store.matches.lost(code):  # its meta was there a moment ago
             raise MatchGone(code)
-        if status != "ok":
+        if status is not JoinStatus.OK:
             raise join_refusal(status, code, name, meta)
         await self.service.attach(session, code, name, 0)
         session.push(encode(m.Joined(code, name, step.token)))

@@ -35,7 +35,7 @@ from ..core.player import (
 )
 from ..engine import Game
 from ..engine.dead import Verdict, is_dead
-from ..store import CommitOutcome, MatchKeysGone, MatchMeta
+from ..store import CommitOutcome, CommitStatus, MatchKeysGone, MatchMeta
 from .lobby import require_joined
 from .step import GameEnd, Step
 
@@ -139,7 +139,7 @@ class Playing:
             await self._lost_commit(session, write.seq, error)
             return CommitOutcome.LOST, -1
         result, active = step.answer
-        if result != "ok":
+        if result is not CommitStatus.OK:
             await self._refused_commit(session, write.seq, result)
             return CommitOutcome.REFUSED, -1
         session.adopt(proposal.next)
@@ -210,11 +210,11 @@ class Playing:
         session.epoch = record.epoch
         session.unsure = False
 
-    async def _refused_commit(self, session: Session, seq: int, result: str) -> None:
+    async def _refused_commit(self, session: Session, seq: int, result: CommitStatus) -> None:
         """Redis did not store command ``seq``; ``COMMIT`` answered ``result``. The session takes what Redis
         holds; a ``dup`` is acknowledged again, the rest raise :func:`server.core.player.commit_refusal`'s
         :class:`ServiceError`."""
-        meta = await self.store.matches.meta(session.code) if result != "gone" else None
+        meta = await self.store.matches.meta(session.code) if result is not CommitStatus.GONE else None
         if meta is not None:
             await self._load(session, meta)
         error = commit_refusal(result, seq, session.last_seq)

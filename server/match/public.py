@@ -14,7 +14,7 @@ from protocol.codec import encode
 
 from ..core.lifecycle import LOBBY_STATES, boards_public, reveals
 from ..engine import find_variant
-from ..store import MatchMeta, PlayerRecord
+from ..store import LobbyWrite, MatchMeta, PlayerRecord
 
 if TYPE_CHECKING:
     from .context import MatchContext
@@ -89,5 +89,5 @@ class PublicView:
             players = await self.store.players.all(code)
             frame = encode(lobby_frame(code, meta, players))
             written = await self.store.matches.add_lobby_event(code, frame, meta.state, meta.commitment, players)
-            if written != "changed":
+            if written is not LobbyWrite.CHANGED:
                 return

@@ -36,7 +36,7 @@ from ..core.ranking import RoundResult, SeriesStanding, series_standings
 from ..engine import find_variant, format_position
 from ..engine.deal import deal as deal_of
 from ..names import name_key
-from ..store import MatchMeta, token_hash
+from ..store import MatchMeta, RoundJoinStatus, token_hash
 from ..store.keys import name_field
 from .creation import commitment, dealt_fields
 from .step import Step
@@ -58,17 +58,17 @@ def may_start(meta: MatchMeta, names: list[str]) -> bool:
     return meta.window_over or set(meta.expected) <= set(names)
 
 
-def _not_joined(status: str, code: str, number: int, players: int, name: str) -> Exception:
+def _not_joined(status: RoundJoinStatus, code: str, number: int, players: int, name: str) -> Exception:
     """The refusal of a rematch whose next round ``code`` (round ``number``) did not take the player
     (:meth:`server.store.rounds.Rounds.join` answered ``status``)."""
-    if status == "already_started":
+    if status is RoundJoinStatus.ALREADY_STARTED:
         return ServiceError("already_started", f"round {number} ({code}) has already started: watch it at "
                                                f"/watch/{code}")
-    if status == "closed":
+    if status is RoundJoinStatus.CLOSED:
         return ServiceError("closed", f"round {number} ({code}) was closed: it did not start in time")
-    if status == "match_full":
+    if status is RoundJoinStatus.MATCH_FULL:
         return ServiceError("match_full", f"round {number} ({code}) has all its {players} players")
-    if status == "name_taken":
+    if status is RoundJoinStatus.NAME_TAKEN:
         return ServiceError("name_taken", f"someone joined round {number} ({code}) as {name!r} (or a name that "
                                           f"looks the same) after its rematch window, before you asked")
     return ServiceError("no_match", "the next round no longer exists")
@@ -138,9 +138,9 @@ class Rounds:
         joined, hosts = await self.store.rounds.join(code, name, token_hash(token), settings.players,
                                                      service.clock.now_ms(), name_key(name), old,
                                                      token_hash(host_token))
-        if joined not in ("ok", "again"):
+        if joined is not RoundJoinStatus.OK and joined is not RoundJoinStatus.AGAIN:
             raise _not_joined(joined, code, new_meta.round, settings.players, name)
-        # Also on a retry ("again"): the process that joined the player may have died before these steps,
+        # Also on a retry (AGAIN): the process that joined the player may have died before these steps,
         # and each is safe to repeat (the offer names everyone who asked so far; the start happens once).
         async with service.lobby_lock(code):
             now_meta = await self.store.matches.meta(code)
@@ -299,7 +299,7 @@ class Rounds:
                 continue
             results = decode_server(frame)
             if isinstance(results, m.Results):
-                rounds.append([RoundResult(r.name, r.rank, r.status, r.foundation, r.time_ms)
+                rounds.append([RoundResult(r.name, r.rank, PlayerStatus(r.status), r.foundation, r.time_ms)
                                for r in results.ranking])
         standings: list[SeriesStanding] = series_standings(rounds)
         return {

@@ -141,7 +141,8 @@ def redis_client(url: str, cluster: bool = False) -> RedisClient:
     """The server's Redis client for ``url`` (``redis://host:port/db``; of a cluster: any node).
 
     One node: a blocking pool of 16 connections (a command waits up to 10 s for one; a few beat many, DESIGN.md),
-    socket reads and writes of at most 5 s (then ``TimeoutError``), commands packed by hiredis on ``redis://``.
+    socket reads and writes of at most 5 s (then ``TimeoutError``), commands packed by hiredis on ``redis://``;
+    its ``aclose()`` disconnects the pool's connections.
     ``cluster``: a :class:`WaitingRedisCluster` of :data:`CLUSTER_MAX_CONNECTIONS` per node, same timeouts; it
     reads the layout again and retries after a connection error or a failover (redis-py's default tries).
     """
@@ -158,7 +159,9 @@ def redis_client(url: str, cluster: bool = False) -> RedisClient:
                                                     socket_timeout=5, health_check_interval=30,
                                                     maint_notifications_config=MaintNotificationsConfig(enabled=False),
                                                     **options)
-    return aioredis.Redis(connection_pool=pool)
+    # from_pool: the client owns its pool, so aclose() disconnects the pool's connections too (a pool passed as
+    # connection_pool= is left open, as if another client shared it).
+    return aioredis.Redis.from_pool(pool)
 
 
 def probe_client(url: str, timeout_s: float) -> aioredis.Redis:
@@ -168,7 +171,7 @@ def probe_client(url: str, timeout_s: float) -> aioredis.Redis:
     pool = aioredis.BlockingConnectionPool.from_url(
         url, max_connections=4, timeout=timeout_s, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
         retry=Retry(NoBackoff(), 0), maint_notifications_config=MaintNotificationsConfig(enabled=False))
-    return aioredis.Redis(connection_pool=pool)
+    return aioredis.Redis.from_pool(pool)  # closed with the client, as redis_client's
 
 
 async def is_cluster(url: str) -> bool:

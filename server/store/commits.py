@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextvars import Context
-from enum import Enum, StrEnum
+from enum import Enum
 from typing import Any, NamedTuple
 
 import msgspec
@@ -18,7 +18,7 @@ from redis.exceptions import NoScriptError
 
 from protocol import messages as m
 
-from ..core.player import Stored
+from ..core.player import CommitStatus, Stored
 from . import scripts
 from .backend import Backend
 from .client import node_name
@@ -31,23 +31,6 @@ log = logging.getLogger("forty_thieves.store")
 
 Pending = tuple[list[str], list[Any], "asyncio.Future[Any]"]
 """A commit waiting for its batch: its keys, its arguments, and the future its answer settles."""
-
-
-class CommitStatus(StrEnum):
-    """What :meth:`Commits.commit` made of a command: ``OK`` (written), or why nothing was written."""
-
-    OK = "ok"
-    STALE = "stale"
-    """Another connection's epoch is newer."""
-    GONE = "gone"
-    """The player's or the match's keys are not in Redis (it lost them)."""
-    DUP = "dup"
-    """The command's seq was accepted already."""
-    SEQ_GAP = "seq_gap"
-    """The seq skips a number (it is not the stored one plus 1)."""
-    GAME_OVER = "game_over"
-    NOT_PLAYING = "not_playing"
-    """The match is not playing."""
 
 
 class Committed(NamedTuple):

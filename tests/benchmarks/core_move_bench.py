@@ -61,7 +61,7 @@ def timed(variant: str, text: str, commands: list[str]) -> list[int]:
         t0 = clock()
         answer = player.propose_play(seq, command, seq * 1000)
         write = answer.write
-        write.record.fields()
+        [str(getattr(write.record, field)) for field in write.record.__struct_fields__]  # the record as text
         [encode(event) for event in write.events]
         assert answer.frame  # the reply, encoded by propose_play already (what the server pushes)
         t1 = clock()

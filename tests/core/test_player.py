@@ -13,6 +13,7 @@ from protocol import messages as m
 from server.core.errors import ServiceError
 from server.core.player import (
     Commit,
+    CommitStatus,
     EndWrite,
     FollowUp,
     HintWrite,
@@ -421,12 +422,13 @@ def test_retry_numbering() -> None:
     assert is_retry(1, 1, "hint") and is_retry(1, 5, "hint") and not is_retry(6, 5, "hint")
 
 
-@pytest.mark.parametrize(("result", "code"), [("stale", "replaced"), ("seq_gap", "seq_gap"),
-                                              ("game_over", "game_over"), ("not_playing", "game_over")])
-def test_a_refused_commit(result: str, code: str) -> None:
+@pytest.mark.parametrize(("result", "code"), [(CommitStatus.STALE, "replaced"), (CommitStatus.SEQ_GAP, "seq_gap"),
+                                              (CommitStatus.GONE, "no_match"), (CommitStatus.GAME_OVER, "game_over"),
+                                              (CommitStatus.NOT_PLAYING, "game_over")])
+def test_a_refused_commit(result: CommitStatus, code: str) -> None:
     error = commit_refusal(result, 4, 2)
     assert error is not None and error.code == code
-    assert commit_refusal("dup", 4, 2) is None
+    assert commit_refusal(CommitStatus.DUP, 4, 2) is None
 
 
 def test_a_game_is_replayed_from_its_deal_and_log() -> None:

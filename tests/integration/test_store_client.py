@@ -4,14 +4,17 @@ redis-py adaptations (:mod:`server.store.client`) each change what a test here s
 from __future__ import annotations
 
 import asyncio
+import secrets
 import socket
 import subprocess
 import tempfile
 import time
+from typing import Any
 
+import pytest
 import redis.asyncio as aioredis
 
-from server.store.client import HiredisPackedConnection, redis_client
+from server.store.client import HiredisPackedConnection, probe_client, redis_client
 
 from .conftest import free_port, redis_binary
 
@@ -35,7 +38,32 @@ async def test_a_single_node_client_packs_its_commands_with_hiredis(redis_url: s
         await client.delete(key)
     finally:
         await client.aclose()
-        await client.connection_pool.disconnect()  # a pool passed in is not closed by the client
+
+
+async def _names_connected(redis_url: str, name: str, connected: bool) -> bool:
+    """Whether Redis comes to list a client named ``name`` (``connected``) or none (not ``connected``) within
+    5 s, asked on a connection of its own (Redis drops a client once it reads the closed socket)."""
+    async with aioredis.Redis.from_url(redis_url) as observer:
+        for _ in range(100):
+            listed = any(client.get("name") == name for client in await observer.client_list())
+            if listed is connected:
+                return True
+            await asyncio.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("make", [redis_client, lambda url: probe_client(url, 1.0)], ids=["server", "probe"])
+async def test_closing_a_single_node_client_disconnects_its_pool(redis_url: str, make: Any) -> None:
+    """The server's client and the readiness probe's own their pools: after ``aclose()`` (the server's
+    shutdown) Redis no longer lists their connections (a pool passed as ``connection_pool=`` stays open)."""
+    client = make(redis_url)
+    name = f"ftr-close-{secrets.token_hex(4)}"
+    try:
+        await client.execute_command("CLIENT", "SETNAME", name)  # a fresh pool: its one connection
+        assert await _names_connected(redis_url, name, True)
+    finally:
+        await client.aclose()
+    assert await _names_connected(redis_url, name, False), "the pool's connection is still open after aclose()"
 
 
 def _serve(port: int, folder: str) -> subprocess.Popen[bytes]:
@@ -74,6 +102,5 @@ async def test_a_single_node_client_reconnects_after_a_redis_restart() -> None:
         assert sorted(a for a in answers if isinstance(a, int)) == list(range(1, 9)), answers
     finally:
         await client.aclose()
-        await client.connection_pool.disconnect()  # a pool passed in is not closed by the client
         process.terminate()
         process.wait(5)
