@@ -38,8 +38,8 @@ async def over_rate(request: Request, limiters: dict[str, AsyncLimiter], per_min
 async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) -> T | JSONResponse:
     """The request body decoded as JSON into ``kind`` (an empty body is ``{}``), or the error to answer:
     415 ``malformed`` unless the ``Content-Type`` is ``application/json``, 413 ``frame_too_large`` past
-    ``max_bytes`` bytes, 400 ``malformed`` for bad JSON or a wrong shape (``what`` names the body in the
-    message).
+    ``max_bytes`` bytes, 400 ``malformed`` for bad JSON, JSON nested too deeply or a wrong shape (``what``
+    names the body in the message).
 
     The content type is required because a browser sends a cross-site POST of a form or of ``text/plain``
     (or with no body) without asking the server first (a CORS "simple request"): any page a player visits
@@ -82,6 +82,8 @@ async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) 
         return error_response(400, "malformed", f"invalid {what}: {error}")
     except msgspec.DecodeError as error:
         return error_response(400, "malformed", f"the body is not JSON: {error}")
+    except RecursionError:  # msgspec's decoder into Any nests one C call per array or object
+        return error_response(400, "malformed", f"the {what} is nested too deeply")
 
 
 _STREAM_ID = re.compile(r"([0-9]{1,20})-([0-9]{1,20})")

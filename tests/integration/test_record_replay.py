@@ -81,7 +81,8 @@ def test_each_step_is_the_position_a_player_sees_and_never_a_face_down_card(url:
     (None, 400, "deal"),
     (None, 400, f"at most {MAX_RECORD_COMMANDS}"),
     (b"{" + b" " * MAX_RECORD_BYTES + b"}", 413, "larger than"),
-], ids=["not-json", "not-an-object", "no-fields", "variant", "deal", "too-many-commands", "too-large"])
+    (b'{"x": ' + b"[" * 20_000 + b"]" * 20_000 + b"}", 400, "nested too deeply"),
+], ids=["not-json", "not-an-object", "no-fields", "variant", "deal", "too-many-commands", "too-large", "too-deep"])
 def test_a_record_that_is_not_one_is_refused_and_the_server_answers_on(url: str, body: bytes | None, status: int,
                                                                        words: str) -> None:
     if body is None:
@@ -110,3 +111,4 @@ def test_an_address_past_its_records_a_minute_waits(make_server) -> None:  # typ
     server = make_server(FTR_MATCHES_PER_MIN="2")
     answers = [post(server.url, record([])).status_code for _ in range(3)]
     assert answers == [200, 200, 429]
+
