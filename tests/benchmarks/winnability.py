@@ -2,8 +2,11 @@
 
 Phase 1: the solver's schedule (``solve``, 10 s a deal by default, the C search where it is built) on random deals:
 ``solved`` (a replayed win), ``unsolvable`` (an exhausted search) or ``unknown`` (open). Phase 2: a random sample of
-the deals phase 1 left open, each given to the layered exact prover (server/engine/solver/prover.py), which stops
-and resumes from its own file (``--proof-dir``), so a deal can be decided over several runs.
+the deals phase 1 left open, each given first ``--search-s`` seconds (default 60) of the same schedule, which finds
+the wins the prover would meet only in its last layers, then to the layered exact prover
+(server/engine/solver/prover.py), ``--budget-s`` seconds a run, which stops and resumes from its own file
+(``--proof-dir``), so a deal can be decided over several runs. Every verdict of either is exact: a win replayed
+through the engine, a loss by an exhausted search.
 
 **The seeds** (decimal strings below 10^9): the draws of ``random.Random(2026).randrange(1, 10**9)``, in order.
 Classic deal i is draw i for i <= 500 and draw 500 + i beyond; relaxed deal i is draw 500 + i (i <= 500). So the
@@ -33,7 +36,7 @@ prover's largest layer and states per second). A phase-2 deal left undecided and
 the last line of a deal and phase counts.
 
 Run in pieces: ``python tests/benchmarks/winnability.py --phase1 --count K [--variant classic] [--seconds 10]``,
-``--phase2 --count K --budget-s S [--proof-dir DIR]``, ``--import-bench FILE``, ``--report`` (from the file alone).
+``--phase2 --count K --budget-s S [--search-s 60] [--proof-dir DIR]``, ``--import-bench FILE``, ``--report`` (from the file alone).
 """
 
 from __future__ import annotations
@@ -274,15 +277,15 @@ def phase1(path: Path, variant_name: str, count: int, seconds: float, states: in
 
 
 def phase2_candidates(table: list[dict[str, str]], variant: str) -> Iterator[tuple[int, str]]:
-    """The open deals in phase-2 order, skipping those phase 2 decided."""
+    """The deals phase 2 takes next: first those it left undecided (to resume), then the open deals it has not
+    taken yet, each group in :func:`phase2_key` order. Which deals enter depends on the seeds' keys and on
+    phase 1 alone, never on a phase-2 verdict."""
     first = latest(table, variant, "1")
     second = latest(table, variant, "2")
     open_ = sorted(((index, row["seed"]) for index, row in first.items() if row["verdict"] == "unknown"),
                    key=lambda pair: phase2_key(pair[1]))
-    for index, seed in open_:
-        if index in second and second[index]["verdict"] != "unknown":
-            continue
-        yield index, seed
+    yield from ((index, seed) for index, seed in open_ if index in second and second[index]["verdict"] == "unknown")
+    yield from ((index, seed) for index, seed in open_ if index not in second)
 
 
 def _progress(seed: str, before: int, started: float) -> Callable[[LayeredProof], None]:
@@ -301,9 +304,12 @@ def _progress(seed: str, before: int, started: float) -> Callable[[LayeredProof]
     return progress
 
 
-def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: Path, states: int | None) -> None:
-    """Give the next ``count`` phase-2 deals ``budget`` seconds each of the prover (resuming where a run left)."""
+def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: Path, states: int | None,
+           search_s: float) -> None:
+    """Give the next ``count`` phase-2 deals ``budget`` seconds each of the prover (resuming where a run left),
+    a deal new to phase 2 first ``search_s`` seconds of the schedule (a win or a loss it proves is exact too)."""
     from server.engine import deal, find_variant
+    from server.engine.solver import Budget, solve
     from server.engine.solver.proof_file import ProofFile
     from server.engine.solver.prover import run
 
@@ -311,6 +317,19 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
     commit = build()
     for index, seed in list(phase2_candidates(rows(path), variant_name))[:count]:
         store = ProofFile(proof_dir, f"{variant_name}-{seed}")
+        if search_s > 0 and not store.path.exists():
+            # A longer run of the schedule first: the prover meets a win only in the last layers (README.md).
+            started = time.monotonic()
+            result = solve(deal(seed, variant), variant, Budget(nodes=10**10, seconds=search_s, states=30_000_000),
+                           clock=time.monotonic)
+            elapsed = time.monotonic() - started
+            print(f"{variant_name} {index} {seed}: the schedule at {search_s:g} s: {result.result}", flush=True)
+            if result.result != "unknown":
+                append(path, {"variant": variant_name, "index": index, "seed": seed, "phase": 2,
+                              "verdict": result.result, "nodes": result.nodes, "seconds": f"{elapsed:.1f}",
+                              "note": f"build {commit}, the schedule at {search_s:g} s ({result.solver}) before "
+                                      f"the prover, load {os.getloadavg()[0]:.1f}"})
+                continue
         proof = store.open(deal(seed, variant), variant)
         before = proof.counts.nodes
         started = time.monotonic()
@@ -342,6 +361,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="phase 1: the schedule's cap per deal")
     parser.add_argument("--states", type=int, default=30_000_000, help="phase 1: the state bound per deal")
     parser.add_argument("--budget-s", type=float, default=600.0, help="phase 2: the prover's seconds per deal")
+    parser.add_argument("--search-s", type=float, default=60.0,
+                        help="phase 2: seconds of the schedule on a deal new to phase 2 before the prover (0: none)")
     parser.add_argument("--layer-states", type=int, default=None, help="phase 2: the most states of one layer")
     parser.add_argument("--proof-dir", type=Path,
                         default=Path(os.path.expanduser("~/.cache/forty-thieves-race/proofs")),
@@ -354,7 +375,8 @@ def main() -> None:
     elif args.phase1:
         phase1(args.results, args.variant, args.count, args.seconds, args.states)
     else:
-        phase2(args.results, args.variant, args.count, args.budget_s, args.proof_dir, args.layer_states)
+        phase2(args.results, args.variant, args.count, args.budget_s, args.proof_dir, args.layer_states,
+               args.search_s)
 
 
 if __name__ == "__main__":
