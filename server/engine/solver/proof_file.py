@@ -1,0 +1,106 @@
+"""The prover's files: a :class:`.prover.Store` on disk, so that a layered proof stops and resumes.
+
+The only module of the solver that touches files (the search itself, :mod:`.prover`, stays pure). A proof of one
+deal keeps two files side by side:
+
+- ``NAME.proof``: the checkpoint, :meth:`.prover.LayeredProof.snapshot` (the layer reached as the frontier of
+  the later layers, the counts, the verdict) with the length of the trail it goes with; written to a temporary
+  file, flushed to disk and renamed over the old one, so a stop at any moment leaves the last complete
+  checkpoint (``os.replace`` is atomic on POSIX);
+- ``NAME.trail``: the finished layers' records (each state's parent and command), appended layer by layer, for
+  tracing a win back. On resuming, whatever the trail holds past the checkpoint's length (layers searched after
+  it, whose states the checkpoint's frontier does not know) is cut off: those layers are searched again.
+
+Both hold Python values written with :mod:`pickle`: the files are the prover's own, read back only by it; never
+open one from elsewhere.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import pickle
+from pathlib import Path
+
+from ..position import Position
+from ..variants import Variant
+from .prover import LayeredProof, Record
+
+
+class ProofFile:
+    """A :class:`.prover.Store` for the proof named ``name`` in ``directory`` (created if missing).
+
+    :meth:`open` gives the proof to run: resumed from ``NAME.proof`` when it exists, else fresh.
+    """
+
+    def __init__(self, directory: Path | str, name: str) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / f"{name}.proof"
+        self.trail_path = self.directory / f"{name}.trail"
+        self._firsts: list[int] = []  # first state index of each layer in the trail, ascending
+        self._chunks: list[tuple[int, int, int]] = []  # (first index, byte offset, byte length) per layer
+        self._trail_length = 0
+        self._cached: tuple[int, list[Record]] | None = None
+
+    def open(self, position: Position, variant: Variant, *, autoplay_on: bool = True) -> LayeredProof:
+        """The proof of ``position``: resumed from the checkpoint if there is one, else from its first layer.
+
+        Raises ``ValueError`` when the checkpoint is of another deal, variant or setting, and ``pickle`` errors
+        when it is damaged; the files are left as they are then.
+        """
+        if not self.path.exists():
+            self._write_trail_from_scratch()
+            proof = LayeredProof.start(position, variant, autoplay_on=autoplay_on)
+            return proof
+        with self.path.open("rb") as handle:
+            saved = pickle.load(handle)
+        proof = LayeredProof.resume(position, variant, saved["snapshot"], autoplay_on=autoplay_on)
+        self._chunks = [(first, offset, length) for first, offset, length in saved["chunks"]]
+        self._firsts = [chunk[0] for chunk in self._chunks]
+        self._trail_length = saved["trail_length"]
+        with self.trail_path.open("r+b") as trail:
+            trail.truncate(self._trail_length)
+        return proof
+
+    def _write_trail_from_scratch(self) -> None:
+        self.trail_path.write_bytes(b"")
+        self._chunks, self._firsts, self._trail_length, self._cached = [], [], 0, None
+
+    def append_layer(self, first: int, records: list[Record]) -> None:
+        if not records:
+            return
+        data = pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
+        with self.trail_path.open("ab") as trail:
+            trail.write(data)
+        self._chunks.append((first, self._trail_length, len(data)))
+        self._firsts.append(first)
+        self._trail_length += len(data)
+
+    def record(self, index: int) -> Record:
+        at = bisect.bisect_right(self._firsts, index) - 1
+        if at < 0:
+            raise KeyError(index)
+        first, offset, length = self._chunks[at]
+        if self._cached is None or self._cached[0] != first:
+            with self.trail_path.open("rb") as trail:
+                trail.seek(offset)
+                records: list[Record] = pickle.loads(trail.read(length))
+            self._cached = (first, records)
+        return self._cached[1][index - first]
+
+    def checkpoint(self, snapshot: dict[str, object]) -> None:
+        with self.trail_path.open("ab") as trail:
+            os.fsync(trail.fileno())  # the records the checkpoint counts on are on disk before it is
+        temporary = self.path.with_suffix(".proof.tmp")
+        with temporary.open("wb") as handle:
+            pickle.dump({"snapshot": snapshot, "chunks": self._chunks, "trail_length": self._trail_length}, handle,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, self.path)
+
+    def remove(self) -> None:
+        """Delete both files (a decided proof whose verdict is recorded elsewhere)."""
+        for path in (self.path, self.trail_path):
+            path.unlink(missing_ok=True)
