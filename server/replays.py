@@ -116,6 +116,10 @@ def record_steps(data: dict[str, Any]) -> bytes:
     return msgspec.json.encode(m.RecordReplay(record.variant.name, steps))
 
 
+RECORD_WAIT_S = 5.0
+"""Seconds a ``POST /replays`` waits for the record replayed before it; then 429 ``rate_limited``."""
+
+
 async def record_replay(request: Request) -> Response:
     """``POST /replays``: see the module docstring."""
     service: MatchService = request.app.state.service
@@ -124,11 +128,24 @@ async def record_replay(request: Request) -> Response:
     data = await read_json(request, dict[str, Any], MAX_RECORD_BYTES, "game record")
     if isinstance(data, Response):
         return data
+    # One record at a time shares the dead-game worker, so a live game's dead check waits behind one at most.
+    turns: asyncio.Semaphore | None = getattr(request.app.state, "record_turns", None)
+    if turns is None:
+        turns = request.app.state.record_turns = asyncio.Semaphore(1)
     loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout(RECORD_WAIT_S):
+            await turns.acquire()
+    except TimeoutError:
+        busy = _error(429, "rate_limited", "the server is replaying other records: try again in a few seconds")
+        busy.headers["Retry-After"] = str(int(RECORD_WAIT_S))
+        return busy
     try:
         body = await loop.run_in_executor(service.dead_executor, record_steps, data)
     except NotationError as error:
         return _error(400, "malformed", str(error))
+    finally:
+        turns.release()
     return Response(body, media_type="application/json")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -112,3 +113,18 @@ def test_an_address_past_its_records_a_minute_waits(make_server) -> None:  # typ
     answers = [post(server.url, record([])).status_code for _ in range(3)]
     assert answers == [200, 200, 429]
 
+
+
+def test_a_burst_of_the_largest_records_is_answered_or_told_to_wait(make_server) -> None:  # type: ignore[no-untyped-def]
+    """Eight of the largest records at once: each is replayed whole or refused with 429 and Retry-After (one that
+    would wait past RECORD_WAIT_S for the one before), nothing else, and the server answers on."""
+    server = make_server(FTR_MATCHES_PER_MIN="100")
+    big = record(some_commands(MAX_RECORD_COMMANDS))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda _: post(server.url, big), range(8)))
+    codes = [answer.status_code for answer in answers]
+    assert set(codes) <= {200, 429} and 200 in codes, codes
+    assert all(len(a.json()["steps"]) == MAX_RECORD_COMMANDS + 1 for a in answers if a.status_code == 200)
+    refused = [answer for answer in answers if answer.status_code == 429]
+    assert all(a.json()["error"] == "rate_limited" and a.headers["Retry-After"] == "5" for a in refused)
+    assert post(server.url, record([])).status_code == 200  # and the server answers on
