@@ -30,7 +30,7 @@
   }
 
   // At the start instant the server makes every player of the match "playing", with the cards the deal's
-  // autoplay put up (server/store/scripts.py START); no spectator event says so, and a player's first
+  // autoplay put up (server/store/scripts/matches.py START); no spectator event says so, and a player's first
   // progress event comes only with a first move. So the page does the same at once, then reads those cards
   // from GET /matches; the events behind wait for that answer, or a first move would look like cards put up.
   let starting = null;  // the promise of that read, once the start is seen
