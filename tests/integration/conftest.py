@@ -91,10 +91,10 @@ def redis_binary() -> str:
         return find_redis_server().path
 
 
-def start_redis_server(folder: str) -> tuple[subprocess.Popen[bytes], str]:
-    """A ``redis-server`` of its own on a free port (no persistence, its files in ``folder``), accepting
-    connections: ``(process, url)``. The caller stops it (``terminate``, ``wait``)."""
-    port = free_port()
+def start_redis_server(folder: str, port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``redis-server`` of its own on ``port`` (None: a free one; no persistence, its files in ``folder``),
+    accepting connections: ``(process, url)``. The caller stops it (``terminate``, ``wait``)."""
+    port = free_port() if port is None else port
     # DEBUG from local connections: the fault tests stall Redis with DEBUG SLEEP.
     process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", folder,
                                 "--enable-debug-command", "local"],

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import socket
-import subprocess
 import tempfile
-import time
 from typing import Any
 
 import pytest
@@ -16,7 +13,7 @@ import redis.asyncio as aioredis
 
 from server.store.client import HiredisPackedConnection, probe_client, redis_client
 
-from .conftest import free_port, redis_binary
+from .conftest import free_port, start_redis_server
 
 
 async def test_a_single_node_client_packs_its_commands_with_hiredis(redis_url: str) -> None:
@@ -66,36 +63,19 @@ async def test_closing_a_single_node_client_disconnects_its_pool(redis_url: str,
     assert await _names_connected(redis_url, name, False), "the pool's connection is still open after aclose()"
 
 
-def _serve(port: int, folder: str) -> subprocess.Popen[bytes]:
-    """A ``redis-server`` on ``port`` (no persistence), accepting connections."""
-    process = subprocess.Popen([redis_binary(), "--port", str(port), "--save", "", "--dir", folder,
-                                "--enable-debug-command", "local"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return process
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(f"redis-server did not start on port {port}") from None
-            time.sleep(0.05)
-
-
 async def test_a_single_node_client_reconnects_after_a_redis_restart() -> None:
     """After Redis restarts, every command on the connections pooled before it answers: the pool finds each
     connection closed and opens it again (with redis-py's maintenance notifications on, it did not check, and
     each pooled connection failed one command)."""
     port, folder = free_port(), tempfile.mkdtemp(prefix="ftr-restart-")
-    process = _serve(port, folder)
+    process, _ = start_redis_server(folder, port)
     client = redis_client(f"redis://127.0.0.1:{port}/0")
     try:
         await asyncio.gather(*(client.execute_command("DEBUG", "SLEEP", "0.05") for _ in range(8)))
         assert sum(count for count, _ in client.connection_pool.get_connection_count()) == 8
         process.terminate()
         process.wait(5)
-        process = _serve(port, folder)
+        process, _ = start_redis_server(folder, port)
         await asyncio.sleep(0.1)  # the loop reads the old connections' end, as a server's loop would meanwhile
         answers = await asyncio.gather(*(client.incr("{store-client}:restarts") for _ in range(8)),
                                        return_exceptions=True)
