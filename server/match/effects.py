@@ -18,9 +18,9 @@ from protocol.codec import encode
 
 from ..core.errors import ServiceError
 from ..core.lifecycle import SCRIPTED, Effect, Event, State, TimerKind, Transition, decide, refusal
-from ..core.player import Commit, PlayerStatus, StuckWrite, new_game
+from ..core.player import Commit, CommitStatus, PlayerStatus, StuckWrite, new_game
 from ..names import name_key
-from ..store import ClaimStatus, CommitStatus, EndStatus, StuckStatus
+from ..store import ClaimStatus, EndStatus, StuckStatus
 from ..views import view_message
 from .step import Step
 

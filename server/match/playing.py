@@ -21,6 +21,7 @@ from ..core.lifecycle import TABLE, Event, State
 from ..core.player import (
     REPLACED,
     Commit,
+    CommitStatus,
     EndWrite,
     FollowUp,
     HintWrite,
@@ -35,7 +36,7 @@ from ..core.player import (
 )
 from ..engine import Game
 from ..engine.dead import Verdict, is_dead
-from ..store import CommitOutcome, CommitStatus, MatchKeysGone, MatchMeta
+from ..store import CommitOutcome, MatchKeysGone, MatchMeta
 from .lobby import require_joined
 from .step import GameEnd, Step
 

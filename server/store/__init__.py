@@ -4,7 +4,7 @@ back (:mod:`.records`), the redis-py clients (:mod:`.client`), the :class:`Store
 package writes a key name, runs a script or reads a Redis field."""
 
 from .client import open_redis, probe_client, redis_client
-from .commits import CommitOutcome, CommitStatus, Committed, Fenced
+from .commits import CommitOutcome, Committed, Fenced
 from .daily_store import Attempt, AttemptStatus, DailyStore
 from .matches import LobbyWrite
 from .outages import REDIS_REFUSALS, REDIS_UNAVAILABLE, Outage
@@ -16,7 +16,7 @@ from .streams import READ_COUNT, Feed, StreamEntry, day_feed, match_feed
 
 __all__ = [
     "READ_COUNT", "REDIS_REFUSALS", "REDIS_UNAVAILABLE", "Attempt", "AttemptStatus", "ClaimStatus", "CommitOutcome",
-    "CommitStatus", "Committed", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "EndStatus", "Feed", "Fenced",
+    "Committed", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "EndStatus", "Feed", "Fenced",
     "JoinStatus", "Joined", "LobbyWrite", "MatchKeysGone", "MatchMeta", "NextClaim", "Outage", "PlayerEnded",
     "PlayerRecord", "Resumed", "RoundJoinStatus", "RoundJoined", "Store", "StreamEntry", "StuckStatus", "day_feed",
     "match_feed", "open_redis", "probe_client", "redis_client", "token_hash",

@@ -16,10 +16,10 @@ import redis.asyncio as aioredis
 
 from protocol import messages as m
 from protocol.codes import new_code
-from server.core.player import Stored
+from server.core.player import CommitStatus, Stored
 from server.engine import Game, deal, find_variant
 from server.names import name_key
-from server.store import CommitStatus, Committed, Joined, JoinStatus, Store, token_hash
+from server.store import Committed, Joined, JoinStatus, Store, token_hash
 from server.store.keys import events_key, log_key
 
 from .conftest import ServerProcess

@@ -15,13 +15,12 @@ import redis.asyncio as aioredis
 from protocol import messages as m
 from protocol.codes import new_code
 from server.core.lifecycle import State
-from server.core.player import Stored
+from server.core.player import CommitStatus, Stored
 from server.names import name_key
 from server.store import (
     Attempt,
     AttemptStatus,
     ClaimStatus,
-    CommitStatus,
     Committed,
     DailyEntry,
     DailyReplay,

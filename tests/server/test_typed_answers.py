@@ -14,12 +14,11 @@ from enum import Enum
 from pathlib import Path
 
 from server.core.lifecycle import State
-from server.core.player import PlayerStatus
+from server.core.player import CommitStatus, PlayerStatus
 from server.store import (
     AttemptStatus,
     ClaimStatus,
     CommitOutcome,
-    CommitStatus,
     EndStatus,
     JoinStatus,
     LobbyWrite,
