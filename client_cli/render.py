@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import io
+import shlex
 import time
 
 from rich.cells import set_cell_size
@@ -204,7 +205,54 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
     # Two lines: on one, an 80-column screen cut the commitment off (a 32-character seed and nonce fill it).
     lines.append(Text(f"seed {results.seed!r}, nonce {results.nonce}", style="dim"))
     lines.append(Text(f"commitment {results.commitment[:16]}… = SHA-256 of nonce + seed", style="dim"))
-    return lines
+    return lines + players_lines(results, me)
+
+
+def players_lines(results: m.Results, me: str = "") -> list[Text]:
+    """What the match did to its named players' histories: each new record (:func:`record_line`) and each
+    pair's head-to-head over all their races (:func:`rivalry_line`); nothing for a server keeping none."""
+    lines = [Text(record_line(note, me), style="bold green" if note.name == me else "green") for note in results.records]
+    lines += [Text(rivalry_line(pair)) for pair in results.head_to_head]
+    return [Text(""), *lines] if lines else []
+
+
+def _amount(what: str, value: int) -> str:
+    """A record's value in words: ``3:31`` (a time), ``212 moves``, ``87 cards up``."""
+    if what == "time":
+        return clock(value)
+    return plural(value, "move") if what == "moves" else f"{plural(value, 'card')} up"
+
+
+def record_line(note: m.RecordNote, me: str = "") -> str:
+    """A new personal record in words: ``New record on deal seed 1234: 212 moves, 9 fewer than your best``,
+    ``New record in classic: 3:31, 0:12 faster than your best``, ``First win on deal seed 1234: 212 moves``
+    (``previous`` -1); another player's starts with their name and says "their best"."""
+    where = f"on deal {note.deal}" if note.deal else f"in {note.variant}"
+    amount = _amount(note.what, note.value)
+    if note.previous < 0:
+        text = (f"first game of {note.variant}: {amount}" if note.what == "cards" else f"first win {where}: {amount}")
+    else:
+        gain = abs(note.previous - note.value)
+        by = {"time": f"{clock(gain)} faster", "moves": f"{gain} fewer", "cards": f"{gain} more"}[note.what]
+        text = f"new record {where}: {amount}, {by} than {'your' if note.name == me else 'their'} best"
+    return text[0].upper() + text[1:] if note.name == me else f"{note.name}: {text}"
+
+
+def rivalry_line(pair: m.Rivalry) -> str:
+    """``ann 23-17 bob between the two of them, over all their races (41, 1 drawn)``."""
+    drawn = f", {pair.draws} drawn" if pair.draws else ""
+    return (f"{pair.a} {pair.a_wins}-{pair.b_wins} {pair.b} between the two of them, over all their races "
+            f"({pair.races}{drawn})")
+
+
+def recovery_lines(name: str, code: str, server: str) -> list[str]:
+    """What the client says once when a join or a daily attempt claimed ``name``: the recovery code and what
+    it is for (the key itself stays in the tokens file)."""
+    return [f"{name} is your name on this server now (its key is kept on this machine).",
+            "Its recovery code, shown only this once (keep it somewhere safe):",
+            f"    {code}",
+            "On another machine, or if this one loses the key, it gives the name a new key:",
+            f"    forty-thieves recover {shlex.quote(name)} {code}{server_option(server)}"]
 
 
 def series_lines(state: RaceState) -> list[Text]:
@@ -354,6 +402,10 @@ def _lobby(state: RaceState, width: int = 80) -> tuple[list[Text], int]:
         lines.append(Text("Friends join with:"))
         lines += [Text(line, style="bold") for line in join_lines(state.code, state.public_server or state.server,
                                                                   width)]
+    if state.claimed is not None:
+        name, code = state.claimed
+        lines += [Text(f"{name} is your name on this server now. Its recovery code:", style="yellow"),
+                  Text(f"  {code}  (printed again when you quit: keep it safe)", style="bold yellow")]
     full = len(lines)
     if state.commitment:
         lines.append(Text(f"commitment {state.commitment[:32]}…", style="dim"))
