@@ -620,6 +620,19 @@
     $("replays-link").href = `/watch/${encodeURIComponent(code)}`;
     const names = state.rematch.names;
     $("rematch-note").textContent = names.length ? `${names.join(", ")} want${names.length === 1 ? "s" : ""} a rematch` : "";
+    // What the match did to the named players' histories: each new record, and each pair's score over all
+    // their races (the series table's rounds are this chain of rematches only).
+    const records = r.records || [];
+    $("records").hidden = !records.length;
+    $("records").replaceChildren(...records.map((note) => el("li", { class: note.name === state.name ? "mine" : "" },
+      FTR.recordLine(note, state.name))));
+    const pairs = r.head_to_head || [];
+    $("rivalries").hidden = !pairs.length;
+    $("rivalries-list").replaceChildren(...pairs.map((pair) => el("li", { "data-names": `${pair.a} ${pair.b}` },
+      FTR.rivalryLine(pair))));
+    const mine = state.name && FTR.heldName(state.name);
+    $("my-page").hidden = !mine;
+    if (mine) $("my-page").href = FTR.playerPath(mine);
     const series = state.series;
     $("series").hidden = !(series && series.standings && series.standings.length && series.rounds.length > 1);
     if (series && series.standings) {
@@ -683,12 +696,26 @@
     }
   }
 
+  /** The recovery code of a name this join (or the daily attempt that led here) claimed: a panel, once; it
+      steps aside while racing (the board needs the screen) and is back at the results until dismissed. */
+  let claim = null;  // {name, code, dismissed}
+  function renderClaim() {
+    if (!claim && state.claimed) claim = { ...state.claimed, dismissed: false };
+    const home = $("claim-home");
+    if (!claim || claim.dismissed) { home.replaceChildren(); return; }
+    if (!home.firstChild) {
+      home.append(FTR.recoveryPanel(claim.name, claim.code, () => { claim.dismissed = true; render(); }));
+    }
+    home.hidden = state.phase === "playing" && Boolean(state.view);
+  }
+
   function render() {
     const playing = ["playing", "finished"].includes(state.phase) && state.view;
     $("table-panel").hidden = !playing;
     $("race-panel").hidden = state.phase === "connecting" && !Object.keys(state.players).length;
     const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
     renderHero();
+    renderClaim();
     renderLobby();
     renderBoard();
     renderSelection();
@@ -840,6 +867,12 @@
     });
     $("command-help").textContent = FTRNotation.HELP;
     $("name").value = localStorage.getItem("ftr:name") || "";
+    // The daily page claimed the name before coming here: it left the recovery code for this page to show.
+    try {
+      const left = JSON.parse(sessionStorage.getItem("ftr:claimed") || "null");
+      sessionStorage.removeItem("ftr:claimed");
+      if (left && left.name && left.code) claim = { name: left.name, code: left.code, dismissed: false };
+    } catch (error) { /* nothing left */ }
     setInterval(tick, 100);
   }
 
