@@ -13,8 +13,10 @@ from collections.abc import Awaitable, Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from protocol import messages as m
-from protocol.codec import encode
+from protocol.codec import decode_server, encode
 
 from ..core.errors import ServiceError
 from ..core.lifecycle import SCRIPTED, Effect, Event, State, TimerKind, Transition, decide, refusal
@@ -75,6 +77,7 @@ class Effects:
             Effect.ARM_FINALIZE: self._arm_finalize,
             Effect.FINALIZE: lambda step: service.ending.finalize(step.code),
             Effect.DAILY_RECORD: self._daily_record,
+            Effect.RECORD_HISTORY: self._record_history,
             Effect.KEEP_RESULTS: lambda step: self.store.matches.store_results(step.code, step.frame),
             Effect.EXPIRE: self._expire,
         }
@@ -139,6 +142,17 @@ class Effects:
             return
         for one in step.standings:
             await daily.record(step.code, day, one, await self.store.players.log(step.code, one.name))
+
+    async def _record_history(self, step: Step) -> None:
+        # Before the frame is kept: the results carry what the history answered (the same on a second run).
+        meta = step.meta
+        assert meta is not None
+        results = decode_server(step.frame)
+        assert isinstance(results, m.Results)
+        finished_ms = step.fields.get("finished_ms") or self.service.clock.now_ms()
+        records, rivalries = await self.service.profiles.history.record_match(meta, results, finished_ms)
+        if records or rivalries:
+            step.frame = encode(msgspec.structs.replace(results, records=records, head_to_head=rivalries))
 
     async def _expire(self, step: Step) -> None:
         await self.store.timers.done(step.code, TimerKind.DEADLINE)

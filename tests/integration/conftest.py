@@ -30,7 +30,7 @@ import httpx
 import pytest
 import redis
 
-from server.store.keys import events_key
+from server.store.keys import DAILY_NAMES, events_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -180,6 +180,27 @@ class ServerProcess:
 
     def logs(self) -> str:
         return Path(self.log.name).read_text()
+
+
+def forget_names(url: str) -> None:
+    """Delete every named player (``{n:*}`` keys) and the daily challenge's old name claims of the database at
+    ``url``: names are claimed on first use, and the tests sharing database 0 reuse names like "ann"."""
+    with redis.Redis.from_url(url) as client:
+        doomed = list(client.scan_iter("{n:*", count=1000))
+        if doomed:
+            client.delete(*doomed)
+        client.delete(DAILY_NAMES)
+
+
+@pytest.fixture(autouse=True)
+def fresh_names(request: pytest.FixtureRequest) -> None:
+    """Each test that uses the shared Redis starts with no claimed name (:func:`forget_names` on database 0),
+    and its clients hold no player key from another test (:data:`tests.integration.wsclient.PLAYER_KEYS`)."""
+    from .wsclient import PLAYER_KEYS
+
+    PLAYER_KEYS.clear()
+    if "redis_url" in request.fixturenames:
+        forget_names(request.getfixturevalue("redis_url"))
 
 
 @pytest.fixture
