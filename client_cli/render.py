@@ -216,24 +216,38 @@ def players_lines(results: m.Results, me: str = "") -> list[Text]:
     return [Text(""), *lines] if lines else []
 
 
+def clock_tenths(ms: int) -> str:
+    """``3:31.4``: a time to the tenth of a second (under an hour; longer ones as :func:`clock`), for records,
+    which a fraction of a second may break."""
+    return clock(ms) if ms >= 3_600_000 else f"{clock(ms)}.{max(0, ms) // 100 % 10}"
+
+
 def _amount(what: str, value: int) -> str:
-    """A record's value in words: ``3:31`` (a time), ``212 moves``, ``87 cards up``."""
+    """A record's value in words: ``3:31.4`` (a time), ``212 moves``, ``87 cards up``."""
     if what == "time":
-        return clock(value)
+        return clock_tenths(value)
     return plural(value, "move") if what == "moves" else f"{plural(value, 'card')} up"
+
+
+def deal_words(label: str) -> str:
+    """Where a deal's record is, from its label: ``on deal seed 1234``, ``on deal 3f2a9c01be77`` (a chosen
+    position's, labelled ``deal 3f2a9c01be77``), ``on the daily of 2026-12-07`` (``daily 2026-12-07``)."""
+    if label.startswith("daily "):
+        return f"on the daily of {label[len('daily '):]}"
+    return f"on {label}" if label.startswith("deal ") else f"on deal {label}"
 
 
 def record_line(note: m.RecordNote, me: str = "") -> str:
     """A new personal record in words: ``New record on deal seed 1234: 212 moves, 9 fewer than your best``,
-    ``New record in classic: 3:31, 0:12 faster than your best``, ``First win on deal seed 1234: 212 moves``
+    ``New record in classic: 3:31.0, 0:12.5 faster than your best``, ``First win on deal seed 1234: 212 moves``
     (``previous`` -1); another player's starts with their name and says "their best"."""
-    where = f"on deal {note.deal}" if note.deal else f"in {note.variant}"
+    where = deal_words(note.deal) if note.deal else f"in {note.variant}"
     amount = _amount(note.what, note.value)
     if note.previous < 0:
         text = (f"first game of {note.variant}: {amount}" if note.what == "cards" else f"first win {where}: {amount}")
     else:
         gain = abs(note.previous - note.value)
-        by = {"time": f"{clock(gain)} faster", "moves": f"{gain} fewer", "cards": f"{gain} more"}[note.what]
+        by = {"time": f"{clock_tenths(gain)} faster", "moves": f"{gain} fewer", "cards": f"{gain} more"}[note.what]
         text = f"new record {where}: {amount}, {by} than {'your' if note.name == me else 'their'} best"
     return text[0].upper() + text[1:] if note.name == me else f"{note.name}: {text}"
 

@@ -245,22 +245,29 @@ const FTR = (() => {
   /** "/players/Ann": a player's page (the key never goes into an address the server sees). */
   const playerPath = (name) => `/players/${encodeURIComponent(name)}`;
 
-  /** What a value of a record is: "3:31" (a time), "212 moves", "87 cards up". */
-  const amount = (what, value) => (what === "time" ? formatMs(value) : what === "moves" ? plural(value, "move")
+  /** What a value of a record is: "3:31.4" (a time, to the tenth: a fraction of a second may break a record), "212 moves", "87 cards up". */
+  const amount = (what, value) => (what === "time" ? formatMs(value, true) : what === "moves" ? plural(value, "move")
     : `${plural(value, "card")} up`);
+
+  /** Where a deal's record is, from its label (as the CLI says it): "on deal seed 1234", "on deal 3f2a9c01be77"
+      (a chosen position's label "deal 3f2a9c01be77"), "on the daily of 2026-12-07" ("daily 2026-12-07"). */
+  function dealWords(label) {
+    if (label.startsWith("daily ")) return `on the daily of ${label.slice(6)}`;
+    return label.startsWith("deal ") ? `on ${label}` : `on deal ${label}`;
+  }
 
   /** A new personal record in words ({name, variant, deal, what, value, previous}, protocol RecordNote), as the
       CLI says it: "New record on deal seed 1234: 212 moves, 9 fewer than your best"; "First win on deal seed
       1234: 3:31" (previous -1); another player's begins with the name and says "their best". */
   function recordLine(note, me) {
-    const where = note.deal ? `on deal ${note.deal}` : `in ${note.variant}`;
+    const where = note.deal ? dealWords(note.deal) : `in ${note.variant}`;
     let text;
     if (note.previous < 0) {
       text = note.what === "cards" ? `first game of ${note.variant}: ${amount(note.what, note.value)}`
         : `first win ${where}: ${amount(note.what, note.value)}`;
     } else {
       const gain = Math.abs(note.previous - note.value);
-      const by = { time: `${formatMs(gain)} faster`, moves: `${gain} fewer`, cards: `${gain} more` }[note.what];
+      const by = { time: `${formatMs(gain, true)} faster`, moves: `${gain} fewer`, cards: `${gain} more` }[note.what];
       text = `new record ${where}: ${amount(note.what, note.value)}, ${by} than ${note.name === me ? "your" : "their"} best`;
     }
     return note.name === me ? text[0].toUpperCase() + text.slice(1) : `${note.name}: ${text}`;

@@ -40,16 +40,17 @@
 
   // ------------------------------------------------------------------ the games
 
-  function rankText(game) { return `${game.rank} of ${game.of}`; }
-
+  /** A game's row: date (a phone leaves the year out), variant, deal, rank of N with the status, time,
+      moves, cards up, and the link to its replay (the match's page: every player's replay once it is over). */
   function gameRow(game) {
     const replay = game.match ? `/watch/${encodeURIComponent(game.match)}` : "";
+    const [year, ...day] = String(game.date || "").split("-");
     return el("tr", { "data-match": game.match || "" },
-      el("td", { text: game.date }),
+      el("td", { class: "date" }, el("span", { class: "hide-sm", text: `${year}-` }), day.join("-")),
       el("td", { class: "hide-sm", text: game.variant }),
       el("td", { class: "deal", text: game.deal }),
-      el("td", { text: rankText(game) }),
-      el("td", {}, el("span", { class: `pill ${game.status}`, text: STATUS[game.status] || game.status })),
+      el("td", { class: "result" }, el("span", { class: "rank-of", text: `${game.rank} of ${game.of}` }), " ",
+        el("span", { class: `pill ${game.status}`, text: STATUS[game.status] || game.status })),
       el("td", { class: "num", text: formatMs(game.time_ms || 0) }),
       el("td", { class: "num hide-sm", text: String(game.moves) }),
       el("td", { class: "num", text: String(game.foundation) }),
@@ -76,8 +77,9 @@
 
   /** Time (left axis) and cards up (right axis) of the last games, the oldest on the left: one point per game
       on each line (circle.time-point, circle.cards-point), a won game's time point filled. */
-  function chartEl(games) {
-    const W = 640, H = 240, left = 52, right = 44, top = 16, bottom = 34;
+  function chartEl(games, width) {
+    // As wide as its panel (the text stays 12 px on a phone), 300 to 760 units.
+    const W = Math.round(Math.min(760, Math.max(300, width || 640))), H = 220, left = 44, right = 36, top = 14, bottom = 30;
     const n = games.length;
     const maxTime = Math.max(60000, ...games.map((g) => g.time_ms || 0));
     const step = maxTime > 3600000 ? 600000 : maxTime > 600000 ? 120000 : 60000;  // whole minutes on the axis
@@ -116,7 +118,7 @@
     if (!games.length) return;
     $("chart-note").replaceChildren(el("span", { class: "key time", text: "● time" }), " (left) · ",
       el("span", { class: "key cards", text: "● cards up" }), ` (right) · the last ${plural(games.length, "game")}`);
-    $("chart").replaceChildren(chartEl(games));
+    $("chart").replaceChildren(chartEl(games, $("chart").clientWidth));
   }
 
   // ------------------------------------------------------------------ records and head-to-head
@@ -290,6 +292,11 @@
     $("delete-no").addEventListener("click", () => { confirmingDelete = false; render(); $("delete-button").focus(); });
     $("delete-yes").addEventListener("click", deleteHistory);
     $("recover-form").addEventListener("submit", recover);
+    let resized = null;
+    window.addEventListener("resize", () => {
+      clearTimeout(resized);
+      resized = setTimeout(() => { if (profile) renderChart(); }, 150);
+    });
   }
 
   wire();

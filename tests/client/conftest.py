@@ -1,4 +1,5 @@
-"""Fixtures of the client tests: the integration tests' real Redis and real server processes, and the client.
+"""Fixtures of the client tests: the integration tests' real Redis and real server processes (each test with no
+name claimed by another: ``fresh_names``), and the client.
 
 The client runs as a subprocess (``python -m client_cli``) with its token
 file in a per-test folder (``FTR_CLIENT_DATA``) and the server's address in
@@ -21,6 +22,7 @@ from tests.integration.conftest import (
     ROOT,
     ServerProcess,
     free_port,
+    fresh_names,
     make_own_server,
     make_server,
     own_redis_url,
@@ -61,5 +63,6 @@ def run_client(args: list[str], env: dict[str, str], **kwargs: object) -> subpro
                             **kwargs)  # type: ignore[call-overload]
 
 
-__all__ = ["ROOT", "SEED", "VARIANT", "ServerProcess", "client_env", "free_port", "make_own_server", "make_server",
+__all__ = ["ROOT", "SEED", "VARIANT", "ServerProcess", "client_env", "free_port", "fresh_names", "make_own_server",
+           "make_server",
            "own_redis_url", "redis_url", "run_client", "server", "solution"]

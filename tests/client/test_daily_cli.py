@@ -37,14 +37,14 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
     today = httpx.get(server.url + "/daily", timeout=30).json()
     assert results["commitment"] == {v["variant"]: v["commitment"] for v in today["variants"]}["relaxed"]
     tokens = json.loads((Path(client_env["FTR_CLIENT_DATA"]) / "tokens.json").read_text())
-    assert name in tokens[f"{server.url} daily"]["names"]  # the name's token, kept for later days
+    assert tokens[f"{server.url} players"][name]  # the name's player key, kept for later races and days
 
     again = daily(server, client_env, "--variant", "relaxed", "--name", name, "--script", "-", stdin="s\n")
     assert again.returncode == 2 and "one attempt a day" in again.stderr
 
     elsewhere = dict(client_env, FTR_CLIENT_DATA=str(tmp_path / "another machine"))
     stolen = daily(server, elsewhere, "--variant", "relaxed", "--name", name, "--script", "-", stdin="s\n")
-    assert stolen.returncode == 2 and "token is missing or wrong" in stolen.stderr
+    assert stolen.returncode == 2 and "missing or wrong" in stolen.stderr
 
     board = daily(server, client_env, "--leaderboard", "--variant", "relaxed", "--json")
     assert board.returncode == 0, board.stderr
