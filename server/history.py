@@ -43,7 +43,7 @@ def deal_label(meta: MatchMeta) -> str:
     """The label of a match's deal in a history (see the module docstring)."""
     if meta.day is not None:
         return f"daily {meta.day[0]}"
-    if meta.seed:
+    if meta.seed and meta.seed != meta.deal:  # a chosen position is dealt as its own text, kept as the seed
         return f"seed {meta.seed}"
     return "deal " + hashlib.sha256(meta.deal.encode()).hexdigest()[:12]
 
