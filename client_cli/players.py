@@ -167,5 +167,5 @@ async def recover(server: str, args: argparse.Namespace) -> int:
         name = args.name
     TokenStore().keep_player_key(server, name, answer["player_key"])
     print(f"{name}'s new key is kept on this machine; the old key and recovery code no longer work.")
-    print("\n".join(recovery_lines(name, answer["recovery_code"], server)[1:]))
+    print("\n".join(recovery_lines(name, answer["recovery_code"], server, claimed=False)))
     return 0

@@ -259,14 +259,20 @@ def rivalry_line(pair: m.Rivalry) -> str:
             f"({pair.races}{drawn})")
 
 
-def recovery_lines(name: str, code: str, server: str) -> list[str]:
-    """What the client says once when a join or a daily attempt claimed ``name``: the recovery code and what
-    it is for (the key itself stays in the tokens file)."""
-    return [f"{name} is your name on this server now (its key is kept on this machine).",
-            "Its recovery code, shown only this once (keep it somewhere safe):",
+def recovery_lines(name: str, code: str, server: str, width: int = 80, *, claimed: bool = True) -> list[str]:
+    """What the client says once when a join or a daily attempt claimed ``name`` (``claimed``; else a recovery
+    gave a new code, and the first sentence is left out): the recovery code and what it is for (the key itself
+    stays in the tokens file), in lines of at most ``width`` cells."""
+    command = f"forty-thieves recover {shlex.quote(name)} {code}"
+    option = server_option(server)
+    typed = ([f"    {command}{option}"] if 4 + len(command) + len(option) <= width or not option
+             else [f"    {command} \\", f"      {option.strip()}"])
+    intro = wrap(f"{name} is your name on this server now (its key is kept on this machine).", width)
+    return [*(intro if claimed else []),
+            *wrap("Its recovery code, shown only this once (keep it somewhere safe):", width),
             f"    {code}",
-            "On another machine, or if this one loses the key, it gives the name a new key:",
-            f"    forty-thieves recover {shlex.quote(name)} {code}{server_option(server)}"]
+            *wrap("On another machine, or if this one loses the key, it gives the name a new key:", width),
+            *typed]
 
 
 def series_lines(state: RaceState) -> list[Text]:

@@ -89,7 +89,9 @@ def test_a_claimed_name_keeps_its_key_and_the_commands_read_its_games(server: Se
     assert first.returncode == 0, first.stderr
     assert f"{name} is your name on this server now" in first.stdout
     code = first.stdout.split("Its recovery code, shown only this once")[1].splitlines()[1].strip()
-    assert f"forty-thieves recover {name} {code} --server {server.url}" in first.stdout
+    # the command to type, on two lines where one would pass 80 columns
+    assert f"forty-thieves recover {name} {code} \\\n      --server {server.url}\n" in first.stdout, first.stdout
+    assert max(len(line) for line in first.stdout.splitlines() if "recover" in line) <= 80
     key = tokens(client_env)[f"{server.url} players"][name]
     assert len(key) >= 20 and key not in first.stdout and code not in json.dumps(tokens(client_env))
     detour_moves = moves_of(first.stdout, name)
