@@ -209,9 +209,12 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
 
 
 def players_lines(results: m.Results, me: str = "") -> list[Text]:
-    """What the match did to its named players' histories: each new record (:func:`record_line`) and each
-    pair's head-to-head over all their races (:func:`rivalry_line`); nothing for a server keeping none."""
-    lines = [Text(record_line(note, me), style="bold green" if note.name == me else "green") for note in results.records]
+    """What the match did to its named players' histories: each new record (:func:`record_line`; a player's
+    screen shows only their own, the 24 rows have no room for everyone's) and each pair's head-to-head over
+    all their races (:func:`rivalry_line`); nothing for a server keeping none."""
+    mine = any(row.name == me for row in results.ranking)
+    lines = [Text(record_line(note, me), style="bold green" if note.name == me else "green")
+             for note in results.records if not mine or note.name == me]
     lines += [Text(rivalry_line(pair)) for pair in results.head_to_head]
     return [Text(""), *lines] if lines else []
 

@@ -8,7 +8,8 @@ second race of the same deal joins by the same name with it (a join without it w
 straight away: the results say "New record" with the moves saved, and the head-to-head over all their races
 (2-0). The player's page, reached from the results, shows both games, a chart with two points per line,
 the records and the head-to-head; its "Use on another device" link opens on another browser, keeps the key
-there and drops the fragment; that browser recovers the name with the code, then deletes the history.
+there and drops the fragment (and ``/`` links the page there); that browser recovers the name with the code,
+then deletes the history.
 axe-core finds no serious or critical violation on the player's page. Screenshots at 390x844 and 1366x800
 go to ``tests/browser/artifacts/``.
 """
@@ -138,6 +139,10 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
         await laptop.goto(device_link)
         await laptop.get_by_role("region", name=f"This browser races as {name}").wait_for(timeout=10_000)
         fragment, laptop_key = await laptop.evaluate("location.hash"), await held_key(laptop, name)
+        await laptop.goto(f"{server.url}/")  # the home page links the page of each name the browser holds
+        home_link = await laptop.get_by_role("link", name=f"{name}'s page →").get_attribute("href")
+        await laptop.go_back()
+        await laptop.get_by_label("Recovery code").wait_for(timeout=10_000)
         await laptop.get_by_label("Recovery code").fill(recovery)
         await laptop.get_by_role("button", name="Recover").click()
         await laptop.get_by_role("region", name=f"{name} is yours on this browser again").wait_for(timeout=10_000)
@@ -165,6 +170,6 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
     assert overflow <= 0, overflow
     assert device_link == f"{server.url}/players/{name}#key={key}" and qr_modules == 1
     assert player_axe == [], player_axe
-    assert fragment == "" and laptop_key == key
+    assert fragment == "" and laptop_key == key and home_link == f"/players/{name}"
     assert new_code != recovery and recovered_key not in ("", key)
     assert gone == 404 and forgotten == ""
