@@ -138,7 +138,8 @@ class ServerProcess:
         self.ws_url = f"ws://127.0.0.1:{self.port}/play"
         environ = dict(os.environ)
         environ.update({"REDIS_URL": redis_url, "FTR_COUNTDOWN_S": "0.3", "FTR_SOLVER_WORKERS": "0",
-                        "FTR_RATE": "5000", "FTR_BURST": "5000"})
+                        "FTR_RATE": "5000", "FTR_BURST": "5000",
+                        "FTR_NAMES_PER_HOUR": "100000"})
         environ.update(env)
         self.env = environ
         # Open for the process's life (its stdout and stderr), closed by stop(): no with block can hold it.
