@@ -40,8 +40,12 @@
   let confirmingRestart = false;  // a game still going ends with a restart: asked first, as a resign is
   let rematchAsked = false;
 
+  let refusedName = "";  // a name typed to join that is claimed and whose key this browser lacks (bad_token)
+
   function dispatch(frame) {
     const before = state;
+    if (frame.type === "error" && frame.code === "bad_token" && !state.name && conn && conn.intent) refusedName = conn.intent.name;
+    if (frame.type === "joined") refusedName = "";
     state = reduce(state, frame);
     if (frame.type === "position" || frame.type === "started") selection = null;
     if (frame.type === "next_round") { nextRound(frame); return; }
@@ -520,6 +524,8 @@
     $("join-panel").hidden = !(inLobby || state.phase === "connecting") || Boolean(state.name)
       || Boolean(FTRConnection.savedPlayer(code));
     $("lobby-panel").hidden = !inLobby || !state.name;
+    $("claimed-note").hidden = !refusedName || Boolean(state.name);
+    if (refusedName) $("claimed-link").href = FTR.playerPath(refusedName);
     $("ready").disabled = !me || me.ready || takenOver();
     $("start").disabled = takenOver();
     $("ready").textContent = me && me.ready ? "Ready ✓" : "Ready";

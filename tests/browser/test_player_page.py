@@ -7,10 +7,9 @@ position (``finish`` ends it) with a detour of two moves. After a reload the key
 second race of the same deal joins by the same name with it (a join without it would be refused) and wins
 straight away: the results say "New record" with the moves saved, and the head-to-head over all their races
 (2-0). The player's page, reached from the results, shows both games, a chart with two points per line,
-the records and the head-to-head; its "Use on another device" link opens on another browser, keeps the key
-there and drops the fragment (and ``/`` links the page there); that browser recovers the name with the code,
-then deletes the history.
-axe-core finds no serious or critical violation on the player's page. Screenshots at 390x844 and 1366x800
+the records and the head-to-head. Another browser is refused the name (and told where its recovery code
+goes); the "Use on another device" link opens there, keeps the key and drops the fragment (and ``/`` then
+links the page); that browser recovers the name with the code, then deletes the history. axe-core finds no serious or critical violation on the player's page. Screenshots at 390x844 and 1366x800
 go to ``tests/browser/artifacts/``.
 """
 
@@ -136,6 +135,14 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
         # Another device: the link keeps the key there and leaves no fragment; the code recovers; delete.
         laptop = await (await browser.new_context(viewport=LAPTOP)).new_page()
         laptop.on("pageerror", lambda error: problems.append(str(error)))
+        # Without the key the name is refused, and the page says where the recovery code goes.
+        await laptop.goto(f"{server.url}/join/{near_win_match(server, players=2)}")
+        await laptop.get_by_label("Name").fill(name)
+        await laptop.get_by_role("button", name="Join").click()
+        recover_link = laptop.get_by_role("link", name="Its page takes your recovery code →")
+        await recover_link.wait_for(timeout=10_000)
+        refusal = await laptop.locator("#message").inner_text()
+        recover_href = await recover_link.get_attribute("href")
         await laptop.goto(device_link)
         await laptop.get_by_role("region", name=f"This browser races as {name}").wait_for(timeout=10_000)
         fragment, laptop_key = await laptop.evaluate("location.hash"), await held_key(laptop, name)
@@ -170,6 +177,7 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
     assert overflow <= 0, overflow
     assert device_link == f"{server.url}/players/{name}#key={key}" and qr_modules == 1
     assert player_axe == [], player_axe
+    assert "missing or wrong" in refusal and recover_href == f"/players/{name}", refusal
     assert fragment == "" and laptop_key == key and home_link == f"/players/{name}"
     assert new_code != recovery and recovered_key not in ("", key)
     assert gone == 404 and forgotten == ""
