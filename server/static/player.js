@@ -51,7 +51,7 @@
       el("td", { class: "deal", text: game.deal }),
       el("td", { class: "result" }, el("span", { class: "rank-of", text: `${game.rank} of ${game.of}` }), " ",
         el("span", { class: `pill ${game.status}`, text: STATUS[game.status] || game.status })),
-      el("td", { class: "num", text: formatMs(game.time_ms || 0) }),
+      el("td", { class: "num", text: formatMs(game.time_ms || 0, true) }),
       el("td", { class: "num hide-sm", text: String(game.moves) }),
       el("td", { class: "num", text: String(game.foundation) }),
       el("td", {}, replay ? el("a", { href: replay }, "replay",
@@ -78,12 +78,14 @@
   /** Time (left axis) and cards up (right axis) of the last games, the oldest on the left: one point per game
       on each line (circle.time-point, circle.cards-point), a won game's time point filled. */
   function chartEl(games, width) {
-    // As wide as its panel (the text stays 12 px on a phone), 300 to 760 units.
-    const W = Math.round(Math.min(760, Math.max(300, width || 640))), H = 220, left = 44, right = 36, top = 14, bottom = 30;
+    // As wide as its panel (the text stays 12 px on a phone), 300 to 1100 units.
+    const W = Math.round(Math.min(1100, Math.max(300, width || 640))), H = 220, left = 44, right = 36, top = 14, bottom = 30;
     const n = games.length;
-    const maxTime = Math.max(60000, ...games.map((g) => g.time_ms || 0));
-    const step = maxTime > 3600000 ? 600000 : maxTime > 600000 ? 120000 : 60000;  // whole minutes on the axis
-    const timeTop = Math.ceil(maxTime / step) * step;
+    // The time axis tops at a round time just over the longest game: the smallest step from 10 s to 30 min of
+    // which it takes at most six.
+    const maxTime = Math.max(1, ...games.map((g) => g.time_ms || 0));
+    const step = [10, 30, 60, 120, 300, 600, 1800].map((s) => s * 1000).find((s) => maxTime / s <= 6) || 3600000;
+    const timeTop = Math.max(1, Math.ceil(maxTime / step)) * step;
     const cardsTop = Math.max(104, ...games.map((g) => g.foundation || 0));
     const x = (i) => left + (n === 1 ? (W - left - right) / 2 : (i * (W - left - right)) / (n - 1));
     const yTime = (ms) => top + (H - top - bottom) * (1 - ms / timeTop);
@@ -105,7 +107,8 @@
     const summary = `Time and cards up over the last ${plural(n, "game")}, the oldest first: ${plural(won, "win")}; `
       + `times from ${formatMs(Math.min(...games.map((g) => g.time_ms || 0)))} to ${formatMs(Math.max(...games.map((g) => g.time_ms || 0)))}, `
       + `cards up from ${Math.min(...games.map((g) => g.foundation || 0))} to ${Math.max(...games.map((g) => g.foundation || 0))}.`;
-    return svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "chart-svg-title chart-svg-desc",
+    // Drawn at its size (width W px, never scaled up: a resize draws it again), narrower where the panel is.
+    return svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", "aria-labelledby": "chart-svg-title chart-svg-desc",
                         class: "chart-svg", id: "chart-svg", "data-points": String(n) },
       svg("title", { id: "chart-svg-title" }, "Time and cards up"), svg("desc", { id: "chart-svg-desc" }, summary),
       ...grid, ...dates, line("time-line", (g) => yTime(g.time_ms || 0)), line("cards-line", (g) => yCards(g.foundation || 0)),
@@ -124,7 +127,7 @@
   // ------------------------------------------------------------------ records and head-to-head
 
   const rate = (wins, games) => (games ? `${Math.round((100 * wins) / games)} %` : "–");
-  const time = (ms) => (ms >= 0 ? formatMs(ms) : "–");
+  const time = (ms) => (ms >= 0 ? formatMs(ms, true) : "–");
 
   function renderRecords() {
     const variants = Object.entries(profile.variants || {}).sort(([a], [b]) => a.localeCompare(b));

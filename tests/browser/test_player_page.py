@@ -110,6 +110,9 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
         head_to_head = await phone.get_by_role("list", name="Head-to-head over all their races").inner_text()
         await rival.close()
         await phone.screenshot(path=str(ARTIFACTS / "records-phone.png"), full_page=True)
+        await phone.set_viewport_size(LAPTOP)
+        await phone.screenshot(path=str(ARTIFACTS / "records-desktop.png"))
+        await phone.set_viewport_size(PHONE["viewport"])
 
         profile = httpx.get(f"{server.url}/players/{name}", headers={"Accept": "application/json"}, timeout=10).json()
         straight, detour = profile["recent"][0], profile["recent"][1]
