@@ -38,6 +38,13 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
     assert results["commitment"] == {v["variant"]: v["commitment"] for v in today["variants"]}["relaxed"]
     tokens = json.loads((Path(client_env["FTR_CLIENT_DATA"]) / "tokens.json").read_text())
     assert tokens[f"{server.url} players"][name]  # the name's player key, kept for later races and days
+    # The attempt is in the name's history, without the day's seed (secret while anyone may still play it).
+    history = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "history", "--json"],
+                             cwd=ROOT, env=client_env, capture_output=True, text=True, timeout=60, check=False)
+    assert history.returncode == 0, history.stderr
+    [attempt] = json.loads(history.stdout)
+    assert (attempt["kind"], attempt["deal"], attempt["seed"], attempt["status"]) == (
+        "daily", f"daily {today['date']}", None, "resigned")
 
     again = daily(server, client_env, "--variant", "relaxed", "--name", name, "--script", "-", stdin="s\n")
     assert again.returncode == 2 and "one attempt a day" in again.stderr
