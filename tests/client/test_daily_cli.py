@@ -30,6 +30,9 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
     messages = [json.loads(line) for line in played.stdout.splitlines() if line.strip()]
     kinds = [message["type"] for message in messages]
     assert "started" in kinds and kinds[-1] == "results"  # the attempt was still there to play
+    # The attempt claimed the name: its recovery code once, on standard error; no secret in the JSON lines.
+    assert f"{name} is your name on this server now" in played.stderr and "forty-thieves recover" in played.stderr
+    assert "player_key" not in played.stdout and "recovery_code" not in played.stdout
     positions = [message for message in messages if message["type"] == "position"]
     assert [p["command"] for p in positions] == ["s", "s", "resign"] and positions[-1]["status"] == "resigned"
     results = messages[-1]

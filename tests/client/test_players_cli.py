@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from client_cli.race import message_json
 from client_cli.render import record_line, rivalry_line
 from client_cli.tokens import TokenStore
 from protocol import messages as m
@@ -171,3 +172,8 @@ def test_record_notices_and_the_head_to_head_in_words() -> None:
         "First win on the daily of 2026-12-07: 1:35.0"
     assert rivalry_line(m.Rivalry("ann", "bob", 23, 17, 1, 41)) == \
         "ann 23-17 bob between the two of them, over all their races (41, 1 drawn)"
+
+
+def test_a_joined_line_in_json_carries_none_of_its_secrets() -> None:
+    line = json.loads(message_json(m.Joined("K7QM", "ann", "match-token", "player-key", "ABCD-EFGH-JKLM-NPQR")))
+    assert line == {"type": "joined", "match": "K7QM", "name": "ann"}
