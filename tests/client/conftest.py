@@ -1,5 +1,4 @@
-"""Fixtures of the client tests: the integration tests' real Redis and real server processes (each test with no
-name claimed by another: ``fresh_names``), and the client.
+"""Fixtures of the client tests: the integration tests' real Redis and real server processes, and the client.
 
 The client runs as a subprocess (``python -m client_cli``) with its token
 file in a per-test folder (``FTR_CLIENT_DATA``) and the server's address in
@@ -64,5 +63,4 @@ def run_client(args: list[str], env: dict[str, str], **kwargs: object) -> subpro
 
 
 __all__ = ["ROOT", "SEED", "VARIANT", "ServerProcess", "client_env", "free_port", "fresh_names", "make_own_server",
-           "make_server",
-           "own_redis_url", "redis_url", "run_client", "server", "solution"]
+           "make_server", "own_redis_url", "redis_url", "run_client", "server", "solution"]

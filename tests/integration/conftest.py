@@ -183,9 +183,16 @@ class ServerProcess:
         return Path(self.log.name).read_text()
 
 
-def forget_names(url: str) -> None:
+def forget_names(url: str, cluster: bool = False) -> None:
     """Delete every named player (``{n:*}`` keys) and the daily challenge's old name claims of the database at
-    ``url``: names are claimed on first use, and the tests sharing database 0 reuse names like "ann"."""
+    ``url`` (of every master of the cluster ``url`` names): names are claimed on first use, and the tests
+    sharing database 0 (or the cluster) reuse names like "ann"."""
+    if cluster:
+        with redis.RedisCluster.from_url(url) as nodes:
+            for key in nodes.scan_iter("{n:*", count=1000, target_nodes=redis.RedisCluster.PRIMARIES):
+                nodes.delete(key)  # one slot at a time: the cluster client refuses a DEL across slots
+            nodes.delete(DAILY_NAMES)
+        return
     with redis.Redis.from_url(url) as client:
         doomed = list(client.scan_iter("{n:*", count=1000))
         if doomed:
@@ -202,6 +209,8 @@ def fresh_names(request: pytest.FixtureRequest) -> None:
     PLAYER_KEYS.clear()
     if "redis_url" in request.fixturenames:
         forget_names(request.getfixturevalue("redis_url"))
+    if "cluster_url" in request.fixturenames:
+        forget_names(request.getfixturevalue("cluster_url"), cluster=True)
 
 
 @pytest.fixture
@@ -233,7 +242,7 @@ def make_server(redis_url: str) -> Iterator[object]:
 OWN_DATABASE = 11
 """The Redis database (of the worker's Redis) that :func:`own_redis_url` empties for one test at a time. The
 numbers other tests take for themselves: 6 (test_daily_service), 7 (test_daily_day), 8 (test_daily_review), 9
-and 10 (the browser's daily tests), 12 (test_resilience), 13 (test_log_context), 15 (test_live_counts); every other test
+and 10 (the browser's daily tests), 12 (test_resilience), 13 (test_log_context), 14 (test_players_store), 15 (test_live_counts); every other test
 shares database 0."""
 
 

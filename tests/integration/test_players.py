@@ -4,6 +4,8 @@ daily attempt), its key checked, rotated, recovered; the player deleted; look-al
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -22,6 +24,14 @@ SEED = "4"
 VARIANT = "relaxed"
 
 
+@pytest.fixture(scope="module")
+def srv(redis_url: str) -> Iterator[ServerProcess]:
+    """One server for the cases that need no special settings (each case uses names of its own)."""
+    process = ServerProcess(redis_url)
+    yield process
+    process.stop()
+
+
 def claim(server: ServerProcess, name: str) -> httpx.Response:
     return httpx.post(f"{server.url}/players", json={"name": name}, timeout=10)
 
@@ -35,8 +45,9 @@ def stored(url: str, name: str) -> dict[bytes, bytes]:
         return client.hgetall(profile_key(name_hash(name_key(name)), "profile"))  # type: ignore[return-value]
 
 
-def test_a_free_name_is_claimed_with_a_key_and_a_recovery_code_stored_hashed(server: ServerProcess,
+def test_a_free_name_is_claimed_with_a_key_and_a_recovery_code_stored_hashed(srv: ServerProcess,
                                                                             redis_url: str) -> None:
+    server = srv
     made = claim(server, "Bill")
     assert made.status_code == 201, made.text
     body = made.json()
@@ -60,8 +71,8 @@ def test_a_free_name_is_claimed_with_a_key_and_a_recovery_code_stored_hashed(ser
     assert server.logs().count(body["player_key"]) == 0
 
 
-async def test_a_join_claims_a_free_name_and_a_claimed_name_needs_its_key(server: ServerProcess,
-                                                                          redis_url: str) -> None:
+async def test_a_join_claims_a_free_name_and_a_claimed_name_needs_its_key(srv: ServerProcess) -> None:
+    server = srv
     first = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
     ann = Player(server.ws_url)
     await ann.connect()
@@ -91,7 +102,8 @@ async def test_a_join_claims_a_free_name_and_a_claimed_name_needs_its_key(server
     assert joined.player_key not in server.logs() and joined.recovery_code not in server.logs()
 
 
-async def test_a_join_refused_after_its_claim_frees_the_name(server: ServerProcess) -> None:
+async def test_a_join_refused_after_its_claim_frees_the_name(srv: ServerProcess) -> None:
+    server = srv
     created = create_match(server.url, variant=VARIANT, seed=SEED, players=1)
     one, two = Player(server.ws_url), Player(server.ws_url)
     await one.connect()
@@ -106,7 +118,8 @@ async def test_a_join_refused_after_its_claim_frees_the_name(server: ServerProce
         await player.close()
 
 
-def test_rotate_recover_and_delete(server: ServerProcess, redis_url: str) -> None:
+def test_rotate_recover_and_delete(srv: ServerProcess, redis_url: str) -> None:
+    server = srv
     body = claim(server, "Rita").json()
     key, code = body["player_key"], body["recovery_code"]
     url = f"{server.url}/players/Rita"
@@ -139,10 +152,15 @@ def test_rotate_recover_and_delete(server: ServerProcess, redis_url: str) -> Non
         assert secret not in server.logs()
 
 
-def test_a_daily_attempt_claims_the_name_and_takes_its_key(make_server, redis_url: str) -> None:
-    server = make_server(FTR_DAILY_VARIANTS="relaxed")
+async def test_daily_attempts_claims_release_and_the_limit_on_one_daily_server(srv: ServerProcess, make_server,
+                                                                                  redis_url: str) -> None:
+    """One server with the daily challenge, names released after 30 days unused and 4 claims an hour per
+    address: a daily attempt claims its name (and takes its key, or the older ``token``), a daily name from
+    before keeps its token, a released name is free again (never on a server of the default), and past the
+    limit a claim is refused over HTTP, in a daily attempt and in a join alike."""
+    server = make_server(FTR_DAILY_VARIANTS="relaxed", FTR_NAME_RELEASE_DAYS="30", FTR_NAMES_PER_HOUR="4")
     url = f"{server.url}/daily/relaxed/attempt"
-    first = httpx.post(url, json={"name": "Dee"}, timeout=60)
+    first = httpx.post(url, json={"name": "Dee"}, timeout=60)  # claim 1
     assert first.status_code == 200, first.text
     body = first.json()
     assert body["player_key"] == body["name_token"] and body["recovery_code"]
@@ -152,7 +170,8 @@ def test_a_daily_attempt_claims_the_name_and_takes_its_key(make_server, redis_ur
     legacy = httpx.post(url, json={"name": "Dee", "token": body["player_key"]}, timeout=10)  # the older field
     assert legacy.status_code == 200, legacy.text
     assert page(server, "Dee").json()["games"] == 0
-    # A daily name claimed before named players existed: its token becomes its player key.
+
+    # A daily name claimed before named players existed: its token becomes its player key (no claim spent).
     token = "an old daily token"
     with redis.Redis.from_url(redis_url) as client:
         client.hset(DAILY_NAMES, name_key("Old"), f"{hashlib.sha256(token.encode()).hexdigest()} Old")
@@ -167,3 +186,55 @@ def test_a_daily_attempt_claims_the_name_and_takes_its_key(make_server, redis_ur
     assert httpx.request("DELETE", f"{server.url}/players/Old", json=rotated.json(), timeout=10).status_code == 204
     with redis.Redis.from_url(redis_url) as client:
         assert not client.hexists(DAILY_NAMES, name_key("Old"))
+
+    # Released: unused for 31 days, the name is free on this server, never on one of the default settings.
+    vera = claim(srv, "Vera").json()  # claim 2 (on the other server)
+    with redis.Redis.from_url(redis_url) as client:
+        key = profile_key(name_hash(name_key("Vera")), "profile")
+        client.hincrby(key, "seen_ms", -31 * 86_400_000)
+        client.hincrby(key, "created_ms", -31 * 86_400_000)
+    assert claim(srv, "Vera").status_code == 409
+    again_vera = claim(server, "VERA")  # claim 2
+    assert again_vera.status_code == 201 and again_vera.json()["name"] == "VERA", again_vera.text
+    assert httpx.post(f"{srv.url}/players/Vera/key", json={"player_key": vera["player_key"]},
+                      timeout=10).status_code == 403  # the old key went with its claim
+    assert page(srv, "vera").json()["name"] == "VERA"
+
+    # A daily attempt's history entry holds no seed before the day is revealed (claim 3).
+    answer = httpx.post(url, json={"name": "Dana"}, timeout=10).json()
+    dana = Player(server.ws_url)
+    await dana.connect()
+    dana.token = answer["player_token"]
+    await dana.resume(answer["match"])
+    assert isinstance(await dana.expect(m.Started), m.Started)
+    await dana.resign()
+    results = await dana.expect(m.Results)
+    assert isinstance(results, m.Results) and results.seed == "" and results.head_to_head == []
+    await dana.close()
+    with redis.Redis.from_url(redis_url) as client:
+        seed = client.hget(f"{{d:{answer['date']}:relaxed}}:deal", "seed").decode()  # type: ignore[union-attr]
+        dumped = [client.dump(key) for key in client.scan_iter(f"{{n:{name_hash(name_key('Dana'))}}}*")]
+    assert len(dumped) == 5 and all(seed.encode() not in value for value in dumped)  # type: ignore[operator] # no rivals
+    shown = page(server, "Dana")
+    (entry,) = shown.json()["recent"]
+    assert entry["kind"] == "daily" and entry["daily"] == answer["date"] and entry["seed"] is None
+    assert entry["deal"] == f"daily {answer['date']}" and entry["players"] == ["Dana"]
+    assert entry["replay"] == f"/daily/{answer['date']}/relaxed/replay/Dana" and entry["status"] == "resigned"
+    assert json.dumps(seed) not in shown.text
+
+    # The limit: claim 4, then every way of claiming is refused; a claimed name is no claim.
+    keys = [claim(server, "one").json()["player_key"]]
+    refused = claim(server, "three")
+    assert refused.status_code == 429 and refused.json()["error"] == "rate_limited", refused.text
+    attempt = httpx.post(url, json={"name": "three"}, timeout=10)
+    assert attempt.status_code == 429 and attempt.json()["error"] == "rate_limited"
+    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    player = Player(server.ws_url)
+    await player.connect()
+    await player.send(m.Join(created["code"], "three", ""))
+    limited = await player.expect(m.Joined)
+    assert isinstance(limited, m.Error) and limited.code == "rate_limited"
+    assert page(server, "three").status_code == 404
+    joined = await player.join(created["code"], "one", keys[0])
+    assert joined.name == "one" and joined.player_key == ""
+    await player.close()

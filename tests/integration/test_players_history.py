@@ -5,7 +5,6 @@ daily attempt's entry never holds the day's seed before its reveal."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import httpx
@@ -120,27 +119,3 @@ async def test_two_named_players_race_three_times(make_server, redis_url: str) -
     assert page(again.url, "alice").content == before["alice"]
     with redis.Redis.from_url(redis_url) as client:  # no key of theirs expires
         assert all(client.ttl(key) == -1 for key in client.scan_iter("{n:*"))
-
-
-async def test_a_daily_attempts_entry_holds_no_seed_before_the_reveal(make_server, redis_url: str) -> None:
-    server = make_server(FTR_DAILY_VARIANTS="relaxed")
-    answer = httpx.post(f"{server.url}/daily/relaxed/attempt", json={"name": "Dana"}, timeout=60).json()
-    player = Player(server.ws_url)
-    await player.connect()
-    player.token = answer["player_token"]
-    await player.resume(answer["match"])
-    assert isinstance(await player.expect(m.Started), m.Started)
-    await player.resign()
-    results = await player.expect(m.Results)
-    assert isinstance(results, m.Results) and results.seed == "" and results.head_to_head == []
-    await player.close()
-    with redis.Redis.from_url(redis_url) as client:
-        seed = client.hget(f"{{d:{answer['date']}:relaxed}}:deal", "seed").decode()  # type: ignore[union-attr]
-    shown = page(server.url, "Dana")
-    (entry,) = shown.json()["recent"]
-    assert entry["kind"] == "daily" and entry["daily"] == answer["date"] and entry["seed"] is None
-    assert entry["deal"] == f"daily {answer['date']}" and entry["players"] == ["Dana"]
-    assert entry["replay"] == f"/daily/{answer['date']}/relaxed/replay/Dana"
-    assert json.dumps(seed) not in shown.text
-    with redis.Redis.from_url(redis_url) as client:
-        assert all(seed.encode() not in client.dump(key) for key in client.scan_iter("{n:*"))  # type: ignore[operator]
