@@ -19,8 +19,10 @@ import uuid
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
+from client_cli.render import record_line, rivalry_line
 from protocol import messages as m
 from tests.browser.axe import severe_violations
 from tests.browser.test_play_page import PHONE, join, moves_shown
@@ -132,6 +134,15 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
         device_link = await phone.locator("#device-link").get_attribute("href")
         qr_modules = await phone.locator("#device-qr svg path").count()
         player_axe = await severe_violations(phone)
+        # The page words records and head-to-head as the CLI does (common.js and client_cli/render.py).
+        notes = [m.RecordNote("ann", "classic", "seed 1234", "moves", 212, 221),
+                 m.RecordNote("bob", "classic", "", "time", 211_000, 223_500),
+                 m.RecordNote("ann", "relaxed", "deal 3f2a9c01be77", "moves", 1, -1),
+                 m.RecordNote("ann", "relaxed", "", "cards", 87, 82),
+                 m.RecordNote("ann", "classic", "daily 2026-12-07", "time", 95_000, -1)]
+        pair = m.Rivalry("ann", "bob", 23, 17, 1, 41)
+        page_words = await phone.evaluate("([notes, pair]) => [...notes.map((n) => FTR.recordLine(n, 'ann')), "
+                                          "FTR.rivalryLine(pair)]", [msgspec.to_builtins(notes), msgspec.to_builtins(pair)])
         await phone.set_viewport_size(LAPTOP)
         await phone.screenshot(path=str(ARTIFACTS / "player-desktop.png"), full_page=True)
 
@@ -180,6 +191,7 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
     assert overflow <= 0, overflow
     assert device_link == f"{server.url}/players/{name}#key={key}" and qr_modules == 1
     assert player_axe == [], player_axe
+    assert page_words == [*(record_line(note, "ann") for note in notes), rivalry_line(pair)], page_words
     assert "missing or wrong" in refusal and recover_href == f"/players/{name}", refusal
     assert fragment == "" and laptop_key == key and home_link == f"/players/{name}"
     assert new_code != recovery and recovered_key not in ("", key)
