@@ -245,7 +245,8 @@ const FTR = (() => {
   /** "/players/Ann": a player's page (the key never goes into an address the server sees). */
   const playerPath = (name) => `/players/${encodeURIComponent(name)}`;
 
-  /** What a value of a record is: "3:31.4" (a time, to the tenth: a fraction of a second may break a record), "212 moves", "87 cards up". */
+  /** What a value of a record is: "3:31.4" (a time, to the tenth: a fraction of a second may break a record),
+      "212 moves", "87 cards up". */
   const amount = (what, value) => (what === "time" ? formatMs(value, true) : what === "moves" ? plural(value, "move")
     : `${plural(value, "card")} up`);
 
@@ -268,7 +269,8 @@ const FTR = (() => {
     } else {
       const gain = Math.abs(note.previous - note.value);
       const by = { time: `${formatMs(gain, true)} faster`, moves: `${gain} fewer`, cards: `${gain} more` }[note.what];
-      text = `new record ${where}: ${amount(note.what, note.value)}, ${by} than ${note.name === me ? "your" : "their"} best`;
+      const whose = note.name === me ? "your" : "their";
+      text = `new record ${where}: ${amount(note.what, note.value)}, ${by} than ${whose} best`;
     }
     return note.name === me ? text[0].toUpperCase() + text.slice(1) : `${note.name}: ${text}`;
   }

@@ -44,7 +44,9 @@
 
   function dispatch(frame) {
     const before = state;
-    if (frame.type === "error" && frame.code === "bad_token" && !state.name && conn && conn.intent) refusedName = conn.intent.name;
+    if (frame.type === "error" && frame.code === "bad_token" && !state.name && conn && conn.intent) {
+      refusedName = conn.intent.name;
+    }
     if (frame.type === "joined") refusedName = "";
     state = reduce(state, frame);
     if (frame.type === "position" || frame.type === "started") selection = null;

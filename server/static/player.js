@@ -29,7 +29,10 @@
     let key = "";
     try { key = decodeURIComponent(location.hash.slice(5)); } catch (error) { key = ""; }
     history.replaceState(null, "", location.pathname + location.search);
-    if (!/^[A-Za-z0-9_-]{16,200}$/.test(key)) { say("That link holds no player key: make a new one on the other device.", "error"); return ""; }
+    if (!/^[A-Za-z0-9_-]{16,200}$/.test(key)) {
+      say("That link holds no player key: make a new one on the other device.", "error");
+      return "";
+    }
     FTR.keepPlayerKey(name, key);
     localStorage.setItem("ftr:name", name);
     return key;
@@ -79,40 +82,42 @@
       on each line (circle.time-point, circle.cards-point), a won game's time point filled. */
   function chartEl(games, width) {
     // As wide as its panel (the text stays 12 px on a phone), 300 to 1100 units.
-    const W = Math.round(Math.min(1100, Math.max(300, width || 640))), H = 220, left = 44, right = 36, top = 14, bottom = 30;
+    const W = Math.round(Math.min(1100, Math.max(300, width || 640))), H = 220;
+    const left = 44, right = 36, top = 14, bottom = 30;
     const n = games.length;
+    const times = games.map((g) => g.time_ms || 0), cards = games.map((g) => g.foundation || 0);
     // The time axis tops at a round time just over the longest game: the smallest step from 10 s to 30 min of
     // which it takes at most six.
-    const maxTime = Math.max(1, ...games.map((g) => g.time_ms || 0));
-    const step = [10, 30, 60, 120, 300, 600, 1800].map((s) => s * 1000).find((s) => maxTime / s <= 6) || 3600000;
-    const timeTop = Math.max(1, Math.ceil(maxTime / step)) * step;
-    const cardsTop = Math.max(104, ...games.map((g) => g.foundation || 0));
+    const longest = Math.max(1, ...times);
+    const step = [10, 30, 60, 120, 300, 600, 1800].map((s) => s * 1000).find((s) => longest / s <= 6) || 3600000;
+    const timeTop = Math.max(1, Math.ceil(longest / step)) * step;
+    const cardsTop = Math.max(104, ...cards);
     const x = (i) => left + (n === 1 ? (W - left - right) / 2 : (i * (W - left - right)) / (n - 1));
-    const yTime = (ms) => top + (H - top - bottom) * (1 - ms / timeTop);
-    const yCards = (c) => top + (H - top - bottom) * (1 - c / cardsTop);
+    const y = (value, most) => top + (H - top - bottom) * (1 - value / most);
     const grid = [0, 0.5, 1].map((f) => {
-      const y = top + (H - top - bottom) * (1 - f);
-      return svg("g", { class: "tick" }, svg("line", { x1: left, x2: W - right, y1: y, y2: y }),
-        svg("text", { x: left - 6, y: y + 4, "text-anchor": "end", class: "time-axis" }, formatMs(timeTop * f)),
-        svg("text", { x: W - right + 6, y: y + 4, class: "cards-axis" }, String(Math.round(cardsTop * f))));
+      const at = y(f, 1);
+      return svg("g", { class: "tick" }, svg("line", { x1: left, x2: W - right, y1: at, y2: at }),
+        svg("text", { x: left - 6, y: at + 4, "text-anchor": "end", class: "time-axis" }, formatMs(timeTop * f)),
+        svg("text", { x: W - right + 6, y: at + 4, class: "cards-axis" }, String(Math.round(cardsTop * f))));
     });
-    const dates = n ? [svg("text", { x: x(0), y: H - 12, "text-anchor": n === 1 ? "middle" : "start" }, games[0].date),
-      n > 1 ? svg("text", { x: x(n - 1), y: H - 12, "text-anchor": "end" }, games[n - 1].date) : ""] : [];
-    const line = (cls, y) => svg("polyline", { class: cls, points: games.map((g, i) => `${x(i).toFixed(1)},${y(g).toFixed(1)}`).join(" ") });
-    const point = (cls, g, i, y, label) => svg("circle", { class: cls + (g.status === "won" ? " won" : ""), cx: x(i).toFixed(1),
-      cy: y(g).toFixed(1), r: 4 }, svg("title", {}, label));
-    const times = games.map((g, i) => point("time-point", g, i, (v) => yTime(v.time_ms || 0), `${g.date} ${g.deal}: ${formatMs(g.time_ms || 0)}, ${STATUS[g.status] || g.status}`));
-    const cards = games.map((g, i) => point("cards-point", g, i, (v) => yCards(v.foundation || 0), `${g.date} ${g.deal}: ${plural(g.foundation, "card")} up`));
+    const dates = [svg("text", { x: x(0), y: H - 12, "text-anchor": n === 1 ? "middle" : "start" }, games[0].date),
+      n > 1 ? svg("text", { x: x(n - 1), y: H - 12, "text-anchor": "end" }, games[n - 1].date) : ""];
+    const line = (cls, values, most) => svg("polyline", { class: cls,
+      points: values.map((v, i) => `${x(i).toFixed(1)},${y(v, most).toFixed(1)}`).join(" ") });
+    const points = (cls, values, most, label) => values.map((v, i) => svg("circle", {
+      class: cls + (games[i].status === "won" ? " won" : ""), cx: x(i).toFixed(1), cy: y(v, most).toFixed(1), r: 4 },
+    svg("title", {}, `${games[i].date} ${games[i].deal}: ${label(games[i])}`)));
     const won = games.filter((g) => g.status === "won").length;
     const summary = `Time and cards up over the last ${plural(n, "game")}, the oldest first: ${plural(won, "win")}; `
-      + `times from ${formatMs(Math.min(...games.map((g) => g.time_ms || 0)))} to ${formatMs(Math.max(...games.map((g) => g.time_ms || 0)))}, `
-      + `cards up from ${Math.min(...games.map((g) => g.foundation || 0))} to ${Math.max(...games.map((g) => g.foundation || 0))}.`;
+      + `times from ${formatMs(Math.min(...times))} to ${formatMs(Math.max(...times))}, `
+      + `cards up from ${Math.min(...cards)} to ${Math.max(...cards)}.`;
     // Drawn at its size (width W px, never scaled up: a resize draws it again), narrower where the panel is.
-    return svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", "aria-labelledby": "chart-svg-title chart-svg-desc",
-                        class: "chart-svg", id: "chart-svg", "data-points": String(n) },
+    return svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", class: "chart-svg", id: "chart-svg",
+                        "aria-labelledby": "chart-svg-title chart-svg-desc", "data-points": String(n) },
       svg("title", { id: "chart-svg-title" }, "Time and cards up"), svg("desc", { id: "chart-svg-desc" }, summary),
-      ...grid, ...dates, line("time-line", (g) => yTime(g.time_ms || 0)), line("cards-line", (g) => yCards(g.foundation || 0)),
-      ...times, ...cards);
+      ...grid, ...dates, line("time-line", times, timeTop), line("cards-line", cards, cardsTop),
+      ...points("time-point", times, timeTop, (g) => `${formatMs(g.time_ms || 0, true)}, ${STATUS[g.status] || g.status}`),
+      ...points("cards-point", cards, cardsTop, (g) => `${plural(g.foundation, "card")} up`));
   }
 
   function renderChart() {
@@ -133,10 +138,10 @@
     const variants = Object.entries(profile.variants || {}).sort(([a], [b]) => a.localeCompare(b));
     const deals = profile.records || [];
     $("records-panel").hidden = !variants.length && !deals.length;
+    const num = (text) => el("td", { class: "num", text });
     $("variants-body").replaceChildren(...variants.map(([variant, v]) => el("tr", { "data-variant": variant },
-      el("td", { text: variant }), el("td", { class: "num", text: String(v.games) }), el("td", { class: "num", text: String(v.wins) }),
-      el("td", { class: "num", text: rate(v.wins, v.games) }), el("td", { class: "num", text: time(v.best_time_ms ?? -1) }),
-      el("td", { class: "num", text: String(v.most_foundation ?? 0) }))));
+      el("td", { text: variant }), num(String(v.games)), num(String(v.wins)), num(rate(v.wins, v.games)),
+      num(time(v.best_time_ms ?? -1)), num(String(v.most_foundation ?? 0)))));
     $("deals-table").hidden = !deals.length;
     $("deals-body").replaceChildren(...deals.map((r) => el("tr", { "data-deal": r.deal },
       el("td", { class: "deal", text: r.deal }), el("td", { class: "hide-sm", text: r.variant }),
@@ -169,8 +174,8 @@
       for (let c = 0; c < count; c++) if (code.isDark(r, c)) path += `M${c + margin} ${r + margin}h1v1h-1z`;
     }
     const size = count + 2 * margin;
-    return svg("svg", { viewBox: `0 0 ${size} ${size}`, role: "img", "aria-label": "QR code of the link", class: "qr-svg",
-                        "shape-rendering": "crispEdges" },
+    return svg("svg", { viewBox: `0 0 ${size} ${size}`, role: "img", "aria-label": "QR code of the link",
+                        class: "qr-svg", "shape-rendering": "crispEdges" },
       svg("rect", { width: size, height: size, fill: "#fff" }), svg("path", { d: path, fill: "#000" }));
   }
 
@@ -212,7 +217,8 @@
 
   async function deleteHistory() {
     const held = profile.name;
-    const response = await fetch(FTR.playerPath(held), { method: "DELETE", headers: { Authorization: `Bearer ${ownKey()}` } });
+    const response = await fetch(FTR.playerPath(held), { method: "DELETE",
+                                                         headers: { Authorization: `Bearer ${ownKey()}` } });
     confirmingDelete = false;
     if (response.status === 204) {
       FTR.forgetPlayerKey(held);
@@ -268,8 +274,11 @@
       profile = null;
       $("state").textContent = "nobody";
       $("headline").textContent = name;
-      $("subline").textContent = `Nobody has the name “${name}” on this server: the first race or daily attempt with it claims it.`;
-      for (const id of ["own-panel", "recent-panel", "chart-panel", "records-panel", "rivals-panel", "recover-panel"]) $(id).hidden = true;
+      $("subline").textContent = `Nobody has the name “${name}” on this server: the first race or daily attempt `
+        + "with it claims it.";
+      for (const id of ["own-panel", "recent-panel", "chart-panel", "records-panel", "rivals-panel", "recover-panel"]) {
+        $(id).hidden = true;
+      }
       return;
     }
     if (status !== 200 || !body) {

@@ -145,10 +145,10 @@ const FTRRace = (() => {
                  daily: Boolean(frame.state.daily) || state.daily,  // {date, variant} of a daily attempt, else absent
                  nextRound: frame.state.next_round || null, series: frame.state.series || state.series,
                  commitment: state.commitment || frame.state.commitment || "" };
-      case "joined":  // a join that claimed the name brings its recovery code (shown once: state.claimed)
-        return withPlayer({ ...state, code: frame.match, name: frame.name,
-                            claimed: frame.recovery_code ? { name: frame.name, code: frame.recovery_code } : state.claimed },
-                          frame.name, {});
+      case "joined": {  // a join that claimed the name brings its recovery code (shown once: state.claimed)
+        const claimed = frame.recovery_code ? { name: frame.name, code: frame.recovery_code } : state.claimed;
+        return withPlayer({ ...state, code: frame.match, name: frame.name, claimed }, frame.name, {});
+      }
       case "lobby": {
         let next = { ...state, settings: frame.settings, commitment: frame.commitment || state.commitment };
         if (["preparing", "lobby", "countdown", "closed"].includes(frame.state)
