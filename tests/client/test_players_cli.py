@@ -177,3 +177,25 @@ def test_record_notices_and_the_head_to_head_in_words() -> None:
 def test_a_joined_line_in_json_carries_none_of_its_secrets() -> None:
     line = json.loads(message_json(m.Joined("K7QM", "ann", "match-token", "player-key", "ABCD-EFGH-JKLM-NPQR")))
     assert line == {"type": "joined", "match": "K7QM", "name": "ann"}
+
+
+def test_the_results_screen_of_round_three_shows_records_head_to_head_and_the_series_in_80x24() -> None:
+    from tests.client.test_render import ANSI, assert_fits, playing_state
+
+    state = playing_state(213)
+    state.round = 3
+    state.series = [{"name": "alice", "rounds_won": 2, "foundation": 300, "time_ms": 400_000},
+                    {"name": "bob", "rounds_won": 1, "foundation": 250, "time_ms": 500_000}]
+    records = [m.RecordNote("alice", "relaxed", "", "time", 65_000, 70_400),
+               m.RecordNote("alice", "relaxed", "seed 4", "time", 65_000, 70_400),
+               m.RecordNote("alice", "relaxed", "seed 4", "moves", 214, 230),
+               m.RecordNote("bob", "relaxed", "", "cards", 9, 8)]
+    state.apply(m.Results("abcDEF1234", [m.ResultRow(1, "alice", "won", 65_000, 214, 0, 0, 104),
+                                         m.ResultRow(2, "bob", "resigned", 3_000, 12, 0, 0, 9)], "4", "c" * 64,
+                          "n" * 32, records, [m.Rivalry("alice", "bob", 23, 17, 1, 41)]))
+    text = ANSI.sub("", assert_fits(state))
+    assert "New record on deal seed 4: 214 moves, 16 fewer than your best" in text
+    assert "New record on deal seed 4: 1:05.0, 0:05.4 faster than your best" in text
+    assert "bob: new record" not in text  # a player's screen: their own records only
+    assert "alice 23-17 bob between the two of them, over all their races (41, 1 drawn)" in text
+    assert "Series after round 3" in text and "bob" in text.split("Series after round 3")[1]
