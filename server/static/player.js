@@ -1,6 +1,7 @@
 /* /players/{name}: a named player's games, records, a chart of time and cards up, and the head-to-head
    (GET /players/{name}, JSON). On one's own page (this browser holds the name's key, common.js): the link
-   and QR code that take the key to another device, and deleting the history. Recovering with a code works
+   and QR code that take the key to another device, a new key (the old one stops working), and deleting the
+   history. Recovering with a code works
    from any browser. A link /players/{name}#key=KEY keeps the key it brings and drops the fragment from the
    address bar (a fragment never reaches the server, nor its logs); the key goes to the server only in a
    request's header, never in an address. */
@@ -16,6 +17,7 @@
   let name = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
   let profile = null;
   let confirmingDelete = false;
+  let confirmingRotate = false;
 
   function say(text, kind) {
     $("message").textContent = text;
@@ -187,6 +189,8 @@
     document.querySelectorAll(".own-name").forEach((node) => { node.textContent = profile.name; });
     $("delete-button").hidden = confirmingDelete;
     $("confirm-delete").hidden = !confirmingDelete;
+    $("rotate-button").hidden = confirmingRotate;
+    $("confirm-rotate").hidden = !confirmingRotate;
     $("confirm-delete-text").textContent = `Delete all of ${profile.name}'s games, records and head-to-head? This `
       + "cannot be undone, and the name is free for anyone to take again.";
   }
@@ -228,6 +232,23 @@
     }
     const body = await response.json().catch(() => ({}));
     say(body.message || `refused (${response.status})`, "error");
+    render();
+  }
+
+  /** POST /players/{name}/key with the key held: a new one, kept here; the old one (other devices, links made
+      before) stops working. */
+  async function rotateKey() {
+    confirmingRotate = false;
+    const response = await fetch(`${FTR.playerPath(profile.name)}/key`, { method: "POST",
+      headers: { Authorization: `Bearer ${ownKey()}`, Accept: "application/json" } });
+    const body = await response.json().catch(() => ({}));
+    if (response.status === 200 && body.player_key) {
+      FTR.keepPlayerKey(profile.name, body.player_key);
+      say(`A new key for ${profile.name} is kept here: other devices and older links no longer race as it.`, "hint");
+      if (!$("device").hidden) showDevice();  // the link shown had the old key: closed, to be made again
+    } else {
+      say(body.message || `refused (${response.status})`, "error");
+    }
     render();
   }
 
@@ -303,6 +324,9 @@
     $("delete-button").addEventListener("click", () => { confirmingDelete = true; render(); $("delete-no").focus(); });
     $("delete-no").addEventListener("click", () => { confirmingDelete = false; render(); $("delete-button").focus(); });
     $("delete-yes").addEventListener("click", deleteHistory);
+    $("rotate-button").addEventListener("click", () => { confirmingRotate = true; render(); $("rotate-no").focus(); });
+    $("rotate-no").addEventListener("click", () => { confirmingRotate = false; render(); $("rotate-button").focus(); });
+    $("rotate-yes").addEventListener("click", rotateKey);
     $("recover-form").addEventListener("submit", recover);
     let resized = null;
     window.addEventListener("resize", () => {

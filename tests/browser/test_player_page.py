@@ -9,7 +9,8 @@ straight away: the results say "New record" with the moves saved, and the head-t
 (2-0). The player's page, reached from the results, shows both games, a chart with two points per line,
 the records and the head-to-head. Another browser is refused the name (and told where its recovery code
 goes); the "Use on another device" link opens there, keeps the key and drops the fragment (and ``/`` then
-links the page); that browser recovers the name with the code, then deletes the history. axe-core finds no serious or critical violation on the player's page. Screenshots at 390x844 and 1366x800
+links the page); that browser recovers the name with the code, makes a new key, and deletes the history
+with it. axe-core finds no serious or critical violation on the player's page. Screenshots at 390x844 and 1366x800
 go to ``tests/browser/artifacts/``.
 """
 
@@ -169,6 +170,10 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
         await laptop.get_by_role("region", name=f"{name} is yours on this browser again").wait_for(timeout=10_000)
         new_code = (await laptop.locator("#recovery-code").inner_text()).strip()
         recovered_key = await held_key(laptop, name)
+        await laptop.get_by_role("button", name="New key").click()
+        await laptop.get_by_role("button", name="Yes, a new key").click()
+        await laptop.get_by_text(f"A new key for {name} is kept here").wait_for(timeout=10_000)
+        rotated_key = await held_key(laptop, name)
         await laptop.get_by_role("button", name="Delete my history").click()
         await laptop.get_by_role("button", name="Yes, delete everything").click()
         await laptop.get_by_text(f"{name}'s history is deleted").wait_for(timeout=10_000)
@@ -194,5 +199,5 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
     assert page_words == [*(record_line(note, "ann") for note in notes), rivalry_line(pair)], page_words
     assert "missing or wrong" in refusal and recover_href == f"/players/{name}", refusal
     assert fragment == "" and laptop_key == key and home_link == f"/players/{name}"
-    assert new_code != recovery and recovered_key not in ("", key)
+    assert new_code != recovery and recovered_key not in ("", key) and rotated_key not in ("", key, recovered_key)
     assert gone == 404 and forgotten == ""
