@@ -9,6 +9,7 @@ when the script wrote the change.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -22,12 +23,14 @@ from ..core.errors import ServiceError
 from ..core.lifecycle import SCRIPTED, Effect, Event, State, TimerKind, Transition, decide, refusal
 from ..core.player import Commit, CommitStatus, PlayerStatus, StuckWrite, new_game
 from ..names import name_key
-from ..store import ClaimStatus, EndStatus, StuckStatus
+from ..store import REDIS_UNAVAILABLE, ClaimStatus, EndStatus, StuckStatus
 from ..views import view_message
 from .step import Step
 
 if TYPE_CHECKING:
     from .context import MatchContext
+
+log = logging.getLogger("forty_thieves.matches")
 
 
 Handler = Callable[[Step], Awaitable[None]]
@@ -150,7 +153,13 @@ class Effects:
         results = decode_server(step.frame)
         assert isinstance(results, m.Results)
         finished_ms = step.fields.get("finished_ms") or self.service.clock.now_ms()
-        records, rivalries = await self.service.profiles.history.record_match(meta, results, finished_ms)
+        try:
+            records, rivalries = await self.service.profiles.history.record_match(meta, results, finished_ms)
+        except REDIS_UNAVAILABLE:
+            raise  # the finalize is tried again (its timer), and a game recorded already answers the same
+        except Exception:  # a bug of the history's must not keep the match from its results
+            log.exception("recording the history of match %s failed", step.code)
+            return
         if records or rivalries:
             step.frame = encode(msgspec.structs.replace(results, records=records, head_to_head=rivalries))
 

@@ -54,7 +54,7 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
 
     elsewhere = dict(client_env, FTR_CLIENT_DATA=str(tmp_path / "another machine"))
     stolen = daily(server, elsewhere, "--variant", "relaxed", "--name", name, "--script", "-", stdin="s\n")
-    assert stolen.returncode == 2 and "missing or wrong" in stolen.stderr
+    assert stolen.returncode == 2 and "is missing or wrong" in stolen.stderr
 
     board = daily(server, client_env, "--leaderboard", "--variant", "relaxed", "--json")
     assert board.returncode == 0, board.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -34,6 +35,15 @@ def srv(redis_url: str) -> Iterator[ServerProcess]:
 
 def claim(server: ServerProcess, name: str) -> httpx.Response:
     return httpx.post(f"{server.url}/players", json={"name": name}, timeout=10)
+
+
+def wait_for_log(server: ServerProcess, text: str) -> str:
+    """The server's log once it holds ``text`` (the access log's line is written just after the answer)."""
+    for _ in range(50):
+        if text in (logs := server.logs()):
+            return logs
+        time.sleep(0.02)
+    return server.logs()
 
 
 def page(server: ServerProcess, name: str) -> httpx.Response:
@@ -68,6 +78,10 @@ def test_a_free_name_is_claimed_with_a_key_and_a_recovery_code_stored_hashed(srv
     missing = page(server, "nobody")
     assert missing.status_code == 404 and missing.json()["error"] == "no_player"
     assert claim(server, " bad").status_code == 400
+    # A key sent where none is read, in the address, reaches no log line either (the access log's included).
+    httpx.get(f"{server.url}/players/Bill?player_key={body['player_key']}&limit=2", timeout=10)
+    httpx.post(f"{server.url}/players/Bill/key?token={body['player_key']}", json={"player_key": "x"}, timeout=10)
+    assert "/players/Bill?player_key=REDACTED&limit=2" in wait_for_log(server, "REDACTED&limit=2")
     assert server.logs().count(body["player_key"]) == 0
 
 

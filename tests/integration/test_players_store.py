@@ -1,10 +1,16 @@
-"""The named players' store on a real Redis: a recording is idempotent and every list it grows is bounded."""
+"""The named players' store on a real Redis: a recording is idempotent, every list it grows is bounded, and a
+daily attempt's seed is shown only once its day is revealed."""
 
 from __future__ import annotations
 
 import redis.asyncio as aioredis
 
-from server.store import Store
+from protocol import messages as m
+from server.core.daily import day_bounds
+from server.core.lifecycle import State
+from server.history import History
+from server.settings import Settings
+from server.store import MatchMeta, Store
 from server.store.keys import name_hash, profile_key
 from server.store.profiles import Rival
 
@@ -56,6 +62,34 @@ async def test_a_recording_is_kept_once_and_the_history_stays_bounded(redis_url:
         # A name claimed after a match's start is someone else's: that match is not theirs to keep.
         assert await store.profiles.record(ann, "M9", entry("M9", "seed 1", 5, 5), True, 3000, 999, [], 3,
                                            2) is None
+    finally:
+        await client.flushdb()
+        await client.aclose()
+
+
+async def test_a_daily_attempts_seed_is_shown_once_its_day_is_revealed(redis_url: str) -> None:
+    """The entry never holds the seed; the page fills it in from the day's reveal: after the day, once closed."""
+    client = aioredis.Redis.from_url(redis_url.rsplit("/", 1)[0] + f"/{DB}")
+    await client.flushdb()
+    try:
+        store = Store(client, 3600)
+        date, end = "2026-12-01", day_bounds("2026-12-01")[1]
+        now = end - 1000
+        history = History(store, Settings(), lambda: now)
+        await store.daily.set_deal(date, "relaxed", {"seed": "98765432123", "commitment": "c", "attempt_index": 0,
+                                                     "deal": "d", "solution": "[]", "closed": 0}, end)
+        hashed = name_hash("dana")
+        await store.profiles.claim(hashed, "dana", "k" * 64, "r" * 64, 1)
+        meta = MatchMeta(code="DAILY1", state=State.PLAYING, daily=f"{date} relaxed", start_at_ms=end - 60_000,
+                         settings=m.Settings("relaxed", True, 1, 0, True, "safe", False))
+        rows = [m.ResultRow(1, "dana", "resigned", 5000, 3, 0, 0, 12)]
+        await history.record_match(meta, m.Results("DAILY1", rows, "", "c"), end - 50_000)
+        assert (await history.recent(hashed, 5))[0]["seed"] is None  # the day is not over
+        now = end + 1000
+        assert (await history.recent(hashed, 5))[0]["seed"] is None  # over, but an attempt may still be open
+        await client.hset(f"{{d:{date}:relaxed}}:deal", "closed", "1")
+        assert (await history.recent(hashed, 5))[0]["seed"] == "98765432123"  # revealed
+        assert b"98765432123" not in await client.lindex(profile_key(hashed, "games"), 0)
     finally:
         await client.flushdb()
         await client.aclose()
