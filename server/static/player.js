@@ -133,7 +133,7 @@
 
   // ------------------------------------------------------------------ records and head-to-head
 
-  const rate = (wins, games) => (games ? `${Math.round((100 * wins) / games)} %` : "–");
+  const rate = (wins, games) => (games ? `${Math.round((100 * wins) / games)}\u00a0%` : "–");  // "100 %" on one line
   const time = (ms) => (ms >= 0 ? formatMs(ms, true) : "–");
 
   function renderRecords() {
