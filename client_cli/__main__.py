@@ -10,6 +10,10 @@
     forty-thieves [--server URL] replay FILE [--json]
     forty-thieves [--server URL] daily [--variant V] --name NAME [--script FILE|-] [--json]
     forty-thieves [--server URL] daily --leaderboard [--date D] [--variant V] [--json]
+    forty-thieves [--server URL] me [--name NAME] [--json]
+    forty-thieves [--server URL] history [--name NAME] [--limit N] [--json]
+    forty-thieves [--server URL] player NAME [--json]
+    forty-thieves [--server URL] recover NAME CODE
     forty-thieves [--server URL] bots --count N [--match CODE] [--players P] [--variant V] [--seed S] ...
 
 The server's address comes from ``--server``, else ``FTR_SERVER``, else
@@ -105,6 +109,24 @@ def _parser() -> argparse.ArgumentParser:
     daily.add_argument("--date", help="the day of the leaderboard, YYYY-MM-DD (default: today, UTC)")
     daily.add_argument("--json", action="store_true", help="print JSON (messages when playing, the board otherwise)")
 
+    me = commands.add_parser("me", help="your name's games, records and head-to-head on this server")
+    me.add_argument("--name", help="which of your names (default: the one this machine holds a key of)")
+    me.add_argument("--json", action="store_true", help="print the server's answer (GET /players/NAME) as JSON")
+
+    history = commands.add_parser("history", help="your finished races and daily attempts, the newest first")
+    history.add_argument("--name", help="which of your names (default: the one this machine holds a key of)")
+    history.add_argument("--limit", type=int, default=50, help="games shown, 1 .. 200 (default 50)")
+    history.add_argument("--json", action="store_true", help="print the games as a JSON list")
+
+    player = commands.add_parser("player", help="anyone's games, records and head-to-head on this server")
+    player.add_argument("name")
+    player.add_argument("--json", action="store_true", help="print the server's answer (GET /players/NAME) as JSON")
+
+    recover = commands.add_parser("recover", help="a new key for your name from its recovery code (another "
+                                                  "machine, or a lost key)")
+    recover.add_argument("name")
+    recover.add_argument("code", help="the recovery code printed when the name was claimed (or last recovered)")
+
     bots = commands.add_parser("bots", help="load generator: N bots join matches and play legal moves")
     bots.add_argument("--count", type=int, required=True, help="number of bots")
     bots.add_argument("--match", help="join this match (default: create matches of --players bots each)")
@@ -176,6 +198,10 @@ async def _run(args: argparse.Namespace) -> int:
         from .daily import daily
 
         return await daily(server, args)
+    if args.command in ("me", "history", "player", "recover"):
+        from . import players
+
+        return int(await getattr(players, args.command)(server, args))
     from .bots import run_bots
 
     return await run_bots(server, args)

@@ -131,7 +131,8 @@ async def run_bots(server: str, args: argparse.Namespace) -> int:
             if args.seed is not None:
                 settings["seed"] = args.seed
             created = await create_match(server, settings)
-            plan += [(created["code"], f"bot-{j + 1}") for j in range(size)]
+            # A name is its player's on the server from its first use: one name per bot, across the matches.
+            plan += [(created["code"], f"bot-{i * per + j + 1}") for j in range(size)]
     began = time.perf_counter()
     stats = await asyncio.gather(*(bot(server, code, name, moves=args.moves, delay=args.delay, store=store)
                                    for code, name in plan))

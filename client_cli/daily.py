@@ -1,8 +1,8 @@
 """``forty-thieves daily``: play today's daily challenge, or show a day's leaderboard.
 
 Playing: ``POST /daily/{variant}/attempt`` with the name and, once the
-name is claimed, its secret token (kept in the token file under the
-entry ``daily``); the server answers the attempt's match code and a player
+name is claimed, its player key (kept in the token file, see
+:mod:`client_cli.tokens`); the server answers the attempt's match code and a player
 token, and the attempt is then played like any race (:mod:`client_cli.race`:
 the same screen, scripted mode, reconnects). Running the command again
 while the attempt is open resumes it; after it has ended the server
@@ -25,12 +25,9 @@ from typing import Any
 from urllib.parse import quote
 
 from .join import join_and_play, read_script
-from .render import clock, fit, wrap
+from .render import clock, fit, recovery_lines, wrap
 from .server_link import ClientError, _refusal, _request
 from .tokens import TokenStore
-
-DAILY_ENTRY = "daily"
-"""The token file's entry (per server) holding ``{"names": {name: token}}``."""
 
 
 async def _get(server: str, path: str) -> dict[str, Any]:
@@ -41,20 +38,24 @@ async def _get(server: str, path: str) -> dict[str, Any]:
 
 
 async def start_attempt(server: str, variant: str, name: str, store: TokenStore) -> dict[str, Any]:
-    """Ask for today's attempt; keeps a newly issued name token and the player token in ``store``.
+    """Ask for today's attempt with the name's player key (``store``); keeps a newly issued key and the player
+    token in ``store``, and prints the recovery code (to standard error) when this attempt claimed the name.
 
     Raises :class:`~client_cli.server_link.ServerRefused` (``bad_token``,
     ``already_played``, ``no_variant`` ...) with the server's message.
     """
-    names = dict(store.get(server, DAILY_ENTRY).get("names", {}))
+    key = store.player_key(server, name)
+    # The key under both names: ``token`` is what servers from before named players read.
     response = await _request("POST", server, f"/daily/{quote(variant, safe='')}/attempt",
-                              json={"name": name, "token": names.get(name)})
+                              json={"name": name, "player_key": key, "token": key or None})
     if response.status_code != 200:
         raise _refusal(response)
     attempt = dict(response.json())
-    if attempt.get("name_token"):
-        names[name] = attempt["name_token"]
-        store.update(server, DAILY_ENTRY, names=names)
+    new_key = attempt.get("player_key") or attempt.get("name_token")
+    if new_key:
+        store.keep_player_key(server, name, new_key)
+    if attempt.get("recovery_code"):
+        print("\n".join(recovery_lines(name, attempt["recovery_code"], server)), file=sys.stderr)
     store.update(server, attempt["match"], players={name: attempt["player_token"]}, last_name=name,
                  daily=f"{attempt['date']} {attempt['variant']}")
     return attempt

@@ -78,6 +78,9 @@ class RaceClient:
         self.auto_ready = auto_ready
         self.listener = listener
         self.on_change = on_change or (lambda: None)
+        self.on_claim: Callable[[str, str], None] = lambda name, code: None
+        """Called with the name and its recovery code when a join claimed the name (once: the server shows
+        the code only then); the key itself is kept in the tokens file."""
         self.state = RaceState(server=server, code=code, name=name, host=bool(self.host_token))
         self.connection: Connection | None = None
         self.seq = 0
@@ -171,12 +174,17 @@ class RaceClient:
             elif isinstance(reply, m.Error):
                 raise self._fail(await self._refused(reply))
         if not token:
-            await connection.send(m.Join(self.code, self.name))
+            await connection.send(m.Join(self.code, self.name, player_key=self.store.player_key(self.server, self.name)))
             reply = await self._until_joined(connection)
             if isinstance(reply, m.Error):
                 raise self._fail(await self._refused(reply))
         assert isinstance(reply, m.Joined)
         self._keep_token(reply.token)
+        if reply.player_key:  # this join claimed the name: its key, for every later race and daily of it
+            self.store.keep_player_key(self.server, reply.name, reply.player_key)
+        if reply.recovery_code:
+            self.state.claimed = (reply.name, reply.recovery_code)
+            self.on_claim(reply.name, reply.recovery_code)
         self.state.apply(reply)
         self._emit(reply)
         self._ready_after_lobby = False
@@ -191,6 +199,9 @@ class RaceClient:
         ended round goes on to its next rounds (``next_round``), as the server does, so the command names the
         round the server's message names, not the code that was typed."""
         message = reply.message
+        if reply.code == "bad_token":  # a claimed name without its key here (see client_cli/players.py)
+            message += (f". If the name is yours, its recovery code gives this machine a new key: forty-thieves "
+                        f"recover {shlex.quote(self.name)} CODE{server_option(self.server)}")
         if reply.code == "already_started":
             code, ended = self.code, False
             try:
@@ -522,10 +533,12 @@ class RaceClient:
 
 
 def message_json(message: m.ServerMessage) -> str:
-    """One received message as a JSON line (``joined`` without its secret token)."""
+    """One received message as a JSON line (``joined`` without its secrets: the token, the player key and the
+    recovery code, which goes to standard error as text: see :func:`run_script`)."""
     data = msgspec.to_builtins(message)
     if isinstance(message, m.Joined):
-        data.pop("token", None)
+        for secret in ("token", "player_key", "recovery_code"):
+            data.pop(secret, None)
     return json.dumps(data, separators=(",", ":"))
 
 
@@ -561,6 +574,13 @@ async def run_script(client: RaceClient, lines: Iterable[str] | AsyncIterable[st
 
     if as_json:
         client.listener = lambda message: say(message_json(message))
+
+    def claimed(name: str, code: str) -> None:
+        from .render import recovery_lines
+
+        print("\n".join(recovery_lines(name, code, client.server)), file=sys.stderr if as_json else out, flush=True)
+
+    client.on_claim = claimed
     runner = asyncio.ensure_future(client.run())
     try:
         await _wait_any(client.started.wait(), runner)

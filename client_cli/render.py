@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import io
+import shlex
 import time
 
 from rich.cells import set_cell_size
@@ -204,7 +205,77 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
     # Two lines: on one, an 80-column screen cut the commitment off (a 32-character seed and nonce fill it).
     lines.append(Text(f"seed {results.seed!r}, nonce {results.nonce}", style="dim"))
     lines.append(Text(f"commitment {results.commitment[:16]}… = SHA-256 of nonce + seed", style="dim"))
-    return lines
+    return lines + players_lines(results, me)
+
+
+def players_lines(results: m.Results, me: str = "") -> list[Text]:
+    """What the match did to its named players' histories: each new record (:func:`record_line`; a player's
+    screen shows only their own, the 24 rows have no room for everyone's) and each pair's head-to-head over
+    all their races (:func:`rivalry_line`); nothing for a server keeping none."""
+    mine = any(row.name == me for row in results.ranking)
+    lines = [Text(record_line(note, me), style="bold green" if note.name == me else "green")
+             for note in results.records if not mine or note.name == me]
+    lines += [Text(rivalry_line(pair)) for pair in results.head_to_head]
+    return [Text(""), *lines] if lines else []
+
+
+def clock_tenths(ms: int) -> str:
+    """``3:31.4``: a time to the tenth of a second (under an hour; longer ones as :func:`clock`), for records,
+    which a fraction of a second may break."""
+    return clock(ms) if ms >= 3_600_000 else f"{clock(ms)}.{max(0, ms) // 100 % 10}"
+
+
+def _amount(what: str, value: int) -> str:
+    """A record's value in words: ``3:31.4`` (a time), ``212 moves``, ``87 cards up``."""
+    if what == "time":
+        return clock_tenths(value)
+    return plural(value, "move") if what == "moves" else f"{plural(value, 'card')} up"
+
+
+def deal_words(label: str) -> str:
+    """Where a deal's record is, from its label: ``on deal seed 1234``, ``on deal 3f2a9c01be77`` (a chosen
+    position's, labelled ``deal 3f2a9c01be77``), ``on the daily of 2026-12-07`` (``daily 2026-12-07``)."""
+    if label.startswith("daily "):
+        return f"on the daily of {label[len('daily '):]}"
+    return f"on {label}" if label.startswith("deal ") else f"on deal {label}"
+
+
+def record_line(note: m.RecordNote, me: str = "") -> str:
+    """A new personal record in words: ``New record on deal seed 1234: 212 moves, 9 fewer than your best``,
+    ``New record in classic: 3:31.0, 0:12.5 faster than your best``, ``First win on deal seed 1234: 212 moves``
+    (``previous`` -1); another player's starts with their name and says "their best"."""
+    where = deal_words(note.deal) if note.deal else f"in {note.variant}"
+    amount = _amount(note.what, note.value)
+    if note.previous < 0:
+        text = (f"first game of {note.variant}: {amount}" if note.what == "cards" else f"first win {where}: {amount}")
+    else:
+        gain = abs(note.previous - note.value)
+        by = {"time": f"{clock_tenths(gain)} faster", "moves": f"{gain} fewer", "cards": f"{gain} more"}[note.what]
+        text = f"new record {where}: {amount}, {by} than {'your' if note.name == me else 'their'} best"
+    return text[0].upper() + text[1:] if note.name == me else f"{note.name}: {text}"
+
+
+def rivalry_line(pair: m.Rivalry) -> str:
+    """``ann 23-17 bob between the two of them, over all their races (41, 1 drawn)``."""
+    drawn = f", {pair.draws} drawn" if pair.draws else ""
+    return (f"{pair.a} {pair.a_wins}-{pair.b_wins} {pair.b} between the two of them, over all their races "
+            f"({pair.races}{drawn})")
+
+
+def recovery_lines(name: str, code: str, server: str, width: int = 80, *, claimed: bool = True) -> list[str]:
+    """What the client says once when a join or a daily attempt claimed ``name`` (``claimed``; else a recovery
+    gave a new code, and the first sentence is left out): the recovery code and what it is for (the key itself
+    stays in the tokens file), in lines of at most ``width`` cells."""
+    command = f"forty-thieves recover {shlex.quote(name)} {code}"
+    option = server_option(server)
+    typed = ([f"    {command}{option}"] if 4 + len(command) + len(option) <= width or not option
+             else [f"    {command} \\", f"      {option.strip()}"])
+    intro = wrap(f"{name} is your name on this server now (its key is kept on this machine).", width)
+    return [*(intro if claimed else []),
+            *wrap("Its recovery code, shown only this once (keep it somewhere safe):", width),
+            f"    {code}",
+            *wrap("On another machine, or if this one loses the key, it gives the name a new key:", width),
+            *typed]
 
 
 def series_lines(state: RaceState) -> list[Text]:
@@ -354,6 +425,10 @@ def _lobby(state: RaceState, width: int = 80) -> tuple[list[Text], int]:
         lines.append(Text("Friends join with:"))
         lines += [Text(line, style="bold") for line in join_lines(state.code, state.public_server or state.server,
                                                                   width)]
+    if state.claimed is not None:
+        name, code = state.claimed
+        lines += [Text(f"{name} is your name on this server now. Its recovery code:", style="yellow"),
+                  Text(f"  {code}  (printed again when you quit: keep it safe)", style="bold yellow")]
     full = len(lines)
     if state.commitment:
         lines.append(Text(f"commitment {state.commitment[:32]}…", style="dim"))

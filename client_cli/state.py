@@ -92,6 +92,8 @@ class RaceState:
     name, rounds_won, foundation, time_ms), read once a round after the first has its results."""
     rematch: list[str] = field(default_factory=list)
     """Players who asked for the next round (the ``rematch`` event), in order."""
+    claimed: tuple[str, str] | None = None
+    """``(name, recovery code)`` when this client's join claimed the name on the server (shown once)."""
     message: str = ""
     """The last thing to tell the player (a refusal's reason, a hint, a notice)."""
     refusals: int = 0

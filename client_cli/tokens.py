@@ -9,6 +9,11 @@ its ``host_name``. Two players on one machine share the file: each keeps
 its own token under its name, and only the host's name is the host.
 The file is written whole to a temporary file and renamed, readable by
 its owner only.
+
+Named players: the entry ``"<server url> players"`` holds ``{name: player key}``, the secret key of each
+name claimed from this machine on that server (the name as claimed); :meth:`TokenStore.player_key` also
+reads the daily challenge's older entry ``"<server url> daily"`` (``{"names": {name: token}}``), whose token
+the server takes as the player key.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ from typing import Any
 import platformdirs
 
 APP = "forty-thieves-race"
+PLAYERS_ENTRY = "players"
+"""The token file's entry (per server) holding ``{name: player key}``."""
+LEGACY_DAILY_ENTRY = "daily"
+"""The daily challenge's older entry (per server), ``{"names": {name: token}}``: read, never written."""
 
 
 def default_path() -> Path:
@@ -99,6 +108,52 @@ class TokenStore:
             return None
         return token
 
+    def player_keys(self, server: str) -> dict[str, str]:
+        """``{name: player key}`` of every name claimed from this machine on ``server`` (the daily's older
+        tokens included; a key kept in :data:`PLAYERS_ENTRY` wins over an older token of the same name)."""
+        legacy = self.get(server, LEGACY_DAILY_ENTRY).get("names")
+        keys = {str(name): key for name, key in (legacy if isinstance(legacy, dict) else {}).items()
+                if isinstance(key, str) and key}
+        keys.update({str(name): key for name, key in self.get(server, PLAYERS_ENTRY).items()
+                     if isinstance(key, str) and key})
+        return keys
+
+    def player_key(self, server: str, name: str) -> str:
+        """The player key held for ``name`` on ``server`` (``""``: none). The name as typed first, then one held
+        under another case of it (the server finds a name in any case, so "ann" is the "Ann" claimed here)."""
+        keys = self.player_keys(server)
+        if keys.get(name):
+            return keys[name]
+        folded = [key for held, key in keys.items() if held.casefold() == name.casefold()]
+        return folded[0] if len(folded) == 1 else ""
+
+    def keep_player_key(self, server: str, name: str, key: str) -> None:
+        """Keep ``key`` as the player key of ``name`` on ``server`` (replacing an older one of that name, in any
+        case of it: the server holds one key per name)."""
+        with self._locked():
+            held = self.get(server, PLAYERS_ENTRY)
+            for other in [other for other in held if other.casefold() == name.casefold() and other != name]:
+                held.pop(other)
+            held[name] = key
+            self._write(server, PLAYERS_ENTRY, held)
+
+    def forget_player_key(self, server: str, name: str) -> None:
+        """Drop the key of ``name`` (any case) on ``server``, the daily's older token of it too."""
+        with self._locked():
+            held = self.get(server, PLAYERS_ENTRY)
+            self._write(server, PLAYERS_ENTRY, {k: v for k, v in held.items() if k.casefold() != name.casefold()})
+            daily = self.get(server, LEGACY_DAILY_ENTRY)
+            names = daily.get("names")
+            if isinstance(names, dict) and any(k.casefold() == name.casefold() for k in names):
+                daily["names"] = {k: v for k, v in names.items() if k.casefold() != name.casefold()}
+                self._write(server, LEGACY_DAILY_ENTRY, daily)
+
+    def _write(self, server: str, code: str, entry: dict[str, Any]) -> None:
+        """Replace the whole entry of ``server`` and ``code`` (the caller holds the lock)."""
+        data = self._load()
+        data[self.key(server, code)] = entry
+        self._dump(data)
+
     def _update(self, server: str, code: str, fields: dict[str, Any], player: tuple[str, str] | None = None) -> None:
         data = self._load()
         entry = data.get(self.key(server, code))
@@ -108,6 +163,9 @@ class TokenStore:
             players = entry.get("players")
             entry["players"] = {**(players if isinstance(players, dict) else {}), player[0]: player[1]}
         data[self.key(server, code)] = entry
+        self._dump(data)
+
+    def _dump(self, data: dict[str, Any]) -> None:
         fd, name = tempfile.mkstemp(prefix=".tokens-", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as file:

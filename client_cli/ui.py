@@ -91,6 +91,9 @@ class RaceScreen:
         """After a round's results: who asks for the next round (:meth:`RaceClient.follow_rematch`)."""
         self.error: BaseException | None = None
         client.on_change = self.refresh
+        self.claimed: tuple[str, str] | None = None
+        """``(name, recovery code)`` when the join claimed the name: printed after the screen, where it stays."""
+        client.on_claim = lambda name, code: setattr(self, "claimed", (name, code))
         self.buffer = Buffer(completer=LegalCompleter(client), history=InMemoryHistory(), multiline=False,
                              complete_while_typing=False, accept_handler=self._accept)
         board = Window(FormattedTextControl(self._board, focusable=False), wrap_lines=False, always_hide_cursor=True)
@@ -247,6 +250,10 @@ class RaceScreen:
                 runner.cancel()
                 await asyncio.gather(runner, return_exceptions=True)
             await self.client.close()
+        if self.claimed is not None:
+            from .render import recovery_lines
+
+            print("\n".join(recovery_lines(*self.claimed, self.client.server)))
         if self.error is not None:
             raise self.error
         state = self.client.state

@@ -222,12 +222,15 @@ async def watch_match(server: str, code: str, *, as_json: bool = False, interval
     if as_json:
         print(json.dumps(results), flush=True)
     else:
-        from protocol.messages import ResultRow, Results
+        from protocol.messages import RecordNote, ResultRow, Results, Rivalry
 
         from .render import results_lines
 
         rows = [ResultRow(**row) for row in results["ranking"]]
-        for line in results_lines(Results(results["match"], rows, results["seed"], results["commitment"], results.get("nonce", ""))):
+        records = [RecordNote(**note) for note in results.get("records", [])]  # a server keeping histories
+        pairs = [Rivalry(**pair) for pair in results.get("head_to_head", [])]
+        for line in results_lines(Results(results["match"], rows, results["seed"], results["commitment"],
+                                          results.get("nonce", ""), records, pairs)):
             console.print(line)
     sys.stdout.flush()
     return 0

@@ -71,6 +71,8 @@ Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN)]
 Code = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CODE)]
 CommandText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_COMMAND)]
+PlayerKey = Annotated[str, msgspec.Meta(max_length=MAX_TOKEN)]
+"""A named player's secret key (``""``: none held)."""
 Seq = Annotated[int, msgspec.Meta(ge=0, le=2**31)]
 CardText = Annotated[str, msgspec.Meta(max_length=3)]
 
@@ -90,10 +92,13 @@ class Hello(_Message, frozen=True, tag="hello"):
 
 
 class Join(_Message, frozen=True, tag="join"):
-    """Join match ``match`` (its code) in the lobby as ``name`` (unique in the match)."""
+    """Join match ``match`` (its code) in the lobby as ``name`` (unique in the match). ``player_key``: the
+    secret key of the named player ``name`` on this server (``""`` for a name never used here: the join claims
+    it, and ``joined`` carries the new key); a claimed name without its key is refused with ``bad_token``."""
 
     match: Code
     name: Name
+    player_key: PlayerKey = ""
 
 
 class Resume(_Message, frozen=True, tag="resume"):
@@ -284,11 +289,18 @@ class Welcome(_Message, frozen=True, tag="welcome"):
 
 
 class Joined(_Message, frozen=True, tag="joined"):
-    """You are ``name`` in ``match``; keep ``token`` secret: it resumes your game."""
+    """You are ``name`` in ``match``; keep ``token`` secret: it resumes your game.
+
+    ``player_key`` and ``recovery_code`` are ``""`` unless this join claimed the name on this server: then
+    they are the name's new secret key (send it with every later join of that name) and its recovery code
+    (shown once: it gives a new key on another device, ``POST /players/{name}/recover``). A resume's
+    ``joined`` never carries them."""
 
     match: str
     name: str
     token: str
+    player_key: str = ""
+    recovery_code: str = ""
 
 
 class Lobby(_Message, frozen=True, tag="lobby"):
@@ -416,15 +428,46 @@ class ResultRow(msgspec.Struct, frozen=True):
     foundation: int
 
 
+class RecordNote(msgspec.Struct, frozen=True):
+    """A personal record the match set for named player ``name`` in ``variant``: ``what`` is ``"time"`` (the
+    best won time, ms), ``"moves"`` (the fewest moves in a win) or ``"cards"`` (the most foundation cards,
+    variant-wide); ``deal`` is the deal's label (``"seed 1234"``, ``"daily 2026-12-07"``) or ``""`` for a
+    variant-wide record; ``value`` the new best, ``previous`` the old one (``-1``: the first win there)."""
+
+    name: str
+    variant: str
+    deal: str
+    what: Literal["time", "moves", "cards"]
+    value: int
+    previous: int
+
+
+class Rivalry(msgspec.Struct, frozen=True):
+    """The head-to-head of named players ``a`` and ``b`` over all the races they were both in (this one
+    included): ``a_wins`` races ``a`` ranked higher, ``b_wins`` the other way, ``draws`` equal ranks."""
+
+    a: str
+    b: str
+    a_wins: int
+    b_wins: int
+    draws: int
+    races: int
+
+
 class Results(_Message, frozen=True, tag="results"):
     """The match is over: the ranking, the revealed seed, and the commitment published at
-    creation: SHA-256 of ``nonce + seed`` (hex), so anyone can check it."""
+    creation: SHA-256 of ``nonce + seed`` (hex), so anyone can check it.
+
+    ``records``: the personal records the match set (named players only); ``head_to_head``: for each pair of
+    its named players, their score over all their races. Both empty for a server keeping no history."""
 
     match: str
     ranking: list[ResultRow]
     seed: str
     commitment: str
     nonce: str = ""
+    records: list[RecordNote] = msgspec.field(default_factory=list)
+    head_to_head: list[Rivalry] = msgspec.field(default_factory=list)
 
 
 class Suggestion(_Message, frozen=True, tag="suggestion"):
@@ -500,8 +543,9 @@ ERROR_CODES = {
     "version": "the client speaks another protocol version",
     "hello_first": "the first frame must be hello",
     "no_match": "no match with that code",
-    "bad_token": "the token does not match",
-    "name_taken": "the display name is already used in this match",
+    "bad_token": "the token does not match (or a claimed name's player key is missing or wrong)",
+    "name_taken": "the display name is already used in this match (or, claiming a name, it looks like a "
+                  "claimed one)",
     "match_full": "the match has all its players",
     "not_joined": "join or resume a match first",
     "not_started": "the match has not started yet",
@@ -514,7 +558,7 @@ ERROR_CODES = {
     "no_hints": "this match does not allow hints",
     "replaced": "another connection with your token took over",
     "not_finished": "the match has not ended yet (results, replays, rematch)",
-    "no_player": "no player of that name in this match",
+    "no_player": "no player of that name in this match, or no named player of that name on this server",
     "no_daily": "this server runs no daily challenge",
     "no_variant": "no daily challenge for that variant",
     "no_day": "no daily challenge on that date",

@@ -8,7 +8,7 @@ second even while Redis stalls) and ``GET /healthz`` (the same as
 ``/readyz``); spectators: ``GET /matches/{code}/events`` (SSE),
 ``/matches/{code}/watch`` (WebSocket), ``GET /matches/{code}/replays/{name}``,
 and the web pages (``/``, ``/join/{code}``, ``/watch/{code}``, ``/daily``, ``/static/``); the
-daily challenge's routes (:mod:`server.daily_web`).
+daily challenge's routes (:mod:`server.daily_web`) and the named players' (:mod:`server.players_web`).
 
 Resources (Redis or the embedded Redis, the solver process pool, the match
 service and its background tasks) are owned by the lifespan. The lifespan
@@ -61,6 +61,7 @@ from .matches import MatchService
 from .metrics import Metrics, MetricsMiddleware
 from .pages import STATIC_DIR, PagesMiddleware, StaticFiles, index_page, play_page, watch_page
 from .play import player_endpoint
+from .players_web import ROUTES as PLAYER_ROUTES
 from .replays import match_replay, record_replay
 from .settings import Settings
 from .store import REDIS_REFUSALS, REDIS_UNAVAILABLE, Outage, Store, open_redis
@@ -258,7 +259,7 @@ class _Running:
         service.spawn(service.run_forever(pace_collections, "collection pacing"))
         if settings.daily_variants:  # the daily challenge (server/daily.py): deals prepared ahead, days closed
             daily = service.daily = app.state.daily = DailyService(service.daily_link, settings.daily_variants,
-                                                                   settings.daily_secret)
+                                                                   settings.daily_secret, profiles=service.profiles)
             service.spawn(service.run_forever(daily.run, "daily challenge"))
         for _ in range(settings.solver_workers):
             service.spawn(service.run_forever(
@@ -419,6 +420,7 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
             Route("/healthz", readyz),  # the readiness probe's older name
             Route("/metrics", metrics),
             *DAILY_ROUTES,
+            *PLAYER_ROUTES,
         ],
         lifespan=lifespan,
         middleware=[Middleware(MetricsMiddleware, metrics=app_metrics), Middleware(PagesMiddleware)],

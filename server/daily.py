@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
 from collections.abc import Callable
 from contextvars import Context
 from typing import Any
@@ -36,8 +35,8 @@ from .core.ranking import Standing
 from .engine import deal, find_variant, format_position
 from .hub import HubFull, Subscription
 from .match.daily_link import DailyMatches, Day, Log
-from .names import name_problem
-from .store import AttemptStatus, DayDeal, day_feed, token_hash
+from .profiles import ProfileError, ProfileService
+from .store import AttemptStatus, DayDeal, day_feed
 from .store.keys import day_lease
 from .store.records import DailyEntry, DailyReplay
 
@@ -60,12 +59,15 @@ class DailyService:
     """
 
     def __init__(self, matches: DailyMatches, variants: tuple[str, ...], secret: str | None = None,
-                 now_ms: Callable[[], int] | None = None, nodes: int = DAILY_NODES) -> None:
+                 now_ms: Callable[[], int] | None = None, nodes: int = DAILY_NODES,
+                 profiles: ProfileService | None = None) -> None:
         self.matches = matches
         self.store = matches.store.daily
         self.variants = tuple(find_variant(v).name for v in variants)
         self.configured_secret = secret
         self.now_ms = now_ms or matches.now_ms
+        self.profiles = profiles or ProfileService(matches.store, matches.settings, self.now_ms)
+        """Named players: an attempt's name is claimed, or checked against its key."""
         self.nodes = nodes
         self._preparing: dict[tuple[str, str], asyncio.Future[DayDeal]] = {}
 
@@ -139,43 +141,35 @@ class DailyService:
 
     # ------------------------------------------------------------ attempts
 
-    async def attempt(self, variant_text: str, name: str, token: str | None) -> dict[str, Any]:
+    async def attempt(self, variant_text: str, name: str, token: str | None, player_key: str | None = None,
+                      address: str = "?") -> dict[str, Any]:
         """Start (or resume) today's attempt of ``name``: the match to play and a player token for ``resume``.
 
-        Returns ``{"date", "variant", "name", "match", "player_token",
-        "commitment", "ends_at_ms", "name_token"}`` (``name_token`` only
-        when this call claimed the name: keep it, the name needs it from
-        now on). Raises :class:`DailyError`: 404 ``no_variant``, 400
-        ``malformed`` (name), 403 ``bad_token`` (the name is claimed and the
-        token is missing or wrong), 409 ``name_taken`` (a name that looks
-        like a claimed one: same :func:`server.names.name_key`, other spelling), 409
-        ``already_played`` (the name's attempt of today has ended).
+        ``name`` is a named player's (:mod:`server.profiles`): ``player_key`` is its key (``token``, the
+        daily's older name for it, is taken too); a free name is claimed now. Returns ``{"date", "variant",
+        "name", "match", "player_token", "commitment", "ends_at_ms"}``, plus ``"player_key"``,
+        ``"recovery_code"`` and ``"name_token"`` (the key again, for older clients) when this call claimed the
+        name (keep the key: the name needs it from now on), or ``"recovery_code"`` alone when a daily token
+        from before became the name's player key now. Raises :class:`DailyError`: 404 ``no_variant``, 400
+        ``malformed`` (name), 403 ``bad_token`` (the name is claimed and the key is missing or wrong), 409
+        ``name_taken`` (a name that looks like a claimed one: same :func:`server.names.name_key`, other
+        spelling), 409 ``already_played`` (the name's attempt of today has ended), 429 ``rate_limited`` (claims
+        of ``address`` past ``FTR_NAMES_PER_HOUR``).
         """
         variant = self.variant_of(variant_text)
-        problem = name_problem(name) if isinstance(name, str) else "a display name is a string"
-        if problem is not None:  # the rule of race names too (server/names.py)
-            raise DailyError(400, "malformed", problem)
-        name_token = None
-        claim = await self.store.name_claim(name)
-        if claim is None:
-            name_token = secrets.token_urlsafe(24)
-            if not await self.store.claim(name, token_hash(name_token)):
-                name_token = None
-                claim = await self.store.name_claim(name)
-        digest, claimed = claim or ("", name)
-        if claimed != name:  # one player, one spelling: no second attempt (or look-alike) under "ANN" for "Ann"
-            raise DailyError(409, "name_taken", f"the name {name!r} looks like {claimed!r}, which is claimed: "
-                                                "write that one exactly, or pick another")
-        if name_token is None and (not token or not secrets.compare_digest(digest, token_hash(token))):
-            raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
+        try:
+            entered = await self.profiles.enter(name, player_key or token, address)
+        except ProfileError as error:
+            raise DailyError(error.status, error.code, error.message) from None
         try:
             result = await self._open_attempt(variant, name)
         except BaseException:
-            if name_token is not None:  # claimed by this call, but its token never reaches anyone: free again
-                await self.store.unclaim(name, token_hash(name_token))
+            await self.profiles.release(entered)  # claimed by this call, but its key never reaches anyone
             raise
-        if name_token is not None:
-            result["name_token"] = name_token
+        if entered.player_key:
+            result["player_key"] = result["name_token"] = entered.player_key
+        if entered.recovery_code:
+            result["recovery_code"] = entered.recovery_code
         return result
 
     async def _open_attempt(self, variant: str, name: str) -> dict[str, Any]:

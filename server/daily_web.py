@@ -4,7 +4,7 @@
 route                                           answer
 ==============================================  =========================================================
 ``GET /daily``                                  today: date, clock, end, per variant commitment and counts
-``POST /daily/{variant}/attempt``               body ``{"name", "token"}``: today's attempt (or its resume)
+``POST /daily/{variant}/attempt``               body ``{"name", "player_key"}``: today's attempt (or its resume)
 ``GET /daily/{date}/{variant}/leaderboard``     ``?offset=0&limit=50`` (limit at most 200): ranked entries
 ``GET /daily/{date}/{variant}/events``          Server-Sent Events ``attempt`` (resumable: Last-Event-ID)
 ``GET /daily/{date}/{variant}/reveal``          after the day: seed, commitment, attempt index, deal; 409 before
@@ -13,7 +13,7 @@ route                                           answer
 
 Errors are JSON ``{"error": code, "message": text}``: 400 malformed, 403
 ``bad_token``, 404 ``no_variant`` / ``no_day`` / ``no_attempt``, 409
-``already_played`` / ``name_taken`` / ``not_revealed`` / ``day_over``.
+``already_played`` / ``name_taken`` / ``not_revealed`` / ``day_over``, 429 ``rate_limited``.
 """
 
 from __future__ import annotations
@@ -39,10 +39,12 @@ MAX_LIMIT = 200
 
 
 class AttemptRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Body of ``POST /daily/{variant}/attempt``: the name and, once it is claimed, its token."""
+    """Body of ``POST /daily/{variant}/attempt``: the name and, once it is claimed, its ``player_key``
+    (``token``: the older name of the same key, still taken)."""
 
     name: str
     token: str | None = None
+    player_key: str | None = None
 
 
 _error = error_response
@@ -83,7 +85,9 @@ async def attempt(request: Request) -> Response:
     if isinstance(wanted, Response):
         return wanted
     variant = request.path_params["variant"][:40]
-    return await _answer(request, lambda s: s.attempt(variant, wanted.name, wanted.token))
+    address = request.client.host if request.client else "?"
+    return await _answer(request, lambda s: s.attempt(variant, wanted.name, wanted.token, wanted.player_key,
+                                                      address))
 
 
 def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:

@@ -95,6 +95,23 @@ class NoFrames(logging.Filter):
         return not (isinstance(args, tuple) and len(args) == 1 and isinstance(args[0], Frame))
 
 
+_SECRET_QUERY = re.compile(r"([?&](?:player_key|key|token|name_token|host_token|recovery_code)=)[^&#\s]*",
+                           re.IGNORECASE)
+"""A secret's value in a query string (no route reads one there, but a client may put it there anyway)."""
+
+
+class NoSecrets(logging.Filter):
+    """Blanks the value of a query parameter named as a secret (``player_key``, ``token``, ``recovery_code``
+    ...) in a record's text arguments, such as the path of uvicorn's access log line: keys and tokens are
+    sent in bodies and headers, and one sent in an address must not reach a log either."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(a, str) and "=" in a for a in record.args):
+            record.args = tuple(_SECRET_QUERY.sub(r"\1REDACTED", a) if isinstance(a, str) else a
+                                for a in record.args)
+        return True
+
+
 class _UtcTime(logging.Formatter):
     """``asctime`` as UTC ISO 8601 with milliseconds: ``2025-05-01T12:00:00.123Z``."""
 
@@ -141,10 +158,10 @@ def logging_config(level: str = "info", log_format: str = "text") -> dict[str, A
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"context": {"()": ContextFilter}, "no_frames": {"()": NoFrames}},
+        "filters": {"context": {"()": ContextFilter}, "no_frames": {"()": NoFrames}, "no_secrets": {"()": NoSecrets}},
         "formatters": {"line": {"()": formatter}},
         "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr", "formatter": "line",
-                                "filters": ["no_frames", "context"]}},
+                                "filters": ["no_frames", "no_secrets", "context"]}},
         "loggers": {"forty_thieves": {"level": server_level}, "uvicorn": uvicorn, "uvicorn.error": uvicorn,
                     "uvicorn.access": uvicorn},
         "root": {"handlers": ["stderr"], "level": others},
@@ -158,4 +175,4 @@ def configure_logging(level: str = "info", log_format: str = "text") -> None:
 
 
 __all__ = ["CONNECTION_ID", "LOG_FORMATS", "LOG_LEVELS", "MATCH_CODE", "ContextFilter", "JsonLineFormatter",
-           "NoFrames", "TextFormatter", "configure_logging", "in_match", "logging_config", "new_connection"]
+           "NoFrames", "NoSecrets", "TextFormatter", "configure_logging", "in_match", "logging_config", "new_connection"]

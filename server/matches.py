@@ -49,6 +49,7 @@ from .match.rounds import Rounds
 from .match.session import Session
 from .match.timers import Timers
 from .metrics import default_metrics
+from .profiles import ProfileService
 from .scheduler import SolverScheduler
 from .settings import Settings
 from .store import REDIS_UNAVAILABLE, Outage, Store, StreamEntry, match_feed
@@ -128,6 +129,8 @@ class MatchService:
         self.rounds = Rounds(self)
         self.daily_link = DailyLink(self)
         """What the daily challenge may ask of matches (:class:`server.match.daily_link.DailyMatches`)."""
+        self.profiles = ProfileService(store, settings, self.clock.now_ms)
+        """Named players (:mod:`server.profiles`): claims and keys at a join, history at the end."""
 
     # ------------------------------------------------------------ background tasks
 

@@ -64,7 +64,7 @@ async def player_endpoint(websocket: WebSocket) -> None:
     settings = service.settings
     new_connection()  # its log lines carry this connection's id, and its match code once it has one
     await websocket.accept()
-    session = Session()
+    session = Session(address=websocket.client.host if websocket.client else "?")
     writer = asyncio.create_task(_writer(websocket, session))
     limiter = AsyncLimiter(settings.burst, settings.burst / settings.rate)
     loop = asyncio.get_running_loop()
@@ -181,10 +181,10 @@ def _answer_failure(service: MatchService, session: Session, request: m.ClientMe
 async def _handle(service: MatchService, session: Session, request: m.ClientMessage) -> None:
     """Every request but ``play`` (:func:`_play`)."""
     match request:
-        case m.Join(match=code, name=name):
+        case m.Join(match=code, name=name, player_key=player_key):
             if session.code:
                 raise ServiceError("malformed", "this connection has joined a match already")
-            await service.lobby.join(session, canonical_code(code), name)
+            await service.lobby.join(session, canonical_code(code), name, player_key)
             in_match(session.code)
             log.info("a player joined as %r", session.name)
         case m.Resume(match=code, token=token):

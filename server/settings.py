@@ -225,6 +225,15 @@ class Settings:
                                    "largest WebSocket frame accepted (bytes)")
     matches_per_min: int = setting("FTR_MATCHES_PER_MIN", 30, AT_LEAST_ONE,
                                    "matches one address may create per minute")
+    history_games: int = setting("FTR_HISTORY_GAMES", 1000, AT_LEAST_ONE,
+                                 "finished games kept in full per named player (the oldest dropped)")
+    history_deals: int = setting("FTR_HISTORY_DEALS", 2000, AT_LEAST_ONE, meaning="""deals whose records
+        (best time, fewest moves) are kept per named player (the least recently played dropped)""")
+    names_per_hour: int = setting("FTR_NAMES_PER_HOUR", 30, AT_LEAST_ONE,
+                                  "names one address may claim per hour (races, daily attempts, POST /players)")
+    name_release_days: int = setting(
+        "FTR_NAME_RELEASE_DAYS", 0, COUNT, meaning="""days after which a claimed name unused that long is free
+        to claim again, its history dropped (0: never)""")
     pool_target: int = setting("FTR_POOL_TARGET", 2, COUNT, "verified solvable deals kept ready per variant")
     solver_workers: int = setting("FTR_SOLVER_WORKERS", 1, COUNT, "solver worker processes (0: no deal pool)")
     solver_seconds: float = setting("FTR_SOLVER_SECONDS", 10.0, POSITIVE,

@@ -120,6 +120,9 @@ class Effect(StrEnum):
     """Rank the players, reveal the seed, publish the results (event :attr:`Event.ALL_ENDED`)."""
     DAILY_RECORD = "daily_record"
     """A daily attempt: its entry goes on the day's leaderboard, before the results."""
+    RECORD_HISTORY = "record_history"
+    """Each named player's game goes into their history (once), before the results, which then carry the
+    records the match set and the players' head-to-head."""
     KEEP_RESULTS = "keep_results"
     """Keep the ``results`` frame: it outlives the match's keys."""
     PUBLISH_RESULTS = "publish_results"
@@ -199,7 +202,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     Transition(State.PLAYING, Event.GAME_DEAD, State.PLAYING, (E.ARM_FINALIZE, E.PUBLISH_PROGRESS), "END_PLAYER"),
     Transition(State.PLAYING, Event.DEADLINE, State.PLAYING, (E.END_PLAYING, E.FINALIZE), "END_PLAYER"),
     Transition(State.PLAYING, Event.ALL_ENDED, State.FINISHED,
-               (E.DAILY_RECORD, E.KEEP_RESULTS, E.PUBLISH_RESULTS, E.EXPIRE), "TRANSITION"),
+               (E.DAILY_RECORD, E.RECORD_HISTORY, E.KEEP_RESULTS, E.PUBLISH_RESULTS, E.EXPIRE), "TRANSITION"),
     Transition(State.FINISHED, Event.REMATCH, State.FINISHED, (E.CLAIM_NEXT,), "CLAIM_NEXT"),
 )
 del E

@@ -20,6 +20,7 @@ from ..core.lifecycle import Wait
 from ..core.ranking import Standing
 from ..hub import Hub
 from ..metrics import Metrics
+from ..profiles import ProfileService
 from ..scheduler import SolverScheduler
 from ..settings import Settings
 from ..store import MatchMeta, Store
@@ -161,6 +162,8 @@ class MatchContext(Protocol):
     """This process's id: the holder of the timer leases it takes (:meth:`server.store.timers.Timers.lease`)."""
     daily: DailyHooks | None
     """The daily challenge when it runs (told of an attempt's start and end), else ``None``."""
+    profiles: ProfileService
+    """Named players (:mod:`server.profiles`): a join claims or checks its name; a finished match is recorded."""
 
     @property
     def clock(self) -> Clock:

@@ -9,23 +9,28 @@ when the script wrote the change.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from protocol import messages as m
-from protocol.codec import encode
+from protocol.codec import decode_server, encode
 
 from ..core.errors import ServiceError
 from ..core.lifecycle import SCRIPTED, Effect, Event, State, TimerKind, Transition, decide, refusal
 from ..core.player import Commit, CommitStatus, PlayerStatus, StuckWrite, new_game
 from ..names import name_key
-from ..store import ClaimStatus, EndStatus, StuckStatus
+from ..store import REDIS_UNAVAILABLE, ClaimStatus, EndStatus, StuckStatus
 from ..views import view_message
 from .step import Step
 
 if TYPE_CHECKING:
     from .context import MatchContext
+
+log = logging.getLogger("forty_thieves.matches")
 
 
 Handler = Callable[[Step], Awaitable[None]]
@@ -75,6 +80,7 @@ class Effects:
             Effect.ARM_FINALIZE: self._arm_finalize,
             Effect.FINALIZE: lambda step: service.ending.finalize(step.code),
             Effect.DAILY_RECORD: self._daily_record,
+            Effect.RECORD_HISTORY: self._record_history,
             Effect.KEEP_RESULTS: lambda step: self.store.matches.store_results(step.code, step.frame),
             Effect.EXPIRE: self._expire,
         }
@@ -139,6 +145,23 @@ class Effects:
             return
         for one in step.standings:
             await daily.record(step.code, day, one, await self.store.players.log(step.code, one.name))
+
+    async def _record_history(self, step: Step) -> None:
+        # Before the frame is kept: the results carry what the history answered (the same on a second run).
+        meta = step.meta
+        assert meta is not None
+        results = decode_server(step.frame)
+        assert isinstance(results, m.Results)
+        finished_ms = step.fields.get("finished_ms") or self.service.clock.now_ms()
+        try:
+            records, rivalries = await self.service.profiles.history.record_match(meta, results, finished_ms)
+        except REDIS_UNAVAILABLE:
+            raise  # the finalize is tried again (its timer), and a game recorded already answers the same
+        except Exception:  # a bug of the history's must not keep the match from its results
+            log.exception("recording the history of match %s failed", step.code)
+            return
+        if records or rivalries:
+            step.frame = encode(msgspec.structs.replace(results, records=records, head_to_head=rivalries))
 
     async def _expire(self, step: Step) -> None:
         await self.store.timers.done(step.code, TimerKind.DEADLINE)

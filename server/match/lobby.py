@@ -69,14 +69,19 @@ class Lobby:
         self.service = service
         self.store = service.store
 
-    async def join(self, session: Session, code: str, name: str) -> None:
+    async def join(self, session: Session, code: str, name: str, player_key: str = "") -> None:
         """Join match ``code`` in its lobby as ``name``: ``joined`` with the new player token to the session,
         ``lobby`` to all (the rows ``join`` of :data:`~server.core.lifecycle.TRANSITIONS`).
 
+        The name is a named player's (:mod:`server.profiles`): a free one is claimed first (``joined`` then
+        carries its new player key and recovery code, and a join refused after the claim frees it again); a
+        claimed one needs its ``player_key``.
+
         Raises :class:`ServiceError`: ``no_match``, saying where the results are when they are kept;
         :class:`~server.core.player.MatchGone` for a match this process knows Redis lost; ``malformed`` for
-        the name; ``already_started``, saying where the results are of a finished match; ``closed``,
-        ``name_taken``, ``match_full``.
+        the name; ``name_taken`` (in this match, or a look-alike of a claimed name); ``bad_token`` (a claimed
+        name's key missing or wrong); ``rate_limited`` (claims of this address); ``already_started``, saying
+        where the results are of a finished match; ``closed``, ``match_full``.
         """
         meta = await self.store.matches.meta(code)
         if meta is None:
@@ -88,9 +93,17 @@ class Lobby:
         if problem is not None:
             raise ServiceError("malformed", problem)
         row = require(meta.state, Event.JOIN, code)
-        step = Step(code, row, meta=meta, session=session, name=name, token=secrets.token_urlsafe(24))
-        async with self.service.lobby_lock(code):
-            await self.service.effects.run(step)
+        if name_key(name) in meta.names:  # taken in this match: said so before the name's key is asked for
+            raise join_refusal(JoinStatus.NAME_TAKEN, code, name, meta)
+        entered = await self.service.profiles.enter(name, player_key, session.address)
+        step = Step(code, row, meta=meta, session=session, name=name, token=secrets.token_urlsafe(24),
+                    player_key=entered.player_key, recovery_code=entered.recovery_code)
+        try:
+            async with self.service.lobby_lock(code):
+                await self.service.effects.run(step)
+        finally:
+            if session.code != code:  # no seat: a name this join claimed is free again (its key reached no one)
+                await self.service.profiles.release(entered)
 
     async def take_seat(self, step: Step) -> bool:
         """The ``JOIN`` script of ``step`` (:attr:`~server.core.lifecycle.Effect.TAKE_SEAT`): the player is in,
@@ -107,7 +120,7 @@ class Lobby:
         if status is not JoinStatus.OK:
             raise join_refusal(status, code, name, meta)
         await self.service.attach(session, code, name, 0)
-        session.push(encode(m.Joined(code, name, step.token)))
+        session.push(encode(m.Joined(code, name, step.token, step.player_key, step.recovery_code)))
         return True
 
     async def resume(self, session: Session, code: str, token: str) -> None:

@@ -143,6 +143,8 @@ class Session(Outbox):
     """The nonce of this connection's unanswered ``FENCE`` (``""``: none)."""
     dead_check: asyncio.Task[Any] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    address: str = ""
+    """The client's address (its claims of names are counted per address)."""
 
     def __post_init__(self) -> None:
         Outbox.__init__(self)

@@ -47,6 +47,10 @@ class Step:
     """The joining player's name (TAKE_SEAT)."""
     token: str = ""
     """The joining player's new token (TAKE_SEAT)."""
+    player_key: str = ""
+    """The new player key of a name this join claimed, else ``""`` (TAKE_SEAT: told in ``joined``)."""
+    recovery_code: str = ""
+    """The new recovery code of a name this join claimed, else ``""`` (TAKE_SEAT)."""
     keep_s: int = 0
     """Seconds a closed match's keys are kept (TELL_CLOSED)."""
     foundation: int = 0

@@ -1,4 +1,5 @@
-/* Shared helpers of the spectators' pages: elements, cards, boards, times, JSON and event streams.
+/* Shared helpers of the pages: elements, cards, boards, times, JSON and event streams, and the player keys
+   this browser holds (local storage "ftr:players") with the words for records and head-to-head.
    No rules live here: positions come from the server as views (RULES.md section 8). */
 "use strict";
 
@@ -191,6 +192,127 @@ const FTR = (() => {
       el("b", { text: "deal chosen by the host" }));
   }
 
+  // ------------------------------------------------------------------ named players
+
+  const PLAYERS = "ftr:players";         // {name as claimed: player key}
+  const LEGACY_DAILY = "ftr:daily:names";  // the daily page's older {name: token}: the token is the player key
+
+  /** Every player key this browser holds, {name: key} (the daily's older tokens moved in on the first read). */
+  function playerKeys() {
+    let keys = {};
+    try { keys = JSON.parse(localStorage.getItem(PLAYERS) || "{}") || {}; } catch (error) { keys = {}; }
+    const legacy = localStorage.getItem(LEGACY_DAILY);
+    if (legacy) {
+      try {
+        for (const [name, key] of Object.entries(JSON.parse(legacy) || {})) if (key && !keys[name]) keys[name] = key;
+      } catch (error) { /* unreadable: nothing to move */ }
+      localStorage.setItem(PLAYERS, JSON.stringify(keys));
+      localStorage.removeItem(LEGACY_DAILY);
+    }
+    return keys;
+  }
+
+  const fold = (name) => name.toLocaleLowerCase();
+
+  /** The key held for `name` ("" when none): the name as typed, else the one held in another case of it
+      (the server finds a name in any case). */
+  function playerKey(name) {
+    const keys = playerKeys();
+    if (keys[name]) return keys[name];
+    const other = Object.keys(keys).filter((held) => fold(held) === fold(name));
+    return other.length === 1 ? keys[other[0]] : "";
+  }
+
+  /** The name as held here for `name` typed in any case, or "" when this browser holds no key of it. */
+  function heldName(name) {
+    const keys = playerKeys();
+    if (keys[name]) return name;
+    return Object.keys(keys).find((held) => fold(held) === fold(name)) || "";
+  }
+
+  /** Keep `key` as the player key of `name` (replacing one of another case of it: one key per name). */
+  function keepPlayerKey(name, key) {
+    const keys = Object.fromEntries(Object.entries(playerKeys()).filter(([held]) => fold(held) !== fold(name)));
+    keys[name] = key;
+    localStorage.setItem(PLAYERS, JSON.stringify(keys));
+  }
+
+  function forgetPlayerKey(name) {
+    const keys = Object.fromEntries(Object.entries(playerKeys()).filter(([held]) => fold(held) !== fold(name)));
+    localStorage.setItem(PLAYERS, JSON.stringify(keys));
+  }
+
+  /** "/players/Ann": a player's page (the key never goes into an address the server sees). */
+  const playerPath = (name) => `/players/${encodeURIComponent(name)}`;
+
+  /** What a value of a record is: "3:31.4" (a time, to the tenth: a fraction of a second may break a record),
+      "212 moves", "87 cards up". */
+  const amount = (what, value) => (what === "time" ? formatMs(value, true) : what === "moves" ? plural(value, "move")
+    : `${plural(value, "card")} up`);
+
+  /** Where a deal's record is, from its label (as the CLI says it): "on deal seed 1234", "on deal 3f2a9c01be77"
+      (a chosen position's label "deal 3f2a9c01be77"), "on the daily of 2026-12-07" ("daily 2026-12-07"). */
+  function dealWords(label) {
+    if (label.startsWith("daily ")) return `on the daily of ${label.slice(6)}`;
+    return label.startsWith("deal ") ? `on ${label}` : `on deal ${label}`;
+  }
+
+  /** A new personal record in words ({name, variant, deal, what, value, previous}, protocol RecordNote), as the
+      CLI says it: "New record on deal seed 1234: 212 moves, 9 fewer than your best"; "First win on deal seed
+      1234: 3:31" (previous -1); another player's begins with the name and says "their best". */
+  function recordLine(note, me) {
+    const where = note.deal ? dealWords(note.deal) : `in ${note.variant}`;
+    let text;
+    if (note.previous < 0) {
+      text = note.what === "cards" ? `first game of ${note.variant}: ${amount(note.what, note.value)}`
+        : `first win ${where}: ${amount(note.what, note.value)}`;
+    } else {
+      const gain = Math.abs(note.previous - note.value);
+      const by = { time: `${formatMs(gain, true)} faster`, moves: `${gain} fewer`, cards: `${gain} more` }[note.what];
+      const whose = note.name === me ? "your" : "their";
+      text = `new record ${where}: ${amount(note.what, note.value)}, ${by} than ${whose} best`;
+    }
+    return note.name === me ? text[0].toUpperCase() + text.slice(1) : `${note.name}: ${text}`;
+  }
+
+  /** Two players' score over all their races ({a, b, a_wins, b_wins, draws, races}, protocol Rivalry):
+      "ann 23-17 bob between the two of them, over all their races (41, 1 drawn)", as the CLI says it. */
+  function rivalryLine(pair) {
+    return `${pair.a} ${pair.a_wins}-${pair.b_wins} ${pair.b} between the two of them, over all their races`
+      + ` (${pair.races}${pair.draws ? `, ${pair.draws} drawn` : ""})`;
+  }
+
+  /** The panel a claim (or a recovery) shows once: the recovery code, Copy, what it is for, and Done.
+      `onDone` runs when it is dismissed (the panel is removed then). */
+  function recoveryPanel(name, code, onDone, title) {
+    const copied = el("span", { class: "note", role: "status" });
+    const codeEl = el("code", { class: "recovery-code", id: "recovery-code", text: code });
+    const copy = el("button", { type: "button", id: "copy-recovery", text: "Copy" });
+    const done = el("button", { type: "button", id: "recovery-done", class: "quiet", text: "Done, I kept it" });
+    const panel = el("section", { class: "panel claim-panel", id: "claim-panel", "aria-labelledby": "claim-title" },
+      el("h3", { id: "claim-title", text: title || `${name} is your name on this server now` }),
+      el("p", {}, "Your recovery code, shown only this once:"),
+      el("div", { class: "share-row" }, codeEl, copy, copied),
+      el("p", { class: "note", id: "recovery-what" }, "Keep it somewhere safe: on another device, or if this browser "
+        + "forgets you, it gives you back the name with its games and records (on your page: Recover with a code)."),
+      el("div", { class: "actions" }, done));
+    copy.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(code);
+        copied.textContent = "Copied ✓";
+      } catch (error) {  // no clipboard (not https) or no permission: select it for the person to copy
+        const range = document.createRange();
+        range.selectNodeContents(codeEl);
+        getSelection().removeAllRanges();
+        getSelection().addRange(range);
+        copied.textContent = "Selected: copy it with your browser";
+      }
+    });
+    done.addEventListener("click", () => { panel.remove(); if (onDone) onDone(); });
+    return panel;
+  }
+
   return { el, cardEl, boardEl, changed, formatMs, getJSON, follow, STATUS, parseCard, verifyCommitment, plural,
-           winnerLine, chosenDealChip };
+           winnerLine, chosenDealChip, playerKeys, playerKey, heldName, keepPlayerKey, forgetPlayerKey, playerPath,
+           recordLine, rivalryLine, recoveryPanel };
 })();

@@ -1,7 +1,8 @@
 /* The play page's one WebSocket to /play (protocol/README.md): hello and version, join or resume, the
    sequence numbers of play/resign and of hint, ping for the server's clock, and reconnecting with
-   backoff and jitter (as client_cli/server_link.py). Frames are msgpack maps (the vendored
-   @msgpack/msgpack). It knows no rules and keeps no page state: every frame goes to onFrame. */
+   backoff and jitter (as client_cli/server_link.py). A join sends the player key this browser holds for the
+   name (FTR.playerKey), and a join that claimed the name keeps the key it brings. Frames are msgpack maps (the
+   vendored @msgpack/msgpack). It knows no rules and keeps no page state: every frame goes to onFrame. */
 "use strict";
 
 const FTRConnection = (() => {
@@ -103,6 +104,9 @@ const FTRConnection = (() => {
           break;
         case "joined":
           savePlayer(frame.match, frame.name, frame.token);
+          // This join claimed the name: its key goes with every later join of it (the recovery code is the
+          // page's to show once, never kept).
+          if (frame.player_key) FTR.keepPlayerKey(frame.name, frame.player_key);
           this.code = frame.match;  // the server's spelling of the code: a reconnect resumes under it
           this.intent = { type: "resume" };
           break;
@@ -148,7 +152,8 @@ const FTRConnection = (() => {
     sayWho() {
       const saved = savedPlayer(this.code);
       if (this.intent && this.intent.type === "join" && !saved) {
-        this.sendRaw({ type: "join", match: this.code, name: this.intent.name });
+        const name = this.intent.name;
+        this.sendRaw({ type: "join", match: this.code, name, player_key: FTR.playerKey(name) });
       } else if (saved) {
         this.sendRaw({ type: "resume", match: this.code, token: saved.token });
       }

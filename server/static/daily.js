@@ -30,8 +30,9 @@
       el("td", { class: "num hide-sm", text: formatMs(entry.time_ms || 0, true) }));
   }
 
-  /** "Play today's deal": the attempt (POST /daily/{variant}/attempt) with the name's token kept in local
-      storage (as the CLI's tokens file keeps it), then the play page resumes it with the player token. */
+  /** "Play today's deal": the attempt (POST /daily/{variant}/attempt) with the name's player key this browser
+      holds (common.js, as the CLI's tokens file keeps it), then the play page resumes it with the player token.
+      An attempt that claimed the name leaves its recovery code for the play page to show once. */
   function playForm(variant) {
     const id = `daily-name-${variant}`;
     const input = el("input", { id, maxlength: 24, autocomplete: "nickname", required: true,
@@ -42,14 +43,17 @@
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const name = input.value.trim();
-      const names = JSON.parse(localStorage.getItem("ftr:daily:names") || "{}");
+      const key = FTR.playerKey(name);
       problem.textContent = "";
+      // The key under both names: `token` is what servers from before named players read.
       const response = await fetch(`/daily/${encodeURIComponent(variant)}/attempt`, {
         method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify({ name, token: names[name] || null }) });
+        body: JSON.stringify({ name, player_key: key, token: key || null }) });
       const body = await response.json().catch(() => ({}));
       if (response.status !== 200) { problem.textContent = body.message || `refused (${response.status})`; return; }
-      if (body.name_token) { names[name] = body.name_token; localStorage.setItem("ftr:daily:names", JSON.stringify(names)); }
+      const claimed = body.player_key || body.name_token;
+      if (claimed) FTR.keepPlayerKey(name, claimed);
+      if (body.recovery_code) sessionStorage.setItem("ftr:claimed", JSON.stringify({ name, code: body.recovery_code }));
       localStorage.setItem("ftr:name", name);
       localStorage.setItem(`ftr:player:${body.match}`, JSON.stringify({ name, token: body.player_token }));
       location.href = `/join/${encodeURIComponent(body.match)}`;

@@ -1,5 +1,5 @@
 /* /: create a race (POST /matches; the host token stays in local storage for the play page's Start
-   button) or go to a code's play or watch page. */
+   button) or go to a code's play or watch page; links to the pages of the names this browser holds keys of. */
 "use strict";
 
 (() => {
@@ -49,4 +49,11 @@
     if (code()) location.href = "/join/" + encodeURIComponent(code());
   });
   $("go-watch").addEventListener("click", () => { if (code()) location.href = "/watch/" + encodeURIComponent(code()); });
+
+  // The names this browser races as (it holds their keys): the last one used first.
+  const last = localStorage.getItem("ftr:name") || "";
+  const names = Object.keys(FTR.playerKeys()).sort((a, b) => (b === last) - (a === last) || a.localeCompare(b));
+  $("my-pages").hidden = !names.length;
+  $("my-page-links").replaceChildren(...names.flatMap((name, i) => [i ? ", " : "",
+    FTR.el("a", { href: FTR.playerPath(name), text: `${name}'s page →` })]));
 })();

@@ -40,8 +40,14 @@
   let confirmingRestart = false;  // a game still going ends with a restart: asked first, as a resign is
   let rematchAsked = false;
 
+  let refusedName = "";  // a name typed to join that is claimed and whose key this browser lacks (bad_token)
+
   function dispatch(frame) {
     const before = state;
+    if (frame.type === "error" && frame.code === "bad_token" && !state.name && conn && conn.intent) {
+      refusedName = conn.intent.name;
+    }
+    if (frame.type === "joined") refusedName = "";
     state = reduce(state, frame);
     if (frame.type === "position" || frame.type === "started") selection = null;
     if (frame.type === "next_round") { nextRound(frame); return; }
@@ -520,6 +526,8 @@
     $("join-panel").hidden = !(inLobby || state.phase === "connecting") || Boolean(state.name)
       || Boolean(FTRConnection.savedPlayer(code));
     $("lobby-panel").hidden = !inLobby || !state.name;
+    $("claimed-note").hidden = !refusedName || Boolean(state.name);
+    if (refusedName) $("claimed-link").href = FTR.playerPath(refusedName);
     $("ready").disabled = !me || me.ready || takenOver();
     $("start").disabled = takenOver();
     $("ready").textContent = me && me.ready ? "Ready ✓" : "Ready";
@@ -620,6 +628,19 @@
     $("replays-link").href = `/watch/${encodeURIComponent(code)}`;
     const names = state.rematch.names;
     $("rematch-note").textContent = names.length ? `${names.join(", ")} want${names.length === 1 ? "s" : ""} a rematch` : "";
+    // What the match did to the named players' histories: each new record, and each pair's score over all
+    // their races (the series table's rounds are this chain of rematches only).
+    const records = r.records || [];
+    $("records").hidden = !records.length;
+    $("records").replaceChildren(...records.map((note) => el("li", { class: note.name === state.name ? "mine" : "" },
+      FTR.recordLine(note, state.name))));
+    const pairs = r.head_to_head || [];
+    $("rivalries").hidden = !pairs.length;
+    $("rivalries-list").replaceChildren(...pairs.map((pair) => el("li", { "data-names": `${pair.a} ${pair.b}` },
+      FTR.rivalryLine(pair))));
+    const mine = state.name && FTR.heldName(state.name);
+    $("my-page").hidden = !mine;
+    if (mine) $("my-page").href = FTR.playerPath(mine);
     const series = state.series;
     $("series").hidden = !(series && series.standings && series.standings.length && series.rounds.length > 1);
     if (series && series.standings) {
@@ -683,12 +704,26 @@
     }
   }
 
+  /** The recovery code of a name this join (or the daily attempt that led here) claimed: a panel, once; it
+      steps aside while racing (the board needs the screen) and is back at the results until dismissed. */
+  let claim = null;  // {name, code, dismissed}
+  function renderClaim() {
+    if (!claim && state.claimed) claim = { ...state.claimed, dismissed: false };
+    const home = $("claim-home");
+    if (!claim || claim.dismissed) { home.replaceChildren(); return; }
+    if (!home.firstChild) {
+      home.append(FTR.recoveryPanel(claim.name, claim.code, () => { claim.dismissed = true; render(); }));
+    }
+    home.hidden = state.phase === "playing" && Boolean(state.view);
+  }
+
   function render() {
     const playing = ["playing", "finished"].includes(state.phase) && state.view;
     $("table-panel").hidden = !playing;
     $("race-panel").hidden = state.phase === "connecting" && !Object.keys(state.players).length;
     const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
     renderHero();
+    renderClaim();
     renderLobby();
     renderBoard();
     renderSelection();
@@ -840,6 +875,12 @@
     });
     $("command-help").textContent = FTRNotation.HELP;
     $("name").value = localStorage.getItem("ftr:name") || "";
+    // The daily page claimed the name before coming here: it left the recovery code for this page to show.
+    try {
+      const left = JSON.parse(sessionStorage.getItem("ftr:claimed") || "null");
+      sessionStorage.removeItem("ftr:claimed");
+      if (left && left.name && left.code) claim = { name: left.name, code: left.code, dismissed: false };
+    } catch (error) { /* nothing left */ }
     setInterval(tick, 100);
   }
 

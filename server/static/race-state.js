@@ -16,6 +16,7 @@ const FTRRace = (() => {
       status: "lobby", timeMs: 0, players: {}, results: null, message: "", messageKind: "", daily: false,
       rematch: { names: [], next: null, windowMs: 0 }, lastCommand: "",
       hint: null,    // the last suggestion read against the legal list (resolveHint), until the next position
+      claimed: null, // {name, code}: this join claimed the name, and code is its recovery code (never stored)
     };
   }
 
@@ -144,8 +145,10 @@ const FTRRace = (() => {
                  daily: Boolean(frame.state.daily) || state.daily,  // {date, variant} of a daily attempt, else absent
                  nextRound: frame.state.next_round || null, series: frame.state.series || state.series,
                  commitment: state.commitment || frame.state.commitment || "" };
-      case "joined":
-        return withPlayer({ ...state, code: frame.match, name: frame.name }, frame.name, {});
+      case "joined": {  // a join that claimed the name brings its recovery code (shown once: state.claimed)
+        const claimed = frame.recovery_code ? { name: frame.name, code: frame.recovery_code } : state.claimed;
+        return withPlayer({ ...state, code: frame.match, name: frame.name, claimed }, frame.name, {});
+      }
       case "lobby": {
         let next = { ...state, settings: frame.settings, commitment: frame.commitment || state.commitment };
         if (["preparing", "lobby", "countdown", "closed"].includes(frame.state)

@@ -79,6 +79,10 @@ class DailyStore:
         """Free ``name``'s key if the token with SHA-256 ``digest`` holds it (a claim whose token was lost)."""
         await self._unclaim(keys=[DAILY_NAMES], args=[name_key(name), f"{digest} {name}"])
 
+    async def drop_name_claim(self, name: str) -> None:
+        """Forget any daily claim of ``name`` (under its key or its key from before): its player deleted it."""
+        await self.redis.hdel(DAILY_NAMES, name_key(name), legacy_name_key(name))
+
     async def name_claim(self, name: str) -> NameClaim | None:
         """The claim on ``name``'s key (token digest, display name as claimed); None when unclaimed."""
         value = await self.redis.hget(DAILY_NAMES, name_key(name))

@@ -49,6 +49,22 @@ key                        holds
 ``{d:D:V}:entries``        hash: name -> JSON of the ended attempt
 ``{d:D:V}:replays``        hash: name -> JSON ``{"moves", "times_ms"}``
 ``{d:D:V}:events``         stream: public attempt events (JSON, field ``d``)
+``{n:H}:profile``          hash: a named player (``H``: :func:`name_hash`):
+                           ``name`` as claimed, ``key`` and ``recovery``
+                           (SHA-256 of the player key and recovery code),
+                           ``created_ms``, ``seen_ms``, ``games``, ``wins``,
+                           per variant V ``V|games``, ``V|wins``,
+                           ``V|best_ms``, ``V|best_match``, ``V|cards``
+``{n:H}:games``            list: the player's finished games, newest first
+                           (JSON), at most ``FTR_HISTORY_GAMES``
+``{n:H}:done``             hash: match code -> the recording's outcome
+                           (JSON), for the games of ``games``
+``{n:H}:deals``            hash: ``VARIANT|DEAL`` -> that deal's records
+                           (JSON), at most ``FTR_HISTORY_DEALS``
+``{n:H}:deal_times``       sorted set: ``VARIANT|DEAL`` by last played (ms)
+``{n:H}:rivals``           hash: an opponent's ``H`` -> the head-to-head
+                           (JSON), at most :data:`MAX_RIVALS`
+``{n:H}:rival_times``      sorted set: an opponent's ``H`` by last raced (ms)
 =========================  ===================================================
 
 A match's meta hash also holds ``name:KEY`` fields (:func:`name_field`): the
@@ -67,7 +83,10 @@ key without one):
 - ``{live}:matches`` and ``{live}:counts`` share the tag ``{live}``, so
   :data:`~server.store.scripts.LIVE_STATE` moves a match between them
   atomically, once per state change;
-- a day's keys share ``{d:DATE:VARIANT}``: one slot per day and variant.
+- a day's keys share ``{d:DATE:VARIANT}``: one slot per day and variant;
+- a named player's keys share ``{n:H}``, a fixed-width tag (a name key may hold any character, braces
+  too): each script of a player's history touches one player's keys; a finished race runs one per
+  named player, none per move. They have no expiry (``FTR_RETENTION_S`` is for matches).
 
 The names are the same on one Redis and on a cluster and never renamed: a
 rename would orphan a running Redis's timers, pools and daily names, and a
@@ -76,6 +95,7 @@ new ``daily:secret`` would change the seeds of the days not yet revealed.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 MatchPart = Literal["meta", "roster", "tokens", "p", "log", "events", "results", "series"]
@@ -87,6 +107,16 @@ DayPart = Literal["deal", "attempts", "open", "board", "entries", "replays", "ev
 _MATCH_PARTS = ("meta", "roster", "tokens", "events", "results", "series")
 _PLAYER_PARTS = ("p", "log")
 _DAY_PARTS = ("deal", "attempts", "open", "board", "entries", "replays", "events")
+
+ProfilePart = Literal["profile", "games", "done", "deals", "deal_times", "rivals", "rival_times"]
+"""The last part of a named player's key."""
+
+PROFILE_PARTS: tuple[ProfilePart, ...] = ("profile", "games", "done", "deals", "deal_times", "rivals",
+                                          "rival_times")
+"""Every part of a named player's keys, in the order the history scripts take them."""
+
+MAX_RIVALS = 500
+"""Opponents whose head-to-head a named player keeps (the least recently raced dropped)."""
 
 
 class BadKey(ValueError):
@@ -264,3 +294,41 @@ def parse_day_member(member: str | bytes) -> tuple[str, str]:
 def day_lease(date: str, variant: str) -> str:
     """The lease name of a day's deal preparation (one process runs the solver for it)."""
     return f"daily {date} {variant}"
+
+
+# ---------------------------------------------------------------- named players
+
+
+def name_hash(name_key: str) -> str:
+    """``H`` of a named player's keys: the first 24 hex digits of SHA-256 of the UTF-8 ``name_key``
+    (:func:`server.names.name_key`), so look-alike names share one player's keys."""
+    return hashlib.sha256(name_key.encode()).hexdigest()[:24]
+
+
+def profile_tag(hashed: str) -> str:
+    """The hash tag of a named player's keys: ``{n:H}`` (``hashed`` from :func:`name_hash`)."""
+    return f"{{n:{hashed}}}"
+
+
+def profile_key(hashed: str, part: ProfilePart) -> str:
+    """The key ``part`` (``profile``, ``games`` ...) of the named player :func:`name_hash` ``hashed``."""
+    if part not in PROFILE_PARTS:
+        raise BadKey(f"not a part of a named player's keys: {part!r}")
+    return f"{profile_tag(hashed)}:{part}"
+
+
+def profile_keys(hashed: str) -> list[str]:
+    """Every key of a named player, in :data:`PROFILE_PARTS` order (what the history scripts take)."""
+    return [profile_key(hashed, part) for part in PROFILE_PARTS]
+
+
+def parse_profile_key(key: str | bytes) -> tuple[str, str]:
+    """``(H, part)`` of a named player's key (the inverse of :func:`profile_key`); :class:`BadKey` otherwise."""
+    text = key.decode() if isinstance(key, bytes) else key
+    if not text.startswith("{n:"):
+        raise BadKey(f"not a named player's key: {text!r}")
+    hashed, closed, rest = text[3:].partition("}")
+    part = rest[1:]
+    if not closed or len(hashed) != 24 or not rest.startswith(":") or part not in PROFILE_PARTS:
+        raise BadKey(f"not a named player's key: {text!r}")
+    return hashed, part

@@ -2,8 +2,9 @@
 
 ``store.matches`` (meta, state changes, lobby events, results), ``store.live`` (live counts),
 ``store.players`` (seats, tokens, records), ``store.commits`` (commands, WAIT, fence), ``store.rounds``,
-``store.timers`` (timers and leases), ``store.streams`` (event streams), ``store.pool`` (the deal pool) and
-``store.daily`` (the daily challenge). Keys: :mod:`.keys`; scripts: :mod:`.scripts`; records: :mod:`.records`.
+``store.timers`` (timers and leases), ``store.streams`` (event streams), ``store.pool`` (the deal pool),
+``store.daily`` (the daily challenge) and ``store.profiles`` (named players: claims, history, records).
+Keys: :mod:`.keys`; scripts: :mod:`.scripts`; records: :mod:`.records`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .daily_store import DailyStore
 from .matches import LiveCounts, Matches
 from .players import Players
 from .pool import DealPool
+from .profiles import Profiles
 from .rounds import Rounds
 from .scripts import Script
 from .streams import Streams
@@ -48,6 +50,7 @@ class Store:
         self.streams = Streams(self)
         self.pool = DealPool(self)
         self.daily = DailyStore(self)
+        self.profiles = Profiles(self)
 
     def register(self, script: Script) -> Any:
         """``script`` registered with the client in the text this Redis runs (its ``wake`` by :attr:`wakes`): an

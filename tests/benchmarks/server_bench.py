@@ -1087,7 +1087,8 @@ class Bench:
         env = dict(os.environ)
         env.update({"REDIS_URL": redis_url or self.redis_url, "FTR_SOLVER_WORKERS": "0", "FTR_COUNTDOWN_S": "0.5",
                     "FTR_RATE": "1000", "FTR_BURST": "1000", "FTR_MATCHES_PER_MIN": "100000",
-                    "FTR_MAX_CONNECTIONS_PER_ADDRESS": "100000", "PYTHONWARNINGS": "ignore"})
+                    "FTR_MAX_CONNECTIONS_PER_ADDRESS": "100000", "FTR_NAMES_PER_HOUR": "1000000",
+                    "PYTHONWARNINGS": "ignore"})
         return subprocess.Popen([sys.executable, "-m", "server", "--port", str(port)], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
 
@@ -1296,7 +1297,9 @@ class Bench:
         matches = (players or args.players) // 2
         before = self.used_memory()
         codes = self.create_matches(matches, name)
-        assignments = [(code, f"p{k}", seed_base + 2 * i + k, *([ws_urls[i % len(ws_urls)]] if ws_urls else []))
+        # A name is claimed on first use (a named player's): each bot of each phase gets a name of its own.
+        self.phases = getattr(self, "phases", 0) + 1
+        assignments = [(code, f"p{self.phases}.{2 * i + k}", seed_base + 2 * i + k, *([ws_urls[i % len(ws_urls)]] if ws_urls else []))
                        for i, code in enumerate(codes) for k in (0, 1)]
         outcome, window, _ = run_clients(self.ws_url, "race", assignments, args, duration, interval,
                                          args.max_moves, self.sampler, on_go, clients)

@@ -1,5 +1,6 @@
 """axe-core on the pages of a race: no serious or critical violation on ``/``, ``/join/{code}`` in the lobby
-and while racing, and ``/watch/{code}`` (``/daily``: tests/browser/test_daily_results.py)."""
+and while racing, ``/watch/{code}`` and the player's own page ``/players/{name}`` (``/daily``:
+tests/browser/test_daily_results.py)."""
 
 from __future__ import annotations
 
@@ -35,5 +36,11 @@ async def test_the_race_pages_have_no_serious_accessibility_violation(server) ->
         await other.goto(f"{server.url}/watch/{code}")
         await other.get_by_text("Race on").wait_for(timeout=10_000)
         found["watch"] = await severe_violations(other)
+        # ann's own page (her browser holds the key her join was given): its link and QR code for another device
+        # open (the page with games, chart and head-to-head: tests/browser/test_player_page.py)
+        await page.goto(f"{server.url}/players/ann")
+        await page.get_by_role("button", name="Use on another device").click()
+        await page.locator("#device-qr svg").wait_for(timeout=10_000)
+        found["player"] = await severe_violations(page)
         await browser.close()
-    assert found == {"/": [], "lobby": [], "racing": [], "watch": []}, found
+    assert found == {"/": [], "lobby": [], "racing": [], "watch": [], "player": []}, found

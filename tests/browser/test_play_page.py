@@ -386,13 +386,17 @@ async def test_the_daily_page_plays_todays_deal_on_the_play_page(redis_url) -> N
             await page.get_by_label("Command").fill("s")
             await page.get_by_label("Command").press("Enter")
             await moves_shown(page, 1)
-            names = await page.evaluate("JSON.parse(localStorage.getItem('ftr:daily:names'))")
+            names = await page.evaluate("JSON.parse(localStorage.getItem('ftr:players'))")
+            # the attempt claimed the name: its recovery code came along (kept out of the way while racing)
+            code_shown = await page.evaluate("document.getElementById('recovery-code')?.textContent || ''")
             await page.reload()
             await moves_shown(page, 1)  # resumed, not joined anew
+            code_again = await page.locator("#recovery-code").count()  # shown once
             await page.screenshot(path=str(ARTIFACTS / "play-daily.png"), full_page=True)
             await browser.close()
             assert not errors, errors
-            assert set(names) == {"dora"} and names["dora"]
+            assert set(names) == {"dora"} and names["dora"]  # the name's player key
+            assert len(code_shown) >= 12 and code_shown not in names["dora"] and code_again == 0, code_shown
             state = public_state(server.url, match)
             assert [(x["name"], x["moves"], x["status"]) for x in state["players"]] == [("dora", 1, "playing")]
 

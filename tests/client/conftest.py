@@ -21,6 +21,7 @@ from tests.integration.conftest import (
     ROOT,
     ServerProcess,
     free_port,
+    fresh_names,
     make_own_server,
     make_server,
     own_redis_url,
@@ -61,5 +62,5 @@ def run_client(args: list[str], env: dict[str, str], **kwargs: object) -> subpro
                             **kwargs)  # type: ignore[call-overload]
 
 
-__all__ = ["ROOT", "SEED", "VARIANT", "ServerProcess", "client_env", "free_port", "make_own_server", "make_server",
-           "own_redis_url", "redis_url", "run_client", "server", "solution"]
+__all__ = ["ROOT", "SEED", "VARIANT", "ServerProcess", "client_env", "free_port", "fresh_names", "make_own_server",
+           "make_server", "own_redis_url", "redis_url", "run_client", "server", "solution"]

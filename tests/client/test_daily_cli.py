@@ -30,6 +30,9 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
     messages = [json.loads(line) for line in played.stdout.splitlines() if line.strip()]
     kinds = [message["type"] for message in messages]
     assert "started" in kinds and kinds[-1] == "results"  # the attempt was still there to play
+    # The attempt claimed the name: its recovery code once, on standard error; no secret in the JSON lines.
+    assert f"{name} is your name on this server now" in played.stderr and "forty-thieves recover" in played.stderr
+    assert "player_key" not in played.stdout and "recovery_code" not in played.stdout
     positions = [message for message in messages if message["type"] == "position"]
     assert [p["command"] for p in positions] == ["s", "s", "resign"] and positions[-1]["status"] == "resigned"
     results = messages[-1]
@@ -37,14 +40,21 @@ def test_play_today_once_then_the_leaderboard(server: ServerProcess, client_env:
     today = httpx.get(server.url + "/daily", timeout=30).json()
     assert results["commitment"] == {v["variant"]: v["commitment"] for v in today["variants"]}["relaxed"]
     tokens = json.loads((Path(client_env["FTR_CLIENT_DATA"]) / "tokens.json").read_text())
-    assert name in tokens[f"{server.url} daily"]["names"]  # the name's token, kept for later days
+    assert tokens[f"{server.url} players"][name]  # the name's player key, kept for later races and days
+    # The attempt is in the name's history, without the day's seed (secret while anyone may still play it).
+    history = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "history", "--json"],
+                             cwd=ROOT, env=client_env, capture_output=True, text=True, timeout=60, check=False)
+    assert history.returncode == 0, history.stderr
+    [attempt] = json.loads(history.stdout)
+    assert (attempt["kind"], attempt["deal"], attempt["seed"], attempt["status"]) == (
+        "daily", f"daily {today['date']}", None, "resigned")
 
     again = daily(server, client_env, "--variant", "relaxed", "--name", name, "--script", "-", stdin="s\n")
     assert again.returncode == 2 and "one attempt a day" in again.stderr
 
     elsewhere = dict(client_env, FTR_CLIENT_DATA=str(tmp_path / "another machine"))
     stolen = daily(server, elsewhere, "--variant", "relaxed", "--name", name, "--script", "-", stdin="s\n")
-    assert stolen.returncode == 2 and "token is missing or wrong" in stolen.stderr
+    assert stolen.returncode == 2 and "is missing or wrong" in stolen.stderr
 
     board = daily(server, client_env, "--leaderboard", "--variant", "relaxed", "--json")
     assert board.returncode == 0, board.stderr

@@ -147,8 +147,8 @@ def test_effects_of_the_start_and_the_end() -> None:
                                                       Effect.DAILY_STARTED)
     assert TABLE[(S.LOBBY, E.ALL_READY)].effects == TABLE[(S.LOBBY, E.HOST_START)].effects
     assert TABLE[(S.COUNTDOWN, E.START)].effects[0] is Effect.PUBLISH_START
-    assert TABLE[(S.PLAYING, E.ALL_ENDED)].effects == (Effect.DAILY_RECORD, Effect.KEEP_RESULTS,
-                                                       Effect.PUBLISH_RESULTS, Effect.EXPIRE)
+    assert TABLE[(S.PLAYING, E.ALL_ENDED)].effects == (Effect.DAILY_RECORD, Effect.RECORD_HISTORY,
+                                                       Effect.KEEP_RESULTS, Effect.PUBLISH_RESULTS, Effect.EXPIRE)
     # A write that can end a game arms the finalize timer before it; the stuck mark ends nothing.
     assert TABLE[(S.PLAYING, E.COMMIT)].effects == (Effect.ARM_FINALIZE, Effect.PUBLISH_PROGRESS)
     assert TABLE[(S.PLAYING, E.GAME_DEAD)].effects == (Effect.ARM_FINALIZE, Effect.PUBLISH_PROGRESS)

@@ -30,7 +30,7 @@ import httpx
 import pytest
 import redis
 
-from server.store.keys import events_key
+from server.store.keys import DAILY_NAMES, events_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -138,7 +138,8 @@ class ServerProcess:
         self.ws_url = f"ws://127.0.0.1:{self.port}/play"
         environ = dict(os.environ)
         environ.update({"REDIS_URL": redis_url, "FTR_COUNTDOWN_S": "0.3", "FTR_SOLVER_WORKERS": "0",
-                        "FTR_RATE": "5000", "FTR_BURST": "5000"})
+                        "FTR_RATE": "5000", "FTR_BURST": "5000",
+                        "FTR_NAMES_PER_HOUR": "100000"})
         environ.update(env)
         self.env = environ
         # Open for the process's life (its stdout and stderr), closed by stop(): no with block can hold it.
@@ -182,6 +183,36 @@ class ServerProcess:
         return Path(self.log.name).read_text()
 
 
+def forget_names(url: str, cluster: bool = False) -> None:
+    """Delete every named player (``{n:*}`` keys) and the daily challenge's old name claims of the database at
+    ``url`` (of every master of the cluster ``url`` names): names are claimed on first use, and the tests
+    sharing database 0 (or the cluster) reuse names like "ann"."""
+    if cluster:
+        with redis.RedisCluster.from_url(url) as nodes:
+            for key in nodes.scan_iter("{n:*", count=1000, target_nodes=redis.RedisCluster.PRIMARIES):
+                nodes.delete(key)  # one slot at a time: the cluster client refuses a DEL across slots
+            nodes.delete(DAILY_NAMES)
+        return
+    with redis.Redis.from_url(url) as client:
+        doomed = list(client.scan_iter("{n:*", count=1000))
+        if doomed:
+            client.delete(*doomed)
+        client.delete(DAILY_NAMES)
+
+
+@pytest.fixture(autouse=True)
+def fresh_names(request: pytest.FixtureRequest) -> None:
+    """Each test that uses the shared Redis starts with no claimed name (:func:`forget_names` on database 0),
+    and its clients hold no player key from another test (:data:`tests.integration.wsclient.PLAYER_KEYS`)."""
+    from .wsclient import PLAYER_KEYS
+
+    PLAYER_KEYS.clear()
+    if "redis_url" in request.fixturenames:
+        forget_names(request.getfixturevalue("redis_url"))
+    if "cluster_url" in request.fixturenames:
+        forget_names(request.getfixturevalue("cluster_url"), cluster=True)
+
+
 @pytest.fixture
 def server(redis_url: str) -> Iterator[ServerProcess]:
     process = ServerProcess(redis_url)
@@ -211,7 +242,7 @@ def make_server(redis_url: str) -> Iterator[object]:
 OWN_DATABASE = 11
 """The Redis database (of the worker's Redis) that :func:`own_redis_url` empties for one test at a time. The
 numbers other tests take for themselves: 6 (test_daily_service), 7 (test_daily_day), 8 (test_daily_review), 9
-and 10 (the browser's daily tests), 12 (test_resilience), 13 (test_log_context), 15 (test_live_counts); every other test
+and 10 (the browser's daily tests), 12 (test_resilience), 13 (test_log_context), 14 (test_players_store), 15 (test_live_counts); every other test
 shares database 0."""
 
 

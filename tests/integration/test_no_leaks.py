@@ -30,15 +30,17 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+import redis
 
 from protocol import messages as m
 from protocol.cards import format_card
 from server.engine import Game, Position, apply, deal, find_variant, format_position, redact
 from server.engine.text import format_foundation
+from server.names import name_key
 from server.views import legal_message, view_message
 
-from .conftest import ServerProcess
-from .wsclient import Player, create_match
+from .conftest import ServerProcess, forget_names
+from .wsclient import PLAYER_KEYS, Player, create_match
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -246,11 +248,28 @@ def lobby_with(count: int, ready: int) -> Any:
     return lambda x: isinstance(x, m.Lobby) and len(x.players) == count and sum(p.ready for p in x.players) == ready
 
 
+def fresh_players(server: ServerProcess, *names: str) -> None:
+    """``names`` claimed anew, with no history, their keys held by the test's clients: the recordings of two
+    matches then differ in no random key nor in a head-to-head counted from the match before."""
+    forget_names(server.env["REDIS_URL"], cluster=clustered(server.env["REDIS_URL"]))
+    for name in names:
+        claimed = httpx.post(f"{server.url}/players", json={"name": name}, timeout=10)
+        assert claimed.status_code == 201, claimed.text
+        PLAYER_KEYS[name_key(name)] = claimed.json()["player_key"]
+
+
+def clustered(url: str) -> bool:
+    """Whether ``url`` names a node of a Redis Cluster."""
+    with redis.Redis.from_url(url) as probe:
+        return bool(int(probe.info("cluster").get("cluster_enabled", 0)))
+
+
 async def play_match(server: ServerProcess, created: dict[str, Any], start: Position, variant: str,
                      commands: list[str]) -> Recording:
     """Two players play ``commands`` in lockstep; every frame and HTTP answer is recorded and checked."""
     rec = Recording(code=created["code"], host_token=created["host_token"], commitment=created["commitment"])
     checker = Checker(start, variant)
+    fresh_players(server, "alice", "bob")
     alice, bob = Player(server.ws_url), Player(server.ws_url)
     rec.players = {"alice": alice, "bob": bob}
     try:

@@ -439,14 +439,14 @@ async def test_the_names_of_the_round_before_are_kept_for_its_players_until_the_
         await stranger.close()
 
         await asyncio.sleep(max(0.0, asked_at + window_s + 1.0 - loop.time()))  # the window is over
-        late = Player(server.ws_url)
+        late = Player(server.ws_url)  # bob's own name, from another device (it is his on this server): a join
         await late.connect()
-        assert (await late.join(created["code"], "Bob")).match == answer.match  # now anyone's
+        assert (await late.join(created["code"], "bob")).match == answer.match  # in the match, no longer kept
         await bob.send(m.Rematch())
         taken = await bob.expect(m.NextRound)
         assert isinstance(taken, m.Error) and taken.code == "name_taken", taken
         state = public_state(server.url, answer.match)
-        assert [p["name"] for p in state["players"]] == ["alice", "carol", "Bob"] and state["state"] == "lobby"
+        assert [p["name"] for p in state["players"]] == ["alice", "carol", "bob"] and state["state"] == "lobby"
         for player in (alice, bob, carol, late):
             await player.close()
 

@@ -10,6 +10,11 @@ import websockets
 
 from protocol import messages as m
 from protocol.codec import decode_server, encode
+from server.names import name_key
+
+PLAYER_KEYS: dict[str, str] = {}
+"""The player key of each name a test's clients claimed (by its name key): a later join of that name, by any
+client of the test, sends it. Emptied before each test (``fresh_names`` in the conftest)."""
 
 
 class Player:
@@ -55,12 +60,15 @@ class Player:
             if isinstance(message, kind) or (isinstance(message, m.Error) and kind is not m.Error):
                 return message
 
-    async def join(self, code: str, name: str) -> m.Joined:
+    async def join(self, code: str, name: str, player_key: str | None = None) -> m.Joined:
+        """Join as ``name`` with ``player_key`` (default: the one a client of this test got for the name)."""
         self.code = code
-        await self.send(m.Join(code, name))
+        await self.send(m.Join(code, name, PLAYER_KEYS.get(name_key(name), "") if player_key is None else player_key))
         joined = await self.expect(m.Joined)
         assert isinstance(joined, m.Joined), joined
         self.token = joined.token
+        if joined.player_key:
+            PLAYER_KEYS[name_key(name)] = joined.player_key
         return joined
 
     async def resume(self, code: str) -> m.Joined:

@@ -19,7 +19,7 @@ from server.store.scripts import JOIN
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CODE_ARGUMENT = {"ServiceError": 0, "Error": 0, "DailyError": 1, "_error": 1, "error_response": 1, "Rejected": 2,
+CODE_ARGUMENT = {"ServiceError": 0, "Error": 0, "DailyError": 1, "ProfileError": 1, "_error": 1, "error_response": 1, "Rejected": 2,
                  "ProtocolError": 1, "IllegalCommandError": 1}
 """Calls that send a code, and the position of the code among their arguments (or keyword ``code``)."""
 
@@ -30,6 +30,8 @@ PASS_THROUGH = {
     ("server/watch.py", "error.code"),  # a ServiceError's code (too_many_watchers), frame or HTTP
     ("server/watch.py", "ended.reason.code"),  # why the hub ended a spectator's subscription: a ServiceError's code
     ("server/daily_web.py", "error.code"),  # a DailyError's code, as an HTTP error
+    ("server/daily.py", "error.code"),  # a ProfileError's code (a daily attempt's name), as a DailyError
+    ("server/players_web.py", "error.code"),  # a ProfileError's code, as an HTTP error
     ("server/core/player.py", "code"),  # rejected: the NotationError's or IllegalCommandError's code
     ("server/httpjson.py", "code"),  # error_response's own parameter: {"error": code, ...} (its calls collected)
     ("server/replays.py", "code"),  # likewise its _error helper

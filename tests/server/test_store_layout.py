@@ -3,6 +3,7 @@ running Redis holds, and every script on the keys of one hash tag (a Redis Clust
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import pytest
@@ -87,6 +88,21 @@ def test_day_keys_parse_back_to_their_date_variant_and_part(date, variant: str, 
     assert keys.parse_day_member(keys.day_member(text, variant)) == (text, variant)
 
 
+@given(names)
+def test_a_named_players_keys_share_a_fixed_width_tag_whatever_the_name(name: str) -> None:
+    """``{n:H}``: H is the first 24 hex digits of SHA-256 of the name's key, so a name with braces or colons
+    cannot end the tag early, and look-alike spellings (one name key) are one player's keys."""
+    from server.names import name_key
+
+    hashed = keys.name_hash(name_key(name))
+    assert hashed == hashlib.sha256(name_key(name).encode()).hexdigest()[:24]
+    built = keys.profile_keys(hashed)
+    assert [keys.parse_profile_key(key) for key in built] == [(hashed, part) for part in keys.PROFILE_PARTS]
+    assert {hash_tag(key) for key in built} == {f"n:{hashed}"}
+    assert keys.profile_key(keys.name_hash(name_key("BiII")), "games") == keys.profile_key(
+        keys.name_hash(name_key("Bill")), "games") == "{n:da2acb87a673c5bca34f1666}:games"  # "blll"
+
+
 @given(st.one_of(codes, older_codes), st.sampled_from(["start", "deadline", "close", "prepare", "window",
                                                          "finalize"]))
 def test_timer_members_parse_back(code: str, kind: str) -> None:
@@ -130,6 +146,9 @@ def declared_keys(script: scripts.Script) -> list[str]:
         return [_MATCH_BUILDERS[part]("K7QM4T2X9PZR") for part in script.keys]
     if script.scope == "day":
         return [keys.day_key("2026-11-30", "relaxed", part) for part in script.keys]  # type: ignore[arg-type]
+    if script.scope == "player":
+        hashed = keys.name_hash("a:}{name")
+        return [keys.profile_key(hashed, part) for part in script.keys]  # type: ignore[arg-type]
     return [_GLOBAL_KEYS[part] for part in script.keys]
 
 
@@ -149,7 +168,7 @@ def key_arguments(lua: str) -> dict[str, str]:
 
 def test_the_scripts_are_found_and_named_once() -> None:
     names = [s.name for s in scripts.ALL]
-    assert len(names) == len(set(names)) == 25
+    assert len(names) == len(set(names)) == 30
     assert {"COMMIT", "JOIN", "CLOSE_MATCH", "CLOSE_DAY", "NEW_ATTEMPT", "RECORD", "UNCLAIM", "SET_PLAYER",
             "LIVE_STATE", "STUCK"} <= set(names)
     assert all(s.doc and "Repl" in s.doc and "KEYS" in s.doc for s in scripts.ALL), "a script without its doc"
@@ -257,7 +276,8 @@ def test_global_keys_each_have_a_slot_of_their_own() -> None:
 
 
 @pytest.mark.parametrize("module", ["keys.py", "records.py", "scripts/__init__.py", "scripts/base.py",
-                                    "scripts/matches.py", "scripts/games.py", "scripts/rounds.py", "scripts/shared.py"])
+                                    "scripts/matches.py", "scripts/games.py", "scripts/rounds.py", "scripts/shared.py",
+                                    "scripts/profiles.py"])
 def test_the_layout_modules_of_the_store_are_pure(module: str) -> None:
     """Key names, records and script texts do no I/O: only the store's parts talk to Redis."""
     from tests.test_purity import FORBIDDEN, ROOT, imported_modules
