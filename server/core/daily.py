@@ -59,6 +59,11 @@ def next_day(date: str) -> str:
     return (dt.date.fromisoformat(date) + dt.timedelta(days=1)).isoformat()
 
 
+def previous_day(date: str) -> str:
+    """The UTC date before ``date``."""
+    return (dt.date.fromisoformat(date) - dt.timedelta(days=1)).isoformat()
+
+
 def daily_seed(secret: str, date: str, variant: str, index: int) -> str:
     """The seed for attempt ``index`` of a day: HMAC-SHA256(secret, ``"DATE|VARIANT|INDEX"``), hex (64 digits)."""
     return hmac.new(secret.encode(), f"{date}|{variant}|{index}".encode(), hashlib.sha256).hexdigest()
