@@ -63,12 +63,17 @@ const FTRDaily = (() => {
       el("div", { class: "place-row" }, line, ...(extra ? [" · ", extra] : [])), text, button);
     element.hidden = true;
     async function refresh() {
-      const { status, body } = await getJSON(`${base}/leaderboard?limit=1&name=${encodeURIComponent(name)}`);
+      let answer;
+      try {
+        answer = await getJSON(`${base}/leaderboard?limit=1&name=${encodeURIComponent(name)}`);
+      } catch (error) { return; }  // the server out of reach: the place shown stays, the next event reads again
+      const { status, body } = answer;
       if (status !== 200) return;
       current = body.entry || null;
       element.hidden = !current && !fallback;
       text.hidden = button.hidden = !current;
       line.textContent = current ? current.place : (fallback ? fallback(body) : "");
+      text.textContent = current ? current.share : "";
       if (onEntry) onEntry(current, body);
     }
     function soon() { clearTimeout(pending); pending = setTimeout(refresh, 600); }

@@ -659,7 +659,7 @@
     const final = await new Promise((resolve) => {
       const place = FTRDaily.placeView(day.date, day.variant, state.name, { follow: true, extra: boardLink,
         fallback: (board) => `${plural(board.total, "attempt")} ended`, onEntry: (entry, board) => resolve(board.final) });
-      place.element.id = "day-rank";
+      place.element.querySelector(".place-row").id = "day-rank";
       verify.prepend(place.element);
     });
     if (!final) return;

@@ -25,7 +25,7 @@ def test_the_share_line_is_the_contracts() -> None:
 def test_the_place_line_rounds_down_and_says_when_alone() -> None:
     assert place_line(3, 41, 29) == "#3 of 41 · you beat 72 % of players today"  # 29/40 = 72.5 %
     assert place_line(1, 101, 100, "2026-12-06") == "#1 of 101 · you beat 100 % of players on 2026-12-06"
-    assert place_line(1, 1, 0) == "#1 of 1 · the only attempt ended today so far"
+    assert place_line(1, 1, 0) == "#1 of 1 today" and place_line(1, 1, 0, "2026-12-06") == "#1 of 1 on 2026-12-06"
     assert beat_share(29, 41) == 29 / 40 and beat_share(0, 1) == 0.0
 
 
