@@ -28,7 +28,8 @@ const FTRDaily = (() => {
   function shareButton(text) {
     const canShare = typeof navigator.share === "function";
     const label = canShare ? "Share" : "Copy";
-    const button = el("button", { type: "button", class: "share-button", text: label });
+    // aria-live: the "Copied ✓" that replaces the label is said, not only shown.
+    const button = el("button", { type: "button", class: "share-button", "aria-live": "polite", text: label });
     let reset = null;
     button.addEventListener("click", async () => {
       const value = text();

@@ -2,7 +2,8 @@
 
 A server whose clock is on day D, ten minutes before midnight UTC: a name plays the relaxed daily on /daily and
 resigns; the results show the place line ("#1 of 1 · ...") and a Copy button (the browser has no Web Share
-sheet here), whose copied text is the contract's line and the day's link; /daily shows the same place. Then a
+sheet here), whose copied text is the contract's line and the day's link, and re-read when another attempt ends;
+/daily shows the same place, with Share where the browser has a share sheet (a stub here). Then a
 server just past that midnight on the same Redis closes the day: /daily/D shows the board, the seed with the
 commitment checked in the browser ("✓"), and a practice button that leads to the play page.
 """
@@ -27,8 +28,15 @@ from tests.integration.wsclient import Player
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 DAY_MS = 86_400_000
-NO_SHARE_SHEET = "delete Navigator.prototype.share;"
-"""Chromium on some desktops has a share sheet: this test takes the Copy path, the one every browser has."""
+SHARE_SHEET = """
+if (location.search.includes("share-sheet")) {
+  Navigator.prototype.share = async function (data) { window.sharedData = data; };
+} else {
+  delete Navigator.prototype.share;
+}
+"""
+"""Whether the browser has a share sheet is the page's choice: a stub that keeps what it was given on pages
+opened with ``?share-sheet``, none elsewhere (Chromium has one on some desktops): there the page offers Copy."""
 
 
 def server_at(url: str, clock_ms: int) -> ServerProcess:
@@ -51,7 +59,7 @@ async def test_the_results_show_the_place_and_copy_the_share_line_and_the_archiv
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             context = await browser.new_context(**DESKTOP)
             await context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
-            await context.add_init_script(NO_SHARE_SHEET)
+            await context.add_init_script(SHARE_SHEET)
             page = await context.new_page()
             problems: list[str] = []
             page.on("pageerror", lambda error: problems.append(str(error)))
@@ -109,15 +117,19 @@ async def played(page: Any, server: ServerProcess) -> str:
     assert await place.locator(".share-text").inner_text() == entry["share"]
     await page.screenshot(path=str(ARTIFACTS / "daily-share-results.png"), full_page=True)
 
-    # The daily page shows the place of the name this browser played under, with the same line to share.
-    await page.goto(server.url + "/daily")
+    # The daily page shows the place of the name this browser played under, with the same line to share; where
+    # the browser has a share sheet (a phone), the button is Share and hands it that text.
+    await page.goto(server.url + "/daily?share-sheet")
     mine = page.locator('section[data-variant="relaxed"] .day-place')
-    await mine.get_by_role("button", name="Copy").wait_for(timeout=10_000)
+    await mine.get_by_role("button", name="Share").wait_for(timeout=10_000)
     assert await mine.locator(".share-text").inner_text() == entry["share"]
     assert await page.get_by_role("link", name="Yesterday's deals").count() == 1
     await page.set_viewport_size(PHONE["viewport"])
     await page.screenshot(path=str(ARTIFACTS / "daily-share-phone.png"), full_page=True)
     await page.set_viewport_size(DESKTOP["viewport"])
+    await mine.get_by_role("button", name="Share").click()
+    await page.wait_for_function("window.sharedData !== undefined", timeout=5_000)
+    assert await page.evaluate("window.sharedData") == {"text": entry["share"]}
     return str(date)
 
 

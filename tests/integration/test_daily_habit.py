@@ -32,7 +32,7 @@ from .wsclient import Player
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-DB = 11
+DB = 12
 PUBLIC = "https://race.example.org"
 """The servers' FTR_PUBLIC_URL: the share line's link names it."""
 DAY_MS = 86_400_000
