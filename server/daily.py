@@ -34,7 +34,7 @@ from .core.daily import (
 from .core.errors import DailyError
 from .core.lifecycle import State
 from .core.ranking import Standing
-from .daily_days import DailyDays
+from .daily_days import DailyDays, board_row
 from .engine import deal, find_variant, format_position
 from .hub import HubFull, Subscription
 from .match.daily_link import DailyMatches, Day, Log
@@ -44,7 +44,6 @@ from .store.keys import day_lease
 from .store.records import DailyEntry, DailyReplay
 
 log = logging.getLogger("forty_thieves.daily")
-
 
 
 class DailyService:
@@ -258,14 +257,13 @@ class DailyService:
                           base_url: str = "") -> dict[str, Any]:
         """``GET /daily/{date}/{variant}/leaderboard``: ended attempts, ranked (attempts in play are left out).
 
-        With ``name``: ``"entry"`` is that name's place (:meth:`DailyDays.entry <server.daily_days.DailyDays.entry>`), or None while it has no ended attempt
-        that day; ``base_url`` is the server's public address, for the share line's link.
+        With ``name``: ``"entry"`` is that name's place (:meth:`server.daily_days.DailyDays.entry`), or None while
+        it has no ended attempt that day; ``base_url`` is the server's public address, for the share line's link.
         """
         date, variant, record = await self.known_day(date_text, variant_text)
         _, total = await self.store.counts(date, variant)
         rows = await self.store.board(date, variant, offset, limit)
-        entries = [{"rank": rank, "name": name, "status": e.status, "time_ms": e.time_ms, "moves": e.moves,
-                    "foundation": e.foundation, "undos": e.undos, "hints": e.hints} for rank, name, e in rows]
+        entries = [board_row(rank, name, e) for rank, name, e in rows]
         final = self.revealed(date, record)
         result = {"date": date, "variant": variant, "total": total, "offset": offset, "limit": limit,
                   "final": final, "entries": entries}

@@ -15,7 +15,7 @@ from .core.daily import beat_share, day_of, next_day, place_line, previous_day, 
 from .core.errors import DailyError
 from .match.daily_link import DailyMatches
 from .names import name_problem
-from .store import DailyStore, DayDeal
+from .store import DailyEntry, DailyStore, DayDeal
 
 ARCHIVE_ENTRIES = 20
 """The board's entries a day's page (``GET /daily/{date}``) shows per variant (the rest: the leaderboard's pages)."""
@@ -40,6 +40,13 @@ class DailyDeals(Protocol):
 
     def revealed(self, date: str, record: DayDeal) -> bool:
         """Whether the day is over and revealed (every attempt ended)."""
+
+
+def board_row(rank: int, name: str, entry: DailyEntry) -> dict[str, Any]:
+    """An ended attempt as a leaderboard lists it: ``{"rank", "name", "status", "time_ms", "moves",
+    "foundation", "undos", "hints"}``."""
+    return {"rank": rank, "name": name, "status": entry.status, "time_ms": entry.time_ms, "moves": entry.moves,
+            "foundation": entry.foundation, "undos": entry.undos, "hints": entry.hints}
 
 
 class DailyDays:
@@ -87,8 +94,7 @@ class DailyDays:
             rows = await self.service.store.board(date, variant, 0, first)
             entries = []
             for rank, name, e in rows:
-                row = {"rank": rank, "name": name, "status": e.status, "time_ms": e.time_ms, "moves": e.moves,
-                       "foundation": e.foundation, "undos": e.undos, "hints": e.hints}
+                row = board_row(rank, name, e)
                 if final:
                     row["replay"] = f"/daily/{date}/{quote(variant, safe='')}/replay/{quote(name, safe='')}"
                 entries.append(row)
@@ -116,10 +122,10 @@ class DailyDays:
             raise DailyError(409, "not_revealed", f"the {variant} deal of {date} can be practised once the day is "
                                                   "over and revealed: play today's attempt instead")
         code = await self.service.matches.create_practice((date, variant), name, record.seed, record.deal,
-                                                  record.commitment)
+                                                          record.commitment)
         return {"date": date, "variant": variant, "name": name, "match": code,
                 "player_token": await self.service.matches.issue_token(code, name), "commitment": record.commitment,
                 "seed": record.seed, "practice": True}
 
 
-__all__ = ["ARCHIVE_ENTRIES", "DailyDays"]
+__all__ = ["ARCHIVE_ENTRIES", "DailyDays", "DailyDeals", "board_row"]

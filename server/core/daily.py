@@ -124,8 +124,9 @@ def beat_share(rank_below: int, total: int) -> float:
 def place_line(rank: int, total: int, below: int, date: str | None = None) -> str:
     """An ended attempt's place on its day's board, as the page and the command line show it:
     ``"#3 of 41 · you beat 73 % of players today"`` (``date`` given: ``"... of players on 2026-12-06"``, for a
-    day that is over; alone on the board: ``"#1 of 1 today"``). The percentage is rounded down (never more than were beaten); ``below`` is the number of
-    other attempts ranked strictly lower, ``total`` every ended attempt of the day."""
+    day that is over; alone on the board: ``"#1 of 1 today"``). The percentage is rounded down (never more than
+    were beaten); ``below`` is the number of other attempts ranked strictly lower, ``total`` every ended
+    attempt of the day."""
     when = f"on {date}" if date else "today"
     if total <= 1:  # nobody else to beat
         return f"#{rank} of {total} {when}"

@@ -44,7 +44,7 @@ def server_at(url: str, clock_ms: int) -> ServerProcess:
                          FTR_CLOCK_OFFSET_MS=str(clock_ms - int(time.time() * 1000)))
 
 
-async def test_the_results_show_the_place_and_copy_the_share_line_and_the_archive_checks_the_seed(redis_url) -> None:  # type: ignore[no-untyped-def]
+async def test_results_show_the_place_and_copy_the_share_line_and_the_archive_checks_the_seed(redis_url: str) -> None:
     _browser_available()
     from playwright.async_api import async_playwright
 
