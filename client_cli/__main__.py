@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     daily.add_argument("--leaderboard", action="store_true", help="show the leaderboard instead of playing")
     daily.add_argument("--share", action="store_true",
                        help="print the line to share about your ended attempt of today (or --date), and the link")
-    daily.add_argument("--date", help="the day of the leaderboard, YYYY-MM-DD (default: today, UTC)")
+    daily.add_argument("--date", help="the day of --leaderboard or --share, YYYY-MM-DD (default: today, UTC)")
     daily.add_argument("--json", action="store_true", help="print JSON (messages when playing, the board otherwise)")
 
     bots = commands.add_parser("bots", help="load generator: N bots join matches and play legal moves")
