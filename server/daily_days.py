@@ -7,6 +7,7 @@ share line and the place line are :mod:`server.core.daily`'s.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -15,7 +16,7 @@ from .core.daily import beat_share, day_of, next_day, place_line, previous_day, 
 from .core.errors import DailyError
 from .match.daily_link import DailyMatches
 from .names import name_problem
-from .store import DailyEntry, DailyStore, DayDeal
+from .store import DailyEntry, DailyStore, DayDeal, token_hash
 
 ARCHIVE_ENTRIES = 20
 """The board's entries a day's page (``GET /daily/{date}``) shows per variant (the rest: the leaderboard's pages)."""
@@ -108,16 +109,24 @@ class DailyDays:
         return {"date": date, "today": date == today, "previous": previous_day(date),
                 "next": next_day(date) if date < today else None, "variants": variants}
 
-    async def practice(self, date_text: str, variant_text: str, name: str) -> dict[str, Any]:
+    async def practice(self, date_text: str, variant_text: str, name: str, key: str | None = None) -> dict[str, Any]:
         """``POST /daily/{date}/{variant}/practice``: a one-player match on a revealed day's deal, to play any
         number of times; on no board, changing no entry (its match meta says ``practice``, so the match
         service's hook that records attempts skips it). Returns ``{"date", "variant", "name", "match",
-        "player_token", "commitment", "seed", "practice": true}``. Raises :class:`DailyError`: 400
-        ``malformed``, 404 ``no_variant`` / ``no_day``, 409 ``not_revealed`` (today, or a day not closed yet)."""
+        "player_token", "commitment", "seed", "practice": true}``. A claimed name needs its ``key`` (the token
+        its claim returned); a free name is not claimed by a practice. Raises :class:`DailyError`: 400
+        ``malformed``, 403 ``bad_token`` (claimed, key missing or wrong), 404 ``no_variant`` / ``no_day``, 409
+        ``name_taken`` (a look-alike of a claimed name), 409 ``not_revealed`` (today, or a day not closed yet)."""
         date, variant, record = await self.service.known_day(date_text, variant_text)
         problem = name_problem(name) if isinstance(name, str) else "a display name is a string"
         if problem is not None:
             raise DailyError(400, "malformed", problem)
+        claim = await self.service.store.name_claim(name)
+        if claim is not None and claim.name != name:
+            raise DailyError(409, "name_taken", f"the name {name!r} looks like {claim.name!r}, which is claimed: "
+                                                "write that one exactly, or pick another")
+        if claim is not None and (not key or not secrets.compare_digest(claim.digest, token_hash(key))):
+            raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
         if not self.service.revealed(date, record):
             raise DailyError(409, "not_revealed", f"the {variant} deal of {date} can be practised once the day is "
                                                   "over and revealed: play today's attempt instead")

@@ -10,7 +10,7 @@ route                                           answer
 ``GET /daily/{date}``                           the day's archive: JSON to ``Accept: application/json``
                                                 (variants, ``final``, first entries, the reveal once
                                                 revealed), else the page ``day.html``
-``POST /daily/{date}/{variant}/practice``       body ``{"name"}``: a practice on a revealed day's deal
+``POST /daily/{date}/{variant}/practice``       body ``{"name", "token"}``: a practice on a revealed day's deal
                                                 (on no board); 409 ``not_revealed`` before
 ``GET /daily/{date}/{variant}/events``          Server-Sent Events ``attempt`` (resumable: Last-Event-ID)
 ``GET /daily/{date}/{variant}/reveal``          after the day: seed, commitment, attempt index, deal; 409 before
@@ -132,9 +132,12 @@ async def day_page(request: Request) -> Response:
 
 
 class PracticeRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Body of ``POST /daily/{date}/{variant}/practice``: the name to play under."""
+    """Body of ``POST /daily/{date}/{variant}/practice``: the name to play under and, when it is claimed, its
+    token (``player_key``: the same key, named as named players name it)."""
 
     name: str
+    token: str | None = None
+    player_key: str | None = None
 
 
 async def practice(request: Request) -> Response:
@@ -146,7 +149,7 @@ async def practice(request: Request) -> Response:
     if isinstance(wanted, Response):
         return wanted
     date, variant = request.path_params["date"][:20], request.path_params["variant"][:40]
-    return await _answer(request, lambda s: s.days.practice(date, variant, wanted.name))
+    return await _answer(request, lambda s: s.days.practice(date, variant, wanted.name, wanted.player_key or wanted.token))
 
 
 async def reveal(request: Request) -> Response:

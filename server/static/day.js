@@ -32,9 +32,12 @@
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       problem.textContent = "";
+      const name = input.value.trim();
+      // A claimed name needs its token, kept where the daily page keeps it; a practice claims no name.
+      const names = JSON.parse(localStorage.getItem("ftr:daily:names") || "{}");
       const response = await fetch(`/daily/${date}/${encodeURIComponent(variant)}/practice`, {
         method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify({ name: input.value.trim() }) });
+        body: JSON.stringify({ name, token: names[name] || null }) });
       const body = await response.json().catch(() => ({}));
       if (response.status !== 200) { problem.textContent = body.message || `refused (${response.status})`; return; }
       localStorage.setItem(`ftr:player:${body.match}`, JSON.stringify({ name: body.name, token: body.player_token }));

@@ -166,7 +166,7 @@ async def archive(page: Any, server: ServerProcess, date: str) -> None:
     violations = await severe_violations(page)
     await page.screenshot(path=str(ARTIFACTS / "daily-archive.png"), full_page=True)
     assert violations == [], violations
-    await panel.get_by_label("Name").fill("eve")
+    await panel.get_by_label("Name").fill("gus")  # eve's name token stayed with the first server's page
     await panel.get_by_role("button", name="Play this day (practice)").click()
     await page.get_by_role("button", name="Ready").wait_for(timeout=15_000)
     assert "/join/" in page.url

@@ -62,10 +62,10 @@ async def test_place_archive_practice_and_share(redis_url: str, tmp_path: Path) 
     connections: list[Player] = []
     server = ServerProcess(url, FTR_CLOCK_OFFSET_MS=offset_to(midnight - 600_000), **env)
     try:
-        date, index, seed, deal_text, shares = await day_d(server, connections, tmp_path)
+        date, index, seed, deal_text, shares, token = await day_d(server, connections, tmp_path)
         server.stop()
         server = ServerProcess(url, FTR_CLOCK_OFFSET_MS=offset_to(midnight + 2_000), **env)
-        await after_day_d(server, connections, date, index, seed, deal_text, shares, tmp_path)
+        await after_day_d(server, connections, date, index, seed, deal_text, shares, token)
     finally:
         for player in connections:
             await player.close()
@@ -81,7 +81,7 @@ def cli(server: ServerProcess, data: Path, *args: str, stdin: str = "") -> subpr
 
 
 async def day_d(server: ServerProcess, connections: list[Player],
-                tmp_path: Path) -> tuple[str, int, str, str, list[str]]:
+                tmp_path: Path) -> tuple[str, int, str, str, list[str], str]:
     seen = Seen()
     date = seen.get(server.url + "/daily").json()["date"]
     index, seed, solution = deal_of_the_day(date, VARIANT)
@@ -166,12 +166,12 @@ async def day_d(server: ServerProcess, connections: list[Player],
     for text in shares:
         assert seed not in text and not CARD.search(text)
         assert not any(line in text for line in deal_lines)
-    return date, index, seed, deal_text, shares
+    assert ann.name_token
+    return date, index, seed, deal_text, shares, ann.name_token
 
 
 async def after_day_d(server: ServerProcess, connections: list[Player], date: str, index: int, seed: str,
-                      deal_text: str,
-                      shares: list[str], tmp_path: Path) -> None:
+                      deal_text: str, shares: list[str], token: str) -> None:
     board_url = f"{server.url}/daily/{date}/{VARIANT}/leaderboard"
     deadline = time.monotonic() + 15
     while get(f"{server.url}/daily/{date}/{VARIANT}/reveal").status_code != 200:
@@ -194,9 +194,15 @@ async def after_day_d(server: ServerProcess, connections: list[Player], date: st
     # A practice on the revealed day: a one-player match on its deal, on no board, any number of times.
     board_before = get(f"{board_url}?name=Ann").content
     entry_before = json.loads(board_before)["entry"]
+    practice_url = f"{server.url}/daily/{date}/{VARIANT}/practice"
+    # A claimed name needs its token (a practice claims no name); a look-alike of it is refused.
+    for body, refusal in (({"name": "Ann"}, "bad_token"), ({"name": "Ann", "token": "guessed"}, "bad_token"),
+                          ({"name": "ANN", "token": token}, "name_taken")):
+        refused = httpx.post(practice_url, json=body, timeout=30)
+        assert refused.status_code in (403, 409) and refused.json()["error"] == refusal, (body, refused.text)
     codes = set()
     for _ in range(2):
-        answer = httpx.post(f"{server.url}/daily/{date}/{VARIANT}/practice", json={"name": "Ann"}, timeout=30)
+        answer = httpx.post(practice_url, json={"name": "Ann", "token": token}, timeout=30)
         assert answer.status_code == 200, answer.text
         practice = answer.json()
         assert practice["practice"] is True and practice["seed"] == seed
