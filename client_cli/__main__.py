@@ -9,8 +9,8 @@
     forty-thieves [--server URL] watch CODE [--json] [--follow]
     forty-thieves [--server URL] replay FILE [--json]
     forty-thieves [--server URL] daily [--variant V] --name NAME [--script FILE|-] [--json]
-    forty-thieves [--server URL] daily --leaderboard [--date D] [--variant V] [--json]
     forty-thieves [--server URL] daily --share [--date D] [--variant V] [--name NAME]
+    forty-thieves [--server URL] daily --leaderboard [--date D] [--variant V] [--json]
     forty-thieves [--server URL] bots --count N [--match CODE] [--players P] [--variant V] [--seed S] ...
 
 The server's address comes from ``--server``, else ``FTR_SERVER``, else

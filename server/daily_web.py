@@ -5,16 +5,16 @@ route                                           answer
 ==============================================  =========================================================
 ``GET /daily``                                  today: date, clock, end, per variant commitment and counts
 ``POST /daily/{variant}/attempt``               body ``{"name", "token"}``: today's attempt (or its resume)
-``GET /daily/{date}/{variant}/leaderboard``     ``?offset=0&limit=50`` (limit at most 200): ranked entries;
-                                                ``&name=N``: ``entry``, N's place and share line, or null
+``GET /daily/{date}/{variant}/leaderboard``     ``?offset=0&limit=50`` (limit at most 200): ranked entries
+``GET /daily/{date}/{variant}/events``          Server-Sent Events ``attempt`` (resumable: Last-Event-ID)
+``GET /daily/{date}/{variant}/reveal``          after the day: seed, commitment, attempt index, deal; 409 before
+``GET /daily/{date}/{variant}/replay/{name}``   after the day: the attempt's game record; 409 before
+``GET .../leaderboard?name=N``                  the same, plus ``entry``: N's place and share line, or null
 ``GET /daily/{date}``                           the day's archive: JSON to ``Accept: application/json``
                                                 (variants, ``final``, first entries, the reveal once
                                                 revealed), else the page ``day.html``
 ``POST /daily/{date}/{variant}/practice``       body ``{"name", "token"}``: a practice on a revealed day's deal
                                                 (on no board); 409 ``not_revealed`` before
-``GET /daily/{date}/{variant}/events``          Server-Sent Events ``attempt`` (resumable: Last-Event-ID)
-``GET /daily/{date}/{variant}/reveal``          after the day: seed, commitment, attempt index, deal; 409 before
-``GET /daily/{date}/{variant}/replay/{name}``   after the day: the attempt's game record; 409 before
 ==============================================  =========================================================
 
 Errors are JSON ``{"error": code, "message": text}``: 400 malformed, 403

@@ -47,10 +47,10 @@ key                        holds
 ``{d:D:V}:open``           hash: name -> match code, attempts not ended
 ``{d:D:V}:board``          sorted set: name by the packed score
 ``{d:D:V}:entries``        hash: name -> JSON of the ended attempt
-``{d:D:V}:replays``        hash: name -> JSON ``{"moves", "times_ms"}``
-``{d:D:V}:events``         stream: public attempt events (JSON, field ``d``)
 ``{d:D:V}:names``          hash: name key -> the name of an ended attempt (a
                            look-alike of the name finds its entry)
+``{d:D:V}:replays``        hash: name -> JSON ``{"moves", "times_ms"}``
+``{d:D:V}:events``         stream: public attempt events (JSON, field ``d``)
 =========================  ===================================================
 
 A match's meta hash also holds ``name:KEY`` fields (:func:`name_field`): the
