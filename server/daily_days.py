@@ -109,6 +109,17 @@ class DailyDays:
         return {"date": date, "today": date == today, "previous": previous_day(date),
                 "next": next_day(date) if date < today else None, "variants": variants}
 
+    async def _may_play_as(self, name: str, key: str | None) -> None:
+        """Raise :class:`DailyError` 409 ``name_taken`` (a look-alike of a claimed name) or 403 ``bad_token`` (a
+        claimed name, ``key`` missing or wrong) unless ``name`` is free or ``key`` is its claim's token. The one
+        place a practice checks its name: the daily's name claims (``daily:names``)."""
+        claim = await self.service.store.name_claim(name)
+        if claim is not None and claim.name != name:
+            raise DailyError(409, "name_taken", f"the name {name!r} looks like {claim.name!r}, which is claimed: "
+                                                "write that one exactly, or pick another")
+        if claim is not None and (not key or not secrets.compare_digest(claim.digest, token_hash(key))):
+            raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
+
     async def practice(self, date_text: str, variant_text: str, name: str, key: str | None = None) -> dict[str, Any]:
         """``POST /daily/{date}/{variant}/practice``: a one-player match on a revealed day's deal, to play any
         number of times; on no board, changing no entry (its match meta says ``practice``, so the match
@@ -121,12 +132,7 @@ class DailyDays:
         problem = name_problem(name) if isinstance(name, str) else "a display name is a string"
         if problem is not None:
             raise DailyError(400, "malformed", problem)
-        claim = await self.service.store.name_claim(name)
-        if claim is not None and claim.name != name:
-            raise DailyError(409, "name_taken", f"the name {name!r} looks like {claim.name!r}, which is claimed: "
-                                                "write that one exactly, or pick another")
-        if claim is not None and (not key or not secrets.compare_digest(claim.digest, token_hash(key))):
-            raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
+        await self._may_play_as(name, key)
         if not self.service.revealed(date, record):
             raise DailyError(409, "not_revealed", f"the {variant} deal of {date} can be practised once the day is "
                                                   "over and revealed: play today's attempt instead")
