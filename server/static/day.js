@@ -33,11 +33,13 @@
       event.preventDefault();
       problem.textContent = "";
       const name = input.value.trim();
-      // A claimed name needs its token, kept where the daily page keeps it; a practice claims no name.
-      const names = JSON.parse(localStorage.getItem("ftr:daily:names") || "{}");
+      // A claimed name needs its key, held where the daily page holds it (common.js's store of player keys
+      // where the page has one, else the daily's own); a practice claims no name.
+      const key = typeof FTR.playerKey === "function" ? FTR.playerKey(name)
+        : JSON.parse(localStorage.getItem("ftr:daily:names") || "{}")[name];
       const response = await fetch(`/daily/${date}/${encodeURIComponent(variant)}/practice`, {
         method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify({ name, token: names[name] || null }) });
+        body: JSON.stringify({ name, player_key: key || null, token: key || null }) });
       const body = await response.json().catch(() => ({}));
       if (response.status !== 200) { problem.textContent = body.message || `refused (${response.status})`; return; }
       localStorage.setItem(`ftr:player:${body.match}`, JSON.stringify({ name: body.name, token: body.player_token }));
