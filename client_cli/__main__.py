@@ -9,6 +9,7 @@
     forty-thieves [--server URL] watch CODE [--json] [--follow]
     forty-thieves [--server URL] replay FILE [--json]
     forty-thieves [--server URL] daily [--variant V] --name NAME [--script FILE|-] [--json]
+    forty-thieves [--server URL] daily --share [--date D] [--variant V] [--name NAME]
     forty-thieves [--server URL] daily --leaderboard [--date D] [--variant V] [--json]
     forty-thieves [--server URL] me [--name NAME] [--json]
     forty-thieves [--server URL] history [--name NAME] [--limit N] [--json]
@@ -106,7 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     daily.add_argument("--name", help="your name (claimed with a secret token kept on this machine at first use)")
     daily.add_argument("--script", metavar="FILE", help="play the commands of FILE, one a line (-: stdin, each line as it arrives)")
     daily.add_argument("--leaderboard", action="store_true", help="show the leaderboard instead of playing")
-    daily.add_argument("--date", help="the day of the leaderboard, YYYY-MM-DD (default: today, UTC)")
+    daily.add_argument("--share", action="store_true",
+                       help="print the line to share about your ended attempt of today (or --date), and the link")
+    daily.add_argument("--date", help="the day of --leaderboard or --share, YYYY-MM-DD (default: today, UTC)")
     daily.add_argument("--json", action="store_true", help="print JSON (messages when playing, the board otherwise)")
 
     me = commands.add_parser("me", help="your name's games, records and head-to-head on this server")

@@ -11,6 +11,9 @@ refuses a second one.
 Leaderboard: ``GET /daily`` (today's date) and
 ``GET /daily/{date}/{variant}/leaderboard``; once the day is over the
 seed is shown too (``GET /daily/{date}/{variant}/reveal``).
+
+After an attempt, and with ``--share``: the attempt's place on the day's board and the line to share, as
+the server words them (``GET /daily/{date}/{variant}/leaderboard?name=N``, its ``entry``).
 """
 
 from __future__ import annotations
@@ -98,6 +101,51 @@ async def leaderboard(server: str, date: str | None, variant: str, as_json: bool
     return 0
 
 
+async def place_of(server: str, date: str, variant: str, name: str) -> dict[str, Any] | None:
+    """The ``entry`` of ``GET /daily/{date}/{variant}/leaderboard?name=N``: the place of ``name``'s ended attempt
+    (``rank``, ``total``, ``beat_share``, the ``place`` line and the ``share`` text), or None while it has none."""
+    day = f"/daily/{quote(date, safe='')}/{quote(variant, safe='')}"
+    board = await _get(server, f"{day}/leaderboard?limit=1&name={quote(name, safe='')}")
+    entry = board.get("entry")
+    return dict(entry) if entry else None
+
+
+def _attempt_name(store: TokenStore, server: str, date: str, variant: str) -> str | None:
+    """The name this machine played the daily of ``date`` and ``variant`` under (its token file), if any."""
+    for _, entry in store.entries(server):
+        if entry.get("daily") == f"{date} {variant}" and entry.get("players"):
+            return str(next(iter(entry["players"])))
+    return None
+
+
+async def share(server: str, args: argparse.Namespace) -> int:
+    """``forty-thieves daily --share``: print the line to share about the attempt of today (or ``--date``) of
+    ``--name`` (default: the name this machine played it under), then the link to the day's page."""
+    date = args.date or (await _get(server, "/daily"))["date"]
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
+        raise ClientError(f"{date[:20]!r} is not a date: write YYYY-MM-DD")
+    name = args.name or _attempt_name(TokenStore(), server, date, args.variant)
+    if not name:
+        raise ClientError(f"no {args.variant} attempt of {date} on this machine: give the name with --name NAME")
+    entry = await place_of(server, date, args.variant, name)
+    if entry is None:
+        raise ClientError(f"{name!r} has no ended {args.variant} attempt on {date}: its line is made once it ends")
+    print(entry["share"])
+    return 0
+
+
+async def _print_place(server: str, attempt: dict[str, Any], name: str) -> None:
+    """After the attempt: its place on the day's board and the line to share (once it has ended)."""
+    try:
+        entry = await place_of(server, attempt["date"], attempt["variant"], name)
+    except ClientError:  # the game's own result is printed already: a board out of reach is no failure
+        return
+    if entry is not None:
+        print(entry["place"])
+        print("Share it (forty-thieves daily --share prints it again):")
+        print(entry["share"])
+
+
 async def _resuming(server: str, variant: str, name: str, store: TokenStore) -> bool:
     """Whether this machine holds a player token for today's attempt of ``name`` (coming back to it)."""
     today = (await _get(server, "/daily"))["date"]
@@ -125,8 +173,10 @@ async def daily(server: str, args: argparse.Namespace) -> int:
     """``forty-thieves daily ...`` (see the module docstring)."""
     if args.leaderboard:
         return await leaderboard(server, args.date, args.variant, args.json)
+    if args.share:
+        return await share(server, args)
     if args.date:
-        raise ClientError("--date goes with --leaderboard: only today's challenge can be played")
+        raise ClientError("--date goes with --leaderboard or --share: only today's challenge can be played")
     if not args.name:
         raise ClientError("give your name with --name NAME (the first use claims it for this machine)")
     from .race import RaceClient, run_script, script_commands
@@ -155,11 +205,15 @@ async def daily(server: str, args: argparse.Namespace) -> int:
               file=sys.stderr)
     if interactive:
         title = f"Daily {attempt['variant']} {attempt['date']}"
-        return await join_and_play(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False,
-                           title=title)
-    assert commands is not None and first is not None
-    return await run_script(RaceClient(server, attempt["match"], args.name, auto_ready=False),
-                            _after(first, commands), as_json=args.json)
+        code = await join_and_play(server, attempt["match"], args.name, script=None, as_json=False, auto_ready=False,
+                                   title=title)
+    else:
+        assert commands is not None and first is not None
+        code = await run_script(RaceClient(server, attempt["match"], args.name, auto_ready=False),
+                                _after(first, commands), as_json=args.json)
+    if not args.json:
+        await _print_place(server, attempt, args.name)
+    return code
 
 
 async def _after(first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:

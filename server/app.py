@@ -55,7 +55,7 @@ from .dealpool import HOST_DEAL_SECONDS, fill_pool
 from .embedded_redis import EmbeddedRedis
 from .gcpacing import pace_collections
 from .health import Readiness, livez, readyz
-from .httpjson import error_response, over_rate, read_json
+from .httpjson import error_response, over_rate, public_url, read_json
 from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch
 from .matches import MatchService
 from .metrics import Metrics, MetricsMiddleware
@@ -119,11 +119,6 @@ class MatchCode(Convertor[str]):
 
 
 register_url_convertor("match", MatchCode())
-
-
-def public_url(request: Request) -> str:
-    """The address friends reach this server at: ``FTR_PUBLIC_URL``, else the one this request came to."""
-    return request.app.state.settings.public_url or str(request.base_url).rstrip("/")
 
 
 async def create_match(request: Request) -> Response:

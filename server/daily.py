@@ -30,8 +30,10 @@ from .core.daily import (
     parse_date,
     seed_commitment,
 )
+from .core.errors import DailyError
 from .core.lifecycle import State
 from .core.ranking import Standing
+from .daily_days import DailyDays, board_row
 from .engine import deal, find_variant, format_position
 from .hub import HubFull, Subscription
 from .match.daily_link import DailyMatches, Day, Log
@@ -41,14 +43,6 @@ from .store.keys import day_lease
 from .store.records import DailyEntry, DailyReplay
 
 log = logging.getLogger("forty_thieves.daily")
-
-
-class DailyError(Exception):
-    """A refusal: HTTP ``status``, stable ``code`` and a readable ``message``."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
 
 
 class DailyService:
@@ -70,6 +64,8 @@ class DailyService:
         """Named players: an attempt's name is claimed, or checked against its key."""
         self.nodes = nodes
         self._preparing: dict[tuple[str, str], asyncio.Future[DayDeal]] = {}
+        self.days = DailyDays(self)
+        """A name's place on a day's board, the days' pages, practice (:mod:`server.daily_days`)."""
 
     # ------------------------------------------------------------ variants and dates
 
@@ -247,24 +243,32 @@ class DailyService:
                 raise DailyError(404, "no_day", f"there was no {variant} daily challenge on {date}")
         return date, variant, record
 
-    def _revealed(self, date: str, record: DayDeal) -> bool:
+    def revealed(self, date: str, record: DayDeal) -> bool:
         """After the day, once every attempt has ended (DESIGN.md: the seed is secret while anyone can play)."""
         return self.now_ms() >= day_bounds(date)[1] and record.closed
 
-    async def leaderboard(self, date_text: str, variant_text: str, offset: int, limit: int) -> dict[str, Any]:
-        """``GET /daily/{date}/{variant}/leaderboard``: ended attempts, ranked (attempts in play are left out)."""
+    async def leaderboard(self, date_text: str, variant_text: str, offset: int, limit: int, name: str | None = None,
+                          base_url: str = "") -> dict[str, Any]:
+        """``GET /daily/{date}/{variant}/leaderboard``: ended attempts, ranked (attempts in play are left out).
+
+        With ``name``: ``"entry"`` is that name's place (:meth:`server.daily_days.DailyDays.entry`), or None while
+        it has no ended attempt that day; ``base_url`` is the server's public address, for the share line's link.
+        """
         date, variant, record = await self.known_day(date_text, variant_text)
         _, total = await self.store.counts(date, variant)
         rows = await self.store.board(date, variant, offset, limit)
-        entries = [{"rank": rank, "name": name, "status": e.status, "time_ms": e.time_ms, "moves": e.moves,
-                    "foundation": e.foundation, "undos": e.undos, "hints": e.hints} for rank, name, e in rows]
-        return {"date": date, "variant": variant, "total": total, "offset": offset, "limit": limit,
-                "final": self._revealed(date, record), "entries": entries}
+        entries = [board_row(rank, name, e) for rank, name, e in rows]
+        final = self.revealed(date, record)
+        result = {"date": date, "variant": variant, "total": total, "offset": offset, "limit": limit,
+                  "final": final, "entries": entries}
+        if name is not None:
+            result["entry"] = await self.days.entry(date, variant, name, final, base_url)
+        return result
 
     async def reveal(self, date_text: str, variant_text: str) -> dict[str, Any]:
         """``GET /daily/{date}/{variant}/reveal``: the seed once the day is over; 409 ``not_revealed`` before."""
         date, variant, record = await self.known_day(date_text, variant_text)
-        if not self._revealed(date, record):
+        if not self.revealed(date, record):
             raise DailyError(409, "not_revealed", f"the seed of {date} is revealed once the day is over (UTC) "
                                                   "and every attempt has ended")
         return {"date": date, "variant": variant, "seed": record.seed, "commitment": record.commitment,
@@ -273,7 +277,7 @@ class DailyService:
     async def replay(self, date_text: str, variant_text: str, name: str) -> dict[str, Any]:
         """An ended attempt's game record (RULES.md section 10), once the day is revealed."""
         date, variant, record = await self.known_day(date_text, variant_text)
-        if not self._revealed(date, record):
+        if not self.revealed(date, record):
             raise DailyError(409, "not_revealed", "replays are public once the day is over")
         moves = await self.store.replay(date, variant, name)
         if moves is None:

@@ -9,6 +9,12 @@ route                                           answer
 ``GET /daily/{date}/{variant}/events``          Server-Sent Events ``attempt`` (resumable: Last-Event-ID)
 ``GET /daily/{date}/{variant}/reveal``          after the day: seed, commitment, attempt index, deal; 409 before
 ``GET /daily/{date}/{variant}/replay/{name}``   after the day: the attempt's game record; 409 before
+``GET .../leaderboard?name=N``                  the same, plus ``entry``: N's place and share line, or null
+``GET /daily/{date}``                           the day's archive: JSON to ``Accept: application/json``
+                                                (variants, ``final``, first entries, the reveal once
+                                                revealed), else the page ``day.html``
+``POST /daily/{date}/{variant}/practice``       body ``{"name", "token"}``: a practice on a revealed day's deal
+                                                (on no board); 409 ``not_revealed`` before
 ==============================================  =========================================================
 
 Errors are JSON ``{"error": code, "message": text}``: 400 malformed, 403
@@ -26,16 +32,19 @@ import msgspec
 from aiolimiter import AsyncLimiter
 from sse_starlette.sse import ServerSentEvent
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .daily import DailyError, DailyService
-from .httpjson import STREAM_ID_HELP, error_response, over_rate, read_json, valid_stream_id
+from .httpjson import STREAM_ID_HELP, error_response, over_rate, public_url, read_json, valid_stream_id
 from .hub import TooSlow
+from .pages import STATIC_DIR
 from .watch import SpectatorStream
 
 _NUMBER = re.compile(r"[0-9]{1,10}")
 MAX_LIMIT = 200
+MAX_NAME = 64
+"""The longest name a query asks for (a display name is shorter: server/names.py)."""
 
 
 class AttemptRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -109,7 +118,42 @@ async def leaderboard(request: Request) -> Response:
         limit = _int_param(request, "limit", 50, 1, MAX_LIMIT)
     except DailyError as error:
         return _error(error.status, error.code, error.message)
-    return await _answer(request, lambda s: s.leaderboard(date, variant, offset, limit))
+    name = request.query_params.get("name")
+    if name is not None and not 0 < len(name) <= MAX_NAME:
+        return _error(400, "malformed", f"name is 1..{MAX_NAME} characters")
+    base = public_url(request)
+    return await _answer(request, lambda s: s.leaderboard(date, variant, offset, limit, name, base))
+
+
+async def day_page(request: Request) -> Response:
+    """``GET /daily/{date}``: the day's archive as JSON to ``Accept: application/json``, else its page
+    (``day.html``, which reads the JSON)."""
+    if "application/json" not in request.headers.get("accept", ""):
+        return FileResponse(STATIC_DIR / "day.html", media_type="text/html; charset=utf-8",
+                            headers={"Cache-Control": "no-cache"})
+    date = request.path_params["date"][:20]
+    return await _answer(request, lambda s: s.days.archive(date))
+
+
+class PracticeRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Body of ``POST /daily/{date}/{variant}/practice``: the name to play under and, when it is claimed, its
+    token (``player_key``: the same key, named as named players name it)."""
+
+    name: str
+    token: str | None = None
+    player_key: str | None = None
+
+
+async def practice(request: Request) -> Response:
+    """``POST /daily/{date}/{variant}/practice``: 200 with a practice match on a revealed day's deal (see
+    :meth:`server.daily_days.DailyDays.practice`)."""
+    if await _limited(request):
+        return _error(429, "rate_limited", "too many attempt requests from this address: wait a minute")
+    wanted = await read_json(request, PracticeRequest, 4096, "practice request")
+    if isinstance(wanted, Response):
+        return wanted
+    date, variant = request.path_params["date"][:20], request.path_params["variant"][:40]
+    return await _answer(request, lambda s: s.days.practice(date, variant, wanted.name, wanted.player_key or wanted.token))
 
 
 async def reveal(request: Request) -> Response:
@@ -160,7 +204,9 @@ async def events(request: Request) -> Response:
 
 ROUTES = [
     Route("/daily", today),
+    Route("/daily/{date}", day_page),
     Route("/daily/{variant}/attempt", attempt, methods=["POST"]),
+    Route("/daily/{date}/{variant}/practice", practice, methods=["POST"]),
     Route("/daily/{date}/{variant}/leaderboard", leaderboard),
     Route("/daily/{date}/{variant}/events", events),
     Route("/daily/{date}/{variant}/reveal", reveal),

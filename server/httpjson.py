@@ -16,6 +16,11 @@ from starlette.responses import JSONResponse
 T = TypeVar("T")
 
 
+def public_url(request: Request) -> str:
+    """The address friends reach this server at: ``FTR_PUBLIC_URL``, else the one this request came to."""
+    return request.app.state.settings.public_url or str(request.base_url).rstrip("/")
+
+
 def error_response(status: int, code: str, message: str) -> JSONResponse:
     """``{"error": code, "message": message}`` with HTTP ``status`` (codes: protocol.messages.ERROR_CODES)."""
     return JSONResponse({"error": code, "message": message}, status_code=status)

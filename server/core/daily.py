@@ -59,6 +59,11 @@ def next_day(date: str) -> str:
     return (dt.date.fromisoformat(date) + dt.timedelta(days=1)).isoformat()
 
 
+def previous_day(date: str) -> str:
+    """The UTC date before ``date``."""
+    return (dt.date.fromisoformat(date) - dt.timedelta(days=1)).isoformat()
+
+
 def daily_seed(secret: str, date: str, variant: str, index: int) -> str:
     """The seed for attempt ``index`` of a day: HMAC-SHA256(secret, ``"DATE|VARIANT|INDEX"``), hex (64 digits)."""
     return hmac.new(secret.encode(), f"{date}|{variant}|{index}".encode(), hashlib.sha256).hexdigest()
@@ -100,3 +105,44 @@ def pack_score(standing: Standing) -> int:
     time_ms = min(max(standing.last_foundation_ms, 0), time_cap)
     return (1 << (_FOUND_BITS + _TIME_BITS + _MOVE_BITS)) | (found << (_TIME_BITS + _MOVE_BITS)) \
         | (time_ms << _MOVE_BITS) | moves
+
+
+def _clock(ms: int) -> str:
+    """``m:ss`` (``h:mm:ss`` from an hour on) of a time in ms, whole seconds (as the clients show a time)."""
+    seconds = max(0, ms) // 1000
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def beat_share(rank_below: int, total: int) -> float:
+    """The share (0..1) of the OTHER ended attempts of a day that rank strictly below one: ``rank_below`` of
+    ``total - 1``; 0.0 when the attempt is the day's only one."""
+    return rank_below / (total - 1) if total > 1 else 0.0
+
+
+def place_line(rank: int, total: int, below: int, date: str | None = None) -> str:
+    """An ended attempt's place on its day's board, as the page and the command line show it:
+    ``"#3 of 41 · you beat 73 % of players today"`` (``date`` given: ``"... of players on 2026-12-06"``, for a
+    day that is over; alone on the board: ``"#1 of 1 today"``). The percentage is rounded down (never more than
+    were beaten); ``below`` is the number of other attempts ranked strictly lower, ``total`` every ended
+    attempt of the day."""
+    when = f"on {date}" if date else "today"
+    if total <= 1:  # nobody else to beat
+        return f"#{rank} of {total} {when}"
+    return f"#{rank} of {total} · you beat {100 * below // (total - 1)} % of players {when}"
+
+
+def share_line(date: str, variant: str, status: str, time_ms: int, moves: int, foundation: int, rank: int,
+               total: int, streak: int | None = None) -> str:
+    """The spoiler-free line to share about an ended attempt, e.g.
+    ``"Forty Thieves daily 2026-12-06 classic: won 4:12, 188 moves, #3 of 41"``; a game not won says its status
+    and cards up instead: ``"... classic: resigned, 97 cards up, #5 of 41"``. ``streak`` (the player's daily
+    streak, once the server keeps one) adds ``", streak N"``. It holds no card, deal or seed: only the day,
+    the variant and the attempt's own figures."""
+    if status == PlayerStatus.WON:
+        outcome = f"won {_clock(time_ms)}, {moves} move{'' if moves == 1 else 's'}"
+    else:
+        outcome = f"{status}, {foundation} card{'' if foundation == 1 else 's'} up"
+    line = f"Forty Thieves daily {date} {variant}: {outcome}, #{rank} of {total}"
+    return line if streak is None else f"{line}, streak {streak}"

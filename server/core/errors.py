@@ -22,3 +22,12 @@ class ServiceError(Exception):
         return isinstance(other, ServiceError) and (self.code, self.message) == (other.code, other.message)
 
     __hash__ = Exception.__hash__
+
+
+class DailyError(Exception):
+    """A refusal of the daily challenge (:mod:`server.daily`): HTTP ``status``, stable ``code`` (see
+    ``protocol.messages.ERROR_CODES``) and a readable ``message``. Nothing has changed when it is raised."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message

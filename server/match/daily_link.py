@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 from protocol import messages as m
 from protocol.codes import new_code
 
-from ..core.lifecycle import State
+from ..core.lifecycle import State, TimerKind
 from ..core.player import PlayerStatus
 from ..core.ranking import Standing
 from ..hub import Hub
@@ -60,6 +60,12 @@ class DailyMatches(Protocol):
         """A new one-player match for ``name``'s attempt at ``day``: the day's ``deal`` (position text), its
         ``solution`` and ``commitment``, no seed, ending at ``ends_at_ms``; the player is in it, in its lobby.
         Returns its code."""
+
+    async def create_practice(self, day: Day, name: str, seed: str, deal: str, commitment: str) -> str:
+        """A new one-player match for ``name``'s practice on the revealed ``day``: its ``seed`` (public now),
+        ``deal`` and ``commitment`` (SHA-256 of the seed, so the match's check holds with an empty nonce); the
+        player is in it, in its lobby (ready starts it; unstarted it closes after ``FTR_LOBBY_TIMEOUT_S``).
+        Its meta field ``practice`` (``"DATE VARIANT"``) keeps it off the day's board. Returns its code."""
 
     async def attempt_open(self, code: str, name: str) -> bool:
         """Whether ``name``'s attempt ``code`` may still be played (not finished, the game not ended)."""
@@ -110,6 +116,25 @@ class DailyLink:
             }
             if await self.store.matches.create(code, fields):
                 break
+        status, _ = await self.store.players.join(code, name, token_hash(secrets.token_urlsafe(24)), 1, now)
+        assert status is JoinStatus.OK, status
+        return code
+
+    async def create_practice(self, day: Day, name: str, seed: str, deal: str, commitment: str) -> str:
+        # A chosen deal (everyone may know it), no proof kept (the day's solution is dropped at its close), so
+        # a rematch draws any deal; no "daily" field: the match service records it on no board.
+        settings = m.Settings(day[1], False, 1, 0, True, "safe", False, False, True)
+        now = self.now_ms()
+        while True:
+            code = new_code()
+            fields: dict[str, Any] = {
+                "state": State.LOBBY.value, "settings": settings, "host": token_hash(secrets.token_urlsafe(24)),
+                "created_ms": now, "active": 0, "solution": "", "nonce": "", "seed": seed,
+                "commitment": commitment, "deal": deal, "practice": day_member(*day),
+            }
+            if await self.store.matches.create(code, fields):
+                break
+        await self.store.timers.add(code, TimerKind.CLOSE, now + self.settings.lobby_timeout_s * 1000)
         status, _ = await self.store.players.join(code, name, token_hash(secrets.token_urlsafe(24)), 1, now)
         assert status is JoinStatus.OK, status
         return code

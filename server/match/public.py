@@ -44,6 +44,8 @@ def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> di
     }
     if meta.day is not None:  # a daily attempt: its pages link to the day's leaderboard, and ask for its seed there
         result["daily"] = {"date": meta.day[0], "variant": meta.day[1]}
+    if meta.practice_day is not None:  # a practice on a past day's deal: on no board
+        result["practice"] = {"date": meta.practice_day[0], "variant": meta.practice_day[1]}
     if reveals(state):
         result["seed"] = meta.seed
         result["nonce"] = meta.nonce

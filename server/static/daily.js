@@ -1,4 +1,5 @@
-/* /daily: today's leaderboards, live. Data: GET /daily, GET /daily/{date}/{variant}/leaderboard,
+/* /daily: today's leaderboards, live, the place of this browser's last name with its line to share
+   (daily-share.js), and the links to past days (/daily/{date}). Data: GET /daily, GET /daily/{date}/{variant}/leaderboard,
    the Server-Sent Events of /daily/{date}/{variant}/events ("attempt"), and after the day
    GET /daily/{date}/{variant}/reveal. Degrades to a notice when the server has no daily challenge. */
 "use strict";
@@ -75,6 +76,10 @@
         tbody)),
       empty, reveal, playForm(info.variant));
     const base = `/daily/${today.date}/${encodeURIComponent(info.variant)}`;
+    // The place of the name this browser last played under, once its attempt has ended (with its share line).
+    const mine = localStorage.getItem("ftr:name");
+    const place = mine ? FTRDaily.placeView(today.date, info.variant, mine) : null;
+    if (place) panel.insertBefore(place.element, reveal);
     let pending = null;
     async function load() {
       const { status, body } = await getJSON(`${base}/leaderboard?offset=0&limit=50`);
@@ -93,7 +98,7 @@
         if (revealed.status === 200) reveal.append(el("div", {}, "seed ", el("code", { text: revealed.body.seed })));
       }
     }
-    function soon() { clearTimeout(pending); pending = setTimeout(load, 600); }
+    function soon() { clearTimeout(pending); pending = setTimeout(load, 600); if (place) place.refresh(); }
     load();
     follow(`${base}/events`, {
       attempt(data) {
@@ -138,8 +143,25 @@
     // The panels exist only now: the browser looked for the link's #board-VARIANT before they did.
     const linked = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
     if (linked) linked.scrollIntoView();
+    archiveNav(today.date);
     setInterval(tick, 500);
     tick();
+  }
+
+  /** The links to past days: yesterday, and any day by the date picker (up to yesterday). */
+  function archiveNav(date) {
+    const day = new Date(`${date}T00:00:00Z`);
+    day.setUTCDate(day.getUTCDate() - 1);
+    const yesterday = day.toISOString().slice(0, 10);
+    $("yesterday").href = `/daily/${yesterday}`;
+    $("yesterday").textContent = `Yesterday's deals (${yesterday}) →`;
+    const picker = $("archive-date");
+    picker.max = yesterday;
+    picker.value = yesterday;
+    $("archive-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (picker.value) location.href = `/daily/${picker.value}`;
+    });
   }
 
   start();

@@ -664,12 +664,10 @@
     }
   }
 
-  const BOARD_PAGE = 200;   // the leaderboard's largest page (server/daily_web.py MAX_LIMIT)
-  const BOARD_PAGES = 50;   // pages read at most to find the attempt's rank
-
-  /** A daily attempt's results: its rank on the day's leaderboard with a link to it, and the day's seed
-      checked against the commitment once the day is revealed (GET /matches/{code} names the day; the reveal
-      is asked for only when the leaderboard says the day is final, so no request is refused). */
+  /** A daily attempt's results: its place on the day's board (kept up to date as the day goes on) with a link
+      to it and the line to share (daily-share.js), and the day's seed checked against the commitment once the
+      day is revealed (GET /matches/{code} names the day; the reveal is asked for only when the leaderboard says
+      the day is final, so no request is refused). */
   async function dailyResults(r, verify) {
     const secret = el("div", { id: "seed-note" }, "The seed is revealed when the day is over, then checked "
       + "against the commitment ", el("code", { text: r.commitment }));
@@ -678,19 +676,13 @@
     const day = match.status === 200 && match.body.daily;
     if (!day) return;
     const base = `/daily/${day.date}/${encodeURIComponent(day.variant)}`;
-    let rank = 0, total = 0, final = false;
-    for (let page = 0; page < BOARD_PAGES && !rank; page++) {
-      const { status, body } = await getJSON(`${base}/leaderboard?offset=${page * BOARD_PAGE}&limit=${BOARD_PAGE}`);
-      if (status !== 200) break;
-      ({ total, final } = body);
-      const mine = body.entries.find((entry) => entry.name === state.name);
-      if (mine) rank = mine.rank;
-      if (body.entries.length < BOARD_PAGE) break;
-    }
-    const when = final ? `on ${day.date}` : "today";
-    verify.prepend(el("div", { class: "day-rank", id: "day-rank" },
-      rank ? `#${rank} of ${total} ${when} · ` : `${plural(total, "attempt")} ended ${when} · `,
-      el("a", { href: `/daily#board-${encodeURIComponent(day.variant)}`, text: "the day's board →" })));
+    const boardLink = el("a", { href: `/daily#board-${encodeURIComponent(day.variant)}`, text: "the day's board →" });
+    const final = await new Promise((resolve) => {
+      const place = FTRDaily.placeView(day.date, day.variant, state.name, { follow: true, extra: boardLink,
+        fallback: (board) => `${plural(board.total, "attempt")} ended`, onEntry: (entry, board) => resolve(board.final) });
+      place.element.querySelector(".place-row").id = "day-rank";
+      verify.prepend(place.element);
+    });
     if (!final) return;
     const revealed = await getJSON(`${base}/reveal`);
     if (revealed.status !== 200) return;

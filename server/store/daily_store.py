@@ -37,6 +37,17 @@ class Attempt(NamedTuple):
     code: str
 
 
+class Place(NamedTuple):
+    """:meth:`DailyStore.place`'s answer: the ``name`` as it played, its competition ``rank`` (1 + the attempts
+    ranked strictly above), the day's ``total`` of ended attempts, how many rank strictly ``below``, its entry."""
+
+    name: str
+    rank: int
+    total: int
+    below: int
+    entry: DailyEntry
+
+
 class DailyStore:
     """The daily challenge's Redis keys (see :mod:`server.store.keys`), on the client of ``store``.
 
@@ -126,8 +137,9 @@ class DailyStore:
                      replay: DailyReplay, event: dict[str, Any]) -> bool:
         """Put an ended attempt on the board (once, :data:`~server.store.scripts.RECORD`); False when it was
         there already."""
-        keys = [day_key(date, variant, part) for part in ("open", "board", "entries", "replays", "events")]
-        args = [name, score, msgspec.json.encode(entry), msgspec.json.encode(replay), msgspec.json.encode(event)]
+        keys = [day_key(date, variant, part) for part in ("open", "board", "entries", "replays", "events", "names")]
+        args = [name, score, msgspec.json.encode(entry), msgspec.json.encode(replay), msgspec.json.encode(event),
+                name_key(name)]
         return bool(await self._record(keys=keys, args=args))
 
     async def close(self, date: str, variant: str, keep_s: int) -> bool:
@@ -162,6 +174,28 @@ class DailyStore:
                 rank = offset + index + 1
             result.append((rank, name, msgspec.json.decode(entry, type=DailyEntry) if entry else DailyEntry()))
         return result
+
+    async def place(self, date: str, variant: str, name: str) -> Place | None:
+        """Where ``name``'s ended attempt of the day stands on its board (a look-alike of the name finds it: the
+        same :func:`~server.names.name_key`); None when the name has no ended attempt that day."""
+        board = day_key(date, variant, "board")
+        score = await self.redis.zscore(board, name)
+        if score is None:
+            played = await self.redis.hget(day_key(date, variant, "names"), name_key(name))
+            if played is None:
+                return None
+            name = played.decode()
+            score = await self.redis.zscore(board, name)
+            if score is None:
+                return None
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zcount(board, "-inf", f"({int(score)}")
+            pipe.zcount(board, f"({int(score)}", "+inf")
+            pipe.zcard(board)
+            pipe.hget(day_key(date, variant, "entries"), name)
+            above, below, total, entry = await pipe.execute()
+        found = msgspec.json.decode(entry, type=DailyEntry) if entry else DailyEntry()
+        return Place(name, int(above) + 1, int(total), int(below), found)
 
     async def replay(self, date: str, variant: str, name: str) -> DailyReplay | None:
         """``name``'s ended attempt's commands and times; None when it has none."""

@@ -47,6 +47,8 @@ key                        holds
 ``{d:D:V}:open``           hash: name -> match code, attempts not ended
 ``{d:D:V}:board``          sorted set: name by the packed score
 ``{d:D:V}:entries``        hash: name -> JSON of the ended attempt
+``{d:D:V}:names``          hash: name key -> the name of an ended attempt (a
+                           look-alike of the name finds its entry)
 ``{d:D:V}:replays``        hash: name -> JSON ``{"moves", "times_ms"}``
 ``{d:D:V}:events``         stream: public attempt events (JSON, field ``d``)
 ``{n:H}:profile``          hash: a named player (``H``: :func:`name_hash`):
@@ -101,12 +103,12 @@ from typing import Literal
 MatchPart = Literal["meta", "roster", "tokens", "p", "log", "events", "results", "series"]
 """The last part of a match key (``p`` and ``log`` are followed by a player name)."""
 
-DayPart = Literal["deal", "attempts", "open", "board", "entries", "replays", "events"]
+DayPart = Literal["deal", "attempts", "open", "board", "entries", "replays", "events", "names"]
 """The last part of a daily challenge's key."""
 
 _MATCH_PARTS = ("meta", "roster", "tokens", "events", "results", "series")
 _PLAYER_PARTS = ("p", "log")
-_DAY_PARTS = ("deal", "attempts", "open", "board", "entries", "replays", "events")
+_DAY_PARTS = ("deal", "attempts", "open", "board", "entries", "replays", "events", "names")
 
 ProfilePart = Literal["profile", "games", "done", "deals", "deal_times", "rivals", "rival_times"]
 """The last part of a named player's key."""

@@ -81,7 +81,8 @@ class MatchMeta(msgspec.Struct):
     ``state``: ``preparing`` (its solvable deal awaited), ``lobby``, ``countdown``, ``playing``,
     ``finished`` or ``closed``. ``seed``, ``deal`` and ``solution`` are secret until the end (the deal
     never leaves the server before the start). Times are epoch ms (0: not set). A daily attempt has
-    ``daily`` (``"DATE VARIANT"``, :attr:`day`); a round after the first has ``expected`` (the round
+    ``daily`` (``"DATE VARIANT"``, :attr:`day`), a practice on a past day's deal ``practice`` (the same
+    form, :attr:`practice_day`); a round after the first has ``expected`` (the round
     before's players), ``window_end_ms``, ``prev`` and ``series``; an ended match may have ``next_round``
     (field ``next``), ``next_made``, ``next_same`` and ``rematch`` (who asked). ``names``: name key -> name of every
     ``name:KEY`` field (a name taken in the lobby, or kept for a player of the round before).
@@ -99,6 +100,8 @@ class MatchMeta(msgspec.Struct):
     commitment: str = ""
     deal: str = ""
     daily: str = ""
+    practice: str = ""
+    """A practice on a past day's deal: ``"DATE VARIANT"`` (:attr:`practice_day`); on no board."""
     deadline_at_ms: int = 0
     start_at_ms: int = 0
     deadline_ms: int = 0
@@ -121,6 +124,11 @@ class MatchMeta(msgspec.Struct):
         """``(date, variant)`` of a daily attempt; None for a race."""
         return parse_day_member(self.daily) if self.daily else None
 
+    @property
+    def practice_day(self) -> tuple[str, str] | None:
+        """``(date, variant)`` of a practice on a past day's deal; None otherwise."""
+        return parse_day_member(self.practice) if self.practice else None
+
     @classmethod
     def from_hash(cls, code: str, data: dict[bytes, bytes]) -> MatchMeta:
         """The meta of match ``code`` from its hash (``HGETALL``, not empty).
@@ -135,6 +143,7 @@ class MatchMeta(msgspec.Struct):
             host=_text(data, "host"), created_ms=_int(data, "created_ms"), active=_int(data, "active"),
             solution=_text(data, "solution"), nonce=_text(data, "nonce"), seed=_text(data, "seed"),
             commitment=_text(data, "commitment"), deal=_text(data, "deal"), daily=_text(data, "daily"),
+            practice=_text(data, "practice"),
             deadline_at_ms=_int(data, "deadline_at_ms"), start_at_ms=_int(data, "start_at_ms"),
             deadline_ms=_int(data, "deadline_ms"), round=_int(data, "round", 1), series=_text(data, "series"),
             prev=_text(data, "prev"), expected=json.loads(expected) if expected is not None else None,

@@ -62,16 +62,17 @@ return {'new', ARGV[2]}
 """)
 
 RECORD = Script(
-    "RECORD", "day", ('open', 'board', 'entries', 'replays', 'events'),
+    "RECORD", "day", ('open', 'board', 'entries', 'replays', 'events', 'names'),
     """Put an ended daily attempt on the board (once).
 
-    KEYS: open, board, entries, replays, events (a day's). ARGV: name, score, entry JSON, replay JSON,
-    event JSON. Reply: 1, or 0 when it was there already.""",
+    KEYS: open, board, entries, replays, events, names (a day's). ARGV: name, score, entry JSON, replay JSON,
+    event JSON, the name's key. Reply: 1, or 0 when it was there already.""",
     """
 if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
+redis.call('HSET', KEYS[6], ARGV[6], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
 wake(KEYS[5], redis.call('XADD', KEYS[5], 'MAXLEN', '~', %d, '*', 'd', ARGV[5]))
 return 1

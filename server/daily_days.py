@@ -1,0 +1,146 @@
+"""The daily challenge's days as a habit: a name's place on a day's board, a day's page (the archive), and
+practice on a past day's deal (on no board).
+
+Part of the daily challenge's service (:class:`server.daily.DailyService`, which holds one as ``days``); the
+share line and the place line are :mod:`server.core.daily`'s.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from .core.daily import beat_share, day_of, next_day, place_line, previous_day, share_line
+from .core.errors import DailyError
+from .match.daily_link import DailyMatches
+from .names import name_problem
+from .store import DailyEntry, DailyStore, DayDeal, token_hash
+
+ARCHIVE_ENTRIES = 20
+"""The board's entries a day's page (``GET /daily/{date}``) shows per variant (the rest: the leaderboard's pages)."""
+
+
+class DailyDeals(Protocol):
+    """What :class:`DailyDays` reads of the daily challenge's service (:class:`server.daily.DailyService`)."""
+
+    store: DailyStore
+    matches: DailyMatches
+    variants: tuple[str, ...]
+    now_ms: Callable[[], int]
+
+    def date_of(self, text: str) -> str:
+        """A requested date (:class:`DailyError` 400 ``malformed``, 404 ``no_day`` after today)."""
+
+    async def deal_of_day(self, date: str, variant: str) -> DayDeal:
+        """The day's deal record (prepared now if it was not)."""
+
+    async def known_day(self, date_text: str, variant_text: str) -> tuple[str, str, DayDeal]:
+        """``(date, variant, deal record)`` of a day with a challenge; :class:`DailyError` otherwise."""
+
+    def revealed(self, date: str, record: DayDeal) -> bool:
+        """Whether the day is over and revealed (every attempt ended)."""
+
+
+def board_row(rank: int, name: str, entry: DailyEntry) -> dict[str, Any]:
+    """An ended attempt as a leaderboard lists it: ``{"rank", "name", "status", "time_ms", "moves",
+    "foundation", "undos", "hints"}``."""
+    return {"rank": rank, "name": name, "status": entry.status, "time_ms": entry.time_ms, "moves": entry.moves,
+            "foundation": entry.foundation, "undos": entry.undos, "hints": entry.hints}
+
+
+class DailyDays:
+    """A name's place, a day's page and practice, over the daily challenge's ``service``."""
+
+    def __init__(self, service: DailyDeals) -> None:
+        self.service = service
+
+    async def entry(self, date: str, variant: str, name: str, final: bool, base_url: str) -> dict[str, Any] | None:
+        """The place of ``name``'s ended attempt on the board of ``date`` (a look-alike of the name finds it):
+        ``{"name" (as it played), "rank", "total", "below" (other attempts ranked strictly lower), "beat_share"
+        (0..1: ``below`` of the other ended attempts), "status", "time_ms", "moves", "foundation", "undos",
+        "hints", "place" (the line the clients show), "share" (the spoiler-free line to share, then the day's
+        page on the next line)}``; None when the name has no ended attempt that day."""
+        place = await self.service.store.place(date, variant, name)
+        if place is None:
+            return None
+        e = place.entry
+        # The streak goes into the share line once the server keeps one (server/core/streaks.py).
+        line = share_line(date, variant, e.status, e.time_ms, e.moves, e.foundation, place.rank, place.total)
+        return {"name": place.name, "rank": place.rank, "total": place.total, "below": place.below,
+                "beat_share": beat_share(place.below, place.total), "status": e.status, "time_ms": e.time_ms,
+                "moves": e.moves, "foundation": e.foundation, "undos": e.undos, "hints": e.hints,
+                "place": place_line(place.rank, place.total, place.below, date if final else None),
+                "share": f"{line}\n{base_url}/daily/{date}"}
+
+    async def archive(self, date_text: str, first: int = ARCHIVE_ENTRIES) -> dict[str, Any]:
+        """``GET /daily/{date}`` (JSON): the day's page. ``{"date", "today" (bool: the day is still going),
+        "previous", "next" (the dates around it: ``next`` null after today), "variants": [{"variant", "final",
+        "total", "commitment", "entries" (the board's ``first`` entries), and once revealed "seed",
+        "attempt_index", "deal", each entry's "replay" path}]}``. Nothing of the deal before the reveal. A
+        variant that had no challenge that day is left out; raises :class:`DailyError` 400 ``malformed``, 404
+        ``no_day`` (after today, or no variant had a challenge that day)."""
+        date = self.service.date_of(date_text)
+        today = day_of(self.service.now_ms())
+        variants = []
+        for variant in self.service.variants:
+            record = await self.service.store.deal(date, variant)
+            if record is None and date == today:
+                record = await self.service.deal_of_day(date, variant)
+            if record is None:
+                continue
+            _, total = await self.service.store.counts(date, variant)
+            final = self.service.revealed(date, record)
+            rows = await self.service.store.board(date, variant, 0, first)
+            entries = []
+            for rank, name, e in rows:
+                row = board_row(rank, name, e)
+                if final:
+                    row["replay"] = f"/daily/{date}/{quote(variant, safe='')}/replay/{quote(name, safe='')}"
+                entries.append(row)
+            shown: dict[str, Any] = {"variant": variant, "final": final, "total": total,
+                                     "commitment": record.commitment, "entries": entries}
+            if final:  # the reveal: never before the day is over and every attempt has ended
+                shown.update(seed=record.seed, attempt_index=record.attempt_index, deal=record.deal)
+            variants.append(shown)
+        if not variants:
+            raise DailyError(404, "no_day", f"there was no daily challenge on {date}")
+        return {"date": date, "today": date == today, "previous": previous_day(date),
+                "next": next_day(date) if date < today else None, "variants": variants}
+
+    async def _may_play_as(self, name: str, key: str | None) -> None:
+        """Raise :class:`DailyError` 409 ``name_taken`` (a look-alike of a claimed name) or 403 ``bad_token`` (a
+        claimed name, ``key`` missing or wrong) unless ``name`` is free or ``key`` is its claim's token. The one
+        place a practice checks its name: the daily's name claims (``daily:names``)."""
+        claim = await self.service.store.name_claim(name)
+        if claim is not None and claim.name != name:
+            raise DailyError(409, "name_taken", f"the name {name!r} looks like {claim.name!r}, which is claimed: "
+                                                "write that one exactly, or pick another")
+        if claim is not None and (not key or not secrets.compare_digest(claim.digest, token_hash(key))):
+            raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
+
+    async def practice(self, date_text: str, variant_text: str, name: str, key: str | None = None) -> dict[str, Any]:
+        """``POST /daily/{date}/{variant}/practice``: a one-player match on a revealed day's deal, to play any
+        number of times; on no board, changing no entry (its match meta says ``practice``, so the match
+        service's hook that records attempts skips it). Returns ``{"date", "variant", "name", "match",
+        "player_token", "commitment", "seed", "practice": true}``. A claimed name needs its ``key`` (the token
+        its claim returned); a free name is not claimed by a practice. Raises :class:`DailyError`: 400
+        ``malformed``, 403 ``bad_token`` (claimed, key missing or wrong), 404 ``no_variant`` / ``no_day``, 409
+        ``name_taken`` (a look-alike of a claimed name), 409 ``not_revealed`` (today, or a day not closed yet)."""
+        date, variant, record = await self.service.known_day(date_text, variant_text)
+        problem = name_problem(name) if isinstance(name, str) else "a display name is a string"
+        if problem is not None:
+            raise DailyError(400, "malformed", problem)
+        await self._may_play_as(name, key)
+        if not self.service.revealed(date, record):
+            raise DailyError(409, "not_revealed", f"the {variant} deal of {date} can be practised once the day is "
+                                                  "over and revealed: play today's attempt instead")
+        code = await self.service.matches.create_practice((date, variant), name, record.seed, record.deal,
+                                                          record.commitment)
+        return {"date": date, "variant": variant, "name": name, "match": code,
+                "player_token": await self.service.matches.issue_token(code, name), "commitment": record.commitment,
+                "seed": record.seed, "practice": True}
+
+
+__all__ = ["ARCHIVE_ENTRIES", "DailyDays", "DailyDeals", "board_row"]

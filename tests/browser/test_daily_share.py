@@ -1,0 +1,172 @@
+"""A daily attempt's place and line to share in the browser, then the day's archive once it is revealed.
+
+A server whose clock is on day D, ten minutes before midnight UTC: a name plays the relaxed daily on /daily and
+resigns; the results show the place line ("#1 of 1 · ...") and a Copy button (the browser has no Web Share
+sheet here), whose copied text is the contract's line and the day's link, and re-read when another attempt ends;
+/daily shows the same place, with Share where the browser has a share sheet (a stub here). Then a
+server just past that midnight on the same Redis closes the day: /daily/D shows the board, the seed with the
+commitment checked in the browser ("✓"), and a practice button that leads to the play page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from protocol import messages as m
+from tests.browser.axe import severe_violations
+from tests.browser.test_play_page import DAILY_DB, DESKTOP, PHONE
+from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
+from tests.integration.conftest import ServerProcess
+from tests.integration.wsclient import Player
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+DAY_MS = 86_400_000
+SHARE_SHEET = """
+if (location.search.includes("share-sheet")) {
+  Navigator.prototype.share = async function (data) { window.sharedData = data; };
+} else {
+  delete Navigator.prototype.share;
+}
+"""
+"""Whether the browser has a share sheet is the page's choice: a stub that keeps what it was given on pages
+opened with ``?share-sheet``, none elsewhere (Chromium has one on some desktops): there the page offers Copy."""
+
+
+def server_at(url: str, clock_ms: int) -> ServerProcess:
+    return ServerProcess(url, FTR_DAILY_SECRET="share test", FTR_DAILY_VARIANTS="relaxed",
+                         FTR_CLOCK_OFFSET_MS=str(clock_ms - int(time.time() * 1000)))
+
+
+async def test_results_show_the_place_and_copy_the_share_line_and_the_archive_checks_the_seed(redis_url: str) -> None:
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    url = redis_url.rsplit("/", 1)[0] + f"/{DAILY_DB}"
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    midnight = (int(time.time() * 1000) // DAY_MS + 1) * DAY_MS
+    server = server_at(url, midnight - 600_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            context = await browser.new_context(**DESKTOP)
+            await context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+            await context.add_init_script(SHARE_SHEET)
+            page = await context.new_page()
+            problems: list[str] = []
+            page.on("pageerror", lambda error: problems.append(str(error)))
+            page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+            date = await played(page, server)
+            await page.goto("about:blank")  # no page of the first server open while it stops
+            server.stop()
+
+            server = server_at(url, midnight + 2_000)
+            deadline = time.monotonic() + 15
+            while httpx.get(f"{server.url}/daily/{date}/relaxed/reveal", timeout=10).status_code != 200:
+                assert time.monotonic() < deadline, "the day was not revealed"
+                time.sleep(0.2)
+            await archive(page, server, date)
+            await browser.close()
+            assert not problems, problems
+    finally:
+        server.stop()
+        with redis.Redis.from_url(url) as client:
+            client.flushdb()
+
+
+async def played(page: Any, server: ServerProcess) -> str:
+    """Play and resign the relaxed daily as "eve" on day D; check the results' place and copied line."""
+    await page.goto(server.url + "/daily")
+    panel = page.locator('section[data-variant="relaxed"]')
+    await panel.get_by_label("Name").fill("eve")
+    await panel.get_by_role("button", name="Play today's relaxed deal").click()
+    await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=30_000)
+    match = page.url.rsplit("/", 1)[1]
+    await page.get_by_role("button", name="Resign", exact=True).click()
+    await page.get_by_role("button", name="Yes, resign").click()
+    await page.get_by_role("list", name="Results").wait_for(timeout=15_000)
+    place = page.locator(".day-place", has=page.locator("#day-rank"))
+    await place.get_by_role("button", name="Copy").wait_for(timeout=10_000)
+    public = httpx.get(f"{server.url}/matches/{match}", timeout=10).json()
+    date, cards = public["daily"]["date"], public["players"][0]["foundation"]
+    expected = f"Forty Thieves daily {date} relaxed: resigned, {cards} cards up, #1 of 1\n{server.url}/daily/{date}"
+    line = await page.locator("#day-rank").inner_text()
+    assert line == "#1 of 1 today · the day's board →", line
+    await place.get_by_role("button", name="Copy").click()
+    await place.get_by_role("button", name="Copied ✓").wait_for(timeout=5_000)
+    copied = await page.evaluate("navigator.clipboard.readText()")
+    assert copied == expected, copied
+    assert await place.locator(".share-text").inner_text() == expected
+    box = await place.get_by_role("button", name="Copied ✓").bounding_box()
+    assert box is not None and box["width"] > 40 and box["height"] > 20
+
+    # Another attempt ends: the results re-read the place on the day's events.
+    await other_attempt(server, "fay")
+    entry = httpx.get(f"{server.url}/daily/{date}/relaxed/leaderboard?name=eve", timeout=10).json()["entry"]
+    assert entry["total"] == 2 and " · you beat " in entry["place"]
+    await page.wait_for_function("document.getElementById('day-rank').textContent.includes('of 2')", timeout=10_000)
+    assert await page.locator("#day-rank").inner_text() == f"{entry['place']} · the day's board →"
+    assert await place.locator(".share-text").inner_text() == entry["share"]
+    await page.screenshot(path=str(ARTIFACTS / "daily-share-results.png"), full_page=True)
+
+    # The daily page shows the place of the name this browser played under, with the same line to share; where
+    # the browser has a share sheet (a phone), the button is Share and hands it that text.
+    await page.goto(server.url + "/daily?share-sheet")
+    mine = page.locator('section[data-variant="relaxed"] .day-place')
+    await mine.get_by_role("button", name="Share").wait_for(timeout=10_000)
+    assert await mine.locator(".share-text").inner_text() == entry["share"]
+    assert await page.get_by_role("link", name="Yesterday's deals").count() == 1
+    await page.set_viewport_size(PHONE["viewport"])
+    await page.screenshot(path=str(ARTIFACTS / "daily-share-phone.png"), full_page=True)
+    await page.set_viewport_size(DESKTOP["viewport"])
+    await mine.get_by_role("button", name="Share").click()
+    await page.wait_for_function("window.sharedData !== undefined", timeout=5_000)
+    assert await page.evaluate("window.sharedData") == {"text": entry["share"]}
+    return str(date)
+
+
+async def other_attempt(server: ServerProcess, name: str) -> None:
+    """``name`` plays the relaxed daily over the protocol: one draw, then resigns."""
+    answer = httpx.post(f"{server.url}/daily/relaxed/attempt", json={"name": name}, timeout=30).json()
+    player = Player(server.ws_url)
+    try:
+        await player.connect()
+        player.token = answer["player_token"]
+        await player.resume(answer["match"])
+        started = await player.expect(m.Started)
+        player.seq = started.seq
+        await player.play("s")
+        await player.resign()
+        await player.expect(m.Results)
+    finally:
+        await player.close()
+
+
+async def archive(page: Any, server: ServerProcess, date: str) -> None:
+    """The revealed day's page: its board, the seed checked in the browser, then a practice."""
+    revealed = httpx.get(f"{server.url}/daily/{date}/relaxed/reveal", timeout=10).json()
+    assert hashlib.sha256(revealed["seed"].encode()).hexdigest() == revealed["commitment"]
+    await page.goto(f"{server.url}/daily/{date}")
+    panel = page.locator('section[data-variant="relaxed"]')
+    check = panel.get_by_role("status")
+    await check.wait_for(timeout=10_000)
+    assert await check.inner_text() == "✓ SHA-256(seed) equals the commitment published before the day"
+    assert await panel.locator("code.seed").inner_text() == revealed["seed"]
+    assert await panel.locator('tr[data-name="eve"]').count() == 1 and await panel.locator("tbody tr").count() == 2
+    replay = panel.locator('tr[data-name="eve"]').get_by_role("link", name="replay")
+    assert await replay.get_attribute("href") == f"/daily/{date}/relaxed/replay/eve"
+    violations = await severe_violations(page)
+    await page.screenshot(path=str(ARTIFACTS / "daily-archive.png"), full_page=True)
+    assert violations == [], violations
+    await panel.get_by_label("Name").fill("gus")  # eve's name token stayed with the first server's page
+    await panel.get_by_role("button", name="Play this day (practice)").click()
+    await page.get_by_role("button", name="Ready").wait_for(timeout=15_000)
+    assert "/join/" in page.url
