@@ -7,7 +7,6 @@ share line and the place line are :mod:`server.core.daily`'s.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -16,7 +15,8 @@ from .core.daily import beat_share, day_of, next_day, place_line, previous_day, 
 from .core.errors import DailyError
 from .match.daily_link import DailyMatches
 from .names import name_problem
-from .store import DailyEntry, DailyStore, DayDeal, token_hash
+from .profiles import ProfileError, ProfileService
+from .store import DailyEntry, DailyStore, DayDeal
 
 ARCHIVE_ENTRIES = 20
 """The board's entries a day's page (``GET /daily/{date}``) shows per variant (the rest: the leaderboard's pages)."""
@@ -29,6 +29,8 @@ class DailyDeals(Protocol):
     matches: DailyMatches
     variants: tuple[str, ...]
     now_ms: Callable[[], int]
+    profiles: ProfileService
+    """The named players (a practice is played under one)."""
 
     def date_of(self, text: str) -> str:
         """A requested date (:class:`DailyError` 400 ``malformed``, 404 ``no_day`` after today)."""
@@ -109,38 +111,43 @@ class DailyDays:
         return {"date": date, "today": date == today, "previous": previous_day(date),
                 "next": next_day(date) if date < today else None, "variants": variants}
 
-    async def _may_play_as(self, name: str, key: str | None) -> None:
-        """Raise :class:`DailyError` 409 ``name_taken`` (a look-alike of a claimed name) or 403 ``bad_token`` (a
-        claimed name, ``key`` missing or wrong) unless ``name`` is free or ``key`` is its claim's token. The one
-        place a practice checks its name: the daily's name claims (``daily:names``)."""
-        claim = await self.service.store.name_claim(name)
-        if claim is not None and claim.name != name:
-            raise DailyError(409, "name_taken", f"the name {name!r} looks like {claim.name!r}, which is claimed: "
-                                                "write that one exactly, or pick another")
-        if claim is not None and (not key or not secrets.compare_digest(claim.digest, token_hash(key))):
-            raise DailyError(403, "bad_token", f"the name {name!r} is taken: its token is missing or wrong")
-
-    async def practice(self, date_text: str, variant_text: str, name: str, key: str | None = None) -> dict[str, Any]:
+    async def practice(self, date_text: str, variant_text: str, name: str, key: str | None = None,
+                       address: str = "?") -> dict[str, Any]:
         """``POST /daily/{date}/{variant}/practice``: a one-player match on a revealed day's deal, to play any
         number of times; on no board, changing no entry (its match meta says ``practice``, so the match
         service's hook that records attempts skips it). Returns ``{"date", "variant", "name", "match",
-        "player_token", "commitment", "seed", "practice": true}``. A claimed name needs its ``key`` (the token
-        its claim returned); a free name is not claimed by a practice. Raises :class:`DailyError`: 400
-        ``malformed``, 403 ``bad_token`` (claimed, key missing or wrong), 404 ``no_variant`` / ``no_day``, 409
-        ``name_taken`` (a look-alike of a claimed name), 409 ``not_revealed`` (today, or a day not closed yet)."""
+        "player_token", "commitment", "seed", "practice": true}``, plus ``"player_key"`` and ``"recovery_code"``
+        when this call claimed the name. ``name`` is a named player's, as for an attempt
+        (:meth:`server.profiles.ProfileService.enter`): a claimed name needs its ``key``, a free one is claimed
+        now. Raises :class:`DailyError`: 400 ``malformed``, 403 ``bad_token`` (claimed, key missing or wrong),
+        404 ``no_variant`` / ``no_day``, 409 ``name_taken`` (a look-alike of a claimed name), 409
+        ``not_revealed`` (today, or a day not closed yet), 429 ``rate_limited`` (claims of ``address`` past
+        ``FTR_NAMES_PER_HOUR``)."""
         date, variant, record = await self.service.known_day(date_text, variant_text)
         problem = name_problem(name) if isinstance(name, str) else "a display name is a string"
         if problem is not None:
             raise DailyError(400, "malformed", problem)
-        await self._may_play_as(name, key)
         if not self.service.revealed(date, record):
             raise DailyError(409, "not_revealed", f"the {variant} deal of {date} can be practised once the day is "
                                                   "over and revealed: play today's attempt instead")
-        code = await self.service.matches.create_practice((date, variant), name, record.seed, record.deal,
-                                                          record.commitment)
-        return {"date": date, "variant": variant, "name": name, "match": code,
-                "player_token": await self.service.matches.issue_token(code, name), "commitment": record.commitment,
-                "seed": record.seed, "practice": True}
+        try:
+            entered = await self.service.profiles.enter(name, key, address)
+        except ProfileError as error:
+            raise DailyError(error.status, error.code, error.message) from None
+        try:
+            code = await self.service.matches.create_practice((date, variant), name, record.seed, record.deal,
+                                                              record.commitment)
+            token = await self.service.matches.issue_token(code, name)
+        except BaseException:
+            await self.service.profiles.release(entered)  # claimed by this call, but its key never reaches anyone
+            raise
+        result = {"date": date, "variant": variant, "name": name, "match": code, "player_token": token,
+                  "commitment": record.commitment, "seed": record.seed, "practice": True}
+        if entered.player_key:
+            result["player_key"] = entered.player_key
+        if entered.recovery_code:
+            result["recovery_code"] = entered.recovery_code
+        return result
 
 
 __all__ = ["ARCHIVE_ENTRIES", "DailyDays", "DailyDeals", "board_row"]

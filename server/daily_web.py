@@ -153,7 +153,9 @@ async def practice(request: Request) -> Response:
     if isinstance(wanted, Response):
         return wanted
     date, variant = request.path_params["date"][:20], request.path_params["variant"][:40]
-    return await _answer(request, lambda s: s.days.practice(date, variant, wanted.name, wanted.player_key or wanted.token))
+    address = request.client.host if request.client else "?"
+    return await _answer(request, lambda s: s.days.practice(date, variant, wanted.name,
+                                                            wanted.player_key or wanted.token, address))
 
 
 async def reveal(request: Request) -> Response:

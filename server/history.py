@@ -7,9 +7,10 @@ the running head-to-head. Recording is idempotent (finalize may run twice): a ma
 what it answered then.
 
 A history entry (``recent`` of the page) is ``{"match", "finished_ms", "date", "variant", "kind": "race" |
-"daily", "daily", "deal", "seed", "players", "rank", "of", "status", "time_ms", "moves", "foundation", "undos",
+"daily" | "practice" (a past day's deal, :meth:`server.daily_days.DailyDays.practice`), "daily" (the day of a
+daily attempt's or a practice's deal, else null), "deal", "seed", "players", "rank", "of", "status", "time_ms", "moves", "foundation", "undos",
 "hints", "replay"}``. ``deal`` labels the deal: ``"seed S"`` for a race with a seed (revealed by its results),
-``"daily DATE"`` for a daily attempt, ``"deal "`` and 12 hex digits of SHA-256 of the position of a chosen deal
+``"daily DATE"`` for a daily attempt and a practice on that day's deal, ``"deal "`` and 12 hex digits of SHA-256 of the position of a chosen deal
 without seed. A daily attempt's ``seed`` is never stored: its day's seed is secret while anyone may still play
 it, and the page fills it in only once the day is revealed.
 """
@@ -41,8 +42,9 @@ RIVALS_SHOWN = 10
 
 def deal_label(meta: MatchMeta) -> str:
     """The label of a match's deal in a history (see the module docstring)."""
-    if meta.day is not None:
-        return f"daily {meta.day[0]}"
+    day = meta.day or meta.practice_day  # a practice plays a past day's deal: one's records on it are one
+    if day is not None:
+        return f"daily {day[0]}"
     if meta.seed and meta.seed != meta.deal:  # a chosen position is dealt as its own text, kept as the seed
         return f"seed {meta.seed}"
     return "deal " + hashlib.sha256(meta.deal.encode()).hexdigest()[:12]
@@ -74,12 +76,14 @@ class History:
 
     def entry(self, meta: MatchMeta, row: m.ResultRow, ranking: list[m.ResultRow], finished_ms: int) -> dict[str, Any]:
         """The history entry of ``row``'s player in the finished match ``meta`` (no seed of a daily attempt)."""
-        day = meta.day
+        day, practice = meta.day, meta.practice_day
         variant = meta.settings.variant
         replay = (f"/daily/{day[0]}/{variant}/replay/{quote(row.name, safe='')}" if day else
                   f"/matches/{meta.code}/replays/{quote(row.name, safe='')}")
+        kind = "daily" if day else "practice" if practice else "race"
+        played = day or practice
         return {"match": meta.code, "finished_ms": finished_ms, "date": _date(meta.start_at_ms or finished_ms),
-                "variant": variant, "kind": "daily" if day else "race", "daily": day[0] if day else None,
+                "variant": variant, "kind": kind, "daily": played[0] if played else None,
                 "deal": deal_label(meta), "seed": None if day else (meta.seed or None),
                 "players": [r.name for r in ranking], "rank": row.rank, "of": len(ranking), "status": row.status,
                 "time_ms": row.time_ms, "moves": row.moves, "foundation": row.foundation, "undos": row.undos,
