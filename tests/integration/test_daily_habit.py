@@ -136,6 +136,7 @@ async def day_d(server: ServerProcess, connections: list[Player],
     assert played.returncode == 0, played.stderr
     dora = seen.get(f"{board_url}?name=dora").json()["entry"]
     assert dora["total"] == 4 and dora["place"] in played.stdout.splitlines() and dora["share"] in played.stdout
+    assert "Streak 1 (best 1) · 0 freezes" in played.stdout.splitlines()  # her first day played
     shared = cli(server, tmp_path / "cli", "--variant", VARIANT, "--share")
     assert shared.returncode == 0 and shared.stdout == dora["share"] + "\n", (shared.stdout, shared.stderr)
     shares.append(shared.stdout)

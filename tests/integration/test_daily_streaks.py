@@ -11,7 +11,10 @@ kept over one missed day), not by the server's function.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,7 +23,7 @@ import redis
 
 from protocol import messages as m
 
-from .conftest import ServerProcess
+from .conftest import ROOT, ServerProcess
 from .test_daily_day import SECRET, VARIANT, Attempt, Seen
 from .wsclient import Player
 
@@ -101,7 +104,8 @@ def wait_revealed(server: ServerProcess, date: str) -> None:
         time.sleep(0.2)
 
 
-async def test_a_streak_grows_survives_a_missed_day_with_a_freeze_and_breaks_without(redis_url: str) -> None:
+async def test_a_streak_grows_survives_a_missed_day_with_a_freeze_and_breaks_without(redis_url: str,
+                                                                                     tmp_path: Path) -> None:
     url = redis_url.rsplit("/", 1)[0] + f"/{DB}"
     with redis.Redis.from_url(url) as client:
         client.flushdb()
@@ -162,6 +166,11 @@ async def test_a_streak_grows_survives_a_missed_day_with_a_freeze_and_breaks_wit
         assert figures(day.player("Bob")) == (1, 1, 0)
         assert figures(await day.play("Ann")) == (3, 3, 0)
         assert figures(day.entry("Ann")) == (4, 4, 1)  # her fourth day played: a freeze earned again
+        # The command-line client says it as the pages do.
+        env = {"PATH": "/usr/bin:/bin", "FTR_CLIENT_DATA": str(tmp_path), "HOME": str(tmp_path)}
+        me = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "me", "--name", "ann"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert me.returncode == 0 and "Streak 4 (best 4) · 1 freeze" in me.stdout.splitlines(), (me.stdout, me.stderr)
         # The days kept: the dates of the ended attempts only (no practice), in the player's own keys.
         with redis.Redis.from_url(url) as client:
             stored = {key.decode() for key in client.keys("{n:*}:days")}
