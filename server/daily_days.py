@@ -69,7 +69,7 @@ class DailyDays:
         if place is None:
             return None
         e = place.entry
-        streak = await self.service.profiles.history.streak(place.name, date)
+        streak = await self.service.profiles.history.streak(place.name, date, (date,))
         line = share_line(date, variant, e.status, e.time_ms, e.moves, e.foundation, place.rank, place.total,
                           streak.streak or None)
         return {"name": place.name, "rank": place.rank, "total": place.total, "below": place.below,

@@ -122,12 +122,13 @@ class History:
 
     # ------------------------------------------------------------ reading
 
-    async def streak(self, name: str, today: str | None = None) -> Streak:
+    async def streak(self, name: str, today: str | None = None, ended: tuple[str, ...] = ()) -> Streak:
         """The daily streak of the player named ``name`` (any look-alike) as of the UTC date ``today`` (default:
         the server's today), from the days the server holds with an ended daily attempt of it
         (:func:`server.core.streaks.streak_of`, under ``FTR_FREEZE_EVERY_DAYS`` and ``FTR_FREEZES_MAX``);
-        ``(0, 0, 0)`` for a name not claimed or never played."""
-        days = await self.profiles.days(name_hash(name_key(name)))
+        ``(0, 0, 0)`` for a name not claimed or never played. ``ended``: days known to have one besides (a
+        board's entry is one: the board is written just before the player's history)."""
+        days = await self.profiles.days(name_hash(name_key(name))) + list(ended)
         rule = StreakRule(self.settings.freeze_every_days, self.settings.freezes_max)
         return streak_of(days, today or day_of(self.now_ms()), rule)
 
