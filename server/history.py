@@ -127,8 +127,12 @@ class History:
         the server's today), from the days the server holds with an ended daily attempt of it
         (:func:`server.core.streaks.streak_of`, under ``FTR_FREEZE_EVERY_DAYS`` and ``FTR_FREEZES_MAX``);
         ``(0, 0, 0)`` for a name not claimed or never played. ``ended``: days known to have one besides (a
-        board's entry is one: the board is written just before the player's history)."""
-        days = await self.profiles.days(name_hash(name_key(name))) + list(ended)
+        board's entry is one: the board is written just before the player's history), counted only for a name
+        still claimed (a board keeps the entries of a deleted player)."""
+        hashed = name_hash(name_key(name))
+        days = await self.profiles.days(hashed)
+        if ended and await self.profiles.exists(hashed):
+            days += ended
         rule = StreakRule(self.settings.freeze_every_days, self.settings.freezes_max)
         return streak_of(days, today or day_of(self.now_ms()), rule)
 
