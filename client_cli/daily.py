@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .join import join_and_play, read_script
-from .render import clock, fit, recovery_lines, wrap
+from .render import clock, fit, recovery_lines, streak_line, wrap
 from .server_link import ClientError, _refusal, _request
 from .tokens import TokenStore
 
@@ -142,6 +142,7 @@ async def _print_place(server: str, attempt: dict[str, Any], name: str) -> None:
         return
     if entry is not None:
         print(entry["place"])
+        print(streak_line(entry))
         print("Share it (forty-thieves daily --share prints it again):")
         print(entry["share"])
 

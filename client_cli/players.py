@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from .render import clock, fit, plural, recovery_lines
+from .render import clock, fit, plural, recovery_lines, streak_line
 from .server_link import ClientError, _refusal, _request
 from .tokens import TokenStore
 
@@ -111,10 +111,11 @@ def head_to_head_lines(profile: dict[str, Any]) -> list[str]:
 
 
 def summary_lines(profile: dict[str, Any], recent: int = 5) -> list[str]:
-    """A player's page as text: totals and win rate, per variant, records, the last ``recent`` games and the
+    """A player's page as text: totals and win rate, the daily streak, per variant, records, the last ``recent`` games and the
     head-to-head."""
     games, wins = int(profile.get("games", 0)), int(profile.get("wins", 0))
     lines = [f"{profile.get('name', '')}: {plural(games, 'game')}, {plural(wins, 'win')} ({_rate(wins, games)})"]
+    lines.append(streak_line(profile))
     lines += record_lines(profile)
     shown = list(profile.get("recent") or [])[:recent]
     if shown:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import shlex
 import time
+from typing import Any
 
 from rich.cells import set_cell_size
 from rich.console import Console
@@ -295,6 +296,14 @@ def series_lines(state: RaceState) -> list[Text]:
 def plural(count: int, word: str) -> str:
     """``1 player``, ``2 players``, ``0 undos``."""
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def streak_line(figures: dict[str, Any]) -> str:
+    """A named player's daily streak in words, from the server's ``streak``, ``best_streak``, ``freezes`` (an
+    attempt's answer, a board entry, ``GET /players/{name}``): ``"Streak 5 (best 9) · 1 freeze"``; the pages
+    say the same."""
+    return (f"Streak {int(figures.get('streak', 0))} (best {int(figures.get('best_streak', 0))}) · "
+            f"{plural(int(figures.get('freezes', 0)), 'freeze')}")
 
 
 def waiting_for(state: RaceState) -> list[str]:

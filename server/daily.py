@@ -146,7 +146,9 @@ class DailyService:
         "name", "match", "player_token", "commitment", "ends_at_ms"}``, plus ``"player_key"``,
         ``"recovery_code"`` and ``"name_token"`` (the key again, for older clients) when this call claimed the
         name (keep the key: the name needs it from now on), or ``"recovery_code"`` alone when a daily token
-        from before became the name's player key now. Raises :class:`DailyError`: 404 ``no_variant``, 400
+        from before became the name's player key now; and ``"streak"``, ``"best_streak"``, ``"freezes"``: the
+        name's daily streak as the server holds it (:meth:`server.history.History.streak`; today counts once an
+        attempt of today has ended). Raises :class:`DailyError`: 404 ``no_variant``, 400
         ``malformed`` (name), 403 ``bad_token`` (the name is claimed and the key is missing or wrong), 409
         ``name_taken`` (a name that looks like a claimed one: same :func:`server.names.name_key`, other
         spelling), 409 ``already_played`` (the name's attempt of today has ended), 429 ``rate_limited`` (claims
@@ -166,6 +168,7 @@ class DailyService:
             result["player_key"] = result["name_token"] = entered.player_key
         if entered.recovery_code:
             result["recovery_code"] = entered.recovery_code
+        result.update((await self.profiles.history.streak(name))._asdict())
         return result
 
     async def _open_attempt(self, variant: str, name: str) -> dict[str, Any]:

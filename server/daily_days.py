@@ -63,14 +63,17 @@ class DailyDays:
         ``{"name" (as it played), "rank", "total", "below" (other attempts ranked strictly lower), "beat_share"
         (0..1: ``below`` of the other ended attempts), "status", "time_ms", "moves", "foundation", "undos",
         "hints", "place" (the line the clients show), "share" (the spoiler-free line to share, then the day's
-        page on the next line)}``; None when the name has no ended attempt that day."""
+        page on the next line), "streak", "best_streak", "freezes" (the name's daily streak as of ``date``:
+        :meth:`server.history.History.streak`; the share line says ``streak N`` from 1 on)}``; None when the name has no ended attempt that day."""
         place = await self.service.store.place(date, variant, name)
         if place is None:
             return None
         e = place.entry
-        # The streak goes into the share line once the server keeps one (server/core/streaks.py).
-        line = share_line(date, variant, e.status, e.time_ms, e.moves, e.foundation, place.rank, place.total)
+        streak = await self.service.profiles.history.streak(place.name, date, (date,))
+        line = share_line(date, variant, e.status, e.time_ms, e.moves, e.foundation, place.rank, place.total,
+                          streak.streak or None)
         return {"name": place.name, "rank": place.rank, "total": place.total, "below": place.below,
+                **streak._asdict(),
                 "beat_share": beat_share(place.below, place.total), "status": e.status, "time_ms": e.time_ms,
                 "moves": e.moves, "foundation": e.foundation, "undos": e.undos, "hints": e.hints,
                 "place": place_line(place.rank, place.total, place.below, date if final else None),

@@ -26,8 +26,9 @@ from urllib.parse import quote
 
 from protocol import messages as m
 
-from .core.daily import day_bounds
+from .core.daily import day_bounds, day_of
 from .core.player import PlayerStatus
+from .core.streaks import Streak, StreakRule, streak_of
 from .names import name_key
 from .settings import Settings
 from .store import MatchMeta, Store
@@ -121,6 +122,20 @@ class History:
 
     # ------------------------------------------------------------ reading
 
+    async def streak(self, name: str, today: str | None = None, ended: tuple[str, ...] = ()) -> Streak:
+        """The daily streak of the player named ``name`` (any look-alike) as of the UTC date ``today`` (default:
+        the server's today), from the days the server holds with an ended daily attempt of it
+        (:func:`server.core.streaks.streak_of`, under ``FTR_FREEZE_EVERY_DAYS`` and ``FTR_FREEZES_MAX``);
+        ``(0, 0, 0)`` for a name not claimed or never played. ``ended``: days known to have one besides (a
+        board's entry is one: the board is written just before the player's history), counted only for a name
+        still claimed (a board keeps the entries of a deleted player)."""
+        hashed = name_hash(name_key(name))
+        days = await self.profiles.days(hashed)
+        if ended and await self.profiles.exists(hashed):
+            days += ended
+        rule = StreakRule(self.settings.freeze_every_days, self.settings.freezes_max)
+        return streak_of(days, today or day_of(self.now_ms()), rule)
+
     async def _revealed_seed(self, date: str, variant: str, seen: dict[tuple[str, str], str | None]) -> str | None:
         """The seed of a daily challenge once it is revealed (the day over, every attempt ended), else None."""
         if (date, variant) not in seen:
@@ -140,7 +155,7 @@ class History:
 
     async def page(self, hashed: str, record: ProfileRecord, limit: int) -> dict[str, Any]:
         """``GET /players/{name}``: ``{"name", "games", "wins", "win_rate", "created_ms", "records", "recent",
-        "head_to_head", "variants"}`` (see protocol/README.md)."""
+        "head_to_head", "variants", "streak", "best_streak", "freezes"}`` (see protocol/README.md)."""
         records = [{"variant": field.partition("|")[0], "deal": field.partition("|")[2],
                     "games": one.get("games", 0), "wins": one.get("wins", 0),
                     "best_time_ms": one.get("best_ms", -1), "best_time_match": one.get("best_match", ""),
@@ -155,7 +170,9 @@ class History:
                               "best_time_ms": one["best_ms"], "best_time_match": one["best_match"],
                               "most_foundation": one["cards"]}
                     for variant, one in sorted(record.variants.items())}
-        return {"name": record.name, "games": record.games, "wins": record.wins,
+        streak = streak_of(await self.profiles.days(hashed), day_of(self.now_ms()),
+                           StreakRule(self.settings.freeze_every_days, self.settings.freezes_max))
+        return {"name": record.name, "games": record.games, "wins": record.wins, **streak._asdict(),
                 "win_rate": _rate(record.wins, record.games), "created_ms": record.created_ms, "records": records,
                 "recent": await self.recent(hashed, limit), "head_to_head": head_to_head, "variants": variants}
 

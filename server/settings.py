@@ -234,6 +234,10 @@ class Settings:
     name_release_days: int = setting(
         "FTR_NAME_RELEASE_DAYS", 0, COUNT, meaning="""days after which a claimed name unused that long is free
         to claim again, its history dropped (0: never)""")
+    freeze_every_days: int = setting(
+        "FTR_FREEZE_EVERY_DAYS", 7, AT_LEAST_ONE, meaning="""days played in the daily challenge that earn one
+        streak freeze (a freeze keeps the streak over one missed day)""")
+    freezes_max: int = setting("FTR_FREEZES_MAX", 2, COUNT, "streak freezes a named player holds at most")
     pool_target: int = setting("FTR_POOL_TARGET", 2, COUNT, "verified solvable deals kept ready per variant")
     solver_workers: int = setting("FTR_SOLVER_WORKERS", 1, COUNT, "solver worker processes (0: no deal pool)")
     solver_seconds: float = setting("FTR_SOLVER_SECONDS", 10.0, POSITIVE,

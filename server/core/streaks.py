@@ -7,8 +7,9 @@ not grown, and the freeze is spent; without one the streak is 0 again. Freezes a
 :attr:`StreakRule.freeze_every` days played (all days played, counted from the first), and at most
 :attr:`StreakRule.max_freezes` are held (one earned beyond that is lost).
 
-No clock: today comes in as a date. Not wired to the server yet: the days a named player played come from
-the store of named players (their history); the rule's two numbers are to be server settings then.
+No clock: today comes in as a date. The server's side is :meth:`server.history.History.streak`: the days a
+named player played come from its keys (``{n:H}:days``), the rule's two numbers from ``FTR_FREEZE_EVERY_DAYS``
+and ``FTR_FREEZES_MAX``.
 """
 
 from __future__ import annotations

@@ -257,6 +257,12 @@ const FTR = (() => {
     return label.startsWith("deal ") ? `on ${label}` : `on deal ${label}`;
   }
 
+  /** A named player's daily streak in words, from the server's {streak, best_streak, freezes} (the attempt's
+      answer, a board entry, GET /players/{name}); the CLI says the same: "Streak 5 (best 9) · 1 freeze". */
+  function streakLine(s) {
+    return `Streak ${s.streak || 0} (best ${s.best_streak || 0}) · ${plural(s.freezes || 0, "freeze")}`;
+  }
+
   /** A new personal record in words ({name, variant, deal, what, value, previous}, protocol RecordNote), as the
       CLI says it: "New record on deal seed 1234: 212 moves, 9 fewer than your best"; "First win on deal seed
       1234: 3:31" (previous -1); another player's begins with the name and says "their best". */
@@ -314,5 +320,5 @@ const FTR = (() => {
 
   return { el, cardEl, boardEl, changed, formatMs, getJSON, follow, STATUS, parseCard, verifyCommitment, plural,
            winnerLine, chosenDealChip, playerKeys, playerKey, heldName, keepPlayerKey, forgetPlayerKey, playerPath,
-           recordLine, rivalryLine, recoveryPanel };
+           recordLine, rivalryLine, recoveryPanel, streakLine };
 })();

@@ -48,7 +48,8 @@ const FTRDaily = (() => {
   }
 
   /** The place of `name`'s ended attempt on the board of `date` and `variant`: {element, refresh, entry()}.
-      The element holds the place line ("#3 of 41 · you beat 73 % of players today"), the share text and its
+      The element holds the place line ("#3 of 41 · you beat 73 % of players today"), the name's streak
+      ("Streak 5 (best 9) · 1 freeze", as of that day), the share text and its
       Share/Copy button; it stays hidden while the name has no ended attempt. `follow`: re-read on the day's
       events (a page that follows them itself calls refresh). `onEntry(entry, board)`: told of each answer.
       `extra`: an element after the place line (a link); `fallback(board)`: the line while there is no entry
@@ -57,11 +58,12 @@ const FTRDaily = (() => {
                                                fallback = null } = {}) {
     const base = `/daily/${date}/${encodeURIComponent(variant)}`;
     const line = el("span", { class: "place-line" });
+    const streak = el("div", { class: "streak-line" });
     const text = el("pre", { class: "share-text" });
     let current = null, pending = null;
     const button = shareButton(() => current && current.share);
     const element = el("div", { class: "day-place", "data-variant": variant },
-      el("div", { class: "place-row" }, line, ...(extra ? [" · ", extra] : [])), text, button);
+      el("div", { class: "place-row" }, line, ...(extra ? [" · ", extra] : [])), streak, text, button);
     element.hidden = true;
     async function refresh() {
       let answer;
@@ -72,7 +74,8 @@ const FTRDaily = (() => {
       if (status !== 200) return;
       current = body.entry || null;
       element.hidden = !current && !fallback;
-      text.hidden = button.hidden = !current;
+      text.hidden = button.hidden = streak.hidden = !current;
+      streak.textContent = current ? FTR.streakLine(current) : "";
       line.textContent = current ? current.place : (fallback ? fallback(body) : "");
       text.textContent = current ? current.share : "";
       if (onEntry) onEntry(current, body);

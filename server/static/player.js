@@ -281,6 +281,7 @@
     document.title = `${profile.name} · Forty Thieves Race`;
     $("subline").textContent = `${plural(profile.games, "game")} · ${plural(profile.wins, "win")} · `
       + `${rate(profile.wins, profile.games)} won`;
+    $("streak").textContent = FTR.streakLine(profile);
     renderOwn();
     renderRecent();
     renderChart();

@@ -67,6 +67,10 @@ key                        holds
 ``{n:H}:rivals``           hash: an opponent's ``H`` -> the head-to-head
                            (JSON), at most :data:`MAX_RIVALS`
 ``{n:H}:rival_times``      sorted set: an opponent's ``H`` by last raced (ms)
+``{n:H}:days``             sorted set: the UTC dates (``YYYY-MM-DD``, all
+                           score 0: in date order) with an ended daily
+                           attempt, its streak's days, at most
+                           :data:`MAX_DAYS`
 =========================  ===================================================
 
 A match's meta hash also holds ``name:KEY`` fields (:func:`name_field`): the
@@ -110,15 +114,18 @@ _MATCH_PARTS = ("meta", "roster", "tokens", "events", "results", "series")
 _PLAYER_PARTS = ("p", "log")
 _DAY_PARTS = ("deal", "attempts", "open", "board", "entries", "replays", "events", "names")
 
-ProfilePart = Literal["profile", "games", "done", "deals", "deal_times", "rivals", "rival_times"]
+ProfilePart = Literal["profile", "games", "done", "deals", "deal_times", "rivals", "rival_times", "days"]
 """The last part of a named player's key."""
 
 PROFILE_PARTS: tuple[ProfilePart, ...] = ("profile", "games", "done", "deals", "deal_times", "rivals",
-                                          "rival_times")
+                                          "rival_times", "days")
 """Every part of a named player's keys, in the order the history scripts take them."""
 
 MAX_RIVALS = 500
 """Opponents whose head-to-head a named player keeps (the least recently raced dropped)."""
+
+MAX_DAYS = 1000
+"""Days with an ended daily attempt a named player keeps for its streak (the earliest dropped)."""
 
 
 class BadKey(ValueError):

@@ -3,7 +3,8 @@
 
 None of these keys expires: a player's history outlives the matches it came from (``FTR_RETENTION_S``). What
 grows with play is bounded: the games list and its ``done`` hash by ``FTR_HISTORY_GAMES``, the deals by
-``FTR_HISTORY_DEALS``, the rivals by :data:`~server.store.keys.MAX_RIVALS`.
+``FTR_HISTORY_DEALS``, the rivals by :data:`~server.store.keys.MAX_RIVALS`, the days of daily attempts (a
+streak's) by :data:`~server.store.keys.MAX_DAYS`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import msgspec
 
 from . import scripts
 from .backend import Backend
-from .keys import MAX_RIVALS, profile_key, profile_keys
+from .keys import MAX_DAYS, MAX_RIVALS, profile_key, profile_keys
 
 
 class ProfileRecord(msgspec.Struct, frozen=True):
@@ -113,10 +114,12 @@ class Profiles:
         """Record a finished game (:data:`~server.store.scripts.RECORD_GAME`) from its history ``entry`` (the
         keys :class:`server.profiles.ProfileService` writes: ``variant``, ``deal``, ``time_ms``, ``moves``,
         ``foundation`` ...); None when the player is not claimed (or was claimed after ``start_ms``). A match
-        recorded before answers the outcome it had then."""
+        recorded before answers the outcome it had then. A daily attempt (``entry["kind"]`` ``"daily"``) adds
+        its day (``entry["daily"]``) to the player's days (:meth:`days`); a practice or a race adds none."""
+        day = entry["daily"] if entry.get("kind") == "daily" and entry.get("daily") else ""
         args: list[Any] = [code, json.dumps(entry, separators=(",", ":")), entry["variant"], entry["deal"],
                            int(won), entry["time_ms"], entry["moves"], entry["foundation"], now_ms, keep_games,
-                           keep_deals, MAX_RIVALS, start_ms]
+                           keep_deals, MAX_RIVALS, start_ms, day, MAX_DAYS]
         for rival in rivals:
             args += [rival.hashed, rival.name, rival.result]
         reply = await self._record(keys=profile_keys(hashed), args=args)
@@ -124,6 +127,11 @@ class Profiles:
             return None
         outcome = json.loads(reply[1])
         return GameOutcome(outcome.get("records") or [], outcome.get("rivals") or {})
+
+    async def days(self, hashed: str) -> list[str]:
+        """The UTC dates (``YYYY-MM-DD``, earliest first) on which the player ended a daily attempt (the last
+        :data:`~server.store.keys.MAX_DAYS`); empty for no such player."""
+        return [day.decode() for day in await self.redis.zrange(profile_key(hashed, "days"), 0, -1)]
 
     async def games(self, hashed: str, limit: int) -> list[dict[str, Any]]:
         """The player's last ``limit`` games, newest first (the history entries)."""

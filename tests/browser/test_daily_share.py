@@ -97,7 +97,8 @@ async def played(page: Any, server: ServerProcess) -> str:
     await place.get_by_role("button", name="Copy").wait_for(timeout=10_000)
     public = httpx.get(f"{server.url}/matches/{match}", timeout=10).json()
     date, cards = public["daily"]["date"], public["players"][0]["foundation"]
-    expected = f"Forty Thieves daily {date} relaxed: resigned, {cards} cards up, #1 of 1\n{server.url}/daily/{date}"
+    expected = f"Forty Thieves daily {date} relaxed: resigned, {cards} cards up, #1 of 1, streak 1\n"\
+               f"{server.url}/daily/{date}"
     line = await page.locator("#day-rank").inner_text()
     assert line == "#1 of 1 today · the day's board →", line
     await place.get_by_role("button", name="Copy").click()
@@ -105,6 +106,7 @@ async def played(page: Any, server: ServerProcess) -> str:
     copied = await page.evaluate("navigator.clipboard.readText()")
     assert copied == expected, copied
     assert await place.locator(".share-text").inner_text() == expected
+    assert await place.locator(".streak-line").inner_text() == "Streak 1 (best 1) · 0 freezes"  # her first day
     box = await place.get_by_role("button", name="Copied ✓").bounding_box()
     assert box is not None and box["width"] > 40 and box["height"] > 20
 

@@ -125,6 +125,9 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
         await phone.get_by_role("link", name="Your page: games, records, head-to-head →").click()
         chart = phone.locator("#chart-svg")
         await chart.wait_for(timeout=10_000)
+        # Races only, no daily attempt: no streak (the page says it as the server holds it).
+        assert (profile["streak"], profile["best_streak"], profile["freezes"]) == (0, 0, 0)
+        assert await phone.locator("#streak").inner_text() == "Streak 0 (best 0) · 0 freezes"
         points = (await chart.get_attribute("data-points"), await chart.locator("circle.time-point").count(),
                   await chart.locator("circle.cards-point").count(), await chart.locator("polyline").count())
         rows = await phone.get_by_role("table", name="Recent games").locator("tbody tr").count()

@@ -119,7 +119,9 @@ async def day_d(server: ServerProcess, connections: list[Player],
         assert entry["place"] == f"#{rank} of 3 · you beat {100 * below // 2} % of players today"
         outcome = f"won {time_ms // 60000}:{time_ms // 1000 % 60:02d}, {moves} moves" if status == "won" \
             else f"{status}, {foundation} cards up"
-        assert entry["share"] == f"Forty Thieves daily {date} {VARIANT}: {outcome}, #{rank} of 3\n" \
+        # Each name's first day played: a streak of 1, which the share line says.
+        assert (entry["streak"], entry["best_streak"], entry["freezes"]) == (1, 1, 0)
+        assert entry["share"] == f"Forty Thieves daily {date} {VARIANT}: {outcome}, #{rank} of 3, streak 1\n" \
                                  f"{PUBLIC}/daily/{date}"
         shares.append(entry["share"])
     assert order[0] == "Ann"
@@ -134,6 +136,7 @@ async def day_d(server: ServerProcess, connections: list[Player],
     assert played.returncode == 0, played.stderr
     dora = seen.get(f"{board_url}?name=dora").json()["entry"]
     assert dora["total"] == 4 and dora["place"] in played.stdout.splitlines() and dora["share"] in played.stdout
+    assert "Streak 1 (best 1) · 0 freezes" in played.stdout.splitlines()  # her first day played
     shared = cli(server, tmp_path / "cli", "--variant", VARIANT, "--share")
     assert shared.returncode == 0 and shared.stdout == dora["share"] + "\n", (shared.stdout, shared.stderr)
     shares.append(shared.stdout)
@@ -240,5 +243,5 @@ async def after_day_d(server: ServerProcess, connections: list[Player], date: st
     # The day over, the place line says its date; --share for that day prints the same line as before.
     dora = get(f"{board_url}?name=dora").json()["entry"]
     assert dora["place"].endswith(f"of players on {date}") and dora["share"] + "\n" == shares[-1]
-    assert re.fullmatch(rf"Forty Thieves daily {date} {VARIANT}: \w+, \d+ cards? up, #\d of 4\n{PUBLIC}/daily/{date}\n",
+    assert re.fullmatch(rf"Forty Thieves daily {date} {VARIANT}: \w+, \d+ cards? up, #\d of 4, streak 1\n{PUBLIC}/daily/{date}\n",
                         shares[-1])

@@ -74,7 +74,7 @@ def test_a_free_name_is_claimed_with_a_key_and_a_recovery_code_stored_hashed(srv
     assert shown.status_code == 200, shown.text
     assert shown.json() == {"name": "Bill", "games": 0, "wins": 0, "win_rate": 0.0,
                             "created_ms": int(profile[b"created_ms"]), "records": [], "recent": [],
-                            "head_to_head": [], "variants": {}}
+                            "head_to_head": [], "variants": {}, "streak": 0, "best_streak": 0, "freezes": 0}
     missing = page(server, "nobody")
     assert missing.status_code == 404 and missing.json()["error"] == "no_player"
     assert claim(server, " bad").status_code == 400
@@ -228,7 +228,8 @@ async def test_daily_attempts_claims_release_and_the_limit_on_one_daily_server(s
     with redis.Redis.from_url(redis_url) as client:
         seed = client.hget(f"{{d:{answer['date']}:relaxed}}:deal", "seed").decode()  # type: ignore[union-attr]
         dumped = [client.dump(key) for key in client.scan_iter(f"{{n:{name_hash(name_key('Dana'))}}}*")]
-    assert len(dumped) == 5 and all(seed.encode() not in value for value in dumped)  # type: ignore[operator] # no rivals
+    # profile, games, done, deals, deal_times and days (no rivals)
+    assert len(dumped) == 6 and all(seed.encode() not in value for value in dumped)  # type: ignore[operator]
     shown = page(server, "Dana")
     (entry,) = shown.json()["recent"]
     assert entry["kind"] == "daily" and entry["daily"] == answer["date"] and entry["seed"] is None

@@ -19,7 +19,7 @@ CLAIM_NAME = Script(
 local seen = redis.call('HGET', KEYS[1], 'seen_ms')
 if seen then
   if tonumber(ARGV[5]) > 0 and tonumber(seen) < tonumber(ARGV[5]) then
-    for i = 1, 7 do redis.call('DEL', KEYS[i]) end
+    for i = 1, 8 do redis.call('DEL', KEYS[i]) end
   else
     return {'taken', redis.call('HGET', KEYS[1], 'name')}
   end
@@ -62,7 +62,7 @@ DELETE_PLAYER = Script(
     KEYS: a named player's keys (profile first). ARGV: SHA-256 of the player key. Reply: 1 deleted, 0 not.""",
     """
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return 0 end
-for i = 1, 7 do redis.call('DEL', KEYS[i]) end
+for i = 1, 8 do redis.call('DEL', KEYS[i]) end
 return 1
 """)
 
@@ -70,10 +70,11 @@ RECORD_GAME = Script(
     "RECORD_GAME", "player", _ALL,
     """Record one finished game of a named player (once per match): history, aggregates, records, rivals.
 
-    KEYS: a named player's keys (profile, games, done, deals, deal_times, rivals, rival_times). ARGV: 1 match
-    code, 2 entry JSON, 3 variant, 4 deal label, 5 won (1/0), 6 time ms, 7 moves, 8 foundation cards, 9 now
-    ms, 10 games kept, 11 deals kept, 12 rivals kept, 13 the match's start ms (a name claimed after it is
-    another player's), then per named opponent: its ``H``, its name, ``w``/``l``/``d`` (this player ranked
+    KEYS: a named player's keys (profile, games, done, deals, deal_times, rivals, rival_times, days). ARGV: 1
+    match code, 2 entry JSON, 3 variant, 4 deal label, 5 won (1/0), 6 time ms, 7 moves, 8 foundation cards, 9
+    now ms, 10 games kept, 11 deals kept, 12 rivals kept, 13 the match's start ms (a name claimed after it is
+    another player's), 14 the day of a daily attempt (``YYYY-MM-DD``, its streak's day) or "", 15 days kept,
+    then per named opponent: its ``H``, its name, ``w``/``l``/``d`` (this player ranked
     higher, lower, equal). Reply: ``{'none'}`` (no such player), else ``{'new' or 'done', outcome JSON}``
     (``{"records": [[what, deal, value, previous]...], "rivals": {H: {name, races, wins, losses,
     draws}}}``); a match recorded before answers the outcome it had.""",
@@ -133,7 +134,7 @@ if extra > 0 then
   redis.call('ZREMRANGEBYRANK', KEYS[5], 0, extra - 1)
 end
 local rivals = {}
-for i = 14, #ARGV, 3 do
+for i = 16, #ARGV, 3 do
   local other, result = ARGV[i], ARGV[i + 2]
   local r = redis.call('HGET', KEYS[6], other)
   local h = r and cjson.decode(r) or {races = 0, wins = 0, losses = 0, draws = 0, v = {}}
@@ -151,6 +152,11 @@ extra = redis.call('ZCARD', KEYS[7]) - tonumber(ARGV[12])
 if extra > 0 then
   for _, gone in ipairs(redis.call('ZRANGE', KEYS[7], 0, extra - 1)) do redis.call('HDEL', KEYS[6], gone) end
   redis.call('ZREMRANGEBYRANK', KEYS[7], 0, extra - 1)
+end
+if ARGV[14] ~= '' then
+  redis.call('ZADD', KEYS[8], 0, ARGV[14])
+  extra = redis.call('ZCARD', KEYS[8]) - tonumber(ARGV[15])
+  if extra > 0 then redis.call('ZREMRANGEBYRANK', KEYS[8], 0, extra - 1) end
 end
 local outcome = cjson.encode({records = notes, rivals = rivals})
 redis.call('HSET', KEYS[3], code, outcome)
