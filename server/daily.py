@@ -37,7 +37,7 @@ from .daily_days import DailyDays, board_row
 from .engine import deal, find_variant, format_position
 from .hub import HubFull, Subscription
 from .match.daily_link import DailyMatches, Day, Log
-from .profiles import ProfileError, ProfileService
+from .profiles import Entered, ProfileError, ProfileService
 from .store import AttemptStatus, DayDeal, day_feed
 from .store.keys import day_lease
 from .store.records import DailyEntry, DailyReplay
@@ -155,10 +155,7 @@ class DailyService:
         of ``address`` past ``FTR_NAMES_PER_HOUR``).
         """
         variant = self.variant_of(variant_text)
-        try:
-            entered = await self.profiles.enter(name, player_key or token, address)
-        except ProfileError as error:
-            raise DailyError(error.status, error.code, error.message) from None
+        entered = await self.enter(name, player_key or token, address)
         try:
             result = await self._open_attempt(variant, name)
         except BaseException:
@@ -170,6 +167,14 @@ class DailyService:
             result["recovery_code"] = entered.recovery_code
         result.update((await self.profiles.history.streak(name))._asdict())
         return result
+
+    async def enter(self, name: str, key: str | None, address: str) -> Entered:
+        """The named player an attempt or a practice is played as (:meth:`server.profiles.ProfileService.enter`:
+        claimed now when free), its refusals raised as :class:`DailyError` with the same status and code."""
+        try:
+            return await self.profiles.enter(name, key, address)
+        except ProfileError as error:
+            raise DailyError(error.status, error.code, error.message) from None
 
     async def _open_attempt(self, variant: str, name: str) -> dict[str, Any]:
         """Today's attempt of ``name`` (made now, or the open one) with a new player token; see :meth:`attempt`."""

@@ -15,7 +15,7 @@ from .core.daily import beat_share, day_of, next_day, place_line, previous_day, 
 from .core.errors import DailyError
 from .match.daily_link import DailyMatches
 from .names import name_problem
-from .profiles import ProfileError, ProfileService
+from .profiles import Entered, ProfileService
 from .store import DailyEntry, DailyStore, DayDeal
 
 ARCHIVE_ENTRIES = 20
@@ -31,6 +31,9 @@ class DailyDeals(Protocol):
     now_ms: Callable[[], int]
     profiles: ProfileService
     """The named players (a practice is played under one)."""
+
+    async def enter(self, name: str, key: str | None, address: str) -> Entered:
+        """The named player a practice is played as (:class:`DailyError` when refused)."""
 
     def date_of(self, text: str) -> str:
         """A requested date (:class:`DailyError` 400 ``malformed``, 404 ``no_day`` after today)."""
@@ -133,10 +136,7 @@ class DailyDays:
         if not self.service.revealed(date, record):
             raise DailyError(409, "not_revealed", f"the {variant} deal of {date} can be practised once the day is "
                                                   "over and revealed: play today's attempt instead")
-        try:
-            entered = await self.service.profiles.enter(name, key, address)
-        except ProfileError as error:
-            raise DailyError(error.status, error.code, error.message) from None
+        entered = await self.service.enter(name, key, address)
         try:
             code = await self.service.matches.create_practice((date, variant), name, record.seed, record.deal,
                                                               record.commitment)
