@@ -342,7 +342,8 @@ async def test_no_lobby_event_follows_the_countdown_when_ready_and_start_race_ac
         players = [Player(server.ws_url) for server in (a, b, a, b)]
         for index, player in enumerate(players):
             await player.connect()
-            await player.join(created["code"], f"p{index}")
+            # A name of its own per match: five matches join at once, and a name is its first player's.
+            await player.join(created["code"], f"p{index}-{created['code']}")
         await asyncio.gather(*(player.send(m.Ready()) for player in players[1:]),
                              players[0].send(m.Start(created["host_token"])), players[0].send(m.Ready()))
         for player in players:  # a ready after the start is refused (already_started): wait past it
