@@ -151,7 +151,7 @@ class History:
                    for field, one in await self.profiles.deals(hashed, limit)]
         rivals = sorted((await self.profiles.rivals(hashed)).items(),
                         key=lambda item: (-item[1].get("races", 0), -item[1].get("last_ms", 0)))
-        head_to_head = []
+        head_to_head: list[dict[str, Any]] = []
         for other, r in rivals:
             if len(head_to_head) == RIVALS_SHOWN:
                 break
