@@ -1,13 +1,15 @@
 """The player's page on a phone after a rematch: a race dealt from a random seed is labelled by its whole seed
 (32 hex digits), and that label must wrap, so that a phone (390x844) shows each recent game's time, cards and
-replay link, and each deal's records, without a sideways scroll."""
+replay link, and each deal's records, without a sideways scroll. The head-to-head is worded from the viewer's side, as the CLI words it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
+from client_cli.render import rivalry_line
 from protocol import messages as m
 from tests.browser.test_play_page import PHONE
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
@@ -47,7 +49,12 @@ async def test_a_long_seed_label_wraps_and_the_tables_fit_a_phone(server: Any) -
         past = await page.evaluate("""[...document.querySelectorAll('.scroll-x')].filter((b) => b.offsetParent)
             .map((b) => b.scrollWidth - b.clientWidth)""")
         replay = await page.get_by_role("link", name="replay").first.bounding_box()
+        pair = m.Rivalry("ann", "bob", 23, 17, 1, 41)  # the page words the score as the CLI does, viewer first
+        words = await page.evaluate("(pair) => [FTR.rivalryLine(pair, 'bob'), FTR.rivalryLine(pair, 'ann')]",
+                                    msgspec.to_builtins(pair))
         await page.screenshot(path=str(ARTIFACTS / "player-long-seed-phone.png"), full_page=True)
         await browser.close()
     assert past and all(extra <= 0 for extra in past), past
+    assert words == [rivalry_line(pair, "bob"), rivalry_line(pair, "ann")], words
+    assert words[0].startswith("bob 17-23 ann "), words
     assert replay is not None and replay["x"] + replay["width"] <= 390, replay
