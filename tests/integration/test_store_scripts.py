@@ -39,7 +39,17 @@ from server.store import (
     scripts,
     token_hash,
 )
-from server.store.keys import DAILY_NAMES, LIVE_COUNTS, LIVE_MATCHES, TIMERS, parse_day_key, parse_match_key
+from server.store.keys import (
+    DAILY_NAMES,
+    LIVE_COUNTS,
+    LIVE_MATCHES,
+    TIMERS,
+    name_hash,
+    parse_day_key,
+    parse_match_key,
+    parse_profile_key,
+)
+from server.store.profiles import Rival
 from tests.server.test_store_layout import hash_tag
 
 _PARTS = {"player": "p", "player_prefix": "p"}
@@ -147,6 +157,17 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
         assert await daily.close(date, variant, 60)
         day = await daily.deal(date, variant)
         assert day is not None and day.closed and day.attempt_index == 3 and day.solution == ""
+        player, other = name_hash(name_key(odd)), name_hash(name_key("ann"))  # named players: their scripts
+        assert await store.profiles.claim(player, odd, "k", "r", now) is None
+        assert await store.profiles.claim(other, "ann", "k2", "r2", now) is None
+        assert await store.profiles.set_key(player, "key", "k", "k3", now)
+        recorded = await store.profiles.record(player, code, {"match": code, "variant": "classic", "deal": "seed s",
+                                                              "time_ms": 10, "moves": 1, "foundation": 104},
+                                               True, now, now, [Rival(other, "ann", "w")], 10, 10)
+        assert recorded is not None and recorded.rivals[other]["wins"] == 1
+        assert await store.profiles.unclaim(other, "k2")
+        assert await store.profiles.delete(player, "k3")
+        assert await client.keys("{n:*") == []
         await client.aclose()
         return calls
 
@@ -164,6 +185,8 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
                 assert parse_match_key(key)[1] == _PARTS.get(part, part), (script.name, part, key)
             elif script.scope == "day":
                 assert parse_day_key(key)[2] == part, (script.name, part, key)
+            elif script.scope == "player":
+                assert parse_profile_key(key)[1] == part, (script.name, part, key)
             else:
                 assert key == {"timers": TIMERS, "daily_names": DAILY_NAMES, "live_matches": LIVE_MATCHES,
                                "live_counts": LIVE_COUNTS}[part], (script.name, key)
