@@ -12,9 +12,9 @@ import pytest
 
 from client_cli.render import rivalry_line
 from protocol import messages as m
+from server.names import name_key
 from tests.browser.test_play_page import PHONE
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
-from server.names import name_key
 from tests.integration.wsclient import PLAYER_KEYS, Player, create_match
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
