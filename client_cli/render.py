@@ -216,7 +216,7 @@ def players_lines(results: m.Results, me: str = "") -> list[Text]:
     mine = any(row.name == me for row in results.ranking)
     lines = [Text(record_line(note, me), style="bold green" if note.name == me else "green")
              for note in results.records if not mine or note.name == me]
-    lines += [Text(rivalry_line(pair)) for pair in results.head_to_head]
+    lines += [Text(rivalry_line(pair, me)) for pair in results.head_to_head]
     return [Text(""), *lines] if lines else []
 
 
@@ -256,8 +256,11 @@ def record_line(note: m.RecordNote, me: str = "") -> str:
     return text[0].upper() + text[1:] if note.name == me else f"{note.name}: {text}"
 
 
-def rivalry_line(pair: m.Rivalry) -> str:
-    """``ann 23-17 bob between the two of them, over all their races (41, 1 drawn)``."""
+def rivalry_line(pair: m.Rivalry, me: str = "") -> str:
+    """``ann 23-17 bob between the two of them, over all their races (41, 1 drawn)``; ``me`` (the viewer's
+    name), when it is ``pair.b``, goes first: ``bob 17-23 ann ...``."""
+    if me and me == pair.b:
+        pair = m.Rivalry(pair.b, pair.a, pair.b_wins, pair.a_wins, pair.draws, pair.races)
     drawn = f", {pair.draws} drawn" if pair.draws else ""
     return (f"{pair.a} {pair.a_wins}-{pair.b_wins} {pair.b} between the two of them, over all their races "
             f"({pair.races}{drawn})")

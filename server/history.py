@@ -96,12 +96,14 @@ class History:
         set and, for each pair of its named players (a race's), their head-to-head over all their races."""
         ranking = results.ranking
         hashed = {row.name: name_hash(name_key(row.name)) for row in ranking}
-        named = [row for row in ranking if await self.profiles.exists(hashed[row.name])]
+        created = {row.name: profile.created_ms for row in ranking
+                   if (profile := await self.profiles.get(hashed[row.name])) is not None}
+        named = [row for row in ranking if row.name in created]
         race = meta.day is None
         notes: list[m.RecordNote] = []
         outcomes: dict[str, GameOutcome] = {}
         for row in named:
-            rivals = [Rival(hashed[other.name], other.name, _result(row.rank, other.rank))
+            rivals = [Rival(hashed[other.name], other.name, _result(row.rank, other.rank), created[other.name])
                       for other in named if race and other.name != row.name]
             outcome = await self.profiles.record(
                 hashed[row.name], meta.code, self.entry(meta, row, ranking, finished_ms), row.status == PlayerStatus.WON,
@@ -162,10 +164,15 @@ class History:
                     "fewest_moves": one.get("fewest", -1), "fewest_moves_match": one.get("fewest_match", ""),
                     "last_ms": one.get("last_ms", 0)}
                    for field, one in await self.profiles.deals(hashed, limit)]
-        rivals = sorted((await self.profiles.rivals(hashed)).values(),
-                        key=lambda r: (-r.get("races", 0), -r.get("last_ms", 0)))
-        head_to_head = [{"name": r["name"], "races": r["races"], "wins": r["wins"], "losses": r["losses"],
-                         "draws": r["draws"], "by_variant": r.get("v") or {}} for r in rivals[:RIVALS_SHOWN]]
+        rivals = sorted((await self.profiles.rivals(hashed)).items(),
+                        key=lambda item: (-item[1].get("races", 0), -item[1].get("last_ms", 0)))
+        head_to_head: list[dict[str, Any]] = []
+        for other, r in rivals:
+            if len(head_to_head) == RIVALS_SHOWN:
+                break
+            if await self._same_opponent(other, r):
+                head_to_head.append({"name": r["name"], "races": r["races"], "wins": r["wins"],
+                                     "losses": r["losses"], "draws": r["draws"], "by_variant": r.get("v") or {}})
         variants = {variant: {"games": one["games"], "wins": one["wins"], "win_rate": _rate(one["wins"], one["games"]),
                               "best_time_ms": one["best_ms"], "best_time_match": one["best_match"],
                               "most_foundation": one["cards"]}
@@ -176,10 +183,20 @@ class History:
                 "win_rate": _rate(record.wins, record.games), "created_ms": record.created_ms, "records": records,
                 "recent": await self.recent(hashed, limit), "head_to_head": head_to_head, "variants": variants}
 
+    async def _same_opponent(self, other: str, rival: dict[str, Any]) -> bool:
+        """Whether the head-to-head ``rival`` against ``other`` (its ``H``) is against the name's holder now,
+        not one who deleted the name (or had it released) before it was claimed again."""
+        if "since" not in rival:
+            return True
+        profile = await self.profiles.get(other)
+        return profile is not None and profile.created_ms == rival["since"]
+
     async def versus(self, a: tuple[str, ProfileRecord], b: tuple[str, ProfileRecord]) -> dict[str, Any]:
         """``GET /players/{a}/versus/{b}``: ``{"a", "b", "races", "a_wins", "b_wins", "draws", "by_variant":
         {V: {"races", "a_wins", "b_wins", "draws"}}}`` over every race the two were both in."""
-        side = await self.profiles.rival(a[0], b[0]) or {}
+        side = await self.profiles.rival(a[0], b[0])
+        if side is None or side.get("since", b[1].created_ms) != b[1].created_ms:
+            side = {}  # never raced, or raced the name's former holder
         by_variant = {variant: {"races": v["races"], "a_wins": v["wins"], "b_wins": v["losses"], "draws": v["draws"]}
                       for variant, v in sorted((side.get("v") or {}).items())}
         return {"a": a[1].name, "b": b[1].name, "races": side.get("races", 0), "a_wins": side.get("wins", 0),

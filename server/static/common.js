@@ -282,8 +282,12 @@ const FTR = (() => {
   }
 
   /** Two players' score over all their races ({a, b, a_wins, b_wins, draws, races}, protocol Rivalry):
-      "ann 23-17 bob between the two of them, over all their races (41, 1 drawn)", as the CLI says it. */
-  function rivalryLine(pair) {
+      "ann 23-17 bob between the two of them, over all their races (41, 1 drawn)", as the CLI says it; the
+      viewer's name (me), when it is pair.b, goes first: "bob 17-23 ann ...". */
+  function rivalryLine(pair, me) {
+    if (me && me === pair.b) {
+      pair = { a: pair.b, b: pair.a, a_wins: pair.b_wins, b_wins: pair.a_wins, draws: pair.draws, races: pair.races };
+    }
     return `${pair.a} ${pair.a_wins}-${pair.b_wins} ${pair.b} between the two of them, over all their races`
       + ` (${pair.races}${pair.draws ? `, ${pair.draws} drawn` : ""})`;
   }

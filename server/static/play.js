@@ -637,7 +637,7 @@
     const pairs = r.head_to_head || [];
     $("rivalries").hidden = !pairs.length;
     $("rivalries-list").replaceChildren(...pairs.map((pair) => el("li", { "data-names": `${pair.a} ${pair.b}` },
-      FTR.rivalryLine(pair))));
+      FTR.rivalryLine(pair, state.name))));
     const mine = state.name && FTR.heldName(state.name);
     $("my-page").hidden = !mine;
     if (mine) $("my-page").href = FTR.playerPath(mine);

@@ -24,6 +24,7 @@
     $("message").className = "message" + (kind ? " " + kind : "");
   }
 
+  let linkKey = "";  // a key a link brought for a name this browser holds another key for: asked about
   /** #key=KEY (the link "Use on another device" made on a device that holds the key): keep it, and take the
       fragment off the address, so that the key is neither in the history nor shown. The key kept, or "". */
   function keyFromFragment() {
@@ -35,11 +36,31 @@
       say("That link holds no player key: make a new one on the other device.", "error");
       return "";
     }
+    const held = FTR.playerKey(name);
+    if (held && held !== key) {  // anyone can make such a link: it replaces the key held here only when asked to
+      linkKey = key;
+      return "";
+    }
     FTR.keepPlayerKey(name, key);
     localStorage.setItem("ftr:name", name);
     return key;
   }
   const brought = keyFromFragment();
+
+  function askLinkKey() {
+    $("link-key").hidden = !linkKey;
+    document.querySelectorAll(".link-key-name").forEach((node) => { node.textContent = profile ? profile.name : name; });
+  }
+
+  function answerLinkKey(use) {
+    if (use) {
+      FTR.keepPlayerKey(profile ? profile.name : name, linkKey);
+      say(`This browser keeps the link's key for ${profile ? profile.name : name} now.`, "hint");
+    }
+    linkKey = "";
+    askLinkKey();
+    if (profile) render();
+  }
 
   const ownKey = () => (profile ? FTR.playerKey(profile.name) : "");
 
@@ -329,6 +350,8 @@
     $("rotate-no").addEventListener("click", () => { confirmingRotate = false; render(); $("rotate-button").focus(); });
     $("rotate-yes").addEventListener("click", rotateKey);
     $("recover-form").addEventListener("submit", recover);
+    $("link-key-yes").addEventListener("click", () => answerLinkKey(true));
+    $("link-key-no").addEventListener("click", () => answerLinkKey(false));
     let resized = null;
     window.addEventListener("resize", () => {
       clearTimeout(resized);
@@ -337,6 +360,7 @@
   }
 
   wire();
+  askLinkKey();
   if (brought) say(`This browser keeps ${name}'s key now: it races as ${name} here too.`, "hint");
   load();
 })();

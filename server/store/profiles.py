@@ -58,11 +58,13 @@ class GameOutcome(NamedTuple):
 
 class Rival(NamedTuple):
     """One named opponent of a recorded race: its ``hashed`` name (``H``), ``name``, and ``result`` from the
-    recorded player's side: ``w`` ranked higher, ``l`` lower, ``d`` equal."""
+    recorded player's side: ``w`` ranked higher, ``l`` lower, ``d`` equal; ``since``: the opponent's
+    ``created_ms`` (a name deleted and claimed again is another opponent, whose head-to-head starts anew)."""
 
     hashed: str
     name: str
     result: str
+    since: int
 
 
 class Profiles:
@@ -82,10 +84,6 @@ class Profiles:
         """The player's profile; None when no such name is claimed."""
         data = await self.redis.hgetall(profile_key(hashed, "profile"))
         return ProfileRecord.from_hash(data) if data else None
-
-    async def exists(self, hashed: str) -> bool:
-        """Whether the name is claimed."""
-        return bool(await self.redis.exists(profile_key(hashed, "profile")))
 
     async def claim(self, hashed: str, name: str, key_digest: str, recovery_digest: str, now_ms: int,
                     released_before_ms: int = 0) -> str | None:
@@ -121,7 +119,7 @@ class Profiles:
                            int(won), entry["time_ms"], entry["moves"], entry["foundation"], now_ms, keep_games,
                            keep_deals, MAX_RIVALS, start_ms, day, MAX_DAYS]
         for rival in rivals:
-            args += [rival.hashed, rival.name, rival.result]
+            args += [rival.hashed, rival.name, rival.result, rival.since]
         reply = await self._record(keys=profile_keys(hashed), args=args)
         if reply[0] == b"none":
             return None
@@ -147,7 +145,8 @@ class Profiles:
 
     async def rivals(self, hashed: str) -> dict[str, dict[str, Any]]:
         """Every kept opponent's ``H`` -> its head-to-head (``name``, ``races``, ``wins``, ``losses``,
-        ``draws``, ``last_ms``, ``v``: per variant the same four counts)."""
+        ``draws``, ``last_ms``, ``since``: the opponent's ``created_ms`` then, ``v``: per variant the same four
+        counts)."""
         data = await self.redis.hgetall(profile_key(hashed, "rivals"))
         return {k.decode(): json.loads(v) for k, v in data.items()}
 

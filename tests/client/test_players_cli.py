@@ -172,6 +172,9 @@ def test_record_notices_and_the_head_to_head_in_words() -> None:
         "First win on the daily of 2026-12-07: 1:35.0"
     assert rivalry_line(m.Rivalry("ann", "bob", 23, 17, 1, 41)) == \
         "ann 23-17 bob between the two of them, over all their races (41, 1 drawn)"
+    # On bob's own screen, bob's side first: the score reads as his.
+    assert rivalry_line(m.Rivalry("ann", "bob", 23, 17, 1, 41), "bob") == \
+        "bob 17-23 ann between the two of them, over all their races (41, 1 drawn)"
 
 
 def test_a_joined_line_in_json_carries_none_of_its_secrets() -> None:

@@ -310,11 +310,23 @@ def test_every_player_ended_leads_to_results_whatever_the_process_dies_after_the
     results = results_within(heir, code, 8)
     assert sorted((row["name"], row["status"]) for row in results["ranking"]) == [("alice", "resigned"),
                                                                                   ("bob", "resigned")]
+    codes = [code]
     for _ in range(3):
         code = asyncio.run(last_resign(heir))
+        codes.append(code)
         heir.kill()
         heir = make_server()
         assert len(results_within(heir, code, 8)["ranking"]) == 2
+    # Whichever process recorded each race (a finalize run twice included), each is in both histories once,
+    # and the head-to-head counts it once on both sides.
+    pages = {name: httpx.get(f"{heir.url}/players/{name}", headers={"Accept": "application/json"}, timeout=10).json()
+             for name in ("alice", "bob")}
+    for name, other in (("alice", "bob"), ("bob", "alice")):
+        assert sorted(g["match"] for g in pages[name]["recent"]) == sorted(codes), pages[name]["recent"]
+        assert pages[name]["games"] == 4
+        assert [(r["name"], r["races"], r["draws"]) for r in pages[name]["head_to_head"]] == [(other, 4, 4)]
+    last = results_within(heir, code, 8)["head_to_head"]
+    assert [(row["races"], row["draws"]) for row in last] == [(4, 4)], last
 
 
 # ------------------------------------------------------------------ lobby events across two processes

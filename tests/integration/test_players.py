@@ -17,7 +17,7 @@ from server.names import name_key
 from server.store.keys import DAILY_NAMES, name_hash, profile_key
 
 from .conftest import ServerProcess
-from .wsclient import Player, create_match
+from .wsclient import PLAYER_KEYS, Player, create_match
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -253,3 +253,41 @@ async def test_daily_attempts_claims_release_and_the_limit_on_one_daily_server(s
     joined = await player.join(created["code"], "one", keys[0])
     assert joined.name == "one" and joined.player_key == ""
     await player.close()
+
+
+async def test_a_name_deleted_and_claimed_again_starts_a_head_to_head_of_its_own(srv: ServerProcess) -> None:
+    """The races of a deleted player are not the new claimant's: neither side counts them against the name."""
+
+    async def race(names: tuple[str, str]) -> m.Results:
+        created = create_match(srv.url, variant=VARIANT, seed=SEED, players=2)
+        players = [Player(srv.ws_url), Player(srv.ws_url)]
+        for player, name in zip(players, names):
+            await player.connect()
+            await player.join(created["code"], name)
+        for player in players:
+            await player.send(m.Ready())
+        for player in players:
+            await player.expect(m.Started)
+        for player in players:
+            await player.resign()
+        results = await players[0].expect(m.Results)
+        for player in players:
+            await player.close()
+        return results  # type: ignore[no-any-return]
+
+    def pairs(results: m.Results) -> list[tuple[set[str], int, int]]:  # a draw: either may be ranked first
+        return [({r.a, r.b}, r.draws, r.races) for r in results.head_to_head]
+
+    assert pairs(await race(("Ruth", "Omar"))) == [({"Ruth", "Omar"}, 1, 1)]
+    gone = httpx.request("DELETE", f"{srv.url}/players/Omar", json={"player_key": PLAYER_KEYS[name_key("Omar")]},
+                         timeout=10)
+    assert gone.status_code == 204
+    again = claim(srv, "Omar")
+    assert again.status_code == 201
+    PLAYER_KEYS[name_key("Omar")] = again.json()["player_key"]
+    versus = httpx.get(f"{srv.url}/players/Ruth/versus/Omar", timeout=10).json()
+    assert (versus["races"], versus["draws"]) == (0, 0)
+    assert page(srv, "Ruth").json()["head_to_head"] == []
+    assert pairs(await race(("Ruth", "Omar"))) == [({"Ruth", "Omar"}, 1, 1)]
+    shown = page(srv, "Ruth").json()["head_to_head"]
+    assert [(r["name"], r["races"], r["draws"]) for r in shown] == [("Omar", 1, 1)]

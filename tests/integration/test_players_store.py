@@ -33,7 +33,7 @@ async def test_a_recording_is_kept_once_and_the_history_stays_bounded(redis_url:
         assert await store.profiles.record(bob, "M0", entry("M0", "seed 1", 10, 10), True, 2000, 1500, [], 3,
                                            2) is None  # no such player: nothing kept
         assert await client.exists(profile_key(bob, "games")) == 0
-        rival = [Rival(bob, "bob", "w")]
+        rival = [Rival(bob, "bob", "w", 1000)]
         outcomes = []
         for i in range(5):  # five games on three deals, each faster than the one before
             outcomes.append(await store.profiles.record(ann, f"M{i}", entry(f"M{i}", f"seed {i % 3}", 1000 - i,

@@ -163,7 +163,7 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
         assert await store.profiles.set_key(player, "key", "k", "k3", now)
         recorded = await store.profiles.record(player, code, {"match": code, "variant": "classic", "deal": "seed s",
                                                               "time_ms": 10, "moves": 1, "foundation": 104},
-                                               True, now, now, [Rival(other, "ann", "w")], 10, 10)
+                                               True, now, now, [Rival(other, "ann", "w", now)], 10, 10)
         assert recorded is not None and recorded.rivals[other]["wins"] == 1
         assert await store.profiles.unclaim(other, "k2")
         assert await store.profiles.delete(player, "k3")

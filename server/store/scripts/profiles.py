@@ -74,8 +74,9 @@ RECORD_GAME = Script(
     match code, 2 entry JSON, 3 variant, 4 deal label, 5 won (1/0), 6 time ms, 7 moves, 8 foundation cards, 9
     now ms, 10 games kept, 11 deals kept, 12 rivals kept, 13 the match's start ms (a name claimed after it is
     another player's), 14 the day of a daily attempt (``YYYY-MM-DD``, its streak's day) or "", 15 days kept,
-    then per named opponent: its ``H``, its name, ``w``/``l``/``d`` (this player ranked
-    higher, lower, equal). Reply: ``{'none'}`` (no such player), else ``{'new' or 'done', outcome JSON}``
+    then per named opponent: its ``H``, its name, ``w``/``l``/``d`` (this player ranked higher, lower, equal),
+    its ``created_ms`` (kept as ``since``: another one restarts the count, the name having been deleted and
+    claimed again). Reply: ``{'none'}`` (no such player), else ``{'new' or 'done', outcome JSON}``
     (``{"records": [[what, deal, value, previous]...], "rivals": {H: {name, races, wins, losses,
     draws}}}``); a match recorded before answers the outcome it had.""",
     """
@@ -134,10 +135,12 @@ if extra > 0 then
   redis.call('ZREMRANGEBYRANK', KEYS[5], 0, extra - 1)
 end
 local rivals = {}
-for i = 16, #ARGV, 3 do
-  local other, result = ARGV[i], ARGV[i + 2]
+for i = 16, #ARGV, 4 do
+  local other, result, since = ARGV[i], ARGV[i + 2], tonumber(ARGV[i + 3])
   local r = redis.call('HGET', KEYS[6], other)
-  local h = r and cjson.decode(r) or {races = 0, wins = 0, losses = 0, draws = 0, v = {}}
+  local h = r and cjson.decode(r)
+  if not h or (h.since and h.since ~= since) then h = {races = 0, wins = 0, losses = 0, draws = 0, v = {}} end
+  h.since = since
   local v = h.v[variant] or {races = 0, wins = 0, losses = 0, draws = 0}
   local column = result == 'w' and 'wins' or result == 'l' and 'losses' or 'draws'
   h.name, h.last_ms = ARGV[i + 1], now
