@@ -26,8 +26,11 @@ and the 95 % interval is the 2.5 and 97.5 percentiles of p drawn from the Jeffre
 phases (the phase-1 shares ~ Dirichlet(S + 1/2, O + 1/2, L + 1/2), the open deals' solvable share ~
 Beta(s + 1/2, l + 1/2); the finite-population correction of phase 2 left out, which only widens it). An
 undecided phase-2 deal counts both ways: the lower end is computed with it lost, the upper end with it solved.
-Without a decided phase-2 deal there is no point estimate and the open share is counted both ways (the honest
-bounds). tests/engine/solver/test_winnability.py checks the coverage on simulated studies.
+Until phase 2 has decided a deal, s/(s + l) is replaced by the mean of its Jeffreys posterior Beta(s + 1/2,
+l + 1/2), which is then 1/2: the point estimate is S/N + O/(2N), the middle of the honest bounds (every open deal
+lost, every one solved). It is a placeholder that tells nothing about the open deals; the interval says what is
+known. Without any phase-2 deal the interval counts the open share both ways (the Jeffreys intervals of those
+honest bounds). tests/engine/solver/test_winnability.py checks the coverage on simulated studies.
 
 **The results file** (``--results``, default tests/benchmarks/results/winnability.tsv): one tab-separated line per
 decided (or given up) deal and phase, appended and flushed at once, so a stopped run loses only the deal in hand:
@@ -115,16 +118,14 @@ class Counts:
         return self.solved + self.lost + self.open
 
 
-def point_estimate(c: Counts) -> float | None:
-    """S/N + (O/N) * s/(s + l); None without a decided phase-2 deal (and open deals left)."""
+def point_estimate(c: Counts) -> float:
+    """S/N + (O/N) * s/(s + l) as a share; with no decided phase-2 deal s/(s + l) is its Jeffreys posterior mean
+    1/2, so S/N + O/(2N) (module docstring). Raises ValueError for a study of no deals."""
     if c.deals == 0:
-        return None
-    if c.open == 0:
-        return c.solved / c.deals
+        raise ValueError("no deals: no estimate")
     decided = c.solved2 + c.lost2
-    if decided == 0:
-        return None
-    return (c.solved + c.open * c.solved2 / decided) / c.deals
+    open_solvable = c.solved2 / decided if decided else 0.5
+    return (c.solved + c.open * open_solvable) / c.deals
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -205,15 +206,15 @@ def counts_of(table: list[dict[str, str]], variant: str) -> Counts:
 
 
 def report(path: Path) -> list[str]:
-    """One line per variant in the file, from the file alone."""
+    """One line per variant in the file, from the file alone: ``VARIANT: solvable share X % (95 % interval A-B %),
+    N deals, n decided exactly in phase 2, u undecided`` (X by :func:`point_estimate`, A-B by :func:`interval`)."""
     table = rows(path)
     lines = []
     for variant in sorted({row["variant"] for row in table}):
         c = counts_of(table, variant)
         low, high = interval(c)
-        estimate = point_estimate(c)
-        shown = "n/a" if estimate is None else f"{100 * estimate:.1f}"
-        lines.append(f"{variant}: solvable share {shown} % (95 % interval {100 * low:.1f}-{100 * high:.1f} %), "
+        lines.append(f"{variant}: solvable share {100 * point_estimate(c):.1f} % "
+                     f"(95 % interval {100 * low:.1f}-{100 * high:.1f} %), "
                      f"{c.deals} deals, {c.solved2 + c.lost2} decided exactly in phase 2, {c.undecided2} undecided")
     return lines
 
