@@ -39,7 +39,8 @@ prover's largest layer and states per second). A phase-2 deal left undecided and
 the last line of a deal and phase counts.
 
 Run in pieces: ``python tests/benchmarks/winnability.py --phase1 --count K [--variant classic] [--seconds 10]``,
-``--phase2 --count K --budget-s S [--search-s 60] [--proof-dir DIR]``, ``--import-bench FILE``, ``--report`` (from the file alone).
+``--phase2 --count K --budget-s S [--search-s 60] [--proof-dir DIR] [--new-only]``, ``--import-bench FILE``,
+``--report`` (from the file alone).
 """
 
 from __future__ import annotations
@@ -277,15 +278,17 @@ def phase1(path: Path, variant_name: str, count: int, seconds: float, states: in
         ran += 1
 
 
-def phase2_candidates(table: list[dict[str, str]], variant: str) -> Iterator[tuple[int, str]]:
-    """The deals phase 2 takes next: first those it left undecided (to resume), then the open deals it has not
-    taken yet, each group in :func:`phase2_key` order. Which deals enter depends on the seeds' keys and on
-    phase 1 alone, never on a phase-2 verdict."""
+def phase2_candidates(table: list[dict[str, str]], variant: str, *, resume: bool = True) -> Iterator[tuple[int, str]]:
+    """The deals phase 2 takes next: first those it left undecided (to resume; skipped with ``resume`` false),
+    then the open deals it has not taken yet, each group in :func:`phase2_key` order. Which deals enter depends
+    on the seeds' keys and on phase 1 alone, never on a phase-2 verdict."""
     first = latest(table, variant, "1")
     second = latest(table, variant, "2")
     open_ = sorted(((index, row["seed"]) for index, row in first.items() if row["verdict"] == "unknown"),
                    key=lambda pair: phase2_key(pair[1]))
-    yield from ((index, seed) for index, seed in open_ if index in second and second[index]["verdict"] == "unknown")
+    if resume:
+        yield from ((index, seed) for index, seed in open_
+                    if index in second and second[index]["verdict"] == "unknown")
     yield from ((index, seed) for index, seed in open_ if index not in second)
 
 
@@ -306,9 +309,10 @@ def _progress(seed: str, before: int, started: float) -> Callable[[LayeredProof]
 
 
 def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: Path, states: int | None,
-           search_s: float) -> None:
-    """Give the next ``count`` phase-2 deals ``budget`` seconds each of the prover (resuming where a run left),
-    a deal new to phase 2 first ``search_s`` seconds of the schedule (a win or a loss it proves is exact too)."""
+           search_s: float, resume: bool = True) -> None:
+    """Give the next ``count`` phase-2 deals ``budget`` seconds each of the prover (resuming where a run left;
+    with ``resume`` false only deals new to phase 2), a deal new to phase 2 first ``search_s`` seconds of the
+    schedule (a win or a loss it proves is exact too)."""
     from server.engine import deal, find_variant
     from server.engine.solver import Budget, solve
     from server.engine.solver.proof_file import ProofFile
@@ -316,7 +320,7 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
 
     variant = find_variant(variant_name)
     commit = build()
-    for index, seed in list(phase2_candidates(rows(path), variant_name))[:count]:
+    for index, seed in list(phase2_candidates(rows(path), variant_name, resume=resume))[:count]:
         store = ProofFile(proof_dir, f"{variant_name}-{seed}")
         if search_s > 0 and not store.path.exists():
             # A longer run of the schedule first: the prover meets a win only in the last layers (README.md).
@@ -364,6 +368,8 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=600.0, help="phase 2: the prover's seconds per deal")
     parser.add_argument("--search-s", type=float, default=60.0,
                         help="phase 2: seconds of the schedule on a deal new to phase 2 before the prover (0: none)")
+    parser.add_argument("--new-only", action="store_true",
+                        help="phase 2: skip the deals left undecided (a resumed proof needs the memory it had)")
     parser.add_argument("--layer-states", type=int, default=None, help="phase 2: the most states of one layer")
     parser.add_argument("--proof-dir", type=Path,
                         default=Path(os.path.expanduser("~/.cache/forty-thieves-race/proofs")),
@@ -377,7 +383,7 @@ def main() -> None:
         phase1(args.results, args.variant, args.count, args.seconds, args.states)
     else:
         phase2(args.results, args.variant, args.count, args.budget_s, args.proof_dir, args.layer_states,
-               args.search_s)
+               args.search_s, resume=not args.new_only)
 
 
 if __name__ == "__main__":

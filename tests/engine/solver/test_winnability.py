@@ -100,6 +100,7 @@ def test_the_report_reads_the_file_alone_and_the_last_line_of_a_deal_counts(tmp_
     assert report[1].startswith("relaxed: solvable share 100.0 % (95 % interval ")
     # The phase-2 order skips deals phase 2 decided and keeps undecided ones for resuming.
     assert [index for index, _ in w.phase2_candidates(w.rows(path), "classic")] == [3]
+    assert list(w.phase2_candidates(w.rows(path), "classic", resume=False)) == []
 
 
 def test_the_report_gives_a_share_before_phase2_decides_a_deal(tmp_path: Path) -> None:
