@@ -292,8 +292,17 @@ def phase2_candidates(table: list[dict[str, str]], variant: str, *, resume: bool
     yield from ((index, seed) for index, seed in open_ if index not in second)
 
 
-def _progress(seed: str, before: int, started: float) -> Callable[[LayeredProof], None]:
-    """A report after each layer that prints the proof's figures at most once a minute."""
+class MemoryCap(Exception):
+    """The process's peak memory passed the cap given to :func:`phase2` (checked after each layer)."""
+
+
+def _maxrss_mb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+
+def _progress(seed: str, before: int, started: float, max_rss_mb: int | None = None) -> Callable[[LayeredProof], None]:
+    """A report after each layer that prints the proof's figures at most once a minute and raises
+    :class:`MemoryCap` once the peak memory passes ``max_rss_mb`` (MB)."""
     last = [started]
 
     def progress(p: LayeredProof) -> None:
@@ -303,20 +312,24 @@ def _progress(seed: str, before: int, started: float) -> Callable[[LayeredProof]
             print(f"  {seed}: layer {p.next_layer()}, {p.counts.nodes} nodes, largest layer "
                   f"{p.counts.largest_layer} {p.counts.largest_key}, seeds {p.seeds}, "
                   f"{(p.counts.nodes - before) / (now - started):.0f} states/s, "
-                  f"maxrss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB", flush=True)
+                  f"maxrss {_maxrss_mb()} MB", flush=True)
+        if max_rss_mb is not None and _maxrss_mb() > max_rss_mb:
+            raise MemoryCap(f"maxrss {_maxrss_mb()} MB past the cap of {max_rss_mb} MB")
 
     return progress
 
 
 def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: Path, states: int | None,
-           search_s: float, resume: bool = True) -> None:
+           search_s: float, resume: bool = True, max_rss_mb: int | None = None) -> None:
     """Give the next ``count`` phase-2 deals ``budget`` seconds each of the prover (resuming where a run left;
     with ``resume`` false only deals new to phase 2), a deal new to phase 2 first ``search_s`` seconds of the
-    schedule (a win or a loss it proves is exact too)."""
+    schedule (a win or a loss it proves is exact too). A run stopped by ``states`` (one layer's bound) or by
+    ``max_rss_mb`` (the peak memory after a layer, MB) writes no checkpoint (the file keeps its last one, the work
+    since is lost) and gets an ``unknown`` line saying so: the deal stays in the sample, undecided."""
     from server.engine import deal, find_variant
     from server.engine.solver import Budget, solve
     from server.engine.solver.proof_file import ProofFile
-    from server.engine.solver.prover import run
+    from server.engine.solver.prover import Stopped, run
 
     variant = find_variant(variant_name)
     commit = build()
@@ -338,17 +351,22 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
         proof = store.open(deal(seed, variant), variant)
         before = proof.counts.nodes
         started = time.monotonic()
-        progress = _progress(seed, before, started)
-        verdict = run(proof, store, seconds=budget, clock=time.monotonic, checkpoint_seconds=300.0, states=states,
-                      report=progress)
+        progress = _progress(seed, before, started, max_rss_mb)
+        stopped = ""
+        try:
+            verdict = run(proof, store, seconds=budget, clock=time.monotonic, checkpoint_seconds=300.0,
+                          states=states, report=progress)
+        except (Stopped, MemoryCap) as error:
+            verdict = "unknown"
+            stopped = f"stopped ({error or 'the layer bound'}), the work since the last checkpoint lost, "
         elapsed = time.monotonic() - started
         c = proof.counts
         rate = (c.nodes - before) / max(elapsed, 1e-9)
         append(path, {"variant": variant_name, "index": index, "seed": seed, "phase": 2, "verdict": verdict,
                       "nodes": c.nodes, "seconds": f"{elapsed:.1f}",
-                      "note": f"build {commit}, prover, {c.layers} layers, largest layer {c.largest_layer} "
+                      "note": f"build {commit}, prover, {stopped}{c.layers} layers, largest layer {c.largest_layer} "
                               f"{tuple(c.largest_key)}, most seeds {c.most_seeds}, {rate:.0f} states/s, "
-                              f"maxrss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB"})
+                              f"maxrss {_maxrss_mb()} MB"})
         print(f"{variant_name} {index} {seed}: {verdict} after {c.nodes} nodes ({elapsed:.0f} s this run)",
               flush=True)
 
@@ -370,6 +388,8 @@ def main() -> None:
                         help="phase 2: seconds of the schedule on a deal new to phase 2 before the prover (0: none)")
     parser.add_argument("--new-only", action="store_true",
                         help="phase 2: skip the deals left undecided (a resumed proof needs the memory it had)")
+    parser.add_argument("--max-rss-mb", type=int, default=None,
+                        help="phase 2: stop a deal (undecided, no checkpoint) once the peak memory passes this")
     parser.add_argument("--layer-states", type=int, default=None, help="phase 2: the most states of one layer")
     parser.add_argument("--proof-dir", type=Path,
                         default=Path(os.path.expanduser("~/.cache/forty-thieves-race/proofs")),
@@ -383,7 +403,7 @@ def main() -> None:
         phase1(args.results, args.variant, args.count, args.seconds, args.states)
     else:
         phase2(args.results, args.variant, args.count, args.budget_s, args.proof_dir, args.layer_states,
-               args.search_s, resume=not args.new_only)
+               args.search_s, resume=not args.new_only, max_rss_mb=args.max_rss_mb)
 
 
 if __name__ == "__main__":
