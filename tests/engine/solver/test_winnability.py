@@ -116,3 +116,17 @@ def test_the_report_gives_a_share_before_phase2_decides_a_deal(tmp_path: Path) -
     line = (f"classic: solvable share 60.0 % (95 % interval {100 * low:.1f}-{100 * high:.1f} %), "
             "5 deals, 0 decided exactly in phase 2, 1 undecided")
     assert w.report(path) == [line]
+
+
+def test_a_prover_run_past_the_memory_cap_leaves_the_deal_in_the_sample_undecided(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    seed = w.seed_of("classic", 872)
+    w.append(path, {"variant": "classic", "index": 872, "seed": seed, "phase": 1, "verdict": "unknown",
+                    "nodes": 10, "seconds": 10.0, "note": "test"})
+    # Any process is past 1 MB: the run stops after its first layer.
+    w.phase2(path, "classic", 1, 30.0, tmp_path / "proofs", None, 0.0, max_rss_mb=1)
+    last = w.rows(path)[-1]
+    assert (last["index"], last["phase"], last["verdict"]) == ("872", "2", "unknown")
+    assert "past the cap of 1 MB" in last["note"]
+    assert w.counts_of(w.rows(path), "classic") == w.Counts(solved=0, lost=0, open=1, undecided2=1)
+    assert [index for index, _ in w.phase2_candidates(w.rows(path), "classic")] == [872]
