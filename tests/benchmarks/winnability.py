@@ -39,8 +39,8 @@ prover's largest layer and states per second). A phase-2 deal left undecided and
 the last line of a deal and phase counts.
 
 Run in pieces: ``python tests/benchmarks/winnability.py --phase1 --count K [--variant classic] [--seconds 10]``,
-``--phase2 --count K --budget-s S [--search-s 60] [--proof-dir DIR] [--new-only]``, ``--import-bench FILE``,
-``--report`` (from the file alone).
+``--phase2 --count K --budget-s S [--search-s 60] [--proof-dir DIR] [--new-only | --deal I] [--max-rss-mb M]``,
+``--import-bench FILE``, ``--report`` (from the file alone).
 """
 
 from __future__ import annotations
@@ -320,12 +320,14 @@ def _progress(seed: str, before: int, started: float, max_rss_mb: int | None = N
 
 
 def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: Path, states: int | None,
-           search_s: float, resume: bool = True, max_rss_mb: int | None = None) -> None:
+           search_s: float, resume: bool = True, max_rss_mb: int | None = None, only: int | None = None) -> None:
     """Give the next ``count`` phase-2 deals ``budget`` seconds each of the prover (resuming where a run left;
     with ``resume`` false only deals new to phase 2), a deal new to phase 2 first ``search_s`` seconds of the
     schedule (a win or a loss it proves is exact too). A run stopped by ``states`` (one layer's bound) or by
     ``max_rss_mb`` (the peak memory after a layer, MB) writes no checkpoint (the file keeps its last one, the work
-    since is lost) and gets an ``unknown`` line saying so: the deal stays in the sample, undecided."""
+    since is lost) and gets an ``unknown`` line saying so: the deal stays in the sample, undecided. ``only``:
+    resume that deal alone, which must be one phase 2 left undecided (a deal enters the sample only in its turn);
+    raises ``SystemExit`` otherwise."""
     from server.engine import deal, find_variant
     from server.engine.solver import Budget, solve
     from server.engine.solver.proof_file import ProofFile
@@ -333,7 +335,13 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
 
     variant = find_variant(variant_name)
     commit = build()
-    for index, seed in list(phase2_candidates(rows(path), variant_name, resume=resume))[:count]:
+    candidates = list(phase2_candidates(rows(path), variant_name, resume=resume))[:count]
+    if only is not None:
+        second = latest(rows(path), variant_name, "2")
+        if only not in second or second[only]["verdict"] != "unknown":
+            raise SystemExit(f"{variant_name} deal {only} is no phase-2 deal left undecided")
+        candidates = [(only, second[only]["seed"])]
+    for index, seed in candidates:
         store = ProofFile(proof_dir, f"{variant_name}-{seed}")
         if search_s > 0 and not store.path.exists():
             # A longer run of the schedule first: the prover meets a win only in the last layers (README.md).
@@ -388,6 +396,8 @@ def main() -> None:
                         help="phase 2: seconds of the schedule on a deal new to phase 2 before the prover (0: none)")
     parser.add_argument("--new-only", action="store_true",
                         help="phase 2: skip the deals left undecided (a resumed proof needs the memory it had)")
+    parser.add_argument("--deal", type=int, default=None,
+                        help="phase 2: resume this deal alone (one phase 2 left undecided)")
     parser.add_argument("--max-rss-mb", type=int, default=None,
                         help="phase 2: stop a deal (undecided, no checkpoint) once the peak memory passes this")
     parser.add_argument("--layer-states", type=int, default=None, help="phase 2: the most states of one layer")
@@ -403,7 +413,8 @@ def main() -> None:
         phase1(args.results, args.variant, args.count, args.seconds, args.states)
     else:
         phase2(args.results, args.variant, args.count, args.budget_s, args.proof_dir, args.layer_states,
-               args.search_s, resume=not args.new_only, max_rss_mb=args.max_rss_mb)
+               args.search_s, resume=not args.new_only, max_rss_mb=args.max_rss_mb,
+               only=args.deal)
 
 
 if __name__ == "__main__":

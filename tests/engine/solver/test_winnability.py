@@ -130,3 +130,5 @@ def test_a_prover_run_past_the_memory_cap_leaves_the_deal_in_the_sample_undecide
     assert "past the cap of 1 MB" in last["note"]
     assert w.counts_of(w.rows(path), "classic") == w.Counts(solved=0, lost=0, open=1, undecided2=1)
     assert [index for index, _ in w.phase2_candidates(w.rows(path), "classic")] == [872]
+    with pytest.raises(SystemExit):  # a deal enters phase 2 only in its turn
+        w.phase2(path, "classic", 1, 30.0, tmp_path / "proofs", None, 0.0, only=16)
