@@ -26,8 +26,11 @@ and the 95 % interval is the 2.5 and 97.5 percentiles of p drawn from the Jeffre
 phases (the phase-1 shares ~ Dirichlet(S + 1/2, O + 1/2, L + 1/2), the open deals' solvable share ~
 Beta(s + 1/2, l + 1/2); the finite-population correction of phase 2 left out, which only widens it). An
 undecided phase-2 deal counts both ways: the lower end is computed with it lost, the upper end with it solved.
-Without a decided phase-2 deal there is no point estimate and the open share is counted both ways (the honest
-bounds). tests/engine/solver/test_winnability.py checks the coverage on simulated studies.
+Until phase 2 has decided a deal, s/(s + l) is replaced by the mean of its Jeffreys posterior Beta(s + 1/2,
+l + 1/2), which is then 1/2: the point estimate is S/N + O/(2N), the middle of the honest bounds (every open deal
+lost, every one solved). It is a placeholder that tells nothing about the open deals; the interval says what is
+known. Without any phase-2 deal the interval counts the open share both ways (the Jeffreys intervals of those
+honest bounds). tests/engine/solver/test_winnability.py checks the coverage on simulated studies.
 
 **The results file** (``--results``, default tests/benchmarks/results/winnability.tsv): one tab-separated line per
 decided (or given up) deal and phase, appended and flushed at once, so a stopped run loses only the deal in hand:
@@ -36,7 +39,8 @@ prover's largest layer and states per second). A phase-2 deal left undecided and
 the last line of a deal and phase counts.
 
 Run in pieces: ``python tests/benchmarks/winnability.py --phase1 --count K [--variant classic] [--seconds 10]``,
-``--phase2 --count K --budget-s S [--search-s 60] [--proof-dir DIR]``, ``--import-bench FILE``, ``--report`` (from the file alone).
+``--phase2 --count K --budget-s S [--search-s 60] [--proof-dir DIR] [--new-only | --deal I] [--max-rss-mb M]``,
+``--import-bench FILE``, ``--report`` (from the file alone).
 """
 
 from __future__ import annotations
@@ -115,16 +119,14 @@ class Counts:
         return self.solved + self.lost + self.open
 
 
-def point_estimate(c: Counts) -> float | None:
-    """S/N + (O/N) * s/(s + l); None without a decided phase-2 deal (and open deals left)."""
+def point_estimate(c: Counts) -> float:
+    """S/N + (O/N) * s/(s + l) as a share; with no decided phase-2 deal s/(s + l) is its Jeffreys posterior mean
+    1/2, so S/N + O/(2N) (module docstring). Raises ValueError for a study of no deals."""
     if c.deals == 0:
-        return None
-    if c.open == 0:
-        return c.solved / c.deals
+        raise ValueError("no deals: no estimate")
     decided = c.solved2 + c.lost2
-    if decided == 0:
-        return None
-    return (c.solved + c.open * c.solved2 / decided) / c.deals
+    open_solvable = c.solved2 / decided if decided else 0.5
+    return (c.solved + c.open * open_solvable) / c.deals
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -205,15 +207,15 @@ def counts_of(table: list[dict[str, str]], variant: str) -> Counts:
 
 
 def report(path: Path) -> list[str]:
-    """One line per variant in the file, from the file alone."""
+    """One line per variant in the file, from the file alone: ``VARIANT: solvable share X % (95 % interval A-B %),
+    N deals, n decided exactly in phase 2, u undecided`` (X by :func:`point_estimate`, A-B by :func:`interval`)."""
     table = rows(path)
     lines = []
     for variant in sorted({row["variant"] for row in table}):
         c = counts_of(table, variant)
         low, high = interval(c)
-        estimate = point_estimate(c)
-        shown = "n/a" if estimate is None else f"{100 * estimate:.1f}"
-        lines.append(f"{variant}: solvable share {shown} % (95 % interval {100 * low:.1f}-{100 * high:.1f} %), "
+        lines.append(f"{variant}: solvable share {100 * point_estimate(c):.1f} % "
+                     f"(95 % interval {100 * low:.1f}-{100 * high:.1f} %), "
                      f"{c.deals} deals, {c.solved2 + c.lost2} decided exactly in phase 2, {c.undecided2} undecided")
     return lines
 
@@ -276,20 +278,31 @@ def phase1(path: Path, variant_name: str, count: int, seconds: float, states: in
         ran += 1
 
 
-def phase2_candidates(table: list[dict[str, str]], variant: str) -> Iterator[tuple[int, str]]:
-    """The deals phase 2 takes next: first those it left undecided (to resume), then the open deals it has not
-    taken yet, each group in :func:`phase2_key` order. Which deals enter depends on the seeds' keys and on
-    phase 1 alone, never on a phase-2 verdict."""
+def phase2_candidates(table: list[dict[str, str]], variant: str, *, resume: bool = True) -> Iterator[tuple[int, str]]:
+    """The deals phase 2 takes next: first those it left undecided (to resume; skipped with ``resume`` false),
+    then the open deals it has not taken yet, each group in :func:`phase2_key` order. Which deals enter depends
+    on the seeds' keys and on phase 1 alone, never on a phase-2 verdict."""
     first = latest(table, variant, "1")
     second = latest(table, variant, "2")
     open_ = sorted(((index, row["seed"]) for index, row in first.items() if row["verdict"] == "unknown"),
                    key=lambda pair: phase2_key(pair[1]))
-    yield from ((index, seed) for index, seed in open_ if index in second and second[index]["verdict"] == "unknown")
+    if resume:
+        yield from ((index, seed) for index, seed in open_
+                    if index in second and second[index]["verdict"] == "unknown")
     yield from ((index, seed) for index, seed in open_ if index not in second)
 
 
-def _progress(seed: str, before: int, started: float) -> Callable[[LayeredProof], None]:
-    """A report after each layer that prints the proof's figures at most once a minute."""
+class MemoryCap(Exception):
+    """The process's peak memory passed the cap given to :func:`phase2` (checked after each layer)."""
+
+
+def _maxrss_mb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+
+def _progress(seed: str, before: int, started: float, max_rss_mb: int | None = None) -> Callable[[LayeredProof], None]:
+    """A report after each layer that prints the proof's figures at most once a minute and raises
+    :class:`MemoryCap` once the peak memory passes ``max_rss_mb`` (MB)."""
     last = [started]
 
     def progress(p: LayeredProof) -> None:
@@ -299,23 +312,36 @@ def _progress(seed: str, before: int, started: float) -> Callable[[LayeredProof]
             print(f"  {seed}: layer {p.next_layer()}, {p.counts.nodes} nodes, largest layer "
                   f"{p.counts.largest_layer} {p.counts.largest_key}, seeds {p.seeds}, "
                   f"{(p.counts.nodes - before) / (now - started):.0f} states/s, "
-                  f"maxrss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB", flush=True)
+                  f"maxrss {_maxrss_mb()} MB", flush=True)
+        if max_rss_mb is not None and _maxrss_mb() > max_rss_mb:
+            raise MemoryCap(f"maxrss {_maxrss_mb()} MB past the cap of {max_rss_mb} MB")
 
     return progress
 
 
 def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: Path, states: int | None,
-           search_s: float) -> None:
-    """Give the next ``count`` phase-2 deals ``budget`` seconds each of the prover (resuming where a run left),
-    a deal new to phase 2 first ``search_s`` seconds of the schedule (a win or a loss it proves is exact too)."""
+           search_s: float, resume: bool = True, max_rss_mb: int | None = None, only: int | None = None) -> None:
+    """Give the next ``count`` phase-2 deals ``budget`` seconds each of the prover (resuming where a run left;
+    with ``resume`` false only deals new to phase 2), a deal new to phase 2 first ``search_s`` seconds of the
+    schedule (a win or a loss it proves is exact too). A run stopped by ``states`` (one layer's bound) or by
+    ``max_rss_mb`` (the peak memory after a layer, MB) writes no checkpoint (the file keeps its last one, the work
+    since is lost) and gets an ``unknown`` line saying so: the deal stays in the sample, undecided. ``only``:
+    resume that deal alone, which must be one phase 2 left undecided (a deal enters the sample only in its turn);
+    raises ``SystemExit`` otherwise."""
     from server.engine import deal, find_variant
     from server.engine.solver import Budget, solve
     from server.engine.solver.proof_file import ProofFile
-    from server.engine.solver.prover import run
+    from server.engine.solver.prover import Stopped, run
 
     variant = find_variant(variant_name)
     commit = build()
-    for index, seed in list(phase2_candidates(rows(path), variant_name))[:count]:
+    candidates = list(phase2_candidates(rows(path), variant_name, resume=resume))[:count]
+    if only is not None:
+        second = latest(rows(path), variant_name, "2")
+        if only not in second or second[only]["verdict"] != "unknown":
+            raise SystemExit(f"{variant_name} deal {only} is no phase-2 deal left undecided")
+        candidates = [(only, second[only]["seed"])]
+    for index, seed in candidates:
         store = ProofFile(proof_dir, f"{variant_name}-{seed}")
         if search_s > 0 and not store.path.exists():
             # A longer run of the schedule first: the prover meets a win only in the last layers (README.md).
@@ -333,17 +359,22 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
         proof = store.open(deal(seed, variant), variant)
         before = proof.counts.nodes
         started = time.monotonic()
-        progress = _progress(seed, before, started)
-        verdict = run(proof, store, seconds=budget, clock=time.monotonic, checkpoint_seconds=300.0, states=states,
-                      report=progress)
+        progress = _progress(seed, before, started, max_rss_mb)
+        stopped = ""
+        try:
+            verdict = run(proof, store, seconds=budget, clock=time.monotonic, checkpoint_seconds=300.0,
+                          states=states, report=progress)
+        except (Stopped, MemoryCap) as error:
+            verdict = "unknown"
+            stopped = f"stopped ({error or 'the layer bound'}), the work since the last checkpoint lost, "
         elapsed = time.monotonic() - started
         c = proof.counts
         rate = (c.nodes - before) / max(elapsed, 1e-9)
         append(path, {"variant": variant_name, "index": index, "seed": seed, "phase": 2, "verdict": verdict,
                       "nodes": c.nodes, "seconds": f"{elapsed:.1f}",
-                      "note": f"build {commit}, prover, {c.layers} layers, largest layer {c.largest_layer} "
+                      "note": f"build {commit}, prover, {stopped}{c.layers} layers, largest layer {c.largest_layer} "
                               f"{tuple(c.largest_key)}, most seeds {c.most_seeds}, {rate:.0f} states/s, "
-                              f"maxrss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB"})
+                              f"maxrss {_maxrss_mb()} MB"})
         print(f"{variant_name} {index} {seed}: {verdict} after {c.nodes} nodes ({elapsed:.0f} s this run)",
               flush=True)
 
@@ -363,6 +394,12 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=600.0, help="phase 2: the prover's seconds per deal")
     parser.add_argument("--search-s", type=float, default=60.0,
                         help="phase 2: seconds of the schedule on a deal new to phase 2 before the prover (0: none)")
+    parser.add_argument("--new-only", action="store_true",
+                        help="phase 2: skip the deals left undecided (a resumed proof needs the memory it had)")
+    parser.add_argument("--deal", type=int, default=None,
+                        help="phase 2: resume this deal alone (one phase 2 left undecided)")
+    parser.add_argument("--max-rss-mb", type=int, default=None,
+                        help="phase 2: stop a deal (undecided, no checkpoint) once the peak memory passes this")
     parser.add_argument("--layer-states", type=int, default=None, help="phase 2: the most states of one layer")
     parser.add_argument("--proof-dir", type=Path,
                         default=Path(os.path.expanduser("~/.cache/forty-thieves-race/proofs")),
@@ -376,7 +413,8 @@ def main() -> None:
         phase1(args.results, args.variant, args.count, args.seconds, args.states)
     else:
         phase2(args.results, args.variant, args.count, args.budget_s, args.proof_dir, args.layer_states,
-               args.search_s)
+               args.search_s, resume=not args.new_only, max_rss_mb=args.max_rss_mb,
+               only=args.deal)
 
 
 if __name__ == "__main__":

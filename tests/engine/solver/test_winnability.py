@@ -50,7 +50,11 @@ def test_the_point_estimate_is_the_stratified_share() -> None:
     assert w.point_estimate(c) == pytest.approx((50 + 40 * 1 / 4) / 100)
     low, high = w.interval(c)
     assert low < w.point_estimate(c) < high
-    assert w.point_estimate(w.Counts(50, 10, 40)) is None  # no phase-2 deal decided yet
+    # No phase-2 deal decided yet: the open deals' share is the Jeffreys posterior mean 1/2.
+    assert w.point_estimate(w.Counts(50, 10, 40)) == pytest.approx((50 + 40 / 2) / 100)
+    assert w.point_estimate(w.Counts(50, 10, 40, undecided2=3)) == pytest.approx(0.7)
+    with pytest.raises(ValueError):
+        w.point_estimate(w.Counts(0, 0, 0))
     assert w.point_estimate(w.Counts(50, 10, 0)) == pytest.approx(50 / 60)
 
 
@@ -96,3 +100,35 @@ def test_the_report_reads_the_file_alone_and_the_last_line_of_a_deal_counts(tmp_
     assert report[1].startswith("relaxed: solvable share 100.0 % (95 % interval ")
     # The phase-2 order skips deals phase 2 decided and keeps undecided ones for resuming.
     assert [index for index, _ in w.phase2_candidates(w.rows(path), "classic")] == [3]
+    assert list(w.phase2_candidates(w.rows(path), "classic", resume=False)) == []
+
+
+def test_the_report_gives_a_share_before_phase2_decides_a_deal(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    lines = [(1, "solved", "1"), (2, "unknown", "1"), (3, "unknown", "1"), (4, "unsolvable", "1"),
+             (5, "solved", "1"), (2, "unknown", "2")]
+    for index, verdict, phase in lines:
+        w.append(path, {"variant": "classic", "index": index, "seed": f"s{index}", "phase": phase, "verdict": verdict,
+                        "nodes": 10, "seconds": 1.0, "note": "test"})
+    # 2 of 5 solved, 2 open counted as half solved: (2 + 2 / 2) / 5 = 60 %.
+    low, high = w.interval(w.Counts(solved=2, lost=1, open=2, undecided2=1))
+    assert low < 0.6 < high
+    line = (f"classic: solvable share 60.0 % (95 % interval {100 * low:.1f}-{100 * high:.1f} %), "
+            "5 deals, 0 decided exactly in phase 2, 1 undecided")
+    assert w.report(path) == [line]
+
+
+def test_a_prover_run_past_the_memory_cap_leaves_the_deal_in_the_sample_undecided(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    seed = w.seed_of("classic", 872)
+    w.append(path, {"variant": "classic", "index": 872, "seed": seed, "phase": 1, "verdict": "unknown",
+                    "nodes": 10, "seconds": 10.0, "note": "test"})
+    # Any process is past 1 MB: the run stops after its first layer.
+    w.phase2(path, "classic", 1, 30.0, tmp_path / "proofs", None, 0.0, max_rss_mb=1)
+    last = w.rows(path)[-1]
+    assert (last["index"], last["phase"], last["verdict"]) == ("872", "2", "unknown")
+    assert "past the cap of 1 MB" in last["note"]
+    assert w.counts_of(w.rows(path), "classic") == w.Counts(solved=0, lost=0, open=1, undecided2=1)
+    assert [index for index, _ in w.phase2_candidates(w.rows(path), "classic")] == [872]
+    with pytest.raises(SystemExit):  # a deal enters phase 2 only in its turn
+        w.phase2(path, "classic", 1, 30.0, tmp_path / "proofs", None, 0.0, only=16)
