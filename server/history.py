@@ -133,7 +133,7 @@ class History:
         still claimed (a board keeps the entries of a deleted player)."""
         hashed = name_hash(name_key(name))
         days = await self.profiles.days(hashed)
-        if ended and await self.profiles.exists(hashed):
+        if ended and await self.profiles.get(hashed) is not None:
             days += ended
         rule = StreakRule(self.settings.freeze_every_days, self.settings.freezes_max)
         return streak_of(days, today or day_of(self.now_ms()), rule)
