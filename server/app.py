@@ -55,7 +55,7 @@ from .dealpool import HOST_DEAL_SECONDS, fill_pool
 from .embedded_redis import EmbeddedRedis
 from .gcpacing import pace_collections
 from .health import Readiness, livez, readyz
-from .httpjson import error_response, over_rate, public_url, read_json
+from .httpjson import client_address, error_response, over_rate, public_url, read_json
 from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch
 from .matches import MatchService
 from .metrics import Metrics, MetricsMiddleware
@@ -123,13 +123,13 @@ register_url_convertor("match", MatchCode())
 
 async def create_match(request: Request) -> Response:
     service: MatchService = request.app.state.service
-    if await over_rate(request, request.app.state.create_limiters, service.settings.matches_per_min):
+    if over_rate(request, request.app.state.create_limiters, service.settings.matches_per_min):
         return _error(429, "rate_limited", "too many matches created from this address: wait a minute")
     create = await read_json(request, CreateMatch, 16384, "match settings")
     if isinstance(create, Response):
         return create
     try:
-        created = await service.creation.create(create, request.client.host if request.client else "?")
+        created = await service.creation.create(create, client_address(request))
     except ServiceError as error:
         if error.code == "rate_limited":  # this address's own deals already wait for the solver
             refused = _error(429, error.code, error.message)

@@ -288,6 +288,20 @@ def _take(limiter: AsyncLimiter) -> bool:
     return True
 
 
+MAX_ADDRESSES = 10_000
+"""Addresses :func:`over_limit` keeps a bucket for before it forgets the idle ones (bounded memory)."""
+
+
+def over_limit(limiters: dict[str, AsyncLimiter], address: str, rate: float, period_s: float) -> bool:
+    """True when ``address`` has spent its ``rate`` requests of ``period_s`` seconds (one aiolimiter token
+    bucket per address in ``limiters``); otherwise takes one and returns False. Past :data:`MAX_ADDRESSES`
+    addresses the buckets that are full again are forgotten."""
+    if len(limiters) > MAX_ADDRESSES:
+        for idle in [key for key, limiter in limiters.items() if limiter.has_capacity(rate)]:
+            del limiters[idle]
+    return not _take(limiters.setdefault(address, AsyncLimiter(rate, period_s)))
+
+
 def protocol_classes(settings: Settings) -> tuple[Any, Any]:
     """``(http, ws)`` protocol factories for ``uvicorn.run`` with one shared :class:`ConnectionLimits`."""
     limits = ConnectionLimits.from_settings(settings)

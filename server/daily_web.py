@@ -36,7 +36,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .daily import DailyError, DailyService
-from .httpjson import STREAM_ID_HELP, error_response, over_rate, public_url, read_json, valid_stream_id
+from .httpjson import STREAM_ID_HELP, client_address, error_response, over_rate, public_url, read_json, valid_stream_id
 from .hub import TooSlow
 from .pages import STATIC_DIR
 from .watch import SpectatorStream
@@ -83,7 +83,7 @@ async def _limited(request: Request) -> bool:
     limiters: dict[str, AsyncLimiter] | None = getattr(request.app.state, "daily_limiters", None)
     if limiters is None:
         limiters = request.app.state.daily_limiters = {}
-    return await over_rate(request, limiters, request.app.state.settings.matches_per_min)
+    return over_rate(request, limiters, request.app.state.settings.matches_per_min)
 
 
 async def attempt(request: Request) -> Response:
@@ -94,7 +94,7 @@ async def attempt(request: Request) -> Response:
     if isinstance(wanted, Response):
         return wanted
     variant = request.path_params["variant"][:40]
-    address = request.client.host if request.client else "?"
+    address = client_address(request)
     return await _answer(request, lambda s: s.attempt(variant, wanted.name, wanted.token, wanted.player_key,
                                                       address))
 
@@ -153,7 +153,7 @@ async def practice(request: Request) -> Response:
     if isinstance(wanted, Response):
         return wanted
     date, variant = request.path_params["date"][:20], request.path_params["variant"][:40]
-    address = request.client.host if request.client else "?"
+    address = client_address(request)
     return await _answer(request, lambda s: s.days.practice(date, variant, wanted.name,
                                                             wanted.player_key or wanted.token, address))
 

@@ -13,6 +13,8 @@ from aiolimiter import AsyncLimiter
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from .connection_limits import over_limit
+
 T = TypeVar("T")
 
 
@@ -26,18 +28,15 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": code, "message": message}, status_code=status)
 
 
-async def over_rate(request: Request, limiters: dict[str, AsyncLimiter], per_min: float) -> bool:
-    """True when the client's address spent its ``per_min`` requests of this minute (token bucket per
-    address, aiolimiter); otherwise takes one and returns False. ``limiters`` maps addresses to buckets and
-    forgets idle ones past 10,000 addresses (bounded memory)."""
-    if len(limiters) > 10_000:
-        for key in [k for k, v in limiters.items() if v.has_capacity(per_min)]:
-            del limiters[key]
-    limiter = limiters.setdefault(request.client.host if request.client else "?", AsyncLimiter(per_min, 60))
-    if not limiter.has_capacity():
-        return True
-    await limiter.acquire()
-    return False
+def client_address(request: Request) -> str:
+    """The address a request came from (``"?"`` when the server does not know it)."""
+    return request.client.host if request.client else "?"
+
+
+def over_rate(request: Request, limiters: dict[str, AsyncLimiter], per_min: float) -> bool:
+    """True when the client's address spent its ``per_min`` requests of this minute; otherwise takes one and
+    returns False (:func:`server.connection_limits.over_limit`, one bucket per address in ``limiters``)."""
+    return over_limit(limiters, client_address(request), per_min, 60)
 
 
 async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) -> T | JSONResponse:

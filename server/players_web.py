@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .httpjson import error_response, read_json
+from .httpjson import client_address, error_response, read_json
 from .pages import STATIC_DIR
 from .profiles import ProfileError, ProfileService
 
@@ -58,10 +58,6 @@ def _service(request: Request) -> ProfileService:
     return request.app.state.service.profiles  # type: ignore[no-any-return]
 
 
-def _address(request: Request) -> str:
-    return request.client.host if request.client else "?"
-
-
 async def _answer(call: Any, status: int = 200) -> Response:
     try:
         result = await call
@@ -79,7 +75,7 @@ async def claim(request: Request) -> Response:
         return wanted
 
     async def made() -> dict[str, str]:
-        entered = await _service(request).claim(wanted.name, _address(request))
+        entered = await _service(request).claim(wanted.name, client_address(request))
         return {"name": entered.name, "player_key": entered.player_key, "recovery_code": entered.recovery_code}
 
     return await _answer(made(), 201)

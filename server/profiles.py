@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from aiolimiter import AsyncLimiter
 
+from .connection_limits import over_limit
 from .core.errors import ServiceError
 from .history import History
 from .names import name_key, name_problem
@@ -33,10 +34,6 @@ RECOVERY_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 """The recovery code's characters: capitals and digits with none that reads as another (no 0/O, 1/I/L)."""
 
 DAY_MS = 86_400_000
-MAX_LIMITERS = 10_000
-"""Addresses whose claim budgets are kept before the full (unused) ones are forgotten."""
-
-
 class ProfileError(ServiceError):
     """A refusal of a named player's request: HTTP ``status``, a stable ``code`` and a readable ``message``
     (the WebSocket sends ``code`` and ``message`` as an ``error`` frame)."""
@@ -107,14 +104,9 @@ class ProfileService:
         """Spend one of ``address``'s claims of the hour (``FTR_NAMES_PER_HOUR``, token bucket); raises 429
         ``rate_limited`` when none is left."""
         per_hour = self.settings.names_per_hour
-        if len(self._limiters) > MAX_LIMITERS:
-            for idle in [a for a, limiter in self._limiters.items() if limiter.has_capacity(per_hour)]:
-                del self._limiters[idle]
-        limiter = self._limiters.setdefault(address, AsyncLimiter(per_hour, 3600))
-        if not limiter.has_capacity():
+        if over_limit(self._limiters, address, per_hour, 3600):
             raise ProfileError(429, "rate_limited", f"this address has claimed {per_hour} names in the last hour: "
                                                     "wait, or use a name it claimed")
-        await limiter.acquire()
 
     async def _new_claim(self, name: str, hashed: str, address: str, key: str | None = None) -> Entered | None:
         """Claim ``name`` now (with ``key``, a legacy daily token, or a new key); None when it is claimed."""

@@ -123,7 +123,7 @@ RECORD_WAIT_S = 5.0
 async def record_replay(request: Request) -> Response:
     """``POST /replays``: see the module docstring."""
     service: MatchService = request.app.state.service
-    if await over_rate(request, _record_limiters, service.settings.matches_per_min):
+    if over_rate(request, _record_limiters, service.settings.matches_per_min):
         return _error(429, "rate_limited", "too many records replayed from this address: wait a minute")
     data = await read_json(request, dict[str, Any], MAX_RECORD_BYTES, "game record")
     if isinstance(data, Response):
