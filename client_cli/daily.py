@@ -29,15 +29,8 @@ from urllib.parse import quote
 
 from .join import join_and_play, read_script
 from .render import clock, fit, recovery_lines, streak_line, wrap
-from .server_link import ClientError, _refusal, _request
+from .server_link import ClientError, _refusal, _request, get_json
 from .tokens import TokenStore
-
-
-async def _get(server: str, path: str) -> dict[str, Any]:
-    response = await _request("GET", server, path)
-    if response.status_code != 200:
-        raise _refusal(response)
-    return dict(response.json())
 
 
 async def start_attempt(server: str, variant: str, name: str, store: TokenStore) -> dict[str, Any]:
@@ -87,12 +80,12 @@ def board_lines(board: dict[str, Any], revealed: dict[str, Any] | None) -> list[
 async def leaderboard(server: str, date: str | None, variant: str, as_json: bool) -> int:
     """Print a day's leaderboard (today's by default); 0 on success."""
     if date is None:
-        date = (await _get(server, "/daily"))["date"]
+        date = (await get_json(server, "/daily"))["date"]
     elif not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
         raise ClientError(f"{date[:20]!r} is not a date: write YYYY-MM-DD")
     day = f"/daily/{quote(date, safe='')}/{quote(variant, safe='')}"  # each in its path segment, "/" and "?" too
-    board = await _get(server, f"{day}/leaderboard?limit=200")
-    revealed = await _get(server, f"{day}/reveal") if board["final"] else None
+    board = await get_json(server, f"{day}/leaderboard?limit=200")
+    revealed = await get_json(server, f"{day}/reveal") if board["final"] else None
     if as_json:
         print(json.dumps({"leaderboard": board, "reveal": revealed}))
     else:
@@ -105,7 +98,7 @@ async def place_of(server: str, date: str, variant: str, name: str) -> dict[str,
     """The ``entry`` of ``GET /daily/{date}/{variant}/leaderboard?name=N``: the place of ``name``'s ended attempt
     (``rank``, ``total``, ``beat_share``, the ``place`` line and the ``share`` text), or None while it has none."""
     day = f"/daily/{quote(date, safe='')}/{quote(variant, safe='')}"
-    board = await _get(server, f"{day}/leaderboard?limit=1&name={quote(name, safe='')}")
+    board = await get_json(server, f"{day}/leaderboard?limit=1&name={quote(name, safe='')}")
     entry = board.get("entry")
     return dict(entry) if entry else None
 
@@ -121,7 +114,7 @@ def _attempt_name(store: TokenStore, server: str, date: str, variant: str) -> st
 async def share(server: str, args: argparse.Namespace) -> int:
     """``forty-thieves daily --share``: print the line to share about the attempt of today (or ``--date``) of
     ``--name`` (default: the name this machine played it under), then the link to the day's page."""
-    date = args.date or (await _get(server, "/daily"))["date"]
+    date = args.date or (await get_json(server, "/daily"))["date"]
     if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
         raise ClientError(f"{date[:20]!r} is not a date: write YYYY-MM-DD")
     name = args.name or _attempt_name(TokenStore(), server, date, args.variant)
@@ -149,7 +142,7 @@ async def _print_place(server: str, attempt: dict[str, Any], name: str) -> None:
 
 async def _resuming(server: str, variant: str, name: str, store: TokenStore) -> bool:
     """Whether this machine holds a player token for today's attempt of ``name`` (coming back to it)."""
-    today = (await _get(server, "/daily"))["date"]
+    today = (await get_json(server, "/daily"))["date"]
     for key, entry in store.entries(server):
         if entry.get("daily") == f"{today} {variant}" and name in entry.get("players", {}):
             return True
@@ -159,7 +152,7 @@ async def _resuming(server: str, variant: str, name: str, store: TokenStore) -> 
 async def _ask_to_start(server: str, variant: str, name: str) -> bool:
     """Say what the attempt is and wait for Enter (True) or anything else / end of input (False): the one
     attempt of the day starts its clock with the deal, so it is dealt only when the player says so."""
-    today = (await _get(server, "/daily"))["date"]
+    today = (await get_json(server, "/daily"))["date"]
     print("\n".join([*wrap(f"Daily challenge {today} ({variant}) as {name}."),
                      "One attempt a day: its clock starts with the deal."]))
     print("Press Enter to deal it now; anything else, or Ctrl-C, leaves it for later: ", end="", flush=True)

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .render import clock, fit, plural, recovery_lines, streak_line
-from .server_link import ClientError, _refusal, _request
+from .server_link import ClientError, _refusal, _request, get_json
 from .tokens import TokenStore
 
 HISTORY_LIMIT = 200
@@ -31,16 +31,7 @@ async def player_profile(server: str, name: str, limit: int = 10) -> dict[str, A
     """``GET /players/{name}?limit=N``: ``{"name", "games", "wins", "records", "recent", "head_to_head",
     "variants"}``. Raises :class:`~client_cli.server_link.ServerRefused` ``no_player`` for a name nobody
     claimed (and ``ClientError`` for an answer that is no JSON object)."""
-    response = await _request("GET", server, f"{_path(name)}?limit={limit}", headers={"Accept": "application/json"})
-    if response.status_code != 200:
-        raise _refusal(response)
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        raise ClientError(f"the server at {server} answered {_path(name)} with something else than a player")
-    return body
+    return await get_json(server, f"{_path(name)}?limit={limit}")
 
 
 def own_name(server: str, store: TokenStore, name: str | None) -> str:

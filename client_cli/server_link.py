@@ -116,6 +116,21 @@ def _refusal(response: httpx.Response) -> ServerRefused:
         return ServerRefused(str(response.status_code), f"the server answered {response.status_code}: {response.text[:200]}")
 
 
+async def get_json(server: str, path: str) -> dict[str, Any]:
+    """``GET path`` of ``server`` as a JSON object. Raises :class:`ServerRefused` with the server's code and
+    message for any answer but 200, and :class:`ClientError` for a 200 whose body is no JSON object."""
+    response = await _request("GET", server, path, headers={"Accept": "application/json"})
+    if response.status_code != 200:
+        raise _refusal(response)
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise ClientError(f"the server at {server} answered {path} with something else than a JSON object")
+    return body
+
+
 async def create_match(server: str, settings: dict[str, Any]) -> dict[str, Any]:
     """``POST /matches``: ``{"code", "host_token", "commitment", "state", "join_url"}``."""
     response = await _request("POST", server, "/matches", json=settings)
