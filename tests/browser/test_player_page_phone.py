@@ -15,7 +15,7 @@ from protocol import messages as m
 from server.names import name_key
 from tests.browser.test_play_page import PHONE
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
-from tests.integration.wsclient import PLAYER_KEYS, Player, create_match
+from tests.integration.wsclient import PLAYER_KEYS, resigned_race
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -26,20 +26,7 @@ async def test_a_long_seed_label_wraps_and_the_tables_fit_a_phone(server: Any) -
     _browser_available()
     from playwright.async_api import async_playwright
 
-    created = create_match(server.url, variant="relaxed", seed=LONG_SEED, players=2)
-    players = [Player(server.ws_url), Player(server.ws_url)]
-    for player, name in zip(players, ("ann", "bob")):
-        await player.connect()
-        await player.join(created["code"], name)
-    for player in players:
-        await player.send(m.Ready())
-    for player in players:
-        await player.expect(m.Started)
-    for player in players:
-        await player.resign()
-    await players[0].expect(m.Results)
-    for player in players:
-        await player.close()
+    await resigned_race(server.url, server.ws_url, ("ann", "bob"), variant="relaxed", seed=LONG_SEED)
 
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as p:

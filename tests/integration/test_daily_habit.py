@@ -217,12 +217,7 @@ async def after_day_d(server: ServerProcess, connections: list[Player], date: st
         player = Player(server.ws_url)
         connections.append(player)
         await player.connect()
-        player.token = practice["player_token"]
-        await player.resume(practice["match"])
-        await player.send(m.Ready())
-        started = await player.expect(m.Started)
-        assert isinstance(started, m.Started), started
-        player.seq = started.seq
+        await player.start(practice["match"], practice["player_token"])
         reply = await player.play("s")
         assert isinstance(reply, m.PositionReply), reply
         await player.resign()

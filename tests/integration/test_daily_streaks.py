@@ -87,12 +87,7 @@ class Day:
         player = Player(self.server.ws_url)
         self.connections.append(player)
         await player.connect()
-        player.token = practice["player_token"]
-        await player.resume(practice["match"])
-        await player.send(m.Ready())
-        started = await player.expect(m.Started)
-        assert isinstance(started, m.Started), started
-        player.seq = started.seq
+        await player.start(practice["match"], practice["player_token"])
         await player.resign()
         assert isinstance(await player.expect(m.Results), m.Results)
 

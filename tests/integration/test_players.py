@@ -17,7 +17,7 @@ from server.names import name_key
 from server.store.keys import DAILY_NAMES, name_hash, profile_key
 
 from .conftest import ServerProcess
-from .wsclient import PLAYER_KEYS, Player, create_match
+from .wsclient import PLAYER_KEYS, Player, create_match, resigned_race
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -259,21 +259,7 @@ async def test_a_name_deleted_and_claimed_again_starts_a_head_to_head_of_its_own
     """The races of a deleted player are not the new claimant's: neither side counts them against the name."""
 
     async def race(names: tuple[str, str]) -> m.Results:
-        created = create_match(srv.url, variant=VARIANT, seed=SEED, players=2)
-        players = [Player(srv.ws_url), Player(srv.ws_url)]
-        for player, name in zip(players, names):
-            await player.connect()
-            await player.join(created["code"], name)
-        for player in players:
-            await player.send(m.Ready())
-        for player in players:
-            await player.expect(m.Started)
-        for player in players:
-            await player.resign()
-        results = await players[0].expect(m.Results)
-        for player in players:
-            await player.close()
-        return results  # type: ignore[no-any-return]
+        return await resigned_race(srv.url, srv.ws_url, names, variant=VARIANT, seed=SEED)
 
     def pairs(results: m.Results) -> list[tuple[set[str], int, int]]:  # a draw: either may be ranked first
         return [({r.a, r.b}, r.draws, r.races) for r in results.head_to_head]

@@ -78,6 +78,17 @@ class Player:
         self.token = joined.token
         return joined
 
+    async def start(self, code: str, token: str) -> m.Started:
+        """Resume match ``code`` (a one-player match the server made for this client) with ``token``, say
+        ready, and wait for its start; the seq counts from the start's."""
+        self.token = token
+        await self.resume(code)
+        await self.send(m.Ready())
+        started = await self.expect(m.Started)
+        assert isinstance(started, m.Started), started
+        self.seq = started.seq
+        return started
+
     async def play(self, command: str) -> Any:
         """Send ``command`` as the next ``play`` (the last accepted seq plus 1: a refused one uses up no number)."""
         await self.send(m.Play(self.seq + 1, command))
@@ -149,3 +160,26 @@ def create_match(base_url: str, **settings: Any) -> dict[str, Any]:
     response = httpx.post(base_url + "/matches", json=settings, timeout=10)
     assert response.status_code == 201, response.text
     return response.json()
+
+
+async def resigned_race(base_url: str, ws_url: str, names: tuple[str, ...], **settings: Any) -> m.Results:
+    """A race of ``names`` on a new match with ``settings`` (``players`` defaults to their number): each
+    joins (with the key this test's clients hold for the name), is ready and resigns at once; the results."""
+    created = create_match(base_url, **{"players": len(names), **settings})
+    players = [Player(ws_url) for _ in names]
+    try:
+        for player, name in zip(players, names):
+            await player.connect()
+            await player.join(created["code"], name)
+        for player in players:
+            await player.send(m.Ready())
+        for player in players:
+            await player.expect(m.Started)
+        for player in players:
+            await player.resign()
+        results = await players[0].expect(m.Results)
+    finally:
+        for player in players:
+            await player.close()
+    assert isinstance(results, m.Results), results
+    return results
