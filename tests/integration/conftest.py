@@ -15,9 +15,11 @@ only when a cluster test runs.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import hashlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -33,6 +35,12 @@ import redis
 from server.store.keys import DAILY_NAMES, events_key
 
 ROOT = Path(__file__).resolve().parents[2]
+
+SERVER_LOGS = Path(tempfile.mkdtemp(prefix="ftr-server-logs-"))
+"""The folder of this process's server logs (:class:`ServerProcess`), removed when the process exits unless
+``FTR_KEEP_TEST_LOGS`` is set: a run starts hundreds of servers, and their logs outlived it."""
+if not os.environ.get("FTR_KEEP_TEST_LOGS"):
+    atexit.register(shutil.rmtree, SERVER_LOGS, ignore_errors=True)
 
 
 def free_port() -> int:
@@ -143,7 +151,8 @@ class ServerProcess:
         environ.update(env)
         self.env = environ
         # Open for the process's life (its stdout and stderr), closed by stop(): no with block can hold it.
-        self.log = tempfile.NamedTemporaryFile(prefix="ftr-server-", suffix=".log", delete=False)  # noqa: SIM115
+        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115
+            prefix="ftr-server-", suffix=".log", dir=SERVER_LOGS, delete=False)
         self.process: subprocess.Popen[bytes] | None = None
         try:
             self.start()
