@@ -213,7 +213,7 @@ async def race_results(day: Day, names: tuple[str, str]) -> m.Results:
     return results[0]
 
 
-def streak_of(results: m.Results) -> tuple[int | None, int | None, int | None]:
+def results_figures(results: m.Results) -> tuple[int | None, int | None, int | None]:
     return results.streak, results.best_streak, results.freezes
 
 
@@ -231,19 +231,19 @@ async def test_a_daily_attempts_results_carry_the_streak_and_a_races_none(redis_
     try:
         day = Day(server, keys, connections)
         first = await attempt_results(day, "Ann")
-        assert streak_of(first) == (1, 1, 0)  # her first day, counted at once
-        assert streak_of(first) == figures(day.entry("Ann")) == figures(day.player("Ann"))
+        assert results_figures(first) == (1, 1, 0)  # her first day, counted at once
+        assert results_figures(first) == figures(day.entry("Ann")) == figures(day.player("Ann"))
         await day.play("Bob")
         server.stop()
 
         server = server_on(url, d0 + DAY_MS)
         day = Day(server, keys, connections)
         second = await attempt_results(day, "Ann")
-        assert streak_of(second) == (2, 2, 1)  # two days in a row; her second day played earns a freeze
-        assert streak_of(second) == figures(day.entry("Ann")) == figures(day.player("Ann"))
+        assert results_figures(second) == (2, 2, 1)  # two days in a row; her second day played earns a freeze
+        assert results_figures(second) == figures(day.entry("Ann")) == figures(day.player("Ann"))
         race = await race_results(day, ("Ann", "Bob"))
         assert {row.name for row in race.ranking} == {"Ann", "Bob"} and race.seed
-        assert streak_of(race) == (None, None, None)
+        assert results_figures(race) == (None, None, None)
         # The results kept for later (GET /matches/{code}/results) say the same.
         kept = httpx.get(f"{server.url}/matches/{second.match}/results", timeout=10).json()
         assert (kept["streak"], kept["best_streak"], kept["freezes"]) == (2, 2, 1)
