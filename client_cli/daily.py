@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .join import join_and_play, read_script
-from .render import clock, fit, recovery_lines, streak_line, wrap
+from .render import clock, fit, recovery_lines, wrap
 from .server_link import ClientError, _refusal, _request, get_json
 from .tokens import TokenStore
 
@@ -128,14 +128,14 @@ async def share(server: str, args: argparse.Namespace) -> int:
 
 
 async def _print_place(server: str, attempt: dict[str, Any], name: str) -> None:
-    """After the attempt: its place on the day's board and the line to share (once it has ended)."""
+    """After the attempt: its place on the day's board and the line to share (once it has ended); the streak
+    was on the results' screen (:func:`client_cli.render.results_lines`)."""
     try:
         entry = await place_of(server, attempt["date"], attempt["variant"], name)
     except ClientError:  # the game's own result is printed already: a board out of reach is no failure
         return
     if entry is not None:
         print(entry["place"])
-        print(streak_line(entry))
         print("Share it (forty-thieves daily --share prints it again):")
         print(entry["share"])
 

@@ -200,6 +200,9 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
                           f"{row.undos:>5} {row.hints:>5} {row.foundation:>5}", style=style.strip()))
     lines.append(Text(""))
     if not results.seed:  # a daily attempt: the seed stays secret until the day is over
+        if results.streak is not None:  # the player's streak as the server recorded it, this day counted
+            lines.append(Text(streak_line({"streak": results.streak, "best_streak": results.best_streak or 0,
+                                           "freezes": results.freezes or 0}), style="bold"))
         lines.append(Text(f"seed revealed after the day (commitment {results.commitment[:16]}…: SHA-256 of the seed)",
                           style="dim"))
         return lines

@@ -230,7 +230,8 @@ async def watch_match(server: str, code: str, *, as_json: bool = False, interval
         records = [RecordNote(**note) for note in results.get("records", [])]  # a server keeping histories
         pairs = [Rivalry(**pair) for pair in results.get("head_to_head", [])]
         for line in results_lines(Results(results["match"], rows, results["seed"], results["commitment"],
-                                          results.get("nonce", ""), records, pairs)):
+                                          results.get("nonce", ""), records, pairs, results.get("streak"),
+                                          results.get("best_streak"), results.get("freezes"))):
             console.print(line)
     sys.stdout.flush()
     return 0

@@ -459,7 +459,11 @@ class Results(_Message, frozen=True, tag="results"):
     creation: SHA-256 of ``nonce + seed`` (hex), so anyone can check it.
 
     ``records``: the personal records the match set (named players only); ``head_to_head``: for each pair of
-    its named players, their score over all their races. Both empty for a server keeping no history."""
+    its named players, their score over all their races. Both empty for a server keeping no history.
+
+    ``streak``, ``best_streak``, ``freezes``: a daily attempt's player's daily streak as the server holds it
+    once the attempt is recorded (this day counted), as of the attempt's day; ``None`` for a match that is not
+    a daily attempt, or when the history did not answer."""
 
     match: str
     ranking: list[ResultRow]
@@ -468,6 +472,9 @@ class Results(_Message, frozen=True, tag="results"):
     nonce: str = ""
     records: list[RecordNote] = msgspec.field(default_factory=list)
     head_to_head: list[Rivalry] = msgspec.field(default_factory=list)
+    streak: int | None = None
+    best_streak: int | None = None
+    freezes: int | None = None
 
 
 class Suggestion(_Message, frozen=True, tag="suggestion"):

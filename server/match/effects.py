@@ -153,15 +153,21 @@ class Effects:
         results = decode_server(step.frame)
         assert isinstance(results, m.Results)
         finished_ms = step.fields.get("finished_ms") or self.service.clock.now_ms()
+        history = self.service.profiles.history
         try:
-            records, rivalries = await self.service.profiles.history.record_match(meta, results, finished_ms)
+            records, rivalries = await history.record_match(meta, results, finished_ms)
+            # A daily attempt's player's streak, read after the day is recorded (so it counts) and as of the
+            # attempt's day: a second finalize, even days later, answers the same figures.
+            streak = (await history.streak(results.ranking[0].name, today=meta.day[0])
+                      if meta.day is not None and results.ranking else None)
         except REDIS_UNAVAILABLE:
             raise  # the finalize is tried again (its timer), and a game recorded already answers the same
         except Exception:  # a bug of the history's must not keep the match from its results
             log.exception("recording the history of match %s failed", step.code)
             return
-        if records or rivalries:
-            step.frame = encode(msgspec.structs.replace(results, records=records, head_to_head=rivalries))
+        if records or rivalries or streak is not None:
+            step.frame = encode(msgspec.structs.replace(results, records=records, head_to_head=rivalries,
+                                                        **(streak._asdict() if streak is not None else {})))
 
     async def _expire(self, step: Step) -> None:
         await self.store.timers.done(step.code, TimerKind.DEADLINE)

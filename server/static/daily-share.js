@@ -53,9 +53,10 @@ const FTRDaily = (() => {
       Share/Copy button; it stays hidden while the name has no ended attempt. `follow`: re-read on the day's
       events (a page that follows them itself calls refresh). `onEntry(entry, board)`: told of each answer.
       `extra`: an element after the place line (a link); `fallback(board)`: the line while there is no entry
-      (the element is then shown with it, without the share). */
+      (the element is then shown with it, without the share); `streak: false` leaves the streak out (a page
+      that shows it from elsewhere). */
   function placeView(date, variant, name, { follow: following = false, onEntry = null, extra = null,
-                                               fallback = null } = {}) {
+                                               fallback = null, streak: withStreak = true } = {}) {
     const base = `/daily/${date}/${encodeURIComponent(variant)}`;
     const line = el("span", { class: "place-line" });
     const streak = el("div", { class: "streak-line" });
@@ -74,7 +75,8 @@ const FTRDaily = (() => {
       if (status !== 200) return;
       current = body.entry || null;
       element.hidden = !current && !fallback;
-      text.hidden = button.hidden = streak.hidden = !current;
+      text.hidden = button.hidden = !current;
+      streak.hidden = !current || !withStreak;
       streak.textContent = current ? FTR.streakLine(current) : "";
       line.textContent = current ? current.place : (fallback ? fallback(body) : "");
       text.textContent = current ? current.share : "";

@@ -120,7 +120,11 @@
 
   async function start() {
     // The command as it runs from another machine: this page's own address as the server.
-    $("daily-command").textContent = `forty-thieves daily --name YOUR_NAME --server ${location.origin}`;
+    // Its words in groups that a narrow screen wraps between, never inside ("--" on one line, "server" on the
+    // next would read as another command); a copy takes the same text.
+    const words = ["forty-thieves daily", "--name YOUR_NAME", `--server ${location.origin}`];
+    $("daily-command").replaceChildren(...words.flatMap((part, i) => [...(i ? [" "] : []),
+      el("span", { class: "words", text: part })]));
     let answer;
     try { answer = await getJSON("/daily"); } catch (error) { answer = { status: 0 }; }
     if (answer.status === 404 || answer.status === 405) {

@@ -14,8 +14,8 @@
   function boardRows(entries) {
     return entries.map((e) => el("tr", { "data-name": e.name },
       el("td", {}, el("span", { class: `rank ${e.status === "won" ? "r" + e.rank : ""}`, text: e.rank })),
-      el("td", { class: "who", text: e.name }),
-      el("td", {}, el("span", { class: `pill ${e.status}`, text: STATUS[e.status] || e.status })),
+      el("td", { class: "who" }, el("span", { class: "name", text: e.name }), " ",
+        el("span", { class: `pill ${e.status}`, text: STATUS[e.status] || e.status })),
       el("td", { class: "num", text: e.foundation }),
       el("td", { class: "num", text: e.moves }),
       el("td", { class: "num", text: formatMs(e.time_ms || 0, true) }),
@@ -54,8 +54,8 @@
       el("h3", {}, `${info.variant} · ${state} board`,
         el("span", { class: "note", text: ` ${plural(info.total, "attempt")} ended` })));
     if (info.entries.length) {
-      panel.append(el("div", { class: "scroll-x" }, el("table", { class: "standings" },
-        el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }), el("th", { text: "Status" }),
+      panel.append(el("div", { class: "scroll-x" }, el("table", { class: "standings day-board" },
+        el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }),
           el("th", { class: "num", text: "Cards" }), el("th", { class: "num", text: "Moves" }),
           el("th", { class: "num", text: "Time" }), el("th", { text: "Replay" }))),
         el("tbody", {}, ...boardRows(info.entries)))));

@@ -634,6 +634,10 @@
     $("records").hidden = !records.length;
     $("records").replaceChildren(...records.map((note) => el("li", { class: note.name === state.name ? "mine" : "" },
       FTR.recordLine(note, state.name))));
+    // A daily attempt's results carry its player's streak as the server recorded it, this day counted.
+    const streak = $("results-streak");
+    streak.hidden = !hasStreak(r);
+    streak.textContent = hasStreak(r) ? FTR.streakLine(r) : "";
     const pairs = r.head_to_head || [];
     $("rivalries").hidden = !pairs.length;
     $("rivalries-list").replaceChildren(...pairs.map((pair) => el("li", { "data-names": `${pair.a} ${pair.b}` },
@@ -649,6 +653,9 @@
         el("td", { class: "num", text: String(row.foundation) }), el("td", { class: "num", text: formatMs(row.time_ms) }))));
     }
   }
+
+  /** Whether results `r` carry a streak (a daily attempt's, on a server that recorded it). */
+  function hasStreak(r) { return r.streak !== null && r.streak !== undefined; }
 
   async function afterResults() {
     const r = state.results;
@@ -678,7 +685,9 @@
     const base = `/daily/${day.date}/${encodeURIComponent(day.variant)}`;
     const boardLink = el("a", { href: `/daily#board-${encodeURIComponent(day.variant)}`, text: "the day's board →" });
     const final = await new Promise((resolve) => {
+      // The results' own streak line says it already where the server put it there.
       const place = FTRDaily.placeView(day.date, day.variant, state.name, { follow: true, extra: boardLink,
+        streak: !hasStreak(r),
         fallback: (board) => `${plural(board.total, "attempt")} ended`, onEntry: (entry, board) => resolve(board.final) });
       place.element.querySelector(".place-row").id = "day-rank";
       verify.prepend(place.element);

@@ -5,7 +5,8 @@ resigns; the results show the place line ("#1 of 1 · ...") and a Copy button (t
 sheet here), whose copied text is the contract's line and the day's link, and re-read when another attempt ends;
 /daily shows the same place, with Share where the browser has a share sheet (a stub here). Then a
 server just past that midnight on the same Redis closes the day: /daily/D shows the board, the seed with the
-commitment checked in the browser ("✓"), and a practice button that leads to the play page.
+commitment checked in the browser ("✓"), and a practice button that leads to the play page. The results, /daily,
+the day's page and the player's page fit a 360 px phone: no sideways scroll.
 """
 
 from __future__ import annotations
@@ -39,6 +40,21 @@ if (location.search.includes("share-sheet")) {
 opened with ``?share-sheet``, none elsewhere (Chromium has one on some desktops): there the page offers Copy."""
 
 
+NARROW = {"width": 360, "height": 740}
+"""The narrowest phone the pages are made for."""
+
+
+async def overflow_at_360(page: Any, shot: str) -> int:
+    """How many CSS pixels the page open on ``page`` is wider than a 360x740 phone (0: no sideways scroll);
+    the page's screenshot at that size goes to ``ARTIFACTS/shot``; the viewport is the desktop's again after."""
+    await page.set_viewport_size(NARROW)
+    await page.wait_for_timeout(100)  # a layout that follows the width (a resize handler) has settled
+    await page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+    overflow = int(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
+    await page.set_viewport_size(DESKTOP["viewport"])
+    return overflow
+
+
 def server_at(url: str, clock_ms: int) -> ServerProcess:
     return ServerProcess(url, FTR_DAILY_SECRET="share test", FTR_DAILY_VARIANTS="relaxed",
                          FTR_CLOCK_OFFSET_MS=str(clock_ms - int(time.time() * 1000)))
@@ -64,7 +80,8 @@ async def test_results_show_the_place_and_copy_the_share_line_and_the_archive_ch
             problems: list[str] = []
             page.on("pageerror", lambda error: problems.append(str(error)))
             page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-            date = await played(page, server)
+            overflows: dict[str, int] = {}
+            date = await played(page, server, overflows)
             await page.goto("about:blank")  # no page of the first server open while it stops
             server.stop()
 
@@ -73,16 +90,17 @@ async def test_results_show_the_place_and_copy_the_share_line_and_the_archive_ch
             while httpx.get(f"{server.url}/daily/{date}/relaxed/reveal", timeout=10).status_code != 200:
                 assert time.monotonic() < deadline, "the day was not revealed"
                 time.sleep(0.2)
-            await archive(page, server, date)
+            await archive(page, server, date, overflows)
             await browser.close()
             assert not problems, problems
+            assert overflows == dict.fromkeys(overflows, 0) and len(overflows) == 4, overflows  # wider than 360 px
     finally:
         server.stop()
         with redis.Redis.from_url(url) as client:
             client.flushdb()
 
 
-async def played(page: Any, server: ServerProcess) -> str:
+async def played(page: Any, server: ServerProcess, overflows: dict[str, int]) -> str:
     """Play and resign the relaxed daily as "eve" on day D; check the results' place and copied line."""
     await page.goto(server.url + "/daily")
     panel = page.locator('section[data-variant="relaxed"]')
@@ -106,7 +124,9 @@ async def played(page: Any, server: ServerProcess) -> str:
     copied = await page.evaluate("navigator.clipboard.readText()")
     assert copied == expected, copied
     assert await place.locator(".share-text").inner_text() == expected
-    assert await place.locator(".streak-line").inner_text() == "Streak 1 (best 1) · 0 freezes"  # her first day
+    # Her first day, as the results frame says it (the place leaves it out: said once on the page).
+    assert await page.locator("#results-streak").inner_text() == "Streak 1 (best 1) · 0 freezes"
+    assert not await place.locator(".streak-line").is_visible()
     box = await place.get_by_role("button", name="Copied ✓").bounding_box()
     assert box is not None and box["width"] > 40 and box["height"] > 20
 
@@ -118,6 +138,7 @@ async def played(page: Any, server: ServerProcess) -> str:
     assert await page.locator("#day-rank").inner_text() == f"{entry['place']} · the day's board →"
     assert await place.locator(".share-text").inner_text() == entry["share"]
     await page.screenshot(path=str(ARTIFACTS / "daily-share-results.png"), full_page=True)
+    overflows["results"] = await overflow_at_360(page, "daily-results-360.png")
 
     # The daily page shows the place of the name this browser played under, with the same line to share; where
     # the browser has a share sheet (a phone), the button is Share and hands it that text.
@@ -126,6 +147,7 @@ async def played(page: Any, server: ServerProcess) -> str:
     await mine.get_by_role("button", name="Share").wait_for(timeout=10_000)
     assert await mine.locator(".share-text").inner_text() == entry["share"]
     assert await page.get_by_role("link", name="Yesterday's deals").count() == 1
+    overflows["daily"] = await overflow_at_360(page, "daily-360.png")
     await page.set_viewport_size(PHONE["viewport"])
     await page.screenshot(path=str(ARTIFACTS / "daily-share-phone.png"), full_page=True)
     await page.set_viewport_size(DESKTOP["viewport"])
@@ -152,7 +174,7 @@ async def other_attempt(server: ServerProcess, name: str) -> None:
         await player.close()
 
 
-async def archive(page: Any, server: ServerProcess, date: str) -> None:
+async def archive(page: Any, server: ServerProcess, date: str, overflows: dict[str, int]) -> None:
     """The revealed day's page: its board, the seed checked in the browser, then a practice."""
     revealed = httpx.get(f"{server.url}/daily/{date}/relaxed/reveal", timeout=10).json()
     assert hashlib.sha256(revealed["seed"].encode()).hexdigest() == revealed["commitment"]
@@ -168,7 +190,11 @@ async def archive(page: Any, server: ServerProcess, date: str) -> None:
     violations = await severe_violations(page)
     await page.screenshot(path=str(ARTIFACTS / "daily-archive.png"), full_page=True)
     assert violations == [], violations
+    overflows["day"] = await overflow_at_360(page, "daily-archive-360.png")
     await panel.get_by_label("Name").fill("gus")  # eve's name token stayed with the first server's page
     await panel.get_by_role("button", name="Play this day (practice)").click()
     await page.get_by_role("button", name="Ready").wait_for(timeout=15_000)
     assert "/join/" in page.url
+    await page.goto(f"{server.url}/players/eve")  # her page: the streak, the daily attempt in her history
+    await page.get_by_text("Streak 1 (best 1)").first.wait_for(timeout=10_000)
+    overflows["player"] = await overflow_at_360(page, "player-360.png")

@@ -247,3 +247,15 @@ def test_the_watch_table_says_stuck_as_the_pages_do() -> None:
     console = Console(width=100, record=True, file=io.StringIO())
     console.print(table(public, 5_000))
     assert re.search(r"ann\s+│\s+stuck\b", console.export_text()), console.export_text()
+
+
+def test_a_daily_attempts_results_say_the_streak_the_server_recorded() -> None:
+    """A daily attempt's results (no seed) carry the player's streak: the screen says it as the pages do; a
+    race's results (a seed, no streak) say none."""
+    from client_cli.render import results_lines
+
+    row = m.ResultRow(1, "ann", "resigned", 10_000, 3, 0, 0, 0)
+    daily = results_lines(m.Results("abcDEF1234", [row], "", "c" * 64, "", streak=2, best_streak=5, freezes=1))
+    assert "Streak 2 (best 5) · 1 freeze" in [line.plain for line in daily]
+    race = results_lines(m.Results("abcDEF1234", [row], "4", "c" * 64, "n" * 32))
+    assert not any("Streak" in line.plain for line in race)

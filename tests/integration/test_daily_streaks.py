@@ -25,7 +25,7 @@ from protocol import messages as m
 
 from .conftest import ROOT, ServerProcess
 from .test_daily_day import SECRET, VARIANT, Attempt, Seen
-from .wsclient import Player
+from .wsclient import Player, create_match
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -173,6 +173,80 @@ async def test_a_streak_grows_survives_a_missed_day_with_a_freeze_and_breaks_wit
             kept = sorted((tuple(d.decode() for d in client.zrange(key, 0, -1)) for key in stored), key=len)
         assert kept == [(d0_date, d2_date), (d0_date, d1_date, d2_date, day.date)]
         assert day.date == day_of(d0 + 4 * DAY_MS) and d2_date == day_of(d0 + 2 * DAY_MS)
+    finally:
+        for player in connections:
+            await player.close()
+        server.stop()
+        with redis.Redis.from_url(url) as client:
+            client.flushdb()
+
+
+async def attempt_results(day: Day, name: str) -> m.Results:
+    """End ``name``'s attempt of today (resigned at once); the ``results`` frame its player got."""
+    attempt = Attempt(day.server, day.seen, name, day.connections)
+    attempt.name_token = day.keys.get(name)
+    await attempt.begin()
+    await attempt.resign()
+    assert attempt.name_token
+    day.keys[name] = attempt.name_token
+    results = await attempt.player.expect(m.Results)
+    assert isinstance(results, m.Results), results
+    return results
+
+
+async def race_results(day: Day, names: tuple[str, str]) -> m.Results:
+    """A race of the named players ``names`` (under their keys), both resigning; its ``results`` frame."""
+    code = create_match(day.server.url, variant=VARIANT, seed="4", players=2)["code"]  # a seed: no pooled deal
+    players = [Player(day.server.ws_url) for _ in names]
+    day.connections.extend(players)
+    for name, player in zip(names, players):
+        await player.connect()
+        await player.join(code, name, day.keys[name])
+    for player in players:
+        await player.send(m.Ready())
+    for player in players:
+        assert isinstance(await player.expect(m.Started), m.Started)
+    for player in players:
+        await player.resign()
+    results = [await player.expect(m.Results) for player in players]
+    assert isinstance(results[0], m.Results) and results[0] == results[1], results
+    return results[0]
+
+
+def results_figures(results: m.Results) -> tuple[int | None, int | None, int | None]:
+    return results.streak, results.best_streak, results.freezes
+
+
+async def test_a_daily_attempts_results_carry_the_streak_and_a_races_none(redis_url: str) -> None:
+    """Ann plays D0 and D1 (a freeze per two days played): each attempt's ``results`` carry the streak as it
+    stands once that attempt is recorded, the figures the server gives for her elsewhere; a race of hers and
+    Bob's on D1 carries none."""
+    url = redis_url.rsplit("/", 1)[0] + f"/{DB}"
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    d0 = (int(time.time() * 1000) // DAY_MS + 1) * DAY_MS
+    keys: dict[str, str] = {}
+    connections: list[Player] = []
+    server = server_on(url, d0)
+    try:
+        day = Day(server, keys, connections)
+        first = await attempt_results(day, "Ann")
+        assert results_figures(first) == (1, 1, 0)  # her first day, counted at once
+        assert results_figures(first) == figures(day.entry("Ann")) == figures(day.player("Ann"))
+        await day.play("Bob")
+        server.stop()
+
+        server = server_on(url, d0 + DAY_MS)
+        day = Day(server, keys, connections)
+        second = await attempt_results(day, "Ann")
+        assert results_figures(second) == (2, 2, 1)  # two days in a row; her second day played earns a freeze
+        assert results_figures(second) == figures(day.entry("Ann")) == figures(day.player("Ann"))
+        race = await race_results(day, ("Ann", "Bob"))
+        assert {row.name for row in race.ranking} == {"Ann", "Bob"} and race.seed
+        assert results_figures(race) == (None, None, None)
+        # The results kept for later (GET /matches/{code}/results) say the same.
+        kept = httpx.get(f"{server.url}/matches/{second.match}/results", timeout=10).json()
+        assert (kept["streak"], kept["best_streak"], kept["freezes"]) == (2, 2, 1)
     finally:
         for player in connections:
             await player.close()
