@@ -20,7 +20,7 @@ import redis
 
 from server.engine import deal, find_variant, format_position
 from server.names import name_key
-from server.store.keys import MAX_GROUP_MEMBERS, MAX_GROUPS
+from server.store.keys import MAX_GROUP_MEMBERS, MAX_GROUPS, group_key, name_hash, profile_key
 
 from .conftest import ServerProcess
 from .test_daily_day import CARD, SECRET, VARIANT, Attempt, Seen, deal_of_the_day
@@ -46,6 +46,7 @@ class Site:
     def __init__(self, process: ServerProcess) -> None:
         self.process = process
         self.url, self.ws_url = process.url, process.ws_url
+        self.redis_url = process.env["REDIS_URL"]
         self.http = httpx.Client(base_url=process.url)
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
@@ -181,6 +182,12 @@ async def test_a_groups_board_holds_only_its_members(server: Site) -> None:
         if "/groups/" in where:  # a player's page has a "deal" label ("daily DATE") and a null "seed"
             assert '"seed"' not in text and '"deal"' not in text, where
 
+    # A restart (the process killed) loses nothing: the group and its board are Redis's.
+    kept = (shown(server, group), server.get(board_url).json())
+    server.process.kill()
+    server.process.start()
+    assert (shown(server, group), server.get(board_url).json()) == kept
+
     # Another day's board, another variant, a bad date: the daily's own answers.
     for path, status, code in ((f"{date}/classic", 404, "no_variant"), ("2999-01-01/" + VARIANT, 404, "no_day"),
                                (f"2026-02-30/{VARIANT}", 400, "malformed"), (f"{date}/{VARIANT}", 404, "no_group")):
@@ -240,6 +247,15 @@ def test_leaving_and_deleting_a_player_take_it_out(server: Site) -> None:
     assert shown(server, first, expect=404)["error"] == "no_group"
     assert leave(server, first, "hal", keys["hal"]).status_code == 204  # leaving a group gone: 204 too
     assert groups_of(server, "hal") == []
+
+    # A name released and claimed anew loses its keys, the groups' side with them (CLAIM_NAME): that player is in
+    # no group, and the group's entry for it is dropped when the group is read.
+    third = make_group(server, "third", "hal", keys["hal"])["group"]
+    join(server, third, odd, keys[odd])
+    with redis.Redis.from_url(server.redis_url) as client:
+        client.delete(profile_key(name_hash(name_key(odd)), "groups"))  # what a release's new claim deletes
+        assert shown(server, third)["members"] == ["hal"]
+        assert client.hkeys(group_key(third, "members")) == [name_hash(name_key("hal")).encode()]
 
 
 def test_bounds_and_bad_input_change_nothing(server: Site) -> None:
