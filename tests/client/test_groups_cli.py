@@ -1,0 +1,96 @@
+"""``forty-thieves group``, as subprocesses of two machines (two token files), against a real server and Redis.
+
+ann makes a group (the name claimed by the command: its recovery code on standard error, its key in the tokens
+file), bob joins it by the printed link, ann plays the relaxed daily with the client and someone outside the
+group plays it too: ``group show`` lists the two members and a board of ann alone, with her place on the
+day's public board. A join of no group, a group id that is none, leaving twice and ``group list`` after.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.browser.test_daily_share import other_attempt
+
+from .conftest import ROOT, ServerProcess
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def cli(server: ServerProcess, env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "client_cli", *args, "--server", server.url], cwd=ROOT, env=env,
+                          input=stdin, capture_output=True, text=True, timeout=60, check=False)
+
+
+def held_keys(env: dict[str, str], server: ServerProcess) -> dict[str, Any]:
+    data = json.loads((Path(env["FTR_CLIENT_DATA"]) / "tokens.json").read_text())
+    return dict(data.get(f"{server.url} players", {}))
+
+
+async def test_create_join_show_leave(server: ServerProcess, client_env: dict[str, str], tmp_path: Path) -> None:
+    suffix = uuid.uuid4().hex[:6]  # names are kept for good on a server: fresh ones per run
+    ann, bob, cy = f"ann-{suffix}", f"bob-{suffix}", f"cy-{suffix}"
+    bobs = dict(client_env, FTR_CLIENT_DATA=str(tmp_path / "bob's machine"))
+    title = "Vendredi ♣ <b>club</b>"
+
+    made = cli(server, client_env, "group", "create", title, "--as", ann)
+    assert made.returncode == 0, made.stderr
+    assert f"{ann} is your name on this server now" in made.stderr  # the claim's recovery code, once
+    assert set(held_keys(client_env, server)) == {ann}
+    link = re.search(r"^  (http://\S+/groups/(\w+)/join)$", made.stdout, re.MULTILINE)
+    assert link, made.stdout
+    join_url, group = link.group(1), link.group(2)
+    assert join_url == f"{server.url}/groups/{group}/join"
+    assert f"  forty-thieves group join {group} --server {server.url}" in made.stdout.splitlines()
+
+    joined = cli(server, bobs, "group", "join", join_url, "--as", bob)
+    assert joined.returncode == 0, joined.stderr
+    assert f"{bob} is in {title} now." in joined.stdout
+    again = cli(server, bobs, "group", "join", group.upper())  # the one name held: no --as; twice: the same
+    assert again.returncode == 0, again.stderr
+
+    played = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "daily", "--variant",
+                             "relaxed", "--name", ann, "--script", "-"], cwd=ROOT, env=client_env, input="s\n",
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert played.returncode == 0, played.stderr
+    await other_attempt(server, cy)  # on the day's board, in no group
+
+    shown = cli(server, client_env, "group", "show", group, "--variant", "relaxed")
+    assert shown.returncode == 0, shown.stderr
+    today = httpx.get(f"{server.url}/daily", timeout=10).json()["date"]
+    place = httpx.get(f"{server.url}/daily/{today}/relaxed/leaderboard?name={ann}", timeout=10).json()["entry"]
+    lines = shown.stdout.splitlines()
+    assert lines[:3] == [f"{title} ({group}): 2 members, made by {ann}", f"  {ann} (made it, you)", f"  {bob}"]
+    board = lines.index(f"relaxed {today} (live, 1 of 2 members ended)")
+    assert lines[board + 1].split() == ["#", "name", "status", "time", "moves", "board"]
+    row = lines[board + 2].split()
+    assert (row[0], row[1], row[2], row[-1]) == ("1", ann, "resigned", f"#{place['rank']}")
+    assert lines[board + 3] == ""  # ann's row alone: neither cy (no member) nor bob (no attempt)
+    assert "Head-to-head: no two members have raced yet" in lines
+    as_json = json.loads(cli(server, bobs, "group", "show", group, "--json").stdout)
+    assert as_json["group"]["members"] == sorted([ann, bob]) and len(as_json["boards"]) == 2
+
+    listed = cli(server, bobs, "group", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [f"{bob} is in 1 group:", f"  {group}  {title}"]
+    left = cli(server, bobs, "group", "leave", group)
+    assert left.returncode == 0 and "not in group" in left.stdout, left.stderr
+    twice = cli(server, bobs, "group", "leave", group)
+    assert twice.returncode == 0, twice.stderr
+    assert json.loads(cli(server, bobs, "group", "list", "--json").stdout) == []
+    after = json.loads(cli(server, client_env, "group", "show", group, "--json").stdout)
+    assert after["group"]["members"] == [ann]
+
+    nothing = cli(server, bobs, "group", "join", "abcdefghjk")
+    assert nothing.returncode == 2 and "no such group" in nothing.stderr, nothing.stderr
+    odd = cli(server, bobs, "group", "show", "https://example.org/daily/2026-12-07")
+    assert odd.returncode == 2 and "is no group's link or id" in odd.stderr, odd.stderr
