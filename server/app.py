@@ -8,7 +8,8 @@ second even while Redis stalls) and ``GET /healthz`` (the same as
 ``/readyz``); spectators: ``GET /matches/{code}/events`` (SSE),
 ``/matches/{code}/watch`` (WebSocket), ``GET /matches/{code}/replays/{name}``,
 and the web pages (``/``, ``/join/{code}``, ``/watch/{code}``, ``/daily``, ``/static/``); the
-daily challenge's routes (:mod:`server.daily_web`) and the named players' (:mod:`server.players_web`).
+daily challenge's routes (:mod:`server.daily_web`), the named players' (:mod:`server.players_web`) and the
+groups' (:mod:`server.groups_web`).
 
 Resources (Redis or the embedded Redis, the solver process pool, the match
 service and its background tasks) are owned by the lifespan. The lifespan
@@ -54,6 +55,8 @@ from .daily_web import ROUTES as DAILY_ROUTES
 from .dealpool import HOST_DEAL_SECONDS, fill_pool
 from .embedded_redis import EmbeddedRedis
 from .gcpacing import pace_collections
+from .groups import GroupService
+from .groups_web import ROUTES as GROUP_ROUTES
 from .health import Readiness, livez, readyz
 from .httpjson import client_address, error_response, over_rate, public_url, read_json
 from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch
@@ -89,8 +92,8 @@ class RedisNotReady(redis_errors.ConnectionError):
 
 
 class _WaitingForRedis:
-    """What ``app.state.service`` (and ``app.state.daily``) hold until Redis is reached: any attribute raises
-    :class:`RedisNotReady`, so every route that needs Redis answers as during an outage, with no list of
+    """What ``app.state.service`` (and ``app.state.daily``, ``app.state.groups``) hold until Redis is reached: any
+    attribute raises :class:`RedisNotReady`, so every route that needs Redis answers as during an outage, with no list of
     routes to keep in step, and the routes that need none (pages, health, metrics) never touch it."""
 
     def __getattr__(self, name: str) -> NoReturn:
@@ -252,10 +255,12 @@ class _Running:
         app.state.metrics.count_spectators(service.hub.spectators)
         # Full collections of the long-lived objects on a schedule, not every few seconds (server/gcpacing.py).
         service.spawn(service.run_forever(pace_collections, "collection pacing"))
+        daily = None
         if settings.daily_variants:  # the daily challenge (server/daily.py): deals prepared ahead, days closed
             daily = service.daily = app.state.daily = DailyService(service.daily_link, settings.daily_variants,
                                                                    settings.daily_secret, profiles=service.profiles)
             service.spawn(service.run_forever(daily.run, "daily challenge"))
+        app.state.groups = GroupService(service.profiles, daily)  # groups' boards are the daily's (server/groups.py)
         for _ in range(settings.solver_workers):
             service.spawn(service.run_forever(
                 lambda: fill_pool(store, service.solver, OFFERED_POOL_VARIANTS, settings.pool_target,
@@ -332,6 +337,7 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
         app.state.service = _WaitingForRedis()
         if settings.daily_variants:
             app.state.daily = _WaitingForRedis()
+        app.state.groups = _WaitingForRedis()
         app.state.readiness = Readiness(url)
         running = _Running(app, settings)
         opening = asyncio.create_task(running.open(url))
@@ -416,6 +422,7 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
             Route("/metrics", metrics),
             *DAILY_ROUTES,
             *PLAYER_ROUTES,
+            *GROUP_ROUTES,
         ],
         lifespan=lifespan,
         middleware=[Middleware(MetricsMiddleware, metrics=app_metrics), Middleware(PagesMiddleware)],

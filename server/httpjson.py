@@ -90,6 +90,29 @@ async def read_json(request: Request, kind: type[T], max_bytes: int, what: str) 
         return error_response(400, "malformed", f"the {what} is nested too deeply")
 
 
+class KeyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A body holding a player key alone (or none: the key may come as ``Authorization: Bearer KEY``)."""
+
+    player_key: str | None = None
+
+
+def bearer_key(request: Request) -> str | None:
+    """The player key of an ``Authorization: Bearer KEY`` header, else None."""
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    return credentials.strip() if scheme.lower() == "bearer" and credentials.strip() else None
+
+
+async def player_key(request: Request) -> str | JSONResponse | None:
+    """The player key of a request: ``Authorization: Bearer KEY``, else the JSON body's ``player_key``
+    (:class:`KeyRequest`); the error to answer for a body that is no such JSON. Never in the address: an
+    address reaches access logs."""
+    key = bearer_key(request)
+    if key is not None:
+        return key
+    body = await read_json(request, KeyRequest, 4096, "request")
+    return body if isinstance(body, JSONResponse) else body.player_key
+
+
 _STREAM_ID = re.compile(r"([0-9]{1,20})-([0-9]{1,20})")
 _ID_PART_LIMIT = 2**64
 
@@ -110,4 +133,5 @@ STREAM_ID_HELP = "a stream id such as 1700000000000-0 (two whole numbers, each b
 """What a refused stream id is told it should have been (the ``malformed`` message of every stream route)."""
 
 
-__all__ = ["STREAM_ID_HELP", "error_response", "over_rate", "read_json", "valid_stream_id"]
+__all__ = ["STREAM_ID_HELP", "KeyRequest", "bearer_key", "error_response", "over_rate", "player_key", "read_json",
+           "valid_stream_id"]

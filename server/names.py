@@ -103,11 +103,12 @@ def _named(c: str) -> str:
     return f"U+{ord(c):04X}" + (f" ({label})" if label else "")
 
 
-def name_problem(name: str) -> str | None:
+def name_problem(name: str, longest: int = MAX_NAME) -> str | None:
     """Why ``name`` cannot be a display name (a sentence naming the character or scripts at fault), or ``None``
-    when it can. The rule is in the module docstring; races and the daily challenge both use it."""
-    if not 0 < len(name) <= MAX_NAME:
-        return f"a display name is 1..{MAX_NAME} characters, not {len(name)}"
+    when it can. The rule is in the module docstring; races and the daily challenge both use it. ``longest``:
+    the most characters (a group's name, under the same rule, may be longer than a player's)."""
+    if not 0 < len(name) <= longest:
+        return f"a display name is 1..{longest} characters, not {len(name)}"
     for i, c in enumerate(name):
         category = unicodedata.category(c)
         if category == "Cc":

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .httpjson import client_address, error_response, read_json
+from .httpjson import client_address, error_response, player_key, read_json
 from .pages import STATIC_DIR
 from .profiles import ProfileError, ProfileService
 
@@ -40,12 +40,6 @@ class ClaimRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Body of ``POST /players``."""
 
     name: str
-
-
-class KeyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Body of ``POST /players/{name}/key`` and ``DELETE /players/{name}`` (or the ``Authorization`` header)."""
-
-    player_key: str | None = None
 
 
 class RecoverRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -81,15 +75,6 @@ async def claim(request: Request) -> Response:
     return await _answer(made(), 201)
 
 
-async def _key(request: Request) -> str | Response | None:
-    """The player key of a request: ``Authorization: Bearer KEY``, else the JSON body's ``player_key``."""
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and credentials.strip():
-        return credentials.strip()
-    body = await read_json(request, KeyRequest, 4096, "request")
-    return body if isinstance(body, Response) else body.player_key
-
-
 def _limit(request: Request) -> int | Response:
     text = request.query_params.get("limit", "50")
     if not (text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_LIMIT):
@@ -120,7 +105,7 @@ async def player(request: Request) -> Response:
             limit = _limit(request)
             return limit if isinstance(limit, Response) else await _answer(service.page(name, limit))
         if method == "DELETE":
-            key = await _key(request)
+            key = await player_key(request)
             return key if isinstance(key, Response) else await _answer(service.delete(name, key), 204)
         return _not_allowed(request, "GET, DELETE")
     if len(parts) == 3 and parts[1] == "versus":
@@ -142,7 +127,7 @@ async def player(request: Request) -> Response:
     if len(parts) == 2 and parts[1] == "key":
         if method != "POST":
             return _not_allowed(request, "POST")
-        key = await _key(request)
+        key = await player_key(request)
         if isinstance(key, Response):
             return key
 

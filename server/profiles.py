@@ -100,9 +100,9 @@ class ProfileService:
         days = self.settings.name_release_days
         return self.now_ms() - days * DAY_MS if days else 0
 
-    async def _may_claim(self, address: str) -> None:
-        """Spend one of ``address``'s claims of the hour (``FTR_NAMES_PER_HOUR``, token bucket); raises 429
-        ``rate_limited`` when none is left."""
+    async def may_claim(self, address: str) -> None:
+        """Spend one of ``address``'s claims of the hour (``FTR_NAMES_PER_HOUR``, token bucket; a group's
+        making spends one too); raises 429 ``rate_limited`` when none is left."""
         per_hour = self.settings.names_per_hour
         if over_limit(self._limiters, address, per_hour, 3600):
             raise ProfileError(429, "rate_limited", f"this address has claimed {per_hour} names in the last hour: "
@@ -113,7 +113,7 @@ class ProfileService:
         player_key = key or secrets.token_urlsafe(24)
         code = new_recovery_code()
         if key is None:
-            await self._may_claim(address)
+            await self.may_claim(address)
         claimed = await self.profiles.claim(hashed, name, token_hash(player_key), recovery_digest(code),
                                             self.now_ms(), self._released_before())
         if claimed is not None:
@@ -182,9 +182,13 @@ class ProfileService:
 
     async def page(self, name: str, limit: int) -> dict[str, Any]:
         """``GET /players/{name}`` (any look-alike of the name): the player's page as JSON
-        (:meth:`server.history.History.page`); 404 ``no_player``."""
+        (:meth:`server.history.History.page`) and ``"groups"``: ``[{"group", "name"}]`` of each group it is in;
+        404 ``no_player``."""
         hashed, record = await self.find(name)
-        return await self.history.page(hashed, record, limit)
+        page = await self.history.page(hashed, record, limit)
+        page["groups"] = [{"group": group, "name": group_name}
+                          for group, group_name in await self.store.groups.of_player(hashed)]
+        return page
 
     async def versus(self, name: str, other: str) -> dict[str, Any]:
         """``GET /players/{name}/versus/{other}``: the two players' head-to-head; 404 ``no_player`` for either,
@@ -207,7 +211,9 @@ class ProfileService:
             raise no_player(name)
         return hashed, record
 
-    async def _owned(self, name: str, key: str | None) -> tuple[str, ProfileRecord]:
+    async def owned(self, name: str, key: str | None) -> tuple[str, ProfileRecord]:
+        """``(hashed, profile)`` of the player ``name`` (or a look-alike) when ``key`` is its player key; 404
+        ``no_player``, 403 ``bad_token``."""
         hashed, record = await self.find(name)
         if not key or not secrets.compare_digest(record.key, token_hash(key)):
             raise wrong_key(record.name)
@@ -216,7 +222,7 @@ class ProfileService:
     async def rotate(self, name: str, key: str | None) -> str:
         """``POST /players/{name}/key``: a new player key for the holder of ``key`` (the old one stops working).
         Raises 404 ``no_player``, 403 ``bad_token``."""
-        hashed, record = await self._owned(name, key)
+        hashed, record = await self.owned(name, key)
         new_key = secrets.token_urlsafe(24)
         if not await self.profiles.set_key(hashed, "key", record.key, token_hash(new_key), self.now_ms()):
             raise wrong_key(record.name)  # rotated (or deleted) meanwhile by another request
@@ -236,8 +242,11 @@ class ProfileService:
 
     async def delete(self, name: str, key: str | None) -> None:
         """``DELETE /players/{name}``: the claim and the whole history go (the daily challenge's old claim of the
-        name too); the name is free again. Raises 404 ``no_player``, 403 ``bad_token``."""
-        hashed, record = await self._owned(name, key)
+        name too); the name is free again. The player leaves each of its groups first. Raises 404
+        ``no_player``, 403 ``bad_token``."""
+        hashed, record = await self.owned(name, key)
+        for group, _ in await self.store.groups.of_player(hashed):
+            await self.store.groups.leave(group, hashed)
         if not await self.profiles.delete(hashed, record.key):
             raise wrong_key(record.name)
         await self.store.daily.drop_name_claim(record.name)

@@ -71,6 +71,13 @@ key                        holds
                            score 0: in date order) with an ended daily
                            attempt, its streak's days, at most
                            :data:`MAX_DAYS`
+``{n:H}:groups``           hash: a group's id ``G`` -> its name: the groups
+                           the player is in, at most :data:`MAX_GROUPS`
+``{g:G}:group``            hash: a group (``G``: :func:`new_group_id`):
+                           ``name``, ``owner`` (its maker's name),
+                           ``created_ms``
+``{g:G}:members``          hash: a member's ``H`` -> its name, at most
+                           :data:`MAX_GROUP_MEMBERS`
 =========================  ===================================================
 
 A match's meta hash also holds ``name:KEY`` fields (:func:`name_field`): the
@@ -93,6 +100,11 @@ key without one):
 - a named player's keys share ``{n:H}``, a fixed-width tag (a name key may hold any character, braces
   too): each script of a player's history touches one player's keys; a finished race runs one per
   named player, none per move. They have no expiry (``FTR_RETENTION_S`` is for matches).
+- a group's keys share ``{g:G}``; joining a group is two scripts, the player's ``{n:H}:groups`` first
+  (the player's slot), then the group's ``{g:G}:members`` (the group's), the first undone when the second
+  refuses; leaving runs the group's first, then the player's. A member counts only while both sides hold
+  it (a claim released and made anew wipes the player's side). No expiry: the last member leaving
+  deletes the group.
 
 The names are the same on one Redis and on a cluster and never renamed: a
 rename would orphan a running Redis's timers, pools and daily names, and a
@@ -102,6 +114,7 @@ new ``daily:secret`` would change the seeds of the days not yet revealed.
 from __future__ import annotations
 
 import hashlib
+import secrets
 from typing import Literal
 
 MatchPart = Literal["meta", "roster", "tokens", "p", "log", "events", "results", "series"]
@@ -114,12 +127,33 @@ _MATCH_PARTS = ("meta", "roster", "tokens", "events", "results", "series")
 _PLAYER_PARTS = ("p", "log")
 _DAY_PARTS = ("deal", "attempts", "open", "board", "entries", "replays", "events", "names")
 
-ProfilePart = Literal["profile", "games", "done", "deals", "deal_times", "rivals", "rival_times", "days"]
+ProfilePart = Literal["profile", "games", "done", "deals", "deal_times", "rivals", "rival_times", "days", "groups"]
 """The last part of a named player's key."""
 
 PROFILE_PARTS: tuple[ProfilePart, ...] = ("profile", "games", "done", "deals", "deal_times", "rivals",
-                                          "rival_times", "days")
-"""Every part of a named player's keys, in the order the history scripts take them."""
+                                          "rival_times", "days", "groups")
+"""Every part of a named player's keys, in the order the history scripts take them (a claim made anew and a
+deletion take them all; a game's recording all but ``groups``: :data:`HISTORY_PARTS`)."""
+
+HISTORY_PARTS: tuple[ProfilePart, ...] = PROFILE_PARTS[:8]
+"""The parts of a named player's keys that recording a finished game takes (every part but ``groups``)."""
+
+GroupPart = Literal["group", "members"]
+"""The last part of a group's key."""
+
+_GROUP_PARTS = ("group", "members")
+
+GROUP_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+"""The characters of a group's id: small letters and digits with none that reads as another (no i, l, o, 0, 1)."""
+
+GROUP_ID_LENGTH = 10
+"""The characters of a group's id (about 50 bits: the id is the group's invitation)."""
+
+MAX_GROUPS = 20
+"""Groups a named player may be in at once."""
+
+MAX_GROUP_MEMBERS = 50
+"""Members a group may hold at once."""
 
 MAX_RIVALS = 500
 """Opponents whose head-to-head a named player keeps (the least recently raced dropped)."""
@@ -327,8 +361,13 @@ def profile_key(hashed: str, part: ProfilePart) -> str:
 
 
 def profile_keys(hashed: str) -> list[str]:
-    """Every key of a named player, in :data:`PROFILE_PARTS` order (what the history scripts take)."""
+    """Every key of a named player, in :data:`PROFILE_PARTS` order (what a claim and a deletion take)."""
     return [profile_key(hashed, part) for part in PROFILE_PARTS]
+
+
+def history_keys(hashed: str) -> list[str]:
+    """The keys of a named player that recording a game takes, in :data:`HISTORY_PARTS` order."""
+    return [profile_key(hashed, part) for part in HISTORY_PARTS]
 
 
 def parse_profile_key(key: str | bytes) -> tuple[str, str]:
@@ -341,3 +380,44 @@ def parse_profile_key(key: str | bytes) -> tuple[str, str]:
     if not closed or len(hashed) != 24 or not rest.startswith(":") or part not in PROFILE_PARTS:
         raise BadKey(f"not a named player's key: {text!r}")
     return hashed, part
+
+
+# ---------------------------------------------------------------- groups
+
+
+def new_group_id() -> str:
+    """A new group's id: :data:`GROUP_ID_LENGTH` characters of :data:`GROUP_ID_ALPHABET` by ``secrets.choice``
+    (unguessable: whoever holds the id may join)."""
+    return "".join(secrets.choice(GROUP_ID_ALPHABET) for _ in range(GROUP_ID_LENGTH))
+
+
+def is_group_id(text: str) -> bool:
+    """Whether ``text`` has the form of a group's id (the one text :func:`group_key` takes)."""
+    return len(text) == GROUP_ID_LENGTH and all(c in GROUP_ID_ALPHABET for c in text)
+
+
+def group_tag(group: str) -> str:
+    """The hash tag of group ``group``'s keys: ``{g:G}``; raises :class:`BadKey` for text that is no group id
+    (:func:`is_group_id`), so a brace in a client's text never reaches a key name."""
+    if not is_group_id(group):
+        raise BadKey(f"not a group id: {group[:20]!r}")
+    return f"{{g:{group}}}"
+
+
+def group_key(group: str, part: GroupPart) -> str:
+    """The key ``part`` (``group`` or ``members``) of group ``group``; :class:`BadKey` for another part or id."""
+    if part not in _GROUP_PARTS:
+        raise BadKey(f"not a part of a group's keys: {part!r}")
+    return f"{group_tag(group)}:{part}"
+
+
+def parse_group_key(key: str | bytes) -> tuple[str, str]:
+    """``(G, part)`` of a group's key (the inverse of :func:`group_key`); :class:`BadKey` otherwise."""
+    text = key.decode() if isinstance(key, bytes) else key
+    if not text.startswith("{g:"):
+        raise BadKey(f"not a group's key: {text!r}")
+    group, closed, rest = text[3:].partition("}")
+    part = rest[1:]
+    if not closed or not is_group_id(group) or not rest.startswith(":") or part not in _GROUP_PARTS:
+        raise BadKey(f"not a group's key: {text!r}")
+    return group, part

@@ -16,7 +16,7 @@ import msgspec
 
 from . import scripts
 from .backend import Backend
-from .keys import MAX_DAYS, MAX_RIVALS, profile_key, profile_keys
+from .keys import MAX_DAYS, MAX_RIVALS, history_keys, profile_key, profile_keys
 
 
 class ProfileRecord(msgspec.Struct, frozen=True):
@@ -120,7 +120,7 @@ class Profiles:
                            keep_deals, MAX_RIVALS, start_ms, day, MAX_DAYS]
         for rival in rivals:
             args += [rival.hashed, rival.name, rival.result, rival.since]
-        reply = await self._record(keys=profile_keys(hashed), args=args)
+        reply = await self._record(keys=history_keys(hashed), args=args)
         if reply[0] == b"none":
             return None
         outcome = json.loads(reply[1])

@@ -3,7 +3,8 @@
 ``store.matches`` (meta, state changes, lobby events, results), ``store.live`` (live counts),
 ``store.players`` (seats, tokens, records), ``store.commits`` (commands, WAIT, fence), ``store.rounds``,
 ``store.timers`` (timers and leases), ``store.streams`` (event streams), ``store.pool`` (the deal pool),
-``store.daily`` (the daily challenge) and ``store.profiles`` (named players: claims, history, records).
+``store.daily`` (the daily challenge), ``store.profiles`` (named players: claims, history, records) and
+``store.groups`` (groups of named players: members, their boards).
 Keys: :mod:`.keys`; scripts: :mod:`.scripts`; records: :mod:`.records`.
 """
 
@@ -17,6 +18,7 @@ from ..metrics import Metrics, default_metrics
 from .client import RedisClient
 from .commits import Commits
 from .daily_store import DailyStore
+from .groups import Groups
 from .matches import LiveCounts, Matches
 from .players import Players
 from .pool import DealPool
@@ -51,6 +53,7 @@ class Store:
         self.pool = DealPool(self)
         self.daily = DailyStore(self)
         self.profiles = Profiles(self)
+        self.groups = Groups(self)
 
     def register(self, script: Script) -> Any:
         """``script`` registered with the client in the text this Redis runs (its ``wake`` by :attr:`wakes`): an

@@ -32,6 +32,7 @@ PASS_THROUGH = {
     ("server/daily_web.py", "error.code"),  # a DailyError's code, as an HTTP error
     ("server/daily.py", "error.code"),  # a ProfileError's code (a daily attempt's name), as a DailyError
     ("server/players_web.py", "error.code"),  # a ProfileError's code, as an HTTP error
+    ("server/groups_web.py", "error.code"),  # a ProfileError's or DailyError's code, as an HTTP error
     ("server/core/player.py", "code"),  # rejected: the NotationError's or IllegalCommandError's code
     ("server/httpjson.py", "code"),  # error_response's own parameter: {"error": code, ...} (its calls collected)
     ("server/replays.py", "code"),  # likewise its _error helper

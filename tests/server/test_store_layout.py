@@ -149,6 +149,8 @@ def declared_keys(script: scripts.Script) -> list[str]:
     if script.scope == "player":
         hashed = keys.name_hash("a:}{name")
         return [keys.profile_key(hashed, part) for part in script.keys]  # type: ignore[arg-type]
+    if script.scope == "group":
+        return [keys.group_key("k7qm4t2x9p", part) for part in script.keys]  # type: ignore[arg-type]
     return [_GLOBAL_KEYS[part] for part in script.keys]
 
 
@@ -168,7 +170,7 @@ def key_arguments(lua: str) -> dict[str, str]:
 
 def test_the_scripts_are_found_and_named_once() -> None:
     names = [s.name for s in scripts.ALL]
-    assert len(names) == len(set(names)) == 30
+    assert len(names) == len(set(names)) == 34
     assert {"COMMIT", "JOIN", "CLOSE_MATCH", "CLOSE_DAY", "NEW_ATTEMPT", "RECORD", "UNCLAIM", "SET_PLAYER",
             "LIVE_STATE", "STUCK"} <= set(names)
     assert all(s.doc and "Repl" in s.doc and "KEYS" in s.doc for s in scripts.ALL), "a script without its doc"

@@ -41,12 +41,12 @@ connection): the newest keeps the one before valid and voids any older; the one 
 @dataclass(frozen=True)
 class Script:
     """One Lua script: ``name``, the ``scope`` of its keys (``match``: one match's, ``day``: one daily
-    challenge's, ``player``: one named player's, ``global``: one key of its own), the parts of the keys it takes (``KEYS`` in order: the
+    challenge's, ``player``: one named player's, ``group``: one group's, ``global``: one key of its own), the parts of the keys it takes (``KEYS`` in order: the
     names of :mod:`server.store.keys`, ``player_prefix`` for a key a name is appended to), its ``doc``
     (``ARGV`` and reply) and its ``lua`` source."""
 
     name: str
-    scope: Literal["match", "day", "player", "global"]
+    scope: Literal["match", "day", "player", "group", "global"]
     keys: tuple[str, ...]
     doc: str
     lua: str

@@ -3,7 +3,7 @@ claimed, its key rotated or recovered, its history deleted, a finished game reco
 
 from __future__ import annotations
 
-from ..keys import PROFILE_PARTS
+from ..keys import HISTORY_PARTS, PROFILE_PARTS
 from .base import Script
 
 _ALL = tuple(PROFILE_PARTS)
@@ -12,14 +12,15 @@ CLAIM_NAME = Script(
     "CLAIM_NAME", "player", _ALL,
     """Claim a name for a new player key, unless it is claimed (and not released).
 
-    KEYS: a named player's keys (profile first). ARGV: name as claimed, SHA-256 of the player key, SHA-256 of
+    KEYS: a named player's keys (profile first, all of them: a claim made anew drops the groups' side
+    too). ARGV: name as claimed, SHA-256 of the player key, SHA-256 of
     the recovery code, now ms, released-before ms (0: never; a claim last seen before it is dropped with its
     history and claimed anew). Reply: ``{'new', name}`` or ``{'taken', the name as claimed}``.""",
     """
 local seen = redis.call('HGET', KEYS[1], 'seen_ms')
 if seen then
   if tonumber(ARGV[5]) > 0 and tonumber(seen) < tonumber(ARGV[5]) then
-    for i = 1, 8 do redis.call('DEL', KEYS[i]) end
+    for i = 1, 9 do redis.call('DEL', KEYS[i]) end
   else
     return {'taken', redis.call('HGET', KEYS[1], 'name')}
   end
@@ -62,12 +63,12 @@ DELETE_PLAYER = Script(
     KEYS: a named player's keys (profile first). ARGV: SHA-256 of the player key. Reply: 1 deleted, 0 not.""",
     """
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return 0 end
-for i = 1, 8 do redis.call('DEL', KEYS[i]) end
+for i = 1, 9 do redis.call('DEL', KEYS[i]) end
 return 1
 """)
 
 RECORD_GAME = Script(
-    "RECORD_GAME", "player", _ALL,
+    "RECORD_GAME", "player", tuple(HISTORY_PARTS),
     """Record one finished game of a named player (once per match): history, aggregates, records, rivals.
 
     KEYS: a named player's keys (profile, games, done, deals, deal_times, rivals, rival_times, days). ARGV: 1
