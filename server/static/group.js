@@ -181,7 +181,7 @@
     panel.hidden = inside;
     if (inside) return;
     // On the join link the panel comes first; on the group's page after the members.
-    if (joining) $("members-panel").before(panel); else $("members-panel").after(panel);
+    if (joining) $("boards").before(panel); else $("members-panel").after(panel);
     $("join-title").textContent = `Join ${group.name}`;
     const others = otherHeld();
     $("join-held").replaceChildren(...others.slice(0, 3).map((name) => {
@@ -192,11 +192,14 @@
     $("join-held").hidden = !others.length;
     $("join-form").hidden = false;
     $("join-new").textContent = others.length ? "Join with this name" : "Join";
+    $("join-name-label").textContent = others.length ? "Another name" : "Name";
   }
 
   let shareButton = null;
   function renderInvite() {
     $("invite-panel").hidden = false;
+    // A group of one has one thing to do, to be sent: its link comes before the board then.
+    if (group.members.length === 1) $("boards").before($("invite-panel")); else $("rivals-panel").before($("invite-panel"));
     $("join-link").href = group.join_url;
     $("join-link").textContent = group.join_url;
     if (!shareButton) {
@@ -253,7 +256,7 @@
       el("th", { class: "num", text: "Time" }), el("th", { class: "num", text: "Moves" }),
       el("th", { class: "num", title: "place on the day's board of everyone", text: "Board" }))), tbody));
     const panel = el("section", { class: "panel", id: `board-${variant}`, "data-variant": variant },
-      el("h3", {}, `${variant} · ${date}`, note), table, empty);
+      el("h3", {}, variant, note), table, empty);
     let pending = null;
     async function load() {
       let answer;
@@ -327,6 +330,11 @@
     group = body;
     render();
     if (!date) loadBoards();
+    const [me] = ownMembers();
+    if (joining && me) {  // the link, opened again by a member: the group's own page
+      history.replaceState(null, "", groupPath + location.search);
+      say(`You are in this group already, as ${me}.`, "hint");
+    }
     return true;
   }
 

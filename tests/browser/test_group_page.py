@@ -212,7 +212,7 @@ def full_group(server: Any) -> dict[str, Any]:
     with httpx.Client(base_url=server.url, timeout=10) as http:
         keys = []
         for i in range(MAX_MEMBERS):
-            claimed = http.post("/players", json={"name": f"member {i:02d} with a longish name"})
+            claimed = http.post("/players", json={"name": f"member {i:02d} longish name"})
             assert claimed.status_code == 201, claimed.text
             keys.append((claimed.json()["name"], claimed.json()["player_key"]))
         made = http.post("/groups", json={"name": "Full house", "player": keys[0][0], "player_key": keys[0][1]})
