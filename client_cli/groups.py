@@ -156,9 +156,12 @@ def head_to_head_lines(group: dict[str, Any]) -> list[str]:
 
 
 def invite_lines(group: dict[str, Any], server: str) -> list[str]:
-    """How friends join: the command and the link for a browser."""
-    return ["Friends join with:", f"  forty-thieves group join {group.get('group', '')}{server_option(server)}",
-            "or in a browser:", f"  {group.get('join_url', '')}"]
+    """How friends join: the command and the link for a browser. The command names the server as the link does
+    (the server's ``FTR_PUBLIC_URL``, the address friends reach it at), else as ``server``."""
+    join_url, suffix = str(group.get("join_url") or ""), f"/groups/{group.get('group', '')}/join"
+    public = join_url[:-len(suffix)] if join_url.endswith(suffix) else server
+    return ["Friends join with:", f"  forty-thieves group join {group.get('group', '')}{server_option(public)}",
+            "or in a browser:", f"  {join_url}"]
 
 
 async def create(server: str, args: argparse.Namespace) -> int:
