@@ -1,15 +1,15 @@
 """A group among friends in a real headless browser: made on a phone, joined by its link on a laptop, its board.
 
-A server with the relaxed daily on a Redis database of its own. On a phone (360x740) Zoë plays the daily (the
-attempt claims her name) and resigns, then makes a group on her own player page: the group's page shows its
-name as text (markup in it stays letters), her as its one member, and Copy puts the join link on the
-clipboard. In a second browser bob opens that link: Join comes first, his name is claimed there (the recovery
-code shown once) and he is in. He plays the daily too; someone outside the group plays it over the protocol;
-Zoë and bob race each other once. Zoë's page shows bob's attempt as it ends (the day's events), and after a
-reload the board holds the two members alone, each with the place on the day's public board, and the
-head-to-head of their race. The previous day's link and back; bob's daily page links his groups' boards.
-Then bob leaves, is refused with a wrong key, a full group refuses him, and a group nobody has says so. The
-phone's page fits 360 px with no sideways scroll; axe-core finds nothing serious. Screenshots:
+A server with the relaxed daily on a Redis database of its own. On a phone (360x740) Zoë, whose key her page's
+"another device" link brought, makes a group on her own player page: the group's page shows its name as text
+(markup in it stays letters), her as its one member, and Copy puts the join link on the clipboard. In a second
+browser bob opens that link: Join comes first, his name is claimed there (the recovery code shown once) and he
+is in. Both play the daily and resign, and so does someone outside the group (over the protocol, with the keys
+their browsers hold); Zoë and bob race each other once. Zoë's page shows each attempt as it ends (the day's
+events), and after a reload the board holds the two members alone, each with the place on the day's public
+board, and the head-to-head of their race. The previous day's link and back; bob's daily page links his
+groups' boards. Then bob leaves, is refused with a wrong key, a full group refuses him, and a group nobody has
+says so. The phone's page fits 360 px with no sideways scroll; axe-core finds nothing serious. Screenshots:
 ``group-phone.png`` (360x740), ``group-desktop.png`` (1280x900) and ``group-join-phone.png`` (the join link
 on a phone) in ``tests/browser/artifacts/``.
 """
@@ -17,16 +17,18 @@ on a phone) in ``tests/browser/artifacts/``.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
 
+from protocol import messages as m
 from server.names import name_key
 from tests.browser.axe import severe_violations
-from tests.browser.test_daily_share import SHARE_SHEET, other_attempt
+from tests.browser.test_daily_share import SHARE_SHEET
 from tests.browser.test_play_page import DESKTOP, daily_server, stop_daily_server
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
-from tests.integration.wsclient import PLAYER_KEYS, resigned_race
+from tests.integration.wsclient import PLAYER_KEYS, Player, resigned_race
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -35,16 +37,26 @@ TITLE = "Vendredi ♣ <b>club</b>"
 MAX_MEMBERS = 50
 
 
-async def play_daily(page: Any, server: Any, name: str) -> None:
-    """Play the relaxed daily on /daily as ``name`` and resign it."""
-    await page.goto(server.url + "/daily")
-    panel = page.locator('section[data-variant="relaxed"]')
-    await panel.get_by_label("Name").fill(name)
-    await panel.get_by_role("button", name="Play today's relaxed deal").click()
-    await page.get_by_role("group", name="Column 1", exact=True).wait_for(timeout=30_000)
-    await page.get_by_role("button", name="Resign", exact=True).click()
-    await page.get_by_role("button", name="Yes, resign").click()
-    await page.get_by_role("list", name="Results").wait_for(timeout=15_000)
+async def resigned_attempt(server: Any, name: str, key: str = "") -> None:
+    """``name`` (with its player key, once it has one) plays the relaxed daily over the protocol: one draw, then
+    resigns."""
+    answer = httpx.post(f"{server.url}/daily/relaxed/attempt", json={"name": name, "player_key": key}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    player = Player(server.ws_url)
+    try:
+        await player.connect()
+        player.token = answer.json()["player_token"]
+        await player.resume(answer.json()["match"])  # a daily attempt is dealt as it is resumed
+        # Its start may come before the answer to the resume (the match's events and the answer to this
+        # connection travel apart): read the messages the resume passed over first.
+        started = next((x for x in player.inbox if isinstance(x, m.Started)), None) or await player.expect(m.Started)
+        assert isinstance(started, m.Started), started
+        player.seq = started.seq
+        await player.play("s")
+        await player.resign()
+        await player.expect(m.Results)
+    finally:
+        await player.close()
 
 
 async def held_key(page: Any, name: str) -> str:
@@ -80,9 +92,9 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             for page in (phone, laptop):
                 page.on("pageerror", lambda error: problems.append(str(error)))
 
-            # Zoë: the daily claims her name; her page makes the group.
-            await play_daily(phone, server, zoe)
-            await phone.goto(f"{server.url}/players/{zoe}")
+            # Zoë: her name claimed, its key brought to the phone by her page's link; her page makes the group.
+            claimed = httpx.post(f"{server.url}/players", json={"name": zoe}, timeout=10).json()
+            await phone.goto(f"{server.url}/players/{quote(zoe)}#key={claimed['player_key']}")
             await phone.get_by_label("Make a group").fill(TITLE)
             await phone.get_by_role("button", name="Make it").click()
             await phone.wait_for_url("**/groups/*")
@@ -117,14 +129,17 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             assert laptop.url == f"{server.url}/groups/{group_id}" and await held_key(laptop, bob)
             assert await laptop.locator("#you-line").inner_text() == f"You are in this group as {bob}."
 
-            # Both play the daily; cy, in no group, plays it too; Zoë and bob race each other once.
+            # Both play the daily (with the keys their browsers hold), cy, in no group, too; Zoë and bob race
+            # each other once.
             await phone.goto(f"{server.url}/groups/{group_id}")
+            await phone.locator('section[data-variant="relaxed"] .empty').filter(has_text="No member").wait_for()
+            await resigned_attempt(server, zoe, await held_key(phone, zoe))
             await phone.locator('section[data-variant="relaxed"] tbody tr').first.wait_for(timeout=10_000)
             assert await board_names(phone) == [zoe]
-            await play_daily(laptop, server, bob)
+            await resigned_attempt(server, bob, await held_key(laptop, bob))
             await phone.wait_for_function(  # Zoë's page follows the day's events
                 "document.querySelectorAll('section[data-variant=relaxed] tbody tr').length === 2", timeout=10_000)
-            await other_attempt(server, "cy")
+            await resigned_attempt(server, "cy")
             PLAYER_KEYS.update({name_key(zoe): await held_key(phone, zoe), name_key(bob): await held_key(laptop, bob)})
             results = await resigned_race(server.url, server.ws_url, (zoe, bob), variant="relaxed", seed="1")
             ranks = {r.name: r.rank for r in results.ranking}
@@ -136,6 +151,8 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
 
             await phone.reload()
             await phone.locator("#rivals-body tr").wait_for(timeout=10_000)
+            await phone.wait_for_function(
+                "document.querySelectorAll('section[data-variant=relaxed] tbody tr').length === 2", timeout=10_000)
             date = group["today"]
             board = httpx.get(f"{server.url}/groups/{group_id}/daily/{date}/relaxed", timeout=10).json()
             public = httpx.get(f"{server.url}/daily/{date}/relaxed/leaderboard?limit=50", timeout=10).json()
@@ -170,6 +187,7 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             await phone.wait_for_url("**?date=*")
             day_before = phone.url.rsplit("=", 1)[1]
             assert day_before < date
+            await phone.locator("#boards-title").filter(has_text=day_before).wait_for()
             assert await phone.locator("#boards-title").inner_text() == f"GROUP BOARD · {day_before}"
             await phone.locator('section[data-variant="relaxed"] .empty').filter(has_text="that day").wait_for()
             await phone.get_by_role("link", name="next day").click()
@@ -193,7 +211,7 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             await laptop.get_by_role("button", name=f"Join as {bob}").click()
             await refusal.filter(has_text="This group is full").wait_for(timeout=10_000)
             await laptop.set_viewport_size(PHONE_360["viewport"])
-            assert await fits(laptop)  # 50 members' names wrap inside 360 px
+            assert await fits(laptop)  # 50 members' names and a name of 40 letters without a space wrap in 360 px
             await laptop.screenshot(path=str(ARTIFACTS / "group-join-phone.png"), full_page=True)
 
             await laptop.goto(f"{server.url}/groups/zzzzzzzzzz")
@@ -206,14 +224,15 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
 
 
 def full_group(server: Any) -> dict[str, Any]:
-    """A group of :data:`MAX_MEMBERS` names claimed over HTTP (``POST /players``), the first its maker: its JSON."""
+    """A group of :data:`MAX_MEMBERS` names claimed over HTTP (``POST /players``), the first its maker, its name
+    40 letters with no space to break at: its JSON."""
     with httpx.Client(base_url=server.url, timeout=10) as http:
         keys = []
         for i in range(MAX_MEMBERS):
             claimed = http.post("/players", json={"name": f"member {i:02d} longish name"})
             assert claimed.status_code == 201, claimed.text
             keys.append((claimed.json()["name"], claimed.json()["player_key"]))
-        made = http.post("/groups", json={"name": "Full house", "player": keys[0][0], "player_key": keys[0][1]})
+        made = http.post("/groups", json={"name": "W" * 40, "player": keys[0][0], "player_key": keys[0][1]})
         assert made.status_code == 201, made.text
         group = made.json()["group"]
         for name, key in keys[1:]:
