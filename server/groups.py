@@ -69,7 +69,7 @@ class GroupService:
                 return {"group": group, "name": name, **self._urls(group, base_url)}
             if refused is JoinStatus.TOO_MANY_GROUPS:
                 raise self._too_many(record.name)
-        raise ProfileError(409, "too_many_groups", "no free group id was found: try again")
+        raise ProfileError(503, "internal", "no free group id was found: try again")
 
     @staticmethod
     def _urls(group: str, base_url: str) -> dict[str, str]:

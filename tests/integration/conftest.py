@@ -241,7 +241,7 @@ def make_server(redis_url: str) -> Iterator[object]:
 
 OWN_DATABASE = 11
 """The Redis database (of the worker's Redis) that :func:`own_redis_url` empties for one test at a time. The
-numbers other tests take for themselves: 6 (test_daily_service), 7 (test_daily_day), 8 (test_daily_review), 9
+numbers other tests take for themselves: 4 (test_groups), 6 (test_daily_service), 7 (test_daily_day), 8 (test_daily_review), 9
 and 10 (the browser's daily tests), 12 (test_resilience), 13 (test_log_context), 14 (test_players_store), 15 (test_live_counts); every other test
 shares database 0."""
 

@@ -402,6 +402,7 @@ REDIS_DOWN_ROUTES = [
     ("GET", "/daily/{date}/relaxed/events"),
     ("GET", "/daily/{date}/relaxed/reveal"),
     ("GET", "/daily/{date}/relaxed/replay/solo"),
+    ("GET", "/groups/k7qm4t2x9p/daily/{date}/relaxed"),
 ]
 """Every HTTP route that reads Redis (``/healthz`` answers 503 ``{"ok": false}`` of its own; the pages and
 ``/metrics`` need no Redis)."""

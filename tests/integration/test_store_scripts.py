@@ -39,6 +39,7 @@ from server.store import (
     scripts,
     token_hash,
 )
+from server.store.groups import JoinStatus as GroupJoin
 from server.store.keys import (
     DAILY_NAMES,
     LIVE_COUNTS,
@@ -46,6 +47,7 @@ from server.store.keys import (
     TIMERS,
     name_hash,
     parse_day_key,
+    parse_group_key,
     parse_match_key,
     parse_profile_key,
 )
@@ -165,6 +167,13 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
                                                               "time_ms": 10, "moves": 1, "foundation": 104},
                                                True, now, now, [Rival(other, "ann", "w", now)], 10, 10)
         assert recorded is not None and recorded.rivals[other]["wins"] == 1
+        group = "k7qm4t2x9p"  # a group of the two: its scripts, each side's
+        assert await store.groups.create(group, "g {m:X}", player, odd, now) is None
+        assert await store.groups.join(group, other, "ann") is GroupJoin.JOINED
+        found = await store.groups.get(group)
+        assert found is not None and found.members == {player: odd, other: "ann"}
+        assert await store.groups.leave(group, other) and await store.groups.leave(group, player)
+        assert await store.groups.get(group) is None and await client.keys("{g:*") == []
         assert await store.profiles.unclaim(other, "k2")
         assert await store.profiles.delete(player, "k3")
         assert await client.keys("{n:*") == []
@@ -187,6 +196,8 @@ def test_every_script_runs_on_the_keys_of_one_hash_tag(redis_url: str) -> None:
                 assert parse_day_key(key)[2] == part, (script.name, part, key)
             elif script.scope == "player":
                 assert parse_profile_key(key)[1] == part, (script.name, part, key)
+            elif script.scope == "group":
+                assert parse_group_key(key)[1] == part, (script.name, part, key)
             else:
                 assert key == {"timers": TIMERS, "daily_names": DAILY_NAMES, "live_matches": LIVE_MATCHES,
                                "live_counts": LIVE_COUNTS}[part], (script.name, key)
