@@ -1,5 +1,6 @@
 /* /daily: today's leaderboards, live, the place of this browser's last name with its line to share
-   (daily-share.js), that name's groups' boards (/groups/{group}), and the links to past days (/daily/{date}). Data: GET /daily, GET /daily/{date}/{variant}/leaderboard,
+   (daily-share.js), that name's groups' boards (/groups/{group}), and the links to past days (/daily/{date}).
+   Data: GET /daily, GET /daily/{date}/{variant}/leaderboard,
    the Server-Sent Events of /daily/{date}/{variant}/events ("attempt"), and after the day
    GET /daily/{date}/{variant}/reveal. Degrades to a notice when the server has no daily challenge. */
 "use strict";

@@ -171,7 +171,8 @@
     if (me) {
       $("you-line").textContent = `You are in this group as ${me}.`;
       $("confirm-leave-text").textContent = `Leave ${group.name}? ${me} comes off its board and its head-to-head; `
-        + (group.members.length === 1 ? "you are its last member, so the group is gone after." : "the link joins again.");
+        + (group.members.length === 1 ? "you are its last member, so the group is gone after."
+          : "the link joins again.");
     }
   }
 
@@ -199,7 +200,8 @@
   function renderInvite() {
     $("invite-panel").hidden = false;
     // A group of one has one thing to do, to be sent: its link comes before the board then.
-    if (group.members.length === 1) $("boards").before($("invite-panel")); else $("rivals-panel").before($("invite-panel"));
+    const invite = $("invite-panel");
+    if (group.members.length === 1) $("boards").before(invite); else $("rivals-panel").before(invite);
     $("join-link").href = group.join_url;
     $("join-link").textContent = group.join_url;
     if (!shareButton) {
@@ -280,7 +282,8 @@
       const today = date === group.today;
       empty.replaceChildren(today ? "No member has ended today's attempt yet: " : "No member played that day.",
         today ? el("a", { href: `/daily#board-${variant}`, text: "play it on the daily page" }) : "");
-      note.textContent = `${body.total} of ${plural(group.members.length, "member")} · ${body.final ? "final" : "live"}`;
+      note.textContent = `${body.total} of ${plural(group.members.length, "member")} · `
+        + (body.final ? "final" : "live");
     }
     load();
     if (date === group.today) {
@@ -319,12 +322,15 @@
       $("headline").textContent = "No such group";
       $("subline").textContent = "No group has this link: it may be mistyped, or the group is gone (it goes when "
         + "its last member leaves). Ask a member for the link again.";
-      for (const part of ["join-panel", "members-panel", "invite-panel", "boards", "rivals-panel"]) $(part).hidden = true;
+      for (const part of ["join-panel", "members-panel", "invite-panel", "boards", "rivals-panel"]) {
+        $(part).hidden = true;
+      }
       return false;
     }
     if (status !== 200 || !body) {
       $("state").textContent = "unavailable";
-      $("subline").textContent = (body && body.message) || `The server answered ${status || "nothing"}; try again later.`;
+      $("subline").textContent = (body && body.message)
+        || `The server answered ${status || "nothing"}; try again later.`;
       return false;
     }
     group = body;

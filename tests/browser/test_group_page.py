@@ -3,15 +3,15 @@
 A server with the relaxed daily on a Redis database of its own. On a phone (360x740) Zoë, whose key her page's
 "another device" link brought, makes a group on her own player page: the group's page shows its name as text
 (markup in it stays letters), her as its one member, and Copy puts the join link on the clipboard. In a second
-browser bob opens that link: Join comes first, his name is claimed there (the recovery code shown once) and he
-is in. Both play the daily and resign, and so does someone outside the group (over the protocol, with the keys
-their browsers hold); Zoë and bob race each other once. Zoë's page shows each attempt as it ends (the day's
-events), and after a reload the board holds the two members alone, each with the place on the day's public
-board, and the head-to-head of their race. The previous day's link and back; bob's daily page links his
-groups' boards. Then bob leaves, is refused with a wrong key, a full group refuses him, and a group nobody has
-says so. The phone's page fits 360 px with no sideways scroll; axe-core finds nothing serious. Screenshots:
-``group-phone.png`` (360x740), ``group-desktop.png`` (1280x900) and ``group-join-phone.png`` (the join link
-on a phone) in ``tests/browser/artifacts/``.
+browser bob opens that link: Join comes first, his name is claimed there (the recovery code shown once) and he is
+in. Both play the daily and resign, and so does someone outside the group (over the protocol, with the keys their
+browsers hold); Zoë and bob race each other once. Zoë's page shows each attempt as it ends (the day's events), and
+after a reload the board holds the two members alone, each with the place on the day's public board, and the
+head-to-head of their race. The previous day's link and back; bob's page lists his groups and his daily page links
+their boards. Then bob leaves, is refused with a wrong key, a full group refuses him, and a group nobody has says
+so. The phone's page fits 360 px with no sideways scroll; axe-core finds nothing serious. Screenshots:
+``group-phone.png`` (360x740), ``group-desktop.png`` (1280x900) and ``group-join-phone.png`` (the join link on a
+phone) in ``tests/browser/artifacts/``.
 """
 
 from __future__ import annotations
@@ -22,41 +22,19 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from protocol import messages as m
 from server.names import name_key
 from tests.browser.axe import severe_violations
 from tests.browser.test_daily_share import SHARE_SHEET
 from tests.browser.test_play_page import DESKTOP, daily_server, stop_daily_server
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
-from tests.integration.wsclient import PLAYER_KEYS, Player, resigned_race
+from tests.client.test_groups_cli import resigned_attempt
+from tests.integration.wsclient import PLAYER_KEYS, resigned_race
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 PHONE_360 = {"viewport": {"width": 360, "height": 740}, "is_mobile": True, "has_touch": True}
 TITLE = "Vendredi ♣ <b>club</b>"
 MAX_MEMBERS = 50
-
-
-async def resigned_attempt(server: Any, name: str, key: str = "") -> None:
-    """``name`` (with its player key, once it has one) plays the relaxed daily over the protocol: one draw, then
-    resigns."""
-    answer = httpx.post(f"{server.url}/daily/relaxed/attempt", json={"name": name, "player_key": key}, timeout=30)
-    assert answer.status_code == 200, answer.text
-    player = Player(server.ws_url)
-    try:
-        await player.connect()
-        player.token = answer.json()["player_token"]
-        await player.resume(answer.json()["match"])  # a daily attempt is dealt as it is resumed
-        # Its start may come before the answer to the resume (the match's events and the answer to this
-        # connection travel apart): read the messages the resume passed over first.
-        started = next((x for x in player.inbox if isinstance(x, m.Started)), None) or await player.expect(m.Started)
-        assert isinstance(started, m.Started), started
-        player.seq = started.seq
-        await player.play("s")
-        await player.resign()
-        await player.expect(m.Results)
-    finally:
-        await player.close()
 
 
 async def held_key(page: Any, name: str) -> str:
@@ -144,7 +122,12 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             results = await resigned_race(server.url, server.ws_url, (zoe, bob), variant="relaxed", seed="1")
             ranks = {r.name: r.rank for r in results.ranking}
 
-            # bob's daily page links his groups' boards.
+            # bob's page lists his groups, and his daily page links their boards.
+            await laptop.goto(f"{server.url}/players/{bob}")
+            listed = laptop.get_by_role("list", name="Groups").get_by_role("link")
+            await listed.first.wait_for()
+            assert await listed.all_inner_texts() == [TITLE]
+            assert await listed.first.get_attribute("href") == f"/groups/{group_id}"
             await laptop.goto(server.url + "/daily")
             await laptop.get_by_role("list", name="Your groups").get_by_role("link", name=TITLE).click()
             await laptop.wait_for_url(f"**/groups/{group_id}")
@@ -174,7 +157,8 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             assert (pair["races"], pair["draws"]) == (1, int(ranks[zoe] == ranks[bob]))
             assert wins == {zoe: int(ranks[zoe] < ranks[bob]), bob: int(ranks[bob] < ranks[zoe])}
             cells = await rival.locator("td").all_inner_texts()
-            assert cells == [f"{pair['a']} – {pair['b']}", "1", f"{pair['a_wins']}–{pair['b_wins']}", str(pair["draws"])]
+            assert cells == [f"{pair['a']} – {pair['b']}", "1", f"{pair['a_wins']}–{pair['b_wins']}",
+                             str(pair["draws"])]
             assert await fits(phone)
             violations = await severe_violations(phone)
             await phone.screenshot(path=str(ARTIFACTS / "group-phone.png"), full_page=True)

@@ -22,7 +22,8 @@ import pytest
 
 from client_cli.groups import parse_group
 from client_cli.server_link import ClientError
-from tests.browser.test_group_page import resigned_attempt
+from protocol import messages as m
+from tests.integration.wsclient import Player
 
 from .conftest import ROOT, ServerProcess
 
@@ -32,6 +33,27 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def cli(server: ServerProcess, env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "client_cli", *args, "--server", server.url], cwd=ROOT, env=env,
                           input=stdin, capture_output=True, text=True, timeout=60, check=False)
+
+
+async def resigned_attempt(server: Any, name: str, key: str = "") -> None:
+    """``name`` (with its player key, once it has one) plays the relaxed daily over the protocol: one draw, then
+    resigns."""
+    answer = httpx.post(f"{server.url}/daily/relaxed/attempt", json={"name": name, "player_key": key}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    player = Player(server.ws_url)
+    try:
+        await player.connect()
+        player.token = answer.json()["player_token"]
+        await player.resume(answer.json()["match"])  # a daily attempt is dealt as it is resumed
+        # A start the resume read past (the client keeps every message it read) is not waited for again.
+        started = next((x for x in player.inbox if isinstance(x, m.Started)), None) or await player.expect(m.Started)
+        assert isinstance(started, m.Started), started
+        player.seq = started.seq
+        await player.play("s")
+        await player.resign()
+        await player.expect(m.Results)
+    finally:
+        await player.close()
 
 
 def held_keys(env: dict[str, str], server: ServerProcess) -> dict[str, Any]:
