@@ -15,6 +15,7 @@
     forty-thieves [--server URL] history [--name NAME] [--limit N] [--json]
     forty-thieves [--server URL] player NAME [--json]
     forty-thieves [--server URL] recover NAME CODE
+    forty-thieves [--server URL] group create NAME | join LINK_OR_ID | leave G | show G | list [--as PLAYER] ...
     forty-thieves [--server URL] bots --count N [--match CODE] [--players P] [--variant V] [--seed S] ...
 
 The server's address comes from ``--server``, else ``FTR_SERVER``, else
@@ -130,6 +131,10 @@ def _parser() -> argparse.ArgumentParser:
     recover.add_argument("name")
     recover.add_argument("code", help="the recovery code printed when the name was claimed (or last recovered)")
 
+    from .groups import add_parser as add_group_parser
+
+    add_group_parser(commands)
+
     bots = commands.add_parser("bots", help="load generator: N bots join matches and play legal moves")
     bots.add_argument("--count", type=int, required=True, help="number of bots")
     bots.add_argument("--match", help="join this match (default: create matches of --players bots each)")
@@ -205,6 +210,10 @@ async def _run(args: argparse.Namespace) -> int:
         from . import players
 
         return int(await getattr(players, args.command)(server, args))
+    if args.command == "group":
+        from . import groups
+
+        return await groups.run(server, args)
     from .bots import run_bots
 
     return await run_bots(server, args)

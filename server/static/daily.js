@@ -1,5 +1,6 @@
 /* /daily: today's leaderboards, live, the place of this browser's last name with its line to share
-   (daily-share.js), and the links to past days (/daily/{date}). Data: GET /daily, GET /daily/{date}/{variant}/leaderboard,
+   (daily-share.js), that name's groups' boards (/groups/{group}), and the links to past days (/daily/{date}).
+   Data: GET /daily, GET /daily/{date}/{variant}/leaderboard,
    the Server-Sent Events of /daily/{date}/{variant}/events ("attempt"), and after the day
    GET /daily/{date}/{variant}/reveal. Degrades to a notice when the server has no daily challenge. */
 "use strict";
@@ -148,8 +149,22 @@
     const linked = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
     if (linked) linked.scrollIntoView();
     archiveNav(today.date);
+    groupLinks();
     setInterval(tick, 500);
     tick();
+  }
+
+  /** "Your groups' boards": the groups of the name this browser last played under (one it holds a key of), each
+      a link to its page (the day's board among its members); hidden for no such name or no group. */
+  async function groupLinks() {
+    const name = FTR.heldName(localStorage.getItem("ftr:name") || "");
+    if (!name) return;
+    const { status, body } = await getJSON(`${FTR.playerPath(name)}?limit=1`).catch(() => ({ status: 0 }));
+    const groups = (status === 200 && body && body.groups) || [];
+    $("groups-panel").hidden = !groups.length;
+    $("groups-note").textContent = `as ${body ? body.name : name}`;
+    $("group-links").replaceChildren(...groups.map((g) => el("li", { "data-group": g.group },
+      el("a", { href: `/groups/${encodeURIComponent(g.group)}`, text: g.name }))));
   }
 
   /** The links to past days: yesterday, and any day by the date picker (up to yesterday). */

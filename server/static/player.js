@@ -1,7 +1,7 @@
-/* /players/{name}: a named player's games, records, a chart of time and cards up, and the head-to-head
-   (GET /players/{name}, JSON). On one's own page (this browser holds the name's key, common.js): the link
-   and QR code that take the key to another device, a new key (the old one stops working), and deleting the
-   history. Recovering with a code works
+/* /players/{name}: a named player's games, records, a chart of time and cards up, the head-to-head and the
+   groups it is in (GET /players/{name}, JSON). On one's own page (this browser holds the name's key,
+   common.js): making a group, the link and QR code that take the key to another device, a new key (the old
+   one stops working), and deleting the history. Recovering with a code works
    from any browser. A link /players/{name}#key=KEY keeps the key it brings and drops the fragment from the
    address bar (a fragment never reaches the server, nor its logs); the key goes to the server only in a
    request's header, never in an address. */
@@ -182,6 +182,36 @@
       el("td", { class: "num", text: String(h.losses) }), el("td", { class: "num", text: String(h.draws) }))));
   }
 
+  // ------------------------------------------------------------------ groups
+
+  /** The player's groups as links to their pages; on one's own page also "Make a group" (POST /groups with
+      the key held here: the new group's page opens, its link to send friends on it). */
+  function renderGroups() {
+    const groups = profile.groups || [];
+    const mine = Boolean(ownKey());
+    $("groups-panel").hidden = !groups.length && !mine;
+    $("group-links").replaceChildren(...groups.map((g) => el("li", { "data-group": g.group },
+      el("a", { href: `/groups/${encodeURIComponent(g.group)}`, text: g.name }))));
+    $("groups-empty").hidden = groups.length > 0;
+    $("group-form").hidden = !mine;
+  }
+
+  async function createGroup(event) {
+    event.preventDefault();
+    const wanted = $("group-name-input").value.trim();
+    if (!wanted || !profile) return;
+    $("group-problem").textContent = "";
+    const response = await fetch("/groups", { method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json", Authorization: `Bearer ${ownKey()}` },
+      body: JSON.stringify({ name: wanted, player: profile.name, player_key: ownKey() }) });
+    const body = await response.json().catch(() => ({}));
+    if (response.status !== 201 || !body.group) {
+      $("group-problem").textContent = body.message || `refused (${response.status})`;
+      return;
+    }
+    location.href = `/groups/${encodeURIComponent(body.group)}`;
+  }
+
   // ------------------------------------------------------------------ one's own page
 
   const deviceLink = () => `${location.origin}${FTR.playerPath(profile.name)}#key=${encodeURIComponent(ownKey())}`;
@@ -308,6 +338,7 @@
     renderChart();
     renderRecords();
     renderRivals();
+    renderGroups();
     $("recover-panel").hidden = false;
   }
 
@@ -319,7 +350,8 @@
       $("headline").textContent = name;
       $("subline").textContent = `Nobody has the name “${name}” on this server: the first race or daily attempt `
         + "with it claims it.";
-      for (const id of ["own-panel", "recent-panel", "chart-panel", "records-panel", "rivals-panel", "recover-panel"]) {
+      for (const id of ["own-panel", "recent-panel", "chart-panel", "records-panel", "rivals-panel", "groups-panel",
+        "recover-panel"]) {
         $(id).hidden = true;
       }
       return;
@@ -350,6 +382,7 @@
     $("rotate-no").addEventListener("click", () => { confirmingRotate = false; render(); $("rotate-button").focus(); });
     $("rotate-yes").addEventListener("click", rotateKey);
     $("recover-form").addEventListener("submit", recover);
+    $("group-form").addEventListener("submit", createGroup);
     $("link-key-yes").addEventListener("click", () => answerLinkKey(true));
     $("link-key-no").addEventListener("click", () => answerLinkKey(false));
     let resized = null;
