@@ -245,8 +245,13 @@ async def show(server: str, args: argparse.Namespace) -> int:
 
 async def list_groups(server: str, args: argparse.Namespace) -> int:
     """``group list [--as PLAYER] [--json]``: the groups the player is in."""
-    name = _player(server, TokenStore(), args.as_name)
-    profile = await player_profile(server, name, 1)
+    store = TokenStore()
+    name = _player(server, store, args.as_name)
+    key = store.player_key(server, name)
+    if not key:
+        raise ClientError(f"this machine holds no key of {name!r} on {server}: a player's groups are shown to it "
+                          f"only (forty-thieves recover {name} CODE brings the key here)")
+    profile = await player_profile(server, name, 1, key)
     groups = list(profile.get("groups") or [])
     if args.json:
         print(json.dumps(groups))

@@ -27,11 +27,12 @@ def _path(name: str) -> str:
     return f"/players/{quote(name, safe='')}"
 
 
-async def player_profile(server: str, name: str, limit: int = 10) -> dict[str, Any]:
+async def player_profile(server: str, name: str, limit: int = 10, key: str = "") -> dict[str, Any]:
     """``GET /players/{name}?limit=N``: ``{"name", "games", "wins", "records", "recent", "head_to_head",
-    "variants"}``. Raises :class:`~client_cli.server_link.ServerRefused` ``no_player`` for a name nobody
-    claimed (and ``ClientError`` for an answer that is no JSON object)."""
-    return await get_json(server, f"{_path(name)}?limit={limit}")
+    "variants"}``, and with the player's ``key`` its ``groups``. Raises
+    :class:`~client_cli.server_link.ServerRefused` ``no_player`` for a name nobody claimed, ``bad_token`` for a
+    key that is not its (and ``ClientError`` for an answer that is no JSON object)."""
+    return await get_json(server, f"{_path(name)}?limit={limit}", key)
 
 
 def own_name(server: str, store: TokenStore, name: str | None) -> str:

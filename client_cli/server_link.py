@@ -116,10 +116,12 @@ def _refusal(response: httpx.Response) -> ServerRefused:
         return ServerRefused(str(response.status_code), f"the server answered {response.status_code}: {response.text[:200]}")
 
 
-async def get_json(server: str, path: str) -> dict[str, Any]:
-    """``GET path`` of ``server`` as a JSON object. Raises :class:`ServerRefused` with the server's code and
-    message for any answer but 200, and :class:`ClientError` for a 200 whose body is no JSON object."""
-    response = await _request("GET", server, path, headers={"Accept": "application/json"})
+async def get_json(server: str, path: str, key: str = "") -> dict[str, Any]:
+    """``GET path`` of ``server`` as a JSON object (with a player ``key``: sent as ``Authorization``). Raises
+    :class:`ServerRefused` with the server's code and message for any answer but 200, and :class:`ClientError`
+    for a 200 whose body is no JSON object."""
+    headers = {"Accept": "application/json"} | ({"Authorization": f"Bearer {key}"} if key else {})
+    response = await _request("GET", server, path, headers=headers)
     if response.status_code != 200:
         raise _refusal(response)
     try:

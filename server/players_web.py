@@ -5,7 +5,8 @@ route                                       answer
 ==========================================  ===============================================================
 ``POST /players``                           body ``{"name"}``: 201 ``{"name", "player_key", "recovery_code"}``
 ``GET /players/{name}``                     ``?limit=50`` (1..200): the player's page as JSON, or for a
-                                            browser (``Accept: text/html``) the page ``player.html``
+                                            browser (``Accept: text/html``) the page ``player.html``; with
+                                            the key (``Authorization``) also its ``groups``
 ``GET /players/{name}/versus/{other}``      the two players' head-to-head
 ``POST /players/{name}/recover``            body ``{"recovery_code"}``: 200 ``{"player_key", "recovery_code"}``
 ``POST /players/{name}/key``                with the key: 200 ``{"player_key"}``, a new one
@@ -28,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .httpjson import client_address, error_response, player_key, read_json
+from .httpjson import bearer_key, client_address, error_response, player_key, read_json
 from .pages import STATIC_DIR
 from .profiles import ProfileError, ProfileService
 
@@ -103,7 +104,9 @@ async def player(request: Request) -> Response:
                 return FileResponse(PLAYER_PAGE, media_type="text/html; charset=utf-8",
                                     headers={"Cache-Control": "no-cache"})
             limit = _limit(request)
-            return limit if isinstance(limit, Response) else await _answer(service.page(name, limit))
+            if isinstance(limit, Response):
+                return limit
+            return await _answer(service.page(name, limit, bearer_key(request)))
         if method == "DELETE":
             key = await player_key(request)
             return key if isinstance(key, Response) else await _answer(service.delete(name, key), 204)

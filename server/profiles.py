@@ -180,14 +180,16 @@ class ProfileService:
 
     # ------------------------------------------------------------ reading
 
-    async def page(self, name: str, limit: int) -> dict[str, Any]:
+    async def page(self, name: str, limit: int, key: str | None = None) -> dict[str, Any]:
         """``GET /players/{name}`` (any look-alike of the name): the player's page as JSON
-        (:meth:`server.history.History.page`) and ``"groups"``: ``[{"group", "name"}]`` of each group it is in;
-        404 ``no_player``."""
-        hashed, record = await self.find(name)
+        (:meth:`server.history.History.page`); with the player's ``key`` also ``"groups"``: ``[{"group",
+        "name"}]`` of each group it is in (a group's id is its invitation: shown to its members only). 404
+        ``no_player``, 403 ``bad_token`` for a key that is not the player's."""
+        hashed, record = await (self.find(name) if key is None else self.owned(name, key))
         page = await self.history.page(hashed, record, limit)
-        page["groups"] = [{"group": group, "name": group_name}
-                          for group, group_name in await self.store.groups.of_player(hashed)]
+        if key is not None:
+            page["groups"] = [{"group": group, "name": group_name}
+                              for group, group_name in await self.store.groups.of_player(hashed)]
         return page
 
     async def versus(self, name: str, other: str) -> dict[str, Any]:

@@ -100,8 +100,12 @@ const FTR = (() => {
   }
 
   /** GET a JSON document (Accept: application/json): {status, body, headers}. */
-  async function getJSON(url) {
-    const response = await fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" });
+  /** GET url as JSON: {status, body, headers}; with a player key, sent as Authorization (what only the key
+      holder is shown, e.g. a player's groups). */
+  async function getJSON(url, key = "") {
+    const headers = { Accept: "application/json" };
+    if (key) headers.Authorization = `Bearer ${key}`;
+    const response = await fetch(url, { headers, cache: "no-store" });
     let body = null;
     try { body = await response.json(); } catch (error) { body = null; }
     return { status: response.status, body, headers: response.headers };

@@ -159,7 +159,8 @@
   async function groupLinks() {
     const name = FTR.heldName(localStorage.getItem("ftr:name") || "");
     if (!name) return;
-    const { status, body } = await getJSON(`${FTR.playerPath(name)}?limit=1`).catch(() => ({ status: 0 }));
+    const { status, body } = await getJSON(`${FTR.playerPath(name)}?limit=1`, FTR.playerKey(name))
+      .catch(() => ({ status: 0 }));
     const groups = (status === 200 && body && body.groups) || [];
     $("groups-panel").hidden = !groups.length;
     $("groups-note").textContent = `as ${body ? body.name : name}`;

@@ -343,7 +343,10 @@
   }
 
   async function load() {
-    const { status, body } = await getJSON(`${FTR.playerPath(name)}?limit=${RECENT}`);
+    // With the key held here the page holds the player's groups too; a key no longer the player's reads as anyone.
+    const url = `${FTR.playerPath(name)}?limit=${RECENT}`, held = FTR.playerKey(name);
+    let { status, body } = await getJSON(url, held);
+    if (status === 403 && held) ({ status, body } = await getJSON(url));
     if (status === 404) {
       profile = null;
       $("state").textContent = "nobody";

@@ -74,8 +74,7 @@ def test_a_free_name_is_claimed_with_a_key_and_a_recovery_code_stored_hashed(srv
     assert shown.status_code == 200, shown.text
     assert shown.json() == {"name": "Bill", "games": 0, "wins": 0, "win_rate": 0.0,
                             "created_ms": int(profile[b"created_ms"]), "records": [], "recent": [],
-                            "head_to_head": [], "variants": {}, "streak": 0, "best_streak": 0, "freezes": 0,
-                            "groups": []}
+                            "head_to_head": [], "variants": {}, "streak": 0, "best_streak": 0, "freezes": 0}
     missing = page(server, "nobody")
     assert missing.status_code == 404 and missing.json()["error"] == "no_player"
     assert claim(server, " bad").status_code == 400
