@@ -28,8 +28,9 @@
       el("td", {}, el("div", { class: "bar" },
         el("div", { class: "track" }, el("div", { class: "fill" + (entry.status === "won" ? " won" : ""), style: `width:${pct}%` })),
         el("span", { class: "count" }, el("b", { text: entry.foundation || 0 }), el("span", { class: "of", text: ` / ${CARDS}` })))),
-      el("td", { class: "num", text: entry.moves }),
-      el("td", { class: "num hide-sm", text: formatMs(entry.time_ms || 0, true) }));
+      // A phone keeps the time (what ranks a win first) and leaves out the moves.
+      el("td", { class: "num hide-sm", text: entry.moves }),
+      el("td", { class: "num", text: formatMs(entry.time_ms || 0, true) }));
   }
 
   /** "Play today's deal": the attempt (POST /daily/{variant}/attempt) with the name's player key this browser
@@ -73,7 +74,7 @@
       el("h3", {}, `${info.variant} · leaderboard`, note),
       el("div", { class: "scroll-x" }, el("table", { class: "standings" },
         el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }), el("th", { text: "Status" }),
-          el("th", { text: "Foundations" }), el("th", { class: "num", text: "Moves" }), el("th", { class: "num hide-sm", text: "Time" }))),
+          el("th", { text: "Foundations" }), el("th", { class: "num hide-sm", text: "Moves" }), el("th", { class: "num", text: "Time" }))),
         tbody)),
       empty, reveal, playForm(info.variant));
     const base = `/daily/${today.date}/${encodeURIComponent(info.variant)}`;
