@@ -241,8 +241,8 @@
   function rowOf(entry, mine) {
     return el("tr", { "data-name": entry.name, class: mine.has(entry.name) ? "mine" : "" },
       el("td", {}, el("span", { class: `rank ${entry.status === "won" ? "r" + entry.rank : ""}`, text: entry.rank })),
-      el("td", { class: "who" }, el("a", { href: FTR.playerPath(entry.name), text: entry.name })),
-      el("td", {}, el("span", { class: `pill ${entry.status}`, text: STATUS[entry.status] || entry.status })),
+      el("td", { class: "who" }, el("a", { href: FTR.playerPath(entry.name), text: entry.name }), " ",
+        el("span", { class: `pill ${entry.status}`, text: STATUS[entry.status] || entry.status })),
       el("td", { class: "num", text: formatMs(entry.time_ms || 0, true) }),
       el("td", { class: "num", text: String(entry.moves) }),
       el("td", { class: "num board-rank", text: `#${entry.board_rank}` }));
@@ -254,7 +254,7 @@
     const empty = el("div", { class: "empty", hidden: true });
     const table = el("div", { class: "scroll-x" }, el("table", { class: "standings group-board",
       "aria-label": `${variant} group board` },
-    el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }), el("th", { text: "Status" }),
+    el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }),
       el("th", { class: "num", text: "Time" }), el("th", { class: "num", text: "Moves" }),
       el("th", { class: "num", title: "place on the day's board of everyone", text: "Board" }))), tbody));
     const panel = el("section", { class: "panel", id: `board-${variant}`, "data-variant": variant },

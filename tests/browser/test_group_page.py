@@ -47,6 +47,12 @@ async def board_names(page: Any) -> list[str]:
         "(rows) => rows.map((row) => row.dataset.name)"))
 
 
+async def text_lines(locator: Any) -> int:
+    """The lines the text of ``locator``'s element takes on the screen (a line box per line)."""
+    return int(await locator.evaluate(
+        "(e) => { const r = document.createRange(); r.selectNodeContents(e); return r.getClientRects().length; }"))
+
+
 async def fits(page: Any) -> bool:
     return bool(await page.evaluate("document.documentElement.scrollWidth <= innerWidth"))
 
@@ -148,6 +154,9 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
                 row = phone.locator(f'section[data-variant="relaxed"] tr[data-name="{entry["name"]}"]')
                 assert await row.locator(".board-rank").inner_text() == f"#{places[entry['name']]}"
                 assert await row.locator(".pill").inner_text() == "RESIGNED"  # uppercase in CSS
+                # On the phone a status and a time stay whole (a name alone may break): one line each.
+                for cell in (row.locator(".pill"), row.locator("td.num").first):
+                    assert await text_lines(cell) == 1, await cell.inner_text()
             rival = phone.locator("#rivals-body tr")
             assert await rival.count() == 1
             [pair] = httpx.get(f"{server.url}/groups/{group_id}", headers={"Accept": "application/json"},
