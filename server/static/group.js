@@ -29,10 +29,16 @@
 
   const fold = (name) => name.toLocaleLowerCase();
 
+  // Keys held here that the server refused (a new key made on another device, the name claimed anew): their
+  // names are not this browser's on this page (checkKeys).
+  const refusedKeys = new Set();
+  const heldNames = () => Object.entries(FTR.playerKeys()).filter(([, key]) => !refusedKeys.has(key))
+    .map(([name]) => name);
+
   /** The names this browser holds a key of that are members, the last one it played under first. */
   function ownMembers() {
     if (!group) return [];
-    const held = Object.keys(FTR.playerKeys());
+    const held = heldNames();
     const last = localStorage.getItem("ftr:name") || "";
     const members = new Map(group.members.map((name) => [fold(name), name]));
     return held.filter((name) => members.has(fold(name)))
@@ -44,7 +50,7 @@
   function otherHeld() {
     const members = new Set(group.members.map(fold));
     const last = localStorage.getItem("ftr:name") || "";
-    return Object.keys(FTR.playerKeys()).filter((name) => !members.has(fold(name)))
+    return heldNames().filter((name) => !members.has(fold(name)))
       .sort((a, b) => (fold(b) === fold(last)) - (fold(a) === fold(last)));
   }
 
@@ -310,6 +316,17 @@
     $("variants").replaceChildren(...group.variants.map(boardPanel));
   }
 
+  /** Whether each member's key held here is still that member's (GET /players/{name} with it answers 403 when
+      not): a refused one is no "you", and the page is drawn again (the join panel then offered). */
+  async function checkKeys() {
+    const keys = ownMembers().map((name) => [name, FTR.playerKey(name)]);
+    const answers = await Promise.all(keys.map(([name, key]) => getJSON(`${FTR.playerPath(name)}?limit=1`, key)
+      .catch(() => ({ status: 0 }))));
+    const refused = keys.filter((_, i) => answers[i].status === 403).map(([, key]) => key);
+    refused.forEach((key) => refusedKeys.add(key));
+    if (refused.length) render();
+  }
+
   /** GET the group and draw it; false (and the page says why) when there is none or the server is out of
       reach. */
   async function load() {
@@ -336,6 +353,7 @@
     }
     group = body;
     render();
+    await checkKeys();
     if (!date) loadBoards();
     const [me] = ownMembers();
     if (joining && me) {  // the link, opened again by a member: the group's own page

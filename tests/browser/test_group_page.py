@@ -198,6 +198,14 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             refusal = laptop.locator("#join-problem")
             await refusal.filter(has_text="is not the one the server holds").wait_for(timeout=10_000)
             await laptop.evaluate("([name, key]) => FTR.keepPlayerKey(name, key)", [bob, key])
+            # A key of a member's name the server no longer holds (Zoë's, say, made anew on another device): the
+            # page is not hers here, and offers to join as bob (shown only once the stale key is refused).
+            await laptop.evaluate("(name) => FTR.keepPlayerKey(name, 'y'.repeat(32))", zoe)
+            await laptop.reload()
+            await laptop.get_by_role("button", name=f"Join as {bob}").wait_for(timeout=10_000)
+            assert await laptop.locator("#you-row").is_hidden() and await laptop.locator(".badge.you").count() == 0
+            assert await laptop.get_by_role("button", name=f"Join as {zoe}").count() == 0
+            await laptop.evaluate("(name) => FTR.forgetPlayerKey(name)", zoe)
 
             full = full_group(server)
             await laptop.goto(full["join_url"])
