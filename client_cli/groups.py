@@ -251,7 +251,10 @@ async def list_groups(server: str, args: argparse.Namespace) -> int:
     if not key:
         raise ClientError(f"this machine holds no key of {name!r} on {server}: a player's groups are shown to it "
                           f"only (forty-thieves recover {name} CODE brings the key here)")
-    profile = await player_profile(server, name, 1, key)
+    try:
+        profile = await player_profile(server, name, 1, key)
+    except ServerRefused as error:
+        raise _refused(error, name) from None
     groups = list(profile.get("groups") or [])
     if args.json:
         print(json.dumps(groups))

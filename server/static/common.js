@@ -99,7 +99,6 @@ const FTR = (() => {
     return tenths && !h ? `${base}.${Math.floor(ms / 100) % 10}` : base;
   }
 
-  /** GET a JSON document (Accept: application/json): {status, body, headers}. */
   /** GET url as JSON: {status, body, headers}; with a player key, sent as Authorization (what only the key
       holder is shown, e.g. a player's groups). */
   async function getJSON(url, key = "") {

@@ -14,7 +14,8 @@
   const DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 
   const parts = location.pathname.split("/").filter(Boolean);
-  const id = decodeURIComponent(parts[1] || "");
+  // A malformed escape (%E0%A4%A) is no group's id: the page says "No such group" rather than stop.
+  const id = (() => { try { return decodeURIComponent(parts[1] || ""); } catch (error) { return ""; } })();
   const joining = parts[2] === "join";  // the link friends are sent: Join comes first
   const asked = new URLSearchParams(location.search).get("date");
   const groupPath = `/groups/${encodeURIComponent(id)}`;
@@ -28,10 +29,16 @@
 
   const fold = (name) => name.toLocaleLowerCase();
 
+  // Keys held here that the server refused (a new key made on another device, the name claimed anew): their
+  // names are not this browser's on this page (checkKeys).
+  const refusedKeys = new Set();
+  const heldNames = () => Object.entries(FTR.playerKeys()).filter(([, key]) => !refusedKeys.has(key))
+    .map(([name]) => name);
+
   /** The names this browser holds a key of that are members, the last one it played under first. */
   function ownMembers() {
     if (!group) return [];
-    const held = Object.keys(FTR.playerKeys());
+    const held = heldNames();
     const last = localStorage.getItem("ftr:name") || "";
     const members = new Map(group.members.map((name) => [fold(name), name]));
     return held.filter((name) => members.has(fold(name)))
@@ -43,7 +50,7 @@
   function otherHeld() {
     const members = new Set(group.members.map(fold));
     const last = localStorage.getItem("ftr:name") || "";
-    return Object.keys(FTR.playerKeys()).filter((name) => !members.has(fold(name)))
+    return heldNames().filter((name) => !members.has(fold(name)))
       .sort((a, b) => (fold(b) === fold(last)) - (fold(a) === fold(last)));
   }
 
@@ -241,8 +248,8 @@
   function rowOf(entry, mine) {
     return el("tr", { "data-name": entry.name, class: mine.has(entry.name) ? "mine" : "" },
       el("td", {}, el("span", { class: `rank ${entry.status === "won" ? "r" + entry.rank : ""}`, text: entry.rank })),
-      el("td", { class: "who" }, el("a", { href: FTR.playerPath(entry.name), text: entry.name })),
-      el("td", {}, el("span", { class: `pill ${entry.status}`, text: STATUS[entry.status] || entry.status })),
+      el("td", { class: "who" }, el("a", { href: FTR.playerPath(entry.name), text: entry.name }), " ",
+        el("span", { class: `pill ${entry.status}`, text: STATUS[entry.status] || entry.status })),
       el("td", { class: "num", text: formatMs(entry.time_ms || 0, true) }),
       el("td", { class: "num", text: String(entry.moves) }),
       el("td", { class: "num board-rank", text: `#${entry.board_rank}` }));
@@ -254,7 +261,7 @@
     const empty = el("div", { class: "empty", hidden: true });
     const table = el("div", { class: "scroll-x" }, el("table", { class: "standings group-board",
       "aria-label": `${variant} group board` },
-    el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }), el("th", { text: "Status" }),
+    el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "Player" }),
       el("th", { class: "num", text: "Time" }), el("th", { class: "num", text: "Moves" }),
       el("th", { class: "num", title: "place on the day's board of everyone", text: "Board" }))), tbody));
     const panel = el("section", { class: "panel", id: `board-${variant}`, "data-variant": variant },
@@ -309,6 +316,17 @@
     $("variants").replaceChildren(...group.variants.map(boardPanel));
   }
 
+  /** Whether each member's key held here is still that member's (GET /players/{name} with it answers 403 when
+      not): a refused one is no "you", and the page is drawn again (the join panel then offered). */
+  async function checkKeys() {
+    const keys = ownMembers().map((name) => [name, FTR.playerKey(name)]);
+    const answers = await Promise.all(keys.map(([name, key]) => getJSON(`${FTR.playerPath(name)}?limit=1`, key)
+      .catch(() => ({ status: 0 }))));
+    const refused = keys.filter((_, i) => answers[i].status === 403).map(([, key]) => key);
+    refused.forEach((key) => refusedKeys.add(key));
+    if (refused.length) render();
+  }
+
   /** GET the group and draw it; false (and the page says why) when there is none or the server is out of
       reach. */
   async function load() {
@@ -335,6 +353,7 @@
     }
     group = body;
     render();
+    await checkKeys();
     if (!date) loadBoards();
     const [me] = ownMembers();
     if (joining && me) {  // the link, opened again by a member: the group's own page

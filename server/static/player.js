@@ -62,7 +62,13 @@
     if (profile) render();
   }
 
-  const ownKey = () => (profile ? FTR.playerKey(profile.name) : "");
+  // The key held here, unless the server refused it (a new key made on another device, or the name claimed anew):
+  // the page is then read as anyone's, neither "yours" nor with the player's groups.
+  let refusedKey = "";
+  const ownKey = () => {
+    const held = profile ? FTR.playerKey(profile.name) : "";
+    return held !== refusedKey ? held : "";
+  };
 
   // ------------------------------------------------------------------ the games
 
@@ -318,7 +324,7 @@
     say(`This browser races as ${profile.name} again: the old key and recovery code no longer work.`, "hint");
     $("claim-home").replaceChildren(FTR.recoveryPanel(profile.name, body.recovery_code, null,
       `${profile.name} is yours on this browser again`));
-    render();
+    await load();  // read again with the new key: the player's groups come with it
   }
 
   // ------------------------------------------------------------------ the page
@@ -346,7 +352,8 @@
     // With the key held here the page holds the player's groups too; a key no longer the player's reads as anyone.
     const url = `${FTR.playerPath(name)}?limit=${RECENT}`, held = FTR.playerKey(name);
     let { status, body } = await getJSON(url, held);
-    if (status === 403 && held) ({ status, body } = await getJSON(url));
+    refusedKey = status === 403 && held ? held : "";
+    if (refusedKey) ({ status, body } = await getJSON(url));
     if (status === 404) {
       profile = null;
       $("state").textContent = "nobody";

@@ -47,6 +47,12 @@ async def board_names(page: Any) -> list[str]:
         "(rows) => rows.map((row) => row.dataset.name)"))
 
 
+async def text_lines(locator: Any) -> int:
+    """The lines the text of ``locator``'s element takes on the screen (a line box per line)."""
+    return int(await locator.evaluate(
+        "(e) => { const r = document.createRange(); r.selectNodeContents(e); return r.getClientRects().length; }"))
+
+
 async def fits(page: Any) -> bool:
     return bool(await page.evaluate("document.documentElement.scrollWidth <= innerWidth"))
 
@@ -148,6 +154,9 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
                 row = phone.locator(f'section[data-variant="relaxed"] tr[data-name="{entry["name"]}"]')
                 assert await row.locator(".board-rank").inner_text() == f"#{places[entry['name']]}"
                 assert await row.locator(".pill").inner_text() == "RESIGNED"  # uppercase in CSS
+                # On the phone a status and a time stay whole (a name alone may break): one line each.
+                for cell in (row.locator(".pill"), row.locator("td.num").first):
+                    assert await text_lines(cell) == 1, await cell.inner_text()
             rival = phone.locator("#rivals-body tr")
             assert await rival.count() == 1
             [pair] = httpx.get(f"{server.url}/groups/{group_id}", headers={"Accept": "application/json"},
@@ -189,6 +198,14 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             refusal = laptop.locator("#join-problem")
             await refusal.filter(has_text="is not the one the server holds").wait_for(timeout=10_000)
             await laptop.evaluate("([name, key]) => FTR.keepPlayerKey(name, key)", [bob, key])
+            # A key of a member's name the server no longer holds (Zoë's, say, made anew on another device): the
+            # page is not hers here, and offers to join as bob (shown only once the stale key is refused).
+            await laptop.evaluate("(name) => FTR.keepPlayerKey(name, 'y'.repeat(32))", zoe)
+            await laptop.reload()
+            await laptop.get_by_role("button", name=f"Join as {bob}").wait_for(timeout=10_000)
+            assert await laptop.locator("#you-row").is_hidden() and await laptop.locator(".badge.you").count() == 0
+            assert await laptop.get_by_role("button", name=f"Join as {zoe}").count() == 0
+            await laptop.evaluate("(name) => FTR.forgetPlayerKey(name)", zoe)
 
             full = full_group(server)
             await laptop.goto(full["join_url"])
@@ -198,9 +215,10 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             assert await fits(laptop)  # 50 members' names and a name of 40 letters without a space wrap in 360 px
             await laptop.screenshot(path=str(ARTIFACTS / "group-join-phone.png"), full_page=True)
 
-            await laptop.goto(f"{server.url}/groups/zzzzzzzzzz")
-            await laptop.locator("#headline").filter(has_text="No such group").wait_for(timeout=10_000)
-            assert await laptop.get_by_role("button", name="Join").count() == 0
+            for nobody in ("zzzzzzzzzz", "%E0%A4%A"):  # no group of that id; an escape that decodes to nothing
+                await laptop.goto(f"{server.url}/groups/{nobody}")
+                await laptop.locator("#headline").filter(has_text="No such group").wait_for(timeout=10_000)
+                assert await laptop.get_by_role("button", name="Join").count() == 0
             await browser.close()
         assert not problems, problems
     finally:

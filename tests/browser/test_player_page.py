@@ -173,6 +173,10 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
         await laptop.get_by_role("region", name=f"{name} is yours on this browser again").wait_for(timeout=10_000)
         new_code = (await laptop.locator("#recovery-code").inner_text()).strip()
         recovered_key = await held_key(laptop, name)
+        # The phone's key no longer works: its page reads as anyone's, neither "yours" nor making groups.
+        await phone.goto(f"{server.url}/players/{name}")
+        await phone.locator("#recover-panel").wait_for(timeout=10_000)
+        stale_page = [await phone.locator(part).is_visible() for part in ("#own-panel", "#group-form")]
         await laptop.get_by_role("button", name="New key").click()
         await laptop.get_by_role("button", name="Yes, a new key").click()
         await laptop.get_by_text(f"A new key for {name} is kept here").wait_for(timeout=10_000)
@@ -201,6 +205,7 @@ async def test_a_name_claimed_on_a_race_is_kept_sets_a_record_and_has_its_page(s
     assert player_axe == [], player_axe
     assert page_words == [*(record_line(note, "ann") for note in notes), rivalry_line(pair)], page_words
     assert "missing or wrong" in refusal and recover_href == f"/players/{name}", refusal
+    assert stale_page == [False, False]
     assert fragment == "" and laptop_key == key and home_link == f"/players/{name}"
     assert new_code != recovery and recovered_key not in ("", key) and rotated_key not in ("", key, recovered_key)
     assert gone == 404 and forgotten == ""

@@ -115,6 +115,14 @@ async def test_create_join_show_leave(server: ServerProcess, client_env: dict[st
     nothing = cli(server, bobs, "group", "join", "abcdefghjk")
     assert nothing.returncode == 2 and "no such group" in nothing.stderr, nothing.stderr
 
+    # A key the server no longer holds (a new one made elsewhere): the list says how to get the name back.
+    tokens = Path(bobs["FTR_CLIENT_DATA"]) / "tokens.json"
+    data = json.loads(tokens.read_text())
+    data[f"{server.url} players"][bob] = "x" * 32
+    tokens.write_text(json.dumps(data))
+    stale = cli(server, bobs, "group", "list")
+    assert stale.returncode == 2 and f"forty-thieves recover {bob} CODE" in stale.stderr, stale.stderr
+
 
 def test_a_link_a_page_a_path_or_an_id_names_the_group() -> None:
     assert parse_group("http://10.0.0.5:8000/groups/ab3defghjk/join") == ("ab3defghjk", "http://10.0.0.5:8000")
