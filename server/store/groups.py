@@ -117,8 +117,12 @@ class Groups:
         return was
 
     async def get(self, group: str) -> GroupRecord | None:
-        """The group and its members (those both sides hold: an entry the player's side lost is dropped here);
-        None when there is no such group."""
+        """The group and its members (those both sides hold: an entry only the group's side holds, left by a
+        claim released and made anew, is not shown); None when there is no such group.
+
+        A read never deletes such an entry: between its two reads the player may leave and join again, and a
+        deletion then would undo a join already answered. It counts toward :data:`MAX_GROUP_MEMBERS` until the
+        player joins again (the entry is the same) or the group goes."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(group_key(group, "group"))
             pipe.hgetall(group_key(group, "members"))
@@ -128,8 +132,6 @@ class Groups:
         fields = {_text(k): _text(v) for k, v in data.items()}
         held = {_text(k): _text(v) for k, v in members.items()}
         kept = await self._held(group, held)
-        for gone in set(held) - set(kept):  # a claim released and made anew: no longer that player's group
-            await self._group_leaves(keys=self._keys(group), args=[gone])
         return GroupRecord(group, fields.get("name", ""), fields.get("owner", ""), int(fields.get("created_ms", 0)),
                            kept)
 
