@@ -99,6 +99,13 @@ const FTR = (() => {
     return tenths && !h ? `${base}.${Math.floor(ms / 100) % 10}` : base;
   }
 
+  /** The address's path segment number `index` (0: the first, e.g. "players"), decoded; "" when it is missing
+      or its escapes are malformed (%E0%A4%A), so a page then says "no such ..." rather than stop loading. */
+  function pathSegment(index) {
+    const part = location.pathname.split("/").filter(Boolean)[index] || "";
+    try { return decodeURIComponent(part); } catch (error) { return ""; }
+  }
+
   /** GET url as JSON: {status, body, headers}; with a player key, sent as Authorization (what only the key
       holder is shown, e.g. a player's groups). */
   async function getJSON(url, key = "") {
@@ -325,7 +332,7 @@ const FTR = (() => {
     return panel;
   }
 
-  return { el, cardEl, boardEl, changed, formatMs, getJSON, follow, STATUS, parseCard, verifyCommitment, plural,
-           winnerLine, chosenDealChip, playerKeys, playerKey, heldName, keepPlayerKey, forgetPlayerKey, playerPath,
+  return { el, cardEl, boardEl, changed, formatMs, getJSON, pathSegment, follow, STATUS, parseCard,
+           verifyCommitment, plural, winnerLine, chosenDealChip, playerKeys, playerKey, heldName, keepPlayerKey, forgetPlayerKey, playerPath,
            recordLine, rivalryLine, recoveryPanel, streakLine };
 })();

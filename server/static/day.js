@@ -9,7 +9,7 @@
 (() => {
   const { el, formatMs, getJSON, plural, STATUS, verifyCommitment } = FTR;
   const $ = (id) => document.getElementById(id);
-  const date = decodeURIComponent(location.pathname.split("/")[2] || "");
+  const date = FTR.pathSegment(1);
 
   function boardRows(entries) {
     return entries.map((e) => el("tr", { "data-name": e.name },
@@ -106,10 +106,11 @@
   }
 
   async function start() {
-    const { status, body } = await getJSON(`/daily/${encodeURIComponent(date)}`);
+    // No date in the address (or a malformed escape): no request, which /daily (today) would answer.
+    const { status, body } = date ? await getJSON(`/daily/${encodeURIComponent(date)}`) : { status: 404, body: null };
     if (status !== 200 || !body || !Array.isArray(body.variants)) {
       $("state").textContent = "unavailable";
-      $("headline").textContent = `No daily challenge on ${date}`;
+      $("headline").textContent = date ? `No daily challenge on ${date}` : "No such day";
       $("subline").textContent = (body && body.message) || `The server answered ${status}.`;
       return;
     }

@@ -14,8 +14,7 @@
   const DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 
   const parts = location.pathname.split("/").filter(Boolean);
-  // A malformed escape (%E0%A4%A) is no group's id: the page says "No such group" rather than stop.
-  const id = (() => { try { return decodeURIComponent(parts[1] || ""); } catch (error) { return ""; } })();
+  const id = FTR.pathSegment(1);  // "" for a malformed escape: the page says "No such group"
   const joining = parts[2] === "join";  // the link friends are sent: Join comes first
   const asked = new URLSearchParams(location.search).get("date");
   const groupPath = `/groups/${encodeURIComponent(id)}`;

@@ -30,7 +30,7 @@
   const TAKEN_OVER = "This game is now open in another tab or device, so this page has stopped: "
     + "press Play here to take it back.";
 
-  let code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
+  let code = FTR.pathSegment(1);
   let state = FTRRace.initial(code);
   let selection = null;   // {source: "3" | "w" | "f2", count, blocked?: {card, on}} (blocked: not a run, nothing lifts)
   let pending = null;     // the next round {code, state, conn} until its lobby arrives (the results stay till then)

@@ -14,7 +14,7 @@
   const RECENT = 50;       // games asked for (GET /players/{name}?limit=)
   const CHART_GAMES = 30;  // the chart's last games
 
-  let name = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
+  let name = FTR.pathSegment(1);
   let profile = null;
   let confirmingDelete = false;
   let confirmingRotate = false;
@@ -350,16 +350,17 @@
 
   async function load() {
     // With the key held here the page holds the player's groups too; a key no longer the player's reads as anyone.
-    const url = `${FTR.playerPath(name)}?limit=${RECENT}`, held = FTR.playerKey(name);
-    let { status, body } = await getJSON(url, held);
+    const url = `${FTR.playerPath(name)}?limit=${RECENT}`, held = name ? FTR.playerKey(name) : "";
+    // No name in the address (or a malformed escape): nobody, asked of no server.
+    let { status, body } = name ? await getJSON(url, held) : { status: 404, body: null };
     refusedKey = status === 403 && held ? held : "";
     if (refusedKey) ({ status, body } = await getJSON(url));
     if (status === 404) {
       profile = null;
       $("state").textContent = "nobody";
-      $("headline").textContent = name;
-      $("subline").textContent = `Nobody has the name “${name}” on this server: the first race or daily attempt `
-        + "with it claims it.";
+      $("headline").textContent = name || "No such player";
+      $("subline").textContent = name ? `Nobody has the name “${name}” on this server: the first race or daily `
+        + "attempt with it claims it." : "This address names no player.";
       for (const id of ["own-panel", "recent-panel", "chart-panel", "records-panel", "rivals-panel", "groups-panel",
         "recover-panel"]) {
         $(id).hidden = true;

@@ -6,7 +6,7 @@
 (() => {
   const { el, boardEl, changed, formatMs, getJSON, follow, plural, STATUS, verifyCommitment } = FTR;
   const $ = (id) => document.getElementById(id);
-  const code = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
+  const code = FTR.pathSegment(1);
 
   // daily: {date, variant} of a daily attempt (GET /matches/{code}); its seed is the day's, revealed by the daily
   // challenge once the day is over (revealed: then true).
