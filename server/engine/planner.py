@@ -95,7 +95,7 @@ class Decision:
 
 def plan(view: View, variant: Variant, *, seen: Sequence[View] = (), level: Level | str = "strong",
          seed: str = "0", autoplay_on: bool = True, nodes: int | None = None, seconds: float | None = None,
-         clock: Callable[[], float] | None = None) -> Decision:
+         clock: Callable[[], float] | None = None, pure: bool = False) -> Decision:
     """Choose a command for the player who sees ``view`` (RULES.md section 8); see the module docstring.
 
     ``seen``: the views of the game so far, oldest first (the deal's included; ``view`` itself may be last);
@@ -103,7 +103,8 @@ def plan(view: View, variant: Variant, *, seen: Sequence[View] = (), level: Leve
     ``seed``: the random seed of the samples and of a casual slip (any string). ``autoplay_on``: the game's
     auto-play setting. ``nodes`` overrides the level's nodes per question; ``seconds`` caps the level's time
     budget, measured with ``clock`` (e.g. ``time.monotonic``; without a clock there is no time budget and the
-    choice is reproducible). Raises ``ValueError`` for an unknown level name."""
+    choice is reproducible). ``pure`` makes the solver run its pure search (the server's ``FTR_SOLVER=python``).
+    Raises ``ValueError`` for an unknown level name."""
     chosen = find_level(level) if isinstance(level, str) else level
     visible = _visible_position(view)
     candidates = _candidates(visible, view, variant, set(seen), autoplay_on)
@@ -135,7 +136,7 @@ def plan(view: View, variant: Variant, *, seen: Sequence[View] = (), level: Leve
             if autoplay_on:
                 after = autoplay(after, variant).position
             answer = "solved" if after.is_won else verdict(after, variant, per_question, autoplay_on=autoplay_on,
-                                                            complete=chosen.complete)
+                                                            complete=chosen.complete, pure=pure)
             won_here[command] = answer == "solved"
             lost_here[command] = answer == "unsolvable"
         else:

@@ -31,13 +31,13 @@ from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 
-from solver_bench import wilson  # noqa: E402
+from solver_bench import wilson
 
-from server.engine import Game, deal, find_variant, redact  # noqa: E402
-from server.engine.hint import hint  # noqa: E402
-from server.engine.planner import LEVELS, plan  # noqa: E402
-from server.engine.rules import stock_exhausted  # noqa: E402
-from server.engine.solver import Budget, can_progress, find_solution, solve  # noqa: E402
+from server.engine import Game, deal, find_variant, redact
+from server.engine.hint import hint
+from server.engine.planner import LEVELS, plan
+from server.engine.rules import stock_exhausted
+from server.engine.solver import Budget, can_progress, find_solution, solve
 
 HINT = "hint"
 """The name of today's one-look hint policy in the printout."""
