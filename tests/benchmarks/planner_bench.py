@@ -35,7 +35,7 @@ from solver_bench import wilson
 
 from server.engine import Game, deal, find_variant, redact
 from server.engine.hint import hint
-from server.engine.planner import LEVELS, plan
+from server.engine.planner import LEVELS, Level, find_level, plan
 from server.engine.rules import stock_exhausted
 from server.engine.solver import Budget, can_progress, find_solution, solve
 
@@ -58,6 +58,15 @@ def solvable_seeds(count: int, nodes: int) -> list[str]:
     return kept
 
 
+def level_of(entry: str) -> Level:
+    """A level by name, or a trial one written ``name=samples/nodes[/complete]``."""
+    if "=" not in entry:
+        return find_level(entry)
+    name, _, spec = entry.partition("=")
+    parts = spec.split("/")
+    return Level(name, int(parts[0]), int(parts[1]), 3600.0, complete=len(parts) > 2 and parts[2] == "complete")
+
+
 def play(policy: str, seed: str, decision_s: float | None, max_moves: int) -> tuple[str, str, bool, int, list[float]]:
     """Follow ``policy`` on classic deal ``seed`` to the end: (policy, seed, won, moves, seconds per decision)."""
     classic = find_variant("classic")
@@ -72,7 +81,7 @@ def play(policy: str, seed: str, decision_s: float | None, max_moves: int) -> tu
         if policy == HINT:
             command = hint(view, classic)
         else:
-            command = plan(view, classic, seen=seen, level=policy, seed=f"{seed}/{game.moves}",
+            command = plan(view, classic, seen=seen, level=level_of(policy), seed=f"{seed}/{game.moves}",
                            seconds=decision_s, clock=time.monotonic).command
         times.append(time.monotonic() - started)
         if command is None:
@@ -91,11 +100,14 @@ def main() -> None:
     parser.add_argument("--decision-s", type=float, default=None, help="cap on every level's time per decision")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--levels", default=",".join(level.name for level in LEVELS),
-                        help="the planner levels to run, comma-separated (default: all)")
+                        help="the planner levels to run, comma-separated (default: all); a trial level: "
+                        "name=samples/nodes[/complete]")
     parser.add_argument("--solve-nodes", type=int, default=200_000)
     parser.add_argument("--max-moves", type=int, default=600)
     args = parser.parse_args()
     policies = [HINT, *[name for name in args.levels.split(",") if name]]
+    for policy in policies[1:]:
+        level_of(policy)  # an unknown name fails here, before any deal is searched
     with open("/proc/loadavg", encoding="ascii") as file:
         print(f"load average at the start: {file.read().split()[:3]}", flush=True)
     started = time.monotonic()
@@ -105,10 +117,14 @@ def main() -> None:
     results: dict[str, list[tuple[bool, int, list[float]]]] = {policy: [] for policy in policies}
     with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
         futures = [pool.submit(play, policy, seed, args.decision_s, args.max_moves)
-                   for policy in policies for seed in seeds]
-        for future in futures:
+                   for seed in seeds for policy in policies]  # deal by deal: a stopped run has every policy's first
+        for index, future in enumerate(futures, 1):
             policy, _, won, moves, times = future.result()
             results[policy].append((won, moves, times))
+            if index % (10 * len(policies)) == 0:  # progress on stderr: wins so far on the first deals
+                wins = ", ".join(f"{p.partition('=')[0]} {sum(w for w, _, _ in results[p])}" for p in policies)
+                print(f"{index // len(policies)} deals: {wins} ({time.monotonic() - started:.0f} s)", file=sys.stderr,
+                      flush=True)
     cap = "the levels' own" if args.decision_s is None else f"{args.decision_s:g} s"
     print(f"decision time cap: {cap}; wall time {time.monotonic() - started:.1f} s")
     for policy in policies:
@@ -118,7 +134,7 @@ def main() -> None:
         times = [t for _, _, ts in games for t in ts]
         median = statistics.median(times) if times else 0.0
         moves = statistics.median([m for _, m, _ in games]) if games else 0
-        print(f"{policy:<8} won {won}/{len(games)} = {100 * won / max(1, len(games)):.1f} % "
+        print(f"{policy.partition('=')[0]:<8} won {won}/{len(games)} = {100 * won / max(1, len(games)):.1f} % "
               f"(95 % Wilson {100 * low:.1f}-{100 * high:.1f} %), median decision {median:.3f} s "
               f"over {len(times)} decisions, median moves {moves}", flush=True)
     with open("/proc/loadavg", encoding="ascii") as file:
