@@ -4,7 +4,7 @@ A hint is the planner's choice for the player's view at the level ``FTR_HINT_LEV
 game so far (so it never suggests undoing the command before, nor going back to a position seen), within
 ``FTR_HINT_SECONDS``: the wait for a worker counts (:mod:`server.scheduler`), and the planner is given the
 time left. When every solver worker is busy, the time runs out before a worker is free, the server runs no
-solver workers, or the worker fails, :func:`planned_hint` answers ``None`` and the caller gives today's
+solver workers, the worker fails, or ``FTR_HINT_LEVEL`` is ``look``, :func:`planned_hint` answers ``None`` and the caller gives today's
 one-look hint (:func:`server.engine.hint.hint`). The planner only ever gets views: it cannot reveal what the
 player does not see (RULES.md section 8).
 """
@@ -48,6 +48,8 @@ async def planned_hint(service: MatchContext, owner: str, game: Game, seed: str)
     address) in a solver worker, or ``None`` when it could not run in time (see the module docstring); ``""``
     when the planner finds nothing to do."""
     solver = service.solver
+    if service.settings.hint_level == "look":
+        return None  # the server is set to give the one-look hint alone
     if solver.executor is None or sum(solver.running.values()) >= solver.workers:
         return None  # no workers, or all busy (a deal search can hold one for seconds): the one-look hint now
     settings = service.settings

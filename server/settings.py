@@ -244,8 +244,10 @@ class Settings:
     solver_seconds: float = setting("FTR_SOLVER_SECONDS", 10.0, POSITIVE,
                                     "solver budget per candidate deal (seconds)", shown="10")
     dead_budget: int = setting("FTR_DEAD_BUDGET", 20000, AT_LEAST_ONE, "dead-game search budget (positions)")
-    hint_level: str = setting("FTR_HINT_LEVEL", "strong", _one_of(tuple(level.name for level in LEVELS), "strong"),
-                              "the planner level hints play at (server/engine/planner.py: casual, club, expert, strong)")
+    hint_level: str = setting(
+        "FTR_HINT_LEVEL", "strong", _one_of(("look", *(level.name for level in LEVELS)), "strong"),
+        meaning="""the planner level hints play at (server/engine/planner.py: casual, club, expert, strong); look:
+        the one-look hint alone, no planner""")
     hint_seconds: float = setting(
         "FTR_HINT_SECONDS", 1.0, POSITIVE, shown="1", meaning="""time budget of one hint in the solver's workers
         (seconds; past it, or with every worker busy, the hint is the one-look hint)""")

@@ -59,3 +59,5 @@ async def test_a_hint_runs_in_a_worker_and_is_none_while_every_worker_is_busy() 
         command = await planned_hint(service, "me", game, "k")  # type: ignore[arg-type]
         seen = seen_views(game)
         assert command == plan(seen[-1], game.variant, seen=seen, level="club", seed="k").command
+        service.settings = Settings(hint_level="look")
+        assert await planned_hint(service, "me", game, "k") is None  # type: ignore[arg-type]
