@@ -131,6 +131,7 @@ def main() -> None:
         games = results[policy]
         won = sum(1 for w, _, _ in games if w)
         low, high = wilson(won, len(games))
+        low, high = max(0.0, low), min(1.0, high)  # no "-0.0" from rounding
         times = [t for _, _, ts in games for t in ts]
         median = statistics.median(times) if times else 0.0
         moves = statistics.median([m for _, m, _ in games]) if games else 0
