@@ -63,7 +63,7 @@ LEVELS: tuple[Level, ...] = (
           description="plays like a beginner: the one-look hint, with a slip one move in five"),
     Level("club", 4, 300, 0.25, description="looks a little ahead on 4 guesses of the stock"),
     Level("expert", 8, 1_000, 1.0, description="looks ahead on 8 guesses of the stock"),
-    Level("strong", 16, 2_000, 2.0, description="the most the planner does in 2 s: 16 guesses of the stock"),
+    Level("strong", 16, 2_000, 2.0, description="looks ahead on 16 guesses of the stock, within 2 s"),
 )
 """The levels, weakest first (README.md of the solver gives their measured strength)."""
 
