@@ -45,7 +45,9 @@ method, status)                                           body (a stream's life 
                                                           workers, where nothing is searched),
                                                           ``pool_find`` (found, none), ``daily_deal``
                                                           (found: a day's deal), ``dead_check`` (dead,
-                                                          alive, unknown); ``error`` when it raised
+                                                          alive, unknown), ``hint`` (found, none: the
+                                                          planner's hint, server/hints.py); ``error``
+                                                          when it raised
 ``ftr_redis_errors_total`` (source, kind)      counter    Redis failures met, by where (``request``,
                                                           ``event streams``, ``wake-ups``, a background
                                                           loop's name) and exception class

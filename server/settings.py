@@ -28,6 +28,7 @@ from redis.connection import parse_url
 
 from protocol.errors import NotationError
 
+from .engine.planner import LEVELS
 from .engine.variants import PRESETS, find_variant
 from .logs import LOG_FORMATS, LOG_LEVELS
 
@@ -243,6 +244,13 @@ class Settings:
     solver_seconds: float = setting("FTR_SOLVER_SECONDS", 10.0, POSITIVE,
                                     "solver budget per candidate deal (seconds)", shown="10")
     dead_budget: int = setting("FTR_DEAD_BUDGET", 20000, AT_LEAST_ONE, "dead-game search budget (positions)")
+    hint_level: str = setting(
+        "FTR_HINT_LEVEL", "strong", _one_of(("look", *(level.name for level in LEVELS)), "strong"),
+        meaning="""the planner level hints play at (server/engine/planner.py: casual, club, expert, strong); look:
+        the one-look hint alone, no planner""")
+    hint_seconds: float = setting(
+        "FTR_HINT_SECONDS", 1.0, POSITIVE, shown="1", meaning="""time budget of one hint in the solver's workers
+        (seconds; past it, or with every worker busy, the hint is the one-look hint)""")
     pure_solver: bool = setting(
         "FTR_SOLVER", False, _pure_solver, shown="(unset)", meaning="""python: the solver runs its pure search
         even where the optional C search is built (read here, passed to the solver as pure: the engine reads

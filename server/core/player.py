@@ -441,16 +441,24 @@ class PlayerGame(msgspec.Struct, frozen=True):
         return Proposal(nxt, Commit(seq, "", record, True, events), encode(nxt.position(seq, "resign", time_ms)),
                         FollowUp.END_MATCH_IF_LAST)
 
-    def propose_hint(self, seq: int) -> Proposal | Reply:
-        """Hint ``seq`` (hints are numbered on their own): a suggestion from the player's redacted view only
-        (RULES.md section 8), counted; a retried hint gets the same answer again, not counted again. Raises
-        :class:`ServiceError` ``no_hints`` (the match allows none), ``game_over``, and as :func:`is_retry`."""
+    def needs_hint(self, seq: int) -> bool:
+        """Whether hint ``seq`` is a new one to answer (False: a retry, answered again as it was). Raises as
+        :meth:`propose_hint`."""
         if not self.hints_allowed:
             raise ServiceError("no_hints", "this match does not allow hints")
         self._require_playing()
-        if is_retry(seq, self.hints, "hint"):
+        return not is_retry(seq, self.hints, "hint")
+
+    def propose_hint(self, seq: int, suggestion: str | None = None) -> Proposal | Reply:
+        """Hint ``seq`` (hints are numbered on their own): a suggestion from the player's redacted view only
+        (RULES.md section 8), counted; a retried hint gets the same answer again, not counted again.
+        ``suggestion``: the planner's command for this game's position (``""``: nothing to do), computed by the
+        caller from the view; ``None``: the one-look hint (:func:`server.engine.hint.hint`). Raises
+        :class:`ServiceError` ``no_hints`` (the match allows none), ``game_over``, and as :func:`is_retry`."""
+        if not self.needs_hint(seq):
             return Reply(m.Suggestion(seq, self.last_hint, self.hints))
-        suggestion = hint(redact(self.game.position), self.game.variant) or ""
+        if suggestion is None:
+            suggestion = hint(redact(self.game.position), self.game.variant) or ""
         nxt = msgspec.structs.replace(self, hints=self.hints + 1, last_hint=suggestion)
         return Proposal(nxt, HintWrite(nxt.hints, suggestion), encode(m.Suggestion(seq, suggestion, nxt.hints)))
 

@@ -29,13 +29,19 @@ def _visible_position(view: View) -> Position:
 
 def hint(view: View, variant: Variant) -> str | None:
     """A suggested command in the pinned notation, or ``None`` when nothing is left to do."""
+    ranking = ranked(view, variant)
+    return ranking[0][1] if ranking else None
+
+
+def ranked(view: View, variant: Variant) -> list[tuple[int, str]]:
+    """Every legal command the one look finds useful, as ``(score, command)``, best first (ties in the order of
+    :func:`~server.engine.rules.legal_moves`); :func:`hint` is the first. Scores: 100 finish, 90 a card to the
+    foundations, 80 a move that turns a face-down card up or empties a column, 70 a whole column onto a card,
+    60 a move that uncovers a card the foundations take, 50 a build from under another card, 40 the waste onto
+    a card, 20 the waste into an empty column, 10 a draw, 5 a redeal. Commands scored 0 are left out."""
     position = _visible_position(view)
-    moves = legal_moves(position, variant)
-    if not moves:
-        return None
-    best: tuple[int, int] | None = None
-    choice = None
-    for index, legal in enumerate(moves):
+    scored: list[tuple[int, int, str]] = []
+    for index, legal in enumerate(legal_moves(position, variant)):
         command = legal.command
         score = 0
         if command.kind == "finish":
@@ -60,6 +66,7 @@ def hint(view: View, variant: Variant) -> str | None:
             score = 10
         elif command.kind == "redeal":
             score = 5
-        if score and (best is None or score > best[0]):
-            best, choice = (score, index), str(command)
-    return choice
+        if score:
+            scored.append((-score, index, str(command)))
+    scored.sort()
+    return [(-score, command) for score, _, command in scored]

@@ -36,6 +36,7 @@ from ..core.player import (
 )
 from ..engine import Game
 from ..engine.dead import Verdict, is_dead
+from ..hints import planned_hint
 from ..store import CommitOutcome, MatchKeysGone, MatchMeta
 from .lobby import require_joined
 from .step import GameEnd, Step
@@ -106,7 +107,17 @@ class Playing:
         (:class:`~server.core.player.MatchGone`) when Redis lost the player's record."""
         require_joined(session)
         async with session.lock:
-            answer = (await self.settled(session)).propose_hint(seq)
+            player = await self.settled(session)
+            asked = player.game if player.needs_hint(seq) else None
+        # The planner runs without the lock (a move sent meanwhile is not held up), on this game value (never
+        # played on: a command makes a new one); its answer counts only if the game is still that one.
+        planned = None
+        if asked is not None:
+            planned = await planned_hint(self.service, session.address or session.name, asked,
+                                         f"{session.code}/{session.name}/{seq}")
+        async with session.lock:
+            player = await self.settled(session)
+            answer = player.propose_hint(seq, planned if player.game is asked else None)
             if isinstance(answer, Proposal):
                 assert isinstance(answer.write, HintWrite)
                 if not await self.store.players.update(session.code, session.name, hints=answer.write.hints,

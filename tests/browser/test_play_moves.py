@@ -255,11 +255,13 @@ def hint_position() -> tuple[list[str], str, int]:
     raise AssertionError("no multi-card hint in the solution")
 
 
-async def test_a_hint_marks_its_cards_and_target_and_a_tap_on_a_marked_card_plays_it(server) -> None:  # type: ignore[no-untyped-def]
+async def test_a_hint_marks_its_cards_and_target_and_a_tap_on_a_marked_card_plays_it(make_server) -> None:  # type: ignore[no-untyped-def]
     """After Hint: the message begins with "Hint: <command>", the cards the command moves (the legal list's
     count) and the target carry the hint's mark, the notation beside the target; a tap on the TOP marked
-    card lifts all of them, a tap on the target plays the hint, and the marks are gone with the position."""
+    card lifts all of them, a tap on the target plays the hint, and the marks are gone with the position.
+    The server gives the one-look hint (``FTR_HINT_LEVEL=look``), so the test knows the hint in advance."""
     _browser_available()
+    server = make_server(FTR_HINT_LEVEL="look")
     from playwright.async_api import async_playwright
 
     prefix, suggested, cards = hint_position()

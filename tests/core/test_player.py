@@ -332,6 +332,16 @@ def test_a_hint_is_counted_once_and_a_retry_answered_the_same() -> None:
     assert caught.value.code == "seq_gap" and "next hint must be seq 2" in caught.value.message
 
 
+def test_a_planned_hint_is_the_answer_and_a_retry_is_not_planned_again() -> None:
+    value = player(hints=True)
+    assert value.needs_hint(1)
+    planned = value.propose_hint(1, "s")  # the caller's planner chose the draw
+    assert isinstance(planned, Proposal) and planned.write == HintWrite(1, "s")
+    assert planned.reply == m.Suggestion(1, "s", 1)
+    assert not planned.next.needs_hint(1)
+    assert planned.next.propose_hint(1, "1-2") == Reply(m.Suggestion(1, "s", 1))  # a retry: the first answer
+
+
 # ---------------------------------------------------------------- a dead game's end
 
 

@@ -118,18 +118,15 @@ async def test_results_over_http_after_the_end(server: ServerProcess) -> None:
 
 
 async def test_hints_only_where_allowed_and_counted_in_the_results(server: ServerProcess) -> None:
-    from server.engine import redact
-    from server.engine.hint import hint
-
     async def run() -> None:
         _created, alice, bob = await lobby_of_two(server, hints=True)
-        await alice.expect(m.Started)
+        started = await alice.expect(m.Started)
         await bob.expect(m.Started)
         await alice.send(m.Hint(1))
         suggestion = await alice.expect(m.Suggestion)
-        variant = find_variant(VARIANT)
-        expected = hint(redact(Game(deal(SEED, variant), variant).position), variant)
-        assert isinstance(suggestion, m.Suggestion) and suggestion.command == expected and suggestion.hints == 1
+        assert isinstance(started, m.Started) and isinstance(suggestion, m.Suggestion)
+        # The planner's choice (or the one-look hint's, when no worker was free in time): a legal command.
+        assert suggestion.command in {move.command for move in started.legal} and suggestion.hints == 1
         reply = await alice.play(suggestion.command)
         assert isinstance(reply, m.PositionReply) and reply.moves == 1
         await alice.resign()

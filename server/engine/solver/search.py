@@ -637,6 +637,38 @@ def find_solution(
                   solver=result.solver)
 
 
+PLAYOUT_STAGE: tuple[tuple[int, ...], bool] = ((20, 8, 5, 6, 0), False)
+"""The score weights and tie order of :func:`verdict`'s incomplete search: :data:`FIND_STAGE`'s, the stage that
+finds wins in the fewest nodes (README.md)."""
+
+
+def verdict(position: Position, variant: Variant, nodes: int, *, autoplay_on: bool = True,
+            complete: bool = False, pure: bool = False) -> Outcome:
+    """Whether ``position`` can be won, within ``nodes`` expanded states, without the proof: ``solved``,
+    ``unsolvable`` (only with ``complete``) or ``unknown``. For callers that ask thousands of small questions
+    (the player-view planner, :mod:`server.engine.planner`): a ``solved`` answer of the C search is not replayed
+    through the engine (that replay costs more than a small search), so it rests on the C search's tests.
+
+    ``complete`` false: one incomplete greedy stage (:data:`PLAYOUT_STAGE`, whole runs); true: the complete
+    search of :func:`solve` (lock checks, the draw dominance rule), whose exhaustion is a proof. Reproducible
+    for the same input and ``nodes``; reads no clock."""
+    if variant.foundation_to_column or nodes <= 0:
+        return "unknown"
+    params, lifo = PLAYOUT_STAGE if not complete else ((20, 16, 5, 12, 0), False)
+    if implementation(position, variant, pure=pure) == "c":
+        start = from_position(position, variant)
+        flags = (5 | 16) if complete else 0  # _csolver.c's bits: LOCKS_DRAWS | LOCKS_STUCK, LOCKS_INERT
+        outcome = _csolver_search(
+            start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], params[:4], lifo,
+            not complete, flags, autoplay_on, nodes, Budget().states, -1.0)[0]
+        if outcome == "solved":
+            return "solved"
+        return "unsolvable" if outcome == "exhausted" and complete else "unknown"
+    result = _search(position, variant, Budget(nodes), autoplay_on=autoplay_on, params=params, lifo=lifo,
+                     incomplete=not complete, locks=complete, draw_inert=complete, pure=True)
+    return result.result if complete or result.result == "solved" else "unknown"
+
+
 def _unwind(link: Link) -> tuple[str, ...]:
     steps: list[str] = []
     while link is not None:
