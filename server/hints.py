@@ -4,8 +4,8 @@ A hint is the planner's choice for the player's view at the level ``FTR_HINT_LEV
 game so far (so it never suggests undoing the command before, nor going back to a position seen), within
 ``FTR_HINT_SECONDS``: the wait for a worker counts (:mod:`server.scheduler`), and the planner is given the
 time left. When every solver worker is busy, the time runs out before a worker is free, the server runs no
-solver workers, the worker fails, or ``FTR_HINT_LEVEL`` is ``look``, :func:`planned_hint` answers ``None`` and the caller gives today's
-one-look hint (:func:`server.engine.hint.hint`). The planner only ever gets views: it cannot reveal what the
+solver workers, the worker fails, or ``FTR_HINT_LEVEL`` is ``look``, :func:`planned_hint` answers ``None`` and
+the caller gives today's one-look hint (:func:`server.engine.hint.hint`). The planner only ever gets views: it cannot reveal what the
 player does not see (RULES.md section 8).
 """
 
