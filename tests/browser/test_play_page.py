@@ -47,7 +47,18 @@ async def join(page: Any, url: str, name: str) -> None:
 
 
 async def moves_shown(page: Any, count: int) -> None:
-    await page.wait_for_function(f"document.getElementById('moves')?.textContent === '{count}'", timeout=10_000)
+    """Wait until the page's move counter says ``count``; failing, say what the page showed instead (its
+    counter, its message line, its selection and its connection state), so a failure under load tells why."""
+    try:
+        await page.wait_for_function(f"document.getElementById('moves')?.textContent === '{count}'",
+                                     timeout=10_000)
+    except Exception as error:  # playwright's TimeoutError: re-raised with what the page showed
+        shown = await page.evaluate("""() => ({
+            moves: document.getElementById('moves')?.textContent,
+            message: document.getElementById('message')?.textContent,
+            selection: document.getElementById('selection')?.textContent,
+            state: document.getElementById('state')?.textContent })""")
+        raise AssertionError(f"the page did not show {count} moves: {shown}") from error
 
 
 async def click_command(page: Any, game: Game, command: str) -> None:
