@@ -19,12 +19,11 @@ import httpx
 import pytest
 import redis
 
-from protocol import messages as m
 from tests.browser.axe import severe_violations
 from tests.browser.test_play_page import DAILY_DB, DESKTOP, PHONE
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 from tests.integration.conftest import ServerProcess
-from tests.integration.wsclient import Player
+from tests.integration.wsclient import resigned_daily_attempt
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -131,7 +130,7 @@ async def played(page: Any, server: ServerProcess, overflows: dict[str, int]) ->
     assert box is not None and box["width"] > 40 and box["height"] > 20
 
     # Another attempt ends: the results re-read the place on the day's events.
-    await other_attempt(server, "fay")
+    await resigned_daily_attempt(server.url, server.ws_url, "fay")
     entry = httpx.get(f"{server.url}/daily/{date}/relaxed/leaderboard?name=eve", timeout=10).json()["entry"]
     assert entry["total"] == 2 and " · you beat " in entry["place"]
     await page.wait_for_function("document.getElementById('day-rank').textContent.includes('of 2')", timeout=10_000)
@@ -155,23 +154,6 @@ async def played(page: Any, server: ServerProcess, overflows: dict[str, int]) ->
     await page.wait_for_function("window.sharedData !== undefined", timeout=5_000)
     assert await page.evaluate("window.sharedData") == {"text": entry["share"]}
     return str(date)
-
-
-async def other_attempt(server: ServerProcess, name: str) -> None:
-    """``name`` plays the relaxed daily over the protocol: one draw, then resigns."""
-    answer = httpx.post(f"{server.url}/daily/relaxed/attempt", json={"name": name}, timeout=30).json()
-    player = Player(server.ws_url)
-    try:
-        await player.connect()
-        player.token = answer["player_token"]
-        await player.resume(answer["match"])
-        started = await player.expect(m.Started)
-        player.seq = started.seq
-        await player.play("s")
-        await player.resign()
-        await player.expect(m.Results)
-    finally:
-        await player.close()
 
 
 async def archive(page: Any, server: ServerProcess, date: str, overflows: dict[str, int]) -> None:

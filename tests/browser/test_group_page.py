@@ -27,8 +27,7 @@ from tests.browser.axe import severe_violations
 from tests.browser.test_daily_share import SHARE_SHEET
 from tests.browser.test_play_page import DESKTOP, daily_server, stop_daily_server
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
-from tests.client.test_groups_cli import resigned_attempt
-from tests.integration.wsclient import PLAYER_KEYS, resigned_race
+from tests.integration.wsclient import PLAYER_KEYS, resigned_daily_attempt, resigned_race
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -117,13 +116,13 @@ async def test_a_group_made_on_a_phone_joined_by_its_link_shows_its_members_boar
             # each other once.
             await phone.goto(f"{server.url}/groups/{group_id}")
             await phone.locator('section[data-variant="relaxed"] .empty').filter(has_text="No member").wait_for()
-            await resigned_attempt(server, zoe, await held_key(phone, zoe))
+            await resigned_daily_attempt(server.url, server.ws_url, zoe, await held_key(phone, zoe))
             await phone.locator('section[data-variant="relaxed"] tbody tr').first.wait_for(timeout=10_000)
             assert await board_names(phone) == [zoe]
-            await resigned_attempt(server, bob, await held_key(laptop, bob))
+            await resigned_daily_attempt(server.url, server.ws_url, bob, await held_key(laptop, bob))
             await phone.wait_for_function(  # Zoë's page follows the day's events
                 "document.querySelectorAll('section[data-variant=relaxed] tbody tr').length === 2", timeout=10_000)
-            await resigned_attempt(server, "cy")
+            await resigned_daily_attempt(server.url, server.ws_url, "cy")
             PLAYER_KEYS.update({name_key(zoe): await held_key(phone, zoe), name_key(bob): await held_key(laptop, bob)})
             results = await resigned_race(server.url, server.ws_url, (zoe, bob), variant="relaxed", seed="1")
             ranks = {r.name: r.rank for r in results.ranking}

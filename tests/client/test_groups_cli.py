@@ -22,8 +22,7 @@ import pytest
 
 from client_cli.groups import parse_group
 from client_cli.server_link import ClientError
-from protocol import messages as m
-from tests.integration.wsclient import Player
+from tests.integration.wsclient import resigned_daily_attempt
 
 from .conftest import ROOT, ServerProcess
 
@@ -33,27 +32,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def cli(server: ServerProcess, env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "client_cli", *args, "--server", server.url], cwd=ROOT, env=env,
                           input=stdin, capture_output=True, text=True, timeout=60, check=False)
-
-
-async def resigned_attempt(server: Any, name: str, key: str = "") -> None:
-    """``name`` (with its player key, once it has one) plays the relaxed daily over the protocol: one draw, then
-    resigns."""
-    answer = httpx.post(f"{server.url}/daily/relaxed/attempt", json={"name": name, "player_key": key}, timeout=30)
-    assert answer.status_code == 200, answer.text
-    player = Player(server.ws_url)
-    try:
-        await player.connect()
-        player.token = answer.json()["player_token"]
-        await player.resume(answer.json()["match"])  # a daily attempt is dealt as it is resumed
-        # A start the resume read past (the client keeps every message it read) is not waited for again.
-        started = next((x for x in player.inbox if isinstance(x, m.Started)), None) or await player.expect(m.Started)
-        assert isinstance(started, m.Started), started
-        player.seq = started.seq
-        await player.play("s")
-        await player.resign()
-        await player.expect(m.Results)
-    finally:
-        await player.close()
 
 
 def held_keys(env: dict[str, str], server: ServerProcess) -> dict[str, Any]:
@@ -85,8 +63,8 @@ async def test_create_join_show_leave(server: ServerProcess, client_env: dict[st
     again = cli(server, bobs, "group", "join", group.upper())  # the one name held: no --as; twice: the same
     assert again.returncode == 0, again.stderr
 
-    await resigned_attempt(server, ann, held_keys(client_env, server)[ann])
-    await resigned_attempt(server, cy)  # on the day's board, in no group
+    await resigned_daily_attempt(server.url, server.ws_url, ann, held_keys(client_env, server)[ann])
+    await resigned_daily_attempt(server.url, server.ws_url, cy)  # on the day's board, in no group
 
     shown = cli(server, client_env, "group", "show", group, "--variant", "relaxed")
     assert shown.returncode == 0, shown.stderr

@@ -183,3 +183,28 @@ async def resigned_race(base_url: str, ws_url: str, names: tuple[str, ...], **se
             await player.close()
     assert isinstance(results, m.Results), results
     return results
+
+
+async def resigned_daily_attempt(base_url: str, ws_url: str, name: str, key: str = "",
+                                 variant: str = "relaxed") -> m.Results:
+    """``name`` (with its player key, once it has one) plays today's ``variant`` daily over the protocol: one
+    draw, then resigns; the results its player got."""
+    body = {"name": name, "player_key": key} if key else {"name": name}
+    answer = httpx.post(f"{base_url}/daily/{variant}/attempt", json=body, timeout=30)
+    assert answer.status_code == 200, answer.text
+    player = Player(ws_url)
+    try:
+        await player.connect()
+        player.token = answer.json()["player_token"]
+        await player.resume(answer.json()["match"])  # a daily attempt is dealt as it is resumed
+        # A start the resume read past (the client keeps every message it read) is not waited for again.
+        started = next((x for x in player.inbox if isinstance(x, m.Started)), None) or await player.expect(m.Started)
+        assert isinstance(started, m.Started), started
+        player.seq = started.seq
+        await player.play("s")
+        await player.resign()
+        results = await player.expect(m.Results)
+    finally:
+        await player.close()
+    assert isinstance(results, m.Results), results
+    return results
