@@ -19,7 +19,7 @@ import sys
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from .players import player_profile
+from .players import own_name, player_profile
 from .render import clock, fit, plural, recovery_lines
 from .server_link import ClientError, ServerRefused, _refusal, _request, get_json, server_option, server_url
 from .tokens import TokenStore
@@ -31,6 +31,7 @@ DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def group_path(group: str) -> str:
+    """The path of group ``group``'s routes (``/groups/G``), the id as one path segment."""
     return f"/groups/{quote(group, safe='')}"
 
 
@@ -93,17 +94,10 @@ async def _claimed_key(server: str, store: TokenStore, name: str) -> tuple[str, 
 
 
 def _player(server: str, store: TokenStore, name: str | None) -> str:
-    """``--as``, else the one name this machine holds a key of on ``server``; raises :class:`ClientError` when
-    that is none or several (the message lists them)."""
-    if name:
-        return name
-    held = sorted(store.player_keys(server))
-    if len(held) == 1:
-        return held[0]
-    if not held:
-        raise ClientError(f"this machine holds no player's key for {server}: say which name to use with --as PLAYER "
-                          "(a name nobody has is claimed for this machine)")
-    raise ClientError(f"this machine holds the keys of {', '.join(held)} on {server}: say which with --as PLAYER")
+    """``--as``, else the one name this machine holds a key of on ``server`` (:func:`~client_cli.players.own_name`;
+    a name nobody has is claimed by the command)."""
+    return own_name(server, store, name, "--as PLAYER",
+                    "say which name to use with --as PLAYER (a name nobody has is claimed for this machine)")
 
 
 async def _post(server: str, path: str, body: dict[str, Any], want: int, name: str) -> dict[str, Any]:

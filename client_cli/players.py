@@ -35,18 +35,20 @@ async def player_profile(server: str, name: str, limit: int = 10, key: str = "")
     return await get_json(server, f"{_path(name)}?limit={limit}", key)
 
 
-def own_name(server: str, store: TokenStore, name: str | None) -> str:
-    """``--name``, else the one name this machine holds a key of on ``server``; raises :class:`ClientError`
-    when that is none or several (the message lists them)."""
+def own_name(server: str, store: TokenStore, name: str | None, option: str = "--name NAME",
+             none_held: str = "race or play the daily once with --name NAME (that claims it), or give --name NAME",
+             ) -> str:
+    """``name`` (the command's ``option``), else the one name this machine holds a key of on ``server``; raises
+    :class:`ClientError` when that is none (the message ends with ``none_held``: what to do) or several (the
+    message lists them)."""
     if name:
         return name
     held = sorted(store.player_keys(server))
     if len(held) == 1:
         return held[0]
     if not held:
-        raise ClientError(f"this machine holds no player's key for {server}: race or play the daily once with "
-                          "--name NAME (that claims it), or give --name NAME")
-    raise ClientError(f"this machine holds the keys of {', '.join(held)} on {server}: say which with --name NAME")
+        raise ClientError(f"this machine holds no player's key for {server}: {none_held}")
+    raise ClientError(f"this machine holds the keys of {', '.join(held)} on {server}: say which with {option}")
 
 
 def _date(ms: int) -> str:
