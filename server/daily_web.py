@@ -32,13 +32,13 @@ import msgspec
 from aiolimiter import AsyncLimiter
 from sse_starlette.sse import ServerSentEvent
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .daily import DailyError, DailyService
 from .httpjson import STREAM_ID_HELP, client_address, error_response, over_rate, public_url, read_json, valid_stream_id
 from .hub import TooSlow
-from .pages import STATIC_DIR
+from .pages import page_response
 from .watch import SpectatorStream
 
 _NUMBER = re.compile(r"[0-9]{1,10}")
@@ -129,8 +129,7 @@ async def day_page(request: Request) -> Response:
     """``GET /daily/{date}``: the day's archive as JSON to ``Accept: application/json``, else its page
     (``day.html``, which reads the JSON)."""
     if "application/json" not in request.headers.get("accept", ""):
-        return FileResponse(STATIC_DIR / "day.html", media_type="text/html; charset=utf-8",
-                            headers={"Cache-Control": "no-cache"})
+        return page_response("day.html")
     date = request.path_params["date"][:20]
     return await _answer(request, lambda s: s.days.archive(date))
 

@@ -25,17 +25,25 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from typing import Any
-from urllib.parse import unquote
 
 import msgspec
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .core.errors import DailyError
 from .groups import GroupService
-from .httpjson import bearer_key, client_address, error_response, player_key, public_url, read_json
-from .pages import STATIC_DIR
+from .httpjson import (
+    bearer_key,
+    client_address,
+    error_response,
+    method_not_allowed,
+    path_segments,
+    player_key,
+    public_url,
+    read_json,
+)
+from .pages import STATIC_DIR, page_response
 from .profiles import ProfileError
 
 GROUP_PAGE = STATIC_DIR / "group.html"
@@ -82,38 +90,29 @@ async def create(request: Request) -> Response:
 
 
 def _page() -> Response | None:
-    if not GROUP_PAGE.exists():
-        return None
-    return FileResponse(GROUP_PAGE, media_type="text/html; charset=utf-8", headers={"Cache-Control": "no-cache"})
-
-
-def _not_allowed(request: Request, allow: str) -> Response:
-    answer = error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
-    answer.headers["Allow"] = allow
-    return answer
+    return page_response(GROUP_PAGE.name) if GROUP_PAGE.exists() else None
 
 
 async def group(request: Request) -> Response:
     """Every ``/groups/{group}...`` route: the path's segments are decoded one by one from the raw path (so a
     ``/`` in a name, written ``%2F``, stays in it)."""
-    raw = request.scope.get("raw_path") or request.url.path.encode()
-    parts = [unquote(part) for part in raw.decode("utf-8", "replace").split("?", 1)[0].split("/")[2:]]
+    parts = path_segments(request)
     service, method = _service(request), request.method
     if not parts or not parts[0]:
         return error_response(404, "not_found", f"no such path: {request.url.path}")
     reading = method in ("GET", "HEAD")
     if len(parts) == 1:
         if not reading:
-            return _not_allowed(request, "GET")
+            return method_not_allowed(request, "GET")
         page = None if "application/json" in request.headers.get("accept", "") else _page()
         return page or await _answer(service.show(parts[0], public_url(request)))
     if len(parts) == 2 and parts[1] == "join":
         if not reading:
-            return _not_allowed(request, "GET")
+            return method_not_allowed(request, "GET")
         return _page() or await _answer(service.show(parts[0], public_url(request)))
     if len(parts) == 2 and parts[1] == "members":
         if method != "POST":
-            return _not_allowed(request, "POST")
+            return method_not_allowed(request, "POST")
         wanted = await read_json(request, JoinRequest, MAX_BODY, "join request")
         if isinstance(wanted, Response):
             return wanted
@@ -121,14 +120,14 @@ async def group(request: Request) -> Response:
         return await _answer(service.join(parts[0], wanted.player, key, public_url(request)))
     if len(parts) == 3 and parts[1] == "members" and parts[2]:
         if method != "DELETE":
-            return _not_allowed(request, "DELETE")
+            return method_not_allowed(request, "DELETE")
         held = await player_key(request)
         if isinstance(held, Response):
             return held
         return await _answer(service.leave(parts[0], parts[2], held), 204)
     if len(parts) == 4 and parts[1] == "daily":
         if not reading:
-            return _not_allowed(request, "GET")
+            return method_not_allowed(request, "GET")
         return await _answer(service.board(parts[0], parts[2][:20], parts[3][:40]))
     return error_response(404, "not_found", f"no such path: {request.url.path}")
 

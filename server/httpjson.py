@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 from typing import TypeVar
+from urllib.parse import unquote
 
 import msgspec
 from aiolimiter import AsyncLimiter
@@ -94,6 +95,20 @@ class KeyRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A body holding a player key alone (or none: the key may come as ``Authorization: Bearer KEY``)."""
 
     player_key: str | None = None
+
+
+def path_segments(request: Request) -> list[str]:
+    """The segments of the request's path after its first (``/players/a%2Fb/key`` -> ``["a/b", "key"]``),
+    each decoded on its own from the raw path, so a ``/`` in a name, written ``%2F``, stays in it."""
+    raw = request.scope.get("raw_path") or request.url.path.encode()
+    return [unquote(part) for part in raw.decode("utf-8", "replace").split("?", 1)[0].split("/")[2:]]
+
+
+def method_not_allowed(request: Request, allow: str) -> JSONResponse:
+    """405 ``method_not_allowed`` with its ``Allow`` header (``allow``: the methods the path takes)."""
+    answer = error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
+    answer.headers["Allow"] = allow
+    return answer
 
 
 def bearer_key(request: Request) -> str | None:

@@ -43,23 +43,24 @@ _NO_CACHE = {"Cache-Control": "no-cache"}
 mimetypes.add_type("application/manifest+json", ".webmanifest")
 
 
-def _page(name: str) -> FileResponse:
+def page_response(name: str) -> FileResponse:
+    """The page ``name`` of :data:`STATIC_DIR` as HTML, never cached (a new release's page is read at once)."""
     return FileResponse(STATIC_DIR / name, media_type="text/html; charset=utf-8", headers=_NO_CACHE)
 
 
 async def index_page(request: Request) -> Response:
     """``GET /``: the landing page."""
-    return _page("index.html")
+    return page_response("index.html")
 
 
 async def watch_page(request: Request) -> Response:
     """``GET /watch/{code}``: the match page (the code is read by the page's script from its address)."""
-    return _page("watch.html")
+    return page_response("watch.html")
 
 
 async def play_page(request: Request) -> Response:
     """``GET /join/{code}``: the play page (the code is read by the page's script from its address)."""
-    return _page("play.html")
+    return page_response("play.html")
 
 
 class PagesMiddleware:
@@ -77,9 +78,9 @@ class PagesMiddleware:
         if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and scope["path"] in ("/daily", "/daily/"):
             accept = dict(scope["headers"]).get(b"accept", b"")
             if b"text/html" in accept:
-                await _page("daily.html")(scope, receive, send)
+                await page_response("daily.html")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
-__all__ = ["STATIC_DIR", "PagesMiddleware", "StaticFiles", "index_page", "play_page", "watch_page"]
+__all__ = ["STATIC_DIR", "PagesMiddleware", "StaticFiles", "index_page", "page_response", "play_page", "watch_page"]

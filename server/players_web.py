@@ -22,15 +22,22 @@ The key goes in the JSON body (``{"player_key"}``) or as ``Authorization: Bearer
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import unquote
 
 import msgspec
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .httpjson import bearer_key, client_address, error_response, player_key, read_json
-from .pages import STATIC_DIR
+from .httpjson import (
+    bearer_key,
+    client_address,
+    error_response,
+    method_not_allowed,
+    path_segments,
+    player_key,
+    read_json,
+)
+from .pages import STATIC_DIR, page_response
 from .profiles import ProfileError, ProfileService
 
 MAX_LIMIT = 200
@@ -92,8 +99,7 @@ def _wants_page(request: Request) -> bool:
 async def player(request: Request) -> Response:
     """Every ``/players/{name}...`` route: the name is the raw path's segment, decoded alone (so a ``/`` in a
     name, written ``%2F``, stays in it)."""
-    raw = request.scope.get("raw_path") or request.url.path.encode()
-    parts = [unquote(part) for part in raw.decode("utf-8", "replace").split("?", 1)[0].split("/")[2:]]
+    parts = path_segments(request)
     service, method = _service(request), request.method
     if not parts or not parts[0]:
         return error_response(404, "not_found", f"no such path: {request.url.path}")
@@ -101,8 +107,7 @@ async def player(request: Request) -> Response:
     if len(parts) == 1:
         if method in ("GET", "HEAD"):
             if _wants_page(request):
-                return FileResponse(PLAYER_PAGE, media_type="text/html; charset=utf-8",
-                                    headers={"Cache-Control": "no-cache"})
+                return page_response(PLAYER_PAGE.name)
             limit = _limit(request)
             if isinstance(limit, Response):
                 return limit
@@ -110,14 +115,14 @@ async def player(request: Request) -> Response:
         if method == "DELETE":
             key = await player_key(request)
             return key if isinstance(key, Response) else await _answer(service.delete(name, key), 204)
-        return _not_allowed(request, "GET, DELETE")
+        return method_not_allowed(request, "GET, DELETE")
     if len(parts) == 3 and parts[1] == "versus":
         if method not in ("GET", "HEAD"):
-            return _not_allowed(request, "GET")
+            return method_not_allowed(request, "GET")
         return await _answer(service.versus(name, parts[2]))
     if len(parts) == 2 and parts[1] == "recover":
         if method != "POST":
-            return _not_allowed(request, "POST")
+            return method_not_allowed(request, "POST")
         wanted = await read_json(request, RecoverRequest, 4096, "recovery")
         if isinstance(wanted, Response):
             return wanted
@@ -129,7 +134,7 @@ async def player(request: Request) -> Response:
         return await _answer(recovered())
     if len(parts) == 2 and parts[1] == "key":
         if method != "POST":
-            return _not_allowed(request, "POST")
+            return method_not_allowed(request, "POST")
         key = await player_key(request)
         if isinstance(key, Response):
             return key
@@ -139,12 +144,6 @@ async def player(request: Request) -> Response:
 
         return await _answer(rotated())
     return error_response(404, "not_found", f"no such path: {request.url.path}")
-
-
-def _not_allowed(request: Request, allow: str) -> Response:
-    answer = error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
-    answer.headers["Allow"] = allow
-    return answer
 
 
 ROUTES = [
