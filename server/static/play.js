@@ -49,7 +49,10 @@
     }
     if (frame.type === "joined") refusedName = "";
     state = reduce(state, frame);
-    if (frame.type === "position" || frame.type === "started") selection = null;
+    // A card picked stays picked through a frame that leaves the board as it was (a resent play acknowledged,
+    // a resume): only a board that changed invalidates it.
+    if ((frame.type === "position" || frame.type === "started")
+        && JSON.stringify(before.view) !== JSON.stringify(state.view)) selection = null;
     if (frame.type === "next_round") { nextRound(frame); return; }
     if (frame.type === "joined" && frame.match && frame.match !== code) {  // the server's spelling of the code
       code = frame.match;
