@@ -39,7 +39,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 SECRET = "end-to-end daily secret"
 VARIANT = "relaxed"
-LEAD_S = 45
+LEAD_S = 30
 DB = 7
 CARD = re.compile(r"(?<![0-9A-Za-z])(?:10|[2-9TJQKA])[CDHS](?![0-9A-Za-z])")
 TOKENS = ("player_token", "name_token")
