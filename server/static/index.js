@@ -119,6 +119,12 @@
     $("create-bots").hidden = false;
     $("alone-bots").hidden = false;
   }
+  // How many bots and their pace mean something once a level is chosen.
+  for (const [level, fields] of [["bot-level", ["bot-count", "bot-pace"]], ["alone-bot-level", ["alone-bot-pace"]]]) {
+    const chosen = () => { for (const field of fields) $(field).disabled = !$(level).value; };
+    $(level).addEventListener("change", chosen);
+    chosen();
+  }
   offerBots();
 
   const code = () => $("code").value.trim();
