@@ -7,6 +7,8 @@
                                         [--name NAME] [--json]
     forty-thieves [--server URL] join CODE [--name NAME] [--script FILE|-] [--json]
     forty-thieves [--server URL] watch CODE [--json] [--follow]
+    forty-thieves [--server URL] practice [--seed NUMBER] [--variant V] [--bot LEVEL[:MOVES_PER_MIN]]...
+                                          [--ghost best|NAME] [--name NAME] [--script FILE|-] [--json]
     forty-thieves [--server URL] replay FILE [--json]
     forty-thieves [--server URL] daily [--variant V] --name NAME [--script FILE|-] [--json]
     forty-thieves [--server URL] daily --share [--date D] [--variant V] [--name NAME]
@@ -97,6 +99,10 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--follow", action="store_true", help="after the results, watch the next round (a rematch)")
     watch.add_argument("--follow-wait", type=float, default=60.0, metavar="S",
                        help="with --follow: seconds to wait for a rematch (default 60)")
+
+    from .practice import add_parser as add_practice_parser
+
+    add_practice_parser(commands)
 
     replay = commands.add_parser("replay", help="step through a game record (RULES.md section 10), as the server "
                                                 "replays it")
@@ -202,6 +208,10 @@ async def _run(args: argparse.Namespace) -> int:
 
         return await watch(server, args.code, as_json=args.json, interval=args.interval, follow=args.follow,
                            follow_wait_s=args.follow_wait)
+    if args.command == "practice":
+        from .practice import practice
+
+        return await practice(server, args, _login_name())
     if args.command == "daily":
         from .daily import daily
 

@@ -1,10 +1,16 @@
 /* /: create a race (POST /matches; the host token stays in local storage for the play page's Start
-   button) or go to a code's play or watch page; links to the pages of the names this browser holds keys of. */
+   button), play alone on a game number, or go to a code's play or watch page; links to the pages of the
+   names this browser holds keys of. Bots (GET /bots) are offered only where the server has them. */
 "use strict";
 
 (() => {
   const $ = (id) => document.getElementById(id);
   const onlySolvable = new Set(["classic", "relaxed"]);  // the variants the server keeps solvable deals of
+  const GAME_NUMBER = /^[0-9]{1,200}$/;  // a decimal seed string (server/engine/README.md, "The deal algorithm")
+  const RANDOM_NUMBERS = 1000000;  // a random game number is 1 .. 999999: short to type and to share
+
+  $("alone-variant").replaceChildren(...[...$("variant").options].map((option) => option.cloneNode(true)));
+  $("alone-name").value = localStorage.getItem("ftr:name") || "";
 
   $("variant").addEventListener("change", () => {
     const pooled = onlySolvable.has($("variant").value);
@@ -12,36 +18,114 @@
     $("solvable").disabled = !pooled;
   });
 
-  $("create").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    $("create-error").textContent = "";
-    $("create-button").disabled = true;
-    const settings = {
-      variant: $("variant").value, players: Number($("players").value), time_limit_s: Number($("time-limit").value) * 60,
-      undo: $("undo").value, hints: $("hints").checked, solvable_only: $("solvable").checked && !$("solvable").disabled,
-      autoplay: $("autoplay").checked,
-    };
-    // A game number is a decimal seed string (server/engine/README.md, "The deal algorithm"); empty: the server draws the deal.
-    const seed = $("seed").value.trim();
-    if (seed && !/^[0-9]{1,200}$/.test(seed)) {
-      $("create-error").textContent = "a game number is digits only (or leave it empty for a new deal)";
-      $("create-button").disabled = false;
-      return;
-    }
-    if (seed) settings.seed = seed;
+  /** The `bots` field of POST /matches from a picker: `count` bots of the level chosen (none: []). */
+  function botsChosen(level, count, pace) {
+    if (!level) return [];
+    return Array.from({ length: count }, () => ({ level, moves_per_min: pace }));
+  }
+
+  /** POST /matches with `settings`: the created match ({code, host_token, ...}) with its host token kept, or
+      null after `problem` (an element) was told why not. */
+  async function createMatch(settings, problem) {
     try {
       const response = await fetch("/matches", { method: "POST", headers: { "Content-Type": "application/json" },
                                                   body: JSON.stringify(settings) });
-      const body = await response.json();
-      if (response.status !== 201) { $("create-error").textContent = body.message || `refused (${response.status})`; return; }
+      const body = await response.json().catch(() => ({}));
+      if (response.status !== 201) { problem.textContent = body.message || `refused (${response.status})`; return null; }
       localStorage.setItem(`ftr:host:${body.code}`, body.host_token);
-      location.href = `/join/${encodeURIComponent(body.code)}`;
+      return body;
     } catch (error) {
-      $("create-error").textContent = `could not reach the server: ${error}`;
-    } finally {
-      $("create-button").disabled = false;
+      problem.textContent = `could not reach the server: ${error}`;
+      return null;
     }
+  }
+
+  $("create").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    $("create-error").textContent = "";
+    const bots = botsChosen($("bot-level").value, Number($("bot-count").value), Number($("bot-pace").value));
+    // The players field counts the people; the server's `players` counts every seat, bots included.
+    const settings = {
+      variant: $("variant").value, players: Number($("players").value) + bots.length,
+      time_limit_s: Number($("time-limit").value) * 60,
+      undo: $("undo").value, hints: $("hints").checked, solvable_only: $("solvable").checked && !$("solvable").disabled,
+      autoplay: $("autoplay").checked,
+    };
+    if (bots.length) settings.bots = bots;
+    // Empty: the server draws the deal.
+    const seed = $("seed").value.trim();
+    if (seed && !GAME_NUMBER.test(seed)) {
+      $("create-error").textContent = "a game number is digits only (or leave it empty for a new deal)";
+      return;
+    }
+    if (seed) settings.seed = seed;
+    $("create-button").disabled = true;
+    const created = await createMatch(settings, $("create-error"));
+    $("create-button").disabled = false;
+    if (created) location.href = `/join/${encodeURIComponent(created.code)}`;
   });
+
+  // ------------------------------------------------------------------ play alone
+
+  /** "Race my best on this deal" is offered for a name this browser holds the key of: a name with games. */
+  function offerGhost() {
+    const held = FTR.heldName($("alone-name").value.trim());
+    $("alone-ghost-line").hidden = !held;
+    if (!held) $("alone-ghost").checked = false;
+  }
+  $("alone-name").addEventListener("input", offerGhost);
+  offerGhost();
+
+  $("alone").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    $("alone-error").textContent = "";
+    let number = $("alone-seed").value.trim();
+    if (number && !GAME_NUMBER.test(number)) {
+      $("alone-error").textContent = "a game number is digits only (or leave it empty for a random one)";
+      return;
+    }
+    if (!number) {  // a random number, shown: the player can play or share this deal again
+      number = String(1 + crypto.getRandomValues(new Uint32Array(1))[0] % (RANDOM_NUMBERS - 1));
+      $("alone-seed").value = number;
+    }
+    const name = $("alone-name").value.trim();
+    const bots = botsChosen($("alone-bot-level").value, 1, Number($("alone-bot-pace").value));
+    const settings = { variant: $("alone-variant").value, players: 1 + bots.length, seed: number, solvable_only: false,
+                       undo: "full", hints: true, time_limit_s: 0 };
+    if (bots.length) settings.bots = bots;
+    if ($("alone-ghost").checked) settings.ghost = { name: FTR.heldName(name) || name };
+    $("alone-button").disabled = true;
+    const created = await createMatch(settings, $("alone-error"));
+    $("alone-button").disabled = false;
+    if (!created) return;
+    localStorage.setItem("ftr:name", name);
+    // The play page joins under this name and says ready at once (play.js), and shows the game number.
+    sessionStorage.setItem("ftr:alone", JSON.stringify({ code: created.code, name, number }));
+    location.href = `/join/${encodeURIComponent(created.code)}`;
+  });
+
+  // ------------------------------------------------------------------ bots, where the server has them
+
+  /** The levels of GET /bots as options of `select` (after its "none"); the pickers stay hidden when the
+      server has no bots (404, or no answer). */
+  async function offerBots() {
+    const { status, body } = await FTR.getJSON("/bots").catch(() => ({ status: 0, body: null }));
+    const levels = status === 200 && body && Array.isArray(body.levels) ? body.levels : [];
+    if (!levels.length) return;
+    for (const select of [$("bot-level"), $("alone-bot-level")]) {
+      select.append(...levels.map((level) => FTR.el("option", { value: level.level, text: level.label || level.level,
+                                                                 title: level.about || "" })));
+    }
+    $("create-bots").hidden = false;
+    $("alone-bots").hidden = false;
+  }
+  // How many bots and their pace mean something once a level is chosen.
+  for (const [level, fields] of [["bot-level", ["bot-count", "bot-pace"]], ["alone-bot-level", ["alone-bot-pace"]]]) {
+    const chosen = () => { for (const field of fields) $(field).disabled = !$(level).value; };
+    $(level).addEventListener("change", chosen);
+    chosen();
+  }
+  offerBots();
 
   const code = () => $("code").value.trim();
   $("go").addEventListener("submit", (event) => {

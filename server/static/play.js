@@ -42,18 +42,36 @@
 
   let refusedName = "";  // a name typed to join that is claimed and whose key this browser lacks (bad_token)
 
+  /* Play alone (index.js): {code, name, number, rounds} of the match of one player / created. The page joins it
+     under that name and says ready at once; the game number shows in the header of every round that deals it
+     (`rounds`: the match and its restarts, never a rematch, which deals a new deal). */
+  let alone = null;
+  try { alone = JSON.parse(sessionStorage.getItem("ftr:alone") || "null"); } catch (error) { alone = null; }
+  const aloneNumber = () => (alone && [alone.code, ...(alone.rounds || [])].includes(code) ? alone.number : "");
+  let readyOnJoin = false;
+  let restartAsked = false;
+
   function dispatch(frame) {
     const before = state;
     if (frame.type === "error" && frame.code === "bad_token" && !state.name && conn && conn.intent) {
       refusedName = conn.intent.name;
     }
     if (frame.type === "joined") refusedName = "";
+    if (frame.type === "joined" && readyOnJoin) { readyOnJoin = false; conn.ready(); }
     state = reduce(state, frame);
     // A card picked stays picked through a frame that leaves the board as it was (a resent play acknowledged,
     // a resume): only a board that changed invalidates it.
     if ((frame.type === "position" || frame.type === "started")
         && JSON.stringify(before.view) !== JSON.stringify(state.view)) selection = null;
-    if (frame.type === "next_round") { nextRound(frame); return; }
+    if (frame.type === "next_round") {
+      if (restartAsked && aloneNumber()) {  // the same deal again: its number too
+        alone.rounds = [...(alone.rounds || []), frame.match];
+        sessionStorage.setItem("ftr:alone", JSON.stringify(alone));
+      }
+      restartAsked = false;
+      nextRound(frame);
+      return;
+    }
     if (frame.type === "joined" && frame.match && frame.match !== code) {  // the server's spelling of the code
       code = frame.match;
       history.replaceState(null, "", `/join/${encodeURIComponent(code)}`);
@@ -397,6 +415,7 @@
       const chosen = FTR.chosenDealChip(s.settings);
       if (chosen) chips.push(chosen);
     }
+    if (aloneNumber()) chips.push(el("span", { class: "chip", id: "number-chip" }, "game ", el("b", { text: aloneNumber() })));
     if (s.round > 1) chips.push(el("span", { class: "chip", id: "round-chip" }, "round ", el("b", { text: String(s.round) })));
     $("chips").replaceChildren(...chips);
     $("round-line").textContent = s.name ? `you race as ${s.name}` : "race from a link";
@@ -831,7 +850,7 @@
     $("resign-no").addEventListener("click", () => { confirmingResign = false; render(); $("resign").focus(); });
     $("resign-yes").addEventListener("click", () => { confirmingResign = false; selection = null; conn.resign(); render(); });
     const restart = () => {
-      confirmingRestart = false; selection = null;
+      confirmingRestart = false; selection = null; restartAsked = true;
       conn.restart();
       say("Restarting: the same deal, from the start", "hint");
     };
@@ -890,5 +909,13 @@
 
   wire();
   render();
-  newestRound().then((ok) => { if (ok) { connect(); render(); } });
+  newestRound().then((ok) => {
+    if (!ok) return;
+    connect();
+    if (alone && alone.code === code && alone.name && !FTRConnection.savedPlayer(code)) {
+      readyOnJoin = true;
+      conn.join(alone.name);
+    }
+    render();
+  });
 })();

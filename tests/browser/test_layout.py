@@ -244,13 +244,14 @@ async def test_the_create_form_deals_the_game_number_and_shares_the_link_before_
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         await page.goto(f"{server.url}/")
-        defaults = {"variant": await page.get_by_label("Variant").input_value(),
-                    "autoplay": await page.get_by_label(AUTOPLAY).is_checked(),
-                    "seed": await page.get_by_label("Game number").input_value()}
+        create = page.locator("#create")  # the create form (Play alone has a variant and a game number too)
+        defaults = {"variant": await create.get_by_label("Variant").input_value(),
+                    "autoplay": await create.get_by_label(AUTOPLAY).is_checked(),
+                    "seed": await create.get_by_label("Game number").input_value()}
         await page.screenshot(path=str(ARTIFACTS / "home-phone.png"), full_page=True)
-        await page.get_by_label("Players").fill("1")
-        await page.get_by_label("Game number").fill(CLASSIC_SEED)
-        await page.get_by_label(AUTOPLAY).uncheck()
+        await create.get_by_label("Players").fill("1")
+        await create.get_by_label("Game number").fill(CLASSIC_SEED)
+        await create.get_by_label(AUTOPLAY).uncheck()
         await page.get_by_role("button", name="Create race").click()
         await page.wait_for_url("**/join/**", timeout=10_000)
         code = page.url.rsplit("/", 1)[1]

@@ -1,0 +1,109 @@
+"""``forty-thieves practice``: a game alone on a deal by its game number, played as ``create`` plays a race.
+
+The match made: one seat for the player (and one more per ``--bot``), ``seed`` the game number (``--seed``,
+else a random one, printed so that the deal can be played or shared again), any deal (``solvable_only``
+false: the number is the deal), full undo, hints, no time limit; ``--ghost best`` races the best recorded game
+of the player's own name on this deal, ``--ghost NAME`` that of NAME. It is created with ``POST /matches`` and
+played by :func:`client_cli.join.join_and_play` (the race screen, or ``--script``), ready at once: the game
+starts without waiting in the lobby. After the results of a game alone, ``restart`` deals it again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import secrets
+import sys
+from typing import Any
+
+from .join import join_and_play
+from .players import own_name
+from .server_link import ClientError, create_match, join_link, public_server
+from .tokens import TokenStore
+
+RANDOM_NUMBERS = 1_000_000
+"""A random game number is 1 .. 999999, as the home page picks it: short to type and to share."""
+MAX_BOTS = 3
+"""The most bots a match takes (the server refuses more)."""
+DEFAULT_PACE = 30
+"""A bot's moves per minute when ``--bot`` names none (the server's default)."""
+
+_GAME_NUMBER = re.compile(r"[0-9]{1,200}")
+_BOT = re.compile(r"([a-z]+)(?::([0-9]+))?")
+
+
+def game_number(text: str) -> str:
+    """``--seed``: a game number, 1 to 200 digits (a decimal seed string); raises
+    :class:`argparse.ArgumentTypeError` otherwise."""
+    if not _GAME_NUMBER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is no game number: digits only")
+    return text
+
+
+def bot_seat(text: str) -> dict[str, Any]:
+    """``--bot LEVEL[:MOVES_PER_MIN]`` as an entry of ``POST /matches`` ``bots``: ``{"level", "moves_per_min"}``
+    (pace 1 .. 600, default :data:`DEFAULT_PACE`). The level is checked by the server, which knows its levels
+    (``GET /bots``). Raises :class:`argparse.ArgumentTypeError` for another form or pace."""
+    match = _BOT.fullmatch(text.strip().lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r}: give LEVEL or LEVEL:MOVES_PER_MIN, e.g. strong:40")
+    pace = int(match.group(2)) if match.group(2) else DEFAULT_PACE
+    if not 1 <= pace <= 600:
+        raise argparse.ArgumentTypeError(f"{text!r}: a bot plays 1 .. 600 moves a minute")
+    return {"level": match.group(1), "moves_per_min": pace}
+
+
+def add_parser(commands: Any) -> None:
+    """The ``practice`` subcommand on ``commands`` (``client_cli.__main__``'s subcommand adder)."""
+    practice = commands.add_parser("practice", help="play alone on a deal by its game number (undo, hints, no "
+                                                    "time limit), against a bot or a ghost if you like")
+    practice.add_argument("--seed", type=game_number, metavar="NUMBER",
+                          help="the game number (default: a random one, printed)")
+    practice.add_argument("--variant", default="classic", help="classic (default), relaxed, or another preset")
+    practice.add_argument("--bot", action="append", type=bot_seat, default=[], metavar="LEVEL[:MOVES_PER_MIN]",
+                          help=f"race a bot of that level at that pace (default {DEFAULT_PACE} moves a minute); "
+                               f"repeat for up to {MAX_BOTS}")
+    practice.add_argument("--ghost", metavar="best|NAME",
+                          help="race the best recorded game on this deal: best: your own name's; else NAME's")
+    practice.add_argument("--name", help="your name (default: the one this machine holds a key of, else your login "
+                                         "name)")
+    practice.add_argument("--script", metavar="FILE",
+                          help="play the commands of FILE, one a line (-: stdin, each line as it arrives)")
+    practice.add_argument("--json", action="store_true", help="print every message received as one JSON line")
+
+
+def practice_settings(variant: str, number: str, bots: list[dict[str, Any]], ghost: str = "") -> dict[str, Any]:
+    """The ``POST /matches`` body of a game alone on game ``number``: a seat per bot on top of the player's."""
+    settings: dict[str, Any] = {"variant": variant, "players": 1 + len(bots), "seed": number, "solvable_only": False,
+                                "undo": "full", "hints": True, "time_limit_s": 0}
+    if bots:
+        settings["bots"] = bots
+    if ghost:
+        settings["ghost"] = {"name": ghost}
+    return settings
+
+
+async def practice(server: str, args: argparse.Namespace, login_name: str) -> int:
+    """Create the game alone that ``args`` (the ``practice`` options) ask for and play it; returns the exit
+    status as ``create`` does. ``login_name``: the player's name when neither ``--name`` nor a held key gives
+    one. Raises :class:`~client_cli.server_link.ClientError` for a refusal (too many bots, no such ghost ...)."""
+    if len(args.bot) > MAX_BOTS:
+        raise ClientError(f"--bot: at most {MAX_BOTS} bots race in a match")
+    store = TokenStore()
+    ghost = ""
+    if args.ghost == "best":  # the player's own name: the one whose best games the server recorded
+        name = ghost = own_name(server, store, args.name, none_held="give --name NAME (the name that played it)")
+    else:
+        held = sorted(store.player_keys(server))
+        name = args.name or (held[0] if len(held) == 1 else login_name)
+        ghost = args.ghost or ""
+    number = args.seed or str(1 + secrets.randbelow(RANDOM_NUMBERS - 1))
+    created = await create_match(server, practice_settings(args.variant, number, args.bot, ghost))
+    public = public_server(created, server)
+    against = [f"a {bot['level']} bot" for bot in args.bot] + ([f"{ghost}'s best"] if ghost else [])
+    # With --json the standard output is the messages alone: the line that names the game goes to stderr.
+    print(f"Game {number} ({args.variant}), alone{' against ' + ' and '.join(against) if against else ''}: "
+          f"match {created['code']}, {join_link(public, created['code'])}", file=sys.stderr if args.json else sys.stdout)
+    store.keep_host(server, created["code"], name, created["host_token"])
+    return await join_and_play(server, created["code"], name, script=args.script, as_json=args.json,
+                               host_token=created["host_token"], auto_ready=True, public=public)

@@ -1,0 +1,99 @@
+"""``forty-thieves practice``: a game alone on a deal by its game number, the real client against a real server.
+
+The options are checked before anything is sent (a game number is digits, a bot ``LEVEL[:MOVES_PER_MIN]`` with a
+pace of 1 .. 600, at most 3 bots, ``--ghost best`` needs the player's name). A scripted game with no ``--seed``
+prints the number it picked; the match is that seed's deal (the engine's deal of the number is the board that
+started, without a ready typed), one player, full undo, hints, no time limit, any deal; a move, an undo and a
+hint are answered, and the results reveal the number as the seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from client_cli.practice import bot_seat, game_number, practice_settings
+from protocol import messages as m
+from server.engine import Game, deal, find_variant
+from server.views import view_message
+from tests.integration.wsclient import public_state
+
+from .conftest import ROOT, ServerProcess
+from .test_race_cli import events
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_the_game_number_and_bot_options_are_read_as_the_server_takes_them() -> None:
+    assert game_number("0042") == "0042"  # the seed string as typed: "0042" and "42" are two deals
+    assert bot_seat("strong") == {"level": "strong", "moves_per_min": 30}
+    assert bot_seat("Casual:600") == {"level": "casual", "moves_per_min": 600}
+    for bad in ("12a", "", "-3", "1" * 201):
+        with pytest.raises(argparse.ArgumentTypeError, match="digits only"):
+            game_number(bad)
+    for bad, why in (("strong:0", "1 .. 600"), ("club:601", "1 .. 600"), ("club:fast", "LEVEL:MOVES_PER_MIN"),
+                     ("", "LEVEL:MOVES_PER_MIN")):
+        with pytest.raises(argparse.ArgumentTypeError, match=why):
+            bot_seat(bad)
+    # Every seat counted, bots included; no bots or ghost field unless asked for (a server without them
+    # refuses the fields).
+    assert practice_settings("classic", "7", []) == {
+        "variant": "classic", "players": 1, "seed": "7", "solvable_only": False, "undo": "full", "hints": True,
+        "time_limit_s": 0}
+    both = practice_settings("relaxed", "7", [bot_seat("club"), bot_seat("expert:45")], "ann")
+    assert both["players"] == 3 and both["ghost"] == {"name": "ann"} and len(both["bots"]) == 2
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--seed", "12x"], "digits only"),
+    (["--bot", "strong:0"], "1 .. 600"),
+    (["--bot", "casual"] * 4, "at most 3 bots"),
+    (["--ghost", "best"], "give --name NAME"),  # this machine holds no name's key yet
+])
+def test_options_the_server_would_refuse_are_refused_before_anything_is_sent(
+        options: list[str], message: str, client_env: dict[str, str]) -> None:
+    done = subprocess.run([sys.executable, "-m", "client_cli", "--server", "http://127.0.0.1:9", "practice",
+                           *options], cwd=ROOT, env=client_env, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr, done.stderr
+
+
+def test_a_scripted_game_alone_plays_the_deal_of_the_number_it_picked(server: ServerProcess,
+                                                                      client_env: dict[str, str],
+                                                                      tmp_path: Path) -> None:
+    script = tmp_path / "alone.txt"
+    script.write_text("s\nu\nhint\n")  # a draw is legal on every classic deal: 64 cards in the stock
+    done = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "practice", "--name", "solo",
+                           "--script", str(script), "--json"], cwd=ROOT, env=client_env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    said = re.search(r"^Game ([0-9]+) \(classic\), alone: match ([0-9A-Z]+), ", done.stderr, re.MULTILINE)
+    assert said, done.stderr
+    number, code = said.groups()
+    assert 1 <= int(number) <= 999_999
+    received = events(done.stdout)
+    kinds = [event["type"] for event in received]
+    assert kinds.count("started") == 1, kinds  # the script says no ready: the client said it at once
+
+    variant = find_variant("classic")
+    game = Game(deal(number, variant), variant, autoplay=True, undo="full")
+    started = msgspec.convert(next(e for e in received if e["type"] == "started"), m.Started)
+    assert started.view == view_message(game.position)  # the deal of the number, as the server showed it
+    replies = [e for e in received if e["type"] in ("position", "suggestion")]
+    assert [e["type"] for e in replies][:3] == ["position", "position", "suggestion"], replies
+    assert replies[1]["moves"] == 2 and replies[1]["undos"] == 1 and msgspec.convert(
+        replies[1]["view"], m.WireView) == started.view  # the draw undone: the deal again
+    assert replies[2]["hints"] == 1 and replies[2]["command"], replies[2]
+    results = msgspec.convert(received[-1], m.Results)
+    assert results.seed == number and [row.name for row in results.ranking] == ["solo"]
+
+    settings = public_state(server.url, code)["settings"]
+    assert {key: settings[key] for key in ("variant", "players", "undo", "hints", "time_limit_s", "solvable_only")} == {
+        "variant": "classic", "players": 1, "undo": "full", "hints": True, "time_limit_s": 0, "solvable_only": False}
