@@ -441,7 +441,9 @@
     } else if (state.phase === "playing" || state.phase === "finished") {
       label = state.phase === "finished" || FTRRace.ENDED.has(state.status) ? "your time" : "your clock";
       value = formatMs(elapsed(state, now), true);
-      if (state.deadline && state.phase === "playing" && state.status === "playing") {
+      // No limit of the host's (time_limit_s 0): the server's 24 h cap is no clock to race, so none is shown.
+      const limited = !state.settings || state.settings.time_limit_s > 0;
+      if (limited && state.deadline && state.phase === "playing" && state.status === "playing") {
         const left = `${formatMs(Math.max(0, state.deadline - now - state.clockOffset))} left`;
         label = $("page").classList.contains("racing") ? left : `${label} · ${left}`;  // the compact header: short
       }
