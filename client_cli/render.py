@@ -92,7 +92,8 @@ def _header(state: RaceState, width: int, now: int) -> Text:
         right = f"starts in {state.countdown_s(now):.0f} s "
     elif state.phase in ("playing", "finished"):
         right = f"moves {state.moves}  time {clock(state.elapsed_ms(now))}"
-        if state.deadline_ms and state.phase == "playing" and state.status not in ENDED:
+        limited = state.settings is None or state.settings.time_limit_s > 0  # untimed: the 24 h cap is no race
+        if limited and state.deadline_ms and state.phase == "playing" and state.status not in ENDED:
             right += f" (left {clock(state.deadline_ms - now - state.clock_offset_ms)})"
         right += " "
     else:

@@ -259,3 +259,13 @@ def test_a_daily_attempts_results_say_the_streak_the_server_recorded() -> None:
     assert "Streak 2 (best 5) · 1 freeze" in [line.plain for line in daily]
     race = results_lines(m.Results("abcDEF1234", [row], "4", "c" * 64, "n" * 32))
     assert not any("Streak" in line.plain for line in race)
+
+
+@pytest.mark.parametrize("time_limit_s", [1800, 0])
+def test_the_header_counts_down_only_a_time_limit_the_host_set(time_limit_s: int) -> None:
+    """The server ends an untimed match (time limit 0) 24 h after its start: that cap is no clock to race."""
+    state = playing_state(moves=10)
+    state.settings = m.Settings(VARIANT, True, 2, time_limit_s, True, "safe", False)
+    state.deadline_ms = 1_000 + (time_limit_s or 86_400) * 1000
+    header = ANSI.sub("", to_ansi(screen(state, 80, 24, now=70_000), 80)).split("\n")[0]
+    assert ("(left 28:51)" in header) is (time_limit_s > 0), header
