@@ -62,7 +62,8 @@ class Ending:
         if meta is None or not isinstance(row, Transition):
             return
         standings = [standing(p) for p in await self.store.players.all(code)]
-        rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation)
+        rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation,
+                            meta.bot(s.name) is not None)
                 for r, s in rank(standings)]
         frame = encode(m.Results(code, rows, meta.seed, meta.commitment, meta.nonce))
         await self.service.effects.run(Step(code, row, meta=meta, frame=frame, standings=standings,

@@ -26,7 +26,8 @@ LOBBY_EVENT_TRIES = 5
 def lobby_frame(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> m.Lobby:
     """The ``lobby`` frame of match ``code`` from its meta and its players (join order)."""
     return m.Lobby(match=code, state=meta.state.value,  # type: ignore[arg-type]
-                   players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
+                   players=[m.PlayerInfo(p.name, p.ready, p.connected or is_bot, is_bot)
+                            for p in players for is_bot in (meta.bot(p.name) is not None,)],
                    settings=meta.settings, commitment=meta.commitment)
 
 
@@ -40,7 +41,8 @@ def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> di
         "boards_public": boards_public(state, settings.open_boards, bool(meta.daily)),
         "cards": find_variant(settings.variant).card_total,
         "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.shown_status.value,
-                     "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
+                     "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms}
+                    | ({"bot": bot.level} if (bot := meta.bot(p.name)) is not None else {}) for p in players],
     }
     if meta.day is not None:  # a daily attempt: its pages link to the day's leaderboard, and ask for its seed there
         result["daily"] = {"date": meta.day[0], "variant": meta.day[1]}
