@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.bots import pause_kind, pause_ms
@@ -32,6 +33,7 @@ from ..core.lifecycle import State
 from ..core.player import PlayerStatus
 from ..engine import Game
 from ..engine.planner import LEVELS, Level, find_level, plan
+from ..engine.view import View
 from ..hints import decide_hint, seen_views
 from ..scheduler import MIN_START_S, DeadlinePassed, QueueFull
 from ..store import BotSeat, MatchMeta
@@ -47,6 +49,9 @@ RETRY_MS = 500
 
 COUNTDOWN_RETRY_MS = 200
 """Ms after which a turn that found the countdown over but the match not playing yet looks again."""
+
+NEAR_MS = 250
+"""A bot whose next command is due within this many ms waits for it in this turn (no timer round trip)."""
 
 THINK_SHARE = 0.8
 """The share of a pause the planner may think in (at most the level's time per decision)."""
@@ -66,6 +71,46 @@ class BotSession(Session):
     def push(self, frame: bytes) -> bool:
         """Drop ``frame``: no one reads a bot's replies (its commands' outcomes are in its session's game)."""
         return True
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """A bot's next command: number ``seq``, seeded by ``key``; thought of from ``think_from_ms`` for
+    ``think_s`` seconds, played at ``play_at_ms`` (epoch ms), after its pause from the command before."""
+
+    seq: int
+    key: str
+    think_from_ms: int
+    think_s: float
+    play_at_ms: int
+
+
+def next_command(session: Session, bot: BotSeat, start_at_ms: int) -> Due | None:
+    """When bot ``bot`` (its game in ``session``; the match started at ``start_at_ms``) plays its next
+    command, from its move log and its seeded pace (:func:`server.core.bots.pause_ms`); ``None`` once its
+    game has ended."""
+    player = session.player
+    if player is None or player.status != PlayerStatus.PLAYING:
+        return None
+    seq = player.last_seq + 1
+    key = f"{session.code}/{bot.name}/{seq}"
+    last_ms = player.commands[-1][1] if len(player.commands) else 0
+    pause = pause_ms(key, bot.moves_per_min, pause_kind(player.game))
+    play_at = start_at_ms + last_ms + pause
+    think_s = min(find_level(bot.level).seconds, pause * THINK_SHARE / 1000)
+    return Due(seq, key, play_at - int(think_s * 1000), think_s, play_at)
+
+
+async def _sleep_until(now_ms: int, at_ms: int) -> None:
+    if at_ms > now_ms:
+        await asyncio.sleep((at_ms - now_ms) / 1000)
+
+
+def decide_bot(view: View, variant_name: str, seen: list[View], level: str, seed: str, autoplay_on: bool,
+               pure: bool, think_s: float, *, seconds: float) -> str | None:
+    """The worker's side: the planner's command for a bot that sees ``view``, thinking at most ``think_s``
+    seconds (its share of the pause) and ``seconds`` (what the solver queue left of its time)."""
+    return decide_hint(view, variant_name, seen, level, seed, autoplay_on, pure, seconds=min(think_s, seconds))
 
 
 class _Defer:
@@ -123,42 +168,35 @@ class Bots:
         return session
 
     async def _move(self, code: str, meta: MatchMeta, bot: BotSeat) -> int | None:
-        """Bot ``bot``'s command if it is due: the instant its turn comes again, ``None`` once its game ended."""
+        """Bot ``bot``'s next command if it is due (within :data:`NEAR_MS`): the instant its turn comes again,
+        ``None`` once its game ended."""
         session = await self._session(code, meta, bot.name)
-        player = None if session is None else session.player
-        if session is None or player is None or player.status != PlayerStatus.PLAYING:
+        if session is None:
             return None
         clock = self.service.clock
-        game = player.game
-        seq = player.last_seq + 1
-        key = f"{code}/{bot.name}/{seq}"
-        last_ms = player.commands[-1][1] if len(player.commands) else 0
-        pause = pause_ms(key, bot.moves_per_min, pause_kind(game))
-        play_at = meta.start_at_ms + last_ms + pause
-        level = find_level(bot.level)
-        think_s = min(level.seconds, pause * THINK_SHARE / 1000)
-        think_from = play_at - int(think_s * 1000)
-        if clock.now_ms() < think_from:
-            return think_from
-        command = await self._decide(code, bot, game, key, think_s)
+        due = next_command(session, bot, meta.start_at_ms)
+        if due is None or due.think_from_ms > clock.now_ms() + NEAR_MS:
+            return None if due is None else due.think_from_ms
+        await _sleep_until(clock.now_ms(), due.think_from_ms)
+        assert session.player is not None
+        command = await self._decide(code, bot, session.player.game, due.key, due.think_s)
         if command is DEFER:
             return clock.now_ms() + RETRY_MS
-        wait_s = (play_at - clock.now_ms()) / 1000
-        if wait_s > 0:  # thought faster than the pace: the command waits for its instant
-            await asyncio.sleep(wait_s)
+        await _sleep_until(clock.now_ms(), due.play_at_ms)  # thought faster than the pace: the command waits
         try:
             if command is None:
                 log.info("bot %s of %s finds nothing to play: it resigns", bot.name, code)
                 await self.service.playing.resign(session)
             else:
-                await self.service.playing.play(session, seq, str(command))
+                await self.service.playing.play(session, due.seq, str(command))
         except ServiceError as error:  # the time limit is over, the game ended meanwhile, Redis failed ...
             log.info("bot %s of %s could not play %s: %s", bot.name, code, command, error.message)
             return clock.now_ms() + RETRY_MS
-        if session.last_seq < seq and not session.unsure:  # refused: a planner's bug, not to be repeated for ever
+        if session.last_seq < due.seq and not session.unsure:  # refused: a planner's bug, not to be repeated
             log.warning("bot %s of %s had %s refused: it resigns", bot.name, code, command)
             await self.service.playing.resign(session)
-        return clock.now_ms()
+        after = next_command(session, bot, meta.start_at_ms)
+        return None if after is None else after.think_from_ms
 
     async def _decide(self, code: str, bot: BotSeat, game: Game, key: str, think_s: float) -> str | None | _Defer:
         """The planner's command for ``game`` (a bot's, never changed here) at ``bot``'s level, seeded by
@@ -170,10 +208,11 @@ class Bots:
         if solver.executor is None:  # no workers: the one-look hint, as a hint's fallback is
             return plan(seen[-1], game.variant, seen=seen, level=LOOK, seed=key, autoplay_on=game.autoplay).command
         settings = self.service.settings
-        args: tuple[Any, ...] = (seen[-1], game.variant.name, seen, bot.level, key, game.autoplay, settings.pure_solver)
+        args: tuple[Any, ...] = (seen[-1], game.variant.name, seen, bot.level, key, game.autoplay, settings.pure_solver,
+                                 think_s)
         with self.service.metrics.solver_job("bot") as timing:
             try:
-                command = await solver.run(f"bot:{code}", decide_hint, *args,
+                command = await solver.run(f"bot:{code}", decide_bot, *args,
                                            within_s=max(think_s, 2 * MIN_START_S))
             except (DeadlinePassed, QueueFull, BrokenProcessPool, RuntimeError) as error:
                 timing.result = None
@@ -183,4 +222,5 @@ class Bots:
         return command
 
 
-__all__ = ["COUNTDOWN_RETRY_MS", "DEFER", "LOOK", "RETRY_MS", "THINK_SHARE", "BotSession", "Bots", "level_list"]
+__all__ = ["COUNTDOWN_RETRY_MS", "DEFER", "LOOK", "NEAR_MS", "RETRY_MS", "THINK_SHARE", "BotSession", "Bots", "Due",
+           "decide_bot", "level_list", "next_command"]
