@@ -23,7 +23,7 @@ from ..metrics import Metrics
 from ..profiles import ProfileService
 from ..scheduler import SolverScheduler
 from ..settings import Settings
-from ..store import MatchMeta, Store
+from ..store import BotSeat, MatchMeta, Store
 from .clock import Clock
 from .session import Session
 from .step import Step
@@ -66,6 +66,13 @@ class CreationSteps(Protocol):
     async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
         """The deal of a match no one chose: ``(seed, solution, pool_item)``, ``(None, "", None)`` while a
         solvable-only pool is empty."""
+
+
+    async def take_bot_places(self, code: str, count: int, time_limit_s: int, now_ms: int) -> bool:
+        """Places for ``count`` bots of new match ``code`` among ``FTR_MAX_BOTS``; False: none left."""
+
+    async def seat_bots(self, code: str, bots: list[BotSeat], players: int) -> None:
+        """Join the ``bots`` of new match ``code`` (``players`` seats), each ready."""
 
 
 class PublicSteps(Protocol):

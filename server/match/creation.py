@@ -200,7 +200,7 @@ class Creation:
         bots = bot_seats(request.bots)
         if bots:
             fields["bots"] = msgspec.json.encode(bots).decode()
-            if not await self._take_bot_places(code, len(bots), request.time_limit_s, now):
+            if not await self.take_bot_places(code, len(bots), request.time_limit_s, now):
                 if item is not None:
                     await self.store.pool.push(variant.name, item)
                 raise ServiceError("too_many_bots", f"the server plays {service.settings.max_bots} bots at most at "
@@ -217,7 +217,7 @@ class Creation:
         created = {"code": code, "host_token": host_token, "commitment": fields["commitment"], "state": state.value}
         return created | proof if proof else created
 
-    async def _take_bot_places(self, code: str, count: int, time_limit_s: int, now_ms: int) -> bool:
+    async def take_bot_places(self, code: str, count: int, time_limit_s: int, now_ms: int) -> bool:
         """Places for ``count`` bots of new match ``code`` among the server's ``FTR_MAX_BOTS``, held at the
         latest until the match has surely ended (its lobby timeout, countdown and time limit past)."""
         settings = self.service.settings

@@ -83,6 +83,13 @@ async def test_two_bots_and_a_person_race_to_ranked_results_with_the_bots_marked
         assert isinstance(await ann.play("s"), m.PositionReply)
         assert (await ann.resign()).status == "resigned"
         results = await ann.expect(m.Results, timeout=15)
+        # A rematch: the same bots are in the next round, ready (the round starts: every seat is ready).
+        await ann.send(m.Rematch())
+        next_round = await ann.expect(m.NextRound)
+        state = httpx.get(f"{server.url}/matches/{next_round.match}", timeout=10).json()
+        assert [(p["name"], p["ready"], p.get("bot")) for p in state["players"]] == [
+            ("casual bot", True, "casual"), ("club bot", True, "club"), ("ann", True, None)]
+        assert state["settings"]["players"] == 3
     finally:
         await ann.close()
     rows = {row.name: row for row in results.ranking}
@@ -113,8 +120,8 @@ async def test_two_bots_and_a_person_race_to_ranked_results_with_the_bots_marked
     assert ann_page["games"] == 1 and ann_page["head_to_head"] == []
     named_like_a_bot = httpx.get(server.url + "/players/" + quote("casual bot"), timeout=10).json()
     assert named_like_a_bot["games"] == 0
-    # The bots ended: their places are free again, so 4 more fit (the server's bound), and no fifth.
-    first = post(server, players=4, solvable_only=False, bots=[{"level": "casual"}] * 3)
+    # The bots of the first round ended, those of the next round hold 2 places of the server's 4.
+    first = post(server, players=2, solvable_only=False, bots=[{"level": "casual"}])
     assert first.status_code == 201, first.text
     refused_bots = post(server, players=3, solvable_only=False, bots=[{"level": "casual"}] * 2)
     assert refused_bots.status_code == 503 and refused_bots.json()["error"] == "too_many_bots"
