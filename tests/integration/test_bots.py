@@ -6,7 +6,10 @@ its rows are marked, its places are bounded, and it is in nobody's history nor h
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -146,6 +149,15 @@ BAD_BOTS = [
 
 
 async def test_bad_bots_are_refused_with_nothing_created_and_the_levels_are_listed(server: ServerProcess) -> None:
+    # The client's --bot: the match has the bots, and one seat more for the person who created it.
+    done = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "create", "--any-deal", "--json",
+                           "--bot", "strong:45", "--bot", "casual"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    state = httpx.get(f"{server.url}/matches/{json.loads(done.stdout)['code']}", timeout=10).json()
+    assert state["settings"]["players"] == 3
+    assert [(p["name"], p["bot"], p["ready"]) for p in state["players"]] == [("strong bot", "strong", True),
+                                                                             ("casual bot", "casual", True)]
     levels = httpx.get(server.url + "/bots", timeout=10)
     assert levels.status_code == 200
     assert [level["level"] for level in levels.json()["levels"]] == [level.name for level in LEVELS]
