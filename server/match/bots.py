@@ -56,6 +56,9 @@ NEAR_MS = 250
 THINK_SHARE = 0.8
 """The share of a pause the planner may think in (at most the level's time per decision)."""
 
+MAX_SESSIONS = 3000
+"""Bots' sessions kept between turns at most (a turn rebuilds a session it does not find from Redis)."""
+
 LOOK = Level("look", 0, 0, 0.0)
 """The one-look hint as a level: what every bot plays with no solver workers."""
 
@@ -161,7 +164,10 @@ class Bots:
         if record is None:
             return None
         session = self.sessions.get((code, name))
-        if session is None or session.last_seq != record.seq or session.epoch != record.epoch or session.unsure:
+        if (session is None or session.unsure or (session.last_seq, session.epoch) != (record.seq, record.epoch)
+                or session.status != record.status):  # another process played it, or its game ended meanwhile
+            if len(self.sessions) >= MAX_SESSIONS:  # those of matches another process finished: rebuilt if needed
+                self.sessions.clear()
             session = BotSession(code=code, name=name, epoch=record.epoch)
             await self.service.playing.open_game(session, meta)
             self.sessions[(code, name)] = session
@@ -222,5 +228,5 @@ class Bots:
         return command
 
 
-__all__ = ["COUNTDOWN_RETRY_MS", "DEFER", "LOOK", "NEAR_MS", "RETRY_MS", "THINK_SHARE", "BotSession", "Bots", "Due",
+__all__ = ["COUNTDOWN_RETRY_MS", "DEFER", "LOOK", "MAX_SESSIONS", "NEAR_MS", "RETRY_MS", "THINK_SHARE", "BotSession", "Bots", "Due",
            "decide_bot", "level_list", "next_command"]
