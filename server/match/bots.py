@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.bots import pause_kind, pause_ms
 from ..core.errors import ServiceError
-from ..core.lifecycle import State
+from ..core.lifecycle import LOBBY_STATES, State
 from ..core.player import PlayerStatus
 from ..engine import Game
 from ..engine.planner import LEVELS, Level, find_level, plan
@@ -141,6 +141,8 @@ class Bots:
         now = self.service.clock.now_ms()
         if meta is not None and meta.state is State.COUNTDOWN:
             return meta.start_at_ms if now < meta.start_at_ms else now + COUNTDOWN_RETRY_MS
+        if meta is not None and meta.state in LOBBY_STATES:
+            return None  # a countdown that was not written after its timers: the next one sets this timer again
         if meta is None or meta.state is not State.PLAYING or not meta.bots:
             await self._done(code, meta)
             return None
