@@ -27,14 +27,14 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..bots import decide_bot
 from ..core.bots import pause_kind, pause_ms
 from ..core.errors import ServiceError
 from ..core.lifecycle import LOBBY_STATES, State
 from ..core.player import PlayerStatus
 from ..engine import Game
 from ..engine.planner import LEVELS, Level, find_level, plan
-from ..engine.view import View
-from ..hints import decide_hint, seen_views
+from ..hints import seen_views
 from ..scheduler import MIN_START_S, DeadlinePassed, QueueFull
 from ..store import BotSeat, MatchMeta
 from .session import Session
@@ -107,13 +107,6 @@ def next_command(session: Session, bot: BotSeat, start_at_ms: int) -> Due | None
 async def _sleep_until(now_ms: int, at_ms: int) -> None:
     if at_ms > now_ms:
         await asyncio.sleep((at_ms - now_ms) / 1000)
-
-
-def decide_bot(view: View, variant_name: str, seen: list[View], level: str, seed: str, autoplay_on: bool,
-               pure: bool, think_s: float, *, seconds: float) -> str | None:
-    """The worker's side: the planner's command for a bot that sees ``view``, thinking at most ``think_s``
-    seconds (its share of the pause) and ``seconds`` (what the solver queue left of its time)."""
-    return decide_hint(view, variant_name, seen, level, seed, autoplay_on, pure, seconds=min(think_s, seconds))
 
 
 class _Defer:
@@ -230,5 +223,5 @@ class Bots:
         return command
 
 
-__all__ = ["COUNTDOWN_RETRY_MS", "DEFER", "LOOK", "MAX_SESSIONS", "NEAR_MS", "RETRY_MS", "THINK_SHARE", "BotSession", "Bots", "Due",
-           "decide_bot", "level_list", "next_command"]
+__all__ = ["COUNTDOWN_RETRY_MS", "DEFER", "LOOK", "MAX_SESSIONS", "NEAR_MS", "RETRY_MS", "THINK_SHARE", "BotSession",
+           "Bots", "Due", "level_list", "next_command"]
