@@ -4,7 +4,7 @@
 
     forty-thieves [--server URL] create [--variant V] [--seed S] [--any-deal] [--players N]
                                         [--time-limit SECONDS] [--hints] [--undo none|safe|full]
-                                        [--name NAME] [--json]
+                                        [--bot LEVEL[:MOVES_PER_MIN]]... [--name NAME] [--json]
     forty-thieves [--server URL] join CODE [--name NAME] [--script FILE|-] [--json]
     forty-thieves [--server URL] watch CODE [--json] [--follow]
     forty-thieves [--server URL] practice [--seed NUMBER] [--variant V] [--bot LEVEL[:MOVES_PER_MIN]]...
@@ -40,6 +40,7 @@ from typing import Any
 
 from protocol.codes import canonical_code
 
+from .commands import parse_bot
 from .join import join_and_play
 from .render import join_lines
 from .server_link import ClientError, create_match, join_link, public_server, server_url
@@ -77,12 +78,16 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--variant", default="classic", help="classic (default), relaxed, or another preset")
     create.add_argument("--seed", help="deal this seed (default: the server picks a secret one)")
     create.add_argument("--any-deal", action="store_true", help="any deal, not only deals proven solvable")
-    create.add_argument("--players", type=int, default=2, help="players expected (default 2)")
+    create.add_argument("--players", type=int, default=None,
+                        help="seats, bots included (default 2, or with bots: you and the bots)")
     create.add_argument("--time-limit", type=_time_limit, default=1800, metavar="SECONDS",
                         help="0: none (the match still ends after 24 h; default 1800)")
     create.add_argument("--hints", action="store_true", help="allow hints (counted in the results)")
     create.add_argument("--undo", choices=("none", "safe", "full"), default="safe")
     create.add_argument("--no-autoplay", action="store_true", help="no automatic moves of safe cards")
+    create.add_argument("--bot", type=_bot, action="append", default=[], metavar="LEVEL[:MOVES_PER_MIN]",
+                        help="race a bot the server plays: casual, club, expert or strong (GET /bots), at "
+                             "MOVES_PER_MIN commands a minute (1..600, default 30); up to 3, repeat the option")
     create.add_argument("--name", help="your display name (default: your login name)")
     create.add_argument("--json", action="store_true", help="only create: print {code, host_token, commitment, state}")
 
@@ -195,6 +200,14 @@ def _time_limit(text: str) -> int:
     return seconds
 
 
+def _bot(text: str) -> dict[str, Any]:
+    """``--bot``: :func:`client_cli.commands.parse_bot`, its refusal as argparse's."""
+    try:
+        return parse_bot(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 async def _run(args: argparse.Namespace) -> int:
     server = server_url(args.server)
     if getattr(args, "code", None) is not None:
@@ -230,10 +243,14 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _create(server: str, args: argparse.Namespace) -> int:
+    bots = args.bot
+    players = args.players if args.players is not None else 1 + len(bots) if bots else 2
     settings: dict[str, Any] = {
-        "variant": args.variant, "solvable_only": not args.any_deal, "players": args.players,
+        "variant": args.variant, "solvable_only": not args.any_deal, "players": players,
         "time_limit_s": args.time_limit, "undo": args.undo, "hints": args.hints, "autoplay": not args.no_autoplay,
     }
+    if bots:
+        settings["bots"] = bots
     if args.seed is not None:
         settings["seed"] = args.seed
     created = await create_match(server, settings)
@@ -245,7 +262,10 @@ async def _create(server: str, args: argparse.Namespace) -> int:
     # Printed whole on lines of their own (as in the lobby): these stay in the scrollback, where a line wider
     # than the terminal wraps in the middle of the address.
     width = shutil.get_terminal_size().columns
-    if args.players > 1:
+    if bots:
+        print(f"Racing {len(bots)} bot{'s' if len(bots) > 1 else ''}: "
+              + ", ".join(f"{bot['level']} ({bot.get('moves_per_min', 30)}/min)" for bot in bots))
+    if players > 1 + len(bots):
         print("Friends join with:")
         print("\n".join(join_lines(created["code"], public, width)))
     print("or in a browser:")

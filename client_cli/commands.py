@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from protocol.commands import parse_command
 from protocol.errors import NotationError
@@ -225,3 +225,23 @@ def table_moves(legal: Sequence[WireLegalMove]) -> int:
     the table": a reminder, never a refusal.
     """
     return sum(1 for move in legal if move.command not in ("s", "r", "u", "finish"))
+
+
+BOT_PACE = (1, 600)
+"""The commands a minute a bot may play (the server's bounds: ``POST /matches`` ``bots``)."""
+
+
+def parse_bot(text: str) -> dict[str, Any]:
+    """``--bot LEVEL[:MOVES_PER_MIN]`` as ``POST /matches`` takes one bot: ``{"level"[, "moves_per_min"]}``
+    (the level as typed, lower-cased: the server names the levels it has, ``GET /bots``, and refuses others).
+    Raises ``ValueError`` for an empty level or a pace that is not a whole number in :data:`BOT_PACE`."""
+    level, _, pace = text.strip().partition(":")
+    level = level.strip().lower()
+    if not level or not level.isalpha():
+        raise ValueError(f"{text!r}: give a bot as LEVEL or LEVEL:MOVES_PER_MIN, e.g. strong or club:40")
+    if not pace:
+        return {"level": level}
+    low, high = BOT_PACE
+    if not pace.strip().isdigit() or not low <= int(pace) <= high:
+        raise ValueError(f"{text!r}: a bot's moves per minute is a whole number {low}..{high}")
+    return {"level": level, "moves_per_min": int(pace)}

@@ -144,9 +144,9 @@ def _players(state: RaceState) -> list[Text]:
     for line in sorted(state.players.values(), key=lambda p: (-p.foundation, p.moves, p.name)):
         me = line.name == state.name
         name = line.name + (" (you)" if me else "")
-        style = "bold" if me else ""
+        style = "bold" if me else "cyan" if line.bot else ""  # a bot's lines in cyan, all through the race
         if state.phase in ("lobby", "preparing", "countdown"):
-            mark = "ready" if line.ready else ("away" if not line.connected else "")
+            mark = "bot" if line.bot else "ready" if line.ready else ("away" if not line.connected else "")
             lines.append(Text(f"{fit(name, 12)} {mark}".rstrip(), style=style))
             continue
         status = {"playing": "", "won": "WON", "dead": "stuck", "resigned": "gave up", "timeout": "time"}.get(
@@ -197,7 +197,8 @@ def results_lines(results: m.Results, me: str = "") -> list[Text]:
         style = "bold" if row.name == me else ""
         if row.status == "won":
             style += " green"
-        lines.append(Text(f"{row.rank:>2}  {fit(row.name, 20)} {row.status:<9} {clock(row.time_ms):>7} {row.moves:>6} "
+        name = fit(row.name, 14).rstrip() + " [bot]" if row.bot else row.name  # the server played it: no one's record
+        lines.append(Text(f"{row.rank:>2}  {fit(name, 20)} {row.status:<9} {clock(row.time_ms):>7} {row.moves:>6} "
                           f"{row.undos:>5} {row.hints:>5} {row.foundation:>5}", style=style.strip()))
     lines.append(Text(""))
     if not results.seed:  # a daily attempt: the seed stays secret until the day is over

@@ -53,6 +53,8 @@ class PlayerLine:
     time_ms: int = 0
     ready: bool = False
     connected: bool = True
+    bot: bool = False
+    """A bot the server plays (the lobby's player row says so)."""
 
 
 @dataclass
@@ -162,7 +164,7 @@ class RaceState:
                     self.phase = message.state
                 for info in message.players:
                     line = self.line(info.name)
-                    line.ready, line.connected = info.ready, info.connected
+                    line.ready, line.connected, line.bot = info.ready, info.connected, info.bot
             case m.Countdown(start_at_ms=start_at):
                 self.start_at_ms = start_at
                 if self.phase != "playing" and self.phase != "finished":

@@ -275,6 +275,8 @@ class PlayerInfo(msgspec.Struct, frozen=True):
     name: str
     ready: bool
     connected: bool
+    bot: bool = False
+    """A bot the server plays (always ready and connected)."""
 
 
 class Welcome(_Message, frozen=True, tag="welcome"):
@@ -426,6 +428,8 @@ class ResultRow(msgspec.Struct, frozen=True):
     undos: int
     hints: int
     foundation: int
+    bot: bool = False
+    """A bot the server played (never in a player's history nor head-to-head)."""
 
 
 class RecordNote(msgspec.Struct, frozen=True):
@@ -590,6 +594,8 @@ ERROR_CODES = {
     "not_found": "no such path (HTTP 404)",
     "method_not_allowed": "that HTTP method is not allowed on that path (HTTP 405)",
     "no_restart": "restart is only for a game alone: not in a race of two or more, nor in a daily attempt",
+    "too_many_bots": "the server plays as many bots as it may at once (FTR_MAX_BOTS): create the match without "
+                     "bots, or try again later (HTTP 503)",
 }
 """Stable error codes and what they mean: every code an ``error`` frame, a ``rejected`` frame or an HTTP error body
 can carry (the README's "Error codes" table says which carries which)."""

@@ -59,6 +59,7 @@ from .groups import GroupService
 from .groups_web import ROUTES as GROUP_ROUTES
 from .health import Readiness, livez, readyz
 from .httpjson import client_address, error_response, over_rate, public_url, read_json
+from .match.bots import level_list
 from .match.creation import OFFERED_POOL_VARIANTS, CreateMatch
 from .matches import MatchService
 from .metrics import Metrics, MetricsMiddleware
@@ -138,6 +139,8 @@ async def create_match(request: Request) -> Response:
             refused = _error(429, error.code, error.message)
             refused.headers["Retry-After"] = str(math.ceil(HOST_DEAL_SECONDS))
             return refused
+        if error.code == "too_many_bots":  # the server's places for bots are taken: it is busy, not the request
+            return _error(503, error.code, error.message)
         return _error(400, error.code, error.message)
     except REDIS_UNAVAILABLE:
         raise  # answered by redis_unavailable, as on every route
@@ -147,6 +150,11 @@ async def create_match(request: Request) -> Response:
     request.app.state.metrics.matches.inc()
     created["join_url"] = f"{public_url(request)}/join/{created['code']}"
     return JSONResponse(created, status_code=201)
+
+
+async def bot_levels(request: Request) -> Response:
+    """``GET /bots``: the bots' levels a match may have, weakest first (server/match/bots.py)."""
+    return JSONResponse({"levels": level_list()})
 
 
 async def match_state(request: Request) -> Response:
@@ -406,6 +414,7 @@ def create_app(settings: Settings | None = None, redis_url: str | None = None) -
             WebSocketRoute("/play", player_endpoint),
             WebSocketRoute("/matches/{code:match}/watch", watch_endpoint),
             Route("/matches", create_match, methods=["POST"]),
+            Route("/bots", bot_levels),
             Route("/matches/{code:match}", match_state),
             Route("/matches/{code:match}/results", match_results),
             Route("/matches/{code:match}/events", match_events),

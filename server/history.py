@@ -96,8 +96,10 @@ class History:
         set and, for each pair of its named players (a race's), their head-to-head over all their races."""
         ranking = results.ranking
         hashed = {row.name: name_hash(name_key(row.name)) for row in ranking}
+        # A bot is nobody's: its row is no named player's game, even when a person claimed its name, and no
+        # person's rival (a race against bots changes no head-to-head).
         created = {row.name: profile.created_ms for row in ranking
-                   if (profile := await self.profiles.get(hashed[row.name])) is not None}
+                   if not row.bot and (profile := await self.profiles.get(hashed[row.name])) is not None}
         named = [row for row in ranking if row.name in created]
         race = meta.day is None
         notes: list[m.RecordNote] = []

@@ -37,6 +37,7 @@ from protocol.codec import encode
 from .core.errors import ServiceError
 from .core.player import MATCH_GONE, MATCH_GONE_CLOSE, REPLACED, MatchGone
 from .hub import Hub, HubFull, Subscription
+from .match.bots import Bots
 from .match.clock import Clock
 from .match.creation import Creation
 from .match.daily_link import DailyHooks, DailyLink
@@ -127,6 +128,7 @@ class MatchService:
         self.effects = Effects(self)
         """The lifecycle table's dispatcher (:mod:`server.match.effects`): every transition runs through it."""
         self.rounds = Rounds(self)
+        self.bots = Bots(self)
         self.daily_link = DailyLink(self)
         """What the daily challenge may ask of matches (:class:`server.match.daily_link.DailyMatches`)."""
         self.profiles = ProfileService(store, settings, self.clock.now_ms)

@@ -185,6 +185,9 @@ async def match_replay(request: Request) -> Response:
         "result": {"status": player.status, "moves": player.moves, "foundation": player.foundation,
                    "time_ms": player.time_ms},
     }
+    bot = meta.bot(name)
+    if bot is not None:  # played by the server (server/match/bots.py): its planner level
+        record["bot"] = bot.level
     if flag in ("1", "true"):
         key = (code, name)
         steps = _cache.get(key)

@@ -244,6 +244,9 @@ class Settings:
     solver_seconds: float = setting("FTR_SOLVER_SECONDS", 10.0, POSITIVE,
                                     "solver budget per candidate deal (seconds)", shown="10")
     dead_budget: int = setting("FTR_DEAD_BUDGET", 20000, AT_LEAST_ONE, "dead-game search budget (positions)")
+    max_bots: int = setting(
+        "FTR_MAX_BOTS", 60, COUNT, meaning="""bots in unfinished matches on the whole server (all processes: counted
+        in Redis); past it POST /matches with bots is refused (503 busy); 0: no bots""")
     hint_level: str = setting(
         "FTR_HINT_LEVEL", "strong", _one_of(("look", *(level.name for level in LEVELS)), "strong"),
         meaning="""the planner level hints play at (server/engine/planner.py: casual, club, expert, strong); look:

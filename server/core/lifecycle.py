@@ -363,11 +363,14 @@ class TimerKind(StrEnum):
     DEADLINE = "deadline"
     FINALIZE = "finalize"
     WINDOW = "window"
+    BOT = "bot"
+    """A match's bots play their due commands (server/match/bots.py), each a ``commit``."""
 
 
 TIMER_EVENTS: dict[TimerKind, Event] = {
     TimerKind.PREPARE: Event.DEAL_FOUND, TimerKind.CLOSE: Event.CLOSE, TimerKind.START: Event.START,
     TimerKind.DEADLINE: Event.DEADLINE, TimerKind.FINALIZE: Event.ALL_ENDED, TimerKind.WINDOW: Event.WINDOW_OVER,
+    TimerKind.BOT: Event.COMMIT,
 }
 """The event each timer is."""
 

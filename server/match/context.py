@@ -23,7 +23,7 @@ from ..metrics import Metrics
 from ..profiles import ProfileService
 from ..scheduler import SolverScheduler
 from ..settings import Settings
-from ..store import MatchMeta, Store
+from ..store import BotSeat, MatchMeta, Store
 from .clock import Clock
 from .session import Session
 from .step import Step
@@ -68,6 +68,13 @@ class CreationSteps(Protocol):
         solvable-only pool is empty."""
 
 
+    async def take_bot_places(self, code: str, count: int, time_limit_s: int, now_ms: int) -> bool:
+        """Places for ``count`` bots of new match ``code`` among ``FTR_MAX_BOTS``; False: none left."""
+
+    async def seat_bots(self, code: str, bots: list[BotSeat], players: int) -> None:
+        """Join the ``bots`` of new match ``code`` (``players`` seats), each ready."""
+
+
 class PublicSteps(Protocol):
     """What the other parts call of :class:`server.match.public.PublicView`."""
 
@@ -96,6 +103,9 @@ class PlayingSteps(Protocol):
 
     async def open_game(self, session: Session, meta: MatchMeta) -> None:
         """Rebuild the player's game of ``session`` from the deal of ``meta`` and the move log; send ``started``."""
+
+    async def play(self, session: Session, seq: int, command: str) -> None:
+        """Validate and apply command ``seq`` of ``session``'s player; answer ``position`` or ``rejected``."""
 
     async def resign(self, session: Session, seq: int | None = None) -> None:
         """End the game of ``session``'s player as ``resigned`` (``seq`` None: the next number)."""
@@ -136,6 +146,13 @@ class RoundsSteps(Protocol):
 
     async def window_over(self, code: str) -> None:
         """The ``window`` timer of round ``code``: its rematch window is over."""
+
+
+class BotsSteps(Protocol):
+    """What the other parts call of :class:`server.match.bots.Bots`."""
+
+    async def turn(self, code: str) -> int | None:
+        """Match ``code``'s bots play their due commands; the instant (ms) of the next turn, ``None``: no more."""
 
 
 class MatchContext(Protocol):
@@ -196,6 +213,10 @@ class MatchContext(Protocol):
     @property
     def rounds(self) -> RoundsSteps:
         """Rematch and the series of rounds (:mod:`server.match.rounds`)."""
+
+    @property
+    def bots(self) -> BotsSteps:
+        """The bots the server plays (:mod:`server.match.bots`)."""
 
     def spawn(self, coro: Any, *, context: contextvars.Context | None = None) -> asyncio.Task[Any]:
         """Run ``coro`` as a background task of the service, in ``context`` (default: a copy of the current

@@ -13,13 +13,22 @@ from protocol import messages as m
 from protocol.codes import new_code
 from protocol.errors import NotationError
 
+from ..core.bots import (
+    DEFAULT_MOVES_PER_MIN,
+    MAX_BOTS_PER_MATCH,
+    MAX_MOVES_PER_MIN,
+    MIN_MOVES_PER_MIN,
+    bot_names,
+)
 from ..core.errors import ServiceError
 from ..core.lifecycle import Event, State, TimerKind, Transition, decide
 from ..dealpool import check_host_deal
 from ..engine import Position, Variant, find_variant, format_position, parse_position
 from ..engine.deal import deal as deal_of
+from ..engine.planner import LEVELS
+from ..names import name_key
 from ..scheduler import QueueFull
-from ..store import token_hash
+from ..store import BotSeat, token_hash
 from .step import Step
 
 if TYPE_CHECKING:
@@ -31,6 +40,14 @@ OFFERED_POOL_VARIANTS = ("relaxed", "classic")
 UNDO_POLICIES = ("none", "safe", "full")
 MAX_TIME_LIMIT_S = 86400
 MAX_SEED = 200
+BOT_LEVELS = tuple(level.name for level in LEVELS)
+
+
+class BotRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One bot of ``POST /matches``: its planner ``level`` (server/engine/planner.py ``LEVELS``) and its pace."""
+
+    level: str
+    moves_per_min: int = DEFAULT_MOVES_PER_MIN
 
 
 class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -49,6 +66,8 @@ class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     autoplay: bool = True
     undo: str = "safe"
     hints: bool = False
+    bots: list[BotRequest] = msgspec.field(default_factory=list)
+    """Bots to race (server/match/bots.py): at most 3, and fewer than ``players``, which counts them."""
     open_boards: bool = False
     """Spectators see each player's redacted board live (a race on one screen); by default they see only
     progress until the match ends (DESIGN.md "Anti stream-sniping"). The streams are public: with open
@@ -67,7 +86,8 @@ def checked(request: CreateMatch, max_players: int) -> tuple[Variant, Position |
     Raises :class:`ServiceError` ``malformed`` for an unknown variant, an undo policy other than
     :data:`UNDO_POLICIES`, a player count outside ``1..max_players``, a time limit outside 0..86400 s, a seed
     of more than 200 characters, both a seed and a deal, a deal that is no position of the variant, or a
-    solvable deal asked of a variant whose deals are not prepared (:data:`OFFERED_POOL_VARIANTS`).
+    solvable deal asked of a variant whose deals are not prepared (:data:`OFFERED_POOL_VARIANTS`), and bots
+    :func:`_check_bots` refuses.
     """
     try:
         variant = find_variant(request.variant)
@@ -89,12 +109,34 @@ def checked(request: CreateMatch, max_players: int) -> tuple[Variant, Position |
             position = parse_position(request.deal, variant)
         except NotationError as error:
             raise ServiceError("malformed", f"the deal is not a valid {variant.name} position: {error}") from None
+    _check_bots(request.bots, request.players)
     if request.solvable_only and request.seed is None and position is None \
             and variant.name not in OFFERED_POOL_VARIANTS:
         raise ServiceError("malformed", f"solvable deals are prepared for {' and '.join(OFFERED_POOL_VARIANTS)}; "
                                         f"for {variant.name} create the match with solvable_only false "
                                         f"(forty-thieves create --any-deal)")
     return variant, position
+
+
+def _check_bots(bots: list[BotRequest], players: int) -> None:
+    """Raises :class:`ServiceError` ``malformed`` for more than :data:`MAX_BOTS_PER_MATCH` bots, as many bots as
+    seats or more, an unknown level or a pace outside 1..600 commands a minute."""
+    if len(bots) > MAX_BOTS_PER_MATCH:
+        raise ServiceError("malformed", f"a match has at most {MAX_BOTS_PER_MATCH} bots")
+    if bots and len(bots) >= players:
+        raise ServiceError("malformed", f"players counts the bots too: {len(bots)} bots need players of at least "
+                                        f"{len(bots) + 1}, so that one seat is a person's")
+    for bot in bots:
+        if bot.level not in BOT_LEVELS:
+            raise ServiceError("malformed", f"unknown bot level {bot.level[:20]!r}: {', '.join(BOT_LEVELS)}")
+        if not MIN_MOVES_PER_MIN <= bot.moves_per_min <= MAX_MOVES_PER_MIN:
+            raise ServiceError("malformed", f"a bot's moves_per_min is {MIN_MOVES_PER_MIN}..{MAX_MOVES_PER_MIN}")
+
+
+def bot_seats(bots: list[BotRequest]) -> list[BotSeat]:
+    """The bots of a new match with their names (:func:`server.core.bots.bot_names`)."""
+    return [BotSeat(name, bot.level, bot.moves_per_min)
+            for name, bot in zip(bot_names([bot.level for bot in bots]), bots, strict=True)]
 
 
 def dealt_fields(seed: str, nonce: str, deal: str) -> dict[str, Any]:
@@ -113,7 +155,8 @@ class Creation:
         """Create a match for the client at ``address``: ``{code, host_token, commitment, state}``, the state
         ``lobby`` or, while its solvable deal is awaited, ``preparing``. Raises :class:`ServiceError` as
         :func:`checked`; ``internal`` for a match code that is taken; ``rate_limited`` when ``address`` has
-        :data:`server.scheduler.WAITING_PER_ADDRESS` deals waiting for the solver."""
+        :data:`server.scheduler.WAITING_PER_ADDRESS` deals waiting for the solver; ``too_many_bots`` when the
+        server has no places left for the bots asked (``FTR_MAX_BOTS``). The bots are in the match, ready."""
         service = self.service
         variant, position = checked(request, service.settings.max_players)
         code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
@@ -154,15 +197,41 @@ class Creation:
         if seed is not None:
             deal = format_position(position if position is not None else deal_of(seed, variant))
             fields.update(dealt_fields(seed, nonce, deal))
+        bots = bot_seats(request.bots)
+        if bots:
+            fields["bots"] = msgspec.json.encode(bots).decode()
+            if not await self.take_bot_places(code, len(bots), request.time_limit_s, now):
+                if item is not None:
+                    await self.store.pool.push(variant.name, item)
+                raise ServiceError("too_many_bots", f"the server plays {service.settings.max_bots} bots at most at "
+                                                    "once: create the match without bots, or try again later")
         if not await self.store.matches.create(code, fields):
             if item is not None:  # the pool's deal is not used up by a match that was not made
                 await self.store.pool.push(variant.name, item)
+            await self.store.bots.free(code, len(bots))
             raise ServiceError("internal", "match code collision: create the match again")
+        await self.seat_bots(code, bots, request.players)
         if state is State.PREPARING:
             await self.store.timers.add(code, TimerKind.PREPARE, now)
         await self.store.timers.add(code, TimerKind.CLOSE, now + service.settings.lobby_timeout_s * 1000)
         created = {"code": code, "host_token": host_token, "commitment": fields["commitment"], "state": state.value}
         return created | proof if proof else created
+
+    async def take_bot_places(self, code: str, count: int, time_limit_s: int, now_ms: int) -> bool:
+        """Places for ``count`` bots of new match ``code`` among the server's ``FTR_MAX_BOTS``, held at the
+        latest until the match has surely ended (its lobby timeout, countdown and time limit past)."""
+        settings = self.service.settings
+        limit_s = time_limit_s or settings.untimed_limit_s or MAX_TIME_LIMIT_S
+        until = now_ms + int((settings.lobby_timeout_s + settings.countdown_s + limit_s + 60) * 1000)
+        return await self.store.bots.take(code, count, until, now_ms, settings.max_bots)
+
+    async def seat_bots(self, code: str, bots: list[BotSeat], players: int) -> None:
+        """Join the ``bots`` of match ``code`` (``players`` seats), each ready at once, its token thrown away:
+        no client can speak for a bot. Their names are then taken in the match."""
+        for bot in bots:
+            await self.store.players.join(code, bot.name, token_hash(secrets.token_urlsafe(24)), players,
+                                          self.service.clock.now_ms(), name_key(bot.name))
+            await self.store.players.set_ready(code, bot.name)
 
     async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
         """The deal of a new match or round no one chose: ``(seed, solution, pool_item)``.

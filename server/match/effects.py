@@ -111,6 +111,8 @@ class Effects:
         await self.store.timers.add(step.code, TimerKind.START, plan.start_at_ms)
         if plan.deadline_ms:
             await self.store.timers.add(step.code, TimerKind.DEADLINE, plan.deadline_ms)
+        if step.meta is not None and step.meta.bots:  # the bots' first turn comes with the deal
+            await self.store.timers.add(step.code, TimerKind.BOT, plan.start_at_ms)
 
     async def _daily_started(self, step: Step) -> None:
         meta, daily, plan = step.meta, self.service.daily, step.plan

@@ -56,15 +56,19 @@ class Ending:
 
     async def finalize(self, code: str) -> None:
         """Every player has ended: rank, reveal the seed, publish the results (once). A daily attempt goes on
-        the day's leaderboard first (:meth:`server.match.daily_link.DailyHooks.record`)."""
+        the day's leaderboard first (:meth:`server.match.daily_link.DailyHooks.record`); the places of the
+        match's bots are given back (``FTR_MAX_BOTS``)."""
         meta = await self.store.matches.meta(code)
         row = None if meta is None else decide(meta.state, Event.ALL_ENDED)
         if meta is None or not isinstance(row, Transition):
             return
         standings = [standing(p) for p in await self.store.players.all(code)]
-        rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation)
+        rows = [m.ResultRow(r, s.name, s.status, s.time_ms, s.moves, s.undos, s.hints, s.foundation,
+                            meta.bot(s.name) is not None)
                 for r, s in rank(standings)]
         frame = encode(m.Results(code, rows, meta.seed, meta.commitment, meta.nonce))
+        if meta.bots:  # every game has ended: the bots' places are free before anyone hears the results
+            await self.store.bots.free(code, len(meta.bots))
         await self.service.effects.run(Step(code, row, meta=meta, frame=frame, standings=standings,
                                             fields={"finished_ms": self.service.clock.now_ms()}))
 

@@ -14,7 +14,7 @@ from protocol.codec import encode
 
 from ..core.lifecycle import LOBBY_STATES, boards_public, reveals
 from ..engine import find_variant
-from ..store import LobbyWrite, MatchMeta, PlayerRecord
+from ..store import BotSeat, LobbyWrite, MatchMeta, PlayerRecord
 
 if TYPE_CHECKING:
     from .context import MatchContext
@@ -26,8 +26,17 @@ LOBBY_EVENT_TRIES = 5
 def lobby_frame(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> m.Lobby:
     """The ``lobby`` frame of match ``code`` from its meta and its players (join order)."""
     return m.Lobby(match=code, state=meta.state.value,  # type: ignore[arg-type]
-                   players=[m.PlayerInfo(p.name, p.ready, p.connected) for p in players],
+                   players=[m.PlayerInfo(p.name, p.ready, p.connected or is_bot, is_bot)
+                            for p in players for is_bot in (meta.bot(p.name) is not None,)],
                    settings=meta.settings, commitment=meta.commitment)
+
+
+def _player(record: PlayerRecord, bot: BotSeat | None) -> dict[str, Any]:
+    """A player of ``GET /matches/{code}``; a bot (always there) with its level as ``bot``."""
+    player = {"name": record.name, "ready": record.ready, "connected": record.connected or bot is not None,
+              "status": record.shown_status.value, "moves": record.moves, "foundation": record.foundation,
+              "time_ms": record.time_ms}
+    return player if bot is None else player | {"bot": bot.level}
 
 
 def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> dict[str, Any]:
@@ -39,8 +48,7 @@ def public_record(code: str, meta: MatchMeta, players: list[PlayerRecord]) -> di
         "commitment": meta.commitment, "start_at_ms": meta.start_at_ms, "deadline_ms": meta.deadline_ms,
         "boards_public": boards_public(state, settings.open_boards, bool(meta.daily)),
         "cards": find_variant(settings.variant).card_total,
-        "players": [{"name": p.name, "ready": p.ready, "connected": p.connected, "status": p.shown_status.value,
-                     "moves": p.moves, "foundation": p.foundation, "time_ms": p.time_ms} for p in players],
+        "players": [_player(p, meta.bot(p.name)) for p in players],
     }
     if meta.day is not None:  # a daily attempt: its pages link to the day's leaderboard, and ask for its seed there
         result["daily"] = {"date": meta.day[0], "variant": meta.day[1]}

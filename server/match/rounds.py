@@ -5,6 +5,8 @@ settings, a new deal (never the host's seed or deal of round 1 again), a new non
 is in it and ready, and the first one in hosts it (one host token, decided in Redis). The round starts when
 every player of the round before is in and ready, or once the rematch window (``FTR_REMATCH_WINDOW_S``) is
 over with whoever is. Until then the names of the round before are kept for their players (``name_taken``).
+The round before's bots are in the next round from its creation, ready (when the server has places left for
+them, ``FTR_MAX_BOTS``; else the round is the people's alone): only its people are waited for.
 ``restart`` (:class:`protocol.messages.Restart`), alone only, ends the game and deals the same deal again as
 the next round, for that player alone.
 
@@ -203,6 +205,8 @@ class Rounds:
         is a ``restart`` (``old``'s meta ``next_same``, set with its ``next`` code): its player alone plays
         ``old``'s deal and seed again (revealed to them at ``old``'s results), with a new nonce and commitment,
         in a round of one player; the round after it has the players setting of the rounds before the restart.
+        ``old``'s bots are seated in the round (:meth:`server.match.creation.Creation.seat_bots`) by the call
+        that created it; its expected players and kept names are ``old``'s people.
         """
         service = self.service
         now_meta = await self.store.matches.meta(old)  # next_same was set with the next code, after ``meta`` was read
@@ -214,7 +218,8 @@ class Rounds:
             settings = msgspec.structs.replace(meta.settings, chosen_deal=False,
                                                players=await self._players_before_restarts(old, meta))
         variant = find_variant(settings.variant)
-        roster = await self.store.players.roster(old)
+        # The bots come again (seated below, ready); the seats and names kept are the people's.
+        roster = [name for name in await self.store.players.roster(old) if meta.bot(name) is None]
         now = service.clock.now_ms()
         seed: str | None
         if same:
@@ -236,8 +241,17 @@ class Rounds:
             fields.update(dealt_fields(meta.seed, nonce, meta.deal))
         elif seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
-        if not await self.store.matches.create(code, fields) and item is not None:
-            await self.store.pool.push(variant.name, item)  # another process created it meanwhile: back to the pool
+        bots = meta.bots if not same else []
+        if bots and not await service.creation.take_bot_places(code, len(bots), settings.time_limit_s, now):
+            bots = []  # the server plays as many bots as it may: this round is the people's alone
+        if bots:
+            fields["bots"] = msgspec.json.encode(bots).decode()
+        if not await self.store.matches.create(code, fields):
+            await self.store.bots.free(code, len(bots))
+            if item is not None:
+                await self.store.pool.push(variant.name, item)  # another process created it meanwhile: back to the pool
+            return
+        await service.creation.seat_bots(code, bots, settings.players)
 
     async def _players_before_restarts(self, code: str, meta: MatchMeta) -> int:
         """The ``players`` setting of round ``code`` (meta ``meta``), or, when it was a ``restart``'s round (its

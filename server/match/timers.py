@@ -9,6 +9,7 @@ one dies. The kind's handler says whether the timer is then removed or set again
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -33,6 +34,8 @@ from .step import Step
 if TYPE_CHECKING:
     from .context import MatchContext
 
+log = logging.getLogger("forty_thieves.matches")
+
 LEASE_MS = 10_000
 """How long a process holds a timer it runs before another may take it over (ms)."""
 
@@ -46,6 +49,8 @@ class Keep(Enum):
     DONE = "done"
     IF_RESET = "if_reset"
     """Remove the timer only if it is still due (a game's end may just have set it again, for later)."""
+    OWNED = "owned"
+    """A task the handler started holds the timer's lease and sets the timer again when it is done."""
 
 
 Outcome = Keep | Wait
@@ -61,6 +66,7 @@ class Timers:
         self.handlers: dict[str, Handler] = {
             TimerKind.PREPARE: self._prepare, TimerKind.START: self._start, TimerKind.DEADLINE: self._deadline,
             TimerKind.FINALIZE: self._finalize, TimerKind.WINDOW: self._window, TimerKind.CLOSE: self._close,
+            TimerKind.BOT: self._bot,
         }
 
     async def run(self) -> None:
@@ -88,6 +94,8 @@ class Timers:
             await self.store.timers.release(lease)
         elif outcome is Keep.IF_RESET:
             await self.store.timers.done_if_due(code, kind, now)
+        elif outcome is Keep.OWNED:
+            return
         else:
             await self.store.timers.done(code, kind)
 
@@ -140,9 +148,37 @@ class Timers:
         return Keep.DONE
 
     async def _close(self, code: str, now: int) -> Outcome:
-        """The lobby timed out: a match that never started is closed (``CLOSE``); its players hear why."""
+        """The lobby timed out: a match that never started is closed (``CLOSE``); its players hear why, and
+        its bots' places are given back."""
         timeout = self.service.settings.lobby_timeout_s
-        await self.service.effects.close(code, f"the match did not start within {timeout} s and was closed",
-                                         CLOSED_KEEP_S)
+        if await self.service.effects.close(code, f"the match did not start within {timeout} s and was closed",
+                                            CLOSED_KEEP_S):
+            meta = await self.store.matches.meta(code)
+            if meta is not None and meta.bots:
+                await self.store.bots.free(code, len(meta.bots))
         return Keep.DONE
+
+    async def _bot(self, code: str, now: int) -> Outcome:
+        """The match's bots play (:meth:`server.match.bots.Bots.turn`) in a task of their own, so that a bot's
+        thinking holds up no other timer. The task holds the lease; the timer is first set :data:`LEASE_MS`
+        ahead, so that if this process dies during the turn another one plays it once the lease is over."""
+        await self.store.timers.add(code, TimerKind.BOT, now + LEASE_MS)
+        self.service.spawn(self._bot_turn(code))
+        return Keep.OWNED
+
+    async def _bot_turn(self, code: str) -> None:
+        """One bot turn of match ``code``, then its timer set for the next one (or removed), its lease released.
+        A turn that failed is tried again a second later."""
+        try:
+            due = await self.service.bots.turn(code)
+        except asyncio.CancelledError:
+            raise  # the service stops: the timer set ahead is another process's to run
+        except Exception:
+            log.exception("a bot turn of %s failed", code)
+            due = self.service.clock.now_ms() + 1000
+        if due is None:
+            await self.store.timers.done(code, TimerKind.BOT)
+        else:
+            await self.store.timers.add(code, TimerKind.BOT, due)
+            await self.store.timers.release(timer_lease(code, TimerKind.BOT))
 

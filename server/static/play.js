@@ -470,6 +470,7 @@
         el("td", { class: "who", title: p.name }, el("span", { class: "name", text: p.name }),
           el("span", { class: "tags" },
             p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
+            p.bot ? el("span", { class: "away bot", text: "bot", title: "a bot the server plays" }) : null,
             p.connected || !lobby ? null : el("span", { class: "away", text: "away" }),
             el("span", { class: `pill ${status}`, text: STATUS[status] || status }))),
         el("td", {}, el("div", { class: "bar" }, el("div", { class: "track" },
@@ -639,6 +640,8 @@
     $("results").replaceChildren(...r.ranking.map((row) => el("li", { class: `place p${row.rank}`, "data-name": row.name },
       el("span", { class: `rank r${row.rank}`, text: String(row.rank) }), " ",
       el("b", { class: "name", text: row.name }), " ",
+      row.bot ? el("span", { class: "pill bot", text: "bot", title: "a bot the server played" }) : null,
+      row.bot ? " " : null,
       el("span", { class: `pill ${row.status}`, text: STATUS[row.status] || row.status }),
       el("span", { class: "line", text: ` ${plural(row.foundation, "card")} · ${plural(row.moves, "move")} · `
         + formatMs(row.time_ms, true) + (row.undos ? ` · ${plural(row.undos, "undo")}` : "")

@@ -153,7 +153,9 @@ const FTRRace = (() => {
         let next = { ...state, settings: frame.settings, commitment: frame.commitment || state.commitment };
         if (["preparing", "lobby", "countdown", "closed"].includes(frame.state)
             && ["connecting", "preparing", "lobby"].includes(state.phase)) next.phase = frame.state;
-        for (const p of frame.players) next = withPlayer(next, p.name, { ready: p.ready, connected: p.connected });
+        for (const p of frame.players) {  // a bot (the server plays it) is marked so in the race and the results
+          next = withPlayer(next, p.name, { ready: p.ready, connected: p.connected, bot: Boolean(p.bot) });
+        }
         return next;
       }
       case "countdown":

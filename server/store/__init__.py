@@ -9,13 +9,14 @@ from .daily_store import Attempt, AttemptStatus, DailyStore
 from .matches import LobbyWrite
 from .outages import REDIS_REFUSALS, REDIS_UNAVAILABLE, Outage
 from .players import EndStatus, Joined, JoinStatus, PlayerEnded, Resumed, StuckStatus, token_hash
-from .records import DailyEntry, DailyReplay, DayDeal, MatchKeysGone, MatchMeta, PlayerRecord
+from .records import BotSeat, DailyEntry, DailyReplay, DayDeal, MatchKeysGone, MatchMeta, PlayerRecord
 from .rounds import ClaimStatus, NextClaim, RoundJoined, RoundJoinStatus
 from .store import Store
 from .streams import READ_COUNT, Feed, StreamEntry, day_feed, match_feed
 
 __all__ = [
-    "READ_COUNT", "REDIS_REFUSALS", "REDIS_UNAVAILABLE", "Attempt", "AttemptStatus", "ClaimStatus", "CommitOutcome",
+    "READ_COUNT", "REDIS_REFUSALS", "REDIS_UNAVAILABLE", "Attempt", "AttemptStatus", "BotSeat", "ClaimStatus",
+    "CommitOutcome",
     "Committed", "DailyEntry", "DailyReplay", "DailyStore", "DayDeal", "EndStatus", "Feed", "Fenced",
     "JoinStatus", "Joined", "LobbyWrite", "MatchKeysGone", "MatchMeta", "NextClaim", "Outage", "PlayerEnded",
     "PlayerRecord", "Resumed", "RoundJoinStatus", "RoundJoined", "Store", "StreamEntry", "StuckStatus", "day_feed",

@@ -35,6 +35,9 @@ key                        holds
                            playing; :data:`LIVE_MATCHES`)
 ``{live}:counts``          hash: live state -> how many matches are in it
                            (``ftr_matches``; :data:`LIVE_COUNTS`)
+``{live}:bots``            sorted set: ``CODE/N`` for bot N of an unfinished
+                           match, by the instant it has surely ended (ms;
+                           :data:`LIVE_BOTS`)
 ``daily:secret``           the daily challenge's server secret (when
                            ``FTR_DAILY_SECRET`` is unset: random, made once)
 ``daily:names``            hash: name key -> "TOKEN-SHA-256 NAME"
@@ -281,6 +284,11 @@ counted it in, so that counting it again is harmless and a count missed is made 
 
 LIVE_COUNTS = "{live}:counts"
 """Each live state -> how many of :data:`LIVE_MATCHES` are in it (a state none is in: no field)."""
+
+LIVE_BOTS = "{live}:bots"
+"""One member ``CODE/N`` per bot of an unfinished match, scored by the instant (ms) its match has surely ended
+(its lobby timeout, countdown and time limit past): a match whose end was never told cannot hold its bots'
+places for ever (:class:`server.store.bots.BotPlaces`)."""
 
 
 def pool_key(variant: str) -> str:

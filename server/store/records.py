@@ -75,6 +75,14 @@ class PlayerRecord(Stored, frozen=True):
         )
 
 
+class BotSeat(msgspec.Struct, frozen=True):
+    """A bot of a match: its player ``name``, its planner ``level`` and its pace (commands a minute)."""
+
+    name: str
+    level: str
+    moves_per_min: int
+
+
 class MatchMeta(msgspec.Struct):
     """A match's meta hash (``{m:CODE}:meta``), decoded once.
 
@@ -118,6 +126,12 @@ class MatchMeta(msgspec.Struct):
     """The next round is dealt this match's deal again (a solo player's ``restart``)."""
     rematch: list[str] = msgspec.field(default_factory=list)
     names: dict[str, str] = msgspec.field(default_factory=dict)
+    bots: list[BotSeat] = msgspec.field(default_factory=list)
+    """The match's bots (field ``bots``, JSON), in join order: the server plays them (server/match/bots.py)."""
+
+    def bot(self, name: str) -> BotSeat | None:
+        """The bot called ``name`` among :attr:`bots`, or ``None`` for a person (or no player)."""
+        return next((bot for bot in self.bots if bot.name == name), None)
 
     @property
     def day(self) -> tuple[str, str] | None:
@@ -152,6 +166,7 @@ class MatchMeta(msgspec.Struct):
             next_made=_flag(data, "next_made"), next_same=_flag(data, "next_same"),
             rematch=json.loads(data.get(b"rematch") or b"[]"),
             names={k[5:].decode(): v.decode() for k, v in data.items() if k.startswith(b"name:")},
+            bots=msgspec.json.decode(data.get(b"bots") or b"[]", type=list[BotSeat]),
         )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 
 from ..metrics import Metrics, default_metrics
+from .bots import BotPlaces
 from .client import RedisClient
 from .commits import Commits
 from .daily_store import DailyStore
@@ -54,6 +55,7 @@ class Store:
         self.daily = DailyStore(self)
         self.profiles = Profiles(self)
         self.groups = Groups(self)
+        self.bots = BotPlaces(self)
 
     def register(self, script: Script) -> Any:
         """``script`` registered with the client in the text this Redis runs (its ``wake`` by :attr:`wakes`): an

@@ -26,6 +26,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import msgspec
@@ -463,3 +464,68 @@ async def test_the_dead_game_verdict_does_not_depend_on_face_down_cards(server: 
         f"face-down cards changed what the player was told: {[f.get('status') for f in a]} vs "
         f"{[f.get('status') for f in b]}")
     assert a == b
+
+
+async def test_a_race_with_bots_tells_the_person_nothing_hidden(server: ServerProcess) -> None:
+    """What bots make the server send (lobby rows, their progress and ends, the results, the match's state, their
+    replays): only progress until the end, never a bot's board, no card the person cannot see, no seed."""
+    variant = "classic"
+    seed = "no-leaks-bots-5e1d"
+    dealt = deal(seed, find_variant(variant))
+    commands = script_for(dealt, variant)[:8]
+    bot_names = ["casual bot", "strong bot"]
+    created = create_match(server.url, seed=seed, players=3, solvable_only=False, time_limit_s=2,
+                           bots=[{"level": "casual", "moves_per_min": 600}, {"level": "strong", "moves_per_min": 600}])
+    code = created["code"]
+    fresh_players(server, "alice")
+    ref = Game(dealt, find_variant(variant), autoplay=True, undo="safe")
+    alice = Player(server.ws_url)
+    checked = 0
+    http: list[httpx.Response] = []
+
+    def check_new() -> None:
+        nonlocal checked
+        visible = visible_cards(ref)
+        for frame in alice.frames[checked:]:
+            raw = msgspec.msgpack.decode(frame)
+            hidden = {card for s in strings_in(raw) for card in CARD.findall(s)} - visible
+            assert not hidden, f"a frame names cards alice cannot see: {hidden}: {raw}"
+            message = msgspec.msgpack.decode(frame, type=m.ServerMessage)
+            assert not isinstance(message, m.Board), message  # no board before the end, a bot's neither
+            if isinstance(message, (m.Started, m.PositionReply)):
+                assert message.view == view_message(ref.position) and message.legal == legal_message(ref.legal_moves())
+            if getattr(message, "name", "alice") in bot_names:
+                assert isinstance(message, (m.Progress, m.Finished)), message
+        checked = len(alice.frames)
+
+    try:
+        await alice.connect()
+        await alice.join(code, "alice")
+        lobby = await until(alice, lobby_with(3, 2))
+        assert [(p.name, p.bot) for p in lobby.players] == [("casual bot", True), ("strong bot", True), ("alice", False)]
+        await alice.send(m.Ready())
+        await until(alice, lambda x: isinstance(x, m.Started))
+        check_new()
+        for command in commands:
+            reply = await alice.play(command)
+            assert isinstance(reply, m.PositionReply), (command, reply)
+            ref.play(command)
+            check_new()
+            http.append(httpx.get(f"{server.url}/matches/{code}", timeout=10))
+        http += [httpx.get(f"{server.url}/matches/{code}/replays/{quote(name)}", timeout=10) for name in bot_names]
+        await until(alice, lambda x: isinstance(x, m.Progress) and x.name in bot_names and x.moves > 0)
+        check_new()
+        assert (await alice.resign()).status == "resigned"
+        results = await until(alice, lambda x: isinstance(x, m.Results), timeout=10)
+    finally:
+        await alice.close()
+    boundary = next(i for i, f in enumerate(alice.frames) if msgspec.msgpack.decode(f).get("type") == "results")
+    secrets = [seed, format_position(dealt), format_position(dealt).splitlines()[1]]
+    for blob in [*alice.frames[:boundary], *(answer.content for answer in http)]:
+        assert not any(secret.encode() in blob for secret in secrets), blob[:200]
+    assert [answer.status_code for answer in http[-2:]] == [409, 409]  # the bots' replays wait for the end
+    assert all(b'"seed"' not in answer.content and b"Stock:" not in answer.content for answer in http)
+    assert {row.name: row.bot for row in results.ranking} == {"casual bot": True, "strong bot": True, "alice": False}
+    assert results.seed == seed  # revealed at the end, as in every race
+    replay = httpx.get(f"{server.url}/matches/{code}/replays/{quote('strong bot')}", timeout=10).json()
+    assert replay["bot"] == "strong" and replay["seed"] == seed

@@ -1,0 +1,42 @@
+"""``forty-thieves create --bot LEVEL[:MOVES_PER_MIN]``, and the bots' marks on the terminal."""
+
+from __future__ import annotations
+
+import pytest
+
+from client_cli.__main__ import _parser
+from client_cli.commands import parse_bot
+from client_cli.render import results_lines
+from protocol import messages as m
+
+
+@pytest.mark.parametrize(("text", "bot"), [
+    ("strong", {"level": "strong"}), ("club:40", {"level": "club", "moves_per_min": 40}),
+    (" Casual:1 ", {"level": "casual", "moves_per_min": 1}), ("expert:600", {"level": "expert", "moves_per_min": 600}),
+])
+def test_a_bot_is_a_level_and_maybe_a_pace(text: str, bot: dict[str, object]) -> None:
+    assert parse_bot(text) == bot
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "LEVEL"), (":30", "LEVEL"), ("club:0", "1..600"), ("club:601", "1..600"), ("club:fast", "1..600"),
+    ("club:-3", "1..600"), ("st rong", "LEVEL"),
+])
+def test_a_bot_the_server_would_refuse_is_refused_before_anything_is_sent(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_bot(text)
+
+
+def test_the_option_repeats_and_names_the_mistake(capsys: pytest.CaptureFixture[str]) -> None:
+    args = _parser().parse_args(["create", "--bot", "strong", "--bot", "casual:90"])
+    assert args.bot == [{"level": "strong"}, {"level": "casual", "moves_per_min": 90}] and args.players is None
+    with pytest.raises(SystemExit) as refused:
+        _parser().parse_args(["create", "--bot", "club:0"])
+    assert refused.value.code == 2 and "--bot" in capsys.readouterr().err
+
+
+def test_a_bots_result_row_is_marked() -> None:
+    results = m.Results("ABCD", [m.ResultRow(1, "ann", "won", 1000, 90, 0, 0, 104),
+                                 m.ResultRow(2, "strong bot", "timeout", 3000, 40, 0, 0, 30, bot=True)], "", "", "")
+    lines = [line.plain for line in results_lines(results)]
+    assert "strong bot [bot]" in lines[2] and "[bot]" not in lines[1]
