@@ -40,7 +40,7 @@ from typing import Any
 
 from protocol.codes import canonical_code
 
-from .commands import parse_bot
+from .commands import bot_option
 from .join import join_and_play
 from .render import join_lines
 from .server_link import ClientError, create_match, join_link, public_server, server_url
@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--hints", action="store_true", help="allow hints (counted in the results)")
     create.add_argument("--undo", choices=("none", "safe", "full"), default="safe")
     create.add_argument("--no-autoplay", action="store_true", help="no automatic moves of safe cards")
-    create.add_argument("--bot", type=_bot, action="append", default=[], metavar="LEVEL[:MOVES_PER_MIN]",
+    create.add_argument("--bot", type=bot_option, action="append", default=[], metavar="LEVEL[:MOVES_PER_MIN]",
                         help="race a bot the server plays: casual, club, expert or strong (GET /bots), at "
                              "MOVES_PER_MIN commands a minute (1..600, default 30); up to 3, repeat the option")
     create.add_argument("--name", help="your display name (default: your login name)")
@@ -199,13 +199,6 @@ def _time_limit(text: str) -> int:
         raise argparse.ArgumentTypeError("give 0 (no limit) .. 86400 seconds")
     return seconds
 
-
-def _bot(text: str) -> dict[str, Any]:
-    """``--bot``: :func:`client_cli.commands.parse_bot`, its refusal as argparse's."""
-    try:
-        return parse_bot(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 async def _run(args: argparse.Namespace) -> int:

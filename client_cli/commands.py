@@ -34,6 +34,7 @@ does (``112`` in a 13-column game: ``1-12`` or ``11-2``).
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -245,3 +246,12 @@ def parse_bot(text: str) -> dict[str, Any]:
     if not pace.strip().isdigit() or not low <= int(pace) <= high:
         raise ValueError(f"{text!r}: a bot's moves per minute is a whole number {low}..{high}")
     return {"level": level, "moves_per_min": int(pace)}
+
+
+def bot_option(text: str) -> dict[str, Any]:
+    """``--bot`` of ``create`` and ``practice``: :func:`parse_bot`, its refusal as argparse's
+    (:class:`argparse.ArgumentTypeError`)."""
+    try:
+        return parse_bot(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

@@ -16,6 +16,7 @@ import secrets
 import sys
 from typing import Any
 
+from .commands import bot_option
 from .join import join_and_play
 from .players import own_name
 from .server_link import ClientError, create_match, join_link, public_server
@@ -29,7 +30,6 @@ DEFAULT_PACE = 30
 """A bot's moves per minute when ``--bot`` names none (the server's default)."""
 
 _GAME_NUMBER = re.compile(r"[0-9]{1,200}")
-_BOT = re.compile(r"([a-z]+)(?::([0-9]+))?")
 
 
 def game_number(text: str) -> str:
@@ -40,18 +40,6 @@ def game_number(text: str) -> str:
     return text
 
 
-def bot_seat(text: str) -> dict[str, Any]:
-    """``--bot LEVEL[:MOVES_PER_MIN]`` as an entry of ``POST /matches`` ``bots``: ``{"level", "moves_per_min"}``
-    (pace 1 .. 600, default :data:`DEFAULT_PACE`). The level is checked by the server, which knows its levels
-    (``GET /bots``). Raises :class:`argparse.ArgumentTypeError` for another form or pace."""
-    match = _BOT.fullmatch(text.strip().lower())
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r}: give LEVEL or LEVEL:MOVES_PER_MIN, e.g. strong:40")
-    pace = int(match.group(2)) if match.group(2) else DEFAULT_PACE
-    if not 1 <= pace <= 600:
-        raise argparse.ArgumentTypeError(f"{text!r}: a bot plays 1 .. 600 moves a minute")
-    return {"level": match.group(1), "moves_per_min": pace}
-
 
 def add_parser(commands: Any) -> None:
     """The ``practice`` subcommand on ``commands`` (``client_cli.__main__``'s subcommand adder)."""
@@ -60,7 +48,7 @@ def add_parser(commands: Any) -> None:
     practice.add_argument("--seed", type=game_number, metavar="NUMBER",
                           help="the game number (default: a random one, printed)")
     practice.add_argument("--variant", default="classic", help="classic (default), relaxed, or another preset")
-    practice.add_argument("--bot", action="append", type=bot_seat, default=[], metavar="LEVEL[:MOVES_PER_MIN]",
+    practice.add_argument("--bot", action="append", type=bot_option, default=[], metavar="LEVEL[:MOVES_PER_MIN]",
                           help=f"race a bot of that level at that pace (default {DEFAULT_PACE} moves a minute); "
                                f"repeat for up to {MAX_BOTS}")
     practice.add_argument("--ghost", metavar="best|NAME",

@@ -18,7 +18,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from client_cli.practice import bot_seat, game_number, practice_settings
+from client_cli.commands import parse_bot
+from client_cli.practice import game_number, practice_settings
 from protocol import messages as m
 from server.engine import Game, deal, find_variant
 from server.views import view_message
@@ -30,29 +31,23 @@ from .test_race_cli import events
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-def test_the_game_number_and_bot_options_are_read_as_the_server_takes_them() -> None:
+def test_the_game_number_is_read_as_the_server_takes_it() -> None:
     assert game_number("0042") == "0042"  # the seed string as typed: "0042" and "42" are two deals
-    assert bot_seat("strong") == {"level": "strong", "moves_per_min": 30}
-    assert bot_seat("Casual:600") == {"level": "casual", "moves_per_min": 600}
     for bad in ("12a", "", "-3", "1" * 201):
         with pytest.raises(argparse.ArgumentTypeError, match="digits only"):
             game_number(bad)
-    for bad, why in (("strong:0", "1 .. 600"), ("club:601", "1 .. 600"), ("club:fast", "LEVEL:MOVES_PER_MIN"),
-                     ("", "LEVEL:MOVES_PER_MIN")):
-        with pytest.raises(argparse.ArgumentTypeError, match=why):
-            bot_seat(bad)
     # Every seat counted, bots included; no bots or ghost field unless asked for (a server without them
     # refuses the fields).
     assert practice_settings("classic", "7", []) == {
         "variant": "classic", "players": 1, "seed": "7", "solvable_only": False, "undo": "full", "hints": True,
         "time_limit_s": 0}
-    both = practice_settings("relaxed", "7", [bot_seat("club"), bot_seat("expert:45")], "ann")
+    both = practice_settings("relaxed", "7", [parse_bot("club"), parse_bot("expert:45")], "ann")
     assert both["players"] == 3 and both["ghost"] == {"name": "ann"} and len(both["bots"]) == 2
 
 
 @pytest.mark.parametrize("options, message", [
     (["--seed", "12x"], "digits only"),
-    (["--bot", "strong:0"], "1 .. 600"),
+    (["--bot", "strong:0"], "1..600"),
     (["--bot", "casual"] * 4, "at most 3 bots"),
     (["--ghost", "best"], "give --name NAME"),  # this machine holds no name's key yet
 ])
