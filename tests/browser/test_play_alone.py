@@ -1,7 +1,7 @@
 """Play alone from ``/``: a deal by its game number, in a real browser against a real server and Redis.
 
-At a 360 px phone: ``/`` fits the screen with its "Play alone" form, and, on a server without bots (``GET
-/bots`` answers 404), shows no bot picker. "Play alone" with an empty game number picks one and shows it; with
+At a 360 px phone: ``/`` fits the screen with its "Play alone" form, and its bot pickers offer the levels of
+``GET /bots``, weakest first. "Play alone" with an empty game number picks one and shows it; with
 a typed number it makes the match of that seed (one player, full undo, hints, no time limit, any deal) and the
 play page starts it without a Join or a Ready: the board is the engine's deal of that number. Then a move, an
 undo (back to the deal), a hint, a restart (round 2 of the same deal, the number still shown) and a resign:
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
 from server.engine import Game, deal, find_variant
@@ -69,6 +70,7 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
         rights = await page.locator("#alone select, #alone input, #alone button").evaluate_all(
             f"nodes => nodes.map(n => n.getBoundingClientRect().right - {width})")
         bot_pickers = [await page.locator(picker).is_visible() for picker in ("#alone-bots", "#create-bots")]
+        bot_levels = await page.locator("#alone-bot-level option").evaluate_all("nodes => nodes.map(n => n.value)")
         await page.locator("#alone-panel").screenshot(path=str(ARTIFACTS / "alone-home-phone.png"))
 
         # No number: the page picks one, and the play page shows it.
@@ -125,7 +127,9 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
 
     assert errors == []
     assert overflow <= 0 and max(rights) <= 0, (overflow, rights)
-    assert bot_pickers == [False, False]  # this server has no bots: GET /bots answers 404
+    assert bot_pickers == [True, True]
+    levels = httpx.get(f"{server.url}/bots", timeout=10).json()["levels"]
+    assert bot_levels == [""] + [level["level"] for level in levels]  # no bot first, then weakest first
     assert picked.isdigit() and 1 <= int(picked) <= 999_999, picked
     assert random_board == shown_cards(dealt(picked))
     settings = public_state(server.url, code)["settings"]
