@@ -235,7 +235,7 @@ def test_restart_is_offered_alone_and_not_in_a_race_or_the_daily() -> None:
     assert "u to undo, restart, or resign" in text, text
 
 
-def test_the_watch_table_says_stuck_as_the_pages_do() -> None:
+def test_the_watch_table_says_stuck_as_the_pages_do_and_marks_bots() -> None:
     import io
 
     from rich.console import Console
@@ -243,10 +243,14 @@ def test_the_watch_table_says_stuck_as_the_pages_do() -> None:
     from client_cli.watch import table
 
     public = {"code": "C", "state": "playing", "start_at_ms": 0, "deadline_ms": 0, "settings": {},
-              "players": [{"name": "ann", "status": "dead", "moves": 5, "foundation": 3, "time_ms": 4_000}]}
+              "players": [{"name": "ann", "status": "dead", "moves": 5, "foundation": 3, "time_ms": 4_000},
+                          {"name": "club bot", "bot": True, "status": "playing", "moves": 9, "foundation": 4,
+                           "time_ms": 4_000}]}
     console = Console(width=100, record=True, file=io.StringIO())
     console.print(table(public, 5_000))
-    assert re.search(r"ann\s+│\s+stuck\b", console.export_text()), console.export_text()
+    shown = console.export_text()
+    assert re.search(r"ann\s+│\s+stuck\b", shown), shown
+    assert re.search(r"club bot \[bot\]\s+│\s+playing\b", shown), shown
 
 
 def test_a_daily_attempts_results_say_the_streak_the_server_recorded() -> None:
