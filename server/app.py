@@ -138,7 +138,7 @@ async def create_match(request: Request) -> Response:
             refused = _error(429, error.code, error.message)
             refused.headers["Retry-After"] = str(math.ceil(HOST_DEAL_SECONDS))
             return refused
-        return _error(400, error.code, error.message)
+        return _error(404 if error.code == "no_ghost" else 400, error.code, error.message)
     except REDIS_UNAVAILABLE:
         raise  # answered by redis_unavailable, as on every route
     except Exception:  # a server bug: the README's JSON error, not a bare 500
