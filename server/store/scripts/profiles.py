@@ -20,7 +20,7 @@ CLAIM_NAME = Script(
 local seen = redis.call('HGET', KEYS[1], 'seen_ms')
 if seen then
   if tonumber(ARGV[5]) > 0 and tonumber(seen) < tonumber(ARGV[5]) then
-    for i = 1, #KEYS do redis.call('DEL', KEYS[i]) end
+    for i = 1, 10 do redis.call('DEL', KEYS[i]) end
   else
     return {'taken', redis.call('HGET', KEYS[1], 'name')}
   end
@@ -63,7 +63,7 @@ DELETE_PLAYER = Script(
     KEYS: a named player's keys (profile first). ARGV: SHA-256 of the player key. Reply: 1 deleted, 0 not.""",
     """
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return 0 end
-for i = 1, #KEYS do redis.call('DEL', KEYS[i]) end
+for i = 1, 10 do redis.call('DEL', KEYS[i]) end
 return 1
 """)
 
