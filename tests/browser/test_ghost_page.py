@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from protocol import messages as m
+from tests.browser.axe import severe_violations
 from tests.browser.test_play_page import DESKTOP, join, moves_shown
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 from tests.integration.test_ghosts import SOLO, replayed_timeline
@@ -97,6 +98,7 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
         await page.locator("#race-panel").screenshot(path=str(ARTIFACTS / "ghost-race.png"))
         print("screenshot:", ARTIFACTS / "ghost-race.png")
         gap_text = await page.locator("#ghost-gap").inner_text()
+        assert await severe_violations(page) == []  # the ghost's muted row and the gap line included
 
         await page.get_by_role("button", name="Resign").click()
         await page.get_by_role("button", name="Yes, resign").click()
