@@ -107,6 +107,12 @@ async def test_a_best_game_is_kept_raced_restarted_and_deleted(make_server, redi
     await back.drain()
     again = [x for x in back.inbox if isinstance(x, (m.Started, m.Ghost))]
     assert [type(x) for x in again] == [m.Started, m.Ghost] and again[1] == ghost2
+    await back.send(m.Restart())                                # the same deal again: the same ghost again
+    answer = await back.expect(m.NextRound)
+    assert isinstance(answer, m.NextRound), answer
+    back.token, back.inbox = answer.token, []
+    await back.resume(answer.match)
+    assert isinstance(await back.expect(m.Started), m.Started) and await back.expect(m.Ghost) == ghost2
     await back.close()
     # A game of a finished match, named by its code: whoever played it, best or not.
     ghost3, rider = await raced_ghost(url, ws, {"name": "ann", "match": code3})
