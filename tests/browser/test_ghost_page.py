@@ -1,7 +1,7 @@
 """A ghost race on the play page (/join/{code}) in a real headless browser: the recorded times on show.
 
 A real server and Redis, Debian's chromium through Playwright. ann's game on seed 4 (14 commands over about
-1.5 s, then resigned) is recorded over the protocol; a browser player then races a new match on that deal with
+1 s, then resigned) is recorded over the protocol; a browser player then races a new match on that deal with
 ``ghost`` ann. The race panel has the ghost's row ("ann's best", marked ghost) whose moves follow the recorded
 timeline against the match clock, a line with the recorded result (its time, cards, moves), and the gap at the
 player's cards up, whose figure is computed here from both games' records. Screenshots:
@@ -38,7 +38,7 @@ async def record_ann(url: str, ws_url: str, commands: list[str]) -> str:
     await ann.send(m.Ready())
     assert isinstance(await ann.expect(m.Started), m.Started)
     for command in commands:
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.07)
         assert isinstance(await ann.play(command), m.PositionReply)
     await ann.resign()
     assert isinstance(await ann.expect(m.Results), m.Results)

@@ -26,9 +26,9 @@ SOLO = {"variant": VARIANT, "seed": SEED, "players": 1, "solvable_only": False, 
 
 
 async def solo(url: str, ws_url: str, name: str, commands: list[str], **extra: Any) -> tuple[str, Player]:
-    """``name`` alone on seed 4 plays ``commands`` (a short pause after each of the first few, so their times
+    """``name`` alone on seed 4 (or as ``extra`` says) plays ``commands`` (a short pause after each of the first few, so their times
     differ), then resigns unless the game is won; the match code and the connection, closed."""
-    created = create_match(url, **SOLO, **extra)
+    created = create_match(url, **SOLO | extra)
     player = Player(ws_url)
     await player.connect()
     await player.join(created["code"], name)
@@ -136,18 +136,21 @@ async def test_a_best_game_is_kept_raced_restarted_and_deleted(make_server, redi
 
     # A restart of the server (the same Redis) keeps the ghost.
     first.stop()
-    second = make_server()
+    second = make_server(FTR_HISTORY_DEALS="1")
     ghost4, rider = await raced_ghost(second.url, second.ws_url, {"name": "ann"})
     await rider.close()
     assert ghost4 == ghost2
+    # Bounded with the kept deals: keeping one deal, a game on seed 5 drops seed 4's records and its ghost.
+    await solo(second.url, second.ws_url, "ann", ["s"], seed="5")
+    assert "seed 4" in refused(second.url, 404, "no_ghost", **SOLO | {"ghost": {"name": "ann"}})
 
-    # Deleted with the player: the ghosts' key is gone and no ghost of hers is raced.
+    # Deleted with the player (her seed 5 game the one ghost kept): the key is gone, no ghost of hers is raced.
     ghosts = profile_key(name_hash(name_key("ann")), "ghosts")
     with redis.Redis.from_url(redis_url) as client:
-        assert client.hlen(ghosts) == 1 and client.ttl(ghosts) == -1
+        assert client.hkeys(ghosts) == [f"{VARIANT}|seed 5".encode()] and client.ttl(ghosts) == -1
     gone = httpx.request("DELETE", f"{second.url}/players/ann", json={"player_key": PLAYER_KEYS[name_key("ann")]},
                          timeout=10)
     assert gone.status_code == 204, gone.text
     with redis.Redis.from_url(redis_url) as client:
         assert not client.exists(ghosts)
-    refused(second.url, 404, "no_ghost", **SOLO | {"ghost": {"name": "ann"}})
+    refused(second.url, 404, "no_ghost", **SOLO | {"seed": "5", "ghost": {"name": "ann"}})
