@@ -72,16 +72,16 @@ def gap(state: RaceState) -> Gap | None:
 
 
 def gap_words(ghost: m.Ghost, found: Gap | None, short: bool = False) -> str:
-    """``"12.3 s behind ann's best"`` / ``"4.0 s ahead of ann's best"`` / ``"3 cards more than ann's best"``
-    (``short``: without the ghost's label); ``""`` for no gap."""
+    """``"12.3 s behind ann's best"`` / ``"4.0 s ahead of ann's best"`` / ``"level with ann's best"`` (within
+    50 ms) / ``"3 cards more than ann's best"`` (``short``: without the ghost's label); ``""`` for no gap."""
     if found is None:
         return ""
     whom = "" if short else f" {ghost.label}"
     if found.ms is None:
         return f"{found.more} card{'' if found.more == 1 else 's'} more" + (f" than{whom}" if whom else "")
-    if found.ms == 0:
-        return "level" + (f" with{whom}" if whom else "")
     seconds = f"{abs(found.ms) / 1000:.1f} s"
+    if seconds == "0.0 s":  # within 50 ms: the tenths shown are equal
+        return "level" + (f" with{whom}" if whom else "")
     if found.ms < 0:
         return f"{seconds} ahead" + (f" of{whom}" if whom else "")
     return f"{seconds} behind{whom}"

@@ -44,7 +44,7 @@ const FTRGhost = (() => {
     if (!g) return "";
     if (g.ms === null) return `${g.more} card${g.more === 1 ? "" : "s"} more than ${ghost.label}`;
     const seconds = (Math.abs(g.ms) / 1000).toFixed(1);
-    if (g.ms === 0) return `level with ${ghost.label}`;
+    if (seconds === "0.0") return `level with ${ghost.label}`;  // within 50 ms: the tenths shown are equal
     return g.ahead ? `${seconds} s ahead of ${ghost.label}` : `${seconds} s behind ${ghost.label}`;
   }
 

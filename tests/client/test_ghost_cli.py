@@ -59,3 +59,4 @@ def test_the_gap_words() -> None:
     assert gap_words(GHOST, Gap(None, 3)) == "3 cards more than ann's best"
     assert gap_words(GHOST, Gap(700), short=True) == "0.7 s behind"
     assert gap_words(GHOST, None) == ""
+    assert gap_words(GHOST, Gap(-40)) == "level with ann's best" == gap_words(GHOST, Gap(0))
