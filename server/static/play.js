@@ -503,7 +503,7 @@
     $("racers").replaceChildren(...(racing ? rows : []).map((p) => el("li", {
       class: "racer" + (p.ghost ? " ghost" : p.name === state.name ? " me" : ""), "data-name": p.ghost ? null : p.name,
       title: p.name },
-    el("span", { class: "name", text: p.name === state.name ? `${p.name} (you)` : p.name }), " ",
+    el("span", { class: "name", text: p.name === state.name && !p.ghost ? `${p.name} (you)` : p.name }), " ",
     el("b", { class: "foundation", text: String(p.foundation) }),
     p.status === "playing" ? null : el("span", { class: `pill ${p.status}`, text: STATUS[p.status] || p.status }))));
     renderGhost();
@@ -680,12 +680,12 @@
     $("records").hidden = !records.length;
     $("records").replaceChildren(...records.map((note) => el("li", { class: note.name === state.name ? "mine" : "" },
       FTR.recordLine(note, state.name))));
-    // A daily attempt's results carry its player's streak as the server recorded it, this day counted.
     const against = ghost ? FTRGhost.gapLine(ghost, ghostGap()) : "";  // how I did against the ghost
     $("ghost-result").hidden = !ghost;
     $("ghost-result").textContent = ghost ? `Against ${ghost.label} (${formatMs(ghost.time_ms, true)}, `
       + `${STATUS[ghost.status] || ghost.status}): ${against || "no card up since the deal"}` : "";
-        const streak = $("results-streak");
+    // A daily attempt's results carry its player's streak as the server recorded it, this day counted.
+    const streak = $("results-streak");
     streak.hidden = !hasStreak(r);
     streak.textContent = hasStreak(r) ? FTR.streakLine(r) : "";
     const pairs = r.head_to_head || [];
