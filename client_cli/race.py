@@ -615,10 +615,12 @@ async def run_script(client: RaceClient, lines: Iterable[str] | AsyncIterable[st
         if runner.done():
             runner.result()
         if not as_json and client.state.results is not None:
-            from .render import results_lines
+            from .render import ghost_result, results_lines
 
             for line in results_lines(client.state.results, client.name):
                 say(line.plain)
+            if client.state.ghost is not None:  # how the game went against the ghost it raced
+                say(ghost_result(client.state))
         return 0 if client.done.is_set() else 1
     finally:
         if not runner.done():

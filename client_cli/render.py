@@ -30,6 +30,7 @@ from protocol import messages as m
 from protocol.cards import UNKNOWN
 
 from .commands import table_moves
+from .ghost import gap, gap_words, ghost_now
 from .server_link import server_option
 from .state import ENDED, RaceState, card_label
 
@@ -138,7 +139,7 @@ def _stock_waste(state: RaceState, view: m.WireView, width: int) -> Text:
     return line
 
 
-def _players(state: RaceState) -> list[Text]:
+def _players(state: RaceState, now: int | None = None) -> list[Text]:
     lines = [Text("Players", style="bold underline")]
     total = state.total_cards or 104
     for line in sorted(state.players.values(), key=lambda p: (-p.foundation, p.moves, p.name)):
@@ -156,7 +157,30 @@ def _players(state: RaceState) -> list[Text]:
         lines.append(Text(fit(name, SIDE_WIDTH - 1 - len(label)).rstrip() + label, style=style))
         lines.append(Text(f" {line.foundation:>3}/{total} {line.moves:>3}m"[:SIDE_WIDTH - 1],
                           style="green" if line.status == "won" else "dim" if line.status in ENDED else ""))
-    return lines
+    return lines + _ghost_lines(state, total, now)
+
+
+def _ghost_lines(state: RaceState, total: int, now: int | None = None) -> list[Text]:
+    """The ghost's lines of the players' panel: its label (marked ``ghost``), its cards up and moves on its
+    recorded times, and the gap at my cards up; nothing without a ghost or before the start."""
+    shadow = ghost_now(state, now_ms() if now is None else now)
+    if shadow is None or state.ghost is None:
+        return []
+    status = {"playing": "ghost", "won": "WON", "resigned": "gave up", "timeout": "time"}.get(shadow.status, "ghost")
+    lines = [Text(fit(shadow.label, SIDE_WIDTH - 2 - len(status)).rstrip() + f" {status}", style="italic"),
+             Text(f" {shadow.foundation:>3}/{total} {shadow.moves:>3}m"[:SIDE_WIDTH - 1], style="dim italic")]
+    words = gap_words(state.ghost, gap(state), short=True)
+    return lines + ([Text(f" {words}"[:SIDE_WIDTH - 1], style="yellow")] if words else [])
+
+
+def ghost_result(state: RaceState) -> str:
+    """The results' line of a ghost race: ``"Against ann's best (0:01.4, resigned): 0.4 s behind ann's best"``;
+    ``""`` without a ghost."""
+    ghost = state.ghost
+    if ghost is None:
+        return ""
+    words = gap_words(ghost, gap(state)) or "no card up since the deal"
+    return f"Against {ghost.label} ({clock_tenths(ghost.time_ms)}, {ghost.status}): {words}"
 
 
 def _tableau(view: m.WireView, rows: int, room: int) -> list[Text]:
@@ -389,6 +413,7 @@ def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None 
         round_label = f" of round {state.round}" if state.round > 1 else ""
         body = [won_banner(state), Text("")] if state.status == "won" else []
         body += [Text(f"Results{round_label}", style="bold underline")] + results_lines(state.results, state.name)
+        body += [Text(ghost_result(state), style="yellow")] if state.ghost is not None else []
         body += series_lines(state)
     elif view is not None and state.status == "won":  # nothing left on the table: the win, and who still plays
         others = waiting_for(state)
@@ -400,7 +425,7 @@ def screen(state: RaceState, width: int = 80, height: int = 24, now: int | None 
         body += _tableau(view, body_rows - len(body) - 1, width - SIDE_WIDTH)
     else:
         body, offset = _lobby(state, width)
-    side = _players(state)
+    side = _players(state, now)
     main_width = width - SIDE_WIDTH
     for row in range(body_rows):
         left = body[row] if row < len(body) else Text("")
@@ -486,11 +511,17 @@ def plain(state: RaceState, now: int | None = None) -> str:
     out = [f"{head}, status {state.status}"]
     if state.phase == "finished" and state.results is not None:
         out += [t.plain for t in results_lines(state.results, state.name) + series_lines(state)]
+        out += [ghost_result(state)] if state.ghost is not None else []
     elif state.view is not None:
         out.append(plain_view(state.view))
         out.append("legal: " + " ".join(x.command for x in state.legal))
     for line in state.players.values():
         out.append(f"player {line.name}: {line.foundation} cards, {line.moves} moves, {line.status}")
+    shadow = ghost_now(state, now)
+    if shadow is not None and state.ghost is not None:
+        words = gap_words(state.ghost, gap(state))
+        out.append(f"ghost {shadow.label}: {shadow.foundation} cards, {shadow.moves} moves, {shadow.status}"
+                   + (f", {words}" if words else ""))
     notice = _notice(state).plain
     if notice:
         out.append(notice)

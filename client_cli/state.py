@@ -106,6 +106,11 @@ class RaceState:
     """Server clock minus the local clock (from ``pong``), for the countdown and the clock."""
     fixed_clock_ms: int | None = None
     """A clock that does not run (a replay's step: when its command was played, ms from the start)."""
+    ghost: m.Ghost | None = None
+    """The recorded game the match races against (the ``ghost`` frame; :mod:`client_cli.ghost`), else None."""
+    ghost_reached: tuple[int, int | None] = (0, None)
+    """My cards up and the ms from the start I first had them (None: not known, as after a resume), for the
+    gap to the ghost."""
 
     # ------------------------------------------------------------ derived
 
@@ -176,6 +181,7 @@ class RaceState:
                 self.start_at_ms, self.deadline_ms = message.start_at_ms, message.deadline_ms
                 self.moves, self.undos, self.total_cards = message.moves, message.undos, 0
                 self._take_view(message.view, message.legal, foundation_count(message.view))
+                self.ghost_reached = (self.foundation, None if message.moves else 0)
                 if self.status == "lobby":
                     self.status = "playing"
                 mine = self.line(self.name)  # a resumed game: my own line as far as the deal says
@@ -188,6 +194,8 @@ class RaceState:
                     if line.status == "lobby":
                         line.status, line.foundation = "playing", self.foundation
             case m.PositionReply():
+                if message.foundation > self.ghost_reached[0]:
+                    self.ghost_reached = (message.foundation, message.time_ms)
                 self._take_view(message.view, message.legal, message.foundation)
                 self.moves, self.undos, self.status, self.time_ms = (message.moves, message.undos, message.status,
                                                                      message.time_ms)
@@ -219,6 +227,8 @@ class RaceState:
             case m.Error(code=code, message=text):
                 self.message = f"{text} [{code}]"
                 self.refusals += 1
+            case m.Ghost():
+                self.ghost = message
             case m.RematchOffer(names=names):
                 self.rematch = list(names)
             case m.Pong():

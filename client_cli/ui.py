@@ -258,10 +258,10 @@ class RaceScreen:
             raise self.error
         state = self.client.state
         if state.results is not None:
-            from .render import results_lines, series_lines
+            from .render import ghost_result, results_lines, series_lines
 
             lines = results_lines(state.results, state.name) + series_lines(state)
-            print("\n".join(line.plain for line in lines))
+            print("\n".join([line.plain for line in lines] + ([ghost_result(state)] if state.ghost else [])))
             return 0
         if self.daily and state.phase in ("preparing", "lobby", "countdown", "playing") and not state.my_game_over:
             print("Left today's daily challenge; your attempt goes on and its clock runs.\n"

@@ -40,8 +40,10 @@ changed), ``progress`` (another player's public progress), ``finished``
 ``suggestion`` (a hint, from the player's view only), ``error`` (stable
 code, readable message), ``pong``, ``next_round`` (answer to ``rematch``:
 the next round's code and the player's token in it), ``rematch`` (who
-wants the next round: on the ended round's streams). Spectators' streams also carry
-``board`` (a player's redacted view) when the host opened the boards.
+wants the next round: on the ended round's streams), ``ghost`` (the recorded
+game a match races against: its progress on its own timing, never a card;
+sent after ``started``). Spectators' streams also carry ``board`` (a
+player's redacted view) when the host opened the boards.
 """
 
 from __future__ import annotations
@@ -407,6 +409,26 @@ class Board(_Message, frozen=True, tag="board"):
     view: WireView
 
 
+class Ghost(_Message, frozen=True, tag="ghost"):
+    """The recorded game this match races against (a ghost: never a player, never a card), sent to each player
+    right after ``started`` (again on every resume).
+
+    ``name``: whose game it is; ``label``: how to show it (``"ann's best"``, ``"bob in match K7…"``);
+    ``time_ms``, ``moves``, ``foundation``, ``status``: how that game ended; ``timeline``: its progress,
+    ``[ms, moves, foundation]`` with ms from its start, first the deal (``[0, 0, cards up at the deal]``) and
+    then one entry per accepted command, in order. At match clock ``t`` (ms since ``start_at_ms``) the ghost
+    stands at the last entry with ``ms <= t``; from ``time_ms`` on it has ended with ``status``.
+    """
+
+    name: str
+    label: str
+    time_ms: int
+    moves: int
+    foundation: int
+    status: str
+    timeline: list[tuple[int, int, int]]
+
+
 class Finished(_Message, frozen=True, tag="finished"):
     """Player ``name``'s game ended with ``status`` after ``time_ms`` and ``moves``."""
 
@@ -543,7 +565,7 @@ class RematchOffer(_Message, frozen=True, tag="rematch"):
 
 ServerMessage = (
     Welcome | Joined | Lobby | Countdown | Started | PositionReply | Rejected | Progress | Finished | Results
-    | Suggestion | Error | Pong | Board | NextRound | RematchOffer
+    | Suggestion | Error | Pong | Board | NextRound | RematchOffer | Ghost
 )
 """Every message a server may send."""
 
@@ -596,6 +618,8 @@ ERROR_CODES = {
     "no_restart": "restart is only for a game alone: not in a race of two or more, nor in a daily attempt",
     "too_many_bots": "the server plays as many bots as it may at once (FTR_MAX_BOTS): create the match without "
                      "bots, or try again later (HTTP 503)",
+    "no_ghost": "no recorded game to race as a ghost: the name is not a named player here, or has no kept game on "
+                "that deal in that variant, or the match named is not kept, not ended or not on that deal",
 }
 """Stable error codes and what they mean: every code an ``error`` frame, a ``rejected`` frame or an HTTP error body
 can carry (the README's "Error codes" table says which carries which)."""

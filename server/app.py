@@ -141,7 +141,7 @@ async def create_match(request: Request) -> Response:
             return refused
         if error.code == "too_many_bots":  # the server's places for bots are taken: it is busy, not the request
             return _error(503, error.code, error.message)
-        return _error(400, error.code, error.message)
+        return _error(404 if error.code == "no_ghost" else 400, error.code, error.message)
     except REDIS_UNAVAILABLE:
         raise  # answered by redis_unavailable, as on every route
     except Exception:  # a server bug: the README's JSON error, not a bare 500

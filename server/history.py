@@ -13,6 +13,10 @@ daily attempt's or a practice's deal, else null), "deal", "seed", "players", "ra
 ``"daily DATE"`` for a daily attempt and a practice on that day's deal, ``"deal "`` and 12 hex digits of SHA-256 of the position of a chosen deal
 without seed. A daily attempt's ``seed`` is never stored: its day's seed is secret while anyone may still play
 it, and the page fills it in only once the day is revealed.
+
+Each recorded game also offers itself as the deal's ghost (:meth:`History.ghost_of`): its progress timeline,
+replayed from the move log (:func:`server.core.ghosts.timeline`), kept by the store when it is the player's best
+game on the deal (:meth:`server.store.profiles.Profiles.record`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from urllib.parse import quote
 from protocol import messages as m
 
 from .core.daily import day_bounds, day_of
+from .core.ghosts import timeline
 from .core.player import PlayerStatus
 from .core.streaks import Streak, StreakRule, streak_of
 from .names import name_key
@@ -109,7 +114,8 @@ class History:
                       for other in named if race and other.name != row.name]
             outcome = await self.profiles.record(
                 hashed[row.name], meta.code, self.entry(meta, row, ranking, finished_ms), row.status == PlayerStatus.WON,
-                finished_ms, meta.start_at_ms, rivals, self.settings.history_games, self.settings.history_deals)
+                finished_ms, meta.start_at_ms, rivals, self.settings.history_games, self.settings.history_deals,
+                await self.ghost_of(meta, row))
             if outcome is None:  # deleted meanwhile, or claimed by someone else after the start
                 continue
             outcomes[row.name] = outcome
@@ -123,6 +129,20 @@ class History:
                     pairs.append(m.Rivalry(a.name, b.name, side["wins"], side["losses"], side["draws"],
                                            side["races"]))
         return notes, pairs
+
+    async def ghost_of(self, meta: MatchMeta, row: m.ResultRow) -> dict[str, Any] | None:
+        """``row``'s game in finished match ``meta`` as a ghost: ``{"match", "status", "time_ms", "moves",
+        "foundation", "timeline"}``; None (and logged) when its move log does not replay (a corrupt log keeps no
+        ghost, and the rest of the recording goes on)."""
+        commands = await self.store.players.log(meta.code, row.name)
+        try:
+            # A few ms for a long game (the engine's C path): once per named player at the end, never per move.
+            points = timeline(meta.deal, meta.settings, commands)
+        except Exception:
+            log.exception("the move log of %s in match %s does not replay: no ghost kept", row.name, meta.code)
+            return None
+        return {"match": meta.code, "status": row.status, "time_ms": row.time_ms, "moves": row.moves,
+                "foundation": row.foundation, "timeline": points}
 
     # ------------------------------------------------------------ reading
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from protocol import messages as m
+from protocol.codec import encode
 from protocol.codes import new_code
 from protocol.errors import NotationError
 
@@ -26,6 +27,7 @@ from ..dealpool import check_host_deal
 from ..engine import Position, Variant, find_variant, format_position, parse_position
 from ..engine.deal import deal as deal_of
 from ..engine.planner import LEVELS
+from ..ghosts import GhostRequest, chosen_label, find_ghost
 from ..names import name_key
 from ..scheduler import QueueFull
 from ..store import BotSeat, token_hash
@@ -72,6 +74,8 @@ class CreateMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Spectators see each player's redacted board live (a race on one screen); by default they see only
     progress until the match ends (DESIGN.md "Anti stream-sniping"). The streams are public: with open
     boards a racer can watch the others' boards, cards still hidden in the racer's own game included."""
+    ghost: GhostRequest | None = None
+    """A recorded game of this deal to race (:mod:`server.ghosts`); needs a ``seed`` or a ``deal``."""
 
 
 def commitment(seed: str, nonce: str) -> str:
@@ -85,9 +89,9 @@ def checked(request: CreateMatch, max_players: int) -> tuple[Variant, Position |
 
     Raises :class:`ServiceError` ``malformed`` for an unknown variant, an undo policy other than
     :data:`UNDO_POLICIES`, a player count outside ``1..max_players``, a time limit outside 0..86400 s, a seed
-    of more than 200 characters, both a seed and a deal, a deal that is no position of the variant, or a
-    solvable deal asked of a variant whose deals are not prepared (:data:`OFFERED_POOL_VARIANTS`), and bots
-    :func:`_check_bots` refuses.
+    of more than 200 characters, both a seed and a deal, a ghost without either, a deal that is no position of
+    the variant, or a solvable deal asked of a variant whose deals are not prepared (:data:`OFFERED_POOL_VARIANTS`),
+    and bots :func:`_check_bots` refuses.
     """
     try:
         variant = find_variant(request.variant)
@@ -103,6 +107,8 @@ def checked(request: CreateMatch, max_players: int) -> tuple[Variant, Position |
         raise ServiceError("malformed", "a seed is 1..200 characters")
     if request.deal is not None and request.seed is not None:
         raise ServiceError("malformed", "give a seed or a deal, not both")
+    if request.ghost is not None and request.seed is None and request.deal is None:
+        raise ServiceError("malformed", "a ghost races on a deal you choose: give a seed or a deal")
     position = None
     if request.deal is not None:
         try:
@@ -155,14 +161,20 @@ class Creation:
         """Create a match for the client at ``address``: ``{code, host_token, commitment, state}``, the state
         ``lobby`` or, while its solvable deal is awaited, ``preparing``. Raises :class:`ServiceError` as
         :func:`checked`; ``internal`` for a match code that is taken; ``rate_limited`` when ``address`` has
-        :data:`server.scheduler.WAITING_PER_ADDRESS` deals waiting for the solver; ``too_many_bots`` when the
-        server has no places left for the bots asked (``FTR_MAX_BOTS``). The bots are in the match, ready."""
+        :data:`server.scheduler.WAITING_PER_ADDRESS` deals waiting for the solver; ``no_ghost`` for a ``ghost``
+        with no such recorded game (:func:`server.ghosts.find_ghost`); ``too_many_bots`` when the server has no
+        places left for the bots asked (``FTR_MAX_BOTS``). The bots are in the match, ready."""
         service = self.service
         variant, position = checked(request, service.settings.max_players)
         code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
         host_token = secrets.token_urlsafe(24)
         seed = request.seed if position is None else format_position(position)
         chosen_deal = seed is not None
+        ghost = b""
+        if request.ghost is not None and seed is not None:  # before the solver: no job spent on a refusal
+            dealt = format_position(position if position is not None else deal_of(seed, variant))
+            ghost = encode(await find_ghost(self.store, request.ghost, variant.name,
+                                            chosen_label(seed, dealt, position is not None), dealt))
         solvable_only = request.solvable_only and seed is None
         solution, item, proof = "", None, None
         if request.solvable_only and seed is not None:  # the host's own deal: decided now (dealpool.decide_deal)
@@ -197,6 +209,8 @@ class Creation:
         if seed is not None:
             deal = format_position(position if position is not None else deal_of(seed, variant))
             fields.update(dealt_fields(seed, nonce, deal))
+            if ghost:
+                fields["ghost"] = ghost  # kept encoded: every player is sent these bytes as they are
         bots = bot_seats(request.bots)
         if bots:
             fields["bots"] = msgspec.json.encode(bots).decode()

@@ -249,12 +249,16 @@ class Playing:
         return record.undos
 
     async def open_game(self, session: Session, meta: MatchMeta) -> None:
-        """Rebuild the player's game from the deal and the move log; send ``started``."""
+        """Rebuild the player's game from the deal and the move log; send ``started``, then the ``ghost`` the
+        match races against, if any (:mod:`server.ghosts`)."""
         async with session.lock:
             undos = await self._load(session, meta)
             session.unsure = False
             assert session.player is not None
+            ghost = await self.store.matches.ghost(session.code)
             session.push(encode(session.player.started(undos)))
+            if ghost is not None:
+                session.push(ghost)
 
     async def open_game_logged(self, session: Session, meta: MatchMeta) -> None:
         """:meth:`open_game` for the start event: a failure is logged and the player told to resume."""

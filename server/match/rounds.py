@@ -204,9 +204,10 @@ class Rounds:
         pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does). The one exception
         is a ``restart`` (``old``'s meta ``next_same``, set with its ``next`` code): its player alone plays
         ``old``'s deal and seed again (revealed to them at ``old``'s results), with a new nonce and commitment,
-        in a round of one player; the round after it has the players setting of the rounds before the restart.
-        ``old``'s bots are seated in the round (:meth:`server.match.creation.Creation.seat_bots`) by the call
-        that created it; its expected players and kept names are ``old``'s people.
+        in a round of one player, racing ``old``'s ghost if it had one; the round after it has the players setting
+        of the rounds before the restart. ``old``'s bots are seated in the round
+        (:meth:`server.match.creation.Creation.seat_bots`) by the call that created it; its expected players and
+        kept names are ``old``'s people.
         """
         service = self.service
         now_meta = await self.store.matches.meta(old)  # next_same was set with the next code, after ``meta`` was read
@@ -239,6 +240,9 @@ class Rounds:
         fields.update({name_field(name_key(name)): name for name in roster})
         if same:  # the deal as it was dealt (a seed's, or the position a host gave as its seed)
             fields.update(dealt_fields(meta.seed, nonce, meta.deal))
+            ghost = await self.store.matches.ghost(old)  # the same deal: the same ghost to race (server/ghosts.py)
+            if ghost is not None:
+                fields["ghost"] = ghost
         elif seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
         bots = meta.bots if not same else []

@@ -41,6 +41,9 @@
   let rematchAsked = false;
 
   let refusedName = "";  // a name typed to join that is claimed and whose key this browser lacks (bad_token)
+  let ghost = null;      // the `ghost` frame this match races against (ghost.js), else null
+  let mine = { cards: 0, ms: null };  // my cards up and the match clock ms I first had them (null: not known)
+  let ghostShown = "";   // what the ghost's row last showed, so the clock's tick redraws it only when it moves
 
   /* Play alone (index.js): {code, name, number, rounds} of the match of one player / created. The page joins it
      under that name and says ready at once; the game number shows in the header of every round that deals it
@@ -58,6 +61,7 @@
     }
     if (frame.type === "joined") refusedName = "";
     if (frame.type === "joined" && readyOnJoin) { readyOnJoin = false; conn.ready(); }
+    followGhost(frame);
     state = reduce(state, frame);
     // A card picked stays picked through a frame that leaves the board as it was (a resent play acknowledged,
     // a resume): only a board that changed invalidates it.
@@ -450,6 +454,43 @@
     }
     $("clock-label").textContent = label;
     $("clock-value").textContent = value;
+    const shadow = ghostRow();  // the ghost moves on its recorded times: redrawn when it has moved
+    if (shadow && `${shadow.moves} ${shadow.foundation} ${shadow.status}` !== ghostShown) renderRace();
+  }
+
+  // ------------------------------------------------------------------ the ghost (a recorded game, never a card)
+
+  function followGhost(frame) {
+    if (frame.type === "ghost") ghost = frame;
+    if (frame.type === "started") {  // a resumed game's time of its cards up is not known until the next card
+      mine = { cards: FTRRace.foundationCount(frame.view), ms: frame.moves ? null : 0 };
+    }
+    if (frame.type === "position" && frame.foundation > mine.cards) mine = { cards: frame.foundation, ms: frame.time_ms };
+  }
+
+  /** The ghost as a row of the race at the match clock now: its recorded progress, ended once the match has. */
+  function ghostRow() {
+    if (!ghost || !["playing", "finished"].includes(state.phase)) return null;
+    const ms = state.phase === "finished" ? Infinity : Math.max(0, Date.now() + state.clockOffset - state.startAt);
+    const now = FTRGhost.at(ghost, ms);
+    return { name: ghost.label, ghost: true, moves: now.moves, foundation: now.foundation, status: now.status,
+             time_ms: now.timeMs, connected: true };
+  }
+
+  function ghostGap() {
+    if (!ghost) return null;
+    const done = state.phase === "finished" || FTRRace.ENDED.has(state.status);
+    return FTRGhost.gap(ghost, mine.cards, done && state.status === "won" ? state.timeMs : mine.ms, state.status);
+  }
+
+  function renderGhost() {
+    $("ghost-line").hidden = !ghost;
+    if (!ghost) return;
+    const g = ghostGap();
+    $("ghost-record").textContent = `${ghost.label}: ${STATUS[ghost.status] || ghost.status} · `
+      + `${plural(ghost.foundation, "card")} up · ${plural(ghost.moves, "move")} · ${formatMs(ghost.time_ms, true)}`;
+    $("ghost-gap").textContent = FTRGhost.gapLine(ghost, g);
+    $("ghost-gap").className = "ghost-gap" + (g ? (g.ahead ? " ahead" : " behind") : "");
   }
 
   function renderRace() {
@@ -458,7 +499,9 @@
     // the last card put up (server/core/ranking.py), which the live rows do not carry.
     const ranked = new Map(state.results ? state.results.ranking.map((row, i) => [row.name, i]) : []);
     const place = (p) => ranked.get(p.name) ?? ranked.size;
-    const rows = Object.values(state.players).sort((a, b) => place(a) - place(b) || won(a) - won(b)
+    const shadow = ghostRow();
+    ghostShown = shadow ? `${shadow.moves} ${shadow.foundation} ${shadow.status}` : "";
+    const rows = [...Object.values(state.players), ...(shadow ? [shadow] : [])].sort((a, b) => place(a) - place(b) || won(a) - won(b)
       || (won(a) ? b.foundation - a.foundation : a.time_ms - b.time_ms) || a.moves - b.moves || a.name.localeCompare(b.name));
     const total = state.view ? cardTotal(state.view) : 104;
     $("race").querySelector("tbody").replaceChildren(...rows.map((p) => {
@@ -466,11 +509,12 @@
       const status = lobby ? (p.ready ? "ready" : "lobby") : p.status;
       // The status goes under the name with "you" and "away": a column of its own left a name of 8 letters
       // too little of the panel's 300 px.
-      return el("tr", { "data-name": p.name },
+      return el("tr", p.ghost ? { class: "ghost", "data-ghost": ghost.name } : { "data-name": p.name },
         el("td", { class: "who", title: p.name }, el("span", { class: "name", text: p.name }),
           el("span", { class: "tags" },
-            p.name === state.name ? el("span", { class: "away", text: "you" }) : null,
+            p.name === state.name && !p.ghost ? el("span", { class: "away", text: "you" }) : null,
             p.bot ? el("span", { class: "away bot", text: "bot", title: "a bot the server plays" }) : null,
+            p.ghost ? el("span", { class: "away", text: "ghost" }) : null,
             p.connected || !lobby ? null : el("span", { class: "away", text: "away" }),
             el("span", { class: `pill ${status}`, text: STATUS[status] || status }))),
         el("td", {}, el("div", { class: "bar" }, el("div", { class: "track" },
@@ -482,10 +526,12 @@
     const racing = state.phase === "playing" && Boolean(state.view);
     $("race-line").hidden = !racing;
     $("racers").replaceChildren(...(racing ? rows : []).map((p) => el("li", {
-      class: "racer" + (p.name === state.name ? " me" : ""), "data-name": p.name, title: p.name },
-    el("span", { class: "name", text: p.name === state.name ? `${p.name} (you)` : p.name }), " ",
+      class: "racer" + (p.ghost ? " ghost" : p.name === state.name ? " me" : ""), "data-name": p.ghost ? null : p.name,
+      title: p.name },
+    el("span", { class: "name", text: p.name === state.name && !p.ghost ? `${p.name} (you)` : p.name }), " ",
     el("b", { class: "foundation", text: String(p.foundation) }),
     p.status === "playing" ? null : el("span", { class: `pill ${p.status}`, text: STATUS[p.status] || p.status }))));
+    renderGhost();
   }
 
   /** Every card of the deal, counted from the view (what lies anywhere plus what is up). */
@@ -661,6 +707,10 @@
     $("records").hidden = !records.length;
     $("records").replaceChildren(...records.map((note) => el("li", { class: note.name === state.name ? "mine" : "" },
       FTR.recordLine(note, state.name))));
+    const against = ghost ? FTRGhost.gapLine(ghost, ghostGap()) : "";  // how I did against the ghost
+    $("ghost-result").hidden = !ghost;
+    $("ghost-result").textContent = ghost ? `Against ${ghost.label} (${formatMs(ghost.time_ms, true)}, `
+      + `${STATUS[ghost.status] || ghost.status}): ${against || "no card up since the deal"}` : "";
     // A daily attempt's results carry its player's streak as the server recorded it, this day counted.
     const streak = $("results-streak");
     streak.hidden = !hasStreak(r);
@@ -799,6 +849,7 @@
     history.pushState(null, "", `/join/${encodeURIComponent(code)}`);
     state = round.state;
     selection = null;
+    ghost = null;  // the next round sends its own ghost, if it races one
     rematchAsked = false;
     confirmingResign = false;
     confirmingRestart = false;

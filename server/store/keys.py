@@ -74,6 +74,10 @@ key                        holds
                            score 0: in date order) with an ended daily
                            attempt, its streak's days, at most
                            :data:`MAX_DAYS`
+``{n:H}:ghosts``           hash: ``VARIANT|DEAL`` -> the player's best game on
+                           that deal as a ghost (JSON: match, status,
+                           time_ms, moves, foundation, timeline), for the
+                           deals of ``deals`` only
 ``{n:H}:groups``           hash: a group's id ``G`` -> its name: the groups
                            the player is in, at most :data:`MAX_GROUPS`
 ``{g:G}:group``            hash: a group (``G``: :func:`new_group_id`):
@@ -130,15 +134,16 @@ _MATCH_PARTS = ("meta", "roster", "tokens", "events", "results", "series")
 _PLAYER_PARTS = ("p", "log")
 _DAY_PARTS = ("deal", "attempts", "open", "board", "entries", "replays", "events", "names")
 
-ProfilePart = Literal["profile", "games", "done", "deals", "deal_times", "rivals", "rival_times", "days", "groups"]
+ProfilePart = Literal["profile", "games", "done", "deals", "deal_times", "rivals", "rival_times", "days", "ghosts",
+                      "groups"]
 """The last part of a named player's key."""
 
 PROFILE_PARTS: tuple[ProfilePart, ...] = ("profile", "games", "done", "deals", "deal_times", "rivals",
-                                          "rival_times", "days", "groups")
+                                          "rival_times", "days", "ghosts", "groups")
 """Every part of a named player's keys, in the order the history scripts take them (a claim made anew and a
 deletion take them all; a game's recording all but ``groups``: :data:`HISTORY_PARTS`)."""
 
-HISTORY_PARTS: tuple[ProfilePart, ...] = PROFILE_PARTS[:8]
+HISTORY_PARTS: tuple[ProfilePart, ...] = PROFILE_PARTS[:9]
 """The parts of a named player's keys that recording a finished game takes (every part but ``groups``)."""
 
 GroupPart = Literal["group", "members"]

@@ -76,6 +76,10 @@ class Matches:
         data = await self.redis.hgetall(meta_key(code))
         return MatchMeta.from_hash(code, data) if data else None
 
+    async def ghost(self, code: str) -> bytes | None:
+        """The encoded ``ghost`` frame match ``code`` races against (meta field ``ghost``), or None for none."""
+        return await self.redis.hget(meta_key(code), "ghost") or None
+
     async def set_meta(self, code: str, **fields: Any) -> None:
         """Set fields of the match's meta hash (values as :func:`plain` writes them); no state check: state
         changes go through :meth:`transition` and the scripts."""

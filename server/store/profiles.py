@@ -3,7 +3,7 @@
 
 None of these keys expires: a player's history outlives the matches it came from (``FTR_RETENTION_S``). What
 grows with play is bounded: the games list and its ``done`` hash by ``FTR_HISTORY_GAMES``, the deals by
-``FTR_HISTORY_DEALS``, the rivals by :data:`~server.store.keys.MAX_RIVALS`, the days of daily attempts (a
+``FTR_HISTORY_DEALS`` (each deal's ghost, the player's best game there, goes with its deal), the rivals by :data:`~server.store.keys.MAX_RIVALS`, the days of daily attempts (a
 streak's) by :data:`~server.store.keys.MAX_DAYS`.
 """
 
@@ -108,16 +108,20 @@ class Profiles:
         return bool(await self._delete(keys=profile_keys(hashed), args=[key_digest]))
 
     async def record(self, hashed: str, code: str, entry: dict[str, Any], won: bool, now_ms: int, start_ms: int,
-                     rivals: list[Rival], keep_games: int, keep_deals: int) -> GameOutcome | None:
+                     rivals: list[Rival], keep_games: int, keep_deals: int,
+                     ghost: dict[str, Any] | None = None) -> GameOutcome | None:
         """Record a finished game (:data:`~server.store.scripts.RECORD_GAME`) from its history ``entry`` (the
         keys :class:`server.profiles.ProfileService` writes: ``variant``, ``deal``, ``time_ms``, ``moves``,
         ``foundation`` ...); None when the player is not claimed (or was claimed after ``start_ms``). A match
         recorded before answers the outcome it had then. A daily attempt (``entry["kind"]`` ``"daily"``) adds
-        its day (``entry["daily"]``) to the player's days (:meth:`days`); a practice or a race adds none."""
+        its day (``entry["daily"]``) to the player's days (:meth:`days`); a practice or a race adds none. ``ghost``
+        (``{"match", "status", "time_ms", "moves", "foundation", "timeline"}``) becomes the deal's ghost
+        (:meth:`ghost`) when it is the player's best game there."""
         day = entry["daily"] if entry.get("kind") == "daily" and entry.get("daily") else ""
         args: list[Any] = [code, json.dumps(entry, separators=(",", ":")), entry["variant"], entry["deal"],
                            int(won), entry["time_ms"], entry["moves"], entry["foundation"], now_ms, keep_games,
-                           keep_deals, MAX_RIVALS, start_ms, day, MAX_DAYS]
+                           keep_deals, MAX_RIVALS, start_ms, day, MAX_DAYS,
+                           json.dumps(ghost, separators=(",", ":")) if ghost is not None else ""]
         for rival in rivals:
             args += [rival.hashed, rival.name, rival.result, rival.since]
         reply = await self._record(keys=history_keys(hashed), args=args)
@@ -142,6 +146,12 @@ class Profiles:
             return []
         values = await self.redis.hmget(profile_key(hashed, "deals"), fields)
         return [(f.decode(), json.loads(v)) for f, v in zip(fields, values) if v is not None]
+
+    async def ghost(self, hashed: str, variant: str, deal: str) -> dict[str, Any] | None:
+        """The player's best kept game on ``deal`` (its label, :func:`server.history.deal_label`) in ``variant``:
+        ``{"match", "status", "time_ms", "moves", "foundation", "timeline"}``; None when there is none."""
+        raw = await self.redis.hget(profile_key(hashed, "ghosts"), f"{variant}|{deal}")
+        return json.loads(raw) if raw is not None else None
 
     async def rivals(self, hashed: str) -> dict[str, dict[str, Any]]:
         """Every kept opponent's ``H`` -> its head-to-head (``name``, ``races``, ``wins``, ``losses``,

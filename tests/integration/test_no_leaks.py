@@ -342,6 +342,31 @@ def assert_nothing_secret(rec: Recording, secret_texts: list[str]) -> None:
         assert b'"seed"' not in body and b"Stock:" not in body and b"solution" not in body, body[:300]
 
 
+async def ghosts_agree(server: ServerProcess, variant: str, *games: tuple[Recording, str | None, str | None],
+                       steps: int) -> None:
+    """alice's game of each recording raced as a ghost (on its own deal, a seed or a position text): each
+    ``ghost`` frame names no card and holds neither the seed nor the deal, and the two tell the same progress
+    up to the first differing draw (their times aside)."""
+    frames = []
+    for rec, seed, text in games:
+        created = create_match(server.url, variant=variant, players=1, solvable_only=False, seed=seed, deal=text,
+                               ghost={"name": "alice", "match": rec.code})
+        rider = Player(server.ws_url)
+        await rider.connect()
+        await rider.join(created["code"], "rider")
+        await rider.send(m.Ready())
+        ghost = await until(rider, lambda x: isinstance(x, m.Ghost))
+        await rider.close()
+        raw = rider.frames[-1]
+        assert isinstance(raw, bytes)
+        assert not {card for s in strings_in(msgspec.msgpack.decode(raw)) for card in CARD.findall(s)}, raw
+        for secret in filter(None, (seed, text, text and text.splitlines()[1])):
+            assert secret.encode() not in raw
+        assert ghost.label == f"alice in match {rec.code}" and len(ghost.timeline) == steps + 2  # + deal, draw
+        frames.append((ghost.status, ghost.moves, [(moves, cards) for _, moves, cards in ghost.timeline[:steps + 1]]))
+    assert frames[0] == frames[1]
+
+
 # ------------------------------------------------------------------ the tests
 
 
@@ -365,6 +390,7 @@ async def test_frames_do_not_depend_on_the_undrawn_stock_face_down_cards_or_the_
         return first, second
 
     first, second = await both()
+    await ghosts_agree(server, variant, (first, seed, None), (second, None, other_text), steps=len(commands))
     # Identical, frame by frame, until the first differing draw: for each player and the HTTP reader.
     for name in ("alice", "bob"):
         a, b = frames_of(first, name), frames_of(second, name)

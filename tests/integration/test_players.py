@@ -228,8 +228,8 @@ async def test_daily_attempts_claims_release_and_the_limit_on_one_daily_server(s
     with redis.Redis.from_url(redis_url) as client:
         seed = client.hget(f"{{d:{answer['date']}:relaxed}}:deal", "seed").decode()  # type: ignore[union-attr]
         dumped = [client.dump(key) for key in client.scan_iter(f"{{n:{name_hash(name_key('Dana'))}}}*")]
-    # profile, games, done, deals, deal_times and days (no rivals)
-    assert len(dumped) == 6 and all(seed.encode() not in value for value in dumped)  # type: ignore[operator]
+    # profile, games, done, deals, deal_times, days and ghosts (no rivals)
+    assert len(dumped) == 7 and all(seed.encode() not in value for value in dumped)  # type: ignore[operator]
     shown = page(server, "Dana")
     (entry,) = shown.json()["recent"]
     assert entry["kind"] == "daily" and entry["daily"] == answer["date"] and entry["seed"] is None

@@ -37,7 +37,7 @@ async def test_a_named_race_on_a_cluster(make_cluster_server, cluster_url: str) 
         for name in ("Ines", "Omar"):
             keys = profile_keys(name_hash(name_key(name)))
             assert len({key_slot(key.encode()) for key in keys}) == 1
-            assert sum(client.exists(key) for key in keys) == 7  # every part but groups, on the master of that slot
+            assert sum(client.exists(key) for key in keys) == 8  # every part but groups, on the master of that slot
     finally:
         client.close()
 

@@ -20,7 +20,7 @@ CLAIM_NAME = Script(
 local seen = redis.call('HGET', KEYS[1], 'seen_ms')
 if seen then
   if tonumber(ARGV[5]) > 0 and tonumber(seen) < tonumber(ARGV[5]) then
-    for i = 1, 9 do redis.call('DEL', KEYS[i]) end
+    for i = 1, 10 do redis.call('DEL', KEYS[i]) end
   else
     return {'taken', redis.call('HGET', KEYS[1], 'name')}
   end
@@ -63,19 +63,22 @@ DELETE_PLAYER = Script(
     KEYS: a named player's keys (profile first). ARGV: SHA-256 of the player key. Reply: 1 deleted, 0 not.""",
     """
 if redis.call('HGET', KEYS[1], 'key') ~= ARGV[1] then return 0 end
-for i = 1, 9 do redis.call('DEL', KEYS[i]) end
+for i = 1, 10 do redis.call('DEL', KEYS[i]) end
 return 1
 """)
 
 RECORD_GAME = Script(
     "RECORD_GAME", "player", tuple(HISTORY_PARTS),
-    """Record one finished game of a named player (once per match): history, aggregates, records, rivals.
+    """Record one finished game of a named player (once per match): history, aggregates, records, rivals, and
+    the game as the deal's ghost when it is the player's best there (won fastest, then fewest moves; else the
+    most foundation cards, then the fewest moves; a tie keeps the one kept before).
 
-    KEYS: a named player's keys (profile, games, done, deals, deal_times, rivals, rival_times, days). ARGV: 1
+    KEYS: a named player's keys (profile, games, done, deals, deal_times, rivals, rival_times, days, ghosts).
+    ARGV: 1
     match code, 2 entry JSON, 3 variant, 4 deal label, 5 won (1/0), 6 time ms, 7 moves, 8 foundation cards, 9
     now ms, 10 games kept, 11 deals kept, 12 rivals kept, 13 the match's start ms (a name claimed after it is
     another player's), 14 the day of a daily attempt (``YYYY-MM-DD``, its streak's day) or "", 15 days kept,
-    then per named opponent: its ``H``, its name, ``w``/``l``/``d`` (this player ranked higher, lower, equal),
+    16 the game as a ghost (JSON with ``timeline``; "" for none), then per named opponent: its ``H``, its name, ``w``/``l``/``d`` (this player ranked higher, lower, equal),
     its ``created_ms`` (kept as ``since``: another one restarts the count, the name having been deleted and
     claimed again). Reply: ``{'none'}`` (no such player), else ``{'new' or 'done', outcome JSON}``
     (``{"records": [[what, deal, value, previous]...], "rivals": {H: {name, races, wins, losses,
@@ -132,11 +135,26 @@ redis.call('HSET', KEYS[4], field, cjson.encode(rec))
 redis.call('ZADD', KEYS[5], now, field)
 local extra = redis.call('ZCARD', KEYS[5]) - tonumber(ARGV[11])
 if extra > 0 then
-  for _, gone in ipairs(redis.call('ZRANGE', KEYS[5], 0, extra - 1)) do redis.call('HDEL', KEYS[4], gone) end
+  for _, gone in ipairs(redis.call('ZRANGE', KEYS[5], 0, extra - 1)) do
+    redis.call('HDEL', KEYS[4], gone)
+    redis.call('HDEL', KEYS[9], gone)
+  end
   redis.call('ZREMRANGEBYRANK', KEYS[5], 0, extra - 1)
 end
+if ARGV[16] ~= '' then
+  local kept = redis.call('HGET', KEYS[9], field)
+  local better = not kept
+  if kept then
+    local old = cjson.decode(kept)
+    local old_won = old.status == 'won'
+    if won ~= old_won then better = won
+    elseif won then better = time < old.time_ms or (time == old.time_ms and moves < old.moves)
+    else better = cards > old.foundation or (cards == old.foundation and moves < old.moves) end
+  end
+  if better then redis.call('HSET', KEYS[9], field, ARGV[16]) end
+end
 local rivals = {}
-for i = 16, #ARGV, 4 do
+for i = 17, #ARGV, 4 do
   local other, result, since = ARGV[i], ARGV[i + 2], tonumber(ARGV[i + 3])
   local r = redis.call('HGET', KEYS[6], other)
   local h = r and cjson.decode(r)
