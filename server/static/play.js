@@ -525,13 +525,28 @@
     // The compact strip above the board: everyone's cards up while racing, in the table's order.
     const racing = state.phase === "playing" && Boolean(state.view);
     $("race-line").hidden = !racing;
+    const split = racing ? splitMark() : null;
     $("racers").replaceChildren(...(racing ? rows : []).map((p) => el("li", {
       class: "racer" + (p.ghost ? " ghost" : p.name === state.name ? " me" : ""), "data-name": p.ghost ? null : p.name,
       title: p.name },
     el("span", { class: "name", text: p.name === state.name && !p.ghost ? `${p.name} (you)` : p.name }), " ",
     el("b", { class: "foundation", text: String(p.foundation) }),
+    p.name === state.name && !p.ghost ? split : null,
     p.status === "playing" ? null : el("span", { class: `pill ${p.status}`, text: STATUS[p.status] || p.status }))));
     renderGhost();
+  }
+
+  /** The gap to the ghost as a racing game's split beside my cards up in the compact strip (the phone's only
+      view of the race while playing): "+12.3" behind, "−4.0" ahead, the whole sentence as its label; null
+      without a ghost or before a time can be compared. */
+  function splitMark() {
+    const g = ghost ? ghostGap() : null;
+    if (!g || g.ms === null) return null;
+    const seconds = (Math.abs(g.ms) / 1000).toFixed(1);
+    const line = FTRGhost.gapLine(ghost, g);
+    return el("span", { class: "split " + (seconds === "0.0" ? "level" : g.ahead ? "ahead" : "behind"),
+                        text: seconds === "0.0" ? "±0.0" : `${g.ahead ? "−" : "+"}${seconds}`, title: line,
+                        "aria-label": line });
   }
 
   /** Every card of the deal, counted from the view (what lies anywhere plus what is up). */

@@ -98,6 +98,8 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
         await page.locator("#race-panel").screenshot(path=str(ARTIFACTS / "ghost-race.png"))
         print("screenshot:", ARTIFACTS / "ghost-race.png")
         gap_text = await page.locator("#ghost-gap").inner_text()
+        split = page.locator("#racers .racer.me .split")  # the compact strip: the phone's view while playing
+        split_text, split_label = await split.inner_text(), await split.get_attribute("aria-label")
         assert await severe_violations(page) == []  # the ghost's muted row and the gap line included
 
         await page.get_by_role("button", name="Resign").click()
@@ -116,5 +118,7 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
     seconds = f"{abs(gap) / 1000:.1f}"
     words = ("level with" if seconds == "0.0" else f"{seconds} s {'ahead of' if gap < 0 else 'behind'}") + " ann's best"
     assert gap_text == words and against.endswith(words), (gap_text, against, words)
+    assert split_label == words, (split_label, words)
+    assert split_text == ("±0.0" if seconds == "0.0" else ("−" if gap < 0 else "+") + seconds), split_text
     assert re.search(r"Against ann's best \(0:0\d\.\d, resigned\)", against), against
 
