@@ -28,15 +28,21 @@ MAX_BOTS = 3
 DEFAULT_PACE = 30
 """A bot's moves per minute when ``--bot`` names none (the server's default)."""
 
-_GAME_NUMBER = re.compile(r"[0-9]{1,200}")
+MOST_DIGITS = 200
+"""A game number's most digits: the server takes a seed of 1 .. 200 characters."""
+
+_DIGITS = re.compile(r"[0-9]+")
 _BOT = re.compile(r"([a-z]+)(?::([0-9]+))?")
 
 
 def game_number(text: str) -> str:
-    """``--seed``: a game number, 1 to 200 digits (a decimal seed string); raises
-    :class:`argparse.ArgumentTypeError` otherwise."""
-    if not _GAME_NUMBER.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is no game number: digits only")
+    """``--seed``: a game number, 1 to :data:`MOST_DIGITS` digits (a decimal seed string); raises
+    :class:`argparse.ArgumentTypeError` otherwise, saying which (a long one is not repeated whole)."""
+    if not _DIGITS.fullmatch(text):
+        shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
+        raise argparse.ArgumentTypeError(f"{shown} is no game number: digits only")
+    if len(text) > MOST_DIGITS:
+        raise argparse.ArgumentTypeError(f"a game number has at most {MOST_DIGITS} digits, this one {len(text)}")
     return text
 
 

@@ -34,9 +34,13 @@ def test_the_game_number_and_bot_options_are_read_as_the_server_takes_them() -> 
     assert game_number("0042") == "0042"  # the seed string as typed: "0042" and "42" are two deals
     assert bot_seat("strong") == {"level": "strong", "moves_per_min": 30}
     assert bot_seat("Casual:600") == {"level": "casual", "moves_per_min": 600}
-    for bad in ("12a", "", "-3", "1" * 201):
+    for bad in ("12a", "", "-3", "1x" * 150):
         with pytest.raises(argparse.ArgumentTypeError, match="digits only"):
             game_number(bad)
+    for long in ("1" * 201, "1" * 300):  # digits, too many of them: said so, without the whole number
+        with pytest.raises(argparse.ArgumentTypeError, match=f"^a game number has at most 200 digits, this one {len(long)}$"):
+            game_number(long)
+    assert game_number("9" * 200) == "9" * 200
     for bad, why in (("strong:0", "1 .. 600"), ("club:601", "1 .. 600"), ("club:fast", "LEVEL:MOVES_PER_MIN"),
                      ("", "LEVEL:MOVES_PER_MIN")):
         with pytest.raises(argparse.ArgumentTypeError, match=why):
