@@ -412,7 +412,10 @@
       const chosen = FTR.chosenDealChip(s.settings);
       if (chosen) chips.push(chosen);
     }
-    if (aloneNumber()) chips.push(el("span", { class: "chip", id: "number-chip" }, "game ", el("b", { text: aloneNumber() })));
+    if (aloneNumber()) {
+      chips.push(el("span", { class: "chip", id: "number-chip", title: `game ${aloneNumber()}` }, "game ",
+                    el("b", { text: aloneNumber() })));
+    }
     if (s.round > 1) chips.push(el("span", { class: "chip", id: "round-chip" }, "round ", el("b", { text: String(s.round) })));
     $("chips").replaceChildren(...chips);
     $("round-line").textContent = s.name ? `you race as ${s.name}` : "race from a link";

@@ -89,6 +89,7 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
         game = dealt(NUMBER)
         at_deal = await board(page)
         chip = await page.locator("#number-chip").inner_text()
+        chip_shown = await page.locator("#number-chip").is_visible()  # the phone's header keeps it
 
         command = next(str(move.command) for move in game.legal_moves() if str(move.command) not in ("s", "r"))
         await click_command(page, game, command)
@@ -111,6 +112,7 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
         await moves_shown(page, 0)
         restarted = await board(page)
         chip_after_restart = await page.locator("#number-chip").inner_text()
+        chip_shown_after_restart = await page.locator("#number-chip").is_visible()
 
         await page.get_by_role("button", name="Resign").click()
         await page.get_by_role("button", name="Yes, resign").click()
@@ -132,6 +134,7 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
     assert {key: settings[key] for key in ("variant", "players", "undo", "hints", "time_limit_s", "solvable_only")} == {
         "variant": VARIANT, "players": 1, "undo": "full", "hints": True, "time_limit_s": 0, "solvable_only": False}
     assert chip == f"game {NUMBER}" and chip_after_restart == chip
+    assert chip_shown and chip_shown_after_restart
     assert at_deal == shown_cards(dealt(NUMBER))
     assert after_move == shown_cards(game) != at_deal
     assert after_undo == at_deal and restarted == at_deal
