@@ -100,8 +100,10 @@ async def practice(server: str, args: argparse.Namespace, login_name: str) -> in
     if args.ghost == "best":  # the player's own name: the one whose best games the server recorded
         name = ghost = own_name(server, store, args.name, none_held="give --name NAME (the name that played it)")
     else:
-        held = sorted(store.player_keys(server))
-        name = args.name or (held[0] if len(held) == 1 else login_name)
+        try:  # --name, else the one name this machine holds a key of
+            name = own_name(server, store, args.name)
+        except ClientError:  # none held, or several: the login name, as create takes it
+            name = login_name
         ghost = args.ghost or ""
     number = args.seed or str(1 + secrets.randbelow(RANDOM_NUMBERS - 1))
     created = await create_match(server, practice_settings(args.variant, number, args.bot, ghost))
