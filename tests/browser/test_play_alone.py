@@ -18,6 +18,7 @@ import pytest
 
 from server.engine import Game, deal, find_variant
 from server.views import view_message
+from tests.browser.test_layout import card_name
 from tests.browser.test_play_page import click_command, moves_shown
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 from tests.integration.wsclient import public_state
@@ -28,7 +29,6 @@ NARROW_PHONE = {"viewport": {"width": 360, "height": 740}, "device_scale_factor"
                 "has_touch": True}
 NUMBER = "2026"
 VARIANT = "classic"
-SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 
 
 def dealt(number: str, variant: str = VARIANT) -> Game:
@@ -41,7 +41,7 @@ def dealt(number: str, variant: str = VARIANT) -> Game:
 def shown_cards(game: Game) -> list[list[str]]:
     """The tableau as the page shows the cards ("10♥"): from the server's wire view of the position."""
     view = view_message(game.position)
-    return [[("10" if text[0] == "T" else text[0]) + SYMBOLS[text[1]] for text in column] for column in view.tableau]
+    return [[card_name(text).split(",")[0] for text in column] for column in view.tableau]
 
 
 async def board(page: Any) -> list[list[str]]:
