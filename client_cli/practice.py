@@ -28,7 +28,7 @@ MAX_BOTS = 3
 DEFAULT_PACE = 30
 """A bot's moves per minute when ``--bot`` names none (the server's default)."""
 
-MOST_DIGITS = 200
+MAX_DIGITS = 200
 """A game number's most digits: the server takes a seed of 1 .. 200 characters."""
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -36,13 +36,13 @@ _BOT = re.compile(r"([a-z]+)(?::([0-9]+))?")
 
 
 def game_number(text: str) -> str:
-    """``--seed``: a game number, 1 to :data:`MOST_DIGITS` digits (a decimal seed string); raises
+    """``--seed``: a game number, 1 to :data:`MAX_DIGITS` digits (a decimal seed string); raises
     :class:`argparse.ArgumentTypeError` otherwise, saying which (a long one is not repeated whole)."""
     if not _DIGITS.fullmatch(text):
         shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
         raise argparse.ArgumentTypeError(f"{shown} is no game number: digits only")
-    if len(text) > MOST_DIGITS:
-        raise argparse.ArgumentTypeError(f"a game number has at most {MOST_DIGITS} digits, this one {len(text)}")
+    if len(text) > MAX_DIGITS:
+        raise argparse.ArgumentTypeError(f"a game number has at most {MAX_DIGITS} digits, this one {len(text)}")
     return text
 
 

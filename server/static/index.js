@@ -6,8 +6,8 @@
 (() => {
   const $ = (id) => document.getElementById(id);
   const onlySolvable = new Set(["classic", "relaxed"]);  // the variants the server keeps solvable deals of
-  const MOST_DIGITS = 200;  // a seed is 1..200 characters (server/engine/README.md, "The deal algorithm")
-  const MOST_BOTS = 3;  // the server's bound of bots in a match
+  const MAX_DIGITS = 200;  // a seed is 1..200 characters (server/engine/README.md, "The deal algorithm")
+  const MAX_BOTS = 3;  // the server's bound of bots in a match
   const PACES = [1, 600];  // a bot's moves a minute, least and most
   const RANDOM_NUMBERS = 1000000;  // a random game number is 1 .. 999999: short to type and to share
 
@@ -28,8 +28,8 @@
       problem.textContent = `a game number is digits only (or leave it empty for ${empty})`;
       return null;
     }
-    if (number.length > MOST_DIGITS) {
-      problem.textContent = `a game number has at most ${MOST_DIGITS} digits (this one has ${number.length})`;
+    if (number.length > MAX_DIGITS) {
+      problem.textContent = `a game number has at most ${MAX_DIGITS} digits (this one has ${number.length})`;
       return null;
     }
     return number;
@@ -39,8 +39,8 @@
       `problem` (an element) was told why the count or the pace will not do (an empty field reads as 0). */
   function botsChosen(level, count, pace, problem) {
     if (!level) return [];
-    if (!Number.isInteger(count) || count < 1 || count > MOST_BOTS) {
-      problem.textContent = `how many bots: 1 to ${MOST_BOTS}`;
+    if (!Number.isInteger(count) || count < 1 || count > MAX_BOTS) {
+      problem.textContent = `how many bots: 1 to ${MAX_BOTS}`;
       return null;
     }
     if (!Number.isInteger(pace) || pace < PACES[0] || pace > PACES[1]) {

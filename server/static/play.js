@@ -42,9 +42,9 @@
 
   let refusedName = "";  // a name typed to join that is claimed and whose key this browser lacks (bad_token)
 
-  /* Play alone (index.js): {code, name, number, rounds} of the match of one player / created. The page joins it
-     under that name and says ready at once; the game number shows in the header of every round that deals it
-     (`rounds`: the match and its restarts, never a rematch, which deals a new deal). */
+  /* Play alone: index.js leaves {code, name, number} in this tab's session storage. The page joins match `code`
+     as `name` and says ready at once; the game number shows in the header of that match and of its restarts
+     (`rounds`: their codes, added here), never of a rematch, which deals a new deal. */
   let alone = null;
   try { alone = JSON.parse(sessionStorage.getItem("ftr:alone") || "null"); } catch (error) { alone = null; }
   const aloneNumber = () => (alone && [alone.code, ...(alone.rounds || [])].includes(code) ? alone.number : "");
