@@ -429,6 +429,8 @@
   // "wins" only for a win (the same headline as the watch page's).
   function winnerLine() { return FTR.winnerLine(state.results, state.name); }
 
+  const UNTIMED_SHOWN_MS = 3600 * 1000;  // an untimed match's time left shows in its last hour
+
   function tick() {
     const now = Date.now();
     let label = "waiting", value = "–:––";
@@ -441,7 +443,11 @@
     } else if (state.phase === "playing" || state.phase === "finished") {
       label = state.phase === "finished" || FTRRace.ENDED.has(state.status) ? "your time" : "your clock";
       value = formatMs(elapsed(state, now), true);
-      if (state.deadline && state.phase === "playing" && state.status === "playing") {
+      // No limit chosen (a game alone, a race of 0 minutes): the server's cap of an untimed match (24 h) shows
+      // only in its last hour, not as a countdown the player never asked for.
+      const untimed = state.settings && !state.settings.time_limit_s;
+      const shown = state.deadline && (!untimed || state.deadline - now - state.clockOffset < UNTIMED_SHOWN_MS);
+      if (shown && state.phase === "playing" && state.status === "playing") {
         const left = `${formatMs(Math.max(0, state.deadline - now - state.clockOffset))} left`;
         label = $("page").classList.contains("racing") ? left : `${label} · ${left}`;  // the compact header: short
       }

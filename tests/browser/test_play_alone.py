@@ -90,6 +90,7 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
         at_deal = await board(page)
         chip = await page.locator("#number-chip").inner_text()
         chip_shown = await page.locator("#number-chip").is_visible()  # the phone's header keeps it
+        clock_label = await page.locator("#clock-label").text_content()  # no limit: no "23:59:59 left"
 
         command = next(str(move.command) for move in game.legal_moves() if str(move.command) not in ("s", "r"))
         await click_command(page, game, command)
@@ -135,6 +136,7 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
         "variant": VARIANT, "players": 1, "undo": "full", "hints": True, "time_limit_s": 0, "solvable_only": False}
     assert chip == f"game {NUMBER}" and chip_after_restart == chip
     assert chip_shown and chip_shown_after_restart
+    assert clock_label == "your clock", clock_label
     assert at_deal == shown_cards(dealt(NUMBER))
     assert after_move == shown_cards(game) != at_deal
     assert after_undo == at_deal and restarted == at_deal
