@@ -29,14 +29,20 @@ MAX_BOTS = 3
 DEFAULT_PACE = 30
 """A bot's moves per minute when ``--bot`` names none (the server's default)."""
 
-_GAME_NUMBER = re.compile(r"[0-9]{1,200}")
+MAX_DIGITS = 200
+"""A game number's most digits: the server takes a seed of 1 .. 200 characters."""
+
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def game_number(text: str) -> str:
-    """``--seed``: a game number, 1 to 200 digits (a decimal seed string); raises
-    :class:`argparse.ArgumentTypeError` otherwise."""
-    if not _GAME_NUMBER.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is no game number: digits only")
+    """``--seed``: a game number, 1 to :data:`MAX_DIGITS` digits (a decimal seed string); raises
+    :class:`argparse.ArgumentTypeError` otherwise, saying which (a long one is not repeated whole)."""
+    if not _DIGITS.fullmatch(text):
+        shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
+        raise argparse.ArgumentTypeError(f"{shown} is no game number: digits only")
+    if len(text) > MAX_DIGITS:
+        raise argparse.ArgumentTypeError(f"a game number has at most {MAX_DIGITS} digits, this one {len(text)}")
     return text
 
 
@@ -82,8 +88,10 @@ async def practice(server: str, args: argparse.Namespace, login_name: str) -> in
     if args.ghost == "best":  # the player's own name: the one whose best games the server recorded
         name = ghost = own_name(server, store, args.name, none_held="give --name NAME (the name that played it)")
     else:
-        held = sorted(store.player_keys(server))
-        name = args.name or (held[0] if len(held) == 1 else login_name)
+        try:  # --name, else the one name this machine holds a key of
+            name = own_name(server, store, args.name)
+        except ClientError:  # none held, or several: the login name, as create takes it
+            name = login_name
         ghost = args.ghost or ""
     number = args.seed or str(1 + secrets.randbelow(RANDOM_NUMBERS - 1))
     created = await create_match(server, practice_settings(args.variant, number, args.bot, ghost))

@@ -81,6 +81,10 @@ def card_text(card: str, *, top: bool = False, width: int = 3) -> Text:
     return Text(card_label(card).ljust(width), style=style)
 
 
+UNTIMED_SHOWN_MS = 3_600_000
+"""An untimed match's time left shows in its last hour (ms)."""
+
+
 def clock(ms: int) -> str:
     seconds = max(0, ms) // 1000
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else f"{seconds // 60}:{seconds % 60:02d}"
@@ -93,9 +97,13 @@ def _header(state: RaceState, width: int, now: int) -> Text:
         right = f"starts in {state.countdown_s(now):.0f} s "
     elif state.phase in ("playing", "finished"):
         right = f"moves {state.moves}  time {clock(state.elapsed_ms(now))}"
-        limited = state.settings is None or state.settings.time_limit_s > 0  # untimed: the 24 h cap is no race
-        if limited and state.deadline_ms and state.phase == "playing" and state.status not in ENDED:
-            right += f" (left {clock(state.deadline_ms - now - state.clock_offset_ms)})"
+        left_ms = state.deadline_ms - now - state.clock_offset_ms
+        # No limit chosen (a game alone, a race of 0 s): the server's cap of an untimed match (24 h) shows only in
+        # its last hour, not as a countdown the player never asked for (as the play page).
+        untimed = state.settings is not None and not state.settings.time_limit_s
+        if state.deadline_ms and (not untimed or left_ms < UNTIMED_SHOWN_MS) and state.phase == "playing" \
+                and state.status not in ENDED:
+            right += f" (left {clock(left_ms)})"
         right += " "
     else:
         right = f"{state.phase} "

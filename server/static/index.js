@@ -6,7 +6,9 @@
 (() => {
   const $ = (id) => document.getElementById(id);
   const onlySolvable = new Set(["classic", "relaxed"]);  // the variants the server keeps solvable deals of
-  const GAME_NUMBER = /^[0-9]{1,200}$/;  // a decimal seed string (server/engine/README.md, "The deal algorithm")
+  const MAX_DIGITS = 200;  // a seed is 1..200 characters (server/engine/README.md, "The deal algorithm")
+  const MAX_BOTS = 3;  // the server's bound of bots in a match
+  const PACES = [1, 600];  // a bot's moves a minute, least and most
   const RANDOM_NUMBERS = 1000000;  // a random game number is 1 .. 999999: short to type and to share
 
   $("alone-variant").replaceChildren(...[...$("variant").options].map((option) => option.cloneNode(true)));
@@ -18,9 +20,33 @@
     $("solvable").disabled = !pooled;
   });
 
-  /** The `bots` field of POST /matches from a picker: `count` bots of the level chosen (none: []). */
-  function botsChosen(level, count, pace) {
+  /** The game number typed in `input` (trimmed; "" when empty), or null after `problem` (an element) was told
+      what is wrong with it. The fields have no maxlength: a longer number pasted would be cut to another deal. */
+  function gameNumber(input, problem, empty) {
+    const number = input.value.trim();
+    if (number && !/^[0-9]+$/.test(number)) {
+      problem.textContent = `a game number is digits only (or leave it empty for ${empty})`;
+      return null;
+    }
+    if (number.length > MAX_DIGITS) {
+      problem.textContent = `a game number has at most ${MAX_DIGITS} digits (this one has ${number.length})`;
+      return null;
+    }
+    return number;
+  }
+
+  /** The `bots` field of POST /matches from a picker: `count` bots of the level chosen (none: []), or null after
+      `problem` (an element) was told why the count or the pace will not do (an empty field reads as 0). */
+  function botsChosen(level, count, pace, problem) {
     if (!level) return [];
+    if (!Number.isInteger(count) || count < 1 || count > MAX_BOTS) {
+      problem.textContent = `how many bots: 1 to ${MAX_BOTS}`;
+      return null;
+    }
+    if (!Number.isInteger(pace) || pace < PACES[0] || pace > PACES[1]) {
+      problem.textContent = `a bot's pace: ${PACES[0]} to ${PACES[1]} moves a minute`;
+      return null;
+    }
     return Array.from({ length: count }, () => ({ level, moves_per_min: pace }));
   }
 
@@ -43,7 +69,10 @@
   $("create").addEventListener("submit", async (event) => {
     event.preventDefault();
     $("create-error").textContent = "";
-    const bots = botsChosen($("bot-level").value, Number($("bot-count").value), Number($("bot-pace").value));
+    const bots = botsChosen($("bot-level").value, Number($("bot-count").value), Number($("bot-pace").value),
+                            $("create-error"));
+    const seed = gameNumber($("seed"), $("create-error"), "a new deal");
+    if (!bots || seed === null) return;
     // The players field counts the people; the server's `players` counts every seat, bots included.
     const settings = {
       variant: $("variant").value, players: Number($("players").value) + bots.length,
@@ -52,13 +81,7 @@
       autoplay: $("autoplay").checked,
     };
     if (bots.length) settings.bots = bots;
-    // Empty: the server draws the deal.
-    const seed = $("seed").value.trim();
-    if (seed && !GAME_NUMBER.test(seed)) {
-      $("create-error").textContent = "a game number is digits only (or leave it empty for a new deal)";
-      return;
-    }
-    if (seed) settings.seed = seed;
+    if (seed) settings.seed = seed;  // empty: the server draws the deal
     $("create-button").disabled = true;
     const created = await createMatch(settings, $("create-error"));
     $("create-button").disabled = false;
@@ -79,17 +102,18 @@
   $("alone").addEventListener("submit", async (event) => {
     event.preventDefault();
     $("alone-error").textContent = "";
-    let number = $("alone-seed").value.trim();
-    if (number && !GAME_NUMBER.test(number)) {
-      $("alone-error").textContent = "a game number is digits only (or leave it empty for a random one)";
+    let number = gameNumber($("alone-seed"), $("alone-error"), "a random one");
+    const name = $("alone-name").value.trim();
+    const bots = botsChosen($("alone-bot-level").value, 1, Number($("alone-bot-pace").value), $("alone-error"));
+    if (number === null || !bots) return;
+    if (!name) {  // only spaces: the form's `required` lets them through
+      $("alone-error").textContent = "type your name: the game goes into its history and records";
       return;
     }
     if (!number) {  // a random number, shown: the player can play or share this deal again
       number = String(1 + crypto.getRandomValues(new Uint32Array(1))[0] % (RANDOM_NUMBERS - 1));
       $("alone-seed").value = number;
     }
-    const name = $("alone-name").value.trim();
-    const bots = botsChosen($("alone-bot-level").value, 1, Number($("alone-bot-pace").value));
     const settings = { variant: $("alone-variant").value, players: 1 + bots.length, seed: number, solvable_only: false,
                        undo: "full", hints: true, time_limit_s: 0 };
     if (bots.length) settings.bots = bots;

@@ -45,9 +45,9 @@
   let mine = { cards: 0, ms: null };  // my cards up and the match clock ms I first had them (null: not known)
   let ghostShown = "";   // what the ghost's row last showed, so the clock's tick redraws it only when it moves
 
-  /* Play alone (index.js): {code, name, number, rounds} of the match of one player / created. The page joins it
-     under that name and says ready at once; the game number shows in the header of every round that deals it
-     (`rounds`: the match and its restarts, never a rematch, which deals a new deal). */
+  /* Play alone: index.js leaves {code, name, number} in this tab's session storage. The page joins match `code`
+     as `name` and says ready at once; the game number shows in the header of that match and of its restarts
+     (`rounds`: their codes, added here), never of a rematch, which deals a new deal. */
   let alone = null;
   try { alone = JSON.parse(sessionStorage.getItem("ftr:alone") || "null"); } catch (error) { alone = null; }
   const aloneNumber = () => (alone && [alone.code, ...(alone.rounds || [])].includes(code) ? alone.number : "");
@@ -419,7 +419,10 @@
       const chosen = FTR.chosenDealChip(s.settings);
       if (chosen) chips.push(chosen);
     }
-    if (aloneNumber()) chips.push(el("span", { class: "chip", id: "number-chip" }, "game ", el("b", { text: aloneNumber() })));
+    if (aloneNumber()) {
+      chips.push(el("span", { class: "chip", id: "number-chip", title: `game ${aloneNumber()}` }, "game ",
+                    el("b", { text: aloneNumber() })));
+    }
     if (s.round > 1) chips.push(el("span", { class: "chip", id: "round-chip" }, "round ", el("b", { text: String(s.round) })));
     $("chips").replaceChildren(...chips);
     $("round-line").textContent = s.name ? `you race as ${s.name}` : "race from a link";
@@ -433,6 +436,8 @@
   // "wins" only for a win (the same headline as the watch page's).
   function winnerLine() { return FTR.winnerLine(state.results, state.name); }
 
+  const UNTIMED_SHOWN_MS = 3600 * 1000;  // an untimed match's time left shows in its last hour
+
   function tick() {
     const now = Date.now();
     let label = "waiting", value = "–:––";
@@ -445,9 +450,11 @@
     } else if (state.phase === "playing" || state.phase === "finished") {
       label = state.phase === "finished" || FTRRace.ENDED.has(state.status) ? "your time" : "your clock";
       value = formatMs(elapsed(state, now), true);
-      // No limit of the host's (time_limit_s 0): the server's 24 h cap is no clock to race, so none is shown.
-      const limited = !state.settings || state.settings.time_limit_s > 0;
-      if (limited && state.deadline && state.phase === "playing" && state.status === "playing") {
+      // No limit chosen (a game alone, a race of 0 minutes): the server's cap of an untimed match (24 h) shows
+      // only in its last hour, not as a countdown the player never asked for.
+      const untimed = state.settings && !state.settings.time_limit_s;
+      const shown = state.deadline && (!untimed || state.deadline - now - state.clockOffset < UNTIMED_SHOWN_MS);
+      if (shown && state.phase === "playing" && state.status === "playing") {
         const left = `${formatMs(Math.max(0, state.deadline - now - state.clockOffset))} left`;
         label = $("page").classList.contains("racing") ? left : `${label} · ${left}`;  // the compact header: short
       }

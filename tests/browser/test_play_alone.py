@@ -11,6 +11,7 @@ the results show the seed. Screenshots: ``tests/browser/artifacts/alone-home-pho
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ import pytest
 
 from server.engine import Game, deal, find_variant
 from server.views import view_message
+from tests.browser.test_layout import card_name
 from tests.browser.test_play_page import click_command, moves_shown
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 from tests.integration.wsclient import public_state
@@ -28,7 +30,6 @@ NARROW_PHONE = {"viewport": {"width": 360, "height": 740}, "device_scale_factor"
                 "has_touch": True}
 NUMBER = "2026"
 VARIANT = "classic"
-SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 
 
 def dealt(number: str, variant: str = VARIANT) -> Game:
@@ -41,7 +42,7 @@ def dealt(number: str, variant: str = VARIANT) -> Game:
 def shown_cards(game: Game) -> list[list[str]]:
     """The tableau as the page shows the cards ("10♥"): from the server's wire view of the position."""
     view = view_message(game.position)
-    return [[("10" if text[0] == "T" else text[0]) + SYMBOLS[text[1]] for text in column] for column in view.tableau]
+    return [[card_name(text).split(",")[0] for text in column] for column in view.tableau]
 
 
 async def board(page: Any) -> list[list[str]]:
@@ -90,6 +91,8 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
         game = dealt(NUMBER)
         at_deal = await board(page)
         chip = await page.locator("#number-chip").inner_text()
+        chip_shown = await page.locator("#number-chip").is_visible()  # the phone's header keeps it
+        clock_label = await page.locator("#clock-label").text_content()  # no limit: no "23:59:59 left"
 
         command = next(str(move.command) for move in game.legal_moves() if str(move.command) not in ("s", "r"))
         await click_command(page, game, command)
@@ -113,6 +116,7 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
         await moves_shown(page, 0)
         restarted = await board(page)
         chip_after_restart = await page.locator("#number-chip").inner_text()
+        chip_shown_after_restart = await page.locator("#number-chip").is_visible()
 
         await page.get_by_role("button", name="Resign").click()
         await page.get_by_role("button", name="Yes, resign").click()
@@ -136,6 +140,8 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
     assert {key: settings[key] for key in ("variant", "players", "undo", "hints", "time_limit_s", "solvable_only")} == {
         "variant": VARIANT, "players": 1, "undo": "full", "hints": True, "time_limit_s": 0, "solvable_only": False}
     assert chip == f"game {NUMBER}" and chip_after_restart == chip
+    assert chip_shown and chip_shown_after_restart
+    assert clock_label == "your clock", clock_label
     assert at_deal == shown_cards(dealt(NUMBER))
     assert after_move == shown_cards(game) != at_deal
     assert "left" not in clock_label.lower(), clock_label  # no time limit: no countdown of the 24 h cap
@@ -143,3 +149,64 @@ async def test_play_alone_on_a_game_number_from_the_home_page(server) -> None:  
     assert clipped == [], f"at {width} px these buttons' labels are wider than the buttons"
     assert "resigned" in shown["results"].lower() and "solo" in shown["results"], shown
     assert f"seed {NUMBER} " in shown["verify"] and "✓" in shown["verify"], shown
+
+
+LEVELS = {"levels": [{"level": level, "label": level.title(), "about": ""} for level in ("casual", "club", "expert",
+                                                                                         "strong")]}
+"""``GET /bots`` as the contract words it: this server has no bots yet, so the page is given the answer."""
+
+
+async def test_bad_input_on_the_home_page_is_told_on_the_form_and_sends_nothing(server) -> None:  # type: ignore[no-untyped-def]
+    """A game number of 300 digits (no maxlength cuts it to another deal), letters, a negative one, a name of
+    spaces; an empty bot count or pace (the browser's own check), and the same driven by a script that submits
+    the form past the browser's checks: each gets its message and no ``POST`` leaves the page."""
+    _browser_available()
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = await (await browser.new_context(**NARROW_PHONE)).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        posts: list[str] = []
+        page.on("request", lambda request: posts.append(request.url) if request.method == "POST" else None)
+        await page.route("**/bots", lambda route: route.fulfill(status=200, content_type="application/json",
+                                                                body=json.dumps(LEVELS)))
+        await page.goto(f"{server.url}/")
+        await page.locator("#alone-bots").wait_for()
+        form = page.locator("#alone")
+        told = {}
+        for number, name in (("9" * 300, "solo"), ("12ab", "solo"), ("-5", "solo"), (" 7 ", "   ")):
+            await form.get_by_label("Game number").fill(number)
+            await form.get_by_label("Name").fill(name)
+            await form.get_by_role("button", name="Play alone").click()  # the message is set as the form submits
+            told[number[:4]] = await page.locator("#alone-error").inner_text()
+            if len(number) == 300:
+                kept = await form.get_by_label("Game number").input_value()
+
+        await page.locator("#bot-level").select_option("strong")
+        browser_checks = {}
+        for field in ("#bot-count", "#bot-pace"):
+            await page.locator(field).fill("")
+            await page.get_by_role("button", name="Create race").click()
+            browser_checks[field] = await page.locator(field).evaluate("n => n.validationMessage")
+            await page.locator(field).fill("2")
+        scripted = {}
+        for field, value in (("#bot-count", ""), ("#bot-count", "7"), ("#bot-pace", "0")):
+            await page.locator(field).fill(value)
+            await page.locator("#create").evaluate("f => f.dispatchEvent(new Event('submit', {cancelable: true}))")
+            scripted[f"{field} {value!r}"] = await page.locator("#create-error").inner_text()
+            await page.locator(field).fill("2")
+        url = page.url
+        await browser.close()
+
+    assert errors == [] and posts == [], (errors, posts)
+    assert url == f"{server.url}/"
+    assert kept == "9" * 300  # as pasted: the message says what is wrong with it
+    assert told == {"9999": "a game number has at most 200 digits (this one has 300)",
+                    "12ab": "a game number is digits only (or leave it empty for a random one)",
+                    "-5": "a game number is digits only (or leave it empty for a random one)",
+                    " 7 ": "type your name: the game goes into its history and records"}, told
+    assert all(browser_checks.values()), browser_checks
+    assert scripted == {"#bot-count ''": "how many bots: 1 to 3", "#bot-count '7'": "how many bots: 1 to 3",
+                        "#bot-pace '0'": "a bot's pace: 1 to 600 moves a minute"}, scripted

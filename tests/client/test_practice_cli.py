@@ -26,16 +26,22 @@ from server.views import view_message
 from tests.integration.wsclient import public_state
 
 from .conftest import ROOT, ServerProcess
+from .test_message_line import plain_screen
 from .test_race_cli import events
+from .test_render import playing_state
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def test_the_game_number_is_read_as_the_server_takes_it() -> None:
     assert game_number("0042") == "0042"  # the seed string as typed: "0042" and "42" are two deals
-    for bad in ("12a", "", "-3", "1" * 201):
+    for bad in ("12a", "", "-3", "1x" * 150):
         with pytest.raises(argparse.ArgumentTypeError, match="digits only"):
             game_number(bad)
+    for long in ("1" * 201, "1" * 300):  # digits, too many of them: said so, without the whole number
+        with pytest.raises(argparse.ArgumentTypeError, match=f"^a game number has at most 200 digits, this one {len(long)}$"):
+            game_number(long)
+    assert game_number("9" * 200) == "9" * 200
     # Every seat counted, bots included; no bots or ghost field unless asked for (a server without them
     # refuses the fields).
     assert practice_settings("classic", "7", []) == {
@@ -92,3 +98,20 @@ def test_a_scripted_game_alone_plays_the_deal_of_the_number_it_picked(server: Se
     settings = public_state(server.url, code)["settings"]
     assert {key: settings[key] for key in ("variant", "players", "undo", "hints", "time_limit_s", "solvable_only")} == {
         "variant": "classic", "players": 1, "undo": "full", "hints": True, "time_limit_s": 0, "solvable_only": False}
+
+
+def test_a_game_with_no_time_limit_shows_no_countdown_of_the_servers_24_h_cap() -> None:
+    """The race screen's header: a timed game shows its time left; an untimed one (a game alone) only in the last
+    hour of the server's cap of an untimed match."""
+    state = playing_state(0)  # started at 1 s, 30 min to play; the screen's now is 70 s
+    state.deadline_ms = 1_000 + 1_800_000
+    timed = plain_screen(state)[0].rstrip()
+    assert state.settings is not None
+    state.settings = msgspec.structs.replace(state.settings, time_limit_s=0)
+    state.deadline_ms = 1_000 + 86_400_000
+    untimed = plain_screen(state)[0].rstrip()
+    state.deadline_ms = 70_000 + 1_800_000  # the cap 30 min away
+    near_the_cap = plain_screen(state)[0].rstrip()
+    assert timed.endswith("(left 28:51)"), timed
+    assert "left" not in untimed and untimed.endswith("time 1:09"), untimed
+    assert near_the_cap.endswith("(left 30:00)"), near_the_cap
