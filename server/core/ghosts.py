@@ -53,9 +53,11 @@ def timeline(deal: str, settings: m.Settings, commands: Iterable[tuple[str, int]
     return thinned(points)
 
 
-def ghost_label(name: str, match: str = "") -> str:
+def ghost_label(name: str, match: str = "", day: str = "") -> str:
     """How a ghost is shown: ``"ann's best"`` for a player's best game on the deal, ``"ann in match CODE"``
-    for the game of a finished match."""
+    for the game of a finished match, ``"ann's daily DATE"`` for an attempt of the daily of ``day``."""
+    if day:
+        return f"{name}'s daily {day}"
     return f"{name} in match {match}" if match else f"{name}'s best"
 
 
