@@ -102,7 +102,7 @@ async def day_ghost(store: DailyStore, date: str, variant: str, deal: str, wante
         log.exception("the daily attempt of %s on %s %s does not replay: no ghost", name, date, variant)
         raise DailyError(404, "no_ghost", f"the attempt of {name!r} on {date} does not replay: no ghost to race") \
             from None
-    return m.Ghost(name, ghost_label(name, day=date), entry.time_ms, entry.moves, entry.foundation, entry.status,
+    return m.Ghost(name, ghost_label(name, daily=True), entry.time_ms, entry.moves, entry.foundation, entry.status,
                    points)
 
 
