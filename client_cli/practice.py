@@ -88,6 +88,15 @@ def practice_settings(variant: str, number: str, bots: list[dict[str, Any]], gho
     return settings
 
 
+def player_name(server: str, store: TokenStore, given: str | None, login_name: str) -> str:
+    """The name a practice is played under: ``given`` (``--name``), else the one name this machine holds a key
+    of on ``server``, else (none held, or several) ``login_name``, as ``create`` takes it."""
+    try:
+        return own_name(server, store, given)
+    except ClientError:
+        return login_name
+
+
 async def practice(server: str, args: argparse.Namespace, login_name: str) -> int:
     """Create the game alone that ``args`` (the ``practice`` options) ask for and play it; returns the exit
     status as ``create`` does. ``login_name``: the player's name when neither ``--name`` nor a held key gives
@@ -101,10 +110,7 @@ async def practice(server: str, args: argparse.Namespace, login_name: str) -> in
     if args.ghost == "best":  # the player's own name: the one whose best games the server recorded
         name = ghost = own_name(server, store, args.name, none_held="give --name NAME (the name that played it)")
     else:
-        try:  # --name, else the one name this machine holds a key of
-            name = own_name(server, store, args.name)
-        except ClientError:  # none held, or several: the login name, as create takes it
-            name = login_name
+        name = player_name(server, store, args.name, login_name)
         ghost = args.ghost or ""
     number = args.seed or str(1 + secrets.randbelow(RANDOM_NUMBERS - 1))
     created = await create_match(server, practice_settings(args.variant, number, args.bot, ghost))
@@ -134,8 +140,7 @@ async def day_practice(server: str, args: argparse.Namespace, login_name: str) -
         raise ClientError("--day practises that day's own deal, alone: it takes neither --seed nor --bot")
     date = checked_date(args.day)
     store = TokenStore()
-    held = sorted(store.player_keys(server))
-    name = args.name or (held[0] if len(held) == 1 else login_name)
+    name = player_name(server, store, args.name, login_name)
     ghost = day_ghost(args.ghost, name)
     fields = {"ghost": ghost} if ghost is not None else {}
     answer = await post_as(server, f"/daily/{quote(date, safe='')}/{quote(args.variant, safe='')}/practice", name,
