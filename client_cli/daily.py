@@ -40,21 +40,37 @@ async def start_attempt(server: str, variant: str, name: str, store: TokenStore)
     Raises :class:`~client_cli.server_link.ServerRefused` (``bad_token``,
     ``already_played``, ``no_variant`` ...) with the server's message.
     """
-    key = store.player_key(server, name)
-    # The key under both names: ``token`` is what servers from before named players read.
-    response = await _request("POST", server, f"/daily/{quote(variant, safe='')}/attempt",
-                              json={"name": name, "player_key": key, "token": key or None})
-    if response.status_code != 200:
-        raise _refusal(response)
-    attempt = dict(response.json())
-    new_key = attempt.get("player_key") or attempt.get("name_token")
-    if new_key:
-        store.keep_player_key(server, name, new_key)
-    if attempt.get("recovery_code"):
-        print("\n".join(recovery_lines(name, attempt["recovery_code"], server)), file=sys.stderr)
+    attempt = await post_as(server, f"/daily/{quote(variant, safe='')}/attempt", name, store)
     store.update(server, attempt["match"], players={name: attempt["player_token"]}, last_name=name,
                  daily=f"{attempt['date']} {attempt['variant']}")
     return attempt
+
+
+async def post_as(server: str, path: str, name: str, store: TokenStore, **fields: Any) -> dict[str, Any]:
+    """``POST path`` (a daily attempt or practice) as ``name`` with its player key (``store``) and ``fields``;
+    the answer, after keeping a newly issued key in ``store`` and printing the recovery code (to standard
+    error) when this call claimed the name. Raises :class:`~client_cli.server_link.ServerRefused`."""
+    key = store.player_key(server, name)
+    # The key under both names: ``token`` is what servers from before named players read.
+    response = await _request("POST", server, path, json={"name": name, "player_key": key, "token": key or None,
+                                                           **fields})
+    if response.status_code != 200:
+        raise _refusal(response)
+    answer = dict(response.json())
+    new_key = answer.get("player_key") or answer.get("name_token")
+    if new_key:
+        store.keep_player_key(server, name, new_key)
+    if answer.get("recovery_code"):
+        print("\n".join(recovery_lines(name, answer["recovery_code"], server)), file=sys.stderr)
+    return answer
+
+
+def checked_date(text: str) -> str:
+    """``text`` when it is a date as the daily's routes write it (``YYYY-MM-DD``); raises
+    :class:`~client_cli.server_link.ClientError` otherwise."""
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+        raise ClientError(f"{text[:20]!r} is not a date: write YYYY-MM-DD")
+    return text
 
 
 def board_lines(board: dict[str, Any], revealed: dict[str, Any] | None) -> list[str]:
@@ -79,10 +95,7 @@ def board_lines(board: dict[str, Any], revealed: dict[str, Any] | None) -> list[
 
 async def leaderboard(server: str, date: str | None, variant: str, as_json: bool) -> int:
     """Print a day's leaderboard (today's by default); 0 on success."""
-    if date is None:
-        date = (await get_json(server, "/daily"))["date"]
-    elif not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
-        raise ClientError(f"{date[:20]!r} is not a date: write YYYY-MM-DD")
+    date = (await get_json(server, "/daily"))["date"] if date is None else checked_date(date)
     day = f"/daily/{quote(date, safe='')}/{quote(variant, safe='')}"  # each in its path segment, "/" and "?" too
     board = await get_json(server, f"{day}/leaderboard?limit=200")
     revealed = await get_json(server, f"{day}/reveal") if board["final"] else None
@@ -114,9 +127,7 @@ def _attempt_name(store: TokenStore, server: str, date: str, variant: str) -> st
 async def share(server: str, args: argparse.Namespace) -> int:
     """``forty-thieves daily --share``: print the line to share about the attempt of today (or ``--date``) of
     ``--name`` (default: the name this machine played it under), then the link to the day's page."""
-    date = args.date or (await get_json(server, "/daily"))["date"]
-    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
-        raise ClientError(f"{date[:20]!r} is not a date: write YYYY-MM-DD")
+    date = checked_date(args.date or (await get_json(server, "/daily"))["date"])
     name = args.name or _attempt_name(TokenStore(), server, date, args.variant)
     if not name:
         raise ClientError(f"no {args.variant} attempt of {date} on this machine: give the name with --name NAME")

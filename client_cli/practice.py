@@ -6,6 +6,12 @@ false: the number is the deal), full undo, hints, no time limit; ``--ghost best`
 of the player's own name on this deal, ``--ghost NAME`` that of NAME. It is created with ``POST /matches`` and
 played by :func:`client_cli.join.join_and_play` (the race screen, or ``--script``), ready at once: the game
 starts without waiting in the lobby. After the results of a game alone, ``restart`` deals it again.
+
+``--day DATE`` practises the deal of a revealed day's daily challenge instead (``POST
+/daily/{date}/{variant}/practice``, on no board), under ``--name`` with its key as the daily plays it;
+``--ghost top`` races the day's first-ranked attempt, ``--ghost NAME`` NAME's attempt of that day (``best``:
+the player's own). A day's deal is the day's, so ``--seed`` and ``--bot`` (no bot plays a daily deal) are refused
+with it.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ import re
 import secrets
 import sys
 from typing import Any
+from urllib.parse import quote
 
 from .commands import bot_option
+from .daily import checked_date, post_as
 from .join import join_and_play
 from .players import own_name
 from .server_link import ClientError, create_match, join_link, public_server
@@ -58,7 +66,10 @@ def add_parser(commands: Any) -> None:
                           help=f"race a bot of that level at that pace (default {DEFAULT_PACE} moves a minute); "
                                f"repeat for up to {MAX_BOTS}")
     practice.add_argument("--ghost", metavar="best|NAME",
-                          help="race the best recorded game on this deal: best: your own name's; else NAME's")
+                          help="race the best recorded game on this deal: best: your own name's; else NAME's "
+                               "(with --day: top, the day's first attempt; else NAME's attempt that day)")
+    practice.add_argument("--day", metavar="DATE", help="practise the deal of the daily challenge of DATE "
+                                                        "(YYYY-MM-DD, once revealed), on no board")
     practice.add_argument("--name", help="your name (default: the one this machine holds a key of, else your login "
                                          "name)")
     practice.add_argument("--script", metavar="FILE",
@@ -77,10 +88,21 @@ def practice_settings(variant: str, number: str, bots: list[dict[str, Any]], gho
     return settings
 
 
+def player_name(server: str, store: TokenStore, given: str | None, login_name: str) -> str:
+    """The name a practice is played under: ``given`` (``--name``), else the one name this machine holds a key
+    of on ``server``, else (none held, or several) ``login_name``, as ``create`` takes it."""
+    try:
+        return own_name(server, store, given)
+    except ClientError:
+        return login_name
+
+
 async def practice(server: str, args: argparse.Namespace, login_name: str) -> int:
     """Create the game alone that ``args`` (the ``practice`` options) ask for and play it; returns the exit
     status as ``create`` does. ``login_name``: the player's name when neither ``--name`` nor a held key gives
     one. Raises :class:`~client_cli.server_link.ClientError` for a refusal (too many bots, no such ghost ...)."""
+    if args.day is not None:
+        return await day_practice(server, args, login_name)
     if len(args.bot) > MAX_BOTS:
         raise ClientError(f"--bot: at most {MAX_BOTS} bots race in a match")
     store = TokenStore()
@@ -88,10 +110,7 @@ async def practice(server: str, args: argparse.Namespace, login_name: str) -> in
     if args.ghost == "best":  # the player's own name: the one whose best games the server recorded
         name = ghost = own_name(server, store, args.name, none_held="give --name NAME (the name that played it)")
     else:
-        try:  # --name, else the one name this machine holds a key of
-            name = own_name(server, store, args.name)
-        except ClientError:  # none held, or several: the login name, as create takes it
-            name = login_name
+        name = player_name(server, store, args.name, login_name)
         ghost = args.ghost or ""
     number = args.seed or str(1 + secrets.randbelow(RANDOM_NUMBERS - 1))
     created = await create_match(server, practice_settings(args.variant, number, args.bot, ghost))
@@ -103,3 +122,33 @@ async def practice(server: str, args: argparse.Namespace, login_name: str) -> in
     store.keep_host(server, created["code"], name, created["host_token"])
     return await join_and_play(server, created["code"], name, script=args.script, as_json=args.json,
                                host_token=created["host_token"], auto_ready=True, public=public)
+
+
+def day_ghost(ghost: str | None, name: str) -> str | dict[str, str] | None:
+    """The practice body's ``ghost`` for ``--ghost`` with ``--day``: ``"top"``, ``{"name": ...}`` (``best``:
+    ``name``, the player's own attempt), or None for none."""
+    if not ghost:
+        return None
+    return "top" if ghost == "top" else {"name": name if ghost == "best" else ghost}
+
+
+async def day_practice(server: str, args: argparse.Namespace, login_name: str) -> int:
+    """``practice --day DATE``: a practice of that day's daily deal (see the module docstring), played as a
+    game alone is. Raises :class:`~client_cli.server_link.ClientError` for ``--seed`` or ``--bot`` with it, a
+    malformed date, and the server's refusals (``not_revealed``, ``no_ghost``, ``bad_token`` ...)."""
+    if args.seed is not None or args.bot:
+        raise ClientError("--day practises that day's own deal, alone: it takes neither --seed nor --bot")
+    date = checked_date(args.day)
+    store = TokenStore()
+    name = player_name(server, store, args.name, login_name)
+    ghost = day_ghost(args.ghost, name)
+    fields = {"ghost": ghost} if ghost is not None else {}
+    answer = await post_as(server, f"/daily/{quote(date, safe='')}/{quote(args.variant, safe='')}/practice", name,
+                           store, **fields)
+    store.update(server, answer["match"], players={name: answer["player_token"]}, last_name=name)
+    against = "" if ghost is None else f" against {ghost['name']}'s attempt" if isinstance(ghost, dict) else \
+        " against the day's best"
+    print(f"Practice of the daily {date} ({answer['variant']}), seed {answer['seed']}, on no board{against}: "
+          f"match {answer['match']}", file=sys.stderr if args.json else sys.stdout)
+    return await join_and_play(server, answer["match"], name, script=args.script, as_json=args.json,
+                               auto_ready=True)

@@ -1,5 +1,5 @@
 """The daily challenge's days as a habit: a name's place on a day's board, a day's page (the archive), and
-practice on a past day's deal (on no board).
+practice on a past day's deal (on no board), racing one of that day's attempts as a ghost if asked.
 
 Part of the daily challenge's service (:class:`server.daily.DailyService`, which holds one as ``days``); the
 share line and the place line are :mod:`server.core.daily`'s.
@@ -7,19 +7,40 @@ share line and the place line are :mod:`server.core.daily`'s.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 from urllib.parse import quote
+
+import msgspec
+
+from protocol import messages as m
+from protocol.codec import encode
 
 from .core.daily import beat_share, day_of, next_day, place_line, previous_day, share_line
 from .core.errors import DailyError
-from .match.daily_link import DailyMatches
+from .core.ghosts import ghost_label, timeline
+from .match.daily_link import DailyMatches, attempt_settings
 from .names import name_problem
 from .profiles import Entered, ProfileService
 from .store import DailyEntry, DailyStore, DayDeal
 
+log = logging.getLogger(__name__)
+
 ARCHIVE_ENTRIES = 20
 """The board's entries a day's page (``GET /daily/{date}``) shows per variant (the rest: the leaderboard's pages)."""
+
+
+class NamedAttempt(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``{"name": NAME}`` as a practice's ``ghost``: NAME's ended attempt of that day (any look-alike of the
+    name finds it, as the board's ``?name=`` does)."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=m.MAX_NAME)]
+
+
+DayGhost = Literal["top"] | NamedAttempt
+"""A practice's ``ghost``: ``"top"`` (the day's first-ranked attempt on its final board) or a
+:class:`NamedAttempt`."""
 
 
 class DailyDeals(Protocol):
@@ -53,6 +74,36 @@ def board_row(rank: int, name: str, entry: DailyEntry) -> dict[str, Any]:
     "foundation", "undos", "hints"}``."""
     return {"rank": rank, "name": name, "status": entry.status, "time_ms": entry.time_ms, "moves": entry.moves,
             "foundation": entry.foundation, "undos": entry.undos, "hints": entry.hints}
+
+
+async def day_ghost(store: DailyStore, date: str, variant: str, deal: str, wanted: DayGhost) -> m.Ghost:
+    """The ghost frame of an ended attempt of the revealed ``date``'s ``variant`` daily (its ``deal``, position
+    text): ``wanted`` says which (:data:`DayGhost`). Its timeline is replayed from the attempt's move log, kept
+    with the day (the record ``GET /daily/{date}/{variant}/replay/{name}`` answers), under the settings the
+    attempt was played with; its figures are the board entry's. Raises :class:`DailyError` 404 ``no_ghost``
+    when the day has no such attempt (or its log does not replay)."""
+    if wanted == "top":
+        rows = await store.board(date, variant, 0, 1)
+        if not rows:
+            raise DailyError(404, "no_ghost", f"no attempt ended on the {variant} daily of {date}: no ghost to race")
+        _, name, entry = rows[0]
+    else:
+        place = await store.place(date, variant, wanted.name)
+        if place is None:
+            raise DailyError(404, "no_ghost", f"{wanted.name!r} has no ended {variant} attempt on {date} to race "
+                                              "as a ghost")
+        name, entry = place.name, place.entry
+    replay = await store.replay(date, variant, name)
+    if replay is None:
+        raise DailyError(404, "no_ghost", f"the attempt of {name!r} on {date} has no game kept to race as a ghost")
+    try:  # a few ms for a long game (the engine's C path), once per practice asked
+        points = timeline(deal, attempt_settings(variant), zip(replay.moves, replay.times_ms))
+    except Exception:
+        log.exception("the daily attempt of %s on %s %s does not replay: no ghost", name, date, variant)
+        raise DailyError(404, "no_ghost", f"the attempt of {name!r} on {date} does not replay: no ghost to race") \
+            from None
+    return m.Ghost(name, ghost_label(name, daily=True), entry.time_ms, entry.moves, entry.foundation, entry.status,
+                   points)
 
 
 class DailyDays:
@@ -118,17 +169,18 @@ class DailyDays:
                 "next": next_day(date) if date < today else None, "variants": variants}
 
     async def practice(self, date_text: str, variant_text: str, name: str, key: str | None = None,
-                       address: str = "?") -> dict[str, Any]:
+                       address: str = "?", ghost: DayGhost | None = None) -> dict[str, Any]:
         """``POST /daily/{date}/{variant}/practice``: a one-player match on a revealed day's deal, to play any
         number of times; on no board, changing no entry (its match meta says ``practice``, so the match
-        service's hook that records attempts skips it). Returns ``{"date", "variant", "name", "match",
+        service's hook that records attempts skips it). With ``ghost`` it races that attempt of the day as a
+        ghost (:func:`day_ghost`: its ``ghost`` frame after ``started``). Returns ``{"date", "variant", "name", "match",
         "player_token", "commitment", "seed", "practice": true}``, plus ``"player_key"`` and ``"recovery_code"``
         when this call claimed the name. ``name`` is a named player's, as for an attempt
         (:meth:`server.profiles.ProfileService.enter`): a claimed name needs its ``key``, a free one is claimed
         now. Raises :class:`DailyError`: 400 ``malformed``, 403 ``bad_token`` (claimed, key missing or wrong),
         404 ``no_variant`` / ``no_day``, 409 ``name_taken`` (a look-alike of a claimed name), 409
         ``not_revealed`` (today, or a day not closed yet), 429 ``rate_limited`` (claims of ``address`` past
-        ``FTR_NAMES_PER_HOUR``)."""
+        ``FTR_NAMES_PER_HOUR``), 404 ``no_ghost`` (no such attempt to race; nothing is created or claimed then)."""
         date, variant, record = await self.service.known_day(date_text, variant_text)
         problem = name_problem(name) if isinstance(name, str) else "a display name is a string"
         if problem is not None:
@@ -136,10 +188,13 @@ class DailyDays:
         if not self.service.revealed(date, record):
             raise DailyError(409, "not_revealed", f"the {variant} deal of {date} can be practised once the day is "
                                                   "over and revealed: play today's attempt instead")
+        raced = b""  # found before the name is entered: a refusal claims nothing
+        if ghost is not None:
+            raced = encode(await day_ghost(self.service.store, date, variant, record.deal, ghost))
         entered = await self.service.enter(name, key, address)
         try:
             code = await self.service.matches.create_practice((date, variant), name, record.seed, record.deal,
-                                                              record.commitment)
+                                                              record.commitment, raced)
             token = await self.service.matches.issue_token(code, name)
         except BaseException:
             await self.service.profiles.release(entered)  # claimed by this call, but its key never reaches anyone
@@ -153,4 +208,4 @@ class DailyDays:
         return result
 
 
-__all__ = ["ARCHIVE_ENTRIES", "DailyDays", "DailyDeals", "board_row"]
+__all__ = ["ARCHIVE_ENTRIES", "DailyDays", "DailyDeals", "DayGhost", "NamedAttempt", "board_row", "day_ghost"]

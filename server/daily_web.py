@@ -13,12 +13,14 @@ route                                           answer
 ``GET /daily/{date}``                           the day's archive: JSON to ``Accept: application/json``
                                                 (variants, ``final``, first entries, the reveal once
                                                 revealed), else the page ``day.html``
-``POST /daily/{date}/{variant}/practice``       body ``{"name", "token"}``: a practice on a revealed day's deal
-                                                (on no board); 409 ``not_revealed`` before
+``POST /daily/{date}/{variant}/practice``       body ``{"name", "token", "ghost"}``: a practice on a revealed
+                                                day's deal (on no board), racing ``ghost`` (``"top"`` or
+                                                ``{"name": N}``: that attempt) if given; 409
+                                                ``not_revealed`` before, 404 ``no_ghost``
 ==============================================  =========================================================
 
 Errors are JSON ``{"error": code, "message": text}``: 400 malformed, 403
-``bad_token``, 404 ``no_variant`` / ``no_day`` / ``no_attempt``, 409
+``bad_token``, 404 ``no_variant`` / ``no_day`` / ``no_attempt`` / ``no_ghost``, 409
 ``already_played`` / ``name_taken`` / ``not_revealed`` / ``day_over``, 429 ``rate_limited``.
 """
 
@@ -36,6 +38,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .daily import DailyError, DailyService
+from .daily_days import DayGhost
 from .httpjson import STREAM_ID_HELP, client_address, error_response, over_rate, public_url, read_json, valid_stream_id
 from .hub import TooSlow
 from .pages import page_response
@@ -136,11 +139,13 @@ async def day_page(request: Request) -> Response:
 
 class PracticeRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Body of ``POST /daily/{date}/{variant}/practice``: the name to play under and, when it is claimed, its
-    token (``player_key``: the same key, named as named players name it)."""
+    token (``player_key``: the same key, named as named players name it); ``ghost``: an attempt of that day to
+    race (``"top"``: the day's first; ``{"name": NAME}``: NAME's; :data:`server.daily_days.DayGhost`)."""
 
     name: str
     token: str | None = None
     player_key: str | None = None
+    ghost: DayGhost | None = None
 
 
 async def practice(request: Request) -> Response:
@@ -154,7 +159,8 @@ async def practice(request: Request) -> Response:
     date, variant = request.path_params["date"][:20], request.path_params["variant"][:40]
     address = client_address(request)
     return await _answer(request, lambda s: s.days.practice(date, variant, wanted.name,
-                                                            wanted.player_key or wanted.token, address))
+                                                            wanted.player_key or wanted.token, address,
+                                                            wanted.ghost))
 
 
 async def reveal(request: Request) -> Response:

@@ -53,9 +53,12 @@ def timeline(deal: str, settings: m.Settings, commands: Iterable[tuple[str, int]
     return thinned(points)
 
 
-def ghost_label(name: str, match: str = "") -> str:
+def ghost_label(name: str, match: str = "", daily: bool = False) -> str:
     """How a ghost is shown: ``"ann's best"`` for a player's best game on the deal, ``"ann in match CODE"``
-    for the game of a finished match."""
+    for the game of a finished match, ``"ann's daily"`` for a daily attempt (raced in a practice of its day,
+    which names the day)."""
+    if daily:
+        return f"{name}'s daily"
     return f"{name} in match {match}" if match else f"{name}'s best"
 
 

@@ -32,7 +32,13 @@ T = TypeVar("T")
 
 # DailyHooks, Day and Log are declared in .context, below the parts that tell the daily challenge (no circle
 # through them); named here too, as the seam's.
-__all__ = ["DailyHooks", "DailyLink", "DailyMatches", "Day", "Log"]
+__all__ = ["DailyHooks", "DailyLink", "DailyMatches", "Day", "Log", "attempt_settings"]
+
+
+def attempt_settings(variant: str) -> m.Settings:
+    """The settings a daily attempt of ``variant`` is played under: solvable deal, one player, no time limit
+    (the day's end is its deadline), auto-play on, safe undo, no hints."""
+    return m.Settings(variant, True, 1, 0, True, "safe", False)
 
 
 class DailyMatches(Protocol):
@@ -61,11 +67,14 @@ class DailyMatches(Protocol):
         ``solution`` and ``commitment``, no seed, ending at ``ends_at_ms``; the player is in it, in its lobby.
         Returns its code."""
 
-    async def create_practice(self, day: Day, name: str, seed: str, deal: str, commitment: str) -> str:
+    async def create_practice(self, day: Day, name: str, seed: str, deal: str, commitment: str,
+                              ghost: bytes = b"") -> str:
         """A new one-player match for ``name``'s practice on the revealed ``day``: its ``seed`` (public now),
         ``deal`` and ``commitment`` (SHA-256 of the seed, so the match's check holds with an empty nonce); the
         player is in it, in its lobby (ready starts it; unstarted it closes after ``FTR_LOBBY_TIMEOUT_S``).
-        Its meta field ``practice`` (``"DATE VARIANT"``) keeps it off the day's board. Returns its code."""
+        Its meta field ``practice`` (``"DATE VARIANT"``) keeps it off the day's board. ``ghost``: the encoded
+        :class:`protocol.messages.Ghost` frame it races (meta field ``ghost``, :mod:`server.ghosts`), or empty
+        for none. Returns its code."""
 
     async def attempt_open(self, code: str, name: str) -> bool:
         """Whether ``name``'s attempt ``code`` may still be played (not finished, the game not ended)."""
@@ -105,7 +114,7 @@ class DailyLink:
 
     async def create_attempt(self, day: Day, name: str, deal: str, solution: str, commitment: str,
                              ends_at_ms: int) -> str:
-        settings = m.Settings(day[1], True, 1, 0, True, "safe", False)
+        settings = attempt_settings(day[1])
         now = self.now_ms()
         while True:
             code = new_code()
@@ -120,7 +129,8 @@ class DailyLink:
         assert status is JoinStatus.OK, status
         return code
 
-    async def create_practice(self, day: Day, name: str, seed: str, deal: str, commitment: str) -> str:
+    async def create_practice(self, day: Day, name: str, seed: str, deal: str, commitment: str,
+                              ghost: bytes = b"") -> str:
         # A chosen deal (everyone may know it), no proof kept (the day's solution is dropped at its close), so
         # a rematch draws any deal; no "daily" field: the match service records it on no board.
         settings = m.Settings(day[1], False, 1, 0, True, "safe", False, False, True)
@@ -132,6 +142,8 @@ class DailyLink:
                 "created_ms": now, "active": 0, "solution": "", "nonce": "", "seed": seed,
                 "commitment": commitment, "deal": deal, "practice": day_member(*day),
             }
+            if ghost:
+                fields["ghost"] = ghost  # sent as it is to the player after ``started`` (server/ghosts.py)
             if await self.store.matches.create(code, fields):
                 break
         await self.store.timers.add(code, TimerKind.CLOSE, now + self.settings.lobby_timeout_s * 1000)

@@ -2,7 +2,8 @@
    seed, attempt index, deal and the replays' paths). The seed is checked in the browser against the commitment
    published before the day (SHA-256 of the seed: common.js verifyCommitment with an empty nonce, as the play page
    checks a daily attempt). "Play this day (practice)": POST /daily/{date}/{variant}/practice, then the play page
-   with the practice's player token (on no board). The place of this browser's last name, with its line to
+   with the practice's player token (on no board); with "Race the day's best" ticked (shown when the board has a
+   first row) the practice races that attempt as a ghost (body "ghost": "top"). The place of this browser's last name, with its line to
    share, as on /daily (daily-share.js). */
 "use strict";
 
@@ -22,13 +23,18 @@
       el("td", {}, e.replay ? el("a", { href: e.replay, text: "replay" }) : "")));
   }
 
-  function practiceForm(variant) {
+  /** The practice form of a revealed day's `variant`; `top`: the board's first entry, or undefined. */
+  function practiceForm(variant, top) {
     const id = `practice-name-${variant}`;
     const input = el("input", { id, maxlength: 24, autocomplete: "nickname", required: true,
                                 value: localStorage.getItem("ftr:name") || "" });
     const problem = el("div", { class: "message error", role: "alert" });
+    // The day's first attempt as a ghost: its progress on its own timing beside the player's, never its board.
+    const race = top ? el("input", { type: "checkbox", id: `practice-ghost-${variant}` }) : null;
     const form = el("form", { class: "inline-form practice" }, el("label", { for: id, text: "Name" }), input,
-      el("button", { type: "submit", text: "Play this day (practice)" }), problem);
+      el("button", { type: "submit", text: "Play this day (practice)" }),
+      race ? el("label", { class: "ghost-choice", for: race.id }, race,
+        ` Race the day's best (${top.name}, ${formatMs(top.time_ms || 0)})`) : "", problem);
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       problem.textContent = "";
@@ -39,7 +45,8 @@
         : JSON.parse(localStorage.getItem("ftr:daily:names") || "{}")[name];
       const response = await fetch(`/daily/${date}/${encodeURIComponent(variant)}/practice`, {
         method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify({ name, player_key: key || null, token: key || null }) });
+        body: JSON.stringify({ name, player_key: key || null, token: key || null,
+                               ...(race && race.checked ? { ghost: "top" } : {}) }) });
       const body = await response.json().catch(() => ({}));
       if (response.status !== 200) { problem.textContent = body.message || `refused (${response.status})`; return; }
       localStorage.setItem(`ftr:player:${body.match}`, JSON.stringify({ name: body.name, token: body.player_token }));
@@ -85,7 +92,7 @@
       el("pre", { class: "reveal-deal", text: info.deal }),
       el("p", { class: "sub" }, "Rebuild it yourself: ",
         el("code", { text: `forty-thieves-engine deal --seed ${info.seed} --variant ${info.variant}` }))));
-    panel.append(practiceForm(info.variant));
+    panel.append(practiceForm(info.variant, info.entries.find((e) => e.rank === 1)));
     return panel;
   }
 

@@ -5,7 +5,8 @@ resigns; the results show the place line ("#1 of 1 · ...") and a Copy button (t
 sheet here), whose copied text is the contract's line and the day's link, and re-read when another attempt ends;
 /daily shows the same place, with Share where the browser has a share sheet (a stub here). Then a
 server just past that midnight on the same Redis closes the day: /daily/D shows the board, the seed with the
-commitment checked in the browser ("✓"), and a practice button that leads to the play page. The results, /daily,
+commitment checked in the browser ("✓"), and a practice button that leads to the play page, racing the day's best
+as a ghost when its box is ticked. The results, /daily,
 the day's page and the player's page fit a 360 px phone: no sideways scroll.
 """
 
@@ -174,9 +175,17 @@ async def archive(page: Any, server: ServerProcess, date: str, overflows: dict[s
     assert violations == [], violations
     overflows["day"] = await overflow_at_360(page, "daily-archive-360.png")
     await panel.get_by_label("Name").fill("gus")  # eve's name token stayed with the first server's page
+    # Racing the day's best: its name and time as the board has them; the practice then races it as a ghost.
+    top = httpx.get(f"{server.url}/daily/{date}/relaxed/leaderboard", timeout=10).json()["entries"][0]
+    minutes, seconds = divmod(top["time_ms"] // 1000, 60)
+    await panel.get_by_label(f"Race the day's best ({top['name']}, {minutes}:{seconds:02d})").check()
     await panel.get_by_role("button", name="Play this day (practice)").click()
-    await page.get_by_role("button", name="Ready").wait_for(timeout=15_000)
+    await page.get_by_role("button", name="Ready").click(timeout=15_000)
     assert "/join/" in page.url
+    ghost = page.locator("#race tr.ghost")
+    await ghost.wait_for(timeout=10_000)
+    assert f"{top['name']}'s daily" in await ghost.inner_text()
+    await page.locator("#race-panel").screenshot(path=str(ARTIFACTS / "daily-practice-ghost.png"))
     await page.goto(f"{server.url}/players/eve")  # her page: the streak, the daily attempt in her history
     await page.get_by_text("Streak 1 (best 1)").first.wait_for(timeout=10_000)
     overflows["player"] = await overflow_at_360(page, "player-360.png")
