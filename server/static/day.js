@@ -40,7 +40,8 @@
       problem.textContent = "";
       const name = input.value.trim();
       // A claimed name needs its key, held where the daily page holds it (common.js's store of player keys
-      // where the page has one, else the daily's own); a practice claims no name.
+      // where the page has one, else the daily's own). A free name is claimed by the practice: its key is kept
+      // here and its recovery code left for the play page to show once, as the daily page does.
       const key = typeof FTR.playerKey === "function" ? FTR.playerKey(name)
         : JSON.parse(localStorage.getItem("ftr:daily:names") || "{}")[name];
       const response = await fetch(`/daily/${date}/${encodeURIComponent(variant)}/practice`, {
@@ -49,6 +50,8 @@
                                ...(race && race.checked ? { ghost: "top" } : {}) }) });
       const body = await response.json().catch(() => ({}));
       if (response.status !== 200) { problem.textContent = body.message || `refused (${response.status})`; return; }
+      if (body.player_key && typeof FTR.keepPlayerKey === "function") FTR.keepPlayerKey(body.name, body.player_key);
+      if (body.recovery_code) sessionStorage.setItem("ftr:claimed", JSON.stringify({ name: body.name, code: body.recovery_code }));
       localStorage.setItem(`ftr:player:${body.match}`, JSON.stringify({ name: body.name, token: body.player_token }));
       location.href = `/join/${encodeURIComponent(body.match)}`;
     });

@@ -185,6 +185,9 @@ async def archive(page: Any, server: ServerProcess, date: str, overflows: dict[s
     ghost = page.locator("#race tr.ghost")
     await ghost.wait_for(timeout=10_000)
     assert f"{top['name']}'s daily" in await ghost.inner_text()
+    # The practice claimed the free name gus: this browser holds its key (else the name is lost to it).
+    held = await page.evaluate("FTR.playerKey('gus')")
+    assert isinstance(held, str) and len(held) >= 20, held
     await page.locator("#race-panel").screenshot(path=str(ARTIFACTS / "daily-practice-ghost.png"))
     await page.goto(f"{server.url}/players/eve")  # her page: the streak, the daily attempt in her history
     await page.get_by_text("Streak 1 (best 1)").first.wait_for(timeout=10_000)

@@ -198,7 +198,7 @@ async def after_day_d(server: ServerProcess, connections: list[Player], date: st
     board_before = get(f"{board_url}?name=Ann").content
     entry_before = json.loads(board_before)["entry"]
     practice_url = f"{server.url}/daily/{date}/{VARIANT}/practice"
-    # A claimed name needs its token (a practice claims no name); a look-alike of it is refused.
+    # A claimed name needs its token; a look-alike of it is refused.
     for body, refusal in (({"name": "Ann"}, "bad_token"), ({"name": "Ann", "token": "guessed"}, "bad_token"),
                           ({"name": "ANN", "token": token}, "name_taken")):
         refused = httpx.post(practice_url, json=body, timeout=30)
