@@ -19,6 +19,7 @@ import pytest
 import redis
 
 from protocol import messages as m
+from server.core.bots import pause_kind, pause_ms
 from server.engine import Game, deal, find_variant
 from server.engine.planner import LEVELS
 
@@ -173,3 +174,37 @@ async def test_bad_bots_are_refused_with_nothing_created_and_the_levels_are_list
             assert answer.status_code == 400, (body, answer.text)
             assert answer.json()["error"] == "malformed" and message in answer.json()["message"], answer.text
         assert made() == before
+
+
+async def test_a_fast_bot_keeps_its_pace_beside_a_bot_that_thinks_long(make_own_server: Any) -> None:
+    # No workers: every level plays the one-look hint, but a strong bot still takes its time to think (most of
+    # each 1 s pause): the casual bot at 600 a minute must not wait for it.
+    server = make_own_server(FTR_SOLVER_WORKERS="0", FTR_POOL_TARGET="0", FTR_DAILY_VARIANTS="")
+    seed = "bots-pace-1"
+    created = post(server, seed=seed, solvable_only=False, players=3, time_limit_s=3,
+                   bots=[{"level": "strong", "moves_per_min": 60}, {"level": "casual", "moves_per_min": FAST}])
+    assert created.status_code == 201, created.text
+    code = created.json()["code"]
+    ann = Player(server.ws_url)
+    try:
+        await ann.connect()
+        await ann.join(code, "ann")
+        await ann.send(m.Ready())
+        await ann.expect(m.Started)
+        await ann.resign()
+        await ann.expect(m.Results, timeout=15)
+    finally:
+        await ann.close()
+    record = httpx.get(f"{server.url}/matches/{code}/replays/{quote('casual bot')}", timeout=10).json()
+    # Each command's own pause, as the bot's seeded pace draws it, replayed here from the move log.
+    game = Game(deal(seed, find_variant("classic")), find_variant("classic"), autoplay=True, undo="safe")
+    late = []
+    before = 0
+    for seq, (command, at_ms) in enumerate(zip(record["moves"], record["times_ms"], strict=True), start=1):
+        pause = pause_ms(f"{code}/casual bot/{seq}", FAST, pause_kind(game))
+        late.append(at_ms - before - pause)
+        game.play(command)
+        before = at_ms
+    assert len(late) >= 8, record
+    assert min(late) >= 0, late  # never faster than its pace
+    assert sorted(late)[len(late) // 2] <= 250, late  # and not held up by the strong bot's thinking
