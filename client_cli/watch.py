@@ -33,6 +33,7 @@ import httpx
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from .render import clock
 from .server_link import Unreachable, backoff, match_results, match_state, server_option
@@ -95,7 +96,9 @@ def table(public: dict[str, Any], now_ms: int | None = None, note: str = "") -> 
             status = "ready" if player.get("ready") else "joined"
         if not player.get("connected", True) and status in ("playing", "joined", "ready"):
             status += " (away)"
-        grid.add_row(str(i), player.get("name", ""), status, str(player.get("foundation", 0)),
+        # Text, not markup: a name (or the bot's mark) in brackets is shown as it is.
+        name = Text(player.get("name", "") + (" [bot]" if player.get("bot") else ""))
+        grid.add_row(str(i), name, status, str(player.get("foundation", 0)),
                      str(player.get("moves", 0)), clock(race_time_ms(public, player, now)),
                      style="green" if player.get("status") == "won" else None)
     return grid
