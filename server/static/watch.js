@@ -12,7 +12,7 @@
   // challenge once the day is over (revealed: then true).
   const match = { state: "connecting", settings: null, startAt: 0, deadline: 0, cards: 104, openBoards: false,
                   daily: null, revealed: false };
-  const players = new Map();   // name -> {name, ready, connected, status, moves, foundation, time_ms}
+  const players = new Map();   // name -> {name, ready, connected, bot, status, moves, foundation, time_ms}
   const boards = new Map();    // name -> view (open-boards matches only)
   let offset = 0;              // server clock minus this clock (ms)
   let results = null;
@@ -188,8 +188,9 @@
       rows.push(el("tr", { "data-name": p.name, class: flashed === p.name ? "flash" : "" },
         el("td", {}, before && !results ? el("span", { class: "rank", text: "–", title: "the race has not started" })
           : el("span", { class: `rank r${p.rank}`, text: p.rank })),
-        el("td", { class: "who" }, p.name, p.connected === false && status === "playing"
-          ? el("span", { class: "away", text: "away" }) : null),
+        el("td", { class: "who" }, p.name,
+          p.bot ? el("span", { class: "away bot", text: "bot", title: "a bot the server plays" }) : null,
+          p.connected === false && status === "playing" ? el("span", { class: "away", text: "away" }) : null),
         el("td", {}, el("span", { class: `pill ${status}`, text: STATUS[status] || status })),
         el("td", {}, el("div", { class: "bar" },
           el("div", { class: "track" }, el("div", { class: "fill" + (p.status === "won" ? " won" : ""), style: `width:${pct}%` })),
@@ -240,7 +241,7 @@
       if (!["countdown", "playing", "finished"].includes(match.state)) match.state = data.state;
       match.settings = data.settings;
       for (const info of data.players) {
-        Object.assign(player(info.name), { ready: info.ready, connected: info.connected });
+        Object.assign(player(info.name), { ready: info.ready, connected: info.connected, bot: Boolean(info.bot) });
         if (!joined.has(info.name)) { joined.add(info.name); feed(`${info.name} joined`, undefined, id); }
       }
       renderChips(); renderHero(); renderStandings();
