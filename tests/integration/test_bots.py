@@ -181,7 +181,7 @@ async def test_a_fast_bot_keeps_its_pace_beside_a_bot_that_thinks_long(make_own_
     # each 1 s pause): the casual bot at 600 a minute must not wait for it.
     server = make_own_server(FTR_SOLVER_WORKERS="0", FTR_POOL_TARGET="0", FTR_DAILY_VARIANTS="")
     seed = "bots-pace-1"
-    created = post(server, seed=seed, solvable_only=False, players=3, time_limit_s=3,
+    created = post(server, seed=seed, solvable_only=False, players=3, time_limit_s=2,
                    bots=[{"level": "strong", "moves_per_min": 60}, {"level": "casual", "moves_per_min": FAST}])
     assert created.status_code == 201, created.text
     code = created.json()["code"]
