@@ -53,10 +53,10 @@ COUNTDOWN_RETRY_MS = 200
 NEAR_MS = 250
 """A bot whose next command is due within this many ms waits for it in this turn (no timer round trip)."""
 
-TURN_MS = 4000
-"""How long one turn goes on playing each bot's commands as they come due: a bot is not held up by another
-that thinks longer in the same turn, and the turn still ends well within the timer's lease (10 s, a strong
-bot's decision included)."""
+TURN_MS = 3000
+"""How long one turn goes on starting each bot's commands as they come due: a bot is not held up by another
+that thinks longer in the same turn, and the turn still ends within the timer's lease (10 s): a command
+started last may wait for a worker and think 2 s each (a strong bot), and the lease is never renewed."""
 
 FAILED_RETRY_MS = 1000
 """Ms after which a bot whose command failed unexpectedly (Redis lost ...) is tried again."""
