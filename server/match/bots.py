@@ -122,6 +122,7 @@ class _Defer:
 
 
 DEFER = _Defer()
+"""What :meth:`Bots._decide` answers when the decision could not run now."""
 
 
 class Bots:

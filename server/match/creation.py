@@ -41,6 +41,7 @@ UNDO_POLICIES = ("none", "safe", "full")
 MAX_TIME_LIMIT_S = 86400
 MAX_SEED = 200
 BOT_LEVELS = tuple(level.name for level in LEVELS)
+"""The levels a bot of ``POST /matches`` may have, weakest first (the planner's)."""
 
 
 class BotRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
