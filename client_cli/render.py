@@ -158,8 +158,8 @@ def _players(state: RaceState, now: int | None = None) -> list[Text]:
             mark = "bot" if line.bot else "ready" if line.ready else ("away" if not line.connected else "")
             lines.append(Text(f"{fit(name, 12)} {mark}".rstrip(), style=style))
             continue
-        status = {"playing": "", "won": "WON", "dead": "stuck", "resigned": "gave up", "timeout": "time"}.get(
-            line.status, line.status)
+        status = {"playing": "bot" if line.bot else "", "won": "WON", "dead": "stuck", "resigned": "gave up",
+                  "timeout": "time"}.get(line.status, line.status)  # a bot says so while it plays, not by colour alone
         # How the game ended goes on the name line: the counts line has no room left for "gave up".
         label = f" {status}"[:9] if status else ""  # a status from a replay file may be anything
         lines.append(Text(fit(name, SIDE_WIDTH - 1 - len(label)).rstrip() + label, style=style))

@@ -96,7 +96,7 @@ def table(public: dict[str, Any], now_ms: int | None = None, note: str = "") -> 
             status = "ready" if player.get("ready") else "joined"
         if not player.get("connected", True) and status in ("playing", "joined", "ready"):
             status += " (away)"
-        # A Text, not markup: a name's own brackets are shown as typed; a bot marked as the race screen marks one.
+        # Text, not markup: a name (or the bot's mark) in brackets is shown as it is.
         name = Text(player.get("name", "") + (" [bot]" if player.get("bot") else ""))
         grid.add_row(str(i), name, status, str(player.get("foundation", 0)),
                      str(player.get("moves", 0)), clock(race_time_ms(public, player, now)),

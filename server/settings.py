@@ -247,6 +247,10 @@ class Settings:
     max_bots: int = setting(
         "FTR_MAX_BOTS", 60, COUNT, meaning="""bots in unfinished matches on the whole server (all processes: counted
         in Redis); past it POST /matches with bots is refused (503 busy); 0: no bots""")
+    max_bots_per_address: int = setting(
+        "FTR_MAX_BOTS_PER_ADDRESS", 9, COUNT, meaning="""bots in unfinished matches created from one client address
+        (of FTR_MAX_BOTS; counted in Redis); past it POST /matches with bots from there is refused (429
+        rate_limited), so one client cannot hold every place with lobbies it never starts""")
     hint_level: str = setting(
         "FTR_HINT_LEVEL", "strong", _one_of(("look", *(level.name for level in LEVELS)), "strong"),
         meaning="""the planner level hints play at (server/engine/planner.py: casual, club, expert, strong); look:

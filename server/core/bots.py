@@ -24,8 +24,11 @@ MAX_BOTS_PER_MATCH = 3
 """Most bots one match may have (and always fewer than its seats: one at least is a person's)."""
 
 MIN_MOVES_PER_MIN = 1
+"""The slowest pace a bot may have (commands a minute)."""
 MAX_MOVES_PER_MIN = 600
+"""The fastest pace a bot may have (commands a minute): a mean pause of 100 ms."""
 DEFAULT_MOVES_PER_MIN = 30
+"""A bot's pace when ``POST /matches`` gives none."""
 
 
 class PauseKind(StrEnum):
@@ -38,6 +41,7 @@ class PauseKind(StrEnum):
     DRAW = "draw"
     """No command but a draw or a redeal is left: the bot hesitates before giving up the tableau."""
     PLAIN = "plain"
+    """Any other command."""
 
 
 PAUSE_FACTORS: dict[PauseKind, float] = {

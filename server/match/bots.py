@@ -9,10 +9,10 @@ same clock, deadline, dead-game checks and commit scripts as a person's command.
 
 The bots of a match are driven by its ``bot`` timer (:class:`~server.core.lifecycle.TimerKind`), set for the
 start when the countdown begins: leased like every timer, so any process plays the next command and the bots
-go on when a process dies. Each firing is one :meth:`Bots.turn`: every bot whose next command is due is
-decided and played, then the timer is set for the next due one. A bot's next instant comes from its move log
-in Redis and its seeded pace (:func:`server.core.bots.pause_ms`), so whichever process plays it keeps the
-same pace. The planner thinks in the last part of the pause (at most the level's time per decision), in the
+go on when a process dies. Each firing is one :meth:`Bots.turn`: for a few seconds (:data:`TURN_MS`) each
+bot's commands are decided and played as they come due, each bot at its own pace, then the timer is set for
+the next due one. A bot's next instant comes from its move log in Redis and its seeded pace
+(:func:`server.core.bots.pause_ms`), so whichever process plays it keeps the same pace. The planner thinks in the last part of the pause (at most the level's time per decision), in the
 solver's worker processes through the bounded solver queue (owner ``bot:CODE``); a decision whose worker did
 not come in time is tried again :data:`RETRY_MS` later (a bot under load plays slower, never weaker). With no
 solver workers (``FTR_SOLVER_WORKERS=0``) every level plays the one-look hint (cheap: the hint's fallback).
@@ -52,6 +52,14 @@ COUNTDOWN_RETRY_MS = 200
 
 NEAR_MS = 250
 """A bot whose next command is due within this many ms waits for it in this turn (no timer round trip)."""
+
+TURN_MS = 3000
+"""How long one turn goes on starting each bot's commands as they come due: a bot is not held up by another
+that thinks longer in the same turn, and the turn still ends within the timer's lease (10 s): a command
+started last may wait for a worker and think 2 s each (a strong bot), and the lease is never renewed."""
+
+FAILED_RETRY_MS = 1000
+"""Ms after which a bot whose command failed unexpectedly (Redis lost ...) is tried again."""
 
 THINK_SHARE = 0.8
 """The share of a pause the planner may think in (at most the level's time per decision)."""
@@ -114,6 +122,7 @@ class _Defer:
 
 
 DEFER = _Defer()
+"""What :meth:`Bots._decide` answers when the decision could not run now."""
 
 
 class Bots:
@@ -139,8 +148,18 @@ class Bots:
         if meta is None or meta.state is not State.PLAYING or not meta.bots:
             await self._done(code, meta)
             return None
-        dues = await asyncio.gather(*(self._move(code, meta, bot) for bot in meta.bots))
-        pending = [due for due in dues if due is not None]
+        until = now + TURN_MS
+        dues = await asyncio.gather(*(self._moves(code, meta, bot, until) for bot in meta.bots),
+                                    return_exceptions=True)
+        pending = []
+        for bot, due in zip(meta.bots, dues, strict=True):
+            if isinstance(due, asyncio.CancelledError):
+                raise due
+            if isinstance(due, BaseException):  # this bot alone waits: the others' commands stand
+                log.error("a command of bot %s of %s failed", bot.name, code, exc_info=due)
+                pending.append(self.service.clock.now_ms() + FAILED_RETRY_MS)
+            elif due is not None:
+                pending.append(due)
         if not pending:
             await self._done(code, meta)
             return None
@@ -167,6 +186,16 @@ class Bots:
             await self.service.playing.open_game(session, meta)
             self.sessions[(code, name)] = session
         return session
+
+    async def _moves(self, code: str, meta: MatchMeta, bot: BotSeat, until_ms: int) -> int | None:
+        """Bot ``bot``'s commands that come due before ``until_ms`` (:meth:`_move` each): the instant its turn
+        comes again, ``None`` once its game ended. Each bot goes on at its own pace while the turn lasts, so a
+        fast bot never waits for a slower one's thinking (the turn's end is the last of them)."""
+        while True:
+            due = await self._move(code, meta, bot)
+            if due is None or due > until_ms:
+                return due
+            await _sleep_until(self.service.clock.now_ms(), due - NEAR_MS)
 
     async def _move(self, code: str, meta: MatchMeta, bot: BotSeat) -> int | None:
         """Bot ``bot``'s next command if it is due (within :data:`NEAR_MS`): the instant its turn comes again,
@@ -223,5 +252,5 @@ class Bots:
         return command
 
 
-__all__ = ["COUNTDOWN_RETRY_MS", "DEFER", "LOOK", "MAX_SESSIONS", "NEAR_MS", "RETRY_MS", "THINK_SHARE", "BotSession",
-           "Bots", "Due", "level_list", "next_command"]
+__all__ = ["COUNTDOWN_RETRY_MS", "DEFER", "FAILED_RETRY_MS", "LOOK", "MAX_SESSIONS", "NEAR_MS", "RETRY_MS",
+           "THINK_SHARE", "TURN_MS", "BotSession", "Bots", "Due", "level_list", "next_command"]

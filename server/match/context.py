@@ -68,8 +68,10 @@ class CreationSteps(Protocol):
         solvable-only pool is empty."""
 
 
-    async def take_bot_places(self, code: str, count: int, time_limit_s: int, now_ms: int) -> bool:
-        """Places for ``count`` bots of new match ``code`` among ``FTR_MAX_BOTS``; False: none left."""
+    async def take_bot_places(self, code: str, count: int, time_limit_s: int, now_ms: int,
+                              address: str = "") -> str | None:
+        """Places for ``count`` bots of new match ``code`` among ``FTR_MAX_BOTS`` (and ``address``'s); ``None``:
+        taken, else the bound that refused."""
 
     async def seat_bots(self, code: str, bots: list[BotSeat], players: int) -> None:
         """Join the ``bots`` of new match ``code`` (``players`` seats), each ready."""

@@ -43,6 +43,7 @@ UNDO_POLICIES = ("none", "safe", "full")
 MAX_TIME_LIMIT_S = 86400
 MAX_SEED = 200
 BOT_LEVELS = tuple(level.name for level in LEVELS)
+"""The levels a bot of ``POST /matches`` may have, weakest first (the planner's)."""
 
 
 class BotRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -163,7 +164,8 @@ class Creation:
         :func:`checked`; ``internal`` for a match code that is taken; ``rate_limited`` when ``address`` has
         :data:`server.scheduler.WAITING_PER_ADDRESS` deals waiting for the solver; ``no_ghost`` for a ``ghost``
         with no such recorded game (:func:`server.ghosts.find_ghost`); ``too_many_bots`` when the server has no
-        places left for the bots asked (``FTR_MAX_BOTS``). The bots are in the match, ready."""
+        places left for the bots asked (``FTR_MAX_BOTS``), ``rate_limited`` when ``address``'s matches have them
+        (``FTR_MAX_BOTS_PER_ADDRESS``). The bots are in the match, ready."""
         service = self.service
         variant, position = checked(request, service.settings.max_players)
         code = new_code()  # protocol/codes.py: no look-alike symbols, 60 bits
@@ -214,9 +216,15 @@ class Creation:
         bots = bot_seats(request.bots)
         if bots:
             fields["bots"] = msgspec.json.encode(bots).decode()
-            if not await self.take_bot_places(code, len(bots), request.time_limit_s, now):
+            refused = await self.take_bot_places(code, len(bots), request.time_limit_s, now, address)
+            if refused is not None:
                 if item is not None:
                     await self.store.pool.push(variant.name, item)
+                if refused == "owner":
+                    raise ServiceError("rate_limited", f"matches created from this address have "
+                                                       f"{service.settings.max_bots_per_address} bots at most at once: "
+                                                       "start one of them, or wait for a lobby nobody starts to "
+                                                       f"close ({service.settings.lobby_timeout_s} s after it opened)")
                 raise ServiceError("too_many_bots", f"the server plays {service.settings.max_bots} bots at most at "
                                                     "once: create the match without bots, or try again later")
         if not await self.store.matches.create(code, fields):
@@ -231,13 +239,18 @@ class Creation:
         created = {"code": code, "host_token": host_token, "commitment": fields["commitment"], "state": state.value}
         return created | proof if proof else created
 
-    async def take_bot_places(self, code: str, count: int, time_limit_s: int, now_ms: int) -> bool:
-        """Places for ``count`` bots of new match ``code`` among the server's ``FTR_MAX_BOTS``, held at the
-        latest until the match has surely ended (its lobby timeout, countdown and time limit past)."""
+    async def take_bot_places(self, code: str, count: int, time_limit_s: int, now_ms: int,
+                              address: str = "") -> str | None:
+        """Places for ``count`` bots of new match ``code`` among the server's ``FTR_MAX_BOTS`` and, for a match
+        a client at ``address`` creates, among that address's ``FTR_MAX_BOTS_PER_ADDRESS``, held at the latest
+        until the match has surely ended (its lobby timeout, countdown and time limit past). ``None`` when
+        taken, else the bound that refused (:meth:`server.store.bots.BotPlaces.take`)."""
         settings = self.service.settings
         limit_s = time_limit_s or settings.untimed_limit_s or MAX_TIME_LIMIT_S
         until = now_ms + int((settings.lobby_timeout_s + settings.countdown_s + limit_s + 60) * 1000)
-        return await self.store.bots.take(code, count, until, now_ms, settings.max_bots)
+        owner = hashlib.sha256(address.encode()).hexdigest()[:16] if address else ""
+        return await self.store.bots.take(code, count, until, now_ms, settings.max_bots, owner,
+                                          settings.max_bots_per_address)
 
     async def seat_bots(self, code: str, bots: list[BotSeat], players: int) -> None:
         """Join the ``bots`` of match ``code`` (``players`` seats), each ready at once, its token thrown away:

@@ -246,7 +246,7 @@ class Rounds:
         elif seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
         bots = meta.bots if not same else []
-        if bots and not await service.creation.take_bot_places(code, len(bots), settings.time_limit_s, now):
+        if bots and await service.creation.take_bot_places(code, len(bots), settings.time_limit_s, now) is not None:
             bots = []  # the server plays as many bots as it may: this round is the people's alone
         if bots:
             fields["bots"] = msgspec.json.encode(bots).decode()

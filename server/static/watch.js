@@ -12,7 +12,7 @@
   // challenge once the day is over (revealed: then true).
   const match = { state: "connecting", settings: null, startAt: 0, deadline: 0, cards: 104, openBoards: false,
                   daily: null, revealed: false };
-  const players = new Map();   // name -> {name, ready, connected, status, moves, foundation, time_ms}
+  const players = new Map();   // name -> {name, ready, connected, bot, status, moves, foundation, time_ms}
   const boards = new Map();    // name -> view (open-boards matches only)
   let offset = 0;              // server clock minus this clock (ms)
   let results = null;

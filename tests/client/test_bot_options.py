@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from rich.console import Console
 
 from client_cli.__main__ import _parser
 from client_cli.commands import parse_bot
-from client_cli.render import results_lines
+from client_cli.render import _players, results_lines
+from client_cli.state import RaceState
+from client_cli.watch import table
 from protocol import messages as m
 
 
@@ -40,3 +43,22 @@ def test_a_bots_result_row_is_marked() -> None:
                                  m.ResultRow(2, "strong bot", "timeout", 3000, 40, 0, 0, 30, bot=True)], "", "", "")
     lines = [line.plain for line in results_lines(results)]
     assert "strong bot [bot]" in lines[2] and "[bot]" not in lines[1]
+
+
+def test_a_bot_is_marked_in_words_in_the_race_panel_and_the_watch_table() -> None:
+    state = RaceState(name="ann")
+    state.apply(m.Lobby("ABCD", "lobby", [m.PlayerInfo("ann", True, True), m.PlayerInfo("strong bot", True, True, True)],
+                        m.Settings("classic", False, 2, 0, True, "safe", False), ""))
+    state.phase = "playing"
+    for name in ("ann", "strong bot"):
+        state.line(name).status = "playing"
+    panel = [line.plain for line in _players(state)]
+    assert any(line.startswith("strong bot") and line.endswith(" bot") for line in panel), panel
+    assert not any(line.startswith("ann") and "bot" in line for line in panel), panel
+    public = {"code": "ABCD", "state": "playing", "settings": {"variant": "classic"}, "start_at_ms": 0, "players": [
+        {"name": "ann", "status": "playing", "moves": 3, "foundation": 2, "time_ms": 0},
+        {"name": "strong bot", "bot": "strong", "status": "playing", "moves": 9, "foundation": 4, "time_ms": 0}]}
+    console = Console(width=100, record=True)
+    console.print(table(public, now_ms=1000))
+    text = console.export_text()
+    assert "strong bot [bot]" in text and "ann [bot]" not in text, text

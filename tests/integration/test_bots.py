@@ -19,6 +19,7 @@ import pytest
 import redis
 
 from protocol import messages as m
+from server.core.bots import pause_kind, pause_ms
 from server.engine import Game, deal, find_variant
 from server.engine.planner import LEVELS
 
@@ -52,8 +53,10 @@ def solver_jobs(server: ServerProcess, job: str) -> float:
 
 @pytest.fixture
 def bots_server(make_own_server: Any) -> Iterator[ServerProcess]:
-    """A server with one solver worker kept for the bots (no deal pool, no daily challenge), at most 4 bots."""
-    yield make_own_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="0", FTR_DAILY_VARIANTS="", FTR_MAX_BOTS="4")
+    """A server with one solver worker kept for the bots (no deal pool, no daily challenge), at most 5 bots, 2 of
+    them in matches one address created."""
+    yield make_own_server(FTR_SOLVER_WORKERS="1", FTR_POOL_TARGET="0", FTR_DAILY_VARIANTS="", FTR_MAX_BOTS="5",
+                          FTR_MAX_BOTS_PER_ADDRESS="2")
 
 
 async def test_two_bots_and_a_person_race_to_ranked_results_with_the_bots_marked(bots_server: ServerProcess) -> None:
@@ -123,16 +126,24 @@ async def test_two_bots_and_a_person_race_to_ranked_results_with_the_bots_marked
     assert ann_page["games"] == 1 and ann_page["head_to_head"] == []
     named_like_a_bot = httpx.get(server.url + "/players/" + quote("casual bot"), timeout=10).json()
     assert named_like_a_bot["games"] == 0
-    # The bots of the first round ended, those of the next round hold 2 places of the server's 4.
+    # The bots of the first round ended (their places pruned from this address's too), those of the next round
+    # hold 2 places of the server's 5 (a next round's are no address's).
     first = post(server, players=2, solvable_only=False, bots=[{"level": "casual"}])
     assert first.status_code == 201, first.text
-    refused_bots = post(server, players=3, solvable_only=False, bots=[{"level": "casual"}] * 2)
-    assert refused_bots.status_code == 503 and refused_bots.json()["error"] == "too_many_bots"
+    by_address = post(server, players=3, solvable_only=False, bots=[{"level": "casual"}] * 2)
+    assert by_address.status_code == 429 and by_address.json()["error"] == "rate_limited", by_address.text
+    assert "this address" in by_address.json()["message"]
     last = post(server, players=2, solvable_only=False, bots=[{"level": "strong", "moves_per_min": 1}])
     assert last.status_code == 201, last.text
+    refused_bots = post(server, players=3, solvable_only=False, bots=[{"level": "casual"}] * 2)
+    assert refused_bots.status_code == 503 and refused_bots.json()["error"] == "too_many_bots"
     with redis.Redis.from_url(server.env["REDIS_URL"]) as client:
         assert client.zcard("{live}:bots") == 4
-        assert client.exists(f"{{m:{refused_bots.json().get('code', 'none')}}}:meta") == 0
+        owners = list(client.scan_iter("{live}:bots:by:*"))
+        assert len(owners) == 1 and sorted(client.zrange(owners[0], 0, -1)) == sorted(
+            f"{answer.json()['code']}/0".encode() for answer in (first, last))
+        for answer in (by_address, refused_bots):
+            assert client.exists(f"{{m:{answer.json().get('code', 'none')}}}:meta") == 0
 
 
 BAD_BOTS = [
@@ -173,3 +184,37 @@ async def test_bad_bots_are_refused_with_nothing_created_and_the_levels_are_list
             assert answer.status_code == 400, (body, answer.text)
             assert answer.json()["error"] == "malformed" and message in answer.json()["message"], answer.text
         assert made() == before
+
+
+async def test_a_fast_bot_keeps_its_pace_beside_a_bot_that_thinks_long(make_own_server: Any) -> None:
+    # No workers: every level plays the one-look hint, but a strong bot still takes its time to think (most of
+    # each 1 s pause): the casual bot at 600 a minute must not wait for it.
+    server = make_own_server(FTR_SOLVER_WORKERS="0", FTR_POOL_TARGET="0", FTR_DAILY_VARIANTS="")
+    seed = "bots-pace-1"
+    created = post(server, seed=seed, solvable_only=False, players=3, time_limit_s=2,
+                   bots=[{"level": "strong", "moves_per_min": 60}, {"level": "casual", "moves_per_min": FAST}])
+    assert created.status_code == 201, created.text
+    code = created.json()["code"]
+    ann = Player(server.ws_url)
+    try:
+        await ann.connect()
+        await ann.join(code, "ann")
+        await ann.send(m.Ready())
+        await ann.expect(m.Started)
+        await ann.resign()
+        await ann.expect(m.Results, timeout=15)
+    finally:
+        await ann.close()
+    record = httpx.get(f"{server.url}/matches/{code}/replays/{quote('casual bot')}", timeout=10).json()
+    # Each command's own pause, as the bot's seeded pace draws it, replayed here from the move log.
+    game = Game(deal(seed, find_variant("classic")), find_variant("classic"), autoplay=True, undo="safe")
+    late = []
+    before = 0
+    for seq, (command, at_ms) in enumerate(zip(record["moves"], record["times_ms"], strict=True), start=1):
+        pause = pause_ms(f"{code}/casual bot/{seq}", FAST, pause_kind(game))
+        late.append(at_ms - before - pause)
+        game.play(command)
+        before = at_ms
+    assert len(late) >= 8, record
+    assert min(late) >= 0, late  # never faster than its pace
+    assert sorted(late)[len(late) // 2] <= 250, late  # and not held up by the strong bot's thinking
