@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..bots import decide_bot
 from ..core.bots import pause_kind, pause_ms
 from ..core.errors import ServiceError
-from ..core.lifecycle import LOBBY_STATES, State
+from ..core.lifecycle import LOBBY_STATES, State, TimerKind
 from ..core.player import PlayerStatus
 from ..engine import Game
 from ..engine.planner import LEVELS, Level, find_level, plan
@@ -148,6 +148,9 @@ class Bots:
         if meta is None or meta.state is not State.PLAYING or not meta.bots:
             await self._done(code, meta)
             return None
+        if not await self._people_playing(code, meta):
+            await self._stop(code, meta)
+            return None
         until = now + TURN_MS
         dues = await asyncio.gather(*(self._moves(code, meta, bot, until) for bot in meta.bots),
                                     return_exceptions=True)
@@ -164,6 +167,33 @@ class Bots:
             await self._done(code, meta)
             return None
         return min(pending)
+
+    async def _people_playing(self, code: str, meta: MatchMeta) -> bool:
+        """Whether a person (a player of match ``code`` who is no bot) still plays: a game stuck with an undo
+        left, or of a person away, still plays."""
+        bots = {bot.name for bot in meta.bots}
+        return any(p.status == PlayerStatus.PLAYING and p.name not in bots for p in await self.store.players.all(code))
+
+    async def _stop(self, code: str, meta: MatchMeta) -> None:
+        """Every person's game has ended: each bot still playing resigns now, through the same path as a
+        person's resign, so the results come at once rather than after the bots' games (hours at 1 move a
+        minute, untimed), and the bots' places and worker time are given back."""
+        for bot in meta.bots:
+            session = await self._session(code, meta, bot.name)
+            if session is None or session.status != PlayerStatus.PLAYING:
+                continue
+            try:
+                await self.service.playing.resign(session)
+            except ServiceError as error:  # ended meanwhile (the deadline), or Redis failed: the deadline ends it
+                log.info("bot %s of %s could not resign: %s", bot.name, code, error.message)
+        await self._done(code, meta)
+
+    async def people_ended(self, code: str) -> None:
+        """A person's game in match ``code`` ended while others play: when only bots play on, their timer is
+        due now (:meth:`turn` resigns them), not at their next command (a minute away at 1 move a minute)."""
+        meta = await self.store.matches.meta(code)
+        if meta is not None and meta.bots and not await self._people_playing(code, meta):
+            await self.store.timers.add(code, TimerKind.BOT, self.service.clock.now_ms())
 
     async def _done(self, code: str, meta: MatchMeta | None) -> None:
         """No bot of match ``code`` plays any more: forget their sessions, give back their places."""

@@ -156,6 +156,9 @@ class BotsSteps(Protocol):
     async def turn(self, code: str) -> int | None:
         """Match ``code``'s bots play their due commands; the instant (ms) of the next turn, ``None``: no more."""
 
+    async def people_ended(self, code: str) -> None:
+        """A person's game in match ``code`` ended while others play: the bots stop once only they play."""
+
 
 class MatchContext(Protocol):
     """What the parts of the match service use of it (:class:`server.matches.MatchService` is one).

@@ -169,6 +169,8 @@ class Playing:
         follow_up = proposal.follow_up
         if follow_up is FollowUp.END_MATCH_IF_LAST and active == 0:
             await self.service.ending.end_match(session.code)
+        elif follow_up is FollowUp.END_MATCH_IF_LAST:  # others play on: bots alone stop (Bots.people_ended)
+            await self.service.bots.people_ended(session.code)
         elif follow_up is FollowUp.END_DEAD:
             await self.end_dead(session, proposal.next.game, proposal.next.game.moves)
         elif follow_up is FollowUp.CHECK_DEAD and (session.dead_check is None or session.dead_check.done()):
@@ -324,3 +326,5 @@ class Playing:
             session.push(answer.frame)
         if active == 0:
             await self.service.ending.end_match(session.code)
+        else:
+            await self.service.bots.people_ended(session.code)
