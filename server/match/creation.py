@@ -30,7 +30,7 @@ from ..engine.planner import LEVELS
 from ..ghosts import GhostRequest, chosen_label, find_ghost
 from ..names import name_key
 from ..scheduler import QueueFull
-from ..store import BotSeat, token_hash
+from ..store import BotSeat, JoinStatus, token_hash
 from .step import Step
 
 if TYPE_CHECKING:
@@ -254,11 +254,18 @@ class Creation:
 
     async def seat_bots(self, code: str, bots: list[BotSeat], players: int) -> None:
         """Join the ``bots`` of match ``code`` (``players`` seats), each ready at once, its token thrown away:
-        no client can speak for a bot. Their names are then taken in the match."""
+        no client can speak for a bot. Their names are then taken in the match. A bot whose seat was taken
+        first (a rematch round is joinable as soon as it exists: a person may have joined under a bot's name) is
+        struck from the match's bots, so no person's game is ever played as a bot's."""
+        seated = []
         for bot in bots:
-            await self.store.players.join(code, bot.name, token_hash(secrets.token_urlsafe(24)), players,
-                                          self.service.clock.now_ms(), name_key(bot.name))
-            await self.store.players.set_ready(code, bot.name)
+            status, _ = await self.store.players.join(code, bot.name, token_hash(secrets.token_urlsafe(24)), players,
+                                                      self.service.clock.now_ms(), name_key(bot.name))
+            if status is JoinStatus.OK:
+                await self.store.players.set_ready(code, bot.name)
+                seated.append(bot)
+        if len(seated) < len(bots):
+            await self.store.matches.set_meta(code, bots=msgspec.json.encode(seated).decode())
 
     async def draw_deal(self, variant: str, solvable_only: bool) -> tuple[str | None, str, bytes | None]:
         """The deal of a new match or round no one chose: ``(seed, solution, pool_item)``.
