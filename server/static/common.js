@@ -117,6 +117,23 @@ const FTR = (() => {
     return { status: response.status, body, headers: response.headers };
   }
 
+  /** POST /matches with `settings`: the created match's answer ({code, host_token, ...}), its host token kept
+      where the pages look for it (ftr:host:CODE). Throws an Error whose message says why not: the server's
+      refusal as it worded it, or that the server could not be reached. */
+  async function createMatch(settings) {
+    let response;
+    try {
+      response = await fetch("/matches", { method: "POST", headers: { "Content-Type": "application/json" },
+                                           body: JSON.stringify(settings) });
+    } catch (error) {
+      throw new Error(`could not reach the server: ${error}`);
+    }
+    const body = await response.json().catch(() => ({}));
+    if (response.status !== 201) throw new Error(body.message || `refused (${response.status})`);
+    localStorage.setItem(`ftr:host:${body.code}`, body.host_token);
+    return body;
+  }
+
   /** Follow a Server-Sent Events stream; handlers[name](data, id). Resumes after a drop or a cut
       from the last id seen (the server resumes with ?from=ID, nothing lost or repeated). The server's
       `error` event ends it for good (handlers.error(data): {code, message}; the match is gone). */
@@ -333,6 +350,6 @@ const FTR = (() => {
   }
 
   return { el, cardEl, boardEl, changed, formatMs, getJSON, pathSegment, follow, STATUS, parseCard,
-           verifyCommitment, plural, winnerLine, chosenDealChip, playerKeys, playerKey, heldName, keepPlayerKey, forgetPlayerKey, playerPath,
+           createMatch, verifyCommitment, plural, winnerLine, chosenDealChip, playerKeys, playerKey, heldName, keepPlayerKey, forgetPlayerKey, playerPath,
            recordLine, rivalryLine, recoveryPanel, streakLine };
 })();

@@ -52,16 +52,12 @@
 
   /** POST /matches with `settings`: the created match ({code, host_token, ...}) with its host token kept, or
       null after `problem` (an element) was told why not. */
+  /** FTR.createMatch, its refusal told in `problem` (an element): the answer, or null. */
   async function createMatch(settings, problem) {
     try {
-      const response = await fetch("/matches", { method: "POST", headers: { "Content-Type": "application/json" },
-                                                  body: JSON.stringify(settings) });
-      const body = await response.json().catch(() => ({}));
-      if (response.status !== 201) { problem.textContent = body.message || `refused (${response.status})`; return null; }
-      localStorage.setItem(`ftr:host:${body.code}`, body.host_token);
-      return body;
+      return await FTR.createMatch(settings);
     } catch (error) {
-      problem.textContent = `could not reach the server: ${error}`;
+      problem.textContent = error.message;
       return null;
     }
   }

@@ -701,6 +701,21 @@
     });
   }
 
+  /** A game alone on this match's deal racing `name`'s game of it as a ghost (POST /matches `ghost` with the
+      match): the play page of the new match joins it under my name and starts it at once, as "Play alone" does.
+      A chosen position is dealt as its text (the results' seed then is that text), a seed as itself. */
+  async function raceGhost(r, name) {
+    const me = state.name || localStorage.getItem("ftr:name") || "";
+    const dealt = r.seed.includes("\n") ? { deal: r.seed } : { seed: r.seed };
+    const settings = { variant: state.settings.variant, players: 1, ...dealt, solvable_only: false, undo: "full",
+                       hints: true, time_limit_s: 0, autoplay: state.settings.autoplay, ghost: { name, match: code } };
+    let body;
+    try { body = await FTR.createMatch(settings); } catch (error) { say(error.message, "error"); return; }
+    const number = /^[0-9]+$/.test(r.seed) ? r.seed : "";
+    sessionStorage.setItem("ftr:alone", JSON.stringify({ code: body.code, name: me, number }));
+    location.href = `/join/${encodeURIComponent(body.code)}`;
+  }
+
   function renderResults() {
     const r = state.results;
     $("results-panel").hidden = !r;
@@ -713,7 +728,11 @@
       el("span", { class: `pill ${row.status}`, text: STATUS[row.status] || row.status }),
       el("span", { class: "line", text: ` ${plural(row.foundation, "card")} · ${plural(row.moves, "move")} · `
         + formatMs(row.time_ms, true) + (row.undos ? ` · ${plural(row.undos, "undo")}` : "")
-        + (row.hints ? ` · ${plural(row.hints, "hint")}` : "") }))));
+        + (row.hints ? ` · ${plural(row.hints, "hint")}` : "") }),
+      // Once the deal is revealed, anyone's game of it can be raced again, alone, as a ghost (never a daily's).
+      r.seed && row.moves > 0 ? el("button", { type: "button", class: "link race-ghost",
+        text: "Race this game", "aria-label": `Race ${row.name}'s game as a ghost`,
+        onclick: () => raceGhost(r, row.name) }) : null)));
     // A daily attempt's results carry no seed (the day's deal stays secret while anyone can play it), and it
     // has no rematch (one attempt per name and day) nor a replay before the day is over.
     const daily = !r.seed;

@@ -108,6 +108,14 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
         against = await page.locator("#ghost-result").inner_text()
         await page.screenshot(path=str(ARTIFACTS / "ghost-results.png"), full_page=True)
         print("screenshot:", ARTIFACTS / "ghost-results.png")
+        # The revealed deal's results offer each game to race again as a ghost: rider's own, here.
+        await page.get_by_role("button", name="Race rider's game as a ghost").click()
+        await page.wait_for_function(f"!location.pathname.endsWith('/{race['code']}')", timeout=10_000)
+        again = page.locator("#race tr.ghost")
+        await again.wait_for(timeout=15_000)
+        again_text = await again.inner_text()
+        again_record = await page.locator("#ghost-record").inner_text()
+        again_code = page.url.rstrip("/").rsplit("/", 1)[-1]
         assert errors == []
         await browser.close()
 
@@ -121,4 +129,11 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
     assert split_label == words, (split_label, words)
     assert split_text == ("±0.0" if seconds == "0.0" else ("−" if gap < 0 else "+") + seconds), split_text
     assert re.search(r"Against ann's best \(0:0\d\.\d, resigned\)", against), against
+    # The game raced again: rider's, from the match just ended, on its deal, alone and started at once.
+    assert f"rider in match {race['code']}" in again_text, again_text
+    mine_ms = mine["result"]["time_ms"]
+    assert f"0:{mine_ms // 1000:02d}.{mine_ms // 100 % 10}" in again_record and "6 moves" in again_record, again_record
+    again_state = httpx.get(f"{server.url}/matches/{again_code}", timeout=10).json()
+    assert again_state["settings"]["players"] == 1 and again_state["state"] == "playing", again_state
+    assert [p["name"] for p in again_state["players"]] == ["rider"]
 
