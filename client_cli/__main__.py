@@ -10,6 +10,7 @@
     forty-thieves [--server URL] practice [--seed NUMBER] [--variant V] [--bot LEVEL[:MOVES_PER_MIN]]...
                                           [--ghost best|NAME] [--name NAME] [--script FILE|-] [--json]
     forty-thieves [--server URL] practice --day DATE [--variant V] [--ghost top|NAME] [--name NAME] [--script FILE|-]
+    forty-thieves [--server URL] practice --match CODE --ghost best|NAME [--bot ...] [--name NAME] [--script FILE|-]
     forty-thieves [--server URL] replay FILE [--json]
     forty-thieves [--server URL] daily [--variant V] --name NAME [--script FILE|-] [--json]
     forty-thieves [--server URL] daily --share [--date D] [--variant V] [--name NAME]

@@ -3,7 +3,8 @@
 The match made: one seat for the player (and one more per ``--bot``), ``seed`` the game number (``--seed``,
 else a random one, printed so that the deal can be played or shared again), any deal (``solvable_only``
 false: the number is the deal), full undo, hints, no time limit; ``--ghost best`` races the best recorded game
-of the player's own name on this deal, ``--ghost NAME`` that of NAME. It is created with ``POST /matches`` and
+of the player's own name on this deal, ``--ghost NAME`` that of NAME; with ``--match CODE``, NAME's game of
+that ended match, on its revealed deal (:func:`match_deal`). It is created with ``POST /matches`` and
 played by :func:`client_cli.join.join_and_play` (the race screen, or ``--script``), ready at once: the game
 starts without waiting in the lobby. After the results of a game alone, ``restart`` deals it again.
 
@@ -27,7 +28,7 @@ from .commands import bot_option
 from .daily import checked_date, post_as
 from .join import join_and_play
 from .players import own_name
-from .server_link import ClientError, create_match, join_link, public_server
+from .server_link import ClientError, create_match, get_json, join_link, public_server
 from .tokens import TokenStore
 
 RANDOM_NUMBERS = 1_000_000
@@ -68,6 +69,8 @@ def add_parser(commands: Any) -> None:
     practice.add_argument("--ghost", metavar="best|NAME",
                           help="race the best recorded game on this deal: best: your own name's; else NAME's "
                                "(with --day: top, the day's first attempt; else NAME's attempt that day)")
+    practice.add_argument("--match", metavar="CODE", help="with --ghost NAME (or best: yours): race NAME's game of "
+                                                          "the ended match CODE, on its deal (its seed revealed)")
     practice.add_argument("--day", metavar="DATE", help="practise the deal of the daily challenge of DATE "
                                                         "(YYYY-MM-DD, once revealed), on no board")
     practice.add_argument("--name", help="your name (default: the one this machine holds a key of, else your login "
@@ -103,6 +106,8 @@ async def practice(server: str, args: argparse.Namespace, login_name: str) -> in
     one. Raises :class:`~client_cli.server_link.ClientError` for a refusal (too many bots, no such ghost ...)."""
     if args.day is not None:
         return await day_practice(server, args, login_name)
+    if args.match is not None and (args.seed is not None or not args.ghost):
+        raise ClientError("--match races a game of that match on its own deal: give --ghost NAME (or best), not --seed")
     if len(args.bot) > MAX_BOTS:
         raise ClientError(f"--bot: at most {MAX_BOTS} bots race in a match")
     store = TokenStore()
@@ -112,16 +117,40 @@ async def practice(server: str, args: argparse.Namespace, login_name: str) -> in
     else:
         name = player_name(server, store, args.name, login_name)
         ghost = args.ghost or ""
-    number = args.seed or str(1 + secrets.randbelow(RANDOM_NUMBERS - 1))
-    created = await create_match(server, practice_settings(args.variant, number, args.bot, ghost))
+    if args.match is not None:
+        body, number = await match_deal(server, args.match, args.bot, ghost)
+    else:
+        number = args.seed or str(1 + secrets.randbelow(RANDOM_NUMBERS - 1))
+        body = practice_settings(args.variant, number, args.bot, ghost)
+    created = await create_match(server, body)
     public = public_server(created, server)
-    against = [f"a {bot['level']} bot" for bot in args.bot] + ([f"{ghost}'s best"] if ghost else [])
+    against = [f"a {bot['level']} bot" for bot in args.bot] + (
+        [f"{ghost}'s game in match {args.match}" if args.match else f"{ghost}'s best"] if ghost else [])
     # With --json the standard output is the messages alone: the line that names the game goes to stderr.
-    print(f"Game {number} ({args.variant}), alone{' against ' + ' and '.join(against) if against else ''}: "
+    print(f"Game {number} ({body['variant']}), alone{' against ' + ' and '.join(against) if against else ''}: "
           f"match {created['code']}, {join_link(public, created['code'])}", file=sys.stderr if args.json else sys.stdout)
     store.keep_host(server, created["code"], name, created["host_token"])
     return await join_and_play(server, created["code"], name, script=args.script, as_json=args.json,
                                host_token=created["host_token"], auto_ready=True, public=public)
+
+
+async def match_deal(server: str, code: str, bots: list[dict[str, Any]], ghost: str) -> tuple[dict[str, Any], str]:
+    """The ``POST /matches`` body of a game alone racing ``ghost``'s game of the ended match ``code`` on its deal
+    (``GET /matches/{code}/results``: its revealed seed, or the position text a chosen deal was), and how the
+    deal is named (the seed; ``"of match CODE"`` for a position). Raises
+    :class:`~client_cli.server_link.ClientError` for a match not ended (or not kept), or a daily attempt's."""
+    results = await get_json(server, f"/matches/{quote(code, safe='')}/results")
+    settings = (await get_json(server, f"/matches/{quote(code, safe='')}")).get("settings") or {}
+    seed = results.get("seed")
+    if not isinstance(seed, str) or not seed:
+        raise ClientError(f"match {code}'s deal is not revealed (a daily attempt's stays secret): no game of it to race")
+    body = practice_settings(str(settings.get("variant", "classic")), seed, bots, ghost)
+    body["ghost"] = {"name": ghost, "match": code}
+    body["autoplay"] = bool(settings.get("autoplay", True))
+    if "\n" in seed:  # a chosen position is kept as its text: dealt as that position again
+        body["deal"] = body.pop("seed")
+        return body, f"of match {code}"
+    return body, seed
 
 
 def day_ghost(ghost: str | None, name: str) -> str | dict[str, str] | None:

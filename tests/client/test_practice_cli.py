@@ -56,6 +56,7 @@ def test_the_game_number_is_read_as_the_server_takes_it() -> None:
     (["--bot", "strong:0"], "1..600"),
     (["--bot", "casual"] * 4, "at most 3 bots"),
     (["--ghost", "best"], "give --name NAME"),  # this machine holds no name's key yet
+    (["--match", "ABC", "--seed", "7", "--ghost", "ann"], "not --seed"),
 ])
 def test_options_the_server_would_refuse_are_refused_before_anything_is_sent(
         options: list[str], message: str, client_env: dict[str, str]) -> None:
@@ -98,6 +99,18 @@ def test_a_scripted_game_alone_plays_the_deal_of_the_number_it_picked(server: Se
     settings = public_state(server.url, code)["settings"]
     assert {key: settings[key] for key in ("variant", "players", "undo", "hints", "time_limit_s", "solvable_only")} == {
         "variant": "classic", "players": 1, "undo": "full", "hints": True, "time_limit_s": 0, "solvable_only": False}
+
+    # That game raced again as a ghost: --match CODE deals the match's revealed seed, the ghost is solo's game.
+    script.write_text("s\nresign\n")
+    again = subprocess.run([sys.executable, "-m", "client_cli", "--server", server.url, "practice", "--name", "solo",
+                            "--match", code, "--ghost", "solo", "--script", str(script), "--json"], cwd=ROOT,
+                           env=client_env, capture_output=True, text=True, timeout=60, check=False)
+    assert again.returncode == 0, again.stderr
+    assert f"Game {number} (classic), alone against solo's game in match {code}: match " in again.stderr, again.stderr
+    shown = events(again.stdout)
+    ghost = msgspec.convert(next(e for e in shown if e["type"] == "ghost"), m.Ghost)
+    assert (ghost.name, ghost.label, ghost.moves, ghost.status) == ("solo", f"solo in match {code}", 2, "resigned")
+    assert msgspec.convert(next(e for e in shown if e["type"] == "started"), m.Started).view == started.view
 
 
 def test_a_game_with_no_time_limit_shows_no_countdown_of_the_servers_24_h_cap() -> None:
