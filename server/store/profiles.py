@@ -149,7 +149,8 @@ class Profiles:
 
     async def ghost(self, hashed: str, variant: str, deal: str) -> dict[str, Any] | None:
         """The player's best kept game on ``deal`` (its label, :func:`server.history.deal_label`) in ``variant``:
-        ``{"match", "status", "time_ms", "moves", "foundation", "timeline"}``; None when there is none."""
+        ``{"match", "status", "time_ms", "moves", "foundation", "timeline"}``; None when there is none. Raises
+        ``ValueError`` for a kept value that is not JSON (damaged)."""
         raw = await self.redis.hget(profile_key(hashed, "ghosts"), f"{variant}|{deal}")
         return json.loads(raw) if raw is not None else None
 

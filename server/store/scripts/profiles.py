@@ -141,11 +141,14 @@ if extra > 0 then
   end
   redis.call('ZREMRANGEBYRANK', KEYS[5], 0, extra - 1)
 end
-if ARGV[16] ~= '' then
+if ARGV[16] ~= '' and redis.call('ZSCORE', KEYS[5], field) then
   local kept = redis.call('HGET', KEYS[9], field)
-  local better = not kept
-  if kept then
-    local old = cjson.decode(kept)
+  local ok, old = pcall(cjson.decode, kept or '')
+  -- a kept value that is not a ghost's (damaged) is no better than any game: replaced, not an error that would
+  -- stop this recording halfway (a script's writes are not undone)
+  local better = not ok or type(old) ~= 'table' or type(old.time_ms) ~= 'number' or type(old.moves) ~= 'number'
+    or type(old.foundation) ~= 'number'
+  if not better then
     local old_won = old.status == 'won'
     if won ~= old_won then better = won
     elseif won then better = time < old.time_ms or (time == old.time_ms and moves < old.moves)
