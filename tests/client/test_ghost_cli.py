@@ -60,3 +60,6 @@ def test_the_gap_words() -> None:
     assert gap_words(GHOST, Gap(700), short=True) == "0.7 s behind"
     assert gap_words(GHOST, None) == ""
     assert gap_words(GHOST, Gap(-40)) == "level with ann's best" == gap_words(GHOST, Gap(0))
+    # Halves of a tenth round up, in whole numbers (as the page's ghost.js): not Python's half to even.
+    assert [gap_words(GHOST, Gap(ms), short=True) for ms in (1250, -1450, 50, -49, 250)] == [
+        "1.3 s behind", "1.5 s ahead", "0.1 s behind", "level", "0.3 s behind"]
