@@ -19,7 +19,7 @@ import pytest
 from client_cli.ghost import Gap, gap_words
 from protocol import messages as m
 from tests.browser.axe import severe_violations
-from tests.browser.test_play_page import DESKTOP, join, moves_shown
+from tests.browser.test_play_page import DESKTOP, PHONE, join, moves_shown
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 from tests.integration.test_ghosts import SOLO, replayed_timeline
 from tests.integration.test_race import solution
@@ -102,6 +102,15 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
         split = page.locator("#racers .racer.me .split")  # the compact strip: the phone's view while playing
         split_text, split_label = await split.inner_text(), await split.get_attribute("aria-label")
         assert await severe_violations(page) == []  # the ghost's muted row and the gap line included
+        # On a phone's width the strip is all there is of the race: every racer's cards up in view, the ghost's too.
+        await page.set_viewport_size(PHONE["viewport"])
+        await page.wait_for_function("document.getElementById('racers').getBoundingClientRect().width < 300")
+        strip = await page.locator("#racers").bounding_box()
+        figures = [await b.bounding_box() for b in await page.locator("#racers .racer b").all()]
+        assert len(figures) == 2 and strip is not None, figures
+        for box in figures:
+            assert box is not None and strip["x"] <= box["x"] and box["x"] + box["width"] <= strip["x"] + strip["width"], (box, strip)
+        await page.set_viewport_size(DESKTOP["viewport"])
 
         await page.get_by_role("button", name="Resign").click()
         await page.get_by_role("button", name="Yes, resign").click()
