@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 from server.core.errors import ServiceError
 from server.ghosts import GhostRequest, find_ghost
 from server.store import Store
-from server.store.keys import name_hash, profile_key
+from server.store.keys import MAX_GHOSTS, name_hash, profile_key
 
 DB = 13
 DEAL = "seed 7"
@@ -61,6 +61,32 @@ async def test_the_best_game_of_a_deal_is_its_ghost_and_a_damaged_one_is_replace
                                                                            [(0, 0, 0), (100, 3, 1)])
         profile = await store.profiles.get(ann)
         assert profile is not None and profile.games == len(games) + 3
+    finally:
+        await client.flushdb()
+        await client.aclose()
+
+
+async def test_ghosts_are_kept_for_the_deals_last_played_only(redis_url: str) -> None:
+    client = aioredis.Redis.from_url(redis_url.rsplit("/", 1)[0] + f"/{DB}")
+    await client.flushdb()
+    try:
+        store = Store(client, 3600)
+        ann = name_hash("ann")
+        assert await store.profiles.claim(ann, "ann", "k" * 64, "r" * 64, 1000) is None
+        deals = MAX_GHOSTS + 5
+        for i in range(deals):  # one game on each of more deals than keep a ghost, the history keeping them all
+            entry, ghost = game(f"M{i}", False, 100, 3, 1)
+            entry["deal"] = f"seed {i}"
+            assert await store.profiles.record(ann, f"M{i}", entry, False, 2000 + i, 1500, [], 1000, 1000, ghost)
+        kept = {field.decode() for field in await client.hkeys(profile_key(ann, "ghosts"))}
+        assert kept == {f"classic|seed {i}" for i in range(5, deals)}
+        assert await client.hlen(profile_key(ann, "deals")) == deals
+        # Seed 0 played again: its ghost is back, and the deal now last played MAX_GHOSTS + 1-th loses its own.
+        entry, ghost = game("again", False, 100, 3, 1)
+        entry["deal"] = "seed 0"
+        assert await store.profiles.record(ann, "again", entry, False, 9000, 1500, [], 1000, 1000, ghost)
+        kept = {field.decode() for field in await client.hkeys(profile_key(ann, "ghosts"))}
+        assert kept == {f"classic|seed {i}" for i in [0, *range(6, deals)]}
     finally:
         await client.flushdb()
         await client.aclose()
