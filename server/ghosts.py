@@ -18,7 +18,6 @@ Refusals (:class:`~server.core.errors.ServiceError`): ``malformed`` for a ghost 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import Annotated
 
@@ -54,14 +53,6 @@ class KeptGhost(msgspec.Struct, frozen=True):
     foundation: int
     timeline: list[tuple[int, int, int]]
     match: str = ""
-
-
-def chosen_label(seed: str, deal: str, position_chosen: bool) -> str:
-    """The history's label of a chosen deal (:func:`server.history.deal_label`): ``"seed S"``, or for a
-    position given as text ``"deal "`` and 12 hex digits of the SHA-256 of its text ``deal``."""
-    if not position_chosen:
-        return f"seed {seed}"
-    return "deal " + hashlib.sha256(deal.encode()).hexdigest()[:12]
 
 
 async def find_ghost(store: Store, request: GhostRequest, variant: str, label: str, deal: str) -> m.Ghost:
@@ -104,4 +95,4 @@ async def _match_ghost(store: Store, name: str, code: str, variant: str, deal: s
                    points)
 
 
-__all__ = ["GhostRequest", "KeptGhost", "chosen_label", "find_ghost"]
+__all__ = ["GhostRequest", "KeptGhost", "find_ghost"]

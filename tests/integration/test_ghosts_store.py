@@ -4,6 +4,8 @@ recording nor a match's creation."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -27,13 +29,23 @@ def game(code: str, won: bool, time_ms: int, moves: int, foundation: int) -> tup
     return entry, ghost
 
 
-async def test_the_best_game_of_a_deal_is_its_ghost_and_a_damaged_one_is_replaced(redis_url: str) -> None:
+@asynccontextmanager
+async def ann_store(redis_url: str) -> AsyncIterator[tuple[aioredis.Redis, Store, str]]:
+    """A Redis database of its own with ann claimed: ``(client, store, ann's H)``; emptied after."""
     client = aioredis.Redis.from_url(redis_url.rsplit("/", 1)[0] + f"/{DB}")
     await client.flushdb()
     try:
         store = Store(client, 3600)
         ann = name_hash("ann")
         assert await store.profiles.claim(ann, "ann", "k" * 64, "r" * 64, 1000) is None
+        yield client, store, ann
+    finally:
+        await client.flushdb()
+        await client.aclose()
+
+
+async def test_the_best_game_of_a_deal_is_its_ghost_and_a_damaged_one_is_replaced(redis_url: str) -> None:
+    async with ann_store(redis_url) as (client, store, ann):
         # (won, time, moves, cards, kept as the ghost after it?)
         games = [(False, 9000, 50, 20, True), (False, 8000, 60, 20, False), (False, 9500, 40, 20, True),
                  (False, 9900, 99, 30, True), (False, 1000, 10, 29, False), (True, 5000, 200, 104, True),
@@ -61,18 +73,10 @@ async def test_the_best_game_of_a_deal_is_its_ghost_and_a_damaged_one_is_replace
                                                                            [(0, 0, 0), (100, 3, 1)])
         profile = await store.profiles.get(ann)
         assert profile is not None and profile.games == len(games) + 3
-    finally:
-        await client.flushdb()
-        await client.aclose()
 
 
 async def test_ghosts_are_kept_for_the_deals_last_played_only(redis_url: str) -> None:
-    client = aioredis.Redis.from_url(redis_url.rsplit("/", 1)[0] + f"/{DB}")
-    await client.flushdb()
-    try:
-        store = Store(client, 3600)
-        ann = name_hash("ann")
-        assert await store.profiles.claim(ann, "ann", "k" * 64, "r" * 64, 1000) is None
+    async with ann_store(redis_url) as (client, store, ann):
         deals = MAX_GHOSTS + 5
         for i in range(deals):  # one game on each of more deals than keep a ghost, the history keeping them all
             entry, ghost = game(f"M{i}", False, 100, 3, 1)
@@ -87,6 +91,3 @@ async def test_ghosts_are_kept_for_the_deals_last_played_only(redis_url: str) ->
         assert await store.profiles.record(ann, "again", entry, False, 9000, 1500, [], 1000, 1000, ghost)
         kept = {field.decode() for field in await client.hkeys(profile_key(ann, "ghosts"))}
         assert kept == {f"classic|seed {i}" for i in [0, *range(6, deals)]}
-    finally:
-        await client.flushdb()
-        await client.aclose()
