@@ -192,7 +192,13 @@ def ghost_result(state: RaceState) -> str:
     if ghost is None:
         return ""
     words = gap_words(ghost, gap(state)) or "no card up since the deal"
-    return f"Against {ghost.label} ({clock_tenths(ghost.time_ms)}, {ghost.status}): {words}"
+    ended = ENDED_WORDS.get(ghost.status, ghost.status)
+    return f"Against {ghost.label} ({clock_tenths(ghost.time_ms)}, {ended}): {words}"
+
+
+ENDED_WORDS = {"dead": "stuck", "timeout": "time up"}
+"""How a game ended in the ghost's results line where the status is not the word: the page's (common.js
+``STATUS``), so that both say the same line."""
 
 
 def _tableau(view: m.WireView, rows: int, room: int) -> list[Text]:

@@ -70,3 +70,5 @@ def test_a_stuck_ghost_is_marked_as_a_stuck_player_is() -> None:
     state.ghost = m.Ghost("ann", "ann's best", 6_000, 3, 4, "dead", GHOST.timeline)
     text = ANSI.sub("", to_ansi(screen(state, 80, 24, now=START + 7_000), 80))
     assert "ann's best stuck" in text, text
+    state.apply(m.Results("abcDEF1234", [m.ResultRow(1, "rider", "resigned", 3_500, 0, 0, 0, 1)], "4", "c" * 64))
+    assert "Against ann's best (0:06.0, stuck): no card up since the deal" in plain(state, now=START + 9_000)
