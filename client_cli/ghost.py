@@ -79,8 +79,9 @@ def gap_words(ghost: m.Ghost, found: Gap | None, short: bool = False) -> str:
     whom = "" if short else f" {ghost.label}"
     if found.ms is None:
         return f"{found.more} card{'' if found.more == 1 else 's'} more" + (f" than{whom}" if whom else "")
-    seconds = f"{abs(found.ms) / 1000:.1f} s"
-    if seconds == "0.0 s":  # within 50 ms: the tenths shown are equal
+    tenths = (abs(found.ms) + 50) // 100  # half up in whole numbers, as the page (ghost.js): 1250 ms is 1.3 s
+    seconds = f"{tenths // 10}.{tenths % 10} s"
+    if not tenths:  # within 50 ms: the tenths shown are equal
         return "level" + (f" with{whom}" if whom else "")
     if found.ms < 0:
         return f"{seconds} ahead" + (f" of{whom}" if whom else "")

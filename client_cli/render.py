@@ -147,6 +147,10 @@ def _stock_waste(state: RaceState, view: m.WireView, width: int) -> Text:
     return line
 
 
+STATUS_MARKS = {"playing": "", "won": "WON", "dead": "stuck", "resigned": "gave up", "timeout": "time"}
+"""A player's status as the players' panel marks it (a ghost's the same, ``ghost`` while it plays)."""
+
+
 def _players(state: RaceState, now: int | None = None) -> list[Text]:
     lines = [Text("Players", style="bold underline")]
     total = state.total_cards or 104
@@ -158,8 +162,8 @@ def _players(state: RaceState, now: int | None = None) -> list[Text]:
             mark = "bot" if line.bot else "ready" if line.ready else ("away" if not line.connected else "")
             lines.append(Text(f"{fit(name, 12)} {mark}".rstrip(), style=style))
             continue
-        status = {"playing": "bot" if line.bot else "", "won": "WON", "dead": "stuck", "resigned": "gave up",
-                  "timeout": "time"}.get(line.status, line.status)  # a bot says so while it plays, not by colour alone
+        # A bot says so while it plays, not by colour alone.
+        status = "bot" if line.bot and line.status == "playing" else STATUS_MARKS.get(line.status, line.status)
         # How the game ended goes on the name line: the counts line has no room left for "gave up".
         label = f" {status}"[:9] if status else ""  # a status from a replay file may be anything
         lines.append(Text(fit(name, SIDE_WIDTH - 1 - len(label)).rstrip() + label, style=style))
@@ -174,7 +178,7 @@ def _ghost_lines(state: RaceState, total: int, now: int | None = None) -> list[T
     shadow = ghost_now(state, now_ms() if now is None else now)
     if shadow is None or state.ghost is None:
         return []
-    status = {"playing": "ghost", "won": "WON", "resigned": "gave up", "timeout": "time"}.get(shadow.status, "ghost")
+    status = "ghost" if shadow.status == "playing" else STATUS_MARKS.get(shadow.status, shadow.status)
     lines = [Text(fit(shadow.label, SIDE_WIDTH - 2 - len(status)).rstrip() + f" {status}", style="italic"),
              Text(f" {shadow.foundation:>3}/{total} {shadow.moves:>3}m"[:SIDE_WIDTH - 1], style="dim italic")]
     words = gap_words(state.ghost, gap(state), short=True)
@@ -188,7 +192,13 @@ def ghost_result(state: RaceState) -> str:
     if ghost is None:
         return ""
     words = gap_words(ghost, gap(state)) or "no card up since the deal"
-    return f"Against {ghost.label} ({clock_tenths(ghost.time_ms)}, {ghost.status}): {words}"
+    ended = ENDED_WORDS.get(ghost.status, ghost.status)
+    return f"Against {ghost.label} ({clock_tenths(ghost.time_ms)}, {ended}): {words}"
+
+
+ENDED_WORDS = {"dead": "stuck", "timeout": "time up"}
+"""How a game ended in the ghost's results line where the status is not the word: the page's (common.js
+``STATUS``), so that both say the same line."""
 
 
 def _tableau(view: m.WireView, rows: int, room: int) -> list[Text]:

@@ -18,7 +18,7 @@ Refusals (:class:`~server.core.errors.ServiceError`): ``malformed`` for a ghost 
 
 from __future__ import annotations
 
-import hashlib
+import logging
 from typing import Annotated
 
 import msgspec
@@ -32,6 +32,8 @@ from .names import name_key
 from .store import Store
 from .store.keys import name_hash
 
+log = logging.getLogger("forty_thieves.ghosts")
+
 
 class GhostRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The ``ghost`` field of ``POST /matches``: whose game (``name``, any look-alike of a named player's name;
@@ -41,12 +43,16 @@ class GhostRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     match: Annotated[str, msgspec.Meta(min_length=1, max_length=32)] | None = None
 
 
-def chosen_label(seed: str, deal: str, position_chosen: bool) -> str:
-    """The history's label of a chosen deal (:func:`server.history.deal_label`): ``"seed S"``, or for a
-    position given as text ``"deal "`` and 12 hex digits of the SHA-256 of its text ``deal``."""
-    if not position_chosen:
-        return f"seed {seed}"
-    return "deal " + hashlib.sha256(deal.encode()).hexdigest()[:12]
+class KeptGhost(msgspec.Struct, frozen=True):
+    """A player's best game on a deal as the history keeps it (:meth:`server.store.profiles.Profiles.ghost`):
+    how it ended and its timeline, ``[[ms, moves, foundation], ...]``."""
+
+    status: str
+    time_ms: int
+    moves: int
+    foundation: int
+    timeline: list[tuple[int, int, int]]
+    match: str = ""
 
 
 async def find_ghost(store: Store, request: GhostRequest, variant: str, label: str, deal: str) -> m.Ghost:
@@ -58,12 +64,17 @@ async def find_ghost(store: Store, request: GhostRequest, variant: str, label: s
     profile = await store.profiles.get(hashed)
     if profile is None:
         raise ServiceError("no_ghost", f"no named player {request.name!r} on this server: no ghost to race")
-    kept = await store.profiles.ghost(hashed, variant, label)
-    if kept is None:
+    try:
+        raw = await store.profiles.ghost(hashed, variant, label)
+        kept = None if raw is None else msgspec.convert(raw, KeptGhost)
+    except (ValueError, msgspec.ValidationError):  # a damaged value: no ghost to race (the next game replaces it)
+        log.warning("the kept ghost of %s on %s %s is damaged: not raced", profile.name, variant, label)
+        kept = None
+    if kept is None or not kept.timeline:
         raise ServiceError("no_ghost", f"{profile.name} has no recorded {variant} game on this deal ({label}) "
                                        "to race as a ghost")
-    return m.Ghost(profile.name, ghost_label(profile.name), kept["time_ms"], kept["moves"], kept["foundation"],
-                   kept["status"], [(ms, moves, cards) for ms, moves, cards in kept["timeline"]])
+    return m.Ghost(profile.name, ghost_label(profile.name), kept.time_ms, kept.moves, kept.foundation,
+                   kept.status, kept.timeline)
 
 
 async def _match_ghost(store: Store, name: str, code: str, variant: str, deal: str) -> m.Ghost:
@@ -84,4 +95,4 @@ async def _match_ghost(store: Store, name: str, code: str, variant: str, deal: s
                    points)
 
 
-__all__ = ["GhostRequest", "chosen_label", "find_ghost"]
+__all__ = ["GhostRequest", "KeptGhost", "find_ghost"]

@@ -51,9 +51,15 @@ def deal_label(meta: MatchMeta) -> str:
     day = meta.day or meta.practice_day  # a practice plays a past day's deal: one's records on it are one
     if day is not None:
         return f"daily {day[0]}"
-    if meta.seed and meta.seed != meta.deal:  # a chosen position is dealt as its own text, kept as the seed
-        return f"seed {meta.seed}"
-    return "deal " + hashlib.sha256(meta.deal.encode()).hexdigest()[:12]
+    return dealt_label(meta.seed, meta.deal)
+
+
+def dealt_label(seed: str, deal: str) -> str:
+    """The label of a deal dealt from ``seed`` as position text ``deal`` (no day's): ``"seed S"``, or for a
+    position given as the seed (``seed`` is ``deal``, or empty) ``"deal "`` and 12 hex digits of its SHA-256."""
+    if seed and seed != deal:  # a chosen position is dealt as its own text, kept as the seed
+        return f"seed {seed}"
+    return "deal " + hashlib.sha256(deal.encode()).hexdigest()[:12]
 
 
 def _date(ms: int) -> str:
@@ -225,4 +231,4 @@ class History:
                 "b_wins": side.get("losses", 0), "draws": side.get("draws", 0), "by_variant": by_variant}
 
 
-__all__ = ["History", "deal_label"]
+__all__ = ["History", "deal_label", "dealt_label"]

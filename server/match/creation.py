@@ -27,7 +27,8 @@ from ..dealpool import check_host_deal
 from ..engine import Position, Variant, find_variant, format_position, parse_position
 from ..engine.deal import deal as deal_of
 from ..engine.planner import LEVELS
-from ..ghosts import GhostRequest, chosen_label, find_ghost
+from ..ghosts import GhostRequest, find_ghost
+from ..history import dealt_label
 from ..names import name_key
 from ..scheduler import QueueFull
 from ..store import BotSeat, JoinStatus, token_hash
@@ -176,7 +177,7 @@ class Creation:
         if request.ghost is not None and seed is not None:  # before the solver: no job spent on a refusal
             dealt = format_position(position if position is not None else deal_of(seed, variant))
             ghost = encode(await find_ghost(self.store, request.ghost, variant.name,
-                                            chosen_label(seed, dealt, position is not None), dealt))
+                                            dealt_label(seed, dealt), dealt))
         solvable_only = request.solvable_only and seed is None
         solution, item, proof = "", None, None
         if request.solvable_only and seed is not None:  # the host's own deal: decided now (dealpool.decide_deal)

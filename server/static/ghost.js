@@ -39,14 +39,22 @@ const FTRGhost = (() => {
     return { ms: myMs - theirs, ahead: myMs < theirs, more: 0 };
   }
 
+  /** A gap's size in seconds to the tenth, "1.3" for 1250 ms or -1250 ms: rounded half up in whole numbers, as
+      client_cli/ghost.py does (toFixed rounds 1.45 down and 1.25 up, Python's format 1.25 down), so that the
+      page's and the terminal's words agree for the same gap. */
+  function gapSeconds(ms) {
+    const tenths = Math.floor((Math.abs(ms) + 50) / 100);
+    return `${Math.floor(tenths / 10)}.${tenths % 10}`;
+  }
+
   /** The gap as words: "12.3 s behind ann's best", "4.0 s ahead of ann's best", "3 cards more than ann's best". */
   function gapLine(ghost, g) {
     if (!g) return "";
     if (g.ms === null) return `${g.more} card${g.more === 1 ? "" : "s"} more than ${ghost.label}`;
-    const seconds = (Math.abs(g.ms) / 1000).toFixed(1);
+    const seconds = gapSeconds(g.ms);
     if (seconds === "0.0") return `level with ${ghost.label}`;  // within 50 ms: the tenths shown are equal
     return g.ahead ? `${seconds} s ahead of ${ghost.label}` : `${seconds} s behind ${ghost.label}`;
   }
 
-  return { at, reached, gap, gapLine };
+  return { at, reached, gap, gapLine, gapSeconds };
 })();

@@ -549,7 +549,7 @@
   function splitMark() {
     const g = ghost ? ghostGap() : null;
     if (!g || g.ms === null) return null;
-    const seconds = (Math.abs(g.ms) / 1000).toFixed(1);
+    const seconds = FTRGhost.gapSeconds(g.ms);  // as the sentence says it
     const line = FTRGhost.gapLine(ghost, g);
     return el("span", { class: "split " + (seconds === "0.0" ? "level" : g.ahead ? "ahead" : "behind"),
                         text: seconds === "0.0" ? "±0.0" : `${g.ahead ? "−" : "+"}${seconds}`, title: line,

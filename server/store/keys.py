@@ -77,7 +77,7 @@ key                        holds
 ``{n:H}:ghosts``           hash: ``VARIANT|DEAL`` -> the player's best game on
                            that deal as a ghost (JSON: match, status,
                            time_ms, moves, foundation, timeline), for the
-                           deals of ``deals`` only
+                           :data:`MAX_GHOSTS` deals of ``deals`` last played
 ``{n:H}:groups``           hash: a group's id ``G`` -> its name: the groups
                            the player is in, at most :data:`MAX_GROUPS`
 ``{g:G}:group``            hash: a group (``G``: :func:`new_group_id`):
@@ -168,6 +168,11 @@ MAX_RIVALS = 500
 
 MAX_DAYS = 1000
 """Days with an ended daily attempt a named player keeps for its streak (the earliest dropped)."""
+
+MAX_GHOSTS = 200
+"""Deals a named player keeps a ghost of (its best game there; the deals last played): a ghost is 2 to 7 KB of
+JSON for a game of 100 to 400 commands, 18 KB at most (:data:`server.core.ghosts.MAX_TIMELINE`), so a player's
+ghosts stay within a few MB however many deals the history keeps."""
 
 
 class BadKey(ValueError):

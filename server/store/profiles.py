@@ -3,7 +3,8 @@
 
 None of these keys expires: a player's history outlives the matches it came from (``FTR_RETENTION_S``). What
 grows with play is bounded: the games list and its ``done`` hash by ``FTR_HISTORY_GAMES``, the deals by
-``FTR_HISTORY_DEALS`` (each deal's ghost, the player's best game there, goes with its deal), the rivals by :data:`~server.store.keys.MAX_RIVALS`, the days of daily attempts (a
+``FTR_HISTORY_DEALS`` (each deal's ghost, the player's best game there, goes with its deal, and only the
+:data:`~server.store.keys.MAX_GHOSTS` deals last played keep one), the rivals by :data:`~server.store.keys.MAX_RIVALS`, the days of daily attempts (a
 streak's) by :data:`~server.store.keys.MAX_DAYS`.
 """
 
@@ -16,7 +17,7 @@ import msgspec
 
 from . import scripts
 from .backend import Backend
-from .keys import MAX_DAYS, MAX_RIVALS, history_keys, profile_key, profile_keys
+from .keys import MAX_DAYS, MAX_GHOSTS, MAX_RIVALS, history_keys, profile_key, profile_keys
 
 
 class ProfileRecord(msgspec.Struct, frozen=True):
@@ -121,7 +122,7 @@ class Profiles:
         args: list[Any] = [code, json.dumps(entry, separators=(",", ":")), entry["variant"], entry["deal"],
                            int(won), entry["time_ms"], entry["moves"], entry["foundation"], now_ms, keep_games,
                            keep_deals, MAX_RIVALS, start_ms, day, MAX_DAYS,
-                           json.dumps(ghost, separators=(",", ":")) if ghost is not None else ""]
+                           json.dumps(ghost, separators=(",", ":")) if ghost is not None else "", MAX_GHOSTS]
         for rival in rivals:
             args += [rival.hashed, rival.name, rival.result, rival.since]
         reply = await self._record(keys=history_keys(hashed), args=args)
@@ -149,7 +150,8 @@ class Profiles:
 
     async def ghost(self, hashed: str, variant: str, deal: str) -> dict[str, Any] | None:
         """The player's best kept game on ``deal`` (its label, :func:`server.history.deal_label`) in ``variant``:
-        ``{"match", "status", "time_ms", "moves", "foundation", "timeline"}``; None when there is none."""
+        ``{"match", "status", "time_ms", "moves", "foundation", "timeline"}``; None when there is none. Raises
+        ``ValueError`` for a kept value that is not JSON (damaged)."""
         raw = await self.redis.hget(profile_key(hashed, "ghosts"), f"{variant}|{deal}")
         return json.loads(raw) if raw is not None else None
 

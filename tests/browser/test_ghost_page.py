@@ -16,9 +16,10 @@ import re
 import httpx
 import pytest
 
+from client_cli.ghost import Gap, gap_words
 from protocol import messages as m
 from tests.browser.axe import severe_violations
-from tests.browser.test_play_page import DESKTOP, join, moves_shown
+from tests.browser.test_play_page import DESKTOP, PHONE, join, moves_shown
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 from tests.integration.test_ghosts import SOLO, replayed_timeline
 from tests.integration.test_race import solution
@@ -101,6 +102,15 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
         split = page.locator("#racers .racer.me .split")  # the compact strip: the phone's view while playing
         split_text, split_label = await split.inner_text(), await split.get_attribute("aria-label")
         assert await severe_violations(page) == []  # the ghost's muted row and the gap line included
+        # On a phone's width the strip is all there is of the race: every racer's cards up in view, the ghost's too.
+        await page.set_viewport_size(PHONE["viewport"])
+        await page.wait_for_function("document.getElementById('racers').getBoundingClientRect().width < 300")
+        strip = await page.locator("#racers").bounding_box()
+        figures = [await b.bounding_box() for b in await page.locator("#racers .racer b").all()]
+        assert len(figures) == 2 and strip is not None, figures
+        for box in figures:
+            assert box is not None and strip["x"] <= box["x"] and box["x"] + box["width"] <= strip["x"] + strip["width"], (box, strip)
+        await page.set_viewport_size(DESKTOP["viewport"])
 
         await page.get_by_role("button", name="Resign").click()
         await page.get_by_role("button", name="Yes, resign").click()
@@ -108,6 +118,15 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
         against = await page.locator("#ghost-result").inner_text()
         await page.screenshot(path=str(ARTIFACTS / "ghost-results.png"), full_page=True)
         print("screenshot:", ARTIFACTS / "ghost-results.png")
+        # The page's words for a gap are the terminal's (client_cli/ghost.py), the halves of a tenth included.
+        awkward = [1250, -1250, 1450, 1350, 250, -750, 49, 50, -50, 0, 99_950]
+        label = {"label": "ann's best"}
+        page_words = await page.evaluate("""([ghost, gaps]) => gaps.map((ms) => [FTRGhost.gapLine(ghost,
+            { ms, ahead: ms < 0, more: 0 }), FTRGhost.gapSeconds(ms)])""", [label, awkward])
+        frame = m.Ghost("ann", "ann's best", 0, 0, 0, "resigned", [(0, 0, 0)])
+        assert [words for words, _ in page_words] == [gap_words(frame, Gap(ms)) for ms in awkward], page_words
+        for words, seconds in page_words:  # the strip's split shows the sentence's figure
+            assert words.startswith(f"{seconds} s ") or (words.startswith("level") and seconds == "0.0"), words
         # The revealed deal's results offer each game to race again as a ghost: rider's own, here.
         await page.get_by_role("button", name="Race rider's game as a ghost").click()
         await page.wait_for_function(f"!location.pathname.endsWith('/{race['code']}')", timeout=10_000)
@@ -123,7 +142,8 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
     mine = httpx.get(f"{server.url}/matches/{race['code']}/replays/rider", timeout=10).json()
     theirs = next(when for when, _, cards in timeline if cards >= 2)
     gap = mine["times_ms"][5] - theirs
-    seconds = f"{abs(gap) / 1000:.1f}"
+    tenths = (abs(gap) + 50) // 100  # half up, in whole numbers
+    seconds = f"{tenths // 10}.{tenths % 10}"
     words = ("level with" if seconds == "0.0" else f"{seconds} s {'ahead of' if gap < 0 else 'behind'}") + " ann's best"
     assert gap_text == words and against.endswith(words), (gap_text, against, words)
     assert split_label == words, (split_label, words)

@@ -60,3 +60,15 @@ def test_the_gap_words() -> None:
     assert gap_words(GHOST, Gap(700), short=True) == "0.7 s behind"
     assert gap_words(GHOST, None) == ""
     assert gap_words(GHOST, Gap(-40)) == "level with ann's best" == gap_words(GHOST, Gap(0))
+    # Halves of a tenth round up, in whole numbers (as the page's ghost.js): not Python's half to even.
+    assert [gap_words(GHOST, Gap(ms), short=True) for ms in (1250, -1450, 50, -49, 250)] == [
+        "1.3 s behind", "1.5 s ahead", "0.1 s behind", "level", "0.3 s behind"]
+
+
+def test_a_stuck_ghost_is_marked_as_a_stuck_player_is() -> None:
+    state, _ = ghost_race()
+    state.ghost = m.Ghost("ann", "ann's best", 6_000, 3, 4, "dead", GHOST.timeline)
+    text = ANSI.sub("", to_ansi(screen(state, 80, 24, now=START + 7_000), 80))
+    assert "ann's best stuck" in text, text
+    state.apply(m.Results("abcDEF1234", [m.ResultRow(1, "rider", "resigned", 3_500, 0, 0, 0, 1)], "4", "c" * 64))
+    assert "Against ann's best (0:06.0, stuck): no card up since the deal" in plain(state, now=START + 9_000)

@@ -270,6 +270,11 @@ async def whole_day(server: ServerProcess, connections: list[Player], lead_s: in
     await dave.begin()
     await dave.play(solution[:5])
     await dave.resign()
+    # dave's ended attempt is no ghost to race before the day is revealed: not by its match, nor as his best.
+    for ghost in ({"name": "dave", "match": dave.code}, {"name": "dave"}):
+        refused = seen.post(f"{server.url}/matches", {"seed": "1", "players": 1, "solvable_only": False,
+                                                      "ghost": ghost})
+        assert (refused.status_code, refused.json()["error"]) == (404, "no_ghost"), refused.text
 
     # Refusals: a second attempt, a claimed name without (or with a wrong) token, a malformed body.
     second = alice.request()

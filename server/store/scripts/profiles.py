@@ -78,7 +78,8 @@ RECORD_GAME = Script(
     match code, 2 entry JSON, 3 variant, 4 deal label, 5 won (1/0), 6 time ms, 7 moves, 8 foundation cards, 9
     now ms, 10 games kept, 11 deals kept, 12 rivals kept, 13 the match's start ms (a name claimed after it is
     another player's), 14 the day of a daily attempt (``YYYY-MM-DD``, its streak's day) or "", 15 days kept,
-    16 the game as a ghost (JSON with ``timeline``; "" for none), then per named opponent: its ``H``, its name, ``w``/``l``/``d`` (this player ranked higher, lower, equal),
+    16 the game as a ghost (JSON with ``timeline``; "" for none), 17 ghosts kept (of the deals last played),
+    then per named opponent: its ``H``, its name, ``w``/``l``/``d`` (this player ranked higher, lower, equal),
     its ``created_ms`` (kept as ``since``: another one restarts the count, the name having been deleted and
     claimed again). Reply: ``{'none'}`` (no such player), else ``{'new' or 'done', outcome JSON}``
     (``{"records": [[what, deal, value, previous]...], "rivals": {H: {name, races, wins, losses,
@@ -141,11 +142,14 @@ if extra > 0 then
   end
   redis.call('ZREMRANGEBYRANK', KEYS[5], 0, extra - 1)
 end
-if ARGV[16] ~= '' then
+if ARGV[16] ~= '' and redis.call('ZSCORE', KEYS[5], field) then
   local kept = redis.call('HGET', KEYS[9], field)
-  local better = not kept
-  if kept then
-    local old = cjson.decode(kept)
+  local ok, old = pcall(cjson.decode, kept or '')
+  -- a kept value that is not a ghost's (damaged) is no better than any game: replaced, not an error that would
+  -- stop this recording halfway (a script's writes are not undone)
+  local better = not ok or type(old) ~= 'table' or type(old.time_ms) ~= 'number' or type(old.moves) ~= 'number'
+    or type(old.foundation) ~= 'number'
+  if not better then
     local old_won = old.status == 'won'
     if won ~= old_won then better = won
     elseif won then better = time < old.time_ms or (time == old.time_ms and moves < old.moves)
@@ -153,8 +157,11 @@ if ARGV[16] ~= '' then
   end
   if better then redis.call('HSET', KEYS[9], field, ARGV[16]) end
 end
+-- ghosts only for the deals last played: the one deal this recording pushed past that rank loses its ghost
+local beyond = redis.call('ZREVRANGE', KEYS[5], ARGV[17], ARGV[17])
+if beyond[1] then redis.call('HDEL', KEYS[9], beyond[1]) end
 local rivals = {}
-for i = 17, #ARGV, 4 do
+for i = 18, #ARGV, 4 do
   local other, result, since = ARGV[i], ARGV[i + 2], tonumber(ARGV[i + 3])
   local r = redis.call('HGET', KEYS[6], other)
   local h = r and cjson.decode(r)
