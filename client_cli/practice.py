@@ -106,6 +106,8 @@ async def practice(server: str, args: argparse.Namespace, login_name: str) -> in
     one. Raises :class:`~client_cli.server_link.ClientError` for a refusal (too many bots, no such ghost ...)."""
     if args.day is not None:
         return await day_practice(server, args, login_name)
+    if args.ghost and args.match is None and args.seed is None:
+        raise ClientError("--ghost races a recorded game of this deal: give its --seed NUMBER (or --match CODE)")
     if args.match is not None and (args.seed is not None or not args.ghost):
         raise ClientError("--match races a game of that match on its own deal: give --ghost NAME (or best), not --seed")
     if len(args.bot) > MAX_BOTS:

@@ -55,7 +55,8 @@ def test_the_game_number_is_read_as_the_server_takes_it() -> None:
     (["--seed", "12x"], "digits only"),
     (["--bot", "strong:0"], "1..600"),
     (["--bot", "casual"] * 4, "at most 3 bots"),
-    (["--ghost", "best"], "give --name NAME"),  # this machine holds no name's key yet
+    (["--seed", "7", "--ghost", "best"], "give --name NAME"),  # this machine holds no name's key yet
+    (["--ghost", "ann"], "give its --seed NUMBER"),  # a random number: no recorded game of it to race
     (["--match", "ABC", "--seed", "7", "--ghost", "ann"], "not --seed"),
 ])
 def test_options_the_server_would_refuse_are_refused_before_anything_is_sent(
