@@ -125,6 +125,10 @@ class MatchCode(Convertor[str]):
 register_url_convertor("match", MatchCode())
 
 
+BOTS_RETRY_AFTER_S = 60
+"""Seconds a client refused ``too_many_bots`` is asked to wait (a race with bots frees its places in minutes)."""
+
+
 async def create_match(request: Request) -> Response:
     service: MatchService = request.app.state.service
     if over_rate(request, request.app.state.create_limiters, service.settings.matches_per_min):
@@ -140,7 +144,9 @@ async def create_match(request: Request) -> Response:
             refused.headers["Retry-After"] = str(math.ceil(HOST_DEAL_SECONDS))
             return refused
         if error.code == "too_many_bots":  # the server's places for bots are taken: it is busy, not the request
-            return _error(503, error.code, error.message)
+            busy = _error(503, error.code, error.message)
+            busy.headers["Retry-After"] = str(BOTS_RETRY_AFTER_S)
+            return busy
         return _error(404 if error.code == "no_ghost" else 400, error.code, error.message)
     except REDIS_UNAVAILABLE:
         raise  # answered by redis_unavailable, as on every route

@@ -89,7 +89,8 @@ async def _match_ghost(store: Store, name: str, code: str, variant: str, deal: s
     if name not in await store.players.roster(code):
         raise ServiceError("no_ghost", f"no player named {name!r} in match {code}")
     player = await store.players.get(code, name)
-    assert player is not None
+    if player is None:  # in the roster, its record gone (the match expiring meanwhile): nothing left to race
+        raise ServiceError("no_ghost", f"no player named {name!r} is kept in match {code}")
     points = timeline(meta.deal, meta.settings, await store.players.log(code, name))
     return m.Ghost(name, ghost_label(name, code), player.time_ms, player.moves, player.foundation, player.status,
                    points)

@@ -148,6 +148,7 @@ async def test_two_bots_and_a_person_race_to_ranked_results_with_the_bots_marked
     assert last.status_code == 201, last.text
     refused_bots = post(server, players=3, solvable_only=False, bots=[{"level": "casual"}] * 2)
     assert refused_bots.status_code == 503 and refused_bots.json()["error"] == "too_many_bots"
+    assert refused_bots.headers["retry-after"] == "60"  # places come back as races end: minutes
     with redis.Redis.from_url(server.env["REDIS_URL"]) as client:
         assert client.zcard("{live}:bots") == 4
         owners = list(client.scan_iter("{live}:bots:by:*"))
