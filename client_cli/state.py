@@ -120,8 +120,10 @@ class RaceState:
 
     @property
     def may_restart(self) -> bool:
-        """Restart is offered (the server's rule): alone in the match, not a daily attempt, once dealt."""
-        return not self.daily and len(self.players) == 1 and self.phase in ("playing", "finished")
+        """Restart is offered (the server's rule): the one person in the match (bots aside), not a daily
+        attempt, once dealt."""
+        people = [line for line in self.players.values() if not line.bot]
+        return not self.daily and len(people) == 1 and self.phase in ("playing", "finished")
 
     def line(self, name: str) -> PlayerLine:
         if name not in self.players:

@@ -145,9 +145,9 @@ RESTART_STATES = frozenset({State.PLAYING, State.FINISHED})
 
 
 def restart_refusal(state: State | None, players: int, daily: bool) -> ServiceError | None:
-    """Why a ``restart`` of a match in ``state`` with ``players`` players is refused, or ``None`` when it is
-    taken: one player, not a daily attempt (``daily``), playing or finished. Only alone is it fair: the
-    restarter plays a deal they have seen.
+    """Why a ``restart`` of a match in ``state`` with ``players`` people (its bots not counted) is refused, or
+    ``None`` when it is taken: one person, not a daily attempt (``daily``), playing or finished. Only alone is
+    it fair: the restarter plays a deal they have seen (a bot races from its own view, whatever it saw before).
 
     Refusals: ``no_restart`` for a race or a daily attempt, ``not_started`` before the start, ``closed``,
     ``no_match`` when its keys are gone."""
@@ -157,7 +157,7 @@ def restart_refusal(state: State | None, players: int, daily: bool) -> ServiceEr
         return ServiceError("no_restart", "a daily attempt cannot be restarted: one attempt per name, day and "
                                           "variant")
     if players != 1:
-        return ServiceError("no_restart", f"restart is only for a game alone: this match has {players} players, "
+        return ServiceError("no_restart", f"restart is only for a game alone: this match has {players} people, "
                                           f"and restarting a race on a deal you have seen would not be fair")
     if state is State.CLOSED:
         return ServiceError("closed", "the match did not start in time and was closed")

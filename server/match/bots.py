@@ -188,6 +188,13 @@ class Bots:
                 log.info("bot %s of %s could not resign: %s", bot.name, code, error.message)
         await self._done(code, meta)
 
+    async def stop(self, code: str) -> None:
+        """Every bot of match ``code`` still playing resigns now (a ``restart`` of the game of its one person:
+        the next round needs this one's results)."""
+        meta = await self.store.matches.meta(code)
+        if meta is not None and meta.bots and meta.state is State.PLAYING:
+            await self._stop(code, meta)
+
     async def people_ended(self, code: str) -> None:
         """A person's game in match ``code`` ended while others play: when only bots play on, their timer is
         due now (:meth:`turn` resigns them), not at their next command (a minute away at 1 move a minute)."""

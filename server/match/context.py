@@ -159,6 +159,9 @@ class BotsSteps(Protocol):
     async def people_ended(self, code: str) -> None:
         """A person's game in match ``code`` ended while others play: the bots stop once only they play."""
 
+    async def stop(self, code: str) -> None:
+        """Every bot of match ``code`` still playing resigns now."""
+
 
 class MatchContext(Protocol):
     """What the parts of the match service use of it (:class:`server.matches.MatchService` is one).

@@ -98,14 +98,16 @@ class Rounds:
         if meta is None and await self.store.matches.lost(code):
             raise MatchGone()
         state = None if meta is None else meta.state
-        error = restart_refusal(state, len(await self.store.players.roster(code)), bool(meta and meta.daily))
+        people = [name for name in await self.store.players.roster(code) if meta is None or meta.bot(name) is None]
+        error = restart_refusal(state, len(people), bool(meta and meta.daily))
         if error is not None:
             raise error
         if state is State.PLAYING:
             if session.status == PlayerStatus.PLAYING:
-                await self.service.playing.resign(session)  # the match ends with it: its only game
-            else:  # ended already (its results, or a retried restart whose answer was lost)
-                await self.service.ending.finalize_if_ended(code)
+                await self.service.playing.resign(session)  # the match ends with it: its only person's game
+            if meta is not None and meta.bots:
+                await self.service.bots.stop(code)  # its bots resign now, so the results are there for the round
+            await self.service.ending.finalize_if_ended(code)  # ended already: a retried restart's lost answer
         await self.rematch(session, same_deal=True)
 
     async def rematch(self, session: Session, same_deal: bool = False) -> None:
@@ -204,17 +206,17 @@ class Rounds:
         pool's next deal, or ``preparing`` until the pool has one, as ``POST /matches`` does). The one exception
         is a ``restart`` (``old``'s meta ``next_same``, set with its ``next`` code): its player alone plays
         ``old``'s deal and seed again (revealed to them at ``old``'s results), with a new nonce and commitment,
-        in a round of one player, racing ``old``'s ghost if it had one; the round after it has the players setting
-        of the rounds before the restart. ``old``'s bots are seated in the round
+        in a round of one person and ``old``'s bots, racing ``old``'s ghost if it had one; the round after it has
+        the players setting of the rounds before the restart. ``old``'s bots are seated in the round
         (:meth:`server.match.creation.Creation.seat_bots`) by the call that created it; its expected players and
         kept names are ``old``'s people.
         """
         service = self.service
         now_meta = await self.store.matches.meta(old)  # next_same was set with the next code, after ``meta`` was read
         same = now_meta is not None and now_meta.next_same
-        if same:  # the same deal, for the same player alone: nobody else may join it
+        if same:  # the same deal, for the same player alone (and its bots): nobody else may join it
             # chosen_deal: its player has seen this deal (it was revealed at the round's results), and says so
-            settings = msgspec.structs.replace(meta.settings, players=1, chosen_deal=True)
+            settings = msgspec.structs.replace(meta.settings, players=1 + len(meta.bots), chosen_deal=True)
         else:  # the server draws the deal; a restart's cap of one player ends with its round
             settings = msgspec.structs.replace(meta.settings, chosen_deal=False,
                                                players=await self._players_before_restarts(old, meta))
@@ -245,7 +247,7 @@ class Rounds:
                 fields["ghost"] = ghost
         elif seed is not None:
             fields.update(seed=seed, commitment=commitment(seed, nonce), deal=format_position(deal_of(seed, variant)))
-        bots = meta.bots if not same else []
+        bots = meta.bots  # a restart races the same bots again, from the deal
         if bots and await service.creation.take_bot_places(code, len(bots), settings.time_limit_s, now) is not None:
             bots = []  # the server plays as many bots as it may: this round is the people's alone
         if bots:

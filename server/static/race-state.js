@@ -237,7 +237,9 @@ const FTRRace = (() => {
     : p.status === "playing" || (p.status === "dead" && !p.ended));
 
   /** May I restart (the server's rule): alone in the match, not a daily attempt, once the deal is out. */
-  const canRestart = (state) => Boolean(state.name) && !state.daily && Object.keys(state.players).length === 1
+  // Alone: one person in the match (its bots race from their own views, so a restart stays fair).
+  const canRestart = (state) => Boolean(state.name) && !state.daily
+    && Object.values(state.players).filter((p) => !p.bot).length === 1
     && (state.phase === "playing" || state.phase === "finished");
 
   /** The clock of my game in ms: running while I play, my final time once my game ended. */

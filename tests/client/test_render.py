@@ -211,12 +211,13 @@ def test_a_line_printed_around_the_race_screen_is_wrapped_to_80_cells(name: str)
     assert " ".join(lines).split() == text.split()
 
 
-def _alone(daily: bool = False) -> RaceState:
+def _alone(daily: bool = False, bots: int = 0) -> RaceState:
     v = find_variant(VARIANT)
     state = RaceState(server="http://localhost:8000", code="abcDEF1234", name="alice", connected=True, daily=daily)
     state.apply(m.Joined("abcDEF1234", "alice", "secret"))
-    state.apply(m.Lobby("abcDEF1234", "lobby", [m.PlayerInfo("alice", True, True)],
-                        m.Settings(VARIANT, True, 1, 1800, True, "safe", False), "c" * 64))
+    seats = [m.PlayerInfo(f"club bot {n + 1}", True, True, bot=True) for n in range(bots)]
+    state.apply(m.Lobby("abcDEF1234", "lobby", [*seats, m.PlayerInfo("alice", True, True)],
+                        m.Settings(VARIANT, True, 1 + bots, 1800, True, "safe", False), "c" * 64))
     state.apply(m.Started(1_000, 0, view_message(deal(SEED, v)), [], 0, 0))
     return state
 
@@ -228,6 +229,7 @@ def test_restart_is_offered_alone_and_not_in_a_race_or_the_daily() -> None:
     assert resolve("restart", [], None).action == "restart" and "restart" in HELP
     assert "restart" in words_now(_alone()) and "restart" not in words_now(_alone(daily=True))
     assert "restart" not in words_now(playing_state(10))  # a race of two
+    assert "restart" in words_now(_alone(bots=2))  # alone against bots: their views are their own
     stuck = _alone()
     stuck.apply(m.PositionReply(1, "", stuck.view, [m.WireLegalMove("u", 0)], 1, 0, 0, "dead",  # type: ignore[arg-type]
                                 2_000))

@@ -277,4 +277,4 @@ def test_a_refused_restart_says_why(state: State | None, players: int, daily: bo
     error = restart_refusal(state, players, daily)
     assert isinstance(error, ServiceError) and error.code == code and code in m.ERROR_CODES
     if players > 1:
-        assert f"{players} players" in error.message and "fair" in error.message
+        assert f"{players} people" in error.message and "fair" in error.message

@@ -230,3 +230,34 @@ async def test_a_fast_bot_keeps_its_pace_beside_a_bot_that_thinks_long(make_own_
     assert len(late) >= 8, record
     assert min(late) >= 0, late  # never faster than its pace
     assert sorted(late)[len(late) // 2] <= 250, late  # and not held up by the strong bot's thinking
+
+
+async def test_alone_against_a_bot_a_restart_deals_the_same_deal_with_the_same_bot(
+        bots_server: ServerProcess) -> None:
+    """One person and a bot: restart is the person's (a bot plays from its own view); the bot resigns with the
+    person's game, and the next round deals the same deal to the person and the same bot, ready."""
+    server = bots_server
+    created = post(server, seed="restart-with-a-bot", solvable_only=False, players=2, time_limit_s=0, undo="full",
+                   bots=[{"level": "casual", "moves_per_min": FAST}])
+    assert created.status_code == 201, created.text
+    code = created.json()["code"]
+    ann = Player(server.ws_url)
+    try:
+        await ann.connect()
+        await ann.join(code, "ann")
+        await ann.send(m.Ready())
+        first = await ann.expect(m.Started)
+        assert isinstance(await ann.play("s"), m.PositionReply)
+        await ann.send(m.Restart())
+        answer = await ann.expect(m.NextRound)
+        results = httpx.get(f"{server.url}/matches/{code}/results", timeout=10).json()
+        assert {r["name"]: r["status"] for r in results["ranking"]} == {"ann": "resigned", "casual bot": "resigned"}
+        ann.code, ann.token, ann.seq = answer.match, answer.token, 0
+        await ann.resume(answer.match)
+        second = await ann.expect(m.Started, timeout=15)
+    finally:
+        await ann.close()
+    assert answer.round == 2 and second.view == first.view and second.moves == 0  # the same deal, from its start
+    state = httpx.get(f"{server.url}/matches/{answer.match}", timeout=10).json()
+    assert state["settings"]["players"] == 2 and state["state"] == "playing", state
+    assert [(p["name"], p.get("bot")) for p in state["players"]] == [("casual bot", "casual"), ("ann", None)]
