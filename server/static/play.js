@@ -730,7 +730,7 @@
         + formatMs(row.time_ms, true) + (row.undos ? ` · ${plural(row.undos, "undo")}` : "")
         + (row.hints ? ` · ${plural(row.hints, "hint")}` : "") }),
       // Once the deal is revealed, anyone's game of it can be raced again, alone, as a ghost (never a daily's).
-      r.seed && row.moves > 0 ? el("button", { type: "button", class: "link race-ghost",
+      r.seed && row.moves > 0 ? el("button", { type: "button", class: "race-ghost",
         text: "Race this game", "aria-label": `Race ${row.name}'s game as a ghost`,
         onclick: () => raceGhost(r, row.name) }) : null)));
     // A daily attempt's results carry no seed (the day's deal stays secret while anyone can play it), and it
