@@ -54,12 +54,13 @@ def timeline(deal: str, settings: m.Settings, commands: Iterable[tuple[str, int]
 
 
 def ghost_label(name: str, match: str = "", daily: bool = False) -> str:
-    """How a ghost is shown: ``"ann's best"`` for a player's best game on the deal, ``"ann in match CODE"``
-    for the game of a finished match, ``"ann's daily"`` for a daily attempt (raced in a practice of its day,
+    """How a ghost is shown: ``"ann's best"`` for a player's best game on the deal, ``"ann's game"`` for her
+    game of a finished match ``match`` (short: the race panels give a name 14 columns; the match is chosen
+    by whoever asked for it), ``"ann's daily"`` for a daily attempt (raced in a practice of its day,
     which names the day)."""
     if daily:
         return f"{name}'s daily"
-    return f"{name} in match {match}" if match else f"{name}'s best"
+    return f"{name}'s game" if match else f"{name}'s best"
 
 
 __all__ = ["MAX_TIMELINE", "Timeline", "ghost_label", "thinned", "timeline"]

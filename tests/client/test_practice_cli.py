@@ -110,7 +110,7 @@ def test_a_scripted_game_alone_plays_the_deal_of_the_number_it_picked(server: Se
     assert f"Game {number} (classic), alone against solo's game in match {code}: match " in again.stderr, again.stderr
     shown = events(again.stdout)
     ghost = msgspec.convert(next(e for e in shown if e["type"] == "ghost"), m.Ghost)
-    assert (ghost.name, ghost.label, ghost.moves, ghost.status) == ("solo", f"solo in match {code}", 2, "resigned")
+    assert (ghost.name, ghost.label, ghost.moves, ghost.status) == ("solo", "solo's game", 2, "resigned")
     assert msgspec.convert(next(e for e in shown if e["type"] == "started"), m.Started).view == started.view
 
 

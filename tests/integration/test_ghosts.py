@@ -117,7 +117,7 @@ async def test_a_best_game_is_kept_raced_restarted_and_deleted(make_server, redi
     # A game of a finished match, named by its code: whoever played it, best or not.
     ghost3, rider = await raced_ghost(url, ws, {"name": "ann", "match": code3})
     await rider.close()
-    assert ghost3.timeline == replayed_timeline(url, code3, "ann")[0] and ghost3.label == f"ann in match {code3}"
+    assert ghost3.timeline == replayed_timeline(url, code3, "ann")[0] and ghost3.label == "ann's game"
 
     # Refused, and nothing made: a deal no one chose, a name never claimed, no game on that deal or variant,
     # a match not kept, not on this deal, or without that player.

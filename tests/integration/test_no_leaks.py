@@ -362,7 +362,7 @@ async def ghosts_agree(server: ServerProcess, variant: str, *games: tuple[Record
         assert not {card for s in strings_in(msgspec.msgpack.decode(raw)) for card in CARD.findall(s)}, raw
         for secret in filter(None, (seed, text, text and text.splitlines()[1])):
             assert secret.encode() not in raw
-        assert ghost.label == f"alice in match {rec.code}" and len(ghost.timeline) == steps + 2  # + deal, draw
+        assert ghost.label == "alice's game" and len(ghost.timeline) == steps + 2  # + deal, draw
         frames.append((ghost.status, ghost.moves, [(moves, cards) for _, moves, cards in ghost.timeline[:steps + 1]]))
     assert frames[0] == frames[1]
 
