@@ -46,6 +46,15 @@ def replayed(seed: str, variant: str, moves: list[str]) -> Game:
     return game
 
 
+async def started_as_ann(server: ServerProcess, code: str) -> tuple[Player, m.Started]:
+    """ann joins match ``code`` (its other seats bots, ready) and says ready: her connection and the deal."""
+    ann = Player(server.ws_url)
+    await ann.connect()
+    await ann.join(code, "ann")
+    await ann.send(m.Ready())
+    return ann, await ann.expect(m.Started)
+
+
 def solver_jobs(server: ServerProcess, job: str) -> float:
     """How many solver jobs ``job`` the server's metrics counted (every result)."""
     text = httpx.get(server.url + "/metrics", timeout=10).text
@@ -207,13 +216,8 @@ async def test_a_fast_bot_keeps_its_pace_beside_a_bot_that_thinks_long(make_own_
                    bots=[{"level": "strong", "moves_per_min": 60}, {"level": "casual", "moves_per_min": FAST}])
     assert created.status_code == 201, created.text
     code = created.json()["code"]
-    ann = Player(server.ws_url)
-    try:
-        await ann.connect()
-        await ann.join(code, "ann")
-        await ann.send(m.Ready())
-        await ann.expect(m.Started)
-        await ann.resign()
+    ann, _ = await started_as_ann(server, code)
+    try:  # ann plays on to the 2 s limit: a bot whose people have all ended resigns, and this bot must not
         await ann.expect(m.Results, timeout=15)
     finally:
         await ann.close()
@@ -241,12 +245,8 @@ async def test_alone_against_a_bot_a_restart_deals_the_same_deal_with_the_same_b
                    bots=[{"level": "casual", "moves_per_min": FAST}])
     assert created.status_code == 201, created.text
     code = created.json()["code"]
-    ann = Player(server.ws_url)
+    ann, first = await started_as_ann(server, code)
     try:
-        await ann.connect()
-        await ann.join(code, "ann")
-        await ann.send(m.Ready())
-        first = await ann.expect(m.Started)
         assert isinstance(await ann.play("s"), m.PositionReply)
         await ann.send(m.Restart())
         answer = await ann.expect(m.NextRound)
