@@ -402,7 +402,7 @@ def _phase2_c(path: Path, variant_name: str, index: int, seed: str, proof_dir: P
         before = int(prove(deal(seed, variant), variant, file, nodes=0).counts["nodes"])
     started = time.monotonic()
     got = prove(deal(seed, variant), variant, file, seconds=budget, max_mb=max_mb or 16_000,
-                checkpoint_seconds=300.0)
+                checkpoint_seconds=300.0, report_seconds=60.0)
     elapsed = time.monotonic() - started
     c = got.counts
     rate = (int(c["nodes"]) - before) / max(elapsed, 1e-9)

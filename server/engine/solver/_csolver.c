@@ -963,6 +963,7 @@ typedef struct {
     uint32_t largest_key;
     long long won_serial;    /* -1 until a win is met */
     size_t max_bytes;        /* 0: no cap */
+    double report_s;         /* seconds between progress lines on stderr (< 0: none) */
     FILE *links;
 } Prover;
 
@@ -1242,7 +1243,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
         order[i] = (uint8_t)i;
     sort_order(x, &first, order);
     int root_len = encode(x, &first, order, root);
-    double started = now(), saved = started;
+    double started = now(), saved = started, reported = started;
     long long nodes0 = x->nodes;
     if (!resumed) {
         x->used = 8;
@@ -1288,6 +1289,12 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
             if ((long long)x->hn > p->most_pending)
                 p->most_pending = (long long)x->hn;
             p->current = top;
+            if (p->report_s >= 0 && now() - reported >= p->report_s) {
+                reported = now();
+                fprintf(stderr, "  layer (%u, %u, %u): %lld nodes, %zu pending, %lld layers, %.0f states/s, %zu MiB\n",
+                        top >> 16, (top >> 8) & 255, top & 255, x->nodes, x->hn, p->layers,
+                        (double)(x->nodes - nodes0) / (reported - started + 1e-9), prover_bytes(p) >> 20);
+            }
             int stop = (max_nodes >= 0 && x->nodes - nodes0 >= max_nodes) ? P_NODES
                        : (seconds >= 0 && now() - started >= seconds) ? P_TIME : -1;
             int save = path && (stop >= 0 || (checkpoint_s >= 0 && now() - saved >= checkpoint_s));
@@ -1552,14 +1559,15 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
 
 PyDoc_STRVAR(prove_doc,
 "prove(columns, foundations, stock, waste, redeals, rule, autoplay_on, nodes, seconds, max_mb, path,\n"
-"      checkpoint_seconds) -> (outcome, moves, counts)\n\n"
+"      checkpoint_seconds, report_seconds) -> (outcome, moves, counts)\n\n"
 "The layered exact prover of server.engine.solver.prover, in C (the same states expanded).\n"
 "columns, foundations, stock, waste, redeals, rule: as for search(). nodes: states this run may expand (-1: no\n"
 "cap); seconds: wall-clock seconds of this run (-1: no cap); both checked at layer boundaries. max_mb: memory cap\n"
 "of the search's storage in MiB (0: none); past it the run stops mid-layer and the work since the last\n"
 "checkpoint is lost. path: the proof file (str), resumed when it exists and written at every stop at a layer\n"
 "boundary, at a verdict and every checkpoint_seconds (-1: only then); its links file is path + '.links'.\n"
-"None: nothing written (the links in a temporary file).\n"
+"None: nothing written (the links in a temporary file). report_seconds: a progress line on stderr at a layer\n"
+"boundary at most this often (-1: none).\n"
 "outcome: 'solved', 'exhausted', 'nodes', 'time', 'memory', 'capacity' or 'io'; moves: the command list for\n"
 "'solved' (with the start's auto-play when autoplay_on is false), else None; counts: dict of nodes, states,\n"
 "locked, draw_only, layers, largest_layer, largest_key (redeals used, drawn in the pass, cards up),\n"
@@ -1571,10 +1579,10 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
     PyObject *columns, *found, *stock, *waste, *path_obj;
     int redeals, rule, autoplay_on;
     long long max_nodes, max_mb;
-    double seconds, checkpoint_s;
+    double seconds, checkpoint_s, report_s;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!SSSiipLdLOd", &PyTuple_Type, &columns, &found, &stock, &waste, &redeals, &rule,
-                          &autoplay_on, &max_nodes, &seconds, &max_mb, &path_obj, &checkpoint_s))
+    if (!PyArg_ParseTuple(args, "O!SSSiipLdLOdd", &PyTuple_Type, &columns, &found, &stock, &waste, &redeals, &rule,
+                          &autoplay_on, &max_nodes, &seconds, &max_mb, &path_obj, &checkpoint_s, &report_s))
         return NULL;
     Prover p;
     memset(&p, 0, sizeof p);
@@ -1588,6 +1596,7 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
     p.r0 = redeals;
     p.ns0 = (int)(start.tlen - start.wlen);
     p.max_bytes = max_mb > 0 ? (size_t)max_mb << 20 : 0;
+    p.report_s = report_s;
     p.current = NO_LAYER;
     p.won_serial = -1;
     const char *path = NULL;

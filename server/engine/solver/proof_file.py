@@ -147,7 +147,7 @@ def fast_available(position: Position, variant: Variant) -> bool:
 
 def prove(position: Position, variant: Variant, path: Path | str | None, *, autoplay_on: bool = True,
           nodes: int | None = None, seconds: float | None = None, max_mb: int | None = None,
-          checkpoint_seconds: float | None = None) -> Proved:
+          checkpoint_seconds: float | None = None, report_seconds: float | None = None) -> Proved:
     """The layered proof of :mod:`.prover` run by the C extension: the same states expanded, about 35 times
     the pure prover's rate and a tenth of its memory per state (server/engine/solver/README.md).
 
@@ -155,7 +155,8 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     ``PATH.links``) and written at a stop at a layer boundary, at a verdict and every ``checkpoint_seconds``;
     None writes nothing. ``nodes`` (states this run may expand) and ``seconds`` (this run's wall-clock time) are
     checked at layer boundaries, so a run passes them by up to one layer; ``max_mb`` caps the search's storage
-    and stops the run at once, the work since the last checkpoint lost. Raises ``ValueError`` when
+    and stops the run at once, the work since the last checkpoint lost. ``report_seconds``: a progress line on
+    standard error (the layer, nodes, states pending, rate, storage) at a layer boundary at most this often. Raises ``ValueError`` when
     :func:`fast_available` is false or the file is of another input (the file is left as it is), ``OSError``
     when a file cannot be opened.
     """
@@ -167,7 +168,7 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
         start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], autoplay_on,
         -1 if nodes is None else nodes, -1.0 if seconds is None else max(seconds, 0.0),
         0 if max_mb is None else max_mb, None if path is None else str(path),
-        -1.0 if checkpoint_seconds is None else checkpoint_seconds)
+        -1.0 if checkpoint_seconds is None else checkpoint_seconds, -1.0 if report_seconds is None else report_seconds)
     if outcome == "solved":
         game = Game(position, variant, autoplay=autoplay_on, undo="none")
         for text in moves:
