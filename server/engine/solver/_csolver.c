@@ -941,24 +941,31 @@ static void release(Search *x) {
 /* ---- the layered prover (prover.py's search in C; its module docstring has the proof) ----
  *
  * The complete search's expansion above (same moves, auto-play, canonical identity, the lock check after draws,
- * the draw-only expansions of a stuck waste top and of an inert next stock card), but the heap is ordered by the
- * monotone layer (redeals used, cards drawn in this pass, cards up) and then FIFO, so layers are searched one
- * after another and breadth-first within one. No command lowers the layer, so once the heap's least layer
+ * the draw-only expansions of a stuck waste top and of an inert next stock card), but the states wait in one FIFO
+ * queue per monotone layer (redeals used, cards drawn in this pass, cards up), the least layer first, so layers
+ * are searched one after another and breadth-first within one (the pure prover's order; a queue costs 4 bytes
+ * a state where a heap cost 16 and a cache miss per level). No command lowers the layer, so once the heap's least layer
  * passes L no state of a layer up to L is met again: such records are dropped from the arena and the table
  * (compact). What a solution needs of them, each state's parent and move, is written to a links file, 8 bytes
  * a state, read back only to trace a win. Records here: u32 serial | u8 kind, from, to, count | u16 klen |
  * u16 pending (1: in the heap, to be expanded; 0: expanded or proven locked) | perm | key. */
 
-#define CNT_BITS 40
 #define NO_LAYER 0xFFFFFFFFu
-#define PROOF_MAGIC "FTRPRV1"
+#define PROOF_MAGIC "FTRPRV2"
+
+typedef struct {
+    uint32_t layer;
+    uint32_t *items; /* records, oldest first; [head, len) still to expand */
+    size_t head, len, cap;
+} Queue;
 
 typedef struct {
     Search x;
     int r0, ns0;             /* redeals and stock cards at the start */
     uint32_t current;        /* the layer being expanded (NO_LAYER before the first) */
     long long serial;        /* records ever made, the root included; a record's serial is its index */
-    long long counter;       /* heap FIFO counter */
+    Queue *queues;           /* one per layer with states waiting, ascending by layer */
+    size_t nq, qcap, pending, qbytes;
     long long locked, layers, largest_layer, layer_nodes, most_pending, peak_bytes;
     uint32_t largest_key;
     long long won_serial;    /* -1 until a win is met */
@@ -1004,7 +1011,72 @@ static inline uint16_t get_pending(const Search *x, uint32_t rec) {
 }
 
 static size_t prover_bytes(const Prover *p) {
-    return p->x.cap + p->x.tcap * sizeof(Slot) + p->x.hcap * sizeof(HeapItem);
+    return p->x.cap + p->x.tcap * sizeof(Slot) + p->qbytes + p->qcap * sizeof(Queue);
+}
+
+/* Append rec to its layer's queue (made when missing). 0, or -1 on memory. */
+static int enqueue(Prover *p, uint32_t layer, uint32_t rec) {
+    size_t lo = 0, hi = p->nq;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->queues[mid].layer < layer)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == p->nq || p->queues[lo].layer != layer) {
+        if (p->nq == p->qcap) {
+            size_t nc = p->qcap ? p->qcap * 2 : 64;
+            Queue *q = realloc(p->queues, nc * sizeof(Queue));
+            if (!q)
+                return -1;
+            p->queues = q;
+            p->qcap = nc;
+        }
+        memmove(p->queues + lo + 1, p->queues + lo, (p->nq - lo) * sizeof(Queue));
+        p->queues[lo] = (Queue){layer, NULL, 0, 0, 0};
+        p->nq++;
+    }
+    Queue *q = &p->queues[lo];
+    if (q->len == q->cap) {
+        size_t nc = q->cap ? q->cap * 2 : 256;
+        uint32_t *items = realloc(q->items, nc * sizeof(uint32_t));
+        if (!items)
+            return -1;
+        p->qbytes += (nc - q->cap) * sizeof(uint32_t);
+        q->items = items;
+        q->cap = nc;
+    }
+    q->items[q->len++] = rec;
+    p->pending++;
+    return 0;
+}
+
+/* The least layer with a state waiting (the queues of finished layers freed), or NO_LAYER. */
+static uint32_t least_layer(Prover *p) {
+    size_t done = 0;
+    while (done < p->nq && p->queues[done].head == p->queues[done].len) {
+        free(p->queues[done].items);
+        p->qbytes -= p->queues[done].cap * sizeof(uint32_t);
+        done++;
+    }
+    if (done) {
+        memmove(p->queues, p->queues + done, (p->nq - done) * sizeof(Queue));
+        p->nq -= done;
+    }
+    return p->nq ? p->queues[0].layer : NO_LAYER;
+}
+
+static inline uint32_t dequeue(Prover *p) {
+    p->pending--;
+    return p->queues[0].items[p->queues[0].head++];
+}
+
+static void release_prover(Prover *p) {
+    for (size_t i = 0; i < p->nq; i++)
+        free(p->queues[i].items);
+    free(p->queues);
+    release(&p->x);
 }
 
 /* Rebuild the table from the arena's records (after a compaction or a resume). */
@@ -1034,8 +1106,8 @@ static int table_rebuild(Search *x, size_t count) {
     return 0;
 }
 
-/* Drop every record of a layer before `keep` (all expanded: the heap holds none of them) and rebuild the table;
- * the heap's items are moved to the records' new places (the old arena forwards them). 0, or -1 on memory. */
+/* Drop every record of a layer before `keep` (all expanded: no queue holds one) and rebuild the table; the
+ * queues' items are moved to the records' new places (the old arena forwards them). 0, or -1 on memory. */
 static int compact(Prover *p, uint32_t keep) {
     Search *x = &p->x;
     size_t live = 8, count = 0;
@@ -1064,8 +1136,11 @@ static int compact(Prover *p, uint32_t keep) {
         }
         off += size;
     }
-    for (size_t i = 0; i < x->hn; i++)
-        memcpy(&x->heap[i].rec, x->arena + ((size_t)x->heap[i].rec << 3) + 4, 4);
+    for (size_t i = 0; i < p->nq; i++) {
+        Queue *q = &p->queues[i];
+        for (size_t j = q->head; j < q->len; j++)
+            memcpy(&q->items[j], x->arena + ((size_t)q->items[j] << 3) + 4, 4);
+    }
     free(x->arena);
     x->arena = na;
     x->cap = ncap;
@@ -1094,10 +1169,6 @@ static long long prover_add(Prover *p, uint32_t parent, const Move *m, const uin
     x->tcount++;
     *rec_out = rec;
     return p->serial++;
-}
-
-static inline uint64_t layer_heap_key(uint32_t layer, long long counter) {
-    return ((uint64_t)layer << CNT_BITS) | ((uint64_t)counter & ((1ull << CNT_BITS) - 1));
 }
 
 /* The winning commands: parent links from the won state back to the root, replayed from the start. */
@@ -1150,7 +1221,7 @@ typedef struct {
     uint8_t root[KEYCAP];
     int32_t root_len;
     uint32_t current, largest_key;
-    int64_t nodes, serial, counter, locked, draw_only, layers, largest_layer, most_pending, won_serial;
+    int64_t nodes, serial, locked, draw_only, layers, largest_layer, most_pending, won_serial;
     uint64_t used;
 } ProofHead;
 
@@ -1164,7 +1235,7 @@ static void fill_head(const Prover *p, ProofHead *h, const uint8_t *root, int ro
     memcpy(h->root, root, (size_t)root_len);
     h->root_len = root_len;
     h->current = p->current, h->largest_key = p->largest_key;
-    h->nodes = x->nodes, h->serial = p->serial, h->counter = p->counter, h->locked = p->locked;
+    h->nodes = x->nodes, h->serial = p->serial, h->locked = p->locked;
     h->draw_only = x->draw_only, h->layers = p->layers, h->largest_layer = p->largest_layer;
     h->most_pending = p->most_pending, h->won_serial = p->won_serial, h->used = x->used;
 }
@@ -1189,15 +1260,15 @@ static int save_proof(Prover *p, const char *path, const uint8_t *root, int root
 }
 
 /* Read a checkpoint into p; 1 when the file matches this input and was read, 0 when it is of another input
- * (nothing changed), -1 on a read or memory failure. The heap is rebuilt from the pending records in arena
- * order, which is their order in the heap (FIFO within a layer). */
+ * (nothing changed), -2 when it is no proof file of this format, -1 on a read or memory failure. The queues are
+ * rebuilt from the pending records in arena order, which is their order in the queues (FIFO within a layer). */
 static int load_proof(Prover *p, FILE *f, const uint8_t *root, int root_len) {
     Search *x = &p->x;
     ProofHead h, mine;
-    if (fread(&h, sizeof h, 1, f) != 1)
-        return -1;
+    if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, PROOF_MAGIC, 8))
+        return -2;
     fill_head(p, &mine, root, root_len);
-    if (memcmp(h.magic, PROOF_MAGIC, 8) || h.ncols != mine.ncols || h.L != mine.L || h.rule != mine.rule
+    if (h.ncols != mine.ncols || h.L != mine.L || h.rule != mine.rule
         || h.locks != mine.locks || h.autoplay_on != mine.autoplay_on || h.r0 != mine.r0 || h.ns0 != mine.ns0
         || memcmp(h.S, mine.S, TALCAP) || h.root_len != root_len || memcmp(h.root, root, (size_t)root_len))
         return 0;
@@ -1213,14 +1284,13 @@ static int load_proof(Prover *p, FILE *f, const uint8_t *root, int root_len) {
     if (fread(x->arena, 1, h.used, f) != h.used)
         return -1;
     x->outcome = h.outcome, x->nodes = h.nodes, x->draw_only = h.draw_only;
-    p->current = h.current, p->largest_key = h.largest_key, p->serial = h.serial, p->counter = h.counter;
+    p->current = h.current, p->largest_key = h.largest_key, p->serial = h.serial;
     p->locked = h.locked, p->layers = h.layers, p->largest_layer = h.largest_layer;
     p->most_pending = h.most_pending, p->won_serial = h.won_serial;
     size_t count = 0;
-    long long order = 0;
     for (size_t off = 8; off < x->used; count++) {
         uint32_t rec = (uint32_t)(off >> 3);
-        if (get_pending(x, rec) && heap_push(x, layer_heap_key(layer_of_record(p, rec), order++), rec) < 0)
+        if (get_pending(x, rec) && enqueue(p, layer_of_record(p, rec), rec) < 0)
             return -1;
         off += rec_size(x, rec);
     }
@@ -1265,7 +1335,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
             set_pending(x, rec, 0);
             return P_EXHAUSTED;
         }
-        if (heap_push(x, layer_heap_key(layer_of_state(p, &first), p->counter++), rec) < 0)
+        if (enqueue(p, layer_of_state(p, &first), rec) < 0)
             return P_MEMORY;
     } else if (x->outcome == P_SOLVED || x->outcome == P_EXHAUSTED) {
         return x->outcome;
@@ -1276,7 +1346,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
     size_t copy = offsetof(St, col) + (size_t)x->ncols * COLCAP;
     int outcome = P_EXHAUSTED;
     for (;;) {
-        uint32_t top = x->hn ? (uint32_t)(x->heap[0].key >> CNT_BITS) : NO_LAYER;
+        uint32_t top = least_layer(p);
         if (top != p->current) { /* a layer boundary */
             if (p->current != NO_LAYER) {
                 p->layers++;
@@ -1284,21 +1354,22 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
                     p->largest_layer = p->layer_nodes, p->largest_key = p->current;
             }
             p->layer_nodes = 0;
-            if (!x->hn)
+            if (top == NO_LAYER)
                 break;
-            if ((long long)x->hn > p->most_pending)
-                p->most_pending = (long long)x->hn;
+            if ((long long)p->pending > p->most_pending)
+                p->most_pending = (long long)p->pending;
             p->current = top;
             if (p->report_s >= 0 && now() - reported >= p->report_s) {
                 reported = now();
                 fprintf(stderr, "  layer (%u, %u, %u): %lld nodes, %zu pending, %lld layers, %.0f states/s, %zu MiB\n",
-                        top >> 16, (top >> 8) & 255, top & 255, x->nodes, x->hn, p->layers,
+                        top >> 16, (top >> 8) & 255, top & 255, x->nodes, p->pending, p->layers,
                         (double)(x->nodes - nodes0) / (reported - started + 1e-9), prover_bytes(p) >> 20);
             }
             int stop = (max_nodes >= 0 && x->nodes - nodes0 >= max_nodes) ? P_NODES
                        : (seconds >= 0 && now() - started >= seconds) ? P_TIME : -1;
             int save = path && (stop >= 0 || (checkpoint_s >= 0 && now() - saved >= checkpoint_s));
-            if ((save || x->tcount > 2 * x->hn + (1u << 20)) && compact(p, top) < 0) {
+            /* dropped records past a quarter of the pending ones: about 4 copies per record, a tenth of the time */
+            if ((save || x->tcount > p->pending + p->pending / 4 + (1u << 20)) && compact(p, top) < 0) {
                 outcome = P_MEMORY;
                 goto done;
             }
@@ -1324,7 +1395,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
                 goto done;
             }
         }
-        uint32_t rec = heap_pop(x);
+        uint32_t rec = dequeue(p);
         uint32_t me;
         memcpy(&me, rec_ptr(x, rec), 4);
         set_pending(x, rec, 0);
@@ -1375,7 +1446,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
                 p->locked++;
                 continue;
             }
-            if (heap_push(x, layer_heap_key(layer_of_state(p, &c), p->counter++), child) < 0) {
+            if (enqueue(p, layer_of_state(p, &c), child) < 0) {
                 outcome = P_MEMORY;
                 goto done;
             }
@@ -1626,9 +1697,11 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
             int got = load_proof(&p, f, root, root_len);
             fclose(f);
             if (got <= 0) {
-                release(&p.x);
+                release_prover(&p);
                 if (got == 0)
                     PyErr_SetString(PyExc_ValueError, "the proof file is of another input: left as it is");
+                else if (got == -2)
+                    PyErr_SetString(PyExc_ValueError, "the file is no proof file of this format: left as it is");
                 else
                     PyErr_SetString(PyExc_OSError, "the proof file could not be read (damaged or no memory)");
                 return NULL;
@@ -1645,7 +1718,7 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
         p.links = tmpfile();
     }
     if (!p.links) {
-        release(&p.x);
+        release_prover(&p);
         PyErr_SetFromErrnoWithFilename(PyExc_OSError, path ? links_path : NULL);
         return NULL;
     }
@@ -1657,7 +1730,7 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     fclose(p.links);
     if (outcome == P_INTERRUPTED) {
-        release(&p.x);
+        release_prover(&p);
         return NULL;
     }
     static const char *names[] = {"solved", "exhausted", "nodes", "time", "memory", "capacity", "io"};
@@ -1677,11 +1750,11 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
             off += strlen(p.x.text + off) + 1;
         }
         if (!moves) {
-            release(&p.x);
+            release_prover(&p);
             return NULL;
         }
     }
-    release(&p.x);
+    release_prover(&p);
     uint32_t k = p.largest_key;
     return Py_BuildValue("(sN{sLsLsLsLsLsLs(iii)sLsL})", names[outcome], moves, "nodes", p.x.nodes, "states",
                          p.serial, "locked", p.locked, "draw_only", p.x.draw_only, "layers", p.layers,
