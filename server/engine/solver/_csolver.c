@@ -966,7 +966,7 @@ typedef struct {
     long long serial;        /* records ever made, the root included; a record's serial is its index */
     Queue *queues;           /* one per layer with states waiting, ascending by layer */
     size_t nq, qcap, pending, qbytes;
-    long long locked, layers, largest_layer, layer_nodes, most_pending, peak_bytes;
+    long long locked, layers, largest_layer, layer_nodes, most_pending, peak_bytes, nodes0;
     uint32_t largest_key;
     long long won_serial;    /* -1 until a win is met */
     size_t max_bytes;        /* 0: no cap */
@@ -1314,7 +1314,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
     sort_order(x, &first, order);
     int root_len = encode(x, &first, order, root);
     double started = now(), saved = started, reported = started;
-    long long nodes0 = x->nodes;
+    long long nodes0 = p->nodes0 = x->nodes;
     if (!resumed) {
         x->used = 8;
         p->current = NO_LAYER;
@@ -1430,7 +1430,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
             }
             if (found)
                 continue;
-            int lost = mv[i].kind == M_DRAW && locked(x, &c);
+            int lost = (mv[i].kind == M_DRAW || (x->locks & LOCKS_ALL)) && locked(x, &c);
             uint32_t child;
             long long serial = prover_add(p, me, &mv[i], corder, key, klen, slot, h, (uint16_t)!lost, &child);
             if (serial < 0) {
@@ -1630,7 +1630,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
 
 PyDoc_STRVAR(prove_doc,
 "prove(columns, foundations, stock, waste, redeals, rule, autoplay_on, nodes, seconds, max_mb, path,\n"
-"      checkpoint_seconds, report_seconds) -> (outcome, moves, counts)\n\n"
+"      checkpoint_seconds, report_seconds, lock_all) -> (outcome, moves, counts)\n\n"
 "The layered exact prover of server.engine.solver.prover, in C (the same states expanded).\n"
 "columns, foundations, stock, waste, redeals, rule: as for search(). nodes: states this run may expand (-1: no\n"
 "cap); seconds: wall-clock seconds of this run (-1: no cap); both checked at layer boundaries. max_mb: memory cap\n"
@@ -1638,9 +1638,10 @@ PyDoc_STRVAR(prove_doc,
 "checkpoint is lost. path: the proof file (str), resumed when it exists and written at every stop at a layer\n"
 "boundary, at a verdict and every checkpoint_seconds (-1: only then); its links file is path + '.links'.\n"
 "None: nothing written (the links in a temporary file). report_seconds: a progress line on stderr at a layer\n"
-"boundary at most this often (-1: none).\n"
+"boundary at most this often (-1: none). lock_all: the lock check on every new state, not only after draws.\n"
 "outcome: 'solved', 'exhausted', 'nodes', 'time', 'memory', 'capacity' or 'io'; moves: the command list for\n"
-"'solved' (with the start's auto-play when autoplay_on is false), else None; counts: dict of nodes, states,\n"
+"'solved' (with the start's auto-play when autoplay_on is false), else None; counts: dict of nodes, run_nodes\n"
+"(this run's), states,\n"
 "locked, draw_only, layers, largest_layer, largest_key (redeals used, drawn in the pass, cards up),\n"
 "most_pending, peak_mb.\n"
 "Raises ValueError for a position outside the supported limits or a proof file of another input, OSError when\n"
@@ -1648,12 +1649,13 @@ PyDoc_STRVAR(prove_doc,
 
 static PyObject *py_prove(PyObject *self, PyObject *args) {
     PyObject *columns, *found, *stock, *waste, *path_obj;
-    int redeals, rule, autoplay_on;
+    int redeals, rule, autoplay_on, lock_all;
     long long max_nodes, max_mb;
     double seconds, checkpoint_s, report_s;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!SSSiipLdLOdd", &PyTuple_Type, &columns, &found, &stock, &waste, &redeals, &rule,
-                          &autoplay_on, &max_nodes, &seconds, &max_mb, &path_obj, &checkpoint_s, &report_s))
+    if (!PyArg_ParseTuple(args, "O!SSSiipLdLOddp", &PyTuple_Type, &columns, &found, &stock, &waste, &redeals, &rule,
+                          &autoplay_on, &max_nodes, &seconds, &max_mb, &path_obj, &checkpoint_s, &report_s,
+                          &lock_all))
         return NULL;
     Prover p;
     memset(&p, 0, sizeof p);
@@ -1661,7 +1663,7 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
     memset(&start, 0, sizeof start);
     if (read_start(columns, found, stock, waste, redeals, rule, &p.x, &start) < 0)
         return NULL;
-    p.x.locks = LOCKS_DRAWS | LOCKS_STUCK | LOCKS_INERT;
+    p.x.locks = LOCKS_DRAWS | LOCKS_STUCK | LOCKS_INERT | (lock_all ? LOCKS_ALL : 0);
     p.x.autoplay_on = autoplay_on;
     p.x.a = 20, p.x.b = 16, p.x.c = 5, p.x.w = 12;
     p.r0 = redeals;
@@ -1756,7 +1758,7 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
     }
     release_prover(&p);
     uint32_t k = p.largest_key;
-    return Py_BuildValue("(sN{sLsLsLsLsLsLs(iii)sLsL})", names[outcome], moves, "nodes", p.x.nodes, "states",
+    return Py_BuildValue("(sN{sLsLsLsLsLsLs(iii)sLsLsL})", names[outcome], moves, "nodes", p.x.nodes, "run_nodes", p.x.nodes - p.nodes0, "states",
                          p.serial, "locked", p.locked, "draw_only", p.x.draw_only, "layers", p.layers,
                          "largest_layer", p.largest_layer, "largest_key", (int)(k >> 16), (int)((k >> 8) & 255),
                          (int)(k & 255), "most_pending", p.most_pending, "peak_mb", p.peak_bytes >> 20);

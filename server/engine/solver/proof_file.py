@@ -128,7 +128,7 @@ class Proved:
     ``verdict``: ``"solved"`` (``moves`` win, replayed through the engine), ``"unsolvable"`` (every layer
     exhausted) or ``"unknown"`` (a budget, ``reason`` says which: ``"nodes"``, ``"time"``, ``"memory"``,
     ``"capacity"``, ``"io"``). ``counts`` (over the whole proof, resumed runs included): ``nodes`` (states
-    expanded, as :class:`.prover.Counts`), ``states`` (states kept, the locked ones included), ``locked``,
+    expanded, as :class:`.prover.Counts`; ``run_nodes`` those of this run), ``states`` (states kept, the locked ones included), ``locked``,
     ``draw_only``, ``layers``, ``largest_layer`` and ``largest_key`` (:data:`.prover.LayerKey`), ``most_pending``
     (most states waiting for expansion at a layer boundary) and ``peak_mb`` (this run's largest storage, MiB).
     """
@@ -147,7 +147,8 @@ def fast_available(position: Position, variant: Variant) -> bool:
 
 def prove(position: Position, variant: Variant, path: Path | str | None, *, autoplay_on: bool = True,
           nodes: int | None = None, seconds: float | None = None, max_mb: int | None = None,
-          checkpoint_seconds: float | None = None, report_seconds: float | None = None) -> Proved:
+          checkpoint_seconds: float | None = None, report_seconds: float | None = None,
+          lock_every_state: bool = False) -> Proved:
     """The layered proof of :mod:`.prover` run by the C extension: the same states expanded, about 35 times
     the pure prover's rate and a tenth of its memory per state (server/engine/solver/README.md).
 
@@ -156,7 +157,9 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     None writes nothing. ``nodes`` (states this run may expand) and ``seconds`` (this run's wall-clock time) are
     checked at layer boundaries, so a run passes them by up to one layer; ``max_mb`` caps the search's storage
     and stops the run at once, the work since the last checkpoint lost. ``report_seconds``: a progress line on
-    standard error (the layer, nodes, states pending, rate, storage) at a layer boundary at most this often. Raises ``ValueError`` when
+    standard error (the layer, nodes, states pending, rate, storage) at a layer boundary at most this often.
+    ``lock_every_state``: the lock check (:func:`.lock.locked`, exact) on every new state, not only after draws
+    (the complete search's rule): fewer states, other counts than the pure prover's. Raises ``ValueError`` when
     :func:`fast_available` is false or the file is of another input (the file is left as it is), ``OSError``
     when a file cannot be opened.
     """
@@ -168,7 +171,8 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
         start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], autoplay_on,
         -1 if nodes is None else nodes, -1.0 if seconds is None else max(seconds, 0.0),
         0 if max_mb is None else max_mb, None if path is None else str(path),
-        -1.0 if checkpoint_seconds is None else checkpoint_seconds, -1.0 if report_seconds is None else report_seconds)
+        -1.0 if checkpoint_seconds is None else checkpoint_seconds, -1.0 if report_seconds is None else report_seconds,
+        lock_every_state)
     if outcome == "solved":
         game = Game(position, variant, autoplay=autoplay_on, undo="none")
         for text in moves:

@@ -89,10 +89,12 @@ def test_a_stopped_and_resumed_loss_reaches_the_same_verdict_and_counts(tmp_path
     second = prove(start, CLASSIC, path, nodes=2_000)
     assert second.verdict == "unknown"
     assert int(second.counts["nodes"]) >= int(first.counts["nodes"]) + 2_000
+    assert second.counts["run_nodes"] == int(second.counts["nodes"]) - int(first.counts["nodes"])
     final = prove(start, CLASSIC, path)
     assert final.verdict == "unsolvable"
-    assert {k: v for k, v in final.counts.items() if k != "peak_mb"} == \
-        {k: v for k, v in whole.counts.items() if k != "peak_mb"}
+    per_run = ("peak_mb", "run_nodes")
+    assert {k: v for k, v in final.counts.items() if k not in per_run} == \
+        {k: v for k, v in whole.counts.items() if k not in per_run}
     again = prove(start, CLASSIC, path, nodes=1)  # a decided proof answers from its file
     assert again.verdict == "unsolvable" and again.counts["nodes"] == whole.counts["nodes"]
 
