@@ -397,14 +397,15 @@ def _phase2_c(path: Path, variant_name: str, index: int, seed: str, proof_dir: P
     variant = find_variant(variant_name)
     proof_dir.mkdir(parents=True, exist_ok=True)
     file = proof_dir / f"{variant_name}-{seed}.cproof"
+    cap = max_mb or 16_000
     started = time.monotonic()
-    got = prove(deal(seed, variant), variant, file, seconds=budget, max_mb=max_mb or 16_000,
+    got = prove(deal(seed, variant), variant, file, seconds=budget, max_mb=cap,
                 checkpoint_seconds=300.0, report_seconds=60.0)
     elapsed = time.monotonic() - started
     c = got.counts
     rate = int(c["run_nodes"]) / max(elapsed, 1e-9)
-    stopped = {"memory": f"stopped (storage past the cap of {max_mb or 16_000} MiB), the work since the last checkpoint "
-                         "lost, ", "time": "stopped (time), "}.get(got.reason, "")
+    stopped = {"memory": f"stopped (storage past the cap of {cap} MiB), the work since the last checkpoint lost, ",
+               "time": "stopped (time), "}.get(got.reason, "")
     append(path, {"variant": variant_name, "index": index, "seed": seed, "phase": 2, "verdict": got.verdict,
                   "nodes": c["nodes"], "seconds": f"{elapsed:.1f}",
                   "note": f"build {commit}, C prover, {stopped}{c['layers']} layers, largest layer "

@@ -1759,7 +1759,8 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
     release_prover(&p);
     uint32_t k = p.largest_key;
     return Py_BuildValue("(sN{sLsLsLsLsLsLsLs(iii)sLsL})", names[outcome], moves, "nodes", p.x.nodes,
-                         "run_nodes", p.x.nodes - p.nodes0, "states", p.serial, "locked", p.locked, "draw_only", p.x.draw_only, "layers", p.layers,
+                         "run_nodes", p.x.nodes - p.nodes0, "states", p.serial, "locked", p.locked, "draw_only",
+                         p.x.draw_only, "layers", p.layers,
                          "largest_layer", p.largest_layer, "largest_key", (int)(k >> 16), (int)((k >> 8) & 255),
                          (int)(k & 255), "most_pending", p.most_pending, "peak_mb", p.peak_bytes >> 20);
 }

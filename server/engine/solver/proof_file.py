@@ -12,11 +12,11 @@ deal keeps two files side by side:
   it, whose states the checkpoint's frontier does not know) is cut off: those layers are searched again.
 
 The C prover (:func:`prove`) keeps its own pair, ``PATH`` (the checkpoint: the states waiting at a layer
-boundary, packed as the C search packs them, and the counts) and ``PATH.links`` (each state's parent and move,
-8 bytes a state), written by the extension the same way (a temporary file, flushed, renamed).
+boundary, packed as the C search packs them, and the counts) and ``PATH.links`` (each state's parent and
+move, 8 bytes a state), written by the extension the same way (a temporary file, flushed, renamed).
 
-The pure pair holds Python values written with :mod:`pickle`: the files are the prover's own, read back only by it; never
-open one from elsewhere.
+The pure pair holds Python values written with :mod:`pickle`: the files are the prover's own, read back only by
+it; never open one from elsewhere.
 """
 
 from __future__ import annotations
@@ -128,9 +128,10 @@ class Proved:
     ``verdict``: ``"solved"`` (``moves`` win, replayed through the engine), ``"unsolvable"`` (every layer
     exhausted) or ``"unknown"`` (a budget, ``reason`` says which: ``"nodes"``, ``"time"``, ``"memory"``,
     ``"capacity"``, ``"io"``). ``counts`` (over the whole proof, resumed runs included): ``nodes`` (states
-    expanded, as :class:`.prover.Counts`; ``run_nodes`` those of this run), ``states`` (states kept, the locked ones included), ``locked``,
+    expanded, as :class:`.prover.Counts`), ``states`` (states kept, the locked ones included), ``locked``,
     ``draw_only``, ``layers``, ``largest_layer`` and ``largest_key`` (:data:`.prover.LayerKey`), ``most_pending``
-    (most states waiting for expansion at a layer boundary) and ``peak_mb`` (this run's largest storage, MiB).
+    (most states waiting for expansion at a layer boundary); of this run alone ``run_nodes`` (states expanded)
+    and ``peak_mb`` (its largest storage, MiB).
     """
 
     verdict: str
