@@ -1159,6 +1159,8 @@ static int write_link(Prover *p, uint32_t parent, const Move *m) {
 static long long prover_add(Prover *p, uint32_t parent, const Move *m, const uint8_t *order, const uint8_t *key,
                             int klen, size_t slot, uint64_t h, uint16_t pending, uint32_t *rec_out) {
     Search *x = &p->x;
+    if (p->serial >= 0xFFFFFFFFll) /* a serial is 32 bits in the records and the links: the arena's bound too */
+        return -1;
     uint32_t serial = (uint32_t)p->serial;
     uint32_t rec = add_record(x, serial, m, order, key, klen);
     if (!rec || write_link(p, parent, m) < 0)
@@ -1777,4 +1779,12 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__csolver(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__csolver(void) {
+    PyObject *m = PyModule_Create(&module);
+    /* where a proof file's records begin (proof_file.waiting reads them) */
+    if (m && PyModule_AddIntConstant(m, "PROOF_HEAD_SIZE", (long)sizeof(ProofHead)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -24,6 +24,8 @@ from __future__ import annotations
 import bisect
 import os
 import pickle
+import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +35,7 @@ from ..position import Position
 from ..variants import Variant
 from .prover import LayeredProof, Record
 from .search import _RULE_CODES, implementation
-from .state import from_position
+from .state import State, from_position
 
 
 class ProofFile:
@@ -116,9 +118,10 @@ class ProofFile:
 
 
 try:  # the C prover (_csolver.c's prove), built with the C search when a compiler is there
+    from ._csolver import PROOF_HEAD_SIZE
     from ._csolver import prove as _c_prove
 except ImportError:
-    _c_prove = None
+    _c_prove, PROOF_HEAD_SIZE = None, 0
 
 
 @dataclass(frozen=True)
@@ -184,3 +187,45 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     if outcome == "exhausted":
         return Proved("unsolvable", "", (), counts)
     return Proved("unknown", outcome, (), counts)
+
+
+def waiting(path: Path | str, position: Position, variant: Variant) -> Iterator[State]:
+    """The states a C proof file (:func:`prove`) holds waiting for expansion, in their queue order, as
+    :mod:`.state` tuples (columns in canonical order), for studying what a proof still has to do.
+
+    ``position`` and ``variant`` must be the proof's (the file stores the talon as a subset of the deal's:
+    RULES.md's talon, the deal's waste then its stock). Raises ``ValueError`` for a file of another format.
+    """
+    start = from_position(position, variant)
+    talon = bytes(start[4]) + bytes(start[3])
+    mask_bytes = (len(talon) + 7) // 8
+    count = len(start[0])
+    data = Path(path).read_bytes()
+    if not data.startswith(b"FTRPRV2\0") or len(data) < PROOF_HEAD_SIZE:
+        raise ValueError("no C proof file of this format")
+    if data[40:40 + len(talon)] != talon:  # the header's talon (after the magic and eight 32-bit fields)
+        raise ValueError("the file is not of this deal")
+    (used,) = struct.unpack_from("<Q", data, PROOF_HEAD_SIZE - 8)
+    if PROOF_HEAD_SIZE + used != len(data):
+        raise ValueError("a damaged C proof file: its records do not fill it")
+    arena = memoryview(data)[PROOF_HEAD_SIZE:]
+    at = 8
+    while at < used:
+        length, pending = struct.unpack_from("<HH", arena, at + 8)
+        key = bytes(arena[at + 12 + count: at + 12 + count + length])
+        at += (12 + count + length + 7) & ~7
+        if not pending:
+            continue
+        foundations = bytes(h for packed in key[:4] for h in (packed & 15, packed >> 4))
+        waste_length, redeals, kept = key[4], key[5], key[6]
+        mask = key[7:7 + mask_bytes]
+        cards = bytes(card for i, card in enumerate(talon) if mask[i >> 3] >> (i & 7) & 1)
+        if len(cards) != kept:
+            raise ValueError("a damaged C proof file: a record's talon does not match its length")
+        columns: list[bytes] = []
+        place = 7 + mask_bytes
+        for _ in range(count):
+            n = key[place]
+            columns.append(key[place + 1: place + 1 + n])
+            place += 1 + n
+        yield tuple(columns), (0,) * count, foundations, cards[waste_length:], cards[:waste_length], redeals

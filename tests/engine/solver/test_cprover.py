@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import tests.engine.solver.test_solver as base
 from server.engine import Position, Variant, deal, find_variant
 from server.engine.solver import Budget, solve
-from server.engine.solver.proof_file import Proved, fast_available, prove
-from server.engine.solver.prover import LayeredProof, MemoryStore, run
+from server.engine.solver.proof_file import Proved, fast_available, prove, waiting
+from server.engine.solver.prover import LayeredProof, MemoryStore, canonical, run
 
 pytest.importorskip("server.engine.solver._csolver")
 
@@ -152,3 +152,18 @@ def test_relaxed_deals_with_redeals_get_the_pure_provers_answer() -> None:
         run(reference, MemoryStore(), nodes=5_000)
         assert fast.counts["nodes"] == reference.counts.nodes
         assert fast.counts["layers"] == reference.counts.layers
+
+
+def test_the_waiting_states_of_a_stopped_proof_are_the_pure_provers_seeds(tmp_path: Path) -> None:
+    start = deal("105", CLASSIC)
+    path = tmp_path / "105"
+    fast = prove(start, CLASSIC, path, nodes=3_000)
+    reference = LayeredProof.start(start, CLASSIC)
+    run(reference, MemoryStore(), nodes=3_000)  # both stop at the first layer boundary past 3,000 nodes
+    assert fast.counts["nodes"] == reference.counts.nodes
+    seeds = {key for layer in reference.pending.values() for key, seed in layer.items() if seed is not None}
+    mine = [canonical(state) for state in waiting(path, start, CLASSIC)]
+    assert len(mine) == len(set(mine)) == len(seeds) > 0
+    assert set(mine) == seeds
+    with pytest.raises(ValueError, match="not of this deal"):
+        list(waiting(path, deal("80", CLASSIC), CLASSIC))
