@@ -944,11 +944,11 @@ static void release(Search *x) {
  * the draw-only expansions of a stuck waste top and of an inert next stock card), but the states wait in one FIFO
  * queue per monotone layer (redeals used, cards drawn in this pass, cards up), the least layer first, so layers
  * are searched one after another and breadth-first within one (the pure prover's order; a queue costs 4 bytes
- * a state where a heap cost 16 and a cache miss per level). No command lowers the layer, so once the heap's least layer
- * passes L no state of a layer up to L is met again: such records are dropped from the arena and the table
- * (compact). What a solution needs of them, each state's parent and move, is written to a links file, 8 bytes
- * a state, read back only to trace a win. Records here: u32 serial | u8 kind, from, to, count | u16 klen |
- * u16 pending (1: in the heap, to be expanded; 0: expanded or proven locked) | perm | key. */
+ * a state where a heap cost 16 and a cache miss per level). No command lowers the layer, so once the least
+ * layer waiting passes L no state of a layer up to L is met again: such records are dropped from the arena and
+ * the table (compact). What a solution needs of them, each state's parent and move, is written to a links file,
+ * 8 bytes a state, read back only to trace a win. Records here: u32 serial | u8 kind, from, to, count | u16 klen
+ * | u16 pending (1: queued, to be expanded; 0: expanded or proven locked) | perm | key. */
 
 #define NO_LAYER 0xFFFFFFFFu
 #define PROOF_MAGIC "FTRPRV2"

@@ -153,8 +153,8 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
           nodes: int | None = None, seconds: float | None = None, max_mb: int | None = None,
           checkpoint_seconds: float | None = None, report_seconds: float | None = None,
           lock_every_state: bool = False) -> Proved:
-    """The layered proof of :mod:`.prover` run by the C extension: the same states expanded, about 35 times
-    the pure prover's rate and a tenth of its memory per state (server/engine/solver/README.md).
+    """The layered proof of :mod:`.prover` run by the C extension: the same states expanded, at 20-30 times
+    the pure prover's rate and about a quarter of its memory per waiting state (server/engine/solver/README.md).
 
     ``path``: the proof's file, resumed when it exists (its links file, 8 bytes a state, lies beside it as
     ``PATH.links``) and written at a stop at a layer boundary, at a verdict and every ``checkpoint_seconds``;
@@ -190,8 +190,9 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
 
 
 def waiting(path: Path | str, position: Position, variant: Variant) -> Iterator[State]:
-    """The states a C proof file (:func:`prove`) holds waiting for expansion, in their queue order, as
-    :mod:`.state` tuples (columns in canonical order), for studying what a proof still has to do.
+    """The states a C proof file (:func:`prove`) holds waiting for expansion, in the order they were made (their
+    queue order within a layer), as :mod:`.state` tuples (columns in canonical order), for studying what a proof
+    still has to do.
 
     ``position`` and ``variant`` must be the proof's (the file stores the talon as a subset of the deal's:
     RULES.md's talon, the deal's waste then its stock). Raises ``ValueError`` for a file of another format.
