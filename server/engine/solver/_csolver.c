@@ -1010,8 +1010,10 @@ static inline uint16_t get_pending(const Search *x, uint32_t rec) {
     return v;
 }
 
+/* The storage in use: the arena's records (its capacity beyond them is never written, so a large realloc'd
+ * block does not hold pages for it), the table and the queues. */
 static size_t prover_bytes(const Prover *p) {
-    return p->x.cap + p->x.tcap * sizeof(Slot) + p->qbytes + p->qcap * sizeof(Queue);
+    return p->x.used + p->x.tcap * sizeof(Slot) + p->qbytes + p->qcap * sizeof(Queue);
 }
 
 /* Append rec to its layer's queue (made when missing). 0, or -1 on memory. */
