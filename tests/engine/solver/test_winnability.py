@@ -126,7 +126,7 @@ def test_a_prover_run_past_the_memory_cap_leaves_the_deal_in_the_sample_undecide
     seed = w.seed_of("classic", 872)
     w.append(path, {"variant": "classic", "index": 872, "seed": seed, "phase": 1, "verdict": "unknown",
                     "nodes": 10, "seconds": 10.0, "note": "test"})
-    # Any process is past 1 MB (and the C prover's storage starts past 1 MiB): the run stops at once.
+    # Any process is past 1 MB, and the C prover passes 1 MiB of storage in its first layers: the run stops.
     w.phase2(path, "classic", 1, 30.0, tmp_path / "proofs", None, 0.0, max_rss_mb=1, pure=pure)
     last = w.rows(path)[-1]
     assert (last["index"], last["phase"], last["verdict"]) == ("872", "2", "unknown")
