@@ -691,15 +691,21 @@ static int dominated(Search *x, const St *s) {
 
 /* ---- heap ---- */
 
+/* Double a growable array *items of *cap elements of `size` bytes (to `first` when empty). 0, or -1 on memory
+ * (the array is left as it was). */
+static int grow(void **items, size_t *cap, size_t first, size_t size) {
+    size_t nc = *cap ? *cap * 2 : first;
+    void *p = realloc(*items, nc * size);
+    if (!p)
+        return -1;
+    *items = p;
+    *cap = nc;
+    return 0;
+}
+
 static int heap_push(Search *x, uint64_t key, uint32_t rec) {
-    if (x->hn == x->hcap) {
-        size_t nc = x->hcap ? x->hcap * 2 : 4096;
-        HeapItem *p = realloc(x->heap, nc * sizeof(HeapItem));
-        if (!p)
-            return -1;
-        x->heap = p;
-        x->hcap = nc;
-    }
+    if (x->hn == x->hcap && grow((void **)&x->heap, &x->hcap, 4096, sizeof(HeapItem)) < 0)
+        return -1;
     size_t i = x->hn++;
     while (i) {
         size_t up = (i - 1) / 2;
@@ -1027,27 +1033,18 @@ static int enqueue(Prover *p, uint32_t layer, uint32_t rec) {
             hi = mid;
     }
     if (lo == p->nq || p->queues[lo].layer != layer) {
-        if (p->nq == p->qcap) {
-            size_t nc = p->qcap ? p->qcap * 2 : 64;
-            Queue *q = realloc(p->queues, nc * sizeof(Queue));
-            if (!q)
-                return -1;
-            p->queues = q;
-            p->qcap = nc;
-        }
+        if (p->nq == p->qcap && grow((void **)&p->queues, &p->qcap, 64, sizeof(Queue)) < 0)
+            return -1;
         memmove(p->queues + lo + 1, p->queues + lo, (p->nq - lo) * sizeof(Queue));
         p->queues[lo] = (Queue){layer, NULL, 0, 0, 0};
         p->nq++;
     }
     Queue *q = &p->queues[lo];
     if (q->len == q->cap) {
-        size_t nc = q->cap ? q->cap * 2 : 256;
-        uint32_t *items = realloc(q->items, nc * sizeof(uint32_t));
-        if (!items)
+        size_t before = q->cap;
+        if (grow((void **)&q->items, &q->cap, 256, sizeof(uint32_t)) < 0)
             return -1;
-        p->qbytes += (nc - q->cap) * sizeof(uint32_t);
-        q->items = items;
-        q->cap = nc;
+        p->qbytes += (q->cap - before) * sizeof(uint32_t);
     }
     q->items[q->len++] = rec;
     p->pending++;
@@ -1669,7 +1666,6 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
         return NULL;
     p.x.locks = LOCKS_DRAWS | LOCKS_STUCK | LOCKS_INERT | (lock_all ? LOCKS_ALL : 0);
     p.x.autoplay_on = autoplay_on;
-    p.x.a = 20, p.x.b = 16, p.x.c = 5, p.x.w = 12;
     p.r0 = redeals;
     p.ns0 = (int)(start.tlen - start.wlen);
     p.max_bytes = max_mb > 0 ? (size_t)max_mb << 20 : 0;
