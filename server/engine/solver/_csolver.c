@@ -642,6 +642,8 @@ static uint32_t add_record(Search *x, uint32_t parent, const Move *m, const uint
     memcpy(r + 10, &pad, 2);
     memcpy(r + REC_HEAD, order, (size_t)x->ncols);
     memcpy(r + REC_HEAD + x->ncols, key, (size_t)klen);
+    /* the padding zeroed: the prover writes the arena to its proof file, which must hold no stray heap bytes */
+    memset(r + REC_HEAD + x->ncols + klen, 0, size - REC_HEAD - (size_t)x->ncols - (size_t)klen);
     uint32_t rec = (uint32_t)(x->used >> 3);
     x->used += size;
     return rec;
@@ -1124,6 +1126,7 @@ static int compact(Prover *p, uint32_t keep) {
     uint8_t *na = malloc(ncap);
     if (!na)
         return -1;
+    memset(na, 0, 8);
     size_t at = 8;
     for (size_t off = 8; off < x->used;) {
         uint32_t rec = (uint32_t)(off >> 3);
@@ -1381,6 +1384,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
         uint32_t rec;
         if (prover_add(p, 0xFFFFFFFFu, &none, order, root, root_len, slot, h, 1, &rec) < 0)
             return P_MEMORY;
+        memset(x->arena, 0, 8); /* no record at offset 0 (0 means none): written to the proof file as zeros */
         if (won(x, &first)) {
             p->won_serial = 0;
             return P_SOLVED;
