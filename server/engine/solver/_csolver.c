@@ -1356,6 +1356,17 @@ static int load_proof(Prover *p, FILE *f, const uint8_t *root, int root_len) {
     return table_rebuild(x, count) < 0 ? -1 : 1;
 }
 
+/* The root of a proof: the start auto-played into first, its column order and its key (which identifies the
+ * input in a proof file); the key's length. */
+static int root_key(Search *x, const St *start, St *first, uint8_t *order, uint8_t *root) {
+    memcpy(first, start, sizeof *first);
+    autoplay(x, first, 0);
+    for (int i = 0; i < x->ncols; i++)
+        order[i] = (uint8_t)i;
+    sort_order(x, first, order);
+    return encode(x, first, order, root);
+}
+
 /* Search layers until a verdict or a budget (checked at layer boundaries: a layer is never cut, except by the
  * memory cap, which loses the work since the last checkpoint). The start is not yet auto-played. */
 static int prove_run(Prover *p, const St *start, long long max_nodes, double seconds, double checkpoint_s,
@@ -1364,12 +1375,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
     static const Move none = {M_NONE, 0, 0, 0};
     uint8_t order[MAXCOLS], corder[MAXCOLS], key[KEYCAP], root[KEYCAP];
     St first, par, c;
-    memcpy(&first, start, sizeof first);
-    autoplay(x, &first, 0);
-    for (int i = 0; i < x->ncols; i++)
-        order[i] = (uint8_t)i;
-    sort_order(x, &first, order);
-    int root_len = encode(x, &first, order, root);
+    int root_len = root_key(x, start, &first, order, root);
     double started = now(), saved = started, reported = started;
     long long nodes0 = p->nodes0 = x->nodes;
     if (!resumed) {
@@ -1749,12 +1755,7 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
             /* the root's key identifies the input */
             St first;
             uint8_t order[MAXCOLS], root[KEYCAP];
-            memcpy(&first, &start, sizeof first);
-            autoplay(&p.x, &first, 0);
-            for (int i = 0; i < p.x.ncols; i++)
-                order[i] = (uint8_t)i;
-            sort_order(&p.x, &first, order);
-            int root_len = encode(&p.x, &first, order, root);
+            int root_len = root_key(&p.x, &start, &first, order, root);
             int got = load_proof(&p, f, root, root_len);
             fclose(f);
             if (got <= 0) {
