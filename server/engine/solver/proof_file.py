@@ -165,13 +165,15 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     standard error (the layer, nodes, states pending, rate, storage) at a layer boundary at most this often.
     ``lock_every_state``: the lock check (:func:`.lock.locked`, exact) on every new state, not only after draws
     (the complete search's rule): fewer states, other counts than the pure prover's. Raises ``ValueError`` when
-    :func:`fast_available` is false, the file is of another input or damaged (its length or checksum wrong, its
-    links file shorter than its states; the files are left as they are), ``OSError`` when a file cannot be
-    opened (a missing links file included).
+    :func:`fast_available` is false, ``nodes`` or ``max_mb`` is negative, or the file is of another input or
+    damaged (its length or checksum wrong, its links file shorter than its states; the files are left as they
+    are), ``OSError`` when a file cannot be opened (a missing links file included).
     """
     if _c_prove is None or not fast_available(position, variant):
         raise ValueError("the C prover takes 2 decks built in suit, no face-down card and no card back from the "
                          "foundations, within the C search's limits")
+    if (nodes is not None and nodes < 0) or (max_mb is not None and max_mb < 0):
+        raise ValueError("nodes and max_mb are budgets: 0 or more, or None for no cap")  # -1 is 'no cap' in C
     start = from_position(position, variant)
     outcome, moves, counts = _c_prove(
         start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], autoplay_on,

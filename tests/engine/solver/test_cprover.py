@@ -210,3 +210,13 @@ def test_a_links_file_shorter_than_its_proof_is_refused(tmp_path: Path) -> None:
     links.unlink()
     with pytest.raises(FileNotFoundError):
         prove(start, CLASSIC, path)
+
+
+def test_a_negative_budget_is_refused_not_taken_for_no_cap() -> None:
+    """The extension reads -1 as 'no cap': a negative budget used to run the whole proof (105: all 12,278 nodes)."""
+    start = deal("105", CLASSIC)
+    with pytest.raises(ValueError, match="budgets"):
+        prove(start, CLASSIC, None, nodes=-5)
+    with pytest.raises(ValueError, match="budgets"):
+        prove(start, CLASSIC, None, max_mb=-1)
+    assert prove(start, CLASSIC, None, nodes=0).counts["nodes"] == 0  # stopped at the first layer boundary
