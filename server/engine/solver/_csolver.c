@@ -642,6 +642,8 @@ static uint32_t add_record(Search *x, uint32_t parent, const Move *m, const uint
     memcpy(r + 10, &pad, 2);
     memcpy(r + REC_HEAD, order, (size_t)x->ncols);
     memcpy(r + REC_HEAD + x->ncols, key, (size_t)klen);
+    /* the padding zeroed: the prover writes the arena to its proof file, which must hold no stray heap bytes */
+    memset(r + REC_HEAD + x->ncols + klen, 0, size - REC_HEAD - (size_t)x->ncols - (size_t)klen);
     uint32_t rec = (uint32_t)(x->used >> 3);
     x->used += size;
     return rec;
@@ -957,7 +959,7 @@ static void release(Search *x) {
  * | u16 pending (1: queued, to be expanded; 0: expanded or proven locked) | perm | key. */
 
 #define NO_LAYER 0xFFFFFFFFu
-#define PROOF_MAGIC "FTRPRV2"
+#define PROOF_MAGIC "FTRPRV3"
 
 typedef struct {
     uint32_t layer;
@@ -1123,6 +1125,7 @@ static int compact(Prover *p, uint32_t keep) {
     uint8_t *na = malloc(ncap);
     if (!na)
         return -1;
+    memset(na, 0, 8);
     size_t at = 8;
     for (size_t off = 8; off < x->used;) {
         uint32_t rec = (uint32_t)(off >> 3);
@@ -1213,6 +1216,8 @@ fail:
     return -1;
 }
 
+enum { P_SOLVED = 0, P_EXHAUSTED, P_NODES, P_TIME, P_MEMORY, P_CAPACITY, P_IO, P_INTERRUPTED, P_OTHER };
+
 /* ---- the proof file: the arena of a layer boundary (every record pending or locked), counts, the config ---- */
 
 typedef struct {
@@ -1223,8 +1228,46 @@ typedef struct {
     int32_t root_len;
     uint32_t current, largest_key;
     int64_t nodes, serial, locked, draw_only, layers, largest_layer, most_pending, won_serial;
+    uint64_t check; /* proof_check of the head (this field 0) and the records: a damaged file is refused */
     uint64_t used;
 } ProofHead;
+
+/* A checksum of the head and the arena's used bytes (hash_bytes over 1 MiB pieces, chained). */
+static uint64_t proof_check(const ProofHead *h, const uint8_t *arena, size_t used) {
+    ProofHead zero = *h;
+    zero.check = 0;
+    uint64_t c = hash_bytes((const uint8_t *)&zero, (int)sizeof zero);
+    for (size_t at = 0; at < used; at += 1u << 20) {
+        size_t n = used - at < (1u << 20) ? used - at : (1u << 20);
+        c = (c ^ hash_bytes(arena + at, (int)n)) * 0x9E3779B97F4A7C15ull;
+    }
+    return c;
+}
+
+/* Whether the record at rec (its bytes within used) holds a key decode can read: the lengths in range and adding
+ * up to its klen. */
+static int record_sound(const Search *x, uint32_t rec) {
+    size_t off = (size_t)rec << 3;
+    if (off + REC_HEAD > x->used)
+        return 0;
+    int klen;
+    const uint8_t *k = rec_key(x, rec, &klen);
+    const uint8_t *perm = rec_ptr(x, rec) + REC_HEAD;
+    if (off + rec_size(x, rec) > x->used || klen < 7 + x->ml + x->ncols || klen > KEYCAP)
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if ((k[i] & 15) > 13 || (k[i] >> 4) > 13)
+            return 0;
+    if (k[4] > k[6] || k[6] > x->L)
+        return 0;
+    int at = 7 + x->ml;
+    for (int i = 0; i < x->ncols; i++) {
+        if (perm[i] >= x->ncols || k[at] > COLCAP || at + 1 + k[at] > klen)
+            return 0;
+        at += 1 + k[at];
+    }
+    return at == klen;
+}
 
 static void fill_head(const Prover *p, ProofHead *h, const uint8_t *root, int root_len) {
     const Search *x = &p->x;
@@ -1239,6 +1282,7 @@ static void fill_head(const Prover *p, ProofHead *h, const uint8_t *root, int ro
     h->nodes = x->nodes, h->serial = p->serial, h->locked = p->locked;
     h->draw_only = x->draw_only, h->layers = p->layers, h->largest_layer = p->largest_layer;
     h->most_pending = p->most_pending, h->won_serial = p->won_serial, h->used = x->used;
+    h->check = proof_check(h, x->arena, x->used);
 }
 
 /* Write the checkpoint to path (through path.tmp, renamed: a stop at any moment leaves the last whole one). */
@@ -1261,8 +1305,9 @@ static int save_proof(Prover *p, const char *path, const uint8_t *root, int root
 }
 
 /* Read a checkpoint into p; 1 when the file matches this input and was read, 0 when it is of another input
- * (nothing changed), -2 when it is no proof file of this format, -1 on a read or memory failure. The queues are
- * rebuilt from the pending records in arena order, which is their order in the queues (FIFO within a layer). */
+ * (nothing changed), -2 when it is no proof file of this format, -3 when it is one but damaged (its length, its
+ * checksum or a record wrong), -1 on a read or memory failure. The queues are rebuilt from the pending records in
+ * arena order, which is their order in the queues (FIFO within a layer). */
 static int load_proof(Prover *p, FILE *f, const uint8_t *root, int root_len) {
     Search *x = &p->x;
     ProofHead h, mine;
@@ -1273,6 +1318,14 @@ static int load_proof(Prover *p, FILE *f, const uint8_t *root, int root_len) {
         || h.locks != mine.locks || h.autoplay_on != mine.autoplay_on || h.r0 != mine.r0 || h.ns0 != mine.ns0
         || memcmp(h.S, mine.S, TALCAP) || h.root_len != root_len || memcmp(h.root, root, (size_t)root_len))
         return 0;
+    /* the length before any allocation: a damaged used must not ask for exabytes */
+    off_t size;
+    if (fseeko(f, 0, SEEK_END) != 0 || (size = ftello(f)) < 0 || fseeko(f, (off_t)sizeof h, SEEK_SET) != 0)
+        return -1;
+    if (h.used < 8 || h.used % 8 || h.used > (uint64_t)0xFFFFFFFFu << 3 || (uint64_t)size != sizeof h + h.used
+        || h.serial < 1 || h.serial > 0xFFFFFFFFll || h.won_serial < -1 || h.won_serial >= h.serial
+        || (h.outcome != P_SOLVED) != (h.won_serial < 0))
+        return -3;
     size_t ncap = 1u << 22;
     while (ncap < h.used)
         ncap *= 2;
@@ -1284,6 +1337,8 @@ static int load_proof(Prover *p, FILE *f, const uint8_t *root, int root_len) {
     x->used = h.used;
     if (fread(x->arena, 1, h.used, f) != h.used)
         return -1;
+    if (proof_check(&h, x->arena, x->used) != h.check)
+        return -3;
     x->outcome = h.outcome, x->nodes = h.nodes, x->draw_only = h.draw_only;
     p->current = h.current, p->largest_key = h.largest_key, p->serial = h.serial;
     p->locked = h.locked, p->layers = h.layers, p->largest_layer = h.largest_layer;
@@ -1291,6 +1346,8 @@ static int load_proof(Prover *p, FILE *f, const uint8_t *root, int root_len) {
     size_t count = 0;
     for (size_t off = 8; off < x->used; count++) {
         uint32_t rec = (uint32_t)(off >> 3);
+        if (!record_sound(x, rec))
+            return -3;
         if (get_pending(x, rec) && enqueue(p, layer_of_record(p, rec), rec) < 0)
             return -1;
         off += rec_size(x, rec);
@@ -1298,7 +1355,16 @@ static int load_proof(Prover *p, FILE *f, const uint8_t *root, int root_len) {
     return table_rebuild(x, count) < 0 ? -1 : 1;
 }
 
-enum { P_SOLVED = 0, P_EXHAUSTED, P_NODES, P_TIME, P_MEMORY, P_CAPACITY, P_IO, P_INTERRUPTED, P_OTHER };
+/* The root of a proof: the start auto-played into first, its column order and its key (which identifies the
+ * input in a proof file); the key's length. */
+static int root_key(Search *x, const St *start, St *first, uint8_t *order, uint8_t *root) {
+    memcpy(first, start, sizeof *first);
+    autoplay(x, first, 0);
+    for (int i = 0; i < x->ncols; i++)
+        order[i] = (uint8_t)i;
+    sort_order(x, first, order);
+    return encode(x, first, order, root);
+}
 
 /* Search layers until a verdict or a budget (checked at layer boundaries: a layer is never cut, except by the
  * memory cap, which loses the work since the last checkpoint). The start is not yet auto-played. */
@@ -1308,12 +1374,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
     static const Move none = {M_NONE, 0, 0, 0};
     uint8_t order[MAXCOLS], corder[MAXCOLS], key[KEYCAP], root[KEYCAP];
     St first, par, c;
-    memcpy(&first, start, sizeof first);
-    autoplay(x, &first, 0);
-    for (int i = 0; i < x->ncols; i++)
-        order[i] = (uint8_t)i;
-    sort_order(x, &first, order);
-    int root_len = encode(x, &first, order, root);
+    int root_len = root_key(x, start, &first, order, root);
     double started = now(), saved = started, reported = started;
     long long nodes0 = p->nodes0 = x->nodes;
     if (!resumed) {
@@ -1328,6 +1389,7 @@ static int prove_run(Prover *p, const St *start, long long max_nodes, double sec
         uint32_t rec;
         if (prover_add(p, 0xFFFFFFFFu, &none, order, root, root_len, slot, h, 1, &rec) < 0)
             return P_MEMORY;
+        memset(x->arena, 0, 8); /* no record at offset 0 (0 means none): written to the proof file as zeros */
         if (won(x, &first)) {
             p->won_serial = 0;
             return P_SOLVED;
@@ -1645,8 +1707,9 @@ PyDoc_STRVAR(prove_doc,
 "(this run's), states,\n"
 "locked, draw_only, layers, largest_layer, largest_key (redeals used, drawn in the pass, cards up),\n"
 "most_pending, peak_mb.\n"
-"Raises ValueError for a position outside the supported limits or a proof file of another input, OSError when\n"
-"a file cannot be opened.");
+"Raises ValueError for a position outside the supported limits, a proof file of another input or a damaged one\n"
+"(its length, checksum or a record wrong, or its links file shorter than its states), all left as they are;\n"
+"OSError when a file cannot be opened.");
 
 static PyObject *py_prove(PyObject *self, PyObject *args) {
     PyObject *columns, *found, *stock, *waste, *path_obj;
@@ -1690,12 +1753,7 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
             /* the root's key identifies the input */
             St first;
             uint8_t order[MAXCOLS], root[KEYCAP];
-            memcpy(&first, &start, sizeof first);
-            autoplay(&p.x, &first, 0);
-            for (int i = 0; i < p.x.ncols; i++)
-                order[i] = (uint8_t)i;
-            sort_order(&p.x, &first, order);
-            int root_len = encode(&p.x, &first, order, root);
+            int root_len = root_key(&p.x, &start, &first, order, root);
             int got = load_proof(&p, f, root, root_len);
             fclose(f);
             if (got <= 0) {
@@ -1704,6 +1762,9 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
                     PyErr_SetString(PyExc_ValueError, "the proof file is of another input: left as it is");
                 else if (got == -2)
                     PyErr_SetString(PyExc_ValueError, "the file is no proof file of this format: left as it is");
+                else if (got == -3)
+                    PyErr_SetString(PyExc_ValueError, "the proof file is damaged (its length, checksum or a record "
+                                                      "wrong): left as it is");
                 else
                     PyErr_SetString(PyExc_OSError, "the proof file could not be read (damaged or no memory)");
                 return NULL;
@@ -1711,10 +1772,22 @@ static PyObject *py_prove(PyObject *self, PyObject *args) {
             resumed = 1;
         }
         p.links = fopen(links_path, resumed ? "r+b" : "w+b");
-        if (p.links && resumed && (ftruncate(fileno(p.links), (off_t)p.serial * 8) != 0
-                                   || fseeko(p.links, 0, SEEK_END) != 0)) {
-            fclose(p.links);
-            p.links = NULL;
+        if (p.links && resumed) {
+            /* the checkpoint's links are there (a shorter file, extended with zeros, would trace garbage); past
+             * them, those of work after the checkpoint, searched again */
+            off_t have = fseeko(p.links, 0, SEEK_END) == 0 ? ftello(p.links) : -1;
+            if (have >= 0 && have < (off_t)p.serial * 8) {
+                fclose(p.links);
+                release_prover(&p);
+                PyErr_Format(PyExc_ValueError, "the links file %s holds %lld of the proof's %lld states: damaged",
+                             links_path, (long long)(have / 8), p.serial);
+                return NULL;
+            }
+            if (have < 0 || ftruncate(fileno(p.links), (off_t)p.serial * 8) != 0
+                || fseeko(p.links, 0, SEEK_END) != 0) {
+                fclose(p.links);
+                p.links = NULL;
+            }
         }
     } else {
         p.links = tmpfile();

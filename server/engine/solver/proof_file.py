@@ -13,7 +13,8 @@ deal keeps two files side by side:
 
 The C prover (:func:`prove`) keeps its own pair, ``PATH`` (the checkpoint: the states waiting at a layer
 boundary, packed as the C search packs them, and the counts) and ``PATH.links`` (each state's parent and
-move, 8 bytes a state), written by the extension the same way (a temporary file, flushed, renamed).
+move, 8 bytes a state), written by the extension the same way (a temporary file, flushed, renamed); the
+checkpoint carries a checksum, so a damaged one is refused rather than searched on.
 
 The pure pair holds Python values written with :mod:`pickle`: the files are the prover's own, read back only by
 it; never open one from elsewhere.
@@ -164,12 +165,15 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     standard error (the layer, nodes, states pending, rate, storage) at a layer boundary at most this often.
     ``lock_every_state``: the lock check (:func:`.lock.locked`, exact) on every new state, not only after draws
     (the complete search's rule): fewer states, other counts than the pure prover's. Raises ``ValueError`` when
-    :func:`fast_available` is false or the file is of another input (the file is left as it is), ``OSError``
-    when a file cannot be opened.
+    :func:`fast_available` is false, ``nodes`` or ``max_mb`` is negative, or the file is of another input or
+    damaged (its length or checksum wrong, its links file shorter than its states; the files are left as they
+    are), ``OSError`` when a file cannot be opened (a missing links file included).
     """
     if _c_prove is None or not fast_available(position, variant):
         raise ValueError("the C prover takes 2 decks built in suit, no face-down card and no card back from the "
                          "foundations, within the C search's limits")
+    if (nodes is not None and nodes < 0) or (max_mb is not None and max_mb < 0):
+        raise ValueError("nodes and max_mb are budgets: 0 or more, or None for no cap")  # -1 is 'no cap' in C
     start = from_position(position, variant)
     outcome, moves, counts = _c_prove(
         start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], autoplay_on,
@@ -202,7 +206,7 @@ def waiting(path: Path | str, position: Position, variant: Variant) -> Iterator[
     mask_bytes = (len(talon) + 7) // 8
     count = len(start[0])
     data = Path(path).read_bytes()
-    if not data.startswith(b"FTRPRV2\0") or len(data) < PROOF_HEAD_SIZE:
+    if not data.startswith(b"FTRPRV3\0") or len(data) < PROOF_HEAD_SIZE:
         raise ValueError("no C proof file of this format")
     if data[40:40 + len(talon)] != talon:  # the header's talon (after the magic and eight 32-bit fields)
         raise ValueError("the file is not of this deal")

@@ -8,6 +8,7 @@ Wins are replayed through the engine here.
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from server.engine.solver import Budget, solve
 from server.engine.solver.proof_file import Proved, fast_available, prove, waiting
 from server.engine.solver.prover import LayeredProof, MemoryStore, canonical, run
 
-pytest.importorskip("server.engine.solver._csolver")
+_csolver = pytest.importorskip("server.engine.solver._csolver")
 
 CLASSIC = find_variant("classic")
 RELAXED = find_variant("relaxed")
@@ -167,3 +168,55 @@ def test_the_waiting_states_of_a_stopped_proof_are_the_pure_provers_seeds(tmp_pa
     assert set(mine) == seeds
     with pytest.raises(ValueError, match="not of this deal"):
         list(waiting(path, deal("80", CLASSIC), CLASSIC))
+
+
+@pytest.mark.parametrize("damage", ["fewer records", "huge length", "a flipped byte", "a byte more"])
+def test_a_damaged_proof_file_is_refused_and_left_alone(tmp_path: Path, damage: str) -> None:
+    """A checkpoint whose length field, records or size were damaged: refused before any search (a length of 9
+    bytes used to read as an exhausted proof, 'unsolvable', written over the file; 2**63 used to hang)."""
+    start = deal("105", CLASSIC)
+    path = tmp_path / "105"
+    prove(start, CLASSIC, path, nodes=3_000)
+    data = bytearray(path.read_bytes())
+    head = _csolver.PROOF_HEAD_SIZE
+    used_at = head - 8  # the header's last field: the records' length
+    if damage == "fewer records":
+        struct.pack_into("<Q", data, used_at, 16)
+        data = data[:head + 16]
+    elif damage == "huge length":
+        struct.pack_into("<Q", data, used_at, 2**63 + 8)
+    elif damage == "a flipped byte":
+        data[head + len(data) // 2 // 8 * 8 + 9] ^= 0x40
+    else:
+        data += b"\0"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="damaged"):
+        prove(start, CLASSIC, path)
+    assert path.read_bytes() == bytes(data)
+
+
+def test_a_links_file_shorter_than_its_proof_is_refused(tmp_path: Path) -> None:
+    """The links a win is traced through were cut: refused (they used to be extended with zeros, and the solved
+    proof then ended 'io' on every run)."""
+    start = base.position(base.LOOSENED)
+    path = tmp_path / "loosened"
+    assert prove(start, CLASSIC, path).verdict == "solved"
+    links = Path(f"{path}.links")
+    with links.open("r+b") as f:
+        f.truncate(16)
+    with pytest.raises(ValueError, match="links file"):
+        prove(start, CLASSIC, path)
+    assert links.stat().st_size == 16
+    links.unlink()
+    with pytest.raises(FileNotFoundError):
+        prove(start, CLASSIC, path)
+
+
+def test_a_negative_budget_is_refused_not_taken_for_no_cap() -> None:
+    """The extension reads -1 as 'no cap': a negative budget used to run the whole proof (105: all 12,278 nodes)."""
+    start = deal("105", CLASSIC)
+    with pytest.raises(ValueError, match="budgets"):
+        prove(start, CLASSIC, None, nodes=-5)
+    with pytest.raises(ValueError, match="budgets"):
+        prove(start, CLASSIC, None, max_mb=-1)
+    assert prove(start, CLASSIC, None, nodes=0).counts["nodes"] == 0  # stopped at the first layer boundary
