@@ -4,8 +4,9 @@ Phase 1: the solver's schedule (``solve``, 10 s a deal by default, the C search 
 ``solved`` (a replayed win), ``unsolvable`` (an exhausted search) or ``unknown`` (open). Phase 2: a random sample of
 the deals phase 1 left open, each given first ``--search-s`` seconds (default 60) of the same schedule, which finds
 the wins the prover would meet only in its last layers, then to the layered exact prover
-(server/engine/solver/prover.py), ``--budget-s`` seconds a run, which stops and resumes from its own file
-(``--proof-dir``), so a deal can be decided over several runs. Every verdict of either is exact: a win replayed
+(server/engine/solver/prover.py; its C implementation, proof_file.prove, where the extension is built),
+``--budget-s`` seconds a run, which stops and resumes from its own file (``--proof-dir``), so a deal can be
+decided over several runs. Every verdict of either is exact: a win replayed
 through the engine, a loss by an exhausted search.
 
 **The seeds** (decimal strings below 10^9): the draws of ``random.Random(2026).randrange(1, 10**9)``, in order.
@@ -320,17 +321,19 @@ def _progress(seed: str, before: int, started: float, max_rss_mb: int | None = N
 
 
 def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: Path, states: int | None,
-           search_s: float, resume: bool = True, max_rss_mb: int | None = None, only: int | None = None) -> None:
+           search_s: float, resume: bool = True, max_rss_mb: int | None = None, only: int | None = None,
+           pure: bool = False) -> None:
     """Give the next ``count`` phase-2 deals ``budget`` seconds each of the prover (resuming where a run left;
     with ``resume`` false only deals new to phase 2), a deal new to phase 2 first ``search_s`` seconds of the
     schedule (a win or a loss it proves is exact too). A run stopped by ``states`` (one layer's bound) or by
     ``max_rss_mb`` (the peak memory after a layer, MB) writes no checkpoint (the file keeps its last one, the work
     since is lost) and gets an ``unknown`` line saying so: the deal stays in the sample, undecided. ``only``:
     resume that deal alone, which must be one phase 2 left undecided (a deal enters the sample only in its turn);
-    raises ``SystemExit`` otherwise."""
+    raises ``SystemExit`` otherwise. The C prover (proof_file.prove) runs where it is built (``max_rss_mb`` then
+    caps its storage); ``pure`` runs the pure one (prover.py) instead."""
     from server.engine import deal, find_variant
     from server.engine.solver import Budget, solve
-    from server.engine.solver.proof_file import ProofFile
+    from server.engine.solver.proof_file import ProofFile, fast_available
     from server.engine.solver.prover import Stopped, run
 
     variant = find_variant(variant_name)
@@ -341,9 +344,10 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
         if only not in second or second[only]["verdict"] != "unknown":
             raise SystemExit(f"{variant_name} deal {only} is no phase-2 deal left undecided")
         candidates = [(only, second[only]["seed"])]
+    taken = latest(rows(path), variant_name, "2")
     for index, seed in candidates:
         store = ProofFile(proof_dir, f"{variant_name}-{seed}")
-        if search_s > 0 and not store.path.exists():
+        if search_s > 0 and index not in taken and not store.path.exists():
             # A longer run of the schedule first: the prover meets a win only in the last layers (README.md).
             started = time.monotonic()
             result = solve(deal(seed, variant), variant, Budget(nodes=10**10, seconds=search_s, states=30_000_000),
@@ -356,6 +360,9 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
                               "note": f"build {commit}, the schedule at {search_s:g} s ({result.solver}) before "
                                       f"the prover, load {os.getloadavg()[0]:.1f}"})
                 continue
+        if fast_available(deal(seed, variant), variant) and not pure:
+            _phase2_c(path, variant_name, index, seed, proof_dir, budget, max_rss_mb, commit)
+            continue
         proof = store.open(deal(seed, variant), variant)
         before = proof.counts.nodes
         started = time.monotonic()
@@ -377,6 +384,36 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
                               f"maxrss {_maxrss_mb()} MB"})
         print(f"{variant_name} {index} {seed}: {verdict} after {c.nodes} nodes ({elapsed:.0f} s this run)",
               flush=True)
+
+
+def _phase2_c(path: Path, variant_name: str, index: int, seed: str, proof_dir: Path, budget: float,
+              max_mb: int | None, commit: str) -> None:
+    """One run of the C prover (proof_file.prove) on phase-2 deal ``index``, resumed from
+    ``proof_dir/VARIANT-SEED.cproof`` when it is there, and its results line. ``max_mb`` caps the prover's
+    storage (default 16,000 MiB); a run stopped by it keeps the file's last checkpoint."""
+    from server.engine import deal, find_variant
+    from server.engine.solver.proof_file import prove
+
+    variant = find_variant(variant_name)
+    proof_dir.mkdir(parents=True, exist_ok=True)
+    file = proof_dir / f"{variant_name}-{seed}.cproof"
+    cap = max_mb or 16_000
+    started = time.monotonic()
+    got = prove(deal(seed, variant), variant, file, seconds=budget, max_mb=cap,
+                checkpoint_seconds=300.0, report_seconds=60.0)
+    elapsed = time.monotonic() - started
+    c = got.counts
+    rate = int(c["run_nodes"]) / max(elapsed, 1e-9)
+    stopped = {"memory": f"stopped (storage past the cap of {cap} MiB), the work since the last checkpoint lost, ",
+               "time": "stopped (time), "}.get(got.reason, "")
+    append(path, {"variant": variant_name, "index": index, "seed": seed, "phase": 2, "verdict": got.verdict,
+                  "nodes": c["nodes"], "seconds": f"{elapsed:.1f}",
+                  "note": f"build {commit}, C prover, {stopped}{c['layers']} layers, largest layer "
+                          f"{c['largest_layer']} {tuple(c['largest_key'])}, most pending {c['most_pending']}, "
+                          f"{c['states']} states kept, {rate:.0f} states/s, peak {c['peak_mb']} MiB, "
+                          f"load {os.getloadavg()[0]:.1f}"})
+    print(f"{variant_name} {index} {seed}: {got.verdict} after {c['nodes']} nodes ({elapsed:.0f} s this run)",
+          flush=True)
 
 
 def main() -> None:
@@ -401,6 +438,7 @@ def main() -> None:
     parser.add_argument("--max-rss-mb", type=int, default=None,
                         help="phase 2: stop a deal (undecided, no checkpoint) once the peak memory passes this")
     parser.add_argument("--layer-states", type=int, default=None, help="phase 2: the most states of one layer")
+    parser.add_argument("--pure", action="store_true", help="phase 2: the pure prover even where the C one is built")
     parser.add_argument("--proof-dir", type=Path,
                         default=Path(os.path.expanduser("~/.cache/forty-thieves-race/proofs")),
                         help="phase 2: where the prover keeps its resumable files")
@@ -414,7 +452,7 @@ def main() -> None:
     else:
         phase2(args.results, args.variant, args.count, args.budget_s, args.proof_dir, args.layer_states,
                args.search_s, resume=not args.new_only, max_rss_mb=args.max_rss_mb,
-               only=args.deal)
+               only=args.deal, pure=args.pure)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #define MAXCOLS 16
 #define COLCAP 32
@@ -640,6 +642,8 @@ static uint32_t add_record(Search *x, uint32_t parent, const Move *m, const uint
     memcpy(r + 10, &pad, 2);
     memcpy(r + REC_HEAD, order, (size_t)x->ncols);
     memcpy(r + REC_HEAD + x->ncols, key, (size_t)klen);
+    /* the padding zeroed: the prover writes the arena to its proof file, which must hold no stray heap bytes */
+    memset(r + REC_HEAD + x->ncols + klen, 0, size - REC_HEAD - (size_t)x->ncols - (size_t)klen);
     uint32_t rec = (uint32_t)(x->used >> 3);
     x->used += size;
     return rec;
@@ -689,15 +693,21 @@ static int dominated(Search *x, const St *s) {
 
 /* ---- heap ---- */
 
+/* Double a growable array *items of *cap elements of `size` bytes (to `first` when empty). 0, or -1 on memory
+ * (the array is left as it was). */
+static int grow(void **items, size_t *cap, size_t first, size_t size) {
+    size_t nc = *cap ? *cap * 2 : first;
+    void *p = realloc(*items, nc * size);
+    if (!p)
+        return -1;
+    *items = p;
+    *cap = nc;
+    return 0;
+}
+
 static int heap_push(Search *x, uint64_t key, uint32_t rec) {
-    if (x->hn == x->hcap) {
-        size_t nc = x->hcap ? x->hcap * 2 : 4096;
-        HeapItem *p = realloc(x->heap, nc * sizeof(HeapItem));
-        if (!p)
-            return -1;
-        x->heap = p;
-        x->hcap = nc;
-    }
+    if (x->hn == x->hcap && grow((void **)&x->heap, &x->hcap, 4096, sizeof(HeapItem)) < 0)
+        return -1;
     size_t i = x->hn++;
     while (i) {
         size_t up = (i - 1) / 2;
@@ -936,6 +946,594 @@ static void release(Search *x) {
     free(x->text);
 }
 
+/* ---- the layered prover (prover.py's search in C; its module docstring has the proof) ----
+ *
+ * The complete search's expansion above (same moves, auto-play, canonical identity, the lock check after draws,
+ * the draw-only expansions of a stuck waste top and of an inert next stock card), but the states wait in one FIFO
+ * queue per monotone layer (redeals used, cards drawn in this pass, cards up), the least layer first, so layers
+ * are searched one after another and breadth-first within one (the pure prover's order; a queue costs 4 bytes
+ * a state where a heap cost 16 and a cache miss per level). No command lowers the layer, so once the least
+ * layer waiting passes L no state of a layer up to L is met again: such records are dropped from the arena and
+ * the table (compact). What a solution needs of them, each state's parent and move, is written to a links file,
+ * 8 bytes a state, read back only to trace a win. Records here: u32 serial | u8 kind, from, to, count | u16 klen
+ * | u16 pending (1: queued, to be expanded; 0: expanded or proven locked) | perm | key. */
+
+#define NO_LAYER 0xFFFFFFFFu
+#define PROOF_MAGIC "FTRPRV3"
+
+typedef struct {
+    uint32_t layer;
+    uint32_t *items; /* records, oldest first; [head, len) still to expand */
+    size_t head, len, cap;
+} Queue;
+
+typedef struct {
+    Search x;
+    int r0, ns0;             /* redeals and stock cards at the start */
+    uint32_t current;        /* the layer being expanded (NO_LAYER before the first) */
+    long long serial;        /* records ever made, the root included; a record's serial is its index */
+    Queue *queues;           /* one per layer with states waiting, ascending by layer */
+    size_t nq, qcap, pending, qbytes;
+    long long locked, layers, largest_layer, layer_nodes, most_pending, peak_bytes, nodes0;
+    uint32_t largest_key;
+    long long won_serial;    /* -1 until a win is met */
+    size_t max_bytes;        /* 0: no cap */
+    double report_s;         /* seconds between progress lines on stderr (< 0: none) */
+    FILE *links;
+} Prover;
+
+static inline uint32_t layer_key(const Prover *p, int up, int wlen, int redeals, int tlen) {
+    int stock = tlen - wlen, used = p->r0 - redeals;
+    int turned = used == 0 ? p->ns0 - stock : 255 - stock;
+    return ((uint32_t)used << 16) | ((uint32_t)turned << 8) | (uint32_t)up;
+}
+
+static uint32_t layer_of_state(const Prover *p, const St *s) {
+    int up = 0;
+    for (int i = 0; i < 8; i++)
+        up += s->found[i];
+    return layer_key(p, up, s->wlen, s->redeals, s->tlen);
+}
+
+static uint32_t layer_of_record(const Prover *p, uint32_t rec) {
+    int klen;
+    const uint8_t *k = rec_key(&p->x, rec, &klen);
+    int up = 0;
+    for (int i = 0; i < 4; i++)
+        up += (k[i] & 15) + (k[i] >> 4);
+    return layer_key(p, up, k[4], k[5], k[6]);
+}
+
+static inline size_t rec_size(const Search *x, uint32_t rec) {
+    uint16_t k;
+    memcpy(&k, rec_ptr(x, rec) + 8, 2);
+    return (REC_HEAD + (size_t)x->ncols + k + 7) & ~(size_t)7;
+}
+
+static inline void set_pending(Search *x, uint32_t rec, uint16_t v) { memcpy(rec_ptr(x, rec) + 10, &v, 2); }
+
+static inline uint16_t get_pending(const Search *x, uint32_t rec) {
+    uint16_t v;
+    memcpy(&v, rec_ptr(x, rec) + 10, 2);
+    return v;
+}
+
+/* The storage in use: the arena's records (its capacity beyond them is never written, so a large realloc'd
+ * block does not hold pages for it), the table and the queues. */
+static size_t prover_bytes(const Prover *p) {
+    return p->x.used + p->x.tcap * sizeof(Slot) + p->qbytes + p->qcap * sizeof(Queue);
+}
+
+/* Append rec to its layer's queue (made when missing). 0, or -1 on memory. */
+static int enqueue(Prover *p, uint32_t layer, uint32_t rec) {
+    size_t lo = 0, hi = p->nq;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->queues[mid].layer < layer)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == p->nq || p->queues[lo].layer != layer) {
+        if (p->nq == p->qcap && grow((void **)&p->queues, &p->qcap, 64, sizeof(Queue)) < 0)
+            return -1;
+        memmove(p->queues + lo + 1, p->queues + lo, (p->nq - lo) * sizeof(Queue));
+        p->queues[lo] = (Queue){layer, NULL, 0, 0, 0};
+        p->nq++;
+    }
+    Queue *q = &p->queues[lo];
+    if (q->len == q->cap) {
+        size_t before = q->cap;
+        if (grow((void **)&q->items, &q->cap, 256, sizeof(uint32_t)) < 0)
+            return -1;
+        p->qbytes += (q->cap - before) * sizeof(uint32_t);
+    }
+    q->items[q->len++] = rec;
+    p->pending++;
+    return 0;
+}
+
+/* The least layer with a state waiting (the queues of finished layers freed), or NO_LAYER. */
+static uint32_t least_layer(Prover *p) {
+    size_t done = 0;
+    while (done < p->nq && p->queues[done].head == p->queues[done].len) {
+        free(p->queues[done].items);
+        p->qbytes -= p->queues[done].cap * sizeof(uint32_t);
+        done++;
+    }
+    if (done) {
+        memmove(p->queues, p->queues + done, (p->nq - done) * sizeof(Queue));
+        p->nq -= done;
+    }
+    return p->nq ? p->queues[0].layer : NO_LAYER;
+}
+
+static inline uint32_t dequeue(Prover *p) {
+    p->pending--;
+    return p->queues[0].items[p->queues[0].head++];
+}
+
+static void release_prover(Prover *p) {
+    for (size_t i = 0; i < p->nq; i++)
+        free(p->queues[i].items);
+    free(p->queues);
+    release(&p->x);
+}
+
+/* Rebuild the table from the arena's records (after a compaction or a resume). */
+static int table_rebuild(Search *x, size_t count) {
+    size_t ncap = 1u << 16;
+    while (ncap < 2 * (count + 1))
+        ncap *= 2;
+    free(x->tab);
+    x->tab = calloc(ncap, sizeof(Slot));
+    if (!x->tab)
+        return -1;
+    x->tcap = ncap;
+    x->tcount = 0;
+    for (size_t off = 8; off < x->used;) {
+        uint32_t rec = (uint32_t)(off >> 3);
+        int klen;
+        const uint8_t *k = rec_key(x, rec, &klen);
+        uint64_t h = hash_bytes(k, klen);
+        size_t idx = (size_t)h & (ncap - 1);
+        while (x->tab[idx].rec)
+            idx = (idx + 1) & (ncap - 1);
+        x->tab[idx].rec = rec;
+        x->tab[idx].frag = (uint32_t)(h >> 32);
+        x->tcount++;
+        off += rec_size(x, rec);
+    }
+    return 0;
+}
+
+/* Drop every record of a layer before `keep` (all expanded: no queue holds one) and rebuild the table; the
+ * queues' items are moved to the records' new places (the old arena forwards them). 0, or -1 on memory. */
+static int compact(Prover *p, uint32_t keep) {
+    Search *x = &p->x;
+    size_t live = 8, count = 0;
+    for (size_t off = 8; off < x->used;) {
+        uint32_t rec = (uint32_t)(off >> 3);
+        size_t size = rec_size(x, rec);
+        if (layer_of_record(p, rec) >= keep)
+            live += size, count++;
+        off += size;
+    }
+    size_t ncap = 1u << 22;
+    while (ncap < live)
+        ncap *= 2;
+    uint8_t *na = malloc(ncap);
+    if (!na)
+        return -1;
+    memset(na, 0, 8);
+    size_t at = 8;
+    for (size_t off = 8; off < x->used;) {
+        uint32_t rec = (uint32_t)(off >> 3);
+        size_t size = rec_size(x, rec);
+        if (layer_of_record(p, rec) >= keep) {
+            memcpy(na + at, x->arena + off, size);
+            uint32_t moved = (uint32_t)(at >> 3);
+            memcpy(x->arena + off + 4, &moved, 4); /* the old record's move field: not needed again */
+            at += size;
+        }
+        off += size;
+    }
+    for (size_t i = 0; i < p->nq; i++) {
+        Queue *q = &p->queues[i];
+        for (size_t j = q->head; j < q->len; j++)
+            memcpy(&q->items[j], x->arena + ((size_t)q->items[j] << 3) + 4, 4);
+    }
+    free(x->arena);
+    x->arena = na;
+    x->cap = ncap;
+    x->used = at;
+    return table_rebuild(x, count);
+}
+
+static int write_link(Prover *p, uint32_t parent, const Move *m) {
+    uint8_t b[8];
+    memcpy(b, &parent, 4);
+    b[4] = m->kind, b[5] = m->from, b[6] = m->to, b[7] = m->count;
+    return fwrite(b, 8, 1, p->links) == 1 ? 0 : -1;
+}
+
+/* A new record of state c (key, order) reached from serial `parent` by m; its serial, or -1 on failure. */
+static long long prover_add(Prover *p, uint32_t parent, const Move *m, const uint8_t *order, const uint8_t *key,
+                            int klen, size_t slot, uint64_t h, uint16_t pending, uint32_t *rec_out) {
+    Search *x = &p->x;
+    if (p->serial >= 0xFFFFFFFFll) /* a serial is 32 bits in the records and the links: the arena's bound too */
+        return -1;
+    uint32_t serial = (uint32_t)p->serial;
+    uint32_t rec = add_record(x, serial, m, order, key, klen);
+    if (!rec || write_link(p, parent, m) < 0)
+        return -1;
+    set_pending(x, rec, pending);
+    x->tab[slot].rec = rec;
+    x->tab[slot].frag = (uint32_t)(h >> 32);
+    x->tcount++;
+    *rec_out = rec;
+    return p->serial++;
+}
+
+/* The winning commands: parent links from the won state back to the root, replayed from the start. */
+static int prover_solution(Prover *p, const St *start) {
+    Search *x = &p->x;
+    size_t n = 0, cap = 256;
+    uint8_t (*path)[8] = malloc(cap * 8);
+    if (!path || fflush(p->links) != 0)
+        goto fail;
+    for (long long s = p->won_serial; s > 0;) {
+        if (n == cap) {
+            void *q = realloc(path, cap * 2 * 8);
+            if (!q)
+                goto fail;
+            path = q;
+            cap *= 2;
+        }
+        if (fseeko(p->links, (off_t)s * 8, SEEK_SET) != 0 || fread(path[n], 8, 1, p->links) != 1)
+            goto fail;
+        uint32_t parent;
+        memcpy(&parent, path[n], 4);
+        n++;
+        s = parent;
+    }
+    fseeko(p->links, 0, SEEK_END);
+    St s;
+    char buf[16];
+    memcpy(&s, start, sizeof s);
+    if (autoplay(x, &s, !x->autoplay_on) < 0)
+        goto fail;
+    for (size_t i = n; i-- > 0;) {
+        Move m = {path[i][4], path[i][5], path[i][6], path[i][7]};
+        move_text(&m, buf);
+        if (emit(x, buf) < 0 || apply(&s, &m) < 0 || autoplay(x, &s, !x->autoplay_on) < 0)
+            goto fail;
+    }
+    free(path);
+    return won(x, &s) ? 0 : -1;
+fail:
+    free(path);
+    return -1;
+}
+
+enum { P_SOLVED = 0, P_EXHAUSTED, P_NODES, P_TIME, P_MEMORY, P_CAPACITY, P_IO, P_INTERRUPTED, P_OTHER };
+
+/* ---- the proof file: the arena of a layer boundary (every record pending or locked), counts, the config ---- */
+
+typedef struct {
+    char magic[8];
+    int32_t ncols, L, rule, locks, autoplay_on, r0, ns0, outcome;
+    uint8_t S[TALCAP];
+    uint8_t root[KEYCAP];
+    int32_t root_len;
+    uint32_t current, largest_key;
+    int64_t nodes, serial, locked, draw_only, layers, largest_layer, most_pending, won_serial;
+    uint64_t check; /* proof_check of the head (this field 0) and the records: a damaged file is refused */
+    uint64_t used;
+} ProofHead;
+
+/* A checksum of the head and the arena's used bytes (hash_bytes over 1 MiB pieces, chained). */
+static uint64_t proof_check(const ProofHead *h, const uint8_t *arena, size_t used) {
+    ProofHead zero = *h;
+    zero.check = 0;
+    uint64_t c = hash_bytes((const uint8_t *)&zero, (int)sizeof zero);
+    for (size_t at = 0; at < used; at += 1u << 20) {
+        size_t n = used - at < (1u << 20) ? used - at : (1u << 20);
+        c = (c ^ hash_bytes(arena + at, (int)n)) * 0x9E3779B97F4A7C15ull;
+    }
+    return c;
+}
+
+/* Whether the record at rec (its bytes within used) holds a key decode can read: the lengths in range and adding
+ * up to its klen. */
+static int record_sound(const Search *x, uint32_t rec) {
+    size_t off = (size_t)rec << 3;
+    if (off + REC_HEAD > x->used)
+        return 0;
+    int klen;
+    const uint8_t *k = rec_key(x, rec, &klen);
+    const uint8_t *perm = rec_ptr(x, rec) + REC_HEAD;
+    if (off + rec_size(x, rec) > x->used || klen < 7 + x->ml + x->ncols || klen > KEYCAP)
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if ((k[i] & 15) > 13 || (k[i] >> 4) > 13)
+            return 0;
+    if (k[4] > k[6] || k[6] > x->L)
+        return 0;
+    int at = 7 + x->ml;
+    for (int i = 0; i < x->ncols; i++) {
+        if (perm[i] >= x->ncols || k[at] > COLCAP || at + 1 + k[at] > klen)
+            return 0;
+        at += 1 + k[at];
+    }
+    return at == klen;
+}
+
+static void fill_head(const Prover *p, ProofHead *h, const uint8_t *root, int root_len) {
+    const Search *x = &p->x;
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, PROOF_MAGIC, 8);
+    h->ncols = x->ncols, h->L = x->L, h->rule = x->rule, h->locks = x->locks, h->autoplay_on = x->autoplay_on;
+    h->r0 = p->r0, h->ns0 = p->ns0, h->outcome = x->outcome;
+    memcpy(h->S, x->S, TALCAP);
+    memcpy(h->root, root, (size_t)root_len);
+    h->root_len = root_len;
+    h->current = p->current, h->largest_key = p->largest_key;
+    h->nodes = x->nodes, h->serial = p->serial, h->locked = p->locked;
+    h->draw_only = x->draw_only, h->layers = p->layers, h->largest_layer = p->largest_layer;
+    h->most_pending = p->most_pending, h->won_serial = p->won_serial, h->used = x->used;
+    h->check = proof_check(h, x->arena, x->used);
+}
+
+/* Write the checkpoint to path (through path.tmp, renamed: a stop at any moment leaves the last whole one). */
+static int save_proof(Prover *p, const char *path, const uint8_t *root, int root_len) {
+    char tmp[4200];
+    /* the links the checkpoint counts on are on disk before it is */
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp || fflush(p->links) != 0
+        || fsync(fileno(p->links)) != 0)
+        return -1;
+    ProofHead h;
+    fill_head(p, &h, root, root_len);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return -1;
+    int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(p->x.arena, 1, p->x.used, f) == p->x.used;
+    ok = fflush(f) == 0 && ok;
+    ok = fsync(fileno(f)) == 0 && ok;
+    ok = fclose(f) == 0 && ok;
+    return ok && rename(tmp, path) == 0 ? 0 : -1;
+}
+
+/* Read a checkpoint into p; 1 when the file matches this input and was read, 0 when it is of another input
+ * (nothing changed), -2 when it is no proof file of this format, -3 when it is one but damaged (its length, its
+ * checksum or a record wrong), -1 on a read or memory failure. The queues are rebuilt from the pending records in
+ * arena order, which is their order in the queues (FIFO within a layer). */
+static int load_proof(Prover *p, FILE *f, const uint8_t *root, int root_len) {
+    Search *x = &p->x;
+    ProofHead h, mine;
+    if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, PROOF_MAGIC, 8))
+        return -2;
+    fill_head(p, &mine, root, root_len);
+    if (h.ncols != mine.ncols || h.L != mine.L || h.rule != mine.rule
+        || h.locks != mine.locks || h.autoplay_on != mine.autoplay_on || h.r0 != mine.r0 || h.ns0 != mine.ns0
+        || memcmp(h.S, mine.S, TALCAP) || h.root_len != root_len || memcmp(h.root, root, (size_t)root_len))
+        return 0;
+    /* the length before any allocation: a damaged used must not ask for exabytes */
+    off_t size;
+    if (fseeko(f, 0, SEEK_END) != 0 || (size = ftello(f)) < 0 || fseeko(f, (off_t)sizeof h, SEEK_SET) != 0)
+        return -1;
+    if (h.used < 8 || h.used % 8 || h.used > (uint64_t)0xFFFFFFFFu << 3 || (uint64_t)size != sizeof h + h.used
+        || h.serial < 1 || h.serial > 0xFFFFFFFFll || h.won_serial < -1 || h.won_serial >= h.serial
+        || (h.outcome != P_SOLVED) != (h.won_serial < 0))
+        return -3;
+    size_t ncap = 1u << 22;
+    while (ncap < h.used)
+        ncap *= 2;
+    free(x->arena);
+    x->arena = malloc(ncap);
+    if (!x->arena)
+        return -1;
+    x->cap = ncap;
+    x->used = h.used;
+    if (fread(x->arena, 1, h.used, f) != h.used)
+        return -1;
+    if (proof_check(&h, x->arena, x->used) != h.check)
+        return -3;
+    x->outcome = h.outcome, x->nodes = h.nodes, x->draw_only = h.draw_only;
+    p->current = h.current, p->largest_key = h.largest_key, p->serial = h.serial;
+    p->locked = h.locked, p->layers = h.layers, p->largest_layer = h.largest_layer;
+    p->most_pending = h.most_pending, p->won_serial = h.won_serial;
+    size_t count = 0;
+    for (size_t off = 8; off < x->used; count++) {
+        uint32_t rec = (uint32_t)(off >> 3);
+        if (!record_sound(x, rec))
+            return -3;
+        if (get_pending(x, rec) && enqueue(p, layer_of_record(p, rec), rec) < 0)
+            return -1;
+        off += rec_size(x, rec);
+    }
+    return table_rebuild(x, count) < 0 ? -1 : 1;
+}
+
+/* The root of a proof: the start auto-played into first, its column order and its key (which identifies the
+ * input in a proof file); the key's length. */
+static int root_key(Search *x, const St *start, St *first, uint8_t *order, uint8_t *root) {
+    memcpy(first, start, sizeof *first);
+    autoplay(x, first, 0);
+    for (int i = 0; i < x->ncols; i++)
+        order[i] = (uint8_t)i;
+    sort_order(x, first, order);
+    return encode(x, first, order, root);
+}
+
+/* Search layers until a verdict or a budget (checked at layer boundaries: a layer is never cut, except by the
+ * memory cap, which loses the work since the last checkpoint). The start is not yet auto-played. */
+static int prove_run(Prover *p, const St *start, long long max_nodes, double seconds, double checkpoint_s,
+                     const char *path, int resumed) {
+    Search *x = &p->x;
+    static const Move none = {M_NONE, 0, 0, 0};
+    uint8_t order[MAXCOLS], corder[MAXCOLS], key[KEYCAP], root[KEYCAP];
+    St first, par, c;
+    int root_len = root_key(x, start, &first, order, root);
+    double started = now(), saved = started, reported = started;
+    long long nodes0 = p->nodes0 = x->nodes;
+    if (!resumed) {
+        x->used = 8;
+        p->current = NO_LAYER;
+        p->won_serial = -1;
+        if (table_rebuild(x, 0) < 0)
+            return P_MEMORY;
+        size_t slot;
+        uint64_t h = hash_bytes(root, root_len);
+        table_find(x, root, root_len, h, &slot);
+        uint32_t rec;
+        if (prover_add(p, 0xFFFFFFFFu, &none, order, root, root_len, slot, h, 1, &rec) < 0)
+            return P_MEMORY;
+        memset(x->arena, 0, 8); /* no record at offset 0 (0 means none): written to the proof file as zeros */
+        if (won(x, &first)) {
+            p->won_serial = 0;
+            return P_SOLVED;
+        }
+        if (locked(x, &first)) {
+            set_pending(x, rec, 0);
+            return P_EXHAUSTED;
+        }
+        if (enqueue(p, layer_of_state(p, &first), rec) < 0)
+            return P_MEMORY;
+    } else if (x->outcome == P_SOLVED || x->outcome == P_EXHAUSTED) {
+        return x->outcome;
+    }
+    Move *mv = malloc(MAXMOVES * sizeof(Move));
+    if (!mv)
+        return P_MEMORY;
+    size_t copy = offsetof(St, col) + (size_t)x->ncols * COLCAP;
+    int outcome = P_EXHAUSTED;
+    for (;;) {
+        uint32_t top = least_layer(p);
+        if (top != p->current) { /* a layer boundary */
+            if (p->current != NO_LAYER) {
+                p->layers++;
+                if (p->layer_nodes > p->largest_layer)
+                    p->largest_layer = p->layer_nodes, p->largest_key = p->current;
+            }
+            p->layer_nodes = 0;
+            if (top == NO_LAYER)
+                break;
+            if ((long long)p->pending > p->most_pending)
+                p->most_pending = (long long)p->pending;
+            p->current = top;
+            if (p->report_s >= 0 && now() - reported >= p->report_s) {
+                reported = now();
+                fprintf(stderr, "  layer (%u, %u, %u): %lld nodes, %zu pending, %lld layers, %.0f states/s, %zu MiB\n",
+                        top >> 16, (top >> 8) & 255, top & 255, x->nodes, p->pending, p->layers,
+                        (double)(x->nodes - nodes0) / (reported - started + 1e-9), prover_bytes(p) >> 20);
+            }
+            int stop = (max_nodes >= 0 && x->nodes - nodes0 >= max_nodes) ? P_NODES
+                       : (seconds >= 0 && now() - started >= seconds) ? P_TIME : -1;
+            int save = path && (stop >= 0 || (checkpoint_s >= 0 && now() - saved >= checkpoint_s));
+            /* dropped records past a quarter of the pending ones: about 4 copies per record, a tenth of the time */
+            if ((save || x->tcount > p->pending + p->pending / 4 + (1u << 20)) && compact(p, top) < 0) {
+                outcome = P_MEMORY;
+                goto done;
+            }
+            if (save) {
+                x->outcome = stop >= 0 ? stop : P_OTHER;
+                if (save_proof(p, path, root, root_len) < 0) {
+                    outcome = P_IO;
+                    goto done;
+                }
+                saved = now();
+            }
+            if (stop >= 0) {
+                outcome = stop;
+                goto done;
+            }
+        }
+        if (x->nodes && (x->nodes & 0xFFFF) == 0) {
+            PyGILState_STATE gil = PyGILState_Ensure();
+            int interrupted = PyErr_CheckSignals() < 0;
+            PyGILState_Release(gil);
+            if (interrupted) {
+                outcome = P_INTERRUPTED;
+                goto done;
+            }
+        }
+        uint32_t rec = dequeue(p);
+        uint32_t me;
+        memcpy(&me, rec_ptr(x, rec), 4);
+        set_pending(x, rec, 0);
+        x->nodes++;
+        p->layer_nodes++;
+        decode(x, rec, &par, order);
+        int n = gen_moves(x, &par, mv);
+        if (par.tlen > par.wlen && inert(&par, par.tal[par.wlen])) {
+            mv[0] = mv[n - 1]; /* only the draw: its child dominates this state (dominance.py) */
+            n = 1;
+            x->draw_only++;
+        } else if (par.tlen > par.wlen && !waste_moves(mv, n) && waste_top_stuck(x, &par)) {
+            mv[0] = mv[n - 1]; /* only the draw (exact: lock.waste_top_stuck) */
+            n = 1;
+        }
+        for (int i = 0; i < n; i++) {
+            memcpy(&c, &par, copy);
+            if (apply(&c, &mv[i]) < 0) {
+                outcome = P_CAPACITY;
+                goto done;
+            }
+            autoplay(x, &c, 0);
+            memcpy(corder, order, (size_t)x->ncols);
+            sort_order(x, &c, corder);
+            int klen = encode(x, &c, corder, key);
+            uint64_t h = hash_bytes(key, klen);
+            size_t slot;
+            int found = table_find(x, key, klen, h, &slot);
+            if (found < 0) {
+                outcome = P_MEMORY;
+                goto done;
+            }
+            if (found)
+                continue;
+            int lost = (mv[i].kind == M_DRAW || (x->locks & LOCKS_ALL)) && locked(x, &c);
+            uint32_t child;
+            long long serial = prover_add(p, me, &mv[i], corder, key, klen, slot, h, (uint16_t)!lost, &child);
+            if (serial < 0) {
+                outcome = P_MEMORY;
+                goto done;
+            }
+            if (won(x, &c)) {
+                p->won_serial = serial;
+                outcome = P_SOLVED;
+                goto done;
+            }
+            if (lost) {
+                p->locked++;
+                continue;
+            }
+            if (enqueue(p, layer_of_state(p, &c), child) < 0) {
+                outcome = P_MEMORY;
+                goto done;
+            }
+        }
+        size_t bytes = prover_bytes(p);
+        if (bytes > (size_t)p->peak_bytes)
+            p->peak_bytes = (long long)bytes;
+        if (p->max_bytes && bytes > p->max_bytes) {
+            outcome = P_MEMORY;
+            goto done;
+        }
+    }
+done:
+    free(mv);
+    if ((outcome == P_SOLVED || outcome == P_EXHAUSTED) && path) {
+        x->outcome = outcome;
+        if (outcome == P_EXHAUSTED)
+            x->used = 8; /* a loss needs no records */
+        if (save_proof(p, path, root, root_len) < 0)
+            return P_IO;
+    }
+    return outcome;
+}
+
 /* ---- Python binding ---- */
 
 static int read_cards(PyObject *obj, uint8_t *out, Py_ssize_t cap, Py_ssize_t *n, const char *what) {
@@ -955,6 +1553,65 @@ static int read_cards(PyObject *obj, uint8_t *out, Py_ssize_t cap, Py_ssize_t *n
         out[i] = (uint8_t)buf[i];
     }
     *n = len;
+    return 0;
+}
+
+/* The start of a search or a proof from the Python arguments into x (columns, talon) and start; 0, or -1 with
+ * an exception set. */
+static int read_start(PyObject *columns, PyObject *found, PyObject *stock, PyObject *waste, int redeals, int rule,
+                      Search *x, St *start) {
+    Py_ssize_t ncols = PyTuple_GET_SIZE(columns);
+    if (ncols < 1 || ncols > MAXCOLS) {
+        PyErr_Format(PyExc_ValueError, "%zd columns, 1..%d supported", ncols, MAXCOLS);
+        return -1;
+    }
+    if (rule < 0 || rule > 2 || redeals < 0 || redeals > 255) {
+        PyErr_SetString(PyExc_ValueError, "bad move rule or redeal count");
+        return -1;
+    }
+    x->ncols = (int)ncols;
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        PyObject *col = PyTuple_GET_ITEM(columns, i);
+        if (!PyBytes_Check(col)) {
+            PyErr_SetString(PyExc_TypeError, "columns must be bytes");
+            return -1;
+        }
+        Py_ssize_t n;
+        if (read_cards(col, start->col[i], MAXINIT, &n, "column") < 0)
+            return -1;
+        start->len[i] = (uint8_t)n;
+    }
+    if (PyBytes_GET_SIZE(found) != 8) {
+        PyErr_SetString(PyExc_ValueError, "foundations: 8 slot heights (2 decks) expected");
+        return -1;
+    }
+    for (int i = 0; i < 8; i++) {
+        uint8_t h = (uint8_t)PyBytes_AS_STRING(found)[i];
+        if (h > 13) {
+            PyErr_SetString(PyExc_ValueError, "foundations: a height above 13");
+            return -1;
+        }
+        start->found[i] = h;
+    }
+    for (int s = 0; s < 4; s++)
+        if (start->found[2 * s] > start->found[2 * s + 1]) {
+            uint8_t t = start->found[2 * s];
+            start->found[2 * s] = start->found[2 * s + 1];
+            start->found[2 * s + 1] = t;
+        }
+    Py_ssize_t ns, nw;
+    uint8_t sbuf[TALCAP];
+    if (read_cards(waste, x->S, TALCAP, &nw, "waste") < 0 || read_cards(stock, sbuf, TALCAP - nw, &ns, "stock") < 0)
+        return -1;
+    memcpy(x->S + nw, sbuf, (size_t)ns);
+    x->L = (int)(nw + ns);
+    x->ml = (x->L + 7) / 8;
+    memcpy(start->tal, x->S, (size_t)x->L);
+    start->tlen = (uint8_t)x->L;
+    start->wlen = (uint8_t)nw;
+    start->redeals = (uint8_t)redeals;
+    start->dirty = 1;
+    x->rule = rule;
     return 0;
 }
 
@@ -986,58 +1643,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     memset(&x, 0, sizeof x);
     St start;
     memset(&start, 0, sizeof start);
-    Py_ssize_t ncols = PyTuple_GET_SIZE(columns);
-    if (ncols < 1 || ncols > MAXCOLS) {
-        PyErr_Format(PyExc_ValueError, "%zd columns, 1..%d supported", ncols, MAXCOLS);
+    if (read_start(columns, found, stock, waste, redeals, rule, &x, &start) < 0)
         return NULL;
-    }
-    if (rule < 0 || rule > 2 || redeals < 0 || redeals > 255) {
-        PyErr_SetString(PyExc_ValueError, "bad move rule or redeal count");
-        return NULL;
-    }
-    x.ncols = (int)ncols;
-    for (Py_ssize_t i = 0; i < ncols; i++) {
-        PyObject *col = PyTuple_GET_ITEM(columns, i);
-        if (!PyBytes_Check(col)) {
-            PyErr_SetString(PyExc_TypeError, "columns must be bytes");
-            return NULL;
-        }
-        Py_ssize_t n;
-        if (read_cards(col, start.col[i], MAXINIT, &n, "column") < 0)
-            return NULL;
-        start.len[i] = (uint8_t)n;
-    }
-    if (PyBytes_GET_SIZE(found) != 8) {
-        PyErr_SetString(PyExc_ValueError, "foundations: 8 slot heights (2 decks) expected");
-        return NULL;
-    }
-    for (int i = 0; i < 8; i++) {
-        uint8_t h = (uint8_t)PyBytes_AS_STRING(found)[i];
-        if (h > 13) {
-            PyErr_SetString(PyExc_ValueError, "foundations: a height above 13");
-            return NULL;
-        }
-        start.found[i] = h;
-    }
-    for (int s = 0; s < 4; s++)
-        if (start.found[2 * s] > start.found[2 * s + 1]) {
-            uint8_t t = start.found[2 * s];
-            start.found[2 * s] = start.found[2 * s + 1];
-            start.found[2 * s + 1] = t;
-        }
-    Py_ssize_t ns, nw;
-    uint8_t sbuf[TALCAP];
-    if (read_cards(waste, x.S, TALCAP, &nw, "waste") < 0 || read_cards(stock, sbuf, TALCAP - nw, &ns, "stock") < 0)
-        return NULL;
-    memcpy(x.S + nw, sbuf, (size_t)ns);
-    x.L = (int)(nw + ns);
-    x.ml = (x.L + 7) / 8;
-    memcpy(start.tal, x.S, (size_t)x.L);
-    start.tlen = (uint8_t)x.L;
-    start.wlen = (uint8_t)nw;
-    start.redeals = (uint8_t)redeals;
-    start.dirty = 1;
-    x.rule = rule;
     x.a = a;
     x.b = b;
     x.c = c;
@@ -1084,8 +1691,156 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     return Py_BuildValue("(sNLLLL)", names[x.outcome], moves, x.nodes, x.states, x.dominated, x.draw_only);
 }
 
+PyDoc_STRVAR(prove_doc,
+"prove(columns, foundations, stock, waste, redeals, rule, autoplay_on, nodes, seconds, max_mb, path,\n"
+"      checkpoint_seconds, report_seconds, lock_all) -> (outcome, moves, counts)\n\n"
+"The layered exact prover of server.engine.solver.prover, in C (the same states expanded).\n"
+"columns, foundations, stock, waste, redeals, rule: as for search(). nodes: states this run may expand (-1: no\n"
+"cap); seconds: wall-clock seconds of this run (-1: no cap); both checked at layer boundaries. max_mb: memory cap\n"
+"of the search's storage in MiB (0: none); past it the run stops mid-layer and the work since the last\n"
+"checkpoint is lost. path: the proof file (str), resumed when it exists and written at every stop at a layer\n"
+"boundary, at a verdict and every checkpoint_seconds (-1: only then); its links file is path + '.links'.\n"
+"None: nothing written (the links in a temporary file). report_seconds: a progress line on stderr at a layer\n"
+"boundary at most this often (-1: none). lock_all: the lock check on every new state, not only after draws.\n"
+"outcome: 'solved', 'exhausted', 'nodes', 'time', 'memory', 'capacity' or 'io'; moves: the command list for\n"
+"'solved' (with the start's auto-play when autoplay_on is false), else None; counts: dict of nodes, run_nodes\n"
+"(this run's), states,\n"
+"locked, draw_only, layers, largest_layer, largest_key (redeals used, drawn in the pass, cards up),\n"
+"most_pending, peak_mb.\n"
+"Raises ValueError for a position outside the supported limits, a proof file of another input or a damaged one\n"
+"(its length, checksum or a record wrong, or its links file shorter than its states), all left as they are;\n"
+"OSError when a file cannot be opened.");
+
+static PyObject *py_prove(PyObject *self, PyObject *args) {
+    PyObject *columns, *found, *stock, *waste, *path_obj;
+    int redeals, rule, autoplay_on, lock_all;
+    long long max_nodes, max_mb;
+    double seconds, checkpoint_s, report_s;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!SSSiipLdLOddp", &PyTuple_Type, &columns, &found, &stock, &waste, &redeals, &rule,
+                          &autoplay_on, &max_nodes, &seconds, &max_mb, &path_obj, &checkpoint_s, &report_s,
+                          &lock_all))
+        return NULL;
+    Prover p;
+    memset(&p, 0, sizeof p);
+    St start;
+    memset(&start, 0, sizeof start);
+    if (read_start(columns, found, stock, waste, redeals, rule, &p.x, &start) < 0)
+        return NULL;
+    p.x.locks = LOCKS_DRAWS | LOCKS_STUCK | LOCKS_INERT | (lock_all ? LOCKS_ALL : 0);
+    p.x.autoplay_on = autoplay_on;
+    p.r0 = redeals;
+    p.ns0 = (int)(start.tlen - start.wlen);
+    p.max_bytes = max_mb > 0 ? (size_t)max_mb << 20 : 0;
+    p.report_s = report_s;
+    p.current = NO_LAYER;
+    p.won_serial = -1;
+    const char *path = NULL;
+    char links_path[4200];
+    if (path_obj != Py_None) {
+        path = PyUnicode_AsUTF8(path_obj);
+        if (!path)
+            return NULL;
+        if (snprintf(links_path, sizeof links_path, "%s.links", path) >= (int)sizeof links_path) {
+            PyErr_SetString(PyExc_ValueError, "path too long");
+            return NULL;
+        }
+    }
+    int resumed = 0;
+    if (path) {
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            /* the root's key identifies the input */
+            St first;
+            uint8_t order[MAXCOLS], root[KEYCAP];
+            int root_len = root_key(&p.x, &start, &first, order, root);
+            int got = load_proof(&p, f, root, root_len);
+            fclose(f);
+            if (got <= 0) {
+                release_prover(&p);
+                if (got == 0)
+                    PyErr_SetString(PyExc_ValueError, "the proof file is of another input: left as it is");
+                else if (got == -2)
+                    PyErr_SetString(PyExc_ValueError, "the file is no proof file of this format: left as it is");
+                else if (got == -3)
+                    PyErr_SetString(PyExc_ValueError, "the proof file is damaged (its length, checksum or a record "
+                                                      "wrong): left as it is");
+                else
+                    PyErr_SetString(PyExc_OSError, "the proof file could not be read (damaged or no memory)");
+                return NULL;
+            }
+            resumed = 1;
+        }
+        p.links = fopen(links_path, resumed ? "r+b" : "w+b");
+        if (p.links && resumed) {
+            /* the checkpoint's links are there (a shorter file, extended with zeros, would trace garbage); past
+             * them, those of work after the checkpoint, searched again */
+            off_t have = fseeko(p.links, 0, SEEK_END) == 0 ? ftello(p.links) : -1;
+            if (have >= 0 && have < (off_t)p.serial * 8) {
+                fclose(p.links);
+                release_prover(&p);
+                PyErr_Format(PyExc_ValueError, "the links file %s holds %lld of the proof's %lld states: damaged",
+                             links_path, (long long)(have / 8), p.serial);
+                return NULL;
+            }
+            if (have < 0 || ftruncate(fileno(p.links), (off_t)p.serial * 8) != 0
+                || fseeko(p.links, 0, SEEK_END) != 0) {
+                fclose(p.links);
+                p.links = NULL;
+            }
+        }
+    } else {
+        p.links = tmpfile();
+    }
+    if (!p.links) {
+        release_prover(&p);
+        PyErr_SetFromErrnoWithFilename(PyExc_OSError, path ? links_path : NULL);
+        return NULL;
+    }
+    int outcome;
+    Py_BEGIN_ALLOW_THREADS
+    outcome = prove_run(&p, &start, max_nodes, seconds, checkpoint_s, path, resumed);
+    if (outcome == P_SOLVED && prover_solution(&p, &start) < 0)
+        outcome = P_IO;
+    Py_END_ALLOW_THREADS
+    fclose(p.links);
+    if (outcome == P_INTERRUPTED) {
+        release_prover(&p);
+        return NULL;
+    }
+    static const char *names[] = {"solved", "exhausted", "nodes", "time", "memory", "capacity", "io"};
+    PyObject *moves = Py_None;
+    Py_INCREF(Py_None);
+    if (outcome == P_SOLVED) {
+        Py_DECREF(Py_None);
+        moves = PyList_New(p.x.nmoves);
+        size_t off = 0;
+        for (int i = 0; moves && i < p.x.nmoves; i++) {
+            PyObject *t = PyUnicode_FromString(p.x.text + off);
+            if (!t) {
+                Py_CLEAR(moves);
+                break;
+            }
+            PyList_SET_ITEM(moves, i, t);
+            off += strlen(p.x.text + off) + 1;
+        }
+        if (!moves) {
+            release_prover(&p);
+            return NULL;
+        }
+    }
+    release_prover(&p);
+    uint32_t k = p.largest_key;
+    return Py_BuildValue("(sN{sLsLsLsLsLsLsLs(iii)sLsL})", names[outcome], moves, "nodes", p.x.nodes,
+                         "run_nodes", p.x.nodes - p.nodes0, "states", p.serial, "locked", p.locked, "draw_only",
+                         p.x.draw_only, "layers", p.layers,
+                         "largest_layer", p.largest_layer, "largest_key", (int)(k >> 16), (int)((k >> 8) & 255),
+                         (int)(k & 255), "most_pending", p.most_pending, "peak_mb", p.peak_bytes >> 20);
+}
+
 static PyMethodDef methods[] = {
     {"search", py_search, METH_VARARGS, search_doc},
+    {"prove", py_prove, METH_VARARGS, prove_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1095,4 +1850,12 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__csolver(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__csolver(void) {
+    PyObject *m = PyModule_Create(&module);
+    /* where a proof file's records begin (proof_file.waiting reads them) */
+    if (m && PyModule_AddIntConstant(m, "PROOF_HEAD_SIZE", (long)sizeof(ProofHead)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

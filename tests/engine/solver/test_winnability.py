@@ -118,16 +118,19 @@ def test_the_report_gives_a_share_before_phase2_decides_a_deal(tmp_path: Path) -
     assert w.report(path) == [line]
 
 
-def test_a_prover_run_past_the_memory_cap_leaves_the_deal_in_the_sample_undecided(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pure", [True, False], ids=["pure", "c"])
+def test_a_prover_run_past_the_memory_cap_leaves_the_deal_in_the_sample_undecided(tmp_path: Path, pure: bool) -> None:
+    if not pure:
+        pytest.importorskip("server.engine.solver._csolver")
     path = tmp_path / "results.tsv"
     seed = w.seed_of("classic", 872)
     w.append(path, {"variant": "classic", "index": 872, "seed": seed, "phase": 1, "verdict": "unknown",
                     "nodes": 10, "seconds": 10.0, "note": "test"})
-    # Any process is past 1 MB: the run stops after its first layer.
-    w.phase2(path, "classic", 1, 30.0, tmp_path / "proofs", None, 0.0, max_rss_mb=1)
+    # Any process is past 1 MB, and the C prover passes 1 MiB of storage in its first layers: the run stops.
+    w.phase2(path, "classic", 1, 30.0, tmp_path / "proofs", None, 0.0, max_rss_mb=1, pure=pure)
     last = w.rows(path)[-1]
     assert (last["index"], last["phase"], last["verdict"]) == ("872", "2", "unknown")
-    assert "past the cap of 1 MB" in last["note"]
+    assert ("past the cap of 1 MB" if pure else "past the cap of 1 MiB") in last["note"]
     assert w.counts_of(w.rows(path), "classic") == w.Counts(solved=0, lost=0, open=1, undecided2=1)
     assert [index for index, _ in w.phase2_candidates(w.rows(path), "classic")] == [872]
     with pytest.raises(SystemExit):  # a deal enters phase 2 only in its turn
