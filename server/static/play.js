@@ -529,14 +529,15 @@
           el("span", { class: "count" }, el("b", { class: "foundation", text: String(p.foundation) })))),
         el("td", { class: "num moves", text: String(p.moves) }));
     }));
-    // The compact strip above the board: everyone's cards up while racing, in the table's order.
+    // The compact strip above the board: everyone's cards up while racing, in the table's order. A ghost's chip
+    // says "ghost" (its title the full label): a ghost of the player's own name is told apart at a glance.
     const racing = state.phase === "playing" && Boolean(state.view);
     $("race-line").hidden = !racing;
     const split = racing ? splitMark() : null;
     $("racers").replaceChildren(...(racing ? rows : []).map((p) => el("li", {
       class: "racer" + (p.ghost ? " ghost" : p.name === state.name ? " me" : ""), "data-name": p.ghost ? null : p.name,
       title: p.name },
-    el("span", { class: "name", text: p.name === state.name && !p.ghost ? `${p.name} (you)` : p.name }), " ",
+    el("span", { class: "name", text: p.ghost ? "ghost" : p.name === state.name ? `${p.name} (you)` : p.name }), " ",
     el("b", { class: "foundation", text: String(p.foundation) }),
     p.name === state.name && !p.ghost ? split : null,
     p.status === "playing" ? null : el("span", { class: `pill ${p.status}`, text: STATUS[p.status] || p.status }))));

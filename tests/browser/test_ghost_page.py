@@ -108,6 +108,10 @@ async def test_a_ghost_race_shows_the_recorded_times_and_the_gap(server) -> None
         strip = await page.locator("#racers").bounding_box()
         figures = [await b.bounding_box() for b in await page.locator("#racers .racer b").all()]
         assert len(figures) == 2 and strip is not None, figures
+        # The ghost's chip says "ghost", its full label kept as its title; the player's chip is its own.
+        chip = page.locator("#racers .racer.ghost")
+        assert (await chip.locator(".name").inner_text(), await chip.get_attribute("title")) == ("ghost", "ann's best")
+        assert await page.locator("#racers .racer.me .name").inner_text() == "rider (you)"
         for box in figures:
             assert box is not None and strip["x"] <= box["x"] and box["x"] + box["width"] <= strip["x"] + strip["width"], (box, strip)
         await page.set_viewport_size(DESKTOP["viewport"])

@@ -35,6 +35,10 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 DESKTOP = {"viewport": {"width": 1280, "height": 900}}
 STRIP = {"x": 12, "y": 8}
 """Where a person clicks a card that lies under others: the strip at its top that stays visible."""
+RACE_SEED = "345"
+"""The relaxed deal the desktop wins by clicks in the race from a link: of the deals up to 500 the one whose solver
+solution is the shortest (141 commands; seed 4's has 215), each command a click or two and a wait."""
+
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
 
 
@@ -89,10 +93,10 @@ async def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # ty
     _browser_available()
     from playwright.async_api import async_playwright
 
-    moves = solution()
+    moves = solution(RACE_SEED)
     variant = find_variant(VARIANT)
     ARTIFACTS.mkdir(exist_ok=True)
-    created = create_match(server.url, variant=VARIANT, seed=SEED, players=2)
+    created = create_match(server.url, variant=VARIANT, seed=RACE_SEED, players=2)
     code = created["code"]
     link = f"{server.url}/join/{code}"
 
@@ -117,7 +121,7 @@ async def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # ty
             # The match was dealt from the host's seed: bob is told (ann may have seen the deal before).
             chosen_round_1 = await bob.locator("#chosen-chip").inner_text()
 
-            game = Game(deal(SEED, variant), variant, autoplay=True, undo="safe")
+            game = Game(deal(RACE_SEED, variant), variant, autoplay=True, undo="safe")
             shot_taken = False
             for i, command in enumerate(moves):
                 if not shot_taken and "-" in command and command[0] != "w" and i > 20:

@@ -151,10 +151,10 @@ async def test_a_flood_of_seeded_creations_from_one_address_leaves_others_and_th
                                headers={"X-Forwarded-For": address})
 
         loop = asyncio.get_running_loop()
-        stop = loop.time() + flood_s
+        stop = [loop.time() + flood_s]
 
         async def flooder() -> None:
-            while loop.time() < stop:
+            while loop.time() < stop[0]:
                 answer = await create("203.0.113.1", "3")
                 answers.append((answer.status_code, answer.json(), answer.headers.get("retry-after")))
                 if answer.status_code == 429:
@@ -166,6 +166,11 @@ async def test_a_flood_of_seeded_creations_from_one_address_leaves_others_and_th
         sent = loop.time()
         other = await create("203.0.113.2", "1")
         took = loop.time() - sent
+        # Kept up until the pool has had its turn too (two deals), then no longer than that: what follows the
+        # last new creation is the wait of those in flight (up to their 6 s).
+        while loop.time() < stop[0] and pooled() - before < 2:
+            await asyncio.sleep(0.2)
+        stop[0] = loop.time()
         await asyncio.gather(*flood)
         after = pooled()
     pools.close()

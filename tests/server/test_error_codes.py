@@ -10,7 +10,11 @@ exception's own ``code``, collected where it is raised); any other is a failure,
 from __future__ import annotations
 
 import ast
+import functools
+import pickle
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from protocol.errors import NotationError
@@ -47,12 +51,25 @@ def _name(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+_PARSE = "import ast, pickle, sys; sys.stdout.buffer.write(pickle.dumps([ast.parse(open(p).read(), p) for p in sys.argv[1:]]))"
+
+
+@functools.cache
+def parsed_sources() -> tuple[tuple[str, ast.Module], ...]:
+    """``(file, tree)`` of every source file of ``server/`` and ``protocol/``, the file relative to the root."""
+    files = sorted((ROOT / "server").rglob("*.py")) + sorted((ROOT / "protocol").rglob("*.py"))
+    assert len(files) > 30, files
+    names = [str(path.relative_to(ROOT)) for path in files]
+    # 3.11.7's ast.parse shares a depth count a finalizer's parse broke mid-way (gh-106905): a new process parses.
+    done = subprocess.run([sys.executable, "-I", "-c", _PARSE, *names], cwd=ROOT, capture_output=True, timeout=120,
+                          check=True)
+    return tuple(zip(names, pickle.loads(done.stdout)))
+
+
 def sent_codes() -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
     """Literal codes by the kind of call that sends them, and the non-literal code arguments (file, source)."""
     found: dict[str, set[str]] = {}
     dynamic: set[tuple[str, str]] = set()
-    files = sorted((ROOT / "server").rglob("*.py")) + sorted((ROOT / "protocol").rglob("*.py"))
-    assert len(files) > 30, files
 
     def literal(kind: str, node: ast.AST, where: str) -> None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -60,9 +77,7 @@ def sent_codes() -> tuple[dict[str, set[str]], set[tuple[str, str]]]:
         else:
             dynamic.add((where, ast.unparse(node)))
 
-    for path in files:
-        where = str(path.relative_to(ROOT))
-        tree = ast.parse(path.read_text(), where)
+    for where, tree in parsed_sources():
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and _name(node) in CODE_ARGUMENT:
                 keyword = next((k.value for k in node.keywords if k.arg == "code"), None)
