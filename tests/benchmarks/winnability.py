@@ -361,6 +361,9 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
                                       f"the prover, load {os.getloadavg()[0]:.1f}"})
                 continue
         if fast_available(deal(seed, variant), variant) and not pure:
+            if states is not None:
+                raise SystemExit("--layer-states bounds the pure prover's layers; the C prover's memory is "
+                                 "bounded by --max-rss-mb (or give --pure)")
             _phase2_c(path, variant_name, index, seed, proof_dir, budget, max_rss_mb, commit)
             continue
         proof = store.open(deal(seed, variant), variant)
@@ -405,7 +408,9 @@ def _phase2_c(path: Path, variant_name: str, index: int, seed: str, proof_dir: P
     c = got.counts
     rate = int(c["run_nodes"]) / max(elapsed, 1e-9)
     stopped = {"memory": f"stopped (storage past the cap of {cap} MiB), the work since the last checkpoint lost, ",
-               "time": "stopped (time), "}.get(got.reason, "")
+               "time": "stopped (time), ",
+               "capacity": "stopped (a move outgrew the C search's state), the work since the last checkpoint lost, ",
+               "io": "stopped (a checkpoint could not be written; the last whole one kept), "}.get(got.reason, "")
     append(path, {"variant": variant_name, "index": index, "seed": seed, "phase": 2, "verdict": got.verdict,
                   "nodes": c["nodes"], "seconds": f"{elapsed:.1f}",
                   "note": f"build {commit}, C prover, {stopped}{c['layers']} layers, largest layer "

@@ -1301,7 +1301,10 @@ static int save_proof(Prover *p, const char *path, const uint8_t *root, int root
     ok = fflush(f) == 0 && ok;
     ok = fsync(fileno(f)) == 0 && ok;
     ok = fclose(f) == 0 && ok;
-    return ok && rename(tmp, path) == 0 ? 0 : -1;
+    if (ok && rename(tmp, path) == 0)
+        return 0;
+    remove(tmp); /* a part-written checkpoint is of no use, and the last whole one is still at path */
+    return -1;
 }
 
 /* Read a checkpoint into p; 1 when the file matches this input and was read, 0 when it is of another input

@@ -220,3 +220,41 @@ def test_a_negative_budget_is_refused_not_taken_for_no_cap() -> None:
     with pytest.raises(ValueError, match="budgets"):
         prove(start, CLASSIC, None, max_mb=-1)
     assert prove(start, CLASSIC, None, nodes=0).counts["nodes"] == 0  # stopped at the first layer boundary
+
+
+def test_a_checkpoint_that_cannot_be_written_keeps_the_last_one_and_no_temporary_file(tmp_path: Path) -> None:
+    start = deal("105", CLASSIC)
+    whole = prove(start, CLASSIC, None)
+    path = tmp_path / "105"
+    prove(start, CLASSIC, path, nodes=3_000)
+    saved = path.read_bytes()
+    temporary = Path(f"{path}.tmp")
+    temporary.symlink_to("/dev/full")  # every write through it fails with ENOSPC, as on a full disk
+    failed = prove(start, CLASSIC, path, nodes=2_000)
+    assert (failed.verdict, failed.reason) == ("unknown", "io")
+    assert not temporary.is_symlink() and not temporary.exists()
+    assert path.read_bytes() == saved
+    final = prove(start, CLASSIC, path)
+    assert final.verdict == "unsolvable" and final.counts["nodes"] == whole.counts["nodes"]
+
+
+def test_a_proof_run_by_another_process_is_refused_and_left_alone(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    start = deal("35", CLASSIC)
+    path = tmp_path / "35"
+    prove(start, CLASSIC, path, nodes=100)
+    saved = path.read_bytes()
+    holder = subprocess.Popen(  # another process holding the proof's lock, as a running prove would
+        [sys.executable, "-c", ("import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+                                "print('held', flush=True); sys.stdin.read()"), f"{path}.lock"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(BlockingIOError, match="another process is running this proof"):
+            prove(start, CLASSIC, path)
+        assert path.read_bytes() == saved
+    finally:
+        holder.communicate("")
+    assert prove(start, CLASSIC, path).verdict == prove(start, CLASSIC, None).verdict  # free again once it ends
