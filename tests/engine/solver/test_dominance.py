@@ -72,7 +72,7 @@ def test_a_lost_position_is_pruned_and_still_proven_lost() -> None:
         pruned = run(start, variant, pure, rules=True, budget=Budget(10_000))
         assert (plain.result, pruned.result) == ("unsolvable", "unsolvable")
         assert (pruned.extra["dominated"], plain.extra["dominated"], plain.extra["draw_only"]) == (1, 0, 0)
-        assert pruned.states < plain.states and pruned.nodes < plain.nodes
+        assert pruned.nodes < plain.nodes and pruned.states <= plain.states  # the lock check ends the rest
 
 
 def test_random_small_positions_agree_with_the_brute_force_in_both_searches() -> None:

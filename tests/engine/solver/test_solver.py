@@ -360,6 +360,37 @@ SMALL = {
 }
 
 
+# One heart slot holds the ace alone, the other A-K: the 3H on the last 2H can go up only after it, and no 4H
+# can be a column top for it (the last 4H lies under the 5H, which needs that 4H up first, as no 6H can be a top).
+# Nothing can ever leave a column, but one 2H and one 4H are up, so a check that asks only "is some copy of the
+# predecessor up" would free both columns.
+COPIES_LOCKED = """\
+Foundations: KC KC KD KD AH KH KS KS
+Stock: 6H 7H 8H 9H TH JH QH KH
+Waste:
+Redeals left: 0
+1: 2H 3H
+2: 4H 5H
+"""
+COPIES_FREE = COPIES_LOCKED.replace("1: 2H 3H", "1: 3H 2H")  # the 2H on top goes up, then everything
+
+
+def test_the_lock_check_counts_the_copies_a_card_needs_below_it() -> None:
+    from server.engine.solver import search
+    from server.engine.solver.lock import locked
+    from server.engine.solver.state import Rules, from_position
+
+    variant = TINY["classic"]
+    lost, free = position(COPIES_LOCKED, variant), position(COPIES_FREE, variant)
+    assert brute_force(lost, variant, autoplay_on=True) is False
+    assert brute_force(free, variant, autoplay_on=True) is True
+    assert locked(Rules(variant), from_position(lost, variant))
+    assert not locked(Rules(variant), from_position(free, variant))
+    for pure in (True, False):  # the pure and the C search prove it lost without expanding anything
+        result = search._search(lost, variant, locks=True, pure=pure)
+        assert (result.result, result.nodes) == ("unsolvable", 0)
+
+
 def test_a_lock_is_only_claimed_where_the_brute_force_finds_no_win() -> None:
     """Soundness of server/engine/solver/lock.py: every claim on 2 000 random small positions (2 or 3
     columns) is checked exhaustively (engine legal_moves/apply), with auto-play on and off; the check must
