@@ -403,7 +403,7 @@ def _phase2_c(path: Path, variant_name: str, index: int, seed: str, proof_dir: P
     cap = max_mb or 16_000
     started = time.monotonic()
     got = prove(deal(seed, variant), variant, file, seconds=budget, max_mb=cap,
-                checkpoint_seconds=300.0, report_seconds=60.0)
+                checkpoint_seconds=300.0, report_seconds=60.0, lock_every_state=True)
     elapsed = time.monotonic() - started
     c = got.counts
     rate = int(c["run_nodes"]) / max(elapsed, 1e-9)
@@ -413,7 +413,7 @@ def _phase2_c(path: Path, variant_name: str, index: int, seed: str, proof_dir: P
                "io": "stopped (a checkpoint could not be written; the last whole one kept), "}.get(got.reason, "")
     append(path, {"variant": variant_name, "index": index, "seed": seed, "phase": 2, "verdict": got.verdict,
                   "nodes": c["nodes"], "seconds": f"{elapsed:.1f}",
-                  "note": f"build {commit}, C prover, {stopped}{c['layers']} layers, largest layer "
+                  "note": f"build {commit}, C prover (lock on every state), {stopped}{c['layers']} layers, largest layer "
                           f"{c['largest_layer']} {tuple(c['largest_key'])}, most pending {c['most_pending']}, "
                           f"{c['states']} states kept, {rate:.0f} states/s, peak {c['peak_mb']} MiB, "
                           f"load {os.getloadavg()[0]:.1f}"})

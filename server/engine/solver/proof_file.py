@@ -170,7 +170,8 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     and stops the run at once, the work since the last checkpoint lost. ``report_seconds``: a progress line on
     standard error (the layer, nodes, states pending, rate, storage) at a layer boundary at most this often.
     ``lock_every_state``: the lock check (:func:`.lock.locked`, exact) on every new state, not only after draws
-    (the complete search's rule): fewer states, other counts than the pure prover's. Raises ``ValueError`` when
+    (the pure prover's rule): the complete search's rule, with its node count on an exhausted proof; fewer states
+    and other counts than the pure prover's (a checkpoint is of one rule: the other is refused). Raises ``ValueError`` when
     :func:`fast_available` is false, ``nodes`` or ``max_mb`` is negative, or the file is of another input or
     damaged (its length or checksum wrong, its links file shorter than its states; the files are left as they
     are), ``OSError`` when a file cannot be opened (a missing links file included), ``BlockingIOError`` (an

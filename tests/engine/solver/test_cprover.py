@@ -44,12 +44,15 @@ def same_counts(fast: Proved, reference: LayeredProof) -> None:
 @pytest.mark.parametrize("seed", ["124", "80", "35", "105"])
 def test_lost_deals_get_the_pure_provers_counts_and_the_complete_searchs_nodes(seed: str) -> None:
     start = deal(seed, CLASSIC)
-    complete = solve(start, CLASSIC, Budget(nodes=1_000_000), portfolio=False, pure=True)
+    complete = solve(start, CLASSIC, Budget(nodes=1_000_000), portfolio=False, pure=True,
+                     lock_every_state=False)  # the lock after draws: the layered provers' rule
     assert complete.result == "unsolvable"
     fast = prove(start, CLASSIC, None)
     assert fast.verdict == "unsolvable"
     assert fast.counts["nodes"] == complete.nodes
     same_counts(fast, pure(start, CLASSIC))
+    every = solve(start, CLASSIC, Budget(nodes=1_000_000), portfolio=False, pure=True)  # the lock on every state
+    assert prove(start, CLASSIC, None, lock_every_state=True).counts["nodes"] == every.nodes <= complete.nodes
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
@@ -58,7 +61,8 @@ def test_small_endgames_get_the_pure_provers_verdict_counts_and_moves(case: tupl
                                                                      autoplay_on: bool) -> None:
     start, variant = case
     assume(fast_available(start, variant))
-    complete = solve(start, variant, Budget(nodes=200_000), autoplay_on=autoplay_on, portfolio=False, pure=True)
+    complete = solve(start, variant, Budget(nodes=200_000), autoplay_on=autoplay_on, portfolio=False, pure=True,
+                     lock_every_state=False)  # the lock after draws: the layered provers' rule
     reference = pure(start, variant, autoplay_on)
     fast = prove(start, variant, None, autoplay_on=autoplay_on)
     assert fast.verdict == complete.result == reference.verdict
