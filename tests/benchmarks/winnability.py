@@ -345,6 +345,9 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
             raise SystemExit(f"{variant_name} deal {only} is no phase-2 deal left undecided")
         candidates = [(only, second[only]["seed"])]
     taken = latest(rows(path), variant_name, "2")
+    if states is not None and not pure and candidates and fast_available(deal(candidates[0][1], variant), variant):
+        raise SystemExit("--layer-states bounds the pure prover's layers; the C prover's memory is bounded by "
+                         "--max-rss-mb (or give --pure)")
     for index, seed in candidates:
         store = ProofFile(proof_dir, f"{variant_name}-{seed}")
         if search_s > 0 and index not in taken and not store.path.exists():
@@ -361,9 +364,6 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
                                       f"the prover, load {os.getloadavg()[0]:.1f}"})
                 continue
         if fast_available(deal(seed, variant), variant) and not pure:
-            if states is not None:
-                raise SystemExit("--layer-states bounds the pure prover's layers; the C prover's memory is "
-                                 "bounded by --max-rss-mb (or give --pure)")
             _phase2_c(path, variant_name, index, seed, proof_dir, budget, max_rss_mb, commit)
             continue
         proof = store.open(deal(seed, variant), variant)
