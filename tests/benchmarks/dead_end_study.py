@@ -198,7 +198,7 @@ def study_proof(args: argparse.Namespace) -> None:
 
     from server.engine import deal, find_variant
     from server.engine.solver.proof_file import waiting
-    from server.engine.solver.search import _RULE_CODES, _Expander
+    from server.engine.solver.search import RULE_CODES, _Expander
 
     variant = find_variant(args.variant)
     start = deal(args.seed, variant)
@@ -225,7 +225,7 @@ def study_proof(args: argparse.Namespace) -> None:
     started = time.monotonic()
     for state in sample:
         columns, _, foundations, stock, waste, redeals = state
-        verdict = search(columns, foundations, stock, waste, redeals, _RULE_CODES[variant.move_rule],
+        verdict = search(columns, foundations, stock, waste, redeals, RULE_CODES[variant.move_rule],
                          (20, 16, 5, 12), False, False, 21, True, args.budget, 10**8, -1.0)[0]
         if verdict != "exhausted":
             continue

@@ -41,7 +41,7 @@ from ..game import Game
 from ..position import Position
 from ..variants import Variant
 from .prover import LayeredProof, Record
-from .search import _RULE_CODES, implementation
+from .search import RULE_CODES, implementation
 from .state import State, from_position
 
 
@@ -186,7 +186,7 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     start = from_position(position, variant)
     with _held(path):
         outcome, moves, counts = _c_prove(
-            start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], autoplay_on,
+            start[0], start[2], start[3], start[4], start[5], RULE_CODES[variant.move_rule], autoplay_on,
             -1 if nodes is None else nodes, -1.0 if seconds is None else max(seconds, 0.0),
             0 if max_mb is None else max_mb, None if path is None else str(path),
             -1.0 if checkpoint_seconds is None else checkpoint_seconds,

@@ -77,7 +77,8 @@ class Result:
     solver: str = "python"
 
 
-_RULE_CODES = {MoveRule.SINGLE: 0, MoveRule.SUPERMOVE: 1, MoveRule.SEQUENCE: 2}
+RULE_CODES = {MoveRule.SINGLE: 0, MoveRule.SUPERMOVE: 1, MoveRule.SEQUENCE: 2}
+"""A move rule as _csolver.c's ``rule`` argument (its search and its prover take the same codes)."""
 
 
 def implementation(position: Position, variant: Variant, *, pure: bool = False) -> str:
@@ -474,7 +475,7 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
     # _csolver.c's bits: LOCKS_ALL or LOCKS_DRAWS, | LOCKS_STUCK, LOCKS_DOMINANCE, LOCKS_INERT
     flags = ((6 if lock_every_state else 5) if locks else 0) | (8 if dominance else 0) | (16 if draw_inert else 0)
     outcome, moves, nodes, states, pruned, draw_only = _csolver_search(
-        start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
+        start[0], start[2], start[3], start[4], start[5], RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
         incomplete, flags, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
     if outcome == "solved":
         return _verified(position, variant, tuple(moves), autoplay_on, nodes, states, solver="c")
@@ -666,7 +667,7 @@ def verdict(position: Position, variant: Variant, nodes: int, *, autoplay_on: bo
         start = from_position(position, variant)
         flags = (6 | 16) if complete else 0  # _csolver.c's bits: LOCKS_ALL | LOCKS_STUCK, LOCKS_INERT
         outcome = _csolver_search(
-            start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], params[:4], lifo,
+            start[0], start[2], start[3], start[4], start[5], RULE_CODES[variant.move_rule], params[:4], lifo,
             not complete, flags, autoplay_on, nodes, Budget().states, -1.0)[0]
         if outcome == "solved":
             return "solved"
