@@ -391,6 +391,32 @@ def test_the_lock_check_counts_the_copies_a_card_needs_below_it() -> None:
         assert (result.result, result.nodes) == ("unsolvable", 0)
 
 
+# Built down in alternate colour, two hearts slots at 9 and 10: the KH on column 1 is safe by RULES.md section 5
+# (the black queens are up), yet it takes the slot at QH that the KH of column 2 needs, which blocks the JH the
+# other slot waits for. Auto-play (column 1 first) puts it up and loses; without auto-play the game is won by hand.
+TWO_KINGS = """\
+Foundations: KC KC KD KD 9H TH KS KS
+Stock:
+Waste:
+Redeals left: 0
+1: QH KH JH
+2: JH KH TH QH
+"""
+TWO_KINGS_LINE = ["1-f", "2-f", "2-f", "2-f", "2-f", "1-2", "1-f", "2-f"]  # JH QH TH KH JH up, KH aside, QH KH
+TINY_MARIA = Variant("tiny_maria", columns=2, build_rule=find_variant("maria").build_rule)
+
+
+def test_without_auto_play_a_safe_card_that_takes_its_twins_slot_is_not_put_up() -> None:
+    """With auto-play off the solver may put a card up only where that never loses the game: a safe card of a
+    build rule other than in suit can still take the one slot the other copy of it needs."""
+    start = position(TWO_KINGS, TINY_MARIA)
+    assert replay_wins(start, TINY_MARIA, TWO_KINGS_LINE, autoplay_on=False)  # the hand-worked line
+    assert brute_force(start, TINY_MARIA, autoplay_on=True) is False  # auto-play's KH of column 1 loses it
+    result = solve(start, TINY_MARIA, Budget(nodes=10_000), autoplay_on=False)
+    assert result.result == "solved"
+    assert replay_wins(start, TINY_MARIA, result.moves, autoplay_on=False)
+
+
 def test_a_lock_is_only_claimed_where_the_brute_force_finds_no_win() -> None:
     """Soundness of server/engine/solver/lock.py: every claim on 2 000 random small positions (2 or 3
     columns) is checked exhaustively (engine legal_moves/apply), with auto-play on and off; the check must
