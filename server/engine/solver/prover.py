@@ -245,7 +245,7 @@ class LayeredProof:
     @property
     def rules(self) -> Rules:
         if self._rules is None:
-            self._rules = Rules(self.variant)
+            self._rules = Rules(self.variant, autoplay_on=self.autoplay_on)
         return self._rules
 
     def layer(self, state: State) -> LayerKey:

@@ -346,7 +346,7 @@ def _search(
                          params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks,
                          lock_every_state=lock_every_state,
                          dominance=dominance, draw_inert=draw_inert)
-    rules = Rules(variant)
+    rules = Rules(variant, autoplay_on=autoplay_on)
     expander = _Expander(rules, params or (20, 16, 5, 12, 0), whole_runs=incomplete)
     face_down = rules.face_down
     start = from_position(position, variant)
