@@ -58,6 +58,8 @@ class Rules:
         # already; with auto-play on, auto-play is the game's rule (RULES.md section 5) and stays as it is.
         if not autoplay_on and variant.decks > 1:
             self.builder_suits = tuple(tuple(sorted({s, *suits})) for s, suits in enumerate(self.builder_suits))
+        self.safe_dominates = variant.decks == 1 or all(s in suits for s, suits in enumerate(self.builder_suits))
+        """Whether a safe card going up never loses the game (what the stubborn sets assume of auto-play)."""
 
         self._targets: dict[bytes, tuple[frozenset[int], frozenset[int]]] = {}
 
