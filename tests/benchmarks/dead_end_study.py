@@ -99,7 +99,9 @@ def talon_locked(rules: Rules, state: State) -> bool:
     if redeals or not all(columns):
         return False
     parents = rules.builds_on_reverse
-    up = bytearray(_on_foundations(rules, foundations))
+    now = _on_foundations(rules, foundations)  # copies up, counted per type as in lock.py
+    up = bytearray(now)
+    decks = rules.decks
     top = bytearray(52)
     exposed = bytearray(52)
     pool: list[int] = []
@@ -107,7 +109,7 @@ def talon_locked(rules: Rules, state: State) -> bool:
     pile = list(waste)
 
     def could_leave(card: int) -> bool:
-        return card % 13 == 0 or bool(up[card - 1]) or any(top[parent] for parent in parents[card])
+        return card % 13 == 0 or up[card - 1] > now[card] or any(top[parent] for parent in parents[card])
 
     for stage in range(len(stock) + 1):
         if stage:
@@ -117,14 +119,15 @@ def talon_locked(rules: Rules, state: State) -> bool:
             changed = False
             pool.sort()
             for card in pool:
-                if not up[card] and (card % 13 == 0 or up[card - 1]):
-                    up[card] = 1
+                most = decks if card % 13 == 0 else up[card - 1]
+                if up[card] < most:
+                    up[card] = most
                     changed = True
             for card in reversed(pool):
                 if not top[card] and any(top[parent] for parent in parents[card]):
                     top[card] = 1
                     changed = True
-            pool = [card for card in pool if not (up[card] and top[card])]
+            pool = [card for card in pool if not (up[card] == decks and top[card])]
             while pile:
                 card = pile[-1]
                 if not exposed[card]:

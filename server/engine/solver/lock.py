@@ -181,7 +181,10 @@ def waste_top_stuck(rules: Rules, state: State) -> bool:
     then a draw; the column moves neither touch the stock and the waste nor
     depend on them, so the draw can come first. The complete search then
     expands only the draw from such a state (exact: a win is reachable from
-    the state exactly when it is reachable after the draw). Not judged (always
+    the state exactly when it is reachable after the draw), where auto-play
+    never loses the game (``Rules.safe_dominates``): the drawn card may be
+    auto-played at once, and a safe card that can take its twin's slot could
+    spoil the column moves moved after it. Not judged (always
     ``False``) where runs move as a unit without an empty column (move rule
     ``sequence``) or cards come down from the foundations.
     """

@@ -347,7 +347,7 @@ def _search(
                          params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks,
                          lock_every_state=lock_every_state,
                          dominance=dominance, draw_inert=draw_inert)
-    rules = Rules(variant)
+    rules = Rules(variant, autoplay_on=autoplay_on)
     expander = _Expander(rules, params or (20, 16, 5, 12, 0), whole_runs=incomplete)
     face_down = rules.face_down
     start = from_position(position, variant)
@@ -361,8 +361,11 @@ def _search(
     pruned = 0  # new states dominated by a seen one (dominance)
     draw_only = 0  # states expanded by their draw alone (draw_inert)
     cut = reduced = 0  # commands left out by the stubborn sets, states where some were
-    dominance = dominance and not face_down
-    draw_inert = draw_inert and not face_down
+    # The draw-only rules and the dominance take the search's auto-play for a dominance (lock.waste_top_stuck:
+    # the draw moved first; .dominance): not so where the game's auto-play can lose it (Rules.safe_dominates).
+    dominance = dominance and not face_down and rules.safe_dominates
+    draw_inert = draw_inert and not face_down and rules.safe_dominates
+    stuck = locks and rules.safe_dominates
     if _won(start):
         return _verified(position, variant, prefix, autoplay_on, nodes, len(seen))
     if locks and locked(rules, start):
@@ -392,7 +395,7 @@ def _search(
         if draw_inert and state[3] and inert(rules, state[2], state[3][0]):
             children = children[-1:]  # only the draw, whose child dominates the state (exact: see .dominance)
             draw_only += 1
-        elif locks and state[3] and waste_top_stuck(rules, state):
+        elif stuck and state[3] and waste_top_stuck(rules, state):
             children = children[-1:]  # only the draw (the last command generated): exact, see lock.waste_top_stuck
         elif reduction:
             kept = stubborn_reduce(rules, state, children)  # exact: see .stubborn
