@@ -35,7 +35,7 @@ def main() -> None:
 
     from server.engine import deal, find_variant
     from server.engine.solver.proof_file import waiting
-    from server.engine.solver.search import _RULE_CODES
+    from server.engine.solver.search import RULE_CODES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", required=True)
@@ -55,7 +55,7 @@ def main() -> None:
         columns, _, foundations, stock, waste, redeals = state
         # _csolver.search's arguments: the complete stage's weights, FIFO, every move, locks 21 (the lock check
         # after draws, the stuck waste, the draw rule), auto-play on
-        result = search(columns, foundations, stock, waste, redeals, _RULE_CODES[variant.move_rule],
+        result = search(columns, foundations, stock, waste, redeals, RULE_CODES[variant.move_rule],
                         (20, 16, 5, 12), False, False, 21, True, budget, 10**8, -1.0)
         return str(result[0])
 

@@ -345,6 +345,9 @@ def phase2(path: Path, variant_name: str, count: int, budget: float, proof_dir: 
             raise SystemExit(f"{variant_name} deal {only} is no phase-2 deal left undecided")
         candidates = [(only, second[only]["seed"])]
     taken = latest(rows(path), variant_name, "2")
+    if states is not None and not pure and candidates and fast_available(deal(candidates[0][1], variant), variant):
+        raise SystemExit("--layer-states bounds the pure prover's layers; the C prover's memory is bounded by "
+                         "--max-rss-mb (or give --pure)")
     for index, seed in candidates:
         store = ProofFile(proof_dir, f"{variant_name}-{seed}")
         if search_s > 0 and index not in taken and not store.path.exists():
@@ -400,15 +403,17 @@ def _phase2_c(path: Path, variant_name: str, index: int, seed: str, proof_dir: P
     cap = max_mb or 16_000
     started = time.monotonic()
     got = prove(deal(seed, variant), variant, file, seconds=budget, max_mb=cap,
-                checkpoint_seconds=300.0, report_seconds=60.0)
+                checkpoint_seconds=300.0, report_seconds=60.0, lock_every_state=True)
     elapsed = time.monotonic() - started
     c = got.counts
     rate = int(c["run_nodes"]) / max(elapsed, 1e-9)
     stopped = {"memory": f"stopped (storage past the cap of {cap} MiB), the work since the last checkpoint lost, ",
-               "time": "stopped (time), "}.get(got.reason, "")
+               "time": "stopped (time), ",
+               "capacity": "stopped (a move outgrew the C search's state), the work since the last checkpoint lost, ",
+               "io": "stopped (a checkpoint could not be written; the last whole one kept), "}.get(got.reason, "")
     append(path, {"variant": variant_name, "index": index, "seed": seed, "phase": 2, "verdict": got.verdict,
                   "nodes": c["nodes"], "seconds": f"{elapsed:.1f}",
-                  "note": f"build {commit}, C prover, {stopped}{c['layers']} layers, largest layer "
+                  "note": f"build {commit}, C prover (lock on every state), {stopped}{c['layers']} layers, largest layer "
                           f"{c['largest_layer']} {tuple(c['largest_key'])}, most pending {c['most_pending']}, "
                           f"{c['states']} states kept, {rate:.0f} states/s, peak {c['peak_mb']} MiB, "
                           f"load {os.getloadavg()[0]:.1f}"})

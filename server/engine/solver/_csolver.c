@@ -379,24 +379,26 @@ static int score(const Search *x, const St *s) {
 
 /* ---- lock check (lock.locked) and stuck waste top (lock.waste_top_stuck): the same least fixpoints ---- */
 
-#define COULD_LEAVE(card) ((card) % 13 == 0 || up[(card) - 1] || ((card) % 13 != 12 && top[(card) + 1]))
+/* up[c]: copies of c up or that could go up; now[c]: copies of c up in the state (lock.py's counts) */
+#define COULD_LEAVE(card) ((card) % 13 == 0 || up[(card) - 1] > now[card] || ((card) % 13 != 12 && top[(card) + 1]))
 /* Set flag[card], noting that the fixpoint moved. */
 #define MARK(flag, card) do { if (!(flag)[card]) { (flag)[card] = 1; changed = 1; } } while (0)
 
 /* The fixpoint of lock.py over the columns, plus (draws) the stock and the waste. Returns 0 as soon as a
- * column could be emptied (no claim), else 1 with up/top at the fixpoint. */
-static int fixpoint(const Search *x, const St *s, int draws, uint8_t *up, uint8_t *top) {
+ * column could be emptied (no claim), else 1 with up/top/now at the fixpoint. */
+static int fixpoint(const Search *x, const St *s, int draws, uint8_t *up, uint8_t *top, uint8_t *now) {
     int ncols = x->ncols;
     for (int i = 0; i < ncols; i++)
         if (!s->len[i])
             return 0;
     uint8_t exposed[52] = {0};
     int reach[MAXCOLS];
-    memset(up, 0, 52);
+    memset(now, 0, 52);
     memset(top, 0, 52);
     for (int slot = 0; slot < 8; slot++)
         for (int r = 0; r < s->found[slot]; r++)
-            up[(slot / 2) * 13 + r] = 1;
+            now[(slot / 2) * 13 + r]++;
+    memcpy(up, now, 52);
     for (int i = 0; i < ncols; i++)
         reach[i] = s->len[i];
     int pile = 0;
@@ -408,9 +410,13 @@ static int fixpoint(const Search *x, const St *s, int draws, uint8_t *up, uint8_
     int changed = 1;
     while (changed) {
         changed = 0;
-        for (int c = 0; c < 52; c++)
-            if (exposed[c] && (c % 13 == 0 || up[c - 1]))
-                MARK(up, c);
+        for (int c = 0; c < 52; c++) {
+            int most = c % 13 == 0 ? 2 : up[c - 1];
+            if (exposed[c] && up[c] < most) {
+                up[c] = (uint8_t)most;
+                changed = 1;
+            }
+        }
         for (int c = 51; c >= 0; c--)
             if (exposed[c] && c % 13 != 12 && top[c + 1])
                 MARK(top, c);
@@ -440,15 +446,15 @@ static int fixpoint(const Search *x, const St *s, int draws, uint8_t *up, uint8_
 }
 
 static int locked(const Search *x, const St *s) {
-    uint8_t up[52], top[52];
+    uint8_t up[52], top[52], now[52];
     if (x->rule == RULE_SEQUENCE)
         return 0;
-    return fixpoint(x, s, 1, up, top);
+    return fixpoint(x, s, 1, up, top, now);
 }
 
 static int waste_top_stuck(const Search *x, const St *s) {
-    uint8_t up[52], top[52];
-    if (x->rule == RULE_SEQUENCE || !s->wlen || !fixpoint(x, s, 0, up, top))
+    uint8_t up[52], top[52], now[52];
+    if (x->rule == RULE_SEQUENCE || !s->wlen || !fixpoint(x, s, 0, up, top, now))
         return 0;
     int card = s->tal[s->wlen - 1];
     return !COULD_LEAVE(card);
@@ -1301,7 +1307,10 @@ static int save_proof(Prover *p, const char *path, const uint8_t *root, int root
     ok = fflush(f) == 0 && ok;
     ok = fsync(fileno(f)) == 0 && ok;
     ok = fclose(f) == 0 && ok;
-    return ok && rename(tmp, path) == 0 ? 0 : -1;
+    if (ok && rename(tmp, path) == 0)
+        return 0;
+    remove(tmp); /* a part-written checkpoint is of no use, and the last whole one is still at path */
+    return -1;
 }
 
 /* Read a checkpoint into p; 1 when the file matches this input and was read, 0 when it is of another input

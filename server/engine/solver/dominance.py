@@ -59,7 +59,12 @@ rest of the play wins ``t`` as well. At least that one command was dropped.
 Auto-play afterwards: each auto-played card is safe (RULES.md section 5) and
 a safe top going up never raises ``d`` (for an inert card by the same
 mapping; for a two whose other ace is still out, by replacing "that ace onto
-the two" with "that ace up", the slot it needs being empty).
+the two" with "that ace up", the slot it needs being empty). That needs every
+slot of the card's suit at its rank index too, which RULES.md's safe card
+asks only in suit: elsewhere, with auto-play on, a safe card can take the
+slot its twin needs, so the searches use these rules only where
+``Rules.safe_dominates`` (with auto-play off the solver's own auto-play asks
+it, :class:`.state.Rules`).
 
 **Theorem** (both rules keep an exhausted search a proof). Suppose the
 search skips every new state ``s`` for which the ``t`` of some inert card

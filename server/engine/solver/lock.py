@@ -7,8 +7,12 @@ what could ever happen from the state, assuming no column is ever empty
 - a card *could be exposed* when every card now above it (in its column,
   or in the waste) could leave its place; stock cards always (each is the
   waste top once, when drawn); with a redeal left, waste cards too;
-- an exposed card could *go up* when it is an ace or its foundation
-  predecessor (rank r-1, same suit) is up or could go up (either copy);
+- copies could *go up*, counted per card type: an exposed type's count
+  rises to that of its foundation predecessor (rank r-1, same suit; aces
+  to the number of decks); an exposed card could go up when more copies of
+  its predecessor could be up than its own type has up now. With two decks
+  the count matters: with slots at 2 and 5 high, the 3 of that suit goes up
+  only after the second 2;
 - an exposed card could *move* when a card it may be built on could be a
   column top some day; it could *leave* when it could go up or move;
 - a card type could be a column top when a copy of it in a column could be
@@ -23,7 +27,13 @@ Soundness (why ``True`` is a proof): take any play from the state and
 induct over its commands. Every card that goes up was exposed at that
 moment, so every card once above it had left its place before (by a
 foundation or a tableau move, each already in the sets by induction),
-and a copy of its predecessor was up before; every card that moves onto
+and it went up as at least the (n+1)-th copy of its type, n the copies up
+in the state (none comes down), which needs n+1 copies of its predecessor
+up before: the slots of a suit hold one copy of each rank below their
+height, so the k-th copy of rank r to go up finds a slot at r-1 only if k
+copies of rank r-1 are up (the two-slot argument of relaxation.py's
+``foundation`` group); so no type goes up more often than its count
+says, by induction up the ranks; every card that moves onto
 another card found a copy of that card on a column top; every column
 that becomes empty lost its cards before, so the first one would be
 found by the fixpoint. So whatever a play does is in the sets. If no
@@ -66,7 +76,9 @@ def _fixpoint(rules: Rules, columns: tuple[bytes, ...], foundations: bytes, draw
     (bottom to top) whose cards are exposed from the top while they could leave. None as soon as some column
     could be emptied; otherwise the final "could leave" test of a card type (the sets no longer change)."""
     parents = rules.builds_on_reverse  # card -> the cards it may be built on
-    up = bytearray(_on_foundations(rules, foundations))  # card types some copy of which is up or could go up
+    now = _on_foundations(rules, foundations)  # copies of each card type up in the state
+    up = bytearray(now)  # copies of each card type up or that could go up (at most one per deck)
+    decks = rules.decks
     top = bytearray(52)  # card types some copy of which could be a column top
     exposed = bytearray(52)  # card types some copy of which could be exposed (a column or waste top, or drawn)
     pool: list[int] = []  # exposed types whose ``up`` or ``top`` is not settled yet
@@ -78,15 +90,16 @@ def _fixpoint(rules: Rules, columns: tuple[bytes, ...], foundations: bytes, draw
 
     def could_leave(card: int) -> bool:
         """A card can leave its pile when it could go up, or onto a card type that could be a column top."""
-        return card % 13 == 0 or bool(up[card - 1]) or any(top[parent] for parent in parents[card])
+        return card % 13 == 0 or up[card - 1] > now[card] or any(top[parent] for parent in parents[card])
 
     changed = True
     while changed:
         changed = False
         pool.sort()  # foundation chains run up the ranks, tops down (a card's parent is a rank higher)
         for card in pool:
-            if not up[card] and (card % 13 == 0 or up[card - 1]):
-                up[card] = 1
+            most = decks if card % 13 == 0 else up[card - 1]
+            if up[card] < most:
+                up[card] = most
                 changed = True
         for card in reversed(pool):
             if not top[card]:
@@ -95,7 +108,7 @@ def _fixpoint(rules: Rules, columns: tuple[bytes, ...], foundations: bytes, draw
                         top[card] = 1
                         changed = True
                         break
-        pool = [card for card in pool if not (up[card] and top[card])]
+        pool = [card for card in pool if not (up[card] == decks and top[card])]
         while pile:  # the waste, top down, while its top could leave
             card = pile[-1]
             if not exposed[card]:
@@ -126,7 +139,7 @@ def _fixpoint(rules: Rules, columns: tuple[bytes, ...], foundations: bytes, draw
 
 
 def _on_foundations(rules: Rules, foundations: bytes) -> bytes:
-    """Per card type, 1 when some copy is on a foundation (cached per foundation state)."""
+    """Per card type, how many copies are on the foundations (cached per foundation state)."""
     cache: dict[bytes, bytes] = rules.__dict__.setdefault("_lock_up", {})
     got = cache.get(foundations)
     if got is None:
@@ -134,7 +147,8 @@ def _on_foundations(rules: Rules, foundations: bytes) -> bytes:
         up = bytearray(52)
         for index, height in enumerate(foundations):
             base = (index // d) * 13
-            up[base : base + height] = b"\x01" * height
+            for rank in range(height):
+                up[base + rank] += 1
         got = cache[foundations] = bytes(up)
     return got
 
@@ -167,7 +181,10 @@ def waste_top_stuck(rules: Rules, state: State) -> bool:
     then a draw; the column moves neither touch the stock and the waste nor
     depend on them, so the draw can come first. The complete search then
     expands only the draw from such a state (exact: a win is reachable from
-    the state exactly when it is reachable after the draw). Not judged (always
+    the state exactly when it is reachable after the draw), where auto-play
+    never loses the game (``Rules.safe_dominates``): the drawn card may be
+    auto-played at once, and a safe card that can take its twin's slot could
+    spoil the column moves moved after it. Not judged (always
     ``False``) where runs move as a unit without an empty column (move rule
     ``sequence``) or cards come down from the foundations.
     """

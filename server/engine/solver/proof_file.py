@@ -23,6 +23,7 @@ it; never open one from elsewhere.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import pickle
 import struct
@@ -31,11 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+try:  # POSIX: one process at a time on a proof file
+    import fcntl
+except ImportError:  # pragma: no cover - Windows has no flock
+    fcntl = None  # type: ignore[assignment]
+
 from ..game import Game
 from ..position import Position
 from ..variants import Variant
 from .prover import LayeredProof, Record
-from .search import _RULE_CODES, implementation
+from .search import RULE_CODES, implementation
 from .state import State, from_position
 
 
@@ -164,10 +170,13 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     and stops the run at once, the work since the last checkpoint lost. ``report_seconds``: a progress line on
     standard error (the layer, nodes, states pending, rate, storage) at a layer boundary at most this often.
     ``lock_every_state``: the lock check (:func:`.lock.locked`, exact) on every new state, not only after draws
-    (the complete search's rule): fewer states, other counts than the pure prover's. Raises ``ValueError`` when
+    (the pure prover's rule): the complete search's rule, with its node count on an exhausted proof; fewer states
+    and other counts than the pure prover's (a checkpoint is of one rule: the other is refused). Raises ``ValueError`` when
     :func:`fast_available` is false, ``nodes`` or ``max_mb`` is negative, or the file is of another input or
     damaged (its length or checksum wrong, its links file shorter than its states; the files are left as they
-    are), ``OSError`` when a file cannot be opened (a missing links file included).
+    are), ``OSError`` when a file cannot be opened (a missing links file included), ``BlockingIOError`` (an
+    ``OSError``) when another process runs the same proof (``PATH.lock``, POSIX only). A checkpoint that cannot
+    be written leaves the last whole one and no temporary file.
     """
     if _c_prove is None or not fast_available(position, variant):
         raise ValueError("the C prover takes 2 decks built in suit, no face-down card and no card back from the "
@@ -175,12 +184,13 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     if (nodes is not None and nodes < 0) or (max_mb is not None and max_mb < 0):
         raise ValueError("nodes and max_mb are budgets: 0 or more, or None for no cap")  # -1 is 'no cap' in C
     start = from_position(position, variant)
-    outcome, moves, counts = _c_prove(
-        start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], autoplay_on,
-        -1 if nodes is None else nodes, -1.0 if seconds is None else max(seconds, 0.0),
-        0 if max_mb is None else max_mb, None if path is None else str(path),
-        -1.0 if checkpoint_seconds is None else checkpoint_seconds, -1.0 if report_seconds is None else report_seconds,
-        lock_every_state)
+    with _held(path):
+        outcome, moves, counts = _c_prove(
+            start[0], start[2], start[3], start[4], start[5], RULE_CODES[variant.move_rule], autoplay_on,
+            -1 if nodes is None else nodes, -1.0 if seconds is None else max(seconds, 0.0),
+            0 if max_mb is None else max_mb, None if path is None else str(path),
+            -1.0 if checkpoint_seconds is None else checkpoint_seconds,
+            -1.0 if report_seconds is None else report_seconds, lock_every_state)
     if outcome == "solved":
         game = Game(position, variant, autoplay=autoplay_on, undo="none")
         for text in moves:
@@ -191,6 +201,25 @@ def prove(position: Position, variant: Variant, path: Path | str | None, *, auto
     if outcome == "exhausted":
         return Proved("unsolvable", "", (), counts)
     return Proved("unknown", outcome, (), counts)
+
+
+@contextlib.contextmanager
+def _held(path: Path | str | None) -> Iterator[None]:
+    """An exclusive lock on ``PATH.lock`` for the run (POSIX ``flock``, released when the process ends, so a
+    killed run leaves no stale lock): two processes on one proof file would each checkpoint over the other's
+    links. Raises ``BlockingIOError`` when another process holds it."""
+    if path is None or fcntl is None:
+        yield
+        return
+    with open(f"{path}.lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as error:
+            raise BlockingIOError(error.errno, "another process is running this proof", str(path)) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def waiting(path: Path | str, position: Position, variant: Variant) -> Iterator[State]:

@@ -245,7 +245,7 @@ class LayeredProof:
     @property
     def rules(self) -> Rules:
         if self._rules is None:
-            self._rules = Rules(self.variant)
+            self._rules = Rules(self.variant, autoplay_on=self.autoplay_on)
         return self._rules
 
     def layer(self, state: State) -> LayerKey:
@@ -297,6 +297,7 @@ class LayeredProof:
         nodes = locked_count = draw_only = 0
         autoplay_on = self.autoplay_on
         face_down = rules.face_down
+        dominates = rules.safe_dominates  # the draw-only rules need auto-play to be a dominance (search._search)
         at = 0
         while at < len(queue):
             index = first + at
@@ -306,10 +307,10 @@ class LayeredProof:
             nodes += 1
             safe = targets(state[2])[1]
             children = moves(state)
-            if not face_down and state[3] and inert(rules, state[2], state[3][0]):
+            if dominates and not face_down and state[3] and inert(rules, state[2], state[3][0]):
                 children = children[-1:]  # only the draw, whose child dominates the state (.dominance)
                 draw_only += 1
-            elif state[3] and waste_top_stuck(rules, state):
+            elif dominates and state[3] and waste_top_stuck(rules, state):
                 children = children[-1:]  # only the draw: exact, see lock.waste_top_stuck
             for text, nxt, exposed in children:
                 if exposed == FULL or (exposed >= 0 and exposed in safe):

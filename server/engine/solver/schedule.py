@@ -54,10 +54,12 @@ def solve(
     dominance: tuple[str, ...] = DOMINANCE,
     pure: bool = False,
     reduction: str = "",
+    lock_every_state: bool = True,
 ) -> Result:
     """Decide ``position``: ``solved`` (moves replayed to a win), ``unsolvable`` (a proof) or ``unknown``.
 
-    ``budget``, ``autoplay_on``, ``clock``, ``portfolio``, ``dominance``, ``pure`` and ``reduction`` as for
+    ``budget``, ``autoplay_on``, ``clock``, ``portfolio``, ``dominance``, ``pure``, ``reduction`` and
+    ``lock_every_state`` as for
     :func:`server.engine.solver.search.solve`; ``budget.nodes`` counts the
     nodes of both searches together. With a time cap (``budget.seconds``
     and a ``clock``) of at least :data:`RELAX_FROM_SECONDS` and ``relax``
@@ -70,13 +72,15 @@ def solve(
     timed = budget.seconds is not None and clock is not None and budget.seconds >= RELAX_FROM_SECONDS
     if not (timed and relax and relaxation.judges(variant) and relaxation.available()):
         result = search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, portfolio=portfolio,
-                        dominance=dominance, pure=pure, reduction=reduction)
+                        dominance=dominance, pure=pure, reduction=reduction,
+                        lock_every_state=lock_every_state)
         return _tagged(result, "search" if result.result != "unknown" else "", {})
     assert clock is not None and budget.seconds is not None
     started = clock()
     total = budget.seconds
     first = search(position, variant, Budget(budget.nodes, total * SHORT_SHARE, budget.states),
-                   autoplay_on=autoplay_on, clock=clock, portfolio=portfolio, dominance=dominance, pure=pure, reduction=reduction)
+                   autoplay_on=autoplay_on, clock=clock, portfolio=portfolio, dominance=dominance, pure=pure, reduction=reduction,
+                        lock_every_state=lock_every_state)
     if first.result != "unknown":
         return _tagged(first, "search", {})
     left = total - (clock() - started)
@@ -92,7 +96,8 @@ def solve(
     if left <= 0 or first.reason != "time limit reached":
         return _tagged(first, "", extra)  # a node or state bound would end the longer search the same way
     second = search(position, variant, Budget(max(budget.nodes - first.nodes, 0), left, budget.states),
-                    autoplay_on=autoplay_on, clock=clock, portfolio=False, dominance=dominance, pure=pure, reduction=reduction)
+                    autoplay_on=autoplay_on, clock=clock, portfolio=False, dominance=dominance, pure=pure, reduction=reduction,
+                        lock_every_state=lock_every_state)
     merged = Result(second.result, second.moves, first.nodes + second.nodes, second.states, autoplay_on,
                     second.reason, extra=second.extra, solver=second.solver)
     return _tagged(merged, "search" if merged.result != "unknown" else "", extra)

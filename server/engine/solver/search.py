@@ -77,7 +77,8 @@ class Result:
     solver: str = "python"
 
 
-_RULE_CODES = {MoveRule.SINGLE: 0, MoveRule.SUPERMOVE: 1, MoveRule.SEQUENCE: 2}
+RULE_CODES = {MoveRule.SINGLE: 0, MoveRule.SUPERMOVE: 1, MoveRule.SEQUENCE: 2}
+"""A move rule as _csolver.c's ``rule`` argument (its search and its prover take the same codes)."""
 
 
 def implementation(position: Position, variant: Variant, *, pure: bool = False) -> str:
@@ -288,6 +289,7 @@ def _search(
     params: tuple[int, ...] = (),
     incomplete: bool = False,
     locks: bool = False,
+    lock_every_state: bool = True,
     dominance: bool = False,
     draw_inert: bool = False,
     pure: bool = False,
@@ -303,8 +305,10 @@ def _search(
     go up after every command exactly as the engine does it; with it off,
     the same safe moves are made by the solver (a dominance: a safe card is
     never needed in the tableau) and written out as commands. ``clock``
-    (e.g. ``time.monotonic``) enables ``budget.seconds``. ``locks``: states
-    that :func:`.lock.locked` proves lost are not expanded, and a state whose
+    (e.g. ``time.monotonic``) enables ``budget.seconds``. ``locks``: new
+    states that :func:`.lock.locked` proves lost are not expanded (checked on
+    every one, or with ``lock_every_state`` false after draws only, the
+    rule of the layered prover of prover.py), and a state whose
     waste top :func:`.lock.waste_top_stuck` proves unmovable before the next
     draw expands only the draw (both exact). ``dominance``: a new state
     that :func:`.dominance.dominated` finds dominated by a state already
@@ -341,8 +345,9 @@ def _search(
     if weight == 0 and buried == 0 and _real_clock(clock) and implementation(position, variant, pure=pure) == "c":
         return _c_search(position, variant, budget, autoplay_on=autoplay_on, clock=clock, lifo=lifo,
                          params=params or (20, 16, 5, 12, 0), incomplete=incomplete, locks=locks,
+                         lock_every_state=lock_every_state,
                          dominance=dominance, draw_inert=draw_inert)
-    rules = Rules(variant)
+    rules = Rules(variant, autoplay_on=autoplay_on)
     expander = _Expander(rules, params or (20, 16, 5, 12, 0), whole_runs=incomplete)
     face_down = rules.face_down
     start = from_position(position, variant)
@@ -356,8 +361,11 @@ def _search(
     pruned = 0  # new states dominated by a seen one (dominance)
     draw_only = 0  # states expanded by their draw alone (draw_inert)
     cut = reduced = 0  # commands left out by the stubborn sets, states where some were
-    dominance = dominance and not face_down
-    draw_inert = draw_inert and not face_down
+    # The draw-only rules and the dominance take the search's auto-play for a dominance (lock.waste_top_stuck:
+    # the draw moved first; .dominance): not so where the game's auto-play can lose it (Rules.safe_dominates).
+    dominance = dominance and not face_down and rules.safe_dominates
+    draw_inert = draw_inert and not face_down and rules.safe_dominates
+    stuck = locks and rules.safe_dominates
     if _won(start):
         return _verified(position, variant, prefix, autoplay_on, nodes, len(seen))
     if locks and locked(rules, start):
@@ -387,7 +395,7 @@ def _search(
         if draw_inert and state[3] and inert(rules, state[2], state[3][0]):
             children = children[-1:]  # only the draw, whose child dominates the state (exact: see .dominance)
             draw_only += 1
-        elif locks and state[3] and waste_top_stuck(rules, state):
+        elif stuck and state[3] and waste_top_stuck(rules, state):
             children = children[-1:]  # only the draw (the last command generated): exact, see lock.waste_top_stuck
         elif reduction:
             kept = stubborn_reduce(rules, state, children)  # exact: see .stubborn
@@ -413,8 +421,8 @@ def _search(
                 if reduction:
                     won.extra.update(_extra(pruned, draw_only, reduction, cut, reduced))
                 return won
-            if locks and text == "s" and locked(rules, nxt):
-                continue  # provably lost: nothing below it needs searching (checked after draws only: the check costs)
+            if locks and (lock_every_state or text == "s") and locked(rules, nxt):
+                continue  # provably lost: nothing below it needs searching
             if dominance and dominated(rules, nxt, seen):
                 pruned += 1
                 continue  # a seen state is at least as good (exact for exhaustion: see .dominance)
@@ -453,7 +461,8 @@ _C_REASONS = {
 
 def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_on: bool,
               clock: Callable[[], float] | None, lifo: bool, params: tuple[int, ...], incomplete: bool,
-              locks: bool, dominance: bool = False, draw_inert: bool = False) -> Result:
+              locks: bool, lock_every_state: bool = True, dominance: bool = False,
+              draw_inert: bool = False) -> Result:
     """:func:`_search` (depth weight 0) run by the C extension: the same nodes in the same order.
 
     The C search converts the wall-clock cap into a deadline on its own
@@ -466,10 +475,10 @@ def _c_search(position: Position, variant: Variant, budget: Budget, *, autoplay_
     if e:
         raise ValueError("the C search has no buried-card term")
     seconds = budget.seconds if budget.seconds is not None and clock is not None else -1.0
-    # _csolver.c's bits: LOCKS_DRAWS | LOCKS_STUCK, LOCKS_DOMINANCE, LOCKS_INERT
-    flags = (5 if locks else 0) | (8 if dominance else 0) | (16 if draw_inert else 0)
+    # _csolver.c's bits: LOCKS_ALL or LOCKS_DRAWS, | LOCKS_STUCK, LOCKS_DOMINANCE, LOCKS_INERT
+    flags = ((6 if lock_every_state else 5) if locks else 0) | (8 if dominance else 0) | (16 if draw_inert else 0)
     outcome, moves, nodes, states, pruned, draw_only = _csolver_search(
-        start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
+        start[0], start[2], start[3], start[4], start[5], RULE_CODES[variant.move_rule], (a, b, c, w), lifo,
         incomplete, flags, autoplay_on, budget.nodes, budget.states, max(seconds, 0.0) if seconds >= 0 else -1.0)
     if outcome == "solved":
         return _verified(position, variant, tuple(moves), autoplay_on, nodes, states, solver="c")
@@ -521,6 +530,7 @@ def solve(
     dominance: tuple[str, ...] = DOMINANCE,
     pure: bool = False,
     reduction: str = "",
+    lock_every_state: bool = True,
 ) -> Result:
     """Search for a win from ``position`` (the whole deal is known: RULES.md section 9).
 
@@ -543,8 +553,9 @@ def solve(
     run;
     the rest goes to the complete search, whose exhaustion is the
     only source of ``unsolvable``. The complete search does not expand a
-    state that :func:`.lock.locked` proves lost (exact; checked after each
-    draw, README.md). ``dominance`` names the dominance rules of
+    state that :func:`.lock.locked` proves lost (exact; checked on every
+    new state, or with ``lock_every_state`` false after each draw only, the
+    rule of the layered prover of prover.py: README.md). ``dominance`` names the dominance rules of
     :mod:`.dominance` the complete search uses (default :data:`DOMINANCE`):
     ``"draw"`` (a state whose next stock card is inert expands only the
     draw) and ``"waste"`` (a new state is skipped when taking an inert card
@@ -596,8 +607,8 @@ def solve(
                 return Result("unknown", (), spent, stage.states, autoplay_on, "time limit reached",
                               solver=stage.solver)
     final = _search(position, variant, Budget(budget.nodes - spent, left(deadline), budget.states), autoplay_on=autoplay_on,
-                    clock=clock, locks=True, draw_inert="draw" in dominance, dominance="waste" in dominance, pure=pure,
-                    reduction=reduction)
+                    clock=clock, locks=True, lock_every_state=lock_every_state, draw_inert="draw" in dominance,
+                    dominance="waste" in dominance, pure=pure, reduction=reduction)
     return Result(final.result, final.moves, spent + final.nodes, final.states, autoplay_on, final.reason,
                   extra=final.extra, solver=final.solver)
 
@@ -657,9 +668,9 @@ def verdict(position: Position, variant: Variant, nodes: int, *, autoplay_on: bo
     params, lifo = PLAYOUT_STAGE if not complete else ((20, 16, 5, 12, 0), False)
     if implementation(position, variant, pure=pure) == "c":
         start = from_position(position, variant)
-        flags = (5 | 16) if complete else 0  # _csolver.c's bits: LOCKS_DRAWS | LOCKS_STUCK, LOCKS_INERT
+        flags = (6 | 16) if complete else 0  # _csolver.c's bits: LOCKS_ALL | LOCKS_STUCK, LOCKS_INERT
         outcome = _csolver_search(
-            start[0], start[2], start[3], start[4], start[5], _RULE_CODES[variant.move_rule], params[:4], lifo,
+            start[0], start[2], start[3], start[4], start[5], RULE_CODES[variant.move_rule], params[:4], lifo,
             not complete, flags, autoplay_on, nodes, Budget().states, -1.0)[0]
         if outcome == "solved":
             return "solved"

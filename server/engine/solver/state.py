@@ -35,7 +35,7 @@ State = tuple[tuple[bytes, ...], tuple[int, ...], bytes, bytes, bytes, int]
 class Rules:
     """Per-variant tables for the fast path (built once per solve)."""
 
-    def __init__(self, variant: Variant) -> None:
+    def __init__(self, variant: Variant, *, autoplay_on: bool = True) -> None:
         self.variant = variant
         self.decks = variant.decks
         self.columns = variant.columns
@@ -52,6 +52,14 @@ class Rules:
             self.builder_suits = ((1, 2), (0, 3), (0, 3), (1, 2))
         else:
             self.builder_suits = tuple(tuple(t for t in range(4) if t != s) for s in range(4))
+        # With auto-play off, auto-play is the search's own dominance (a safe card going up never loses the game),
+        # which needs every copy of the card's own predecessor up too: else, with two decks, a safe card can take
+        # the one slot its twin needs (tests/engine/solver/test_solver.py TWO_KINGS). In suit the rule asks it
+        # already; with auto-play on, auto-play is the game's rule (RULES.md section 5) and stays as it is.
+        if not autoplay_on and variant.decks > 1:
+            self.builder_suits = tuple(tuple(sorted({s, *suits})) for s, suits in enumerate(self.builder_suits))
+        self.safe_dominates = variant.decks == 1 or all(s in suits for s, suits in enumerate(self.builder_suits))
+        """Whether a safe card going up never loses the game (what the stubborn sets assume of auto-play)."""
 
         self._targets: dict[bytes, tuple[frozenset[int], frozenset[int]]] = {}
 

@@ -93,7 +93,10 @@ slot at a height ``h < k`` some rank ``h..k-1`` of the suit has no free copy
 
 Each seed (each column, the talon) gives an ``L``; the state expands the
 smallest ``T`` found. Variants with face-down cards, cards down from the
-foundations or an empty column in the state are expanded in full.
+foundations or an empty column in the state are expanded in full, and so is
+every state where auto-play can lose the game (a build rule other than in
+suit with auto-play on: RULES.md section 5's safe card can take the slot
+its twin needs, so the dominance above fails; ``Rules.safe_dominates``).
 """
 
 from __future__ import annotations
@@ -250,11 +253,13 @@ def reduce(rules: Rules, state: State, children: Sequence[Child]) -> list[Child]
     ``children``: every command of ``state`` as the search generates them
     (text, state before auto-play, exposed card). Returns them all when the
     state is out of scope (face-down cards, cards down from the
-    foundations, an empty column) or no seed gives fewer. An empty list
+    foundations, an empty column, an auto-play that can lose the game:
+    ``Rules.safe_dominates`` false) or no seed gives fewer. An empty list
     means the state cannot be won (every winning play would start in ``T``).
     """
     columns = state[0]
-    if len(children) <= 1 or rules.face_down or rules.variant.foundation_to_column or not all(columns):
+    if (len(children) <= 1 or rules.face_down or rules.variant.foundation_to_column or not all(columns)
+            or not rules.safe_dominates):  # the argument takes auto-play for a dominance (module docstring)
         return list(children)
     places = _places(state)
     located = [touches(state, text, nxt) for text, nxt, _ in children]

@@ -44,12 +44,15 @@ def same_counts(fast: Proved, reference: LayeredProof) -> None:
 @pytest.mark.parametrize("seed", ["124", "80", "35", "105"])
 def test_lost_deals_get_the_pure_provers_counts_and_the_complete_searchs_nodes(seed: str) -> None:
     start = deal(seed, CLASSIC)
-    complete = solve(start, CLASSIC, Budget(nodes=1_000_000), portfolio=False, pure=True)
+    complete = solve(start, CLASSIC, Budget(nodes=1_000_000), portfolio=False, pure=True,
+                     lock_every_state=False)  # the lock after draws: the layered provers' rule
     assert complete.result == "unsolvable"
     fast = prove(start, CLASSIC, None)
     assert fast.verdict == "unsolvable"
     assert fast.counts["nodes"] == complete.nodes
     same_counts(fast, pure(start, CLASSIC))
+    every = solve(start, CLASSIC, Budget(nodes=1_000_000), portfolio=False, pure=True)  # the lock on every state
+    assert prove(start, CLASSIC, None, lock_every_state=True).counts["nodes"] == every.nodes <= complete.nodes
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
@@ -58,7 +61,8 @@ def test_small_endgames_get_the_pure_provers_verdict_counts_and_moves(case: tupl
                                                                      autoplay_on: bool) -> None:
     start, variant = case
     assume(fast_available(start, variant))
-    complete = solve(start, variant, Budget(nodes=200_000), autoplay_on=autoplay_on, portfolio=False, pure=True)
+    complete = solve(start, variant, Budget(nodes=200_000), autoplay_on=autoplay_on, portfolio=False, pure=True,
+                     lock_every_state=False)  # the lock after draws: the layered provers' rule
     reference = pure(start, variant, autoplay_on)
     fast = prove(start, variant, None, autoplay_on=autoplay_on)
     assert fast.verdict == complete.result == reference.verdict
@@ -220,3 +224,41 @@ def test_a_negative_budget_is_refused_not_taken_for_no_cap() -> None:
     with pytest.raises(ValueError, match="budgets"):
         prove(start, CLASSIC, None, max_mb=-1)
     assert prove(start, CLASSIC, None, nodes=0).counts["nodes"] == 0  # stopped at the first layer boundary
+
+
+def test_a_checkpoint_that_cannot_be_written_keeps_the_last_one_and_no_temporary_file(tmp_path: Path) -> None:
+    start = deal("105", CLASSIC)
+    whole = prove(start, CLASSIC, None)
+    path = tmp_path / "105"
+    prove(start, CLASSIC, path, nodes=3_000)
+    saved = path.read_bytes()
+    temporary = Path(f"{path}.tmp")
+    temporary.symlink_to("/dev/full")  # every write through it fails with ENOSPC, as on a full disk
+    failed = prove(start, CLASSIC, path, nodes=2_000)
+    assert (failed.verdict, failed.reason) == ("unknown", "io")
+    assert not temporary.is_symlink() and not temporary.exists()
+    assert path.read_bytes() == saved
+    final = prove(start, CLASSIC, path)
+    assert final.verdict == "unsolvable" and final.counts["nodes"] == whole.counts["nodes"]
+
+
+def test_a_proof_run_by_another_process_is_refused_and_left_alone(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    start = deal("35", CLASSIC)
+    path = tmp_path / "35"
+    prove(start, CLASSIC, path, nodes=100)
+    saved = path.read_bytes()
+    holder = subprocess.Popen(  # another process holding the proof's lock, as a running prove would
+        [sys.executable, "-c", ("import fcntl, sys; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+                                "print('held', flush=True); sys.stdin.read()"), f"{path}.lock"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(BlockingIOError, match="another process is running this proof"):
+            prove(start, CLASSIC, path)
+        assert path.read_bytes() == saved
+    finally:
+        holder.communicate("")
+    assert prove(start, CLASSIC, path).verdict == prove(start, CLASSIC, None).verdict  # free again once it ends

@@ -35,7 +35,8 @@ def proved(start: Position, variant: Variant, autoplay_on: bool = True) -> Layer
 @pytest.mark.parametrize("seed", ["124", "80", "35", "105"])
 def test_lost_deals_are_proven_in_exactly_the_complete_searchs_nodes(seed: str) -> None:
     start = deal(seed, CLASSIC)
-    complete = solve(start, CLASSIC, Budget(nodes=1_000_000), portfolio=False, pure=True)
+    complete = solve(start, CLASSIC, Budget(nodes=1_000_000), portfolio=False, pure=True,
+                     lock_every_state=False)  # the lock after draws: the layered provers' rule
     assert complete.result == "unsolvable"
     proof = proved(start, CLASSIC)
     assert proof.verdict == "unsolvable"
@@ -47,7 +48,8 @@ def test_lost_deals_are_proven_in_exactly_the_complete_searchs_nodes(seed: str) 
 @given(base.endgames(), st.booleans())
 def test_small_endgames_get_the_complete_searchs_verdict(case: tuple[Position, Variant], autoplay_on: bool) -> None:
     start, variant = case
-    complete = solve(start, variant, Budget(nodes=200_000), autoplay_on=autoplay_on, portfolio=False, pure=True)
+    complete = solve(start, variant, Budget(nodes=200_000), autoplay_on=autoplay_on, portfolio=False, pure=True,
+                     lock_every_state=False)  # the lock after draws: the layered provers' rule
     proof = proved(start, variant, autoplay_on)
     assert proof.verdict == complete.result
     if proof.verdict == "solved":

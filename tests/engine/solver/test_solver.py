@@ -360,6 +360,92 @@ SMALL = {
 }
 
 
+# One heart slot holds the ace alone, the other A-K: the 3H on the last 2H can go up only after it, and no 4H
+# can be a column top for it (the last 4H lies under the 5H, which needs that 4H up first, as no 6H can be a top).
+# Nothing can ever leave a column, but one 2H and one 4H are up, so a check that asks only "is some copy of the
+# predecessor up" would free both columns.
+COPIES_LOCKED = """\
+Foundations: KC KC KD KD AH KH KS KS
+Stock: 6H 7H 8H 9H TH JH QH KH
+Waste:
+Redeals left: 0
+1: 2H 3H
+2: 4H 5H
+"""
+COPIES_FREE = COPIES_LOCKED.replace("1: 2H 3H", "1: 3H 2H")  # the 2H on top goes up, then everything
+
+
+def test_the_lock_check_counts_the_copies_a_card_needs_below_it() -> None:
+    from server.engine.solver import search
+    from server.engine.solver.lock import locked
+    from server.engine.solver.state import Rules, from_position
+
+    variant = TINY["classic"]
+    lost, free = position(COPIES_LOCKED, variant), position(COPIES_FREE, variant)
+    assert brute_force(lost, variant, autoplay_on=True) is False
+    assert brute_force(free, variant, autoplay_on=True) is True
+    assert locked(Rules(variant), from_position(lost, variant))
+    assert not locked(Rules(variant), from_position(free, variant))
+    for pure in (True, False):  # the pure and the C search prove it lost without expanding anything
+        result = search._search(lost, variant, locks=True, pure=pure)
+        assert (result.result, result.nodes) == ("unsolvable", 0)
+
+
+# Built down in alternate colour, two hearts slots at 9 and 10: the KH on column 1 is safe by RULES.md section 5
+# (the black queens are up), yet it takes the slot at QH that the KH of column 2 needs, which blocks the JH the
+# other slot waits for. Auto-play (column 1 first) puts it up and loses; without auto-play the game is won by hand.
+TWO_KINGS = """\
+Foundations: KC KC KD KD 9H TH KS KS
+Stock:
+Waste:
+Redeals left: 0
+1: QH KH JH
+2: JH KH TH QH
+"""
+TWO_KINGS_LINE = ["1-f", "2-f", "2-f", "2-f", "2-f", "1-2", "1-f", "2-f"]  # JH QH TH KH JH up, KH aside, QH KH
+TINY_MARIA = Variant("tiny_maria", columns=2, build_rule=find_variant("maria").build_rule)
+
+
+def test_without_auto_play_a_safe_card_that_takes_its_twins_slot_is_not_put_up() -> None:
+    """With auto-play off the solver may put a card up only where that never loses the game: a safe card of a
+    build rule other than in suit can still take the one slot the other copy of it needs."""
+    start = position(TWO_KINGS, TINY_MARIA)
+    assert replay_wins(start, TINY_MARIA, TWO_KINGS_LINE, autoplay_on=False)  # the hand-worked line
+    assert brute_force(start, TINY_MARIA, autoplay_on=True) is False  # auto-play's KH of column 1 loses it
+    result = solve(start, TINY_MARIA, Budget(nodes=10_000), autoplay_on=False)
+    assert result.result == "solved"
+    assert replay_wins(start, TINY_MARIA, result.moves, autoplay_on=False)
+
+
+# Built on any other suit, auto-play on, hearts slots at 6 and 6: a draw-first reordering (the stuck-waste rule of
+# lock.waste_top_stuck) would put the drawn 9H up at once by auto-play, onto the slot the 9H of column 1 needs, as
+# the game's safe card is no dominance here. Found by a brute-force hunt; the complete search answered unsolvable.
+DRAWN_TOO_SOON = """\
+Foundations: KC KC QD KD 6H 6H KS KS
+Stock: 7H 9H JH TH 7H
+Waste: TH KH 8H
+Redeals left: 0
+1: 8H 9H KD
+2: QH QH JH
+3: KH
+"""
+
+
+def test_no_draw_first_where_the_games_auto_play_can_lose_it() -> None:
+    from server.engine.solver import search
+    from server.engine.solver.prover import LayeredProof, MemoryStore, run
+
+    variant = Variant("tiny_indian3", columns=3, build_rule=find_variant("indian").build_rule)
+    start = position(DRAWN_TOO_SOON, variant)
+    assert brute_force(start, variant, autoplay_on=True) is True
+    result = search._search(start, variant, Budget(nodes=10_000), locks=True, dominance=True, draw_inert=True)
+    assert result.result == "solved"
+    assert replay_wins(start, variant, result.moves, autoplay_on=True)
+    proof = LayeredProof.start(start, variant)
+    run(proof, MemoryStore())
+    assert proof.verdict == "solved"
+
+
 def test_a_lock_is_only_claimed_where_the_brute_force_finds_no_win() -> None:
     """Soundness of server/engine/solver/lock.py: every claim on 2 000 random small positions (2 or 3
     columns) is checked exhaustively (engine legal_moves/apply), with auto-play on and off; the check must

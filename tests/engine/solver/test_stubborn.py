@@ -167,3 +167,29 @@ def test_solve_passes_the_reduction_to_its_complete_search() -> None:
     got = solve(deal("35", CLASSIC), CLASSIC, Budget(nodes=100_000), reduction="stubborn")
     assert got.result == "unsolvable" and got.solver == "python" and got.extra["stubborn_cut"] > 0
     assert solve(deal("35", CLASSIC), CLASSIC, Budget(nodes=100_000)).extra.get("stubborn_cut") is None
+
+
+# Built down in alternate colour with auto-play on: auto-play is the game's rule there, and its safe card can take
+# the slot its twin needs (test_solver.py TWO_KINGS), so it is no dominance and the sets' argument fails. Found by a
+# brute-force hunt (2 of 13,331 small positions): the reduced search answered unsolvable on this winnable one.
+SAFE_NOT_HARMLESS = """\
+Foundations: KC KC KD KD 9H TH QS KS
+Stock: JH
+Waste:
+Redeals left: 2
+1: QH KS
+2: KH KH
+3: TH JH QH
+"""
+
+
+def test_no_reduction_where_auto_play_can_lose_the_game() -> None:
+    from server.engine import Variant, parse_position
+
+    variant = Variant("tiny_maria3", columns=3, build_rule=find_variant("maria").build_rule, redeals=2)
+    start = parse_position(SAFE_NOT_HARMLESS, variant)
+    assert brute_force(start, variant, autoplay_on=True) is True
+    assert not Rules(variant).safe_dominates and Rules(variant, autoplay_on=False).safe_dominates
+    result = run(start, variant, "stubborn", budget=Budget(10_000))
+    assert result.result == "solved" and result.extra["stubborn_cut"] == 0
+    assert replay_wins(start, variant, result.moves, autoplay_on=True)
