@@ -1,9 +1,10 @@
 """How the play page is played: taps, selection, hints on the board, the keyboard, the rematch hand-over.
 
 A real server and Redis, Debian's chromium driven by Playwright, one-player classic matches on seeds the
-solver wins (``SEED`` and the few named beside it). The phone context (390x844, touch) wins the deal by tapping cards and targets as the
-solver's solution says; a tap lifts a card with the run on it and nothing more (as patience pages select),
-the selection bar says how many cards move at once and why; a hint marks its cards and target on the board
+solver wins (``SEED`` and the few named beside it). The phone context (390x844, touch) wins a deal by tapping
+cards and targets as the solver's solution says (from a position near its end where what is left still needs
+every kind of tap the whole game does); a tap lifts a card with the run on it and nothing more (as patience pages
+select), the selection bar says how many cards move at once and why; a hint marks its cards and target on the board
 and a tap on a marked card then on the target plays it; the arrow keys move between columns and cards with
 one Tab stop per pile group; after Rematch the results stay until the next round's lobby is here. Every
 expected value comes from the engine (``server.engine``), never from the page. Screenshots go to
@@ -18,7 +19,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from server.engine import Game, deal, find_variant
+from server.engine import Game, deal, find_variant, format_position, parse_position
 from server.engine.hint import hint as engine_hint
 from server.engine.rules import move_limit, run_length
 from server.engine.solver import Budget, solve
@@ -37,7 +38,9 @@ SEED = "38"
 (where ``finish`` is offered before the last cards)."""
 PHONE_SEED = "239"
 """The classic deal the phone wins by taps: of the deals up to 400 the one whose solver solution without auto-play
-has ``finish`` offered soonest (201 commands with it, where seed 38 takes 232), each command a tap or two."""
+has ``finish`` offered soonest (201 commands with it, where seed 38 takes 232). The phone is dealt the position of
+that solution from which the rest still plays every kind of tap the whole of it plays (:func:`tap_kind`): 54
+commands and Finish, each a tap or two."""
 SELECTION_SEED = "116"
 """The classic deal of the selection test: its solution reaches a column with a run of 2 on a card that is not
 part of it, with 2 empty columns (as seed 38's does), after 25 commands typed where seed 38's takes 79."""
@@ -74,13 +77,43 @@ def column(page: Any, n: str | int) -> Any:
     return page.get_by_role("group", name=f"Column {n}", exact=True)
 
 
+def played_at_once(game: Game, command: str) -> bool:
+    """Whether the page plays ``command`` on the tap of its source card alone: one card with one target."""
+    cards = cards_of(game, command)
+    source = command.split("-")[0]
+    return cards == 1 and sum(1 for move in game.legal_moves()
+                              if str(move.command).split("-")[0] == source and move.cards == 1) == 1
+
+
+EVERY_TAP = {"stock", "waste at once", "waste to foundations", "waste to column", "waste to empty column",
+             "card at once", "card to foundations", "card to column", "run to column", "run to empty column"}
+"""The kinds of :func:`tap_kind` the phone's solution takes: every one a classic game can take but a lone card of
+a column tapped onto an empty column (a run goes up one card at a time, so never onto the foundations)."""
+
+
+def tap_kind(game: Game, command: str) -> str:
+    """The taps :func:`tap_command` makes for ``command`` on ``game``'s position, as a word: the stock; the
+    source (the waste, a column's card, a run of cards), played at once or followed by a tap on its target (the
+    foundations, a column, an empty column)."""
+    if command in ("s", "r"):
+        return "stock"
+    source, target = command.split("-")
+    cards = cards_of(game, command)
+    what = "waste" if source == "w" else "run" if cards > 1 else "card"
+    if played_at_once(game, command):
+        return f"{what} at once"
+    target = target.split("x")[0]
+    onto = ("foundations" if target.startswith("f") else
+            "empty column" if not game.position.tableau[int(target) - 1] else "column")
+    return f"{what} to {onto}"
+
+
 async def tap_command(page: Any, game: Game, command: str) -> None:
     """Play ``command`` by taps: the stock; or the source card (as deep as the move takes cards: the tap lifts
     it with the run on it), then the target unless the page played it at once (one card, one target)."""
     if command in ("s", "r"):
         await page.get_by_role("button", name=re.compile("^Stock")).tap()
         return
-    legal = game.legal_moves()
     cards = cards_of(game, command)
     source, target = command.split("-")
     target = target.split("x")[0]
@@ -88,8 +121,7 @@ async def tap_command(page: Any, game: Game, command: str) -> None:
         await page.get_by_role("group", name="Waste").get_by_role("button").tap()
     else:
         await column(page, source).get_by_role("button").nth(-cards).tap(position=STRIP)
-    same = [move for move in legal if str(move.command).split("-")[0] == source and move.cards == cards]
-    if cards == 1 and len(same) == 1:
+    if played_at_once(game, command):
         return
     where = page.get_by_role("group", name="Foundations", exact=True) if target.startswith("f") else column(page, target)
     await where.tap()
@@ -109,7 +141,10 @@ def empty_columns(game: Game) -> int:
 
 async def start_solo(browser: Any, url: str, context: dict[str, Any], seed: str = SEED,
                      **settings: Any) -> tuple[Any, str, list[str]]:
-    created = create_match(url, variant=VARIANT, seed=seed, players=1, **settings)
+    """ann's page in a new ``context``, in a one-player match on ``seed`` (or the position ``deal`` of
+    ``settings``) she joined and readied, its board shown: (page, match code, the page's errors)."""
+    dealt = {"seed": seed} if "deal" not in settings else {}
+    created = create_match(url, variant=VARIANT, players=1, **dealt, **settings)
     page = await (await browser.new_context(**context)).new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -118,25 +153,51 @@ async def start_solo(browser: Any, url: str, context: dict[str, Any], seed: str 
     return page, created["code"], errors
 
 
+def finish_offered(game: Game) -> bool:
+    return not game.is_won and any(str(x.command) == "finish" for x in game.legal_moves())
+
+
+def near_the_end(seed: str) -> tuple[str, list[str], set[str]]:
+    """The solution of ``seed`` without auto-play up to where ``finish`` is offered, cut where the rest still
+    needs every kind of tap (:func:`tap_kind`) the whole of it does: (the position text there, the rest of the
+    commands, the kinds of tap of the whole solution)."""
+    game = new_game(autoplay=False, seed=seed)
+    solution = classic_solution(autoplay=False, seed=seed)
+    positions, kinds = [], []
+    for command in solution:
+        positions.append(format_position(game.position))
+        kinds.append(tap_kind(game, command))
+        game.play(command)
+        if finish_offered(game):
+            break
+    assert finish_offered(game)
+    start = max(i for i in range(len(kinds)) if set(kinds[i:]) == set(kinds))
+    return positions[start], solution[start:len(kinds)], set(kinds)
+
+
 async def test_a_phone_wins_a_classic_deal_by_taps(server) -> None:  # type: ignore[no-untyped-def]
-    """The solver's solution of a classic deal, played by taps at 390x844: every command lands (the move
-    counter follows the engine), Finish is tapped when the engine offers it, and the winner's screen shows."""
+    """The solver's solution of a classic deal, played by taps at 390x844 from a position near its end where
+    what is left still takes every kind of tap the whole solution does: every command lands (the move counter
+    follows the engine), Finish is tapped when the engine offers it, and the winner's screen shows."""
     _browser_available()
     from playwright.async_api import async_playwright
 
     # Without auto-play: with it, the cards go up by themselves before Finish is ever offered.
-    moves = classic_solution(autoplay=False, seed=PHONE_SEED)
-    game = new_game(autoplay=False, seed=PHONE_SEED)
+    dealt, moves, every_kind = near_the_end(PHONE_SEED)
+    variant = find_variant(VARIANT)
+    game = Game(parse_position(dealt, variant), variant, autoplay=False, undo="safe")
+    tapped: set[str] = set()
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page, code, errors = await start_solo(browser, server.url, PHONE, seed=PHONE_SEED, autoplay=False)
+        page, code, errors = await start_solo(browser, server.url, PHONE, deal=dealt, autoplay=False)
         finished_by_button = False
         for i, command in enumerate(moves):
+            tapped.add(tap_kind(game, command))
             await tap_command(page, game, command)
             game.play(command)
             await moves_shown(page, i + 1)
-            if not game.is_won and any(str(x.command) == "finish" for x in game.legal_moves()):
+            if finish_offered(game):
                 await page.get_by_role("button", name="Finish").tap()
                 game.play("finish")
                 await moves_shown(page, i + 2)
@@ -152,6 +213,7 @@ async def test_a_phone_wins_a_classic_deal_by_taps(server) -> None:  # type: ign
     assert not errors, errors
     assert game.is_won
     assert finished_by_button
+    assert tapped == every_kind == EVERY_TAP, (tapped, every_kind)
     # A game alone: the headline speaks to its player, with the time the server ranked.
     ranked = public_state(server.url, code)["players"][0]["time_ms"]
     assert row == "won" and headline == f"You won in {format_clock(ranked)}", (row, headline, ranked)
