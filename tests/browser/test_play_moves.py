@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from server.engine import Game, deal, find_variant, format_position, parse_position
+from server.engine import Game, deal, find_variant, parse_position
 from server.engine.hint import hint as engine_hint
 from server.engine.rules import move_limit, run_length
 from server.engine.solver import Budget, solve
@@ -27,7 +27,16 @@ from server.engine.variants import PRESETS
 from server.engine.view import redact
 from server.views import legal_message, view_message
 from tests.browser.test_layout import card_name
-from tests.browser.test_play_page import PHONE, STRIP, join, moves_shown
+from tests.browser.test_play_page import (
+    EVERY_KIND,
+    PHONE,
+    STRIP,
+    command_kind,
+    join,
+    moves_shown,
+    near_the_end,
+    played_at_once,
+)
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 from tests.integration.wsclient import create_match, public_state
 
@@ -39,7 +48,7 @@ SEED = "38"
 PHONE_SEED = "239"
 """The classic deal the phone wins by taps: of the deals up to 400 the one whose solver solution without auto-play
 has ``finish`` offered soonest (201 commands with it, where seed 38 takes 232). The phone is dealt the position of
-that solution from which the rest still plays every kind of tap the whole of it plays (:func:`tap_kind`): 54
+that solution from which the rest still takes every kind of tap the whole of it takes (``near_the_end``): 54
 commands and Finish, each a tap or two."""
 SELECTION_SEED = "116"
 """The classic deal of the selection test: its solution reaches a column with a run of 2 on a card that is not
@@ -75,37 +84,6 @@ def cards_of(game: Game, command: str) -> int:
 
 def column(page: Any, n: str | int) -> Any:
     return page.get_by_role("group", name=f"Column {n}", exact=True)
-
-
-def played_at_once(game: Game, command: str) -> bool:
-    """Whether the page plays ``command`` on the tap of its source card alone: one card with one target."""
-    cards = cards_of(game, command)
-    source = command.split("-")[0]
-    return cards == 1 and sum(1 for move in game.legal_moves()
-                              if str(move.command).split("-")[0] == source and move.cards == 1) == 1
-
-
-EVERY_TAP = {"stock", "waste at once", "waste to foundations", "waste to column", "waste to empty column",
-             "card at once", "card to foundations", "card to column", "run to column", "run to empty column"}
-"""The kinds of :func:`tap_kind` the phone's solution takes: every one a classic game can take but a lone card of
-a column tapped onto an empty column (a run goes up one card at a time, so never onto the foundations)."""
-
-
-def tap_kind(game: Game, command: str) -> str:
-    """The taps :func:`tap_command` makes for ``command`` on ``game``'s position, as a word: the stock; the
-    source (the waste, a column's card, a run of cards), played at once or followed by a tap on its target (the
-    foundations, a column, an empty column)."""
-    if command in ("s", "r"):
-        return "stock"
-    source, target = command.split("-")
-    cards = cards_of(game, command)
-    what = "waste" if source == "w" else "run" if cards > 1 else "card"
-    if played_at_once(game, command):
-        return f"{what} at once"
-    target = target.split("x")[0]
-    onto = ("foundations" if target.startswith("f") else
-            "empty column" if not game.position.tableau[int(target) - 1] else "column")
-    return f"{what} to {onto}"
 
 
 async def tap_command(page: Any, game: Game, command: str) -> None:
@@ -157,22 +135,18 @@ def finish_offered(game: Game) -> bool:
     return not game.is_won and any(str(x.command) == "finish" for x in game.legal_moves())
 
 
-def near_the_end(seed: str) -> tuple[str, list[str], set[str]]:
-    """The solution of ``seed`` without auto-play up to where ``finish`` is offered, cut where the rest still
-    needs every kind of tap (:func:`tap_kind`) the whole of it does: (the position text there, the rest of the
-    commands, the kinds of tap of the whole solution)."""
-    game = new_game(autoplay=False, seed=seed)
+def phone_deal(seed: str = PHONE_SEED) -> tuple[str, list[str], set[str]]:
+    """The solution of ``seed`` without auto-play up to where ``finish`` is offered, from where what is left
+    still takes every kind of tap the whole of it does (:func:`near_the_end`): (the position text there, the
+    commands left, the kinds of the whole)."""
     solution = classic_solution(autoplay=False, seed=seed)
-    positions, kinds = [], []
-    for command in solution:
-        positions.append(format_position(game.position))
-        kinds.append(tap_kind(game, command))
-        game.play(command)
-        if finish_offered(game):
-            break
-    assert finish_offered(game)
-    start = max(i for i in range(len(kinds)) if set(kinds[i:]) == set(kinds))
-    return positions[start], solution[start:len(kinds)], set(kinds)
+    game = new_game(autoplay=False, seed=seed)
+    offered = 0
+    while not finish_offered(game):
+        game.play(solution[offered])
+        offered += 1
+    start, dealt, kinds = near_the_end(new_game(autoplay=False, seed=seed), solution[:offered])
+    return dealt, solution[start:offered], kinds
 
 
 async def test_a_phone_wins_a_classic_deal_by_taps(server) -> None:  # type: ignore[no-untyped-def]
@@ -183,7 +157,7 @@ async def test_a_phone_wins_a_classic_deal_by_taps(server) -> None:  # type: ign
     from playwright.async_api import async_playwright
 
     # Without auto-play: with it, the cards go up by themselves before Finish is ever offered.
-    dealt, moves, every_kind = near_the_end(PHONE_SEED)
+    dealt, moves, every_kind = phone_deal()
     variant = find_variant(VARIANT)
     game = Game(parse_position(dealt, variant), variant, autoplay=False, undo="safe")
     tapped: set[str] = set()
@@ -193,7 +167,7 @@ async def test_a_phone_wins_a_classic_deal_by_taps(server) -> None:  # type: ign
         page, code, errors = await start_solo(browser, server.url, PHONE, deal=dealt, autoplay=False)
         finished_by_button = False
         for i, command in enumerate(moves):
-            tapped.add(tap_kind(game, command))
+            tapped.add(command_kind(game, command))
             await tap_command(page, game, command)
             game.play(command)
             await moves_shown(page, i + 1)
@@ -213,7 +187,7 @@ async def test_a_phone_wins_a_classic_deal_by_taps(server) -> None:  # type: ign
     assert not errors, errors
     assert game.is_won
     assert finished_by_button
-    assert tapped == every_kind == EVERY_TAP, (tapped, every_kind)
+    assert tapped == every_kind == EVERY_KIND, (tapped, every_kind)
     # A game alone: the headline speaks to its player, with the time the server ranked.
     ranked = public_state(server.url, code)["players"][0]["time_ms"]
     assert row == "won" and headline == f"You won in {format_clock(ranked)}", (row, headline, ranked)
