@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from server.engine import Game, deal, find_variant, parse_position
+from server.engine import Game, deal, find_variant, format_position, parse_position
 from server.engine.hint import hint as engine_hint
 from server.engine.rules import move_limit, run_length
 from server.engine.solver import Budget, solve
@@ -52,10 +52,11 @@ that solution from which the rest still takes every kind of tap the whole of it 
 commands and Finish, each a tap or two."""
 SELECTION_SEED = "116"
 """The classic deal of the selection test: its solution reaches a column with a run of 2 on a card that is not
-part of it, with 2 empty columns (as seed 38's does), after 25 commands typed where seed 38's takes 79."""
+part of it, with 2 empty columns (as seed 38's does), after 25 commands where seed 38's takes 79; the match deals
+that position."""
 HINT_SEED = "2"
 """The classic deal of the hint test: its solution reaches a hint of 2 cards written with their count
-(``3-5x2``, as seed 38's ``5-2x2``) after 48 commands typed where seed 38's takes 82."""
+(``3-5x2``, as seed 38's ``5-2x2``) after 48 commands where seed 38's takes 82; the match deals that position."""
 VARIANT = "classic"
 DESKTOP = {"viewport": {"width": 1366, "height": 800}}
 
@@ -243,8 +244,7 @@ async def test_a_tap_lifts_the_card_and_its_run_and_the_bar_says_how_many_move_a
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page, _code, errors = await start_solo(browser, server.url, PHONE, seed=SELECTION_SEED)
-        await typed(page, prefix)
+        page, _code, errors = await start_solo(browser, server.url, PHONE, deal=format_position(game.position))
         rules = await page.evaluate("FTRRace.VARIANT_RULES")
         view, legal = view_message(game.position), legal_message(game.legal_moves())
         page_runs = await page.evaluate(
@@ -319,8 +319,8 @@ async def test_a_hint_marks_its_cards_and_target_and_a_tap_on_a_marked_card_play
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page, _code, errors = await start_solo(browser, server.url, PHONE, seed=HINT_SEED, hints=True)
-        await typed(page, prefix)
+        page, _code, errors = await start_solo(browser, server.url, PHONE, deal=format_position(game.position),
+                                               hints=True)
         await page.get_by_role("button", name="Hint").tap()
         await page.wait_for_function("document.getElementById('message').textContent.startsWith('Hint')")
         got: dict[str, Any] = {"message": await page.locator("#message").inner_text()}
@@ -335,7 +335,7 @@ async def test_a_hint_marks_its_cards_and_target_and_a_tap_on_a_marked_card_play
         got["lifted"] = await column(page, source).locator("button[aria-pressed=true]").count()
         await where.tap()
         game.play(suggested)
-        await moves_shown(page, len(prefix) + 1)
+        await moves_shown(page, 1)
         got["after"] = await page.locator("#board .hinted, #board .hint-target").count()
         got["tableau"] = await page.locator("#board .tableau").evaluate(
             "t => [...t.querySelectorAll('.column')].map(c => [...c.querySelectorAll('button.card:not(.slot)')]"
