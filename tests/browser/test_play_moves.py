@@ -1,9 +1,10 @@
 """How the play page is played: taps, selection, hints on the board, the keyboard, the rematch hand-over.
 
 A real server and Redis, Debian's chromium driven by Playwright, one-player classic matches on seeds the
-solver wins (``SEED`` and the few named beside it). The phone context (390x844, touch) wins the deal by tapping cards and targets as the
-solver's solution says; a tap lifts a card with the run on it and nothing more (as patience pages select),
-the selection bar says how many cards move at once and why; a hint marks its cards and target on the board
+solver wins (``SEED`` and the few named beside it). The phone context (390x844, touch) wins a deal by tapping
+cards and targets as the solver's solution says (from a position near its end where what is left still needs
+every kind of tap the whole game does); a tap lifts a card with the run on it and nothing more (as patience pages
+select), the selection bar says how many cards move at once and why; a hint marks its cards and target on the board
 and a tap on a marked card then on the target plays it; the arrow keys move between columns and cards with
 one Tab stop per pile group; after Rematch the results stay until the next round's lobby is here. Every
 expected value comes from the engine (``server.engine``), never from the page. Screenshots go to
@@ -18,7 +19,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from server.engine import Game, deal, find_variant
+from server.engine import Game, deal, find_variant, format_position, parse_position
 from server.engine.hint import hint as engine_hint
 from server.engine.rules import move_limit, run_length
 from server.engine.solver import Budget, solve
@@ -26,7 +27,16 @@ from server.engine.variants import PRESETS
 from server.engine.view import redact
 from server.views import legal_message, view_message
 from tests.browser.test_layout import card_name
-from tests.browser.test_play_page import PHONE, STRIP, join, moves_shown
+from tests.browser.test_play_page import (
+    EVERY_KIND,
+    PHONE,
+    STRIP,
+    command_kind,
+    join,
+    moves_shown,
+    near_the_end,
+    played_at_once,
+)
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 from tests.integration.wsclient import create_match, public_state
 
@@ -37,13 +47,16 @@ SEED = "38"
 (where ``finish`` is offered before the last cards)."""
 PHONE_SEED = "239"
 """The classic deal the phone wins by taps: of the deals up to 400 the one whose solver solution without auto-play
-has ``finish`` offered soonest (201 commands with it, where seed 38 takes 232), each command a tap or two."""
+has ``finish`` offered soonest (201 commands with it, where seed 38 takes 232). The phone is dealt the position of
+that solution from which the rest still takes every kind of tap the whole of it takes (``near_the_end``): 54
+commands and Finish, each a tap or two."""
 SELECTION_SEED = "116"
 """The classic deal of the selection test: its solution reaches a column with a run of 2 on a card that is not
-part of it, with 2 empty columns (as seed 38's does), after 25 commands typed where seed 38's takes 79."""
+part of it, with 2 empty columns (as seed 38's does), after 25 commands where seed 38's takes 79; the match deals
+that position."""
 HINT_SEED = "2"
 """The classic deal of the hint test: its solution reaches a hint of 2 cards written with their count
-(``3-5x2``, as seed 38's ``5-2x2``) after 48 commands typed where seed 38's takes 82."""
+(``3-5x2``, as seed 38's ``5-2x2``) after 48 commands where seed 38's takes 82; the match deals that position."""
 VARIANT = "classic"
 DESKTOP = {"viewport": {"width": 1366, "height": 800}}
 
@@ -80,7 +93,6 @@ async def tap_command(page: Any, game: Game, command: str) -> None:
     if command in ("s", "r"):
         await page.get_by_role("button", name=re.compile("^Stock")).tap()
         return
-    legal = game.legal_moves()
     cards = cards_of(game, command)
     source, target = command.split("-")
     target = target.split("x")[0]
@@ -88,8 +100,7 @@ async def tap_command(page: Any, game: Game, command: str) -> None:
         await page.get_by_role("group", name="Waste").get_by_role("button").tap()
     else:
         await column(page, source).get_by_role("button").nth(-cards).tap(position=STRIP)
-    same = [move for move in legal if str(move.command).split("-")[0] == source and move.cards == cards]
-    if cards == 1 and len(same) == 1:
+    if played_at_once(game, command):
         return
     where = page.get_by_role("group", name="Foundations", exact=True) if target.startswith("f") else column(page, target)
     await where.tap()
@@ -109,7 +120,10 @@ def empty_columns(game: Game) -> int:
 
 async def start_solo(browser: Any, url: str, context: dict[str, Any], seed: str = SEED,
                      **settings: Any) -> tuple[Any, str, list[str]]:
-    created = create_match(url, variant=VARIANT, seed=seed, players=1, **settings)
+    """ann's page in a new ``context``, in a one-player match on ``seed`` (or the position ``deal`` of
+    ``settings``) she joined and readied, its board shown: (page, match code, the page's errors)."""
+    dealt = {"seed": seed} if "deal" not in settings else {}
+    created = create_match(url, variant=VARIANT, players=1, **dealt, **settings)
     page = await (await browser.new_context(**context)).new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -118,25 +132,47 @@ async def start_solo(browser: Any, url: str, context: dict[str, Any], seed: str 
     return page, created["code"], errors
 
 
+def finish_offered(game: Game) -> bool:
+    return not game.is_won and any(str(x.command) == "finish" for x in game.legal_moves())
+
+
+def phone_deal(seed: str = PHONE_SEED) -> tuple[str, list[str], set[str]]:
+    """The solution of ``seed`` without auto-play up to where ``finish`` is offered, from where what is left
+    still takes every kind of tap the whole of it does (:func:`near_the_end`): (the position text there, the
+    commands left, the kinds of the whole)."""
+    solution = classic_solution(autoplay=False, seed=seed)
+    game = new_game(autoplay=False, seed=seed)
+    offered = 0
+    while not finish_offered(game):
+        game.play(solution[offered])
+        offered += 1
+    start, dealt, kinds = near_the_end(new_game(autoplay=False, seed=seed), solution[:offered])
+    return dealt, solution[start:offered], kinds
+
+
 async def test_a_phone_wins_a_classic_deal_by_taps(server) -> None:  # type: ignore[no-untyped-def]
-    """The solver's solution of a classic deal, played by taps at 390x844: every command lands (the move
-    counter follows the engine), Finish is tapped when the engine offers it, and the winner's screen shows."""
+    """The solver's solution of a classic deal, played by taps at 390x844 from a position near its end where
+    what is left still takes every kind of tap the whole solution does: every command lands (the move counter
+    follows the engine), Finish is tapped when the engine offers it, and the winner's screen shows."""
     _browser_available()
     from playwright.async_api import async_playwright
 
     # Without auto-play: with it, the cards go up by themselves before Finish is ever offered.
-    moves = classic_solution(autoplay=False, seed=PHONE_SEED)
-    game = new_game(autoplay=False, seed=PHONE_SEED)
+    dealt, moves, every_kind = phone_deal()
+    variant = find_variant(VARIANT)
+    game = Game(parse_position(dealt, variant), variant, autoplay=False, undo="safe")
+    tapped: set[str] = set()
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page, code, errors = await start_solo(browser, server.url, PHONE, seed=PHONE_SEED, autoplay=False)
+        page, code, errors = await start_solo(browser, server.url, PHONE, deal=dealt, autoplay=False)
         finished_by_button = False
         for i, command in enumerate(moves):
+            tapped.add(command_kind(game, command))
             await tap_command(page, game, command)
             game.play(command)
             await moves_shown(page, i + 1)
-            if not game.is_won and any(str(x.command) == "finish" for x in game.legal_moves()):
+            if finish_offered(game):
                 await page.get_by_role("button", name="Finish").tap()
                 game.play("finish")
                 await moves_shown(page, i + 2)
@@ -152,6 +188,7 @@ async def test_a_phone_wins_a_classic_deal_by_taps(server) -> None:  # type: ign
     assert not errors, errors
     assert game.is_won
     assert finished_by_button
+    assert tapped == every_kind == EVERY_KIND, (tapped, every_kind)
     # A game alone: the headline speaks to its player, with the time the server ranked.
     ranked = public_state(server.url, code)["players"][0]["time_ms"]
     assert row == "won" and headline == f"You won in {format_clock(ranked)}", (row, headline, ranked)
@@ -207,8 +244,7 @@ async def test_a_tap_lifts_the_card_and_its_run_and_the_bar_says_how_many_move_a
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page, _code, errors = await start_solo(browser, server.url, PHONE, seed=SELECTION_SEED)
-        await typed(page, prefix)
+        page, _code, errors = await start_solo(browser, server.url, PHONE, deal=format_position(game.position))
         rules = await page.evaluate("FTRRace.VARIANT_RULES")
         view, legal = view_message(game.position), legal_message(game.legal_moves())
         page_runs = await page.evaluate(
@@ -283,8 +319,8 @@ async def test_a_hint_marks_its_cards_and_target_and_a_tap_on_a_marked_card_play
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page, _code, errors = await start_solo(browser, server.url, PHONE, seed=HINT_SEED, hints=True)
-        await typed(page, prefix)
+        page, _code, errors = await start_solo(browser, server.url, PHONE, deal=format_position(game.position),
+                                               hints=True)
         await page.get_by_role("button", name="Hint").tap()
         await page.wait_for_function("document.getElementById('message').textContent.startsWith('Hint')")
         got: dict[str, Any] = {"message": await page.locator("#message").inner_text()}
@@ -299,7 +335,7 @@ async def test_a_hint_marks_its_cards_and_target_and_a_tap_on_a_marked_card_play
         got["lifted"] = await column(page, source).locator("button[aria-pressed=true]").count()
         await where.tap()
         game.play(suggested)
-        await moves_shown(page, len(prefix) + 1)
+        await moves_shown(page, 1)
         got["after"] = await page.locator("#board .hinted, #board .hint-target").count()
         got["tableau"] = await page.locator("#board .tableau").evaluate(
             "t => [...t.querySelectorAll('.column')].map(c => [...c.querySelectorAll('button.card:not(.slot)')]"

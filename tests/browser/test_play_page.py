@@ -4,8 +4,9 @@ A real server and Redis, Debian's chromium driven by Playwright (never
 ``playwright install``), the page read by roles and labels. Two browser
 contexts (a desktop and a phone) join one match by name, ready and race: the
 desktop wins a relaxed deal by playing the solver's solution through clicks on
-cards and targets, the phone resigns; both see the ranked results with the
-seed checked against the commitment; both press Rematch and round 2 starts
+cards and targets (from a position near its end where what is left still takes
+every kind of click the whole solution does), the phone resigns; both see the
+ranked results with the dealt position checked against the commitment; both press Rematch and round 2 starts
 with a new deal. A browser player and a protocol client in one match see each
 other's progress and the same results, and nothing the page receives before
 the end names a card it cannot see or the seed. The notation port gives the
@@ -23,7 +24,7 @@ import pytest
 
 from client_cli.commands import resolve
 from protocol import messages as m
-from server.engine import Game, deal, find_variant
+from server.engine import Game, deal, find_variant, format_position, parse_position
 from server.views import legal_message, view_message
 from tests.browser.test_watch_page import ARGS, ARTIFACTS, CHROMIUM, _browser_available
 from tests.integration.test_no_leaks import CARD, script_for, strings_in, visible_cards
@@ -37,7 +38,9 @@ STRIP = {"x": 12, "y": 8}
 """Where a person clicks a card that lies under others: the strip at its top that stays visible."""
 RACE_SEED = "345"
 """The relaxed deal the desktop wins by clicks in the race from a link: of the deals up to 500 the one whose solver
-solution is the shortest (141 commands; seed 4's has 215), each command a click or two and a wait."""
+solution is the shortest (141 commands; seed 4's has 215). The match deals the position of that solution from which
+the rest still takes every kind of click the whole of it takes (:func:`near_the_end`): its last 41 commands, each
+a click or two and a wait."""
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
 
@@ -65,6 +68,52 @@ async def moves_shown(page: Any, count: int) -> None:
         raise AssertionError(f"the page did not show {count} moves: {shown}") from error
 
 
+def played_at_once(game: Game, command: str) -> bool:
+    """Whether the page plays ``command`` on a click or tap of its source card alone: a single card with one
+    possible target."""
+    legal = game.legal_moves()
+    cards = next(move.cards for move in legal if str(move.command) == command)
+    source = command.split("-")[0]
+    return cards == 1 and sum(1 for move in legal if str(move.command).split("-")[0] == source and move.cards == 1) == 1
+
+
+EVERY_KIND = {"stock", "waste at once", "waste to foundations", "waste to column", "waste to empty column",
+              "card at once", "card to foundations", "card to column", "run to column", "run to empty column"}
+"""The kinds of :func:`command_kind` the race's and the phone's solutions take: every one a game can take but
+Finish and a lone card of a column moved onto an empty column (a run goes up one card at a time, so never onto
+the foundations)."""
+
+
+def command_kind(game: Game, command: str) -> str:
+    """What a person clicks or taps for ``command`` on ``game``'s position (:func:`click_command`), as words: the
+    stock, or Finish; else the source (the waste, a column's card, a run of cards), played at once or followed by
+    its target (the foundations, a column, an empty column)."""
+    if command in ("s", "r", "finish"):
+        return "stock" if command != "finish" else "finish"
+    source, target = command.split("-")
+    cards = next(move.cards for move in game.legal_moves() if str(move.command) == command)
+    what = "waste" if source == "w" else "run" if cards > 1 else "card"
+    if played_at_once(game, command):
+        return f"{what} at once"
+    target = target.split("x")[0]
+    onto = ("foundations" if target.startswith("f") else
+            "empty column" if not game.position.tableau[int(target) - 1] else "column")
+    return f"{what} to {onto}"
+
+
+def near_the_end(game: Game, commands: list[str]) -> tuple[int, str, set[str]]:
+    """Where in ``commands`` (played from ``game``'s position, which they leave played) what is left still
+    takes every kind of click or tap (:func:`command_kind`) the whole of them takes: (that index, the position
+    text there, the kinds of the whole)."""
+    positions, kinds = [], []
+    for command in commands:
+        positions.append(format_position(game.position))
+        kinds.append(command_kind(game, command))
+        game.play(command)
+    start = max(i for i in range(len(kinds)) if set(kinds[i:]) == set(kinds))
+    return start, positions[start], set(kinds)
+
+
 async def click_command(page: Any, game: Game, command: str) -> None:
     """Play ``command`` by clicking: the source card (as many from the top as the legal list says the move
     takes), then the target unless the page sent it at once (a single card with one possible target)."""
@@ -74,16 +123,14 @@ async def click_command(page: Any, game: Game, command: str) -> None:
     if command == "finish":
         await page.get_by_role("button", name="Finish").click()
         return
-    legal = game.legal_moves()
-    cards = next(move.cards for move in legal if str(move.command) == command)
+    cards = next(move.cards for move in game.legal_moves() if str(move.command) == command)
     source, target = command.split("-")
     target = target.split("x")[0]
     if source == "w":
         await page.get_by_role("group", name="Waste").get_by_role("button").click()
     else:
         await page.get_by_role("group", name=f"Column {source}", exact=True).get_by_role("button").nth(-cards).click(position=STRIP)
-    same = [move for move in legal if str(move.command).split("-")[0] == source and move.cards == cards]
-    if cards == 1 and len(same) == 1:
+    if played_at_once(game, command):
         return  # one card, one possible target: it goes at once
     where = "Foundations" if target.startswith("f") else f"Column {target}"
     await page.get_by_role("group", name=where, exact=True).click()
@@ -93,10 +140,14 @@ async def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # ty
     _browser_available()
     from playwright.async_api import async_playwright
 
-    moves = solution(RACE_SEED)
     variant = find_variant(VARIANT)
+    whole = solution(RACE_SEED)
+    start, dealt, every_kind = near_the_end(Game(deal(RACE_SEED, variant), variant, autoplay=True, undo="safe"), whole)
+    moves = whole[start:]
+    live_at = len(moves) // 2  # the command after which bob's phone is looked at
+    clicked: set[str] = set()
     ARTIFACTS.mkdir(exist_ok=True)
-    created = create_match(server.url, variant=VARIANT, seed=RACE_SEED, players=2)
+    created = create_match(server.url, variant=VARIANT, deal=dealt, players=2)
     code = created["code"]
     link = f"{server.url}/join/{code}"
 
@@ -121,10 +172,11 @@ async def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # ty
             # The match was dealt from the host's seed: bob is told (ann may have seen the deal before).
             chosen_round_1 = await bob.locator("#chosen-chip").inner_text()
 
-            game = Game(deal(RACE_SEED, variant), variant, autoplay=True, undo="safe")
+            game = Game(parse_position(dealt, variant), variant, autoplay=True, undo="safe")
             shot_taken = False
             for i, command in enumerate(moves):
-                if not shot_taken and "-" in command and command[0] != "w" and i > 20:
+                clicked.add(command_kind(game, command))
+                if not shot_taken and "-" in command and command[0] != "w":
                     # a selection with its targets lit, for the screenshot
                     cards = next(mv.cards for mv in game.legal_moves() if str(mv.command) == command)
                     source = command.split("-")[0]
@@ -145,15 +197,16 @@ async def test_two_browsers_race_from_a_link_then_rematch(server) -> None:  # ty
                 await click_command(ann, game, command)
                 game.play(command)
                 await moves_shown(ann, i + 1)
-                if i == 60:
+                if i == live_at:
                     # bob's phone shows ann's progress live
                     await bob.wait_for_function(
-                        "document.querySelector('#race tr[data-name=ann] .moves')?.textContent === '61'")
+                        f"document.querySelector('#race tr[data-name=ann] .moves')?.textContent === '{i + 1}'")
                     await bob.screenshot(path=str(ARTIFACTS / "play-phone.png"), full_page=True)
                     overflow = await bob.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                     columns_top = await bob.locator("#board .column").evaluate_all(
                         "cols => cols.map(c => Math.round(c.getBoundingClientRect().top))")
             assert game.is_won
+            assert clicked == every_kind == EVERY_KIND, (clicked, every_kind)
             await bob.get_by_role("button", name="Resign", exact=True).click()
             await bob.get_by_role("button", name="Yes, resign").click()
             for page in (ann, bob):

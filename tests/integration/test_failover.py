@@ -282,7 +282,7 @@ def reader_failures_not_from_redis(logs: str) -> list[str]:
     for block in logs.split("event reader failed; restarting")[1:]:
         # The traceback runs to the next log record (a line starting with its date); its exception lines are the
         # ones at the margin, the last one the exception that ended the reader.
-        traceback = re.split(r"\n(?=\d{4}-\d\d-\d\d )", block, maxsplit=1)[0].splitlines()[1:]
+        traceback = re.split(r"\n(?=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z )", block, maxsplit=1)[0].splitlines()[1:]
         ends = [line for line in traceback if line and not line.startswith((" ", "Traceback", "During handling",
                                                                             "The above exception"))]
         last = ends[-1] if ends else block[:200]
