@@ -207,6 +207,7 @@ async def test_bad_bots_are_refused_with_nothing_created_and_the_levels_are_list
         assert made() == before
 
 
+@pytest.mark.xdist_group("cpu_bound")  # never beside the CP-SAT tests, which would take its core (test_relaxation.py)
 async def test_a_fast_bot_keeps_its_pace_beside_a_bot_that_thinks_long(make_own_server: Any) -> None:
     # No workers: every level plays the one-look hint, but a strong bot still takes its time to think (most of
     # each 1 s pause): the casual bot at 600 a minute must not wait for it.

@@ -27,6 +27,10 @@ pytest.importorskip("ortools.sat.python.cp_model",
                     reason="the optional constraint solver is not installed (pip install -e '.[solver]')")
 from ortools.sat.python import cp_model
 
+# CP-SAT keeps a core busy for seconds on end: beside it, the bots' pace test (tests/integration/test_bots.py)
+# measures the machine, not the bots, so the two share one xdist worker and never run at once.
+pytestmark = pytest.mark.xdist_group("cpu_bound")
+
 CLASSIC = find_variant("classic")
 RELAXED = find_variant("relaxed")
 
