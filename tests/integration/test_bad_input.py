@@ -75,7 +75,10 @@ def slow(redis_url: str) -> Iterator[ServerProcess]:
     assert not unexpected_errors(process.logs()), unexpected_errors(process.logs())
 
 
-LOG_RECORD = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ |INFO: |WARNING: |ERROR: )")
+# A record starts with the server's text format (server/logs.py: UTC time with milliseconds, then the level), the
+# logging default's time, or uvicorn's own "LEVEL:" prefix; any other line belongs to the record above it.
+LOG_RECORD = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z [A-Z]+ |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ "
+                        r"|INFO: |WARNING: |ERROR: )")
 KNOWN_WRITER_BUG = "coro=<_writer() done"
 """The writer task dying on a send after the socket closed (see the xfail test below): logged, never retrieved."""
 
