@@ -15,9 +15,11 @@ The candidates (each sound by the argument in its docstring; ``--small`` checks 
 not also make against the brute force of tests/engine/solver/test_solver.py):
 
 - :func:`run_cover`: the cards above a waste card that cannot go up before it leaves must wait in the columns,
-  where they lie in descending runs of one suit, one run per column at most;
-- :func:`talon_locked`: the lock check of server/engine/solver/lock.py with the stock drawn card by card onto
-  what is left of the talon, instead of every stock card exposed at once.
+  where they lie in descending runs of one suit, one run per column at most.
+
+A second candidate, the lock check with the stock drawn card by card onto what is left of the talon, was measured
+the same way and dropped (it cut nothing); it was a copy of lock.py's fixpoint run in stages, so it is not kept
+here: ``git show e65fe62:tests/benchmarks/dead_end_study.py`` has it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from server.engine.solver.lock import _on_foundations, locked, waste_top_stuck
+from server.engine.solver.lock import locked, waste_top_stuck
 from server.engine.solver.state import Rules, State, autoplay, key
 
 
@@ -79,82 +81,6 @@ def run_cover(state: State, columns: int, decks: int = 2) -> bool:
         if runs > columns:
             return True
     return False
-
-
-def talon_locked(rules: Rules, state: State) -> bool:
-    """The lock check (:func:`.lock.locked`) with the stock drawn one card at a time: True only when no play
-    from ``state`` wins (no redeal left, no empty column).
-
-    The fixpoint of lock.py grows by stages: stage j is the time between the j-th and the (j+1)-th draw, its
-    sets hold everything that could have happened by then, and the talon's pile is what is left of the waste
-    with the stock's first j cards on it, exposed from the top while each card could leave. Soundness: the
-    induction of lock.py over a play, with every event placed in the stage it happens in: a talon card exposed
-    in stage j had every card above it (the waste above, the stock cards drawn by then) leave before, in a
-    stage at most j, so the pile rule of stage j exposes it. The claim at the end is lock.py's (no column could
-    ever be emptied). It claims at least what the lock check claims.
-    """
-    if rules.sequence or rules.variant.foundation_to_column:
-        return False
-    columns, _, foundations, stock, waste, redeals = state
-    if redeals or not all(columns):
-        return False
-    parents = rules.builds_on_reverse
-    now = _on_foundations(rules, foundations)  # copies up, counted per type as in lock.py
-    up = bytearray(now)
-    decks = rules.decks
-    top = bytearray(52)
-    exposed = bytearray(52)
-    pool: list[int] = []
-    reach = [len(column) for column in columns]
-    pile = list(waste)
-
-    def could_leave(card: int) -> bool:
-        return card % 13 == 0 or up[card - 1] > now[card] or any(top[parent] for parent in parents[card])
-
-    for stage in range(len(stock) + 1):
-        if stage:
-            pile.append(stock[stage - 1])
-        changed = True
-        while changed:
-            changed = False
-            pool.sort()
-            for card in pool:
-                most = decks if card % 13 == 0 else up[card - 1]
-                if up[card] < most:
-                    up[card] = most
-                    changed = True
-            for card in reversed(pool):
-                if not top[card] and any(top[parent] for parent in parents[card]):
-                    top[card] = 1
-                    changed = True
-            pool = [card for card in pool if not (up[card] == decks and top[card])]
-            while pile:
-                card = pile[-1]
-                if not exposed[card]:
-                    exposed[card] = 1
-                    pool.append(card)
-                    changed = True
-                if not could_leave(card):
-                    break
-                pile.pop()
-            for i, column in enumerate(columns):
-                r = reach[i]
-                while r:
-                    card = column[r - 1]
-                    if not top[card]:
-                        top[card] = 1
-                        changed = True
-                    if not exposed[card]:
-                        exposed[card] = 1
-                        pool.append(card)
-                        changed = True
-                    if not could_leave(card):
-                        break
-                    r -= 1
-                if not r:
-                    return False
-                reach[i] = r
-    return True
 
 
 def walk(rules: Rules, expander: Any, start: State, stock: int, cut: Callable[[State], bool] | None,
@@ -221,8 +147,7 @@ def study_proof(args: argparse.Namespace) -> None:
             elif (j := rng.randrange(seen_deepest)) < args.sample:
                 sample[j] = state
     print(f"{seen_deepest} waiting states at {deepest} cards drawn, {len(sample)} sampled")
-    candidates: dict[str, Callable[[State], bool]] = {
-        "run_cover": lambda s: run_cover(s, variant.columns), "talon_locked": lambda s: talon_locked(rules, s)}
+    candidates: dict[str, Callable[[State], bool]] = {"run_cover": lambda s: run_cover(s, variant.columns)}
     totals: Counter[str] = Counter()
     lost = 0
     started = time.monotonic()
@@ -263,8 +188,7 @@ def study_small(count: int) -> None:
         rules, state = Rules(variant), from_position(start, variant)
         lock = locked(rules, state)
         claims["lock"] += lock
-        for name, claim in (("run_cover", run_cover(state, variant.columns)),
-                            ("talon_locked", talon_locked(rules, state))):
+        for name, claim in (("run_cover", run_cover(state, variant.columns)),):
             claims[f"{name} (all)"] += claim
             if claim and not lock:
                 claims[name] += 1
