@@ -104,12 +104,17 @@ def test_a_stopped_and_resumed_loss_reaches_the_same_verdict_and_counts(tmp_path
     assert again.verdict == "unsolvable" and again.counts["nodes"] == whole.counts["nodes"]
 
 
-def test_a_run_stopped_by_its_memory_cap_resumes_from_the_last_checkpoint(tmp_path: Path) -> None:
+def checkpointed(tmp_path: Path, nodes: int) -> tuple[Position, Proved, Path, bytes]:
+    """Classic 105 (lost): its whole proof, and a proof file checkpointed after ``nodes`` nodes with its bytes."""
     start = deal("105", CLASSIC)
     whole = prove(start, CLASSIC, None)
     path = tmp_path / "105"
-    prove(start, CLASSIC, path, nodes=4_000)
-    saved = path.read_bytes()
+    prove(start, CLASSIC, path, nodes=nodes)
+    return start, whole, path, path.read_bytes()
+
+
+def test_a_run_stopped_by_its_memory_cap_resumes_from_the_last_checkpoint(tmp_path: Path) -> None:
+    start, whole, path, saved = checkpointed(tmp_path, 4_000)
     capped = prove(start, CLASSIC, path, max_mb=1)  # passed at about 8,800 of the 12,278 nodes
     assert (capped.verdict, capped.reason) == ("unknown", "memory")
     assert path.read_bytes() == saved
@@ -227,11 +232,7 @@ def test_a_negative_budget_is_refused_not_taken_for_no_cap() -> None:
 
 
 def test_a_checkpoint_that_cannot_be_written_keeps_the_last_one_and_no_temporary_file(tmp_path: Path) -> None:
-    start = deal("105", CLASSIC)
-    whole = prove(start, CLASSIC, None)
-    path = tmp_path / "105"
-    prove(start, CLASSIC, path, nodes=3_000)
-    saved = path.read_bytes()
+    start, whole, path, saved = checkpointed(tmp_path, 3_000)
     temporary = Path(f"{path}.tmp")
     temporary.symlink_to("/dev/full")  # every write through it fails with ENOSPC, as on a full disk
     failed = prove(start, CLASSIC, path, nodes=2_000)
